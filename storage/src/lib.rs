@@ -1,0 +1,63 @@
+//! Samsa's storage engine: one append-only log per partition, in Kafka's on-disk format.
+//!
+//! API CONTRACT (the broker is written against it; implement it, extend it, keep these names
+//! and meanings). No network code and no async runtime in here: every call is a plain
+//! blocking call that touches the page cache only; fsync happens on the group-commit thread.
+//! The broker keeps each `Log` behind its own mutex and holds it only for the call.
+//!
+//! ```ignore
+//! pub struct TopicPartition { pub topic: String, pub partition: i32 }   // dir "<topic>-<partition>"
+//! pub struct LogConfig { segment_bytes: u64, segment_ms: i64, segment_index_bytes: u64,
+//!     index_interval_bytes: u64, max_message_bytes: u32, retention_ms: i64, retention_bytes: i64,
+//!     cleanup_policy: CleanupPolicy, delete_retention_ms: i64, min_compaction_lag_ms: i64,
+//!     message_timestamp_type: TimestampType, flush_messages: u64, flush_ms: i64,
+//!     durable: bool, file_delete_delay_ms: i64, .. }                  // Default = Kafka's defaults
+//! pub enum CleanupPolicy { Delete, Compact, CompactDelete }
+//! pub enum TimestampType { CreateTime, LogAppendTime }
+//!
+//! pub struct LogDir;   // one log directory (log.dirs entry)
+//! impl LogDir {
+//!     pub fn open(path: &Path, configs: impl Fn(&TopicPartition) -> LogConfig)
+//!         -> Result<(LogDir, Vec<(TopicPartition, Log)>), LogError>;   // recovers every partition
+//!     pub fn create_log(&self, tp: &TopicPartition, config: LogConfig) -> Result<Log, LogError>;
+//!     pub fn delete_log(&self, tp: &TopicPartition, log: Log) -> Result<(), LogError>;
+//!     pub fn write_checkpoints(&self, parts: &[(TopicPartition, PartitionCheckpoint)]) -> Result<(), LogError>;
+//!     pub fn mark_clean_shutdown(&self) -> Result<(), LogError>;
+//! }
+//! pub struct PartitionCheckpoint { pub recovery_point: i64, pub high_watermark: i64, pub log_start_offset: i64 }
+//!
+//! pub struct Log;
+//! impl Log {
+//!     /// Validates every v2 batch in `batches` (one or more, back to back) and appends them.
+//!     pub fn append(&mut self, batches: Bytes, leader_epoch: i32, now_ms: i64) -> Result<AppendInfo, LogError>;
+//!     /// Whole batches starting with the one containing `from_offset`, none at or past `max_offset`.
+//!     pub fn read(&mut self, from_offset: i64, max_bytes: usize, max_offset: i64, min_one_batch: bool)
+//!         -> Result<LogSlice, LogError>;   // OffsetOutOfRange { log_start_offset, log_end_offset }
+//!     pub fn log_start_offset(&self) -> i64;  pub fn log_end_offset(&self) -> i64;
+//!     pub fn flushed_offset(&self) -> i64;    // everything below is on disk (fdatasync'd)
+//!     pub fn offset_for_timestamp(&mut self, ts_ms: i64) -> Result<Option<(i64 /*offset*/, i64 /*ts*/)>, LogError>;
+//!     pub fn max_timestamp(&self) -> Option<(i64 /*offset*/, i64 /*ts*/)>;
+//!     pub fn end_offset_for_epoch(&self, epoch: i32) -> Option<(i32, i64)>;
+//!     pub fn truncate_to(&mut self, offset: i64) -> Result<(), LogError>;
+//!     pub fn truncate_fully_and_start_at(&mut self, offset: i64) -> Result<(), LogError>;
+//!     pub fn delete_records_before(&mut self, offset: i64) -> Result<i64, LogError>;  // new log start
+//!     pub fn set_config(&mut self, config: LogConfig);
+//!     pub fn config(&self) -> &LogConfig;
+//!     pub fn size_bytes(&self) -> u64;
+//!     /// What the group-commit thread must fdatasync so that every offset below `up_to` is durable.
+//!     pub fn sync_request(&self, up_to: i64) -> SyncRequest;
+//!     pub fn maintenance(&mut self, now_ms: i64) -> Result<MaintenanceReport, LogError>; // retention, segment.ms roll, flush.ms/flush.messages
+//!     pub fn compact(&mut self, now_ms: i64) -> Result<(), LogError>;  // cleanup.policy=compact
+//!     pub fn close(self) -> Result<PartitionCheckpoint, LogError>;       // flushes
+//! }
+//! pub struct AppendInfo { pub base_offset: i64, pub last_offset: i64, pub log_append_time_ms: i64 /* -1 for CreateTime */,
+//!                         pub max_timestamp_ms: i64, pub record_count: u32 }
+//! /// Bytes of whole batches; `load()` reads them (pread) without holding the log's mutex.
+//! pub struct LogSlice { .. }  impl LogSlice { pub fn load(&self) -> io::Result<Bytes>; pub fn len(&self) -> usize; pub fn is_empty(&self) -> bool }
+//! pub struct GroupCommit;  // one background thread shared by every log
+//! impl GroupCommit { pub fn new() -> Arc<GroupCommit>;
+//!     pub fn submit(&self, req: SyncRequest) -> tokio::sync::oneshot::Receiver<Result<(), LogError>>; }
+//! pub mod batch { /* zero-copy RecordBatch v2 header view + validation (crc32c), used by the broker too */ }
+//! pub enum LogError { OffsetOutOfRange{..}, CorruptBatch(String), InvalidRecord(String),
+//!     MessageTooLarge{..}, Storage(io::Error), .. }   // thiserror; messages name the partition and the limit
+//! ```
