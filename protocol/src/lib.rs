@@ -1,0 +1,1 @@
+//! Kafka wire framing for Samsa.
