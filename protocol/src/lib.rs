@@ -1,1 +1,18 @@
 //! Kafka wire framing for Samsa.
+//!
+//! This crate owns the bytes between the socket and the request handlers: the 4-byte size
+//! prefix and its limit ([`frame`]), the request header and the checks that must happen
+//! before `kafka-protocol` is allowed to decode anything ([`header`]), response framing
+//! ([`response`]), and the one table of API versions the broker serves ([`api_table`]).
+//! Message bodies themselves are `kafka-protocol`'s structs; nothing here re-implements them.
+
+pub mod api_table;
+pub mod frame;
+pub mod header;
+pub mod response;
+
+pub use api_table::{supported_range, SUPPORTED_APIS};
+pub use frame::{FrameDecoder, FrameError};
+pub use header::{decode_request, DecodedRequest, RequestError};
+pub use kafka_protocol;
+pub use response::{encode_response, EncodeError};

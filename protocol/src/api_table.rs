@@ -1,0 +1,89 @@
+//! The APIs Samsa serves, with their version ranges: ApiVersions answers from this table and
+//! the request decoder refuses anything outside it. Only APIs that really have a handler may
+//! be listed (librdkafka and the Java client choose features from what is advertised).
+//!
+//! The baseline follows Kafka 4.x (KIP-896): message format v2 only, old versions removed.
+
+use kafka_protocol::messages::ApiKey;
+
+/// One served API: its key and the inclusive version range advertised in ApiVersions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApiRange {
+    pub key: ApiKey,
+    pub min_version: i16,
+    pub max_version: i16,
+}
+
+const fn api(key: ApiKey, min_version: i16, max_version: i16) -> ApiRange {
+    ApiRange {
+        key,
+        min_version,
+        max_version,
+    }
+}
+
+/// Every API the broker answers, in api-key order.
+///
+/// Produce is advertised from version 0 although v0-2 are refused with UNSUPPORTED_VERSION:
+/// Kafka 4 does the same (KAFKA-18659) because librdkafka disables compression when the
+/// advertised minimum is above 0.
+pub const SUPPORTED_APIS: &[ApiRange] = &[
+    api(ApiKey::Produce, 0, 13),
+    api(ApiKey::Fetch, 4, 18),
+    api(ApiKey::ListOffsets, 1, 10),
+    api(ApiKey::Metadata, 0, 13),
+    api(ApiKey::ApiVersions, 0, 4),
+    api(ApiKey::CreateTopics, 2, 7),
+    api(ApiKey::DeleteTopics, 1, 6),
+    api(ApiKey::DeleteRecords, 0, 2),
+    api(ApiKey::OffsetForLeaderEpoch, 2, 4),
+    api(ApiKey::DescribeConfigs, 1, 4),
+    api(ApiKey::AlterConfigs, 0, 2),
+    api(ApiKey::DescribeLogDirs, 1, 4),
+    api(ApiKey::CreatePartitions, 0, 3),
+    api(ApiKey::IncrementalAlterConfigs, 0, 1),
+    api(ApiKey::DescribeCluster, 0, 2),
+];
+
+/// Versions of Produce that are advertised but refused (see [`SUPPORTED_APIS`]).
+pub const PRODUCE_REFUSED_BELOW: i16 = 3;
+
+/// The advertised range for `key`, if the broker serves it.
+pub fn supported_range(key: ApiKey) -> Option<ApiRange> {
+    SUPPORTED_APIS.iter().copied().find(|a| a.key == key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_advertised_version_is_one_the_codec_can_decode() {
+        for a in SUPPORTED_APIS {
+            let codec = a.key.valid_versions();
+            let min = if a.key == ApiKey::Produce {
+                PRODUCE_REFUSED_BELOW
+            } else {
+                a.min_version
+            };
+            assert!(
+                codec.min <= min && a.max_version <= codec.max,
+                "{:?} {a:?} vs codec {codec:?}",
+                a.key
+            );
+            assert!(a.min_version <= a.max_version);
+        }
+    }
+
+    #[test]
+    fn table_is_sorted_and_has_no_duplicates() {
+        for w in SUPPORTED_APIS.windows(2) {
+            assert!(
+                (w[0].key as i16) < (w[1].key as i16),
+                "{:?} before {:?}",
+                w[0].key,
+                w[1].key
+            );
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! Response framing: size prefix, response header, body.
+
+use bytes::{BufMut, Bytes, BytesMut};
+use kafka_protocol::messages::{ApiKey, ResponseHeader, ResponseKind};
+use kafka_protocol::protocol::Encodable;
+
+/// A response the codec refused to encode (a field the version lacks, a size overflow).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot encode response: {0}")]
+pub struct EncodeError(pub String);
+
+/// The response header version for `key` at `version`. ApiVersions always answers with header
+/// v0, even in its flexible versions, because a client cannot know the broker's header
+/// version before it has the answer (KIP-511); kcat fails with "Bad message format" otherwise.
+pub fn response_header_version(key: ApiKey, version: i16) -> i16 {
+    if key == ApiKey::ApiVersions {
+        0
+    } else {
+        key.response_header_version(version)
+    }
+}
+
+/// Encodes a whole response frame, size prefix included, into `out`.
+pub fn encode_response(
+    out: &mut BytesMut,
+    key: ApiKey,
+    version: i16,
+    correlation_id: i32,
+    body: &ResponseKind,
+) -> Result<(), EncodeError> {
+    let start = out.len();
+    out.put_i32(0);
+    let mut header = ResponseHeader::default();
+    header.correlation_id = correlation_id;
+    header
+        .encode(out, response_header_version(key, version))
+        .map_err(|e| EncodeError(format!("{key:?} v{version} header: {e}")))?;
+    body.encode(out, version)
+        .map_err(|e| EncodeError(format!("{key:?} v{version} body: {e}")))?;
+    let size = (out.len() - start - 4) as i32;
+    out[start..start + 4].copy_from_slice(&size.to_be_bytes());
+    Ok(())
+}
+
+/// Encodes a response frame whose body was already encoded by hand (fast paths).
+pub fn frame_raw(out: &mut BytesMut, key: ApiKey, version: i16, correlation_id: i32, body: &[u8]) {
+    let header_bytes = if response_header_version(key, version) >= 1 {
+        5
+    } else {
+        4
+    };
+    out.reserve(4 + header_bytes + body.len());
+    out.put_i32((header_bytes + body.len()) as i32);
+    out.put_i32(correlation_id);
+    if header_bytes == 5 {
+        out.put_u8(0); // empty tagged fields
+    }
+    out.put_slice(body);
+}
+
+/// Convenience for tests and tools: one encoded frame as `Bytes`.
+pub fn encode_response_bytes(
+    key: ApiKey,
+    version: i16,
+    correlation_id: i32,
+    body: &ResponseKind,
+) -> Result<Bytes, EncodeError> {
+    let mut out = BytesMut::new();
+    encode_response(&mut out, key, version, correlation_id, body)?;
+    Ok(out.freeze())
+}
