@@ -1,1 +1,98 @@
-fn main() {}
+//! `samsa`: with no subcommand (or `serve`), a Kafka-compatible broker on 127.0.0.1:9092.
+//! Broker settings use Kafka's property names: `--config server.properties`,
+//! `--<property>=<value>` flags and `SAMSA_<PROPERTY>` environment variables.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use samsa_broker::config::BrokerConfig;
+
+const USAGE: &str = "\
+samsa: a Kafka-compatible message broker
+
+USAGE:
+    samsa [serve] [--config FILE] [--<property>=<value> ...]
+
+    Serves a broker (one node on 127.0.0.1:9092, data in ./samsa-data by default).
+    Properties use Kafka's names, e.g. --listeners=PLAINTEXT://127.0.0.1:19092
+    --log.dirs=./data --num.partitions=3; SAMSA_LOG_DIRS=... works too.
+    Samsa's own: --io-engine=auto|uring|epoll, --shards=N, --log.durable=true.
+
+    samsa --help | --version
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let rest: &[String] = match args.first().map(String::as_str) {
+        Some("serve") => &args[1..],
+        Some("-h" | "--help" | "help") => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Some("-V" | "--version") => {
+            println!("samsa {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        _ => &args[..],
+    };
+    match serve(rest) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("samsa: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Parses `--config FILE`, `--key=value` and `--key value` into the broker configuration.
+fn parse_serve_args(args: &[String]) -> anyhow::Result<(Option<PathBuf>, Vec<(String, String)>)> {
+    let mut file = None;
+    let mut flags = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        let Some(body) = arg.strip_prefix("--") else {
+            anyhow::bail!("unexpected argument '{arg}' (properties are given as --<property>=<value>; see --help)");
+        };
+        let (key, value) = match body.split_once('=') {
+            Some((k, v)) => (k.to_string(), v.to_string()),
+            None => {
+                i += 1;
+                let v = args.get(i).ok_or_else(|| anyhow::anyhow!("--{body} needs a value"))?;
+                (body.to_string(), v.clone())
+            }
+        };
+        // Samsa's own spellings of its settings.
+        let key = match key.as_str() {
+            "io-engine" => "io.engine".to_string(),
+            "shards" => "num.shards".to_string(),
+            _ => key,
+        };
+        if key == "config" {
+            file = Some(PathBuf::from(value));
+        } else {
+            flags.push((key, value));
+        }
+        i += 1;
+    }
+    Ok((file, flags))
+}
+
+fn serve(args: &[String]) -> anyhow::Result<()> {
+    let (file, flags) = parse_serve_args(args)?;
+    let config = BrokerConfig::load(file.as_deref(), std::env::vars(), flags)?;
+    init_logging(&config);
+    let explicit: Vec<String> = config.explicit().map(|(k, v)| format!("{k}={v}")).collect();
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        config = %if explicit.is_empty() { "defaults".to_string() } else { explicit.join(" ") },
+        "starting samsa"
+    );
+    samsa_broker::server::run(config)
+}
+
+fn init_logging(config: &BrokerConfig) {
+    let filter = std::env::var("RUST_LOG").ok().or_else(|| config.get("log.level")).unwrap_or_else(|| "info".into());
+    let filter = tracing_subscriber::EnvFilter::try_new(&filter).unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_target(false).with_writer(std::io::stderr).init();
+}

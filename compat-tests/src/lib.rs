@@ -1,1 +1,254 @@
-//! Harness: start the real samsa binary on a free port with its own data directory.
+//! Harness for compatibility tests: start the real `samsa` binary on a free port with its own
+//! data directory, wait until it serves, and stop it (SIGTERM, or SIGKILL for crash tests)
+//! when the test is done. Nothing here knows Samsa's internals; tests talk to the broker only
+//! through real Kafka clients.
+//!
+//! The I/O engine comes from the environment (`SAMSA_IO_ENGINE=epoll|uring|auto`), which the
+//! broker reads itself; `scripts/test` runs the suite under both.
+
+use std::io::{BufRead, BufReader};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, Once};
+use std::time::{Duration, Instant};
+
+/// How long a broker may take to start serving.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The workspace root (compat-tests' parent).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+/// The `samsa` binary, built once per test process (`cargo build` is quick when up to date).
+/// `SAMSA_BIN` points at another build.
+pub fn samsa_bin() -> PathBuf {
+    static BUILD: Once = Once::new();
+    if let Ok(bin) = std::env::var("SAMSA_BIN") {
+        return PathBuf::from(bin);
+    }
+    let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
+    BUILD.call_once(|| {
+        let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        cmd.current_dir(workspace_root()).args(["build", "--quiet", "-p", "samsa-broker", "--bin", "samsa"]);
+        if profile == "release" {
+            cmd.arg("--release");
+        }
+        let status = cmd.status().expect("run cargo build for the samsa binary");
+        assert!(status.success(), "cargo build of the samsa binary failed");
+    });
+    let target = std::env::var("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| workspace_root().join("target"));
+    target.join(profile).join("samsa")
+}
+
+/// A port nobody listens on right now (the broker then proves the listener is its own by
+/// answering; see [`Broker::start`]).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port").local_addr().unwrap().port()
+}
+
+/// Options for a broker under test.
+#[derive(Clone, Debug, Default)]
+pub struct BrokerOptions {
+    /// Extra `--key=value` properties.
+    pub props: Vec<(String, String)>,
+    /// Reuse this data directory (restart tests); a fresh temporary one otherwise.
+    pub data_dir: Option<PathBuf>,
+    /// Reuse this port (restart tests).
+    pub port: Option<u16>,
+}
+
+impl BrokerOptions {
+    pub fn prop(mut self, key: &str, value: impl ToString) -> Self {
+        self.props.push((key.to_string(), value.to_string()));
+        self
+    }
+}
+
+/// A running `samsa` process. Dropping it stops the process (SIGKILL if SIGTERM is ignored).
+pub struct Broker {
+    child: Option<Child>,
+    pub port: u16,
+    pub data_dir: PathBuf,
+    _temp: Option<Arc<tempfile::TempDir>>,
+    log: Arc<Mutex<Vec<String>>>,
+    pub options: BrokerOptions,
+}
+
+impl Broker {
+    /// Starts a broker with defaults suited to tests (fast group rebalances).
+    pub fn start() -> Broker {
+        Broker::start_with(BrokerOptions::default())
+    }
+
+    pub fn start_with(options: BrokerOptions) -> Broker {
+        let (data_dir, temp) = match &options.data_dir {
+            Some(d) => (d.clone(), None),
+            None => {
+                let t = tempfile::Builder::new().prefix("samsa-test-").tempdir().expect("temp dir");
+                (t.path().join("data"), Some(Arc::new(t)))
+            }
+        };
+        let mut last_err = String::new();
+        // A free port can be taken between choosing it and binding it: retry on a new one.
+        for _ in 0..5 {
+            let port = options.port.unwrap_or_else(free_port);
+            match Broker::spawn(&options, port, &data_dir) {
+                Ok((child, log)) => {
+                    return Broker { child: Some(child), port, data_dir: data_dir.clone(), _temp: temp, log, options };
+                }
+                Err(e) if options.port.is_none() && e.contains("Address already in use") => last_err = e,
+                Err(e) => panic!("samsa did not start: {e}"),
+            }
+        }
+        panic!("samsa did not start: {last_err}");
+    }
+
+    fn spawn(options: &BrokerOptions, port: u16, data_dir: &Path) -> Result<(Child, Arc<Mutex<Vec<String>>>), String> {
+        let mut cmd = Command::new(samsa_bin());
+        cmd.arg(format!("--listeners=PLAINTEXT://127.0.0.1:{port}"))
+            .arg(format!("--log.dirs={}", data_dir.display()))
+            .arg(format!("--metrics.listener=127.0.0.1:{}", free_port()))
+            .arg("--group.initial.rebalance.delay.ms=0");
+        for (k, v) in &options.props {
+            cmd.arg(format!("--{k}={v}"));
+        }
+        cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(|e| format!("cannot run {}: {e}", samsa_bin().display()))?;
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let stderr = child.stderr.take().expect("piped stderr");
+        let sink = log.clone();
+        let echo = std::env::var("SAMSA_TEST_LOG").is_ok();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if echo {
+                    eprintln!("[samsa:{port}] {line}");
+                }
+                sink.lock().unwrap().push(line);
+            }
+        });
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+                std::thread::sleep(Duration::from_millis(50));
+                let lines = log.lock().unwrap().join("\n");
+                return Err(format!("exited with {status} before serving:\n{lines}"));
+            }
+            // Serving means our process logged its listener on our port and the port answers.
+            let announced = log.lock().unwrap().iter().any(|l| l.contains("samsa is serving"));
+            if announced && TcpStream::connect_timeout(&SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_millis(200)).is_ok() {
+                return Ok((child, log));
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                return Err(format!("not serving after {START_TIMEOUT:?}:\n{}", log.lock().unwrap().join("\n")));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn bootstrap(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
+    /// Everything the broker logged so far.
+    pub fn log_lines(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// SIGTERM, then wait for exit (the clean shutdown path).
+    pub fn stop(&mut self) -> ExitStatus {
+        let mut child = self.child.take().expect("broker is running");
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = child.try_wait().expect("wait for samsa") {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("samsa did not exit within 30 s of SIGTERM:\n{}", self.log_lines().join("\n"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGKILL: a crash, with no chance to flush or checkpoint.
+    pub fn kill(&mut self) {
+        let mut child = self.child.take().expect("broker is running");
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// Starts a new process on the same port and data directory (after `stop` or `kill`).
+    pub fn restart(&mut self) {
+        assert!(self.child.is_none(), "stop or kill the broker first");
+        let (child, log) = Broker::spawn(&self.options, self.port, &self.data_dir).unwrap_or_else(|e| panic!("restart failed: {e}"));
+        self.child = Some(child);
+        self.log = log;
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Runs a command with a time limit; returns (status, stdout, stderr).
+pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> anyhow::Result<(ExitStatus, String, String)> {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut s).ok();
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut s).ok();
+        s
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            anyhow::bail!("{cmd:?} did not finish within {timeout:?}: stderr: {}", err.join().unwrap_or_default());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Ok((status, out.join().unwrap_or_default(), err.join().unwrap_or_default()))
+}
+
+/// The project's Python (a virtual environment made by `scripts/test`).
+pub fn python() -> PathBuf {
+    let venv = workspace_root().join(".venv/bin/python");
+    assert!(venv.exists(), "{} is missing: run scripts/test (it installs the Python clients)", venv.display());
+    venv
+}
+
+/// kcat, installed by `scripts/test`.
+pub fn kcat() -> PathBuf {
+    for dir in std::env::var("PATH").unwrap_or_default().split(':') {
+        let p = Path::new(dir).join("kcat");
+        if p.exists() {
+            return p;
+        }
+    }
+    panic!("kcat is not installed: run scripts/test (it installs kcat from Debian)");
+}

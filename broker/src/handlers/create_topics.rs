@@ -1,0 +1,94 @@
+//! CreateTopics: validate every topic first (name, partitions, replication factor, configs),
+//! then create those that passed unless `validate_only`. Partition count and replication
+//! factor -1 take `num.partitions` and `default.replication.factor`. From v5 the answer also
+//! carries the topic's effective configs, as Kafka's does.
+
+use std::collections::HashMap;
+
+use kafka_protocol::messages::create_topics_response::{CreatableTopicConfigs, CreatableTopicResult};
+use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+
+use super::Ctx;
+use crate::config::topic::{self as topic_config, TopicOverrides};
+use crate::topics::TopicError;
+
+pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
+    let broker = ctx.broker;
+    let mut resp = CreateTopicsResponse::default();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for t in &req.topics {
+        *seen.entry(t.name.to_string()).or_default() += 1;
+    }
+    for t in req.topics {
+        let name = t.name.to_string();
+        let mut r = CreatableTopicResult::default();
+        r.name = t.name.clone();
+        r.num_partitions = -1;
+        r.replication_factor = -1;
+        let result = (|| -> Result<(i32, i16, TopicOverrides, Option<uuid::Uuid>), (ResponseError, String)> {
+            if seen[&name] > 1 {
+                return Err((ResponseError::InvalidRequest, format!("topic '{name}' appears more than once in the request")));
+            }
+            let mut overrides = TopicOverrides::new();
+            for c in &t.configs {
+                let Some(v) = &c.value else { continue };
+                overrides.insert(c.name.to_string(), v.to_string());
+            }
+            let (partitions, rf) = if t.assignments.is_empty() {
+                let p = if t.num_partitions == -1 { broker.config.int("num.partitions") } else { t.num_partitions };
+                let rf = if t.replication_factor == -1 { broker.config.int("default.replication.factor") as i16 } else { t.replication_factor };
+                (p, rf)
+            } else {
+                if t.num_partitions != -1 || t.replication_factor != -1 {
+                    return Err((
+                        ResponseError::InvalidRequest,
+                        "both numPartitions or replicationFactor and replicasAssignments were set; both cannot be used at the same time".into(),
+                    ));
+                }
+                for a in &t.assignments {
+                    if a.broker_ids.len() != 1 || a.broker_ids[0].0 != broker.node_id {
+                        return Err((
+                            ResponseError::InvalidReplicaAssignment,
+                            format!("partition {} is assigned to brokers {:?}; this cluster has only broker {}", a.partition_index, a.broker_ids.iter().map(|b| b.0).collect::<Vec<_>>(), broker.node_id),
+                        ));
+                    }
+                }
+                (t.assignments.len() as i32, 1)
+            };
+            let code = |e: TopicError| (ResponseError::try_from_code(e.code()).unwrap_or(ResponseError::UnknownServerError), e.to_string());
+            if req.validate_only {
+                broker.topics.validate_new(&name, partitions, rf, &overrides).map_err(code)?;
+                return Ok((partitions, rf, overrides, None));
+            }
+            let topic = broker.topics.create(&name, partitions, rf, overrides.clone()).map_err(code)?;
+            Ok((partitions, rf, overrides, Some(topic.id)))
+        })();
+        match result {
+            Ok((partitions, rf, overrides, id)) => {
+                r.num_partitions = partitions;
+                r.replication_factor = rf;
+                r.topic_id = id.unwrap_or_default();
+                r.configs = Some(
+                    topic_config::all_effective(&broker.config, &overrides)
+                        .into_iter()
+                        .map(|(def, value, source)| {
+                            let mut c = CreatableTopicConfigs::default();
+                            c.name = StrBytes::from_static_str(def.name);
+                            c.value = value.map(StrBytes::from_string);
+                            c.config_source = source.code();
+                            c
+                        })
+                        .collect(),
+                );
+            }
+            Err((code, message)) => {
+                r.error_code = code.code();
+                r.error_message = Some(StrBytes::from_string(message));
+            }
+        }
+        resp.topics.push(r);
+    }
+    resp
+}

@@ -1,0 +1,52 @@
+//! DeleteTopics: by name (v0-5) or by name or topic id (v6). Refused when
+//! `delete.topic.enable=false` (TOPIC_DELETION_DISABLED) and for internal topics.
+
+use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
+use kafka_protocol::messages::{DeleteTopicsRequest, DeleteTopicsResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+use uuid::Uuid;
+
+use super::Ctx;
+
+pub fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResponse {
+    let broker = ctx.broker;
+    let mut resp = DeleteTopicsResponse::default();
+    let wanted: Vec<(Option<TopicName>, Uuid)> = if ctx.version >= 6 {
+        req.topics.into_iter().map(|t| (t.name, t.topic_id)).collect()
+    } else {
+        req.topic_names.into_iter().map(|n| (Some(n), Uuid::nil())).collect()
+    };
+    for (name, id) in wanted {
+        let mut r = DeletableTopicResult::default();
+        r.name = name.clone();
+        r.topic_id = id;
+        let topic = match &name {
+            Some(n) => broker.topics.get(n.as_str()),
+            None => broker.topics.get_by_id(&id),
+        };
+        let result = match topic {
+            None if name.is_none() => Err((ResponseError::UnknownTopicId, format!("no topic has id {id}"))),
+            None => Err((ResponseError::UnknownTopicOrPartition, format!("topic '{}' does not exist", name.as_ref().map(|n| n.as_str()).unwrap_or("")))),
+            Some(_) if !broker.config.bool("delete.topic.enable") => {
+                Err((ResponseError::TopicDeletionDisabled, "topic deletion is disabled (delete.topic.enable=false)".to_string()))
+            }
+            Some(t) if t.is_internal() => Err((ResponseError::InvalidTopicException, format!("internal topic '{}' cannot be deleted", t.name))),
+            Some(t) => {
+                r.name = Some(TopicName(StrBytes::from_string(t.name.clone())));
+                r.topic_id = t.id;
+                broker
+                    .topics
+                    .delete(&t.name)
+                    .map(|_| ())
+                    .map_err(|e| (ResponseError::try_from_code(e.code()).unwrap_or(ResponseError::UnknownServerError), e.to_string()))
+            }
+        };
+        if let Err((code, message)) = result {
+            r.error_code = code.code();
+            r.error_message = Some(StrBytes::from_string(message));
+        }
+        resp.responses.push(r);
+    }
+    resp
+}

@@ -1,0 +1,32 @@
+//! DescribeCluster: cluster id, controller and brokers (the admin client's view of Metadata).
+
+use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
+use kafka_protocol::messages::{BrokerId, DescribeClusterRequest, DescribeClusterResponse};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+
+use super::Ctx;
+
+/// `endpoint_type` values (KIP-919): 1 brokers, 2 controllers.
+const ENDPOINT_BROKERS: i8 = 1;
+
+pub fn handle(ctx: &Ctx<'_>, req: DescribeClusterRequest) -> DescribeClusterResponse {
+    let mut resp = DescribeClusterResponse::default();
+    resp.endpoint_type = req.endpoint_type;
+    if ctx.version >= 1 && req.endpoint_type != ENDPOINT_BROKERS {
+        resp.error_code = ResponseError::UnsupportedEndpointType.code();
+        resp.error_message = Some(StrBytes::from_static_str("only broker endpoints (endpoint_type=1) are served"));
+        return resp;
+    }
+    resp.cluster_id = StrBytes::from_string(ctx.broker.cluster_id.clone());
+    resp.controller_id = BrokerId(ctx.broker.node_id);
+    resp.cluster_authorized_operations = if req.include_cluster_authorized_operations { 32672 } else { i32::MIN };
+    if let Some(l) = ctx.broker.config.advertised_listeners().into_iter().next() {
+        let mut b = DescribeClusterBroker::default();
+        b.broker_id = BrokerId(ctx.broker.node_id);
+        b.host = StrBytes::from_string(l.host);
+        b.port = l.port as i32;
+        resp.brokers.push(b);
+    }
+    resp
+}

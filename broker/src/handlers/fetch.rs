@@ -1,0 +1,150 @@
+//! Fetch: whole record batches from each partition's log, bounded by the high watermark, with
+//! a long poll. The answer goes out as soon as `min_bytes` are available (woken by appends,
+//! not by polling) or when `max_wait_ms` passes. Record bytes are the log's bytes.
+//!
+//! Fetch sessions (KIP-227) are declined by answering session id 0, which the protocol allows:
+//! clients then send full fetch requests, which is what this handler serves.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse};
+use kafka_protocol::ResponseError;
+use samsa_storage::LogError;
+
+use super::produce::log_error_code;
+use super::Ctx;
+use crate::partition::Partition;
+
+/// Longest long poll we honour, whatever the client asks.
+const MAX_WAIT_MS_LIMIT: i32 = 60_000;
+
+struct Wanted {
+    topic_index: usize,
+    partition: Option<Arc<Partition>>,
+    index: i32,
+    fetch_offset: i64,
+    partition_max_bytes: i32,
+    current_leader_epoch: i32,
+}
+
+pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> FetchResponse {
+    let mut resp = FetchResponse::default();
+    if req.session_id != 0 {
+        // We never hand out session ids, so an incremental fetch names one we do not have.
+        resp.error_code = ResponseError::FetchSessionIdNotFound.code();
+        return resp;
+    }
+    let by_id = ctx.version >= 13;
+    let mut wanted = Vec::new();
+    for (ti, t) in req.topics.iter().enumerate() {
+        let topic = if by_id { ctx.broker.topics.get_by_id(&t.topic_id) } else { ctx.broker.topics.get(t.topic.as_str()) };
+        let mut tr = FetchableTopicResponse::default();
+        tr.topic = t.topic.clone();
+        tr.topic_id = t.topic_id;
+        resp.responses.push(tr);
+        for p in &t.partitions {
+            wanted.push(Wanted {
+                topic_index: ti,
+                partition: topic.as_ref().and_then(|tp| tp.partition(p.partition)).cloned(),
+                index: p.partition,
+                fetch_offset: p.fetch_offset,
+                partition_max_bytes: p.partition_max_bytes,
+                current_leader_epoch: p.current_leader_epoch,
+            });
+        }
+    }
+    let unknown = if by_id { ResponseError::UnknownTopicId } else { ResponseError::UnknownTopicOrPartition };
+    let read_committed = req.isolation_level == 1;
+    let max_wait = Duration::from_millis(req.max_wait_ms.clamp(0, MAX_WAIT_MS_LIMIT) as u64);
+    let deadline = tokio::time::Instant::now() + max_wait;
+    let mut shutdown = ctx.broker.shutdown_signal();
+    loop {
+        // Register for wake-ups before reading, so an append in between is not missed.
+        let mut arrivals: Vec<Pin<Box<tokio::sync::futures::Notified<'_>>>> =
+            wanted.iter().filter_map(|w| w.partition.as_ref()).map(|p| Box::pin(p.data_arrived())).collect();
+        for a in &mut arrivals {
+            a.as_mut().enable();
+        }
+        let (answers, bytes, errors) = read_all(&wanted, req.max_bytes, unknown, read_committed);
+        let now = tokio::time::Instant::now();
+        if bytes >= req.min_bytes.max(0) as usize || errors || now >= deadline || arrivals.is_empty() || *shutdown.borrow() {
+            for (w, pd) in wanted.iter().zip(answers) {
+                resp.responses[w.topic_index].partitions.push(pd);
+            }
+            return resp;
+        }
+        tokio::select! {
+            _ = futures::future::select_all(arrivals) => {}
+            _ = tokio::time::sleep_until(deadline) => {}
+            _ = shutdown.changed() => {}
+        }
+    }
+}
+
+/// Reads every partition once. Returns the answers, the record bytes found and whether any
+/// partition has an error (errors are answered at once, as Kafka does).
+fn read_all(wanted: &[Wanted], max_bytes: i32, unknown: ResponseError, read_committed: bool) -> (Vec<PartitionData>, usize, bool) {
+    let mut budget = max_bytes.max(0) as usize;
+    let mut total = 0usize;
+    let mut errors = false;
+    let mut out = Vec::with_capacity(wanted.len());
+    for w in wanted {
+        let mut pd = PartitionData::default();
+        pd.partition_index = w.index;
+        pd.high_watermark = -1;
+        pd.last_stable_offset = -1;
+        pd.log_start_offset = -1;
+        pd.preferred_read_replica = BrokerId(-1);
+        pd.aborted_transactions = if read_committed { Some(Vec::new()) } else { None };
+        let Some(p) = &w.partition else {
+            pd.error_code = unknown.code();
+            errors = true;
+            out.push(pd);
+            continue;
+        };
+        pd.high_watermark = p.high_watermark();
+        pd.last_stable_offset = p.high_watermark();
+        pd.log_start_offset = p.log_start_offset();
+        pd.current_leader.leader_id = BrokerId(-1);
+        pd.current_leader.leader_epoch = -1;
+        if w.current_leader_epoch >= 0 && w.current_leader_epoch != p.leader_epoch() {
+            let e = if w.current_leader_epoch > p.leader_epoch() { ResponseError::UnknownLeaderEpoch } else { ResponseError::FencedLeaderEpoch };
+            pd.error_code = e.code();
+            errors = true;
+            out.push(pd);
+            continue;
+        }
+        // KIP-74: the first partition with data returns at least one whole batch, even past
+        // the limits; after that the response budget bounds what is added.
+        let limit = (w.partition_max_bytes.max(0) as usize).min(budget);
+        if budget == 0 {
+            out.push(pd);
+            continue;
+        }
+        match p.read(w.fetch_offset, limit, true).and_then(|r| {
+            let bytes = r.slice.load().map_err(LogError::Storage)?;
+            Ok((r, bytes))
+        }) {
+            Ok((r, bytes)) => {
+                pd.high_watermark = r.high_watermark;
+                pd.last_stable_offset = r.high_watermark;
+                pd.log_start_offset = r.log_start_offset;
+                total += bytes.len();
+                budget = budget.saturating_sub(bytes.len());
+                pd.records = Some(bytes);
+            }
+            Err(e) => {
+                if matches!(e, LogError::Storage(_)) {
+                    tracing::error!(partition = %p.tp, "read failed: {e}");
+                }
+                pd.error_code = log_error_code(&e).code();
+                errors = true;
+            }
+        }
+        out.push(pd);
+    }
+    (out, total, errors)
+}

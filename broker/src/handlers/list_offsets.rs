@@ -1,0 +1,77 @@
+//! ListOffsets: the offset for a timestamp per partition. Special timestamps, as Kafka:
+//! -2 earliest (log start), -1 latest (high watermark, or the last stable offset under
+//! read_committed), -3 the record with the largest timestamp (v7+), -4 earliest local and -5
+//! earliest tiered (both the log start here: nothing is tiered). A real timestamp finds the
+//! first record at or after it through the time index; none found is offset -1.
+
+use kafka_protocol::messages::list_offsets_response::{ListOffsetsPartitionResponse, ListOffsetsTopicResponse};
+use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
+use kafka_protocol::ResponseError;
+
+use super::produce::log_error_code;
+use super::Ctx;
+
+pub const LATEST: i64 = -1;
+pub const EARLIEST: i64 = -2;
+pub const MAX_TIMESTAMP: i64 = -3;
+pub const EARLIEST_LOCAL: i64 = -4;
+pub const EARLIEST_TIERED: i64 = -5;
+
+pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
+    let mut resp = ListOffsetsResponse::default();
+    for t in req.topics {
+        let topic = ctx.broker.topics.get(t.name.as_str());
+        let mut tr = ListOffsetsTopicResponse::default();
+        tr.name = t.name.clone();
+        for p in t.partitions {
+            let mut pr = ListOffsetsPartitionResponse::default();
+            pr.partition_index = p.partition_index;
+            pr.timestamp = -1;
+            pr.offset = -1;
+            pr.leader_epoch = -1;
+            match topic.as_ref().and_then(|tp| tp.partition(p.partition_index)) {
+                None => pr.error_code = ResponseError::UnknownTopicOrPartition.code(),
+                Some(part) if p.current_leader_epoch >= 0 && p.current_leader_epoch != part.leader_epoch() => {
+                    pr.error_code = if p.current_leader_epoch > part.leader_epoch() {
+                        ResponseError::UnknownLeaderEpoch.code()
+                    } else {
+                        ResponseError::FencedLeaderEpoch.code()
+                    };
+                }
+                Some(part) => {
+                    let epoch = part.leader_epoch();
+                    match p.timestamp {
+                        LATEST => {
+                            pr.offset = part.high_watermark();
+                            pr.leader_epoch = epoch;
+                        }
+                        EARLIEST | EARLIEST_LOCAL | EARLIEST_TIERED => {
+                            pr.offset = part.log_start_offset();
+                            pr.leader_epoch = epoch;
+                        }
+                        MAX_TIMESTAMP => {
+                            if let Some((offset, ts)) = part.with_log(|log| log.max_timestamp()) {
+                                pr.offset = offset;
+                                pr.timestamp = ts;
+                                pr.leader_epoch = epoch;
+                            }
+                        }
+                        ts if ts >= 0 => match part.with_log(|log| log.offset_for_timestamp(ts)) {
+                            Ok(Some((offset, found_ts))) if offset < part.high_watermark() => {
+                                pr.offset = offset;
+                                pr.timestamp = found_ts;
+                                pr.leader_epoch = epoch;
+                            }
+                            Ok(_) => {}
+                            Err(e) => pr.error_code = log_error_code(&e).code(),
+                        },
+                        _ => pr.error_code = ResponseError::InvalidRequest.code(),
+                    }
+                }
+            }
+            tr.partitions.push(pr);
+        }
+        resp.topics.push(tr);
+    }
+    resp
+}

@@ -1,0 +1,114 @@
+//! Metadata: brokers, cluster id, controller, and for each topic asked for its partitions with
+//! leader, replicas and ISR. Topics named here are created when `auto.create.topics.enable` is
+//! on and the client allows it (always before v4), as Kafka does; unlike Kafka, creation is
+//! synchronous, so the first answer already has the partitions instead of LEADER_NOT_AVAILABLE.
+
+use kafka_protocol::messages::metadata_response::{MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic};
+use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+use uuid::Uuid;
+
+use super::Ctx;
+use crate::config::topic::TopicOverrides;
+use crate::topics::{Topic, TopicError};
+
+/// Kafka's "authorized operations not requested" marker.
+const OPERATIONS_OMITTED: i32 = i32::MIN;
+/// Bit n stands for AclOperation n. Topics: READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE,
+/// DESCRIBE_CONFIGS, ALTER_CONFIGS; the cluster: CREATE, ALTER, DESCRIBE, CLUSTER_ACTION,
+/// DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, CREATE_TOKENS, DESCRIBE_TOKENS. There is no
+/// authorizer yet, so everything is allowed.
+const TOPIC_OPERATIONS_ALL: i32 = 0b1101_1111_1000;
+const CLUSTER_OPERATIONS_ALL: i32 = 32672;
+
+pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
+    let broker = ctx.broker;
+    let mut resp = MetadataResponse::default();
+    resp.brokers = brokers(ctx);
+    resp.cluster_id = Some(StrBytes::from_string(broker.cluster_id.clone()));
+    resp.controller_id = BrokerId(broker.node_id);
+    resp.cluster_authorized_operations =
+        if req.include_cluster_authorized_operations { CLUSTER_OPERATIONS_ALL } else { OPERATIONS_OMITTED };
+    let include_ops = req.include_topic_authorized_operations;
+
+    // v0: an empty list means every topic. v1+: null means every topic, empty means none.
+    let all = match &req.topics {
+        None => true,
+        Some(t) => t.is_empty() && ctx.version == 0,
+    };
+    if all {
+        resp.topics = broker.topics.all().iter().map(|t| describe(ctx, t, include_ops)).collect();
+        return resp;
+    }
+    let allow_auto_create = (ctx.version < 4 || req.allow_auto_topic_creation) && broker.config.bool("auto.create.topics.enable");
+    for wanted in req.topics.unwrap_or_default() {
+        let topic = match &wanted.name {
+            Some(name) => {
+                let name = name.as_str();
+                match broker.topics.get(name) {
+                    Some(t) => Ok(t),
+                    None if allow_auto_create && !name.starts_with("__") => {
+                        let partitions = broker.config.int("num.partitions");
+                        let rf = broker.config.int("default.replication.factor") as i16;
+                        match broker.topics.create(name, partitions, rf, TopicOverrides::new()) {
+                            Ok(t) => Ok(t),
+                            Err(TopicError::AlreadyExists(_)) => broker.topics.get(name).ok_or(ResponseError::UnknownTopicOrPartition),
+                            Err(e) => Err(ResponseError::try_from_code(e.code()).unwrap_or(ResponseError::UnknownServerError)),
+                        }
+                    }
+                    None if !samsa_storage::is_valid_topic_name(name) => Err(ResponseError::InvalidTopicException),
+                    None => Err(ResponseError::UnknownTopicOrPartition),
+                }
+            }
+            None => broker.topics.get_by_id(&wanted.topic_id).ok_or(ResponseError::UnknownTopicId),
+        };
+        resp.topics.push(match topic {
+            Ok(t) => describe(ctx, &t, include_ops),
+            Err(e) => {
+                let mut t = MetadataResponseTopic::default();
+                t.error_code = e.code();
+                t.name = wanted.name.clone();
+                t.topic_id = if wanted.name.is_some() { Uuid::nil() } else { wanted.topic_id };
+                t.topic_authorized_operations = OPERATIONS_OMITTED;
+                t
+            }
+        });
+    }
+    resp
+}
+
+fn brokers(ctx: &Ctx<'_>) -> Vec<MetadataResponseBroker> {
+    let listener = ctx.broker.config.advertised_listeners().into_iter().next();
+    let mut b = MetadataResponseBroker::default();
+    b.node_id = BrokerId(ctx.broker.node_id);
+    if let Some(l) = listener {
+        b.host = StrBytes::from_string(l.host);
+        b.port = l.port as i32;
+    }
+    vec![b]
+}
+
+fn describe(ctx: &Ctx<'_>, topic: &Topic, include_ops: bool) -> MetadataResponseTopic {
+    let node = BrokerId(ctx.broker.node_id);
+    let mut t = MetadataResponseTopic::default();
+    t.name = Some(TopicName(StrBytes::from_string(topic.name.clone())));
+    t.topic_id = topic.id;
+    t.is_internal = topic.is_internal();
+    t.topic_authorized_operations = if include_ops { TOPIC_OPERATIONS_ALL } else { OPERATIONS_OMITTED };
+    t.partitions = topic
+        .partitions
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut mp = MetadataResponsePartition::default();
+            mp.partition_index = i as i32;
+            mp.leader_id = node;
+            mp.leader_epoch = p.leader_epoch();
+            mp.replica_nodes = vec![node];
+            mp.isr_nodes = vec![node];
+            mp
+        })
+        .collect();
+    t
+}

@@ -1,0 +1,97 @@
+//! One file per Kafka API: each parses nothing itself (the codec did), applies the request to
+//! the broker and builds the response. This module only routes a decoded request to its file
+//! and frames the answer.
+
+pub mod alter_configs;
+pub mod api_versions;
+pub mod create_partitions;
+pub mod create_topics;
+pub mod delete_records;
+pub mod delete_topics;
+pub mod describe_cluster;
+pub mod describe_configs;
+pub mod describe_log_dirs;
+pub mod fetch;
+pub mod incremental_alter_configs;
+pub mod list_offsets;
+pub mod metadata;
+pub mod offset_for_leader_epoch;
+pub mod produce;
+
+use std::cell::RefCell;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use kafka_protocol::messages::{RequestHeader, RequestKind, ResponseKind};
+use samsa_protocol::DecodedRequest;
+
+use crate::server::Broker;
+
+/// Per-connection state a handler may read or change.
+pub struct Connection {
+    pub peer: SocketAddr,
+    client_id: RefCell<Option<String>>,
+}
+
+impl Connection {
+    pub fn new(peer: SocketAddr) -> Connection {
+        Connection { peer, client_id: RefCell::new(None) }
+    }
+    pub fn client_id(&self) -> Option<String> {
+        self.client_id.borrow().clone()
+    }
+}
+
+/// What every handler gets besides its request.
+pub struct Ctx<'a> {
+    pub broker: &'a Arc<Broker>,
+    pub conn: &'a Rc<Connection>,
+    pub header: &'a RequestHeader,
+    pub version: i16,
+}
+
+/// Handles one request and appends its response frame to `out` (nothing for acks=0 produce).
+pub async fn handle(broker: &Arc<Broker>, conn: &Rc<Connection>, req: DecodedRequest, out: &mut BytesMut) -> Result<(), String> {
+    if conn.client_id.borrow().is_none() {
+        if let Some(id) = &req.header.client_id {
+            *conn.client_id.borrow_mut() = Some(id.to_string());
+        }
+    }
+    let key = req.api_key;
+    let version = req.api_version();
+    let ctx = Ctx { broker, conn, header: &req.header, version };
+    let response = match req.body {
+        RequestKind::ApiVersions(r) => Some(ResponseKind::ApiVersions(api_versions::handle(&ctx, r))),
+        RequestKind::Metadata(r) => Some(ResponseKind::Metadata(metadata::handle(&ctx, r))),
+        RequestKind::Produce(r) => produce::handle(&ctx, r).await?.map(ResponseKind::Produce),
+        RequestKind::Fetch(r) => Some(ResponseKind::Fetch(fetch::handle(&ctx, r).await)),
+        RequestKind::ListOffsets(r) => Some(ResponseKind::ListOffsets(list_offsets::handle(&ctx, r))),
+        RequestKind::CreateTopics(r) => Some(ResponseKind::CreateTopics(create_topics::handle(&ctx, r))),
+        RequestKind::DeleteTopics(r) => Some(ResponseKind::DeleteTopics(delete_topics::handle(&ctx, r))),
+        RequestKind::CreatePartitions(r) => Some(ResponseKind::CreatePartitions(create_partitions::handle(&ctx, r))),
+        RequestKind::DescribeConfigs(r) => Some(ResponseKind::DescribeConfigs(describe_configs::handle(&ctx, r))),
+        RequestKind::AlterConfigs(r) => Some(ResponseKind::AlterConfigs(alter_configs::handle(&ctx, r))),
+        RequestKind::IncrementalAlterConfigs(r) => {
+            Some(ResponseKind::IncrementalAlterConfigs(incremental_alter_configs::handle(&ctx, r)))
+        }
+        RequestKind::DeleteRecords(r) => Some(ResponseKind::DeleteRecords(delete_records::handle(&ctx, r))),
+        RequestKind::DescribeCluster(r) => Some(ResponseKind::DescribeCluster(describe_cluster::handle(&ctx, r))),
+        RequestKind::DescribeLogDirs(r) => Some(ResponseKind::DescribeLogDirs(describe_log_dirs::handle(&ctx, r))),
+        RequestKind::OffsetForLeaderEpoch(r) => {
+            Some(ResponseKind::OffsetForLeaderEpoch(offset_for_leader_epoch::handle(&ctx, r)))
+        }
+        other => return Err(format!("{key:?} is advertised but has no handler ({})", variant_name(&other))),
+    };
+    if let Some(response) = response {
+        samsa_protocol::encode_response(out, key, version, req.header.correlation_id, &response)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn variant_name(r: &RequestKind) -> String {
+    let s = format!("{r:?}");
+    s.split('(').next().unwrap_or("").to_string()
+}

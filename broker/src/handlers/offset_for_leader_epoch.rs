@@ -1,0 +1,45 @@
+//! OffsetForLeaderEpoch: the end offset of a leader epoch, from the log's leader-epoch cache.
+//! Clients use it to detect log truncation after a leader change (KIP-320); followers use it
+//! to find where to truncate (KIP-101).
+
+use kafka_protocol::messages::offset_for_leader_epoch_response::{EpochEndOffset, OffsetForLeaderTopicResult};
+use kafka_protocol::messages::{OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse};
+use kafka_protocol::ResponseError;
+
+use super::Ctx;
+
+pub fn handle(ctx: &Ctx<'_>, req: OffsetForLeaderEpochRequest) -> OffsetForLeaderEpochResponse {
+    let mut resp = OffsetForLeaderEpochResponse::default();
+    for t in req.topics {
+        let topic = ctx.broker.topics.get(t.topic.as_str());
+        let mut tr = OffsetForLeaderTopicResult::default();
+        tr.topic = t.topic.clone();
+        for p in t.partitions {
+            let mut e = EpochEndOffset::default();
+            e.partition = p.partition;
+            e.leader_epoch = -1;
+            e.end_offset = -1;
+            match topic.as_ref().and_then(|tp| tp.partition(p.partition)) {
+                None => e.error_code = ResponseError::UnknownTopicOrPartition.code(),
+                Some(part) if p.current_leader_epoch >= 0 && p.current_leader_epoch < part.leader_epoch() => {
+                    e.error_code = ResponseError::FencedLeaderEpoch.code();
+                }
+                Some(part) if p.current_leader_epoch > part.leader_epoch() => {
+                    e.error_code = ResponseError::UnknownLeaderEpoch.code();
+                }
+                Some(part) => match part.with_log(|log| log.end_offset_for_epoch(p.leader_epoch)) {
+                    Some((epoch, end)) => {
+                        e.leader_epoch = epoch;
+                        e.end_offset = end;
+                    }
+                    None => {
+                        // No epoch at or below the one asked for: Kafka answers undefined.
+                    }
+                },
+            }
+            tr.partitions.push(e);
+        }
+        resp.topics.push(tr);
+    }
+    resp
+}

@@ -1,0 +1,185 @@
+//! Produce: append each partition's record batches to its log, as the bytes the client sent
+//! (the storage engine validates them and rewrites only base offset and leader epoch), then
+//! answer per partition. acks=0 gets no response; an error under acks=0 closes the
+//! connection, which is the only way Kafka can tell such a producer something went wrong.
+//! In durable mode acks=all waits for the group-commit fsync of its batches.
+
+use std::sync::Arc;
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
+use kafka_protocol::messages::{ApiKey, ProduceRequest, ProduceResponse};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+use samsa_storage::LogError;
+
+use super::Ctx;
+use crate::partition::Partition;
+
+/// Errors the storage engine reports, as Kafka error codes.
+pub fn log_error_code(e: &LogError) -> ResponseError {
+    match e {
+        LogError::OffsetOutOfRange { .. } => ResponseError::OffsetOutOfRange,
+        LogError::CorruptBatch(_) => ResponseError::CorruptMessage,
+        LogError::InvalidRecord(_) => ResponseError::InvalidRecord,
+        LogError::MessageTooLarge { .. } => ResponseError::MessageTooLarge,
+        LogError::Storage(_) => ResponseError::KafkaStorageError,
+        _ => ResponseError::UnknownServerError,
+    }
+}
+
+pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Option<ProduceResponse>, String> {
+    let acks = req.acks;
+    let now = crate::util::now_ms();
+    let mut resp = ProduceResponse::default();
+    let mut waits = Vec::new();
+    let mut first_error: Option<String> = None;
+    for topic_data in req.topic_data {
+        let topic = if ctx.version >= 13 {
+            ctx.broker.topics.get_by_id(&topic_data.topic_id)
+        } else {
+            ctx.broker.topics.get(topic_data.name.as_str())
+        };
+        let mut tr = TopicProduceResponse::default();
+        tr.name = topic_data.name.clone();
+        tr.topic_id = topic_data.topic_id;
+        for pd in topic_data.partition_data {
+            let mut pr = PartitionProduceResponse::default();
+            pr.index = pd.index;
+            pr.base_offset = -1;
+            pr.log_append_time_ms = -1;
+            pr.log_start_offset = -1;
+            let unknown = if ctx.version >= 13 { ResponseError::UnknownTopicId } else { ResponseError::UnknownTopicOrPartition };
+            let result = if !matches!(acks, -1 | 0 | 1) {
+                Err((ResponseError::InvalidRequiredAcks, format!("acks={acks} is not -1, 0 or 1")))
+            } else {
+                match topic.as_ref().and_then(|t| t.partition(pd.index)) {
+                    None => Err((unknown, format!("unknown partition {}-{}", topic_data.name.as_str(), pd.index))),
+                    Some(p) => append(ctx, p, pd.records.unwrap_or_default(), now),
+                }
+            };
+            match result {
+                Ok((info, wait, partition)) => {
+                    pr.base_offset = info.base_offset;
+                    pr.log_append_time_ms = info.log_append_time_ms;
+                    pr.log_start_offset = partition.log_start_offset();
+                    if let Some(rx) = wait {
+                        waits.push((tr.partition_responses.len(), topic_data.name.clone(), partition, rx));
+                    }
+                }
+                Err((code, message)) => {
+                    pr.error_code = code.code();
+                    pr.error_message = Some(StrBytes::from_string(message.clone()));
+                    first_error.get_or_insert(message);
+                }
+            }
+            tr.partition_responses.push(pr);
+        }
+        resp.responses.push(tr);
+    }
+    // Durable mode: acks=all answers after the shared fsync; other acks only move the high
+    // watermark when it lands.
+    for (index, name, partition, rx) in waits {
+        if acks == -1 {
+            let synced = rx.await;
+            partition.synced();
+            if let Some(e) = sync_failure(synced) {
+                let tr = resp.responses.iter_mut().find(|t| t.name == name).expect("topic answered above");
+                tr.partition_responses[index].error_code = ResponseError::KafkaStorageError.code();
+                tr.partition_responses[index].error_message = Some(StrBytes::from_string(e));
+            }
+        } else {
+            tokio::task::spawn_local(async move {
+                let _ = rx.await;
+                partition.synced();
+            });
+        }
+    }
+    if acks == 0 {
+        return match first_error {
+            Some(e) => Err(format!("acks=0 produce failed ({e}); closing the connection so the producer notices")),
+            None => Ok(None),
+        };
+    }
+    Ok(Some(resp))
+}
+
+type Appended = (samsa_storage::AppendInfo, Option<tokio::sync::oneshot::Receiver<Result<(), LogError>>>, Arc<Partition>);
+
+fn append(ctx: &Ctx<'_>, p: &Arc<Partition>, records: Bytes, now: i64) -> Result<Appended, (ResponseError, String)> {
+    if records.is_empty() {
+        return Err((ResponseError::CorruptMessage, format!("empty record set for {}", p.tp)));
+    }
+    match p.append(records, now, &ctx.broker.group_commit) {
+        Ok((info, wait)) => Ok((info, wait, p.clone())),
+        Err(e) => {
+            if matches!(e, LogError::Storage(_)) {
+                tracing::error!(partition = %p.tp, "append failed: {e}");
+            } else {
+                tracing::debug!(partition = %p.tp, "append refused: {e}");
+            }
+            Err((log_error_code(&e), e.to_string()))
+        }
+    }
+}
+
+fn sync_failure(r: Result<Result<(), LogError>, tokio::sync::oneshot::error::RecvError>) -> Option<String> {
+    match r {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(format!("fsync failed: {e}")),
+        Err(_) => Some("fsync was abandoned (shutting down)".into()),
+    }
+}
+
+/// Produce v0-2 are advertised (librdkafka keys compression off the advertised minimum) but
+/// carry pre-v2 message sets that Kafka 4 no longer stores: every partition is answered with
+/// UNSUPPORTED_VERSION, in the version's own response layout (KAFKA-18659).
+pub fn refuse_legacy_version(frame: &Bytes, version: i16, correlation_id: i32, out: &mut BytesMut) -> Result<(), String> {
+    let mut buf = frame.clone();
+    let malformed = || format!("malformed Produce v{version} request (correlation id {correlation_id})");
+    let need = |buf: &Bytes, n: usize| if buf.remaining() >= n { Ok(()) } else { Err(malformed()) };
+    need(&buf, 8)?;
+    buf.advance(8);
+    let read_string = |buf: &mut Bytes| -> Result<Bytes, String> {
+        need(buf, 2)?;
+        let len = buf.get_i16();
+        if len < 0 {
+            return Ok(Bytes::new());
+        }
+        need(buf, len as usize)?;
+        Ok(buf.split_to(len as usize))
+    };
+    read_string(&mut buf)?; // client id
+    need(&buf, 6)?;
+    buf.advance(6); // acks, timeout
+    need(&buf, 4)?;
+    let topics = buf.get_i32();
+    let mut body = BytesMut::new();
+    body.put_i32(topics.max(0));
+    for _ in 0..topics.max(0) {
+        let name = read_string(&mut buf)?;
+        need(&buf, 4)?;
+        let partitions = buf.get_i32();
+        body.put_i16(name.len() as i16);
+        body.put_slice(&name);
+        body.put_i32(partitions.max(0));
+        for _ in 0..partitions.max(0) {
+            need(&buf, 8)?;
+            let index = buf.get_i32();
+            let size = buf.get_i32();
+            need(&buf, size.max(0) as usize)?;
+            buf.advance(size.max(0) as usize);
+            body.put_i32(index);
+            body.put_i16(ResponseError::UnsupportedVersion.code());
+            body.put_i64(-1);
+            if version >= 2 {
+                body.put_i64(-1);
+            }
+        }
+    }
+    if version >= 1 {
+        body.put_i32(0);
+    }
+    samsa_protocol::response::frame_raw(out, ApiKey::Produce, version, correlation_id, &body);
+    Ok(())
+}

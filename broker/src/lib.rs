@@ -1,0 +1,12 @@
+//! Samsa's broker: the network layer, one handler per Kafka API, and the state they share.
+//! The `samsa` binary (src/main.rs) serves it and carries the admin CLI.
+
+pub mod config;
+pub mod handlers;
+pub mod maintenance;
+pub mod meta;
+pub mod net;
+pub mod partition;
+pub mod server;
+pub mod topics;
+pub mod util;

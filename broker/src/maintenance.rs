@@ -1,0 +1,84 @@
+//! Background work on the control runtime: retention, segment rolling by age, `flush.ms`,
+//! compaction and the log-directory checkpoints. Anything that touches files runs on the
+//! blocking pool so the control runtime's timers stay on time.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::server::Broker;
+
+pub async fn run(broker: Arc<Broker>) {
+    let tick_ms = broker.config.long("log.flush.scheduler.interval.ms").clamp(10, 60_000) as u64;
+    let retention_every_ms = broker.config.long("log.retention.check.interval.ms").max(10) as u64;
+    let checkpoint_every_ms = broker.config.long("log.flush.offset.checkpoint.interval.ms").max(100) as u64;
+    let cleaner_every_ms = broker.config.long("log.cleaner.backoff.ms").max(10) as u64;
+    let cleaner = broker.config.bool("log.cleaner.enable");
+    let mut since_retention = 0u64;
+    let mut since_checkpoint = 0u64;
+    let mut since_cleaner = 0u64;
+    let mut interval = tokio::time::interval(Duration::from_millis(tick_ms));
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        since_retention += tick_ms;
+        since_checkpoint += tick_ms;
+        since_cleaner += tick_ms;
+        let retention = since_retention >= retention_every_ms;
+        let checkpoint = since_checkpoint >= checkpoint_every_ms;
+        let clean = cleaner && since_cleaner >= cleaner_every_ms;
+        if retention {
+            since_retention = 0;
+        }
+        if checkpoint {
+            since_checkpoint = 0;
+        }
+        if clean {
+            since_cleaner = 0;
+        }
+        let b = broker.clone();
+        let work = tokio::task::spawn_blocking(move || pass(&b, retention, clean, checkpoint));
+        if let Err(e) = work.await {
+            tracing::error!("maintenance pass panicked: {e}");
+        }
+    }
+}
+
+/// One pass over every partition. `retention` also runs size/time retention; `clean` runs the
+/// compactor on compacted topics.
+fn pass(broker: &Broker, retention: bool, clean: bool, checkpoint: bool) {
+    let now = crate::util::now_ms();
+    for topic in broker.topics.all() {
+        for p in &topic.partitions {
+            // flush.ms/flush.messages and segment.ms are due on every tick; retention only
+            // every log.retention.check.interval.ms.
+            if let Err(e) = p.with_log(|log| log.maintenance(now, retention)) {
+                tracing::warn!(partition = %p.tp, "maintenance failed: {e}");
+            }
+            if clean {
+                let compacts = p.with_log(|log| log.config().cleanup_policy.compacts());
+                if compacts {
+                    if let Err(e) = p.with_log(|log| log.compact(now)) {
+                        tracing::warn!(partition = %p.tp, "compaction failed: {e}");
+                    }
+                }
+            }
+        }
+    }
+    if checkpoint {
+        if let Err(e) = write_checkpoints(broker) {
+            tracing::warn!("cannot write checkpoints: {e}");
+        }
+    }
+}
+
+/// Flushes every log and writes the log-directory checkpoints.
+pub fn write_checkpoints(broker: &Broker) -> anyhow::Result<()> {
+    let mut entries = Vec::new();
+    for topic in broker.topics.all() {
+        for p in &topic.partitions {
+            entries.push((p.tp.clone(), p.checkpoint()?));
+        }
+    }
+    broker.topics.log_dir().write_checkpoints(&entries)?;
+    Ok(())
+}

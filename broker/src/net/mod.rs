@@ -1,0 +1,179 @@
+//! The network layer: shards (one OS thread and event loop each) accepting connections from
+//! the listeners and serving them with [`connection::serve`].
+//!
+//! All shards accept from the same listening sockets (duplicated descriptors): the kernel
+//! hands each new connection to one of them, and the connection then stays on that shard.
+//! Partitions are not pinned to shards; see DESIGN.md ("Runtime") for why a short per-partition
+//! lock was measured to beat a cross-shard hop on this kind of machine.
+
+pub mod connection;
+pub mod engine;
+pub mod transport;
+
+use std::net::{SocketAddr, TcpListener};
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+pub use engine::IoEngine;
+
+use crate::server::Broker;
+
+/// How long shutdown waits for connections to finish their in-flight request.
+const SHUTDOWN_DRAIN: Duration = Duration::from_secs(10);
+
+/// Binds a listener (no SO_REUSEPORT: a second broker on the same port must fail loudly,
+/// not silently share it).
+pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(1024)?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
+}
+
+/// Starts `shards` threads serving `listeners` on `engine`.
+pub fn start_shards(broker: Arc<Broker>, engine: IoEngine, shards: usize, listeners: &[TcpListener]) -> std::io::Result<Vec<JoinHandle<()>>> {
+    let mut handles = Vec::with_capacity(shards);
+    for shard in 0..shards {
+        let ls: Vec<TcpListener> = listeners.iter().map(|l| l.try_clone()).collect::<Result<_, _>>()?;
+        let broker = broker.clone();
+        let handle = std::thread::Builder::new().name(format!("samsa-shard-{shard}")).spawn(move || match engine {
+            IoEngine::Uring => run_uring(broker, ls),
+            IoEngine::Epoll => run_epoll(broker, ls),
+        })?;
+        handles.push(handle);
+    }
+    Ok(handles)
+}
+
+fn run_epoll(broker: Arc<Broker>, listeners: Vec<TcpListener>) {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async move {
+        let loops: Vec<_> = listeners
+            .into_iter()
+            .map(|l| {
+                let l = tokio::net::TcpListener::from_std(l).expect("register listener with tokio");
+                tokio::task::spawn_local(accept_loop(broker.clone(), EpollListener(l)))
+            })
+            .collect();
+        for l in loops {
+            let _ = l.await;
+        }
+    });
+}
+
+fn run_uring(broker: Arc<Broker>, listeners: Vec<TcpListener>) {
+    let rt = match tokio_uring::Runtime::new(&tokio_uring::builder()) {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!("cannot create an io_uring runtime on this shard ({e}); serving it with epoll");
+            return run_epoll(broker, listeners);
+        }
+    };
+    rt.block_on(async move {
+        let loops: Vec<_> = listeners
+            .into_iter()
+            .map(|l| tokio_uring::spawn(accept_loop(broker.clone(), UringListener(tokio_uring::net::TcpListener::from_std(l)))))
+            .collect();
+        for l in loops {
+            let _ = l.await;
+        }
+    });
+}
+
+/// A listening socket on one engine.
+trait Listen {
+    type R: transport::SocketRead + 'static;
+    type W: transport::SocketWrite + 'static;
+    async fn accept(&self) -> std::io::Result<(Self::R, Self::W, SocketAddr)>;
+}
+
+struct EpollListener(tokio::net::TcpListener);
+struct UringListener(tokio_uring::net::TcpListener);
+
+impl Listen for EpollListener {
+    type R = transport::EpollRead;
+    type W = transport::EpollWrite;
+    async fn accept(&self) -> std::io::Result<(Self::R, Self::W, SocketAddr)> {
+        let (stream, peer) = self.0.accept().await?;
+        let _ = stream.set_nodelay(true);
+        let (r, w) = stream.into_split();
+        Ok((transport::EpollRead(r), transport::EpollWrite(w), peer))
+    }
+}
+
+impl Listen for UringListener {
+    type R = transport::UringRead;
+    type W = transport::UringWrite;
+    async fn accept(&self) -> std::io::Result<(Self::R, Self::W, SocketAddr)> {
+        let (stream, peer) = self.0.accept().await?;
+        let _ = stream.set_nodelay(true);
+        let stream = Rc::new(stream);
+        Ok((transport::UringRead(stream.clone()), transport::UringWrite(stream), peer))
+    }
+}
+
+/// Accepts until shutdown, serving each connection on this shard, then drains them.
+async fn accept_loop<L: Listen>(broker: Arc<Broker>, listener: L) {
+    let tasks = Rc::new(std::cell::Cell::new(0usize));
+    let mut shutdown = broker.shutdown_signal();
+    loop {
+        let accepted = tokio::select! {
+            r = listener.accept() => r,
+            _ = shutdown.changed() => break,
+        };
+        let (r, w, peer) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                // EMFILE and friends: back off instead of spinning.
+                tracing::warn!("accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let Some(slot) = ConnectionSlot::take(&broker, peer) else { continue };
+        let broker = broker.clone();
+        let tasks = tasks.clone();
+        tasks.set(tasks.get() + 1);
+        tokio::task::spawn_local(async move {
+            connection::serve(broker, peer, r, w).await;
+            drop(slot);
+            tasks.set(tasks.get() - 1);
+        });
+    }
+    drain(&tasks).await;
+}
+
+/// Waits (bounded) for this shard's connections to finish their in-flight requests.
+async fn drain(tasks: &Rc<std::cell::Cell<usize>>) {
+    let deadline = tokio::time::Instant::now() + SHUTDOWN_DRAIN;
+    while tasks.get() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// One of `max.connections` slots, released on drop.
+struct ConnectionSlot(Arc<Broker>);
+
+impl ConnectionSlot {
+    fn take(broker: &Arc<Broker>, peer: SocketAddr) -> Option<ConnectionSlot> {
+        let open = broker.connections.fetch_add(1, Ordering::AcqRel) + 1;
+        if open > broker.limits.max_connections {
+            broker.connections.fetch_sub(1, Ordering::AcqRel);
+            tracing::warn!(%peer, "refusing connection: max.connections={} reached", broker.limits.max_connections);
+            return None;
+        }
+        Some(ConnectionSlot(broker.clone()))
+    }
+}
+
+impl Drop for ConnectionSlot {
+    fn drop(&mut self) {
+        self.0.connections.fetch_sub(1, Ordering::AcqRel);
+    }
+}

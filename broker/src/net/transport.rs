@@ -1,0 +1,60 @@
+//! The two halves of a client socket, over either I/O engine. Code above this sees owned
+//! buffers only (`BytesMut` in, `Bytes` out), which is what completion-based I/O needs.
+
+use std::io;
+use std::rc::Rc;
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Reads into the spare capacity of a buffer, returning the buffer with the new bytes
+/// appended after its existing contents.
+pub trait SocketRead {
+    async fn read(&mut self, buf: BytesMut) -> (io::Result<usize>, BytesMut);
+}
+
+/// Writes whole buffers.
+pub trait SocketWrite {
+    async fn write_all(&mut self, buf: Bytes) -> io::Result<()>;
+}
+
+// ---- epoll (tokio's driver) ----
+
+pub struct EpollRead(pub tokio::net::tcp::OwnedReadHalf);
+pub struct EpollWrite(pub tokio::net::tcp::OwnedWriteHalf);
+
+impl SocketRead for EpollRead {
+    async fn read(&mut self, mut buf: BytesMut) -> (io::Result<usize>, BytesMut) {
+        let r = self.0.read_buf(&mut buf).await;
+        (r, buf)
+    }
+}
+
+impl SocketWrite for EpollWrite {
+    async fn write_all(&mut self, buf: Bytes) -> io::Result<()> {
+        self.0.write_all(&buf).await
+    }
+}
+
+// ---- io_uring (tokio-uring) ----
+
+pub struct UringRead(pub Rc<tokio_uring::net::TcpStream>);
+pub struct UringWrite(pub Rc<tokio_uring::net::TcpStream>);
+
+impl SocketRead for UringRead {
+    async fn read(&mut self, buf: BytesMut) -> (io::Result<usize>, BytesMut) {
+        use tokio_uring::buf::BoundedBuf;
+        // Read into the spare capacity only: a read of the whole buffer would write from
+        // offset 0 over bytes not yet consumed.
+        let start = buf.len();
+        let (r, slice) = self.0.read(buf.slice(start..)).await;
+        (r, slice.into_inner())
+    }
+}
+
+impl SocketWrite for UringWrite {
+    async fn write_all(&mut self, buf: Bytes) -> io::Result<()> {
+        let (r, _) = self.0.write_all(buf).await;
+        r
+    }
+}

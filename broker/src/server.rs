@@ -1,0 +1,138 @@
+//! The broker process: shared state every handler sees, start-up and orderly shutdown.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::time::Duration;
+
+use samsa_storage::GroupCommit;
+use tokio::sync::watch;
+
+use crate::config::BrokerConfig;
+use crate::net::{self, IoEngine};
+use crate::topics::TopicRegistry;
+
+/// Limits read on every request, copied out of the configuration once.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub socket_request_max_bytes: usize,
+    pub connections_max_idle_ms: u64,
+    pub max_connections: usize,
+}
+
+/// State shared by every shard and handler.
+pub struct Broker {
+    pub config: BrokerConfig,
+    pub limits: Limits,
+    pub node_id: i32,
+    pub cluster_id: String,
+    pub topics: TopicRegistry,
+    pub group_commit: Arc<GroupCommit>,
+    pub connections: AtomicUsize,
+    pub io_engine: IoEngine,
+    shutdown: watch::Sender<bool>,
+}
+
+impl Broker {
+    pub fn shutdown_signal(&self) -> watch::Receiver<bool> {
+        self.shutdown.subscribe()
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        *self.shutdown.borrow()
+    }
+
+    pub fn log_dir(&self) -> PathBuf {
+        self.config.log_dir()
+    }
+}
+
+/// Runs a broker until SIGTERM or SIGINT, then shuts it down cleanly.
+pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
+    let engine = net::engine::choose(&config.get("io.engine").unwrap_or_default()).map_err(anyhow::Error::msg)?;
+    let dir = config.log_dir();
+    tracing::info!(log_dir = %dir.display(), "opening log directory");
+    let started = std::time::Instant::now();
+    std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;
+    let (node_id, cluster_id) = crate::meta::load_or_init(&dir, &config)?;
+    let topics = TopicRegistry::open(&dir, &config)?;
+    tracing::info!(
+        topics = topics.all().len(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "log directory ready"
+    );
+
+    let listeners = config.listeners();
+    let mut sockets = Vec::new();
+    for l in &listeners {
+        let addr = l.socket_addr().map_err(anyhow::Error::msg)?;
+        let socket = net::bind(addr).map_err(|e| anyhow::anyhow!("cannot listen on {addr} ({}): {e}", l.name))?;
+        sockets.push((l.clone(), socket));
+    }
+    let shards = match config.int("num.shards") {
+        n if n > 0 => n as usize,
+        _ => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+    };
+    let (shutdown, _) = watch::channel(false);
+    let broker = Arc::new(Broker {
+        limits: Limits {
+            socket_request_max_bytes: config.int("socket.request.max.bytes") as usize,
+            connections_max_idle_ms: config.long("connections.max.idle.ms").max(1) as u64,
+            max_connections: config.int("max.connections") as usize,
+        },
+        node_id,
+        cluster_id,
+        topics,
+        group_commit: GroupCommit::new(),
+        connections: AtomicUsize::new(0),
+        io_engine: engine,
+        shutdown,
+        config,
+    });
+
+    let raw: Vec<std::net::TcpListener> = sockets.iter().map(|(_, s)| s.try_clone()).collect::<Result<_, _>>()?;
+    let handles = net::start_shards(broker.clone(), engine, shards, &raw)?;
+    drop(raw);
+    for (l, s) in &sockets {
+        tracing::info!(
+            listener = %l.name,
+            address = %s.local_addr()?,
+            "listening"
+        );
+    }
+    tracing::info!(engine = %engine, shards, node_id = broker.node_id, cluster_id = %broker.cluster_id, "samsa is serving");
+
+    let control = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("samsa-control")
+        .enable_all()
+        .build()?;
+    control.block_on(async {
+        let maintenance = tokio::spawn(crate::maintenance::run(broker.clone()));
+        wait_for_signal().await;
+        tracing::info!("shutting down: no new connections; finishing in-flight requests");
+        broker.shutdown.send_replace(true);
+        maintenance.abort();
+    });
+    drop(sockets);
+    for h in handles {
+        let _ = h.join();
+    }
+    let closed = crate::maintenance::write_checkpoints(&broker);
+    match closed.and_then(|()| broker.topics.log_dir().mark_clean_shutdown().map_err(anyhow::Error::from)) {
+        Ok(()) => tracing::info!("logs flushed, checkpoints written; clean shutdown"),
+        Err(e) => tracing::error!("shutdown could not flush everything: {e}; the next start will recover"),
+    }
+    control.shutdown_timeout(Duration::from_secs(1));
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
+    tokio::select! {
+        _ = term.recv() => tracing::info!("received SIGTERM"),
+        _ = int.recv() => tracing::info!("received SIGINT"),
+    }
+}

@@ -1,0 +1,320 @@
+//! The topics this broker hosts: names, ids, partitions and per-topic config overrides,
+//! persisted in `samsa-topics.json` in the log directory (written atomically: temp file,
+//! fsync, rename, fsync the directory), beside the partition logs themselves.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use samsa_storage::{LogDir, TopicPartition};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::config::topic::{self as topic_config, TopicOverrides};
+use crate::config::BrokerConfig;
+use crate::partition::Partition;
+
+const METADATA_FILE: &str = "samsa-topics.json";
+/// Upper bound on partitions of one topic (Kafka has none, but a typo must not create a
+/// million directories).
+pub const PARTITIONS_PER_TOPIC_MAX: i32 = 10_000;
+
+pub struct Topic {
+    pub name: String,
+    pub id: Uuid,
+    pub partitions: Vec<Arc<Partition>>,
+    pub overrides: RwLock<TopicOverrides>,
+}
+
+impl Topic {
+    pub fn is_internal(&self) -> bool {
+        self.name.starts_with("__consumer_offsets") || self.name == "__transaction_state"
+    }
+    pub fn partition(&self, index: i32) -> Option<&Arc<Partition>> {
+        usize::try_from(index).ok().and_then(|i| self.partitions.get(i))
+    }
+}
+
+/// Why a topic operation was refused; each maps to one Kafka error code.
+#[derive(Debug, thiserror::Error)]
+pub enum TopicError {
+    #[error("topic '{0}' already exists")]
+    AlreadyExists(String),
+    #[error("topic '{0}' does not exist")]
+    Unknown(String),
+    #[error("{0}")]
+    InvalidName(String),
+    #[error("{0}")]
+    InvalidPartitions(String),
+    #[error("{0}")]
+    InvalidReplicationFactor(String),
+    #[error("{0}")]
+    InvalidConfig(String),
+    #[error("storage error: {0}")]
+    Storage(#[from] samsa_storage::LogError),
+    #[error("cannot write topic metadata: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl TopicError {
+    pub fn code(&self) -> i16 {
+        use kafka_protocol::ResponseError as E;
+        let e = match self {
+            TopicError::AlreadyExists(_) => E::TopicAlreadyExists,
+            TopicError::Unknown(_) => E::UnknownTopicOrPartition,
+            TopicError::InvalidName(_) => E::InvalidTopicException,
+            TopicError::InvalidPartitions(_) => E::InvalidPartitions,
+            TopicError::InvalidReplicationFactor(_) => E::InvalidReplicationFactor,
+            TopicError::InvalidConfig(_) => E::InvalidConfig,
+            TopicError::Storage(_) | TopicError::Io(_) => E::KafkaStorageError,
+        };
+        e.code()
+    }
+}
+
+#[derive(Serialize, Deserialize, Default)]
+struct MetadataFile {
+    version: u32,
+    topics: Vec<TopicRecord>,
+}
+
+#[derive(Serialize, Deserialize, Clone)]
+struct TopicRecord {
+    name: String,
+    id: Uuid,
+    partitions: i32,
+    #[serde(default)]
+    configs: TopicOverrides,
+}
+
+pub struct TopicRegistry {
+    topics: RwLock<HashMap<String, Arc<Topic>>>,
+    by_id: RwLock<HashMap<Uuid, Arc<Topic>>>,
+    log_dir: LogDir,
+    dir: PathBuf,
+    broker: BrokerConfig,
+    /// Serialises create/delete/alter so the metadata file and the logs agree.
+    admin: Mutex<()>,
+}
+
+impl TopicRegistry {
+    /// Opens the log directory, recovering every partition log, and matches logs to topics.
+    pub fn open(dir: &Path, broker: &BrokerConfig) -> anyhow::Result<TopicRegistry> {
+        std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;
+        let meta: MetadataFile = match std::fs::read(dir.join(METADATA_FILE)) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| anyhow::anyhow!("{} is corrupt: {e}", dir.join(METADATA_FILE).display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => MetadataFile { version: 1, topics: vec![] },
+            Err(e) => anyhow::bail!("cannot read {}: {e}", dir.join(METADATA_FILE).display()),
+        };
+        let records: HashMap<String, TopicRecord> = meta.topics.into_iter().map(|t| (t.name.clone(), t)).collect();
+        let (log_dir, logs) = LogDir::open(dir, |tp| match records.get(&tp.topic) {
+            Some(r) => topic_config::log_config(broker, &r.configs),
+            None => topic_config::log_config(broker, &TopicOverrides::new()),
+        })?;
+        let mut found: HashMap<TopicPartition, samsa_storage::Log> = logs.into_iter().collect();
+        let registry = TopicRegistry {
+            topics: RwLock::new(HashMap::new()),
+            by_id: RwLock::new(HashMap::new()),
+            log_dir,
+            dir: dir.to_path_buf(),
+            broker: broker.clone(),
+            admin: Mutex::new(()),
+        };
+        for r in records.values() {
+            let config = topic_config::log_config(broker, &r.configs);
+            let mut partitions = Vec::with_capacity(r.partitions as usize);
+            for i in 0..r.partitions {
+                let tp = TopicPartition::new(r.name.clone(), i);
+                let log = match found.remove(&tp) {
+                    Some(log) => log,
+                    None => {
+                        tracing::warn!("partition {tp} has no log directory; creating an empty one");
+                        registry.log_dir.create_log(&tp, config.clone())?
+                    }
+                };
+                partitions.push(Arc::new(Partition::new(tp, r.id, log, 0)));
+            }
+            let topic = Arc::new(Topic {
+                name: r.name.clone(),
+                id: r.id,
+                partitions,
+                overrides: RwLock::new(r.configs.clone()),
+            });
+            registry.insert(topic);
+        }
+        for (tp, _) in found {
+            tracing::warn!("log directory for {tp} belongs to no known topic; leaving it untouched");
+        }
+        Ok(registry)
+    }
+
+    fn insert(&self, topic: Arc<Topic>) {
+        self.by_id.write().insert(topic.id, topic.clone());
+        self.topics.write().insert(topic.name.clone(), topic);
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<Topic>> {
+        self.topics.read().get(name).cloned()
+    }
+
+    pub fn get_by_id(&self, id: &Uuid) -> Option<Arc<Topic>> {
+        self.by_id.read().get(id).cloned()
+    }
+
+    pub fn all(&self) -> Vec<Arc<Topic>> {
+        let mut v: Vec<_> = self.topics.read().values().cloned().collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
+    pub fn log_dir(&self) -> &LogDir {
+        &self.log_dir
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Checks a CreateTopics request without creating anything.
+    pub fn validate_new(&self, name: &str, partitions: i32, replication_factor: i16, overrides: &TopicOverrides) -> Result<(), TopicError> {
+        if !samsa_storage::is_valid_topic_name(name) {
+            return Err(TopicError::InvalidName(format!(
+                "topic name '{name}' is illegal: it must be 1 to 249 characters of [a-zA-Z0-9._-] and not '.' or '..'"
+            )));
+        }
+        if self.topics.read().contains_key(name) {
+            return Err(TopicError::AlreadyExists(name.to_string()));
+        }
+        if let Some(other) = self.topics.read().keys().find(|t| t.as_str() != name && t.replace('.', "_") == name.replace('.', "_")) {
+            return Err(TopicError::InvalidName(format!(
+                "topic '{name}' collides with existing topic '{other}' ('.' and '_' are interchangeable in metric names)"
+            )));
+        }
+        if !(1..=PARTITIONS_PER_TOPIC_MAX).contains(&partitions) {
+            return Err(TopicError::InvalidPartitions(format!(
+                "number of partitions must be between 1 and {PARTITIONS_PER_TOPIC_MAX}, got {partitions}"
+            )));
+        }
+        if replication_factor != 1 {
+            return Err(TopicError::InvalidReplicationFactor(format!(
+                "replication factor: {replication_factor} larger than available brokers: 1"
+            )));
+        }
+        for (k, v) in overrides {
+            topic_config::validate_value(k, v).map_err(TopicError::InvalidConfig)?;
+        }
+        Ok(())
+    }
+
+    /// Creates a topic (after [`validate_new`](Self::validate_new)'s checks).
+    pub fn create(&self, name: &str, partitions: i32, replication_factor: i16, overrides: TopicOverrides) -> Result<Arc<Topic>, TopicError> {
+        let _admin = self.admin.lock();
+        self.validate_new(name, partitions, replication_factor, &overrides)?;
+        let id = Uuid::new_v4();
+        let config = topic_config::log_config(&self.broker, &overrides);
+        let mut parts = Vec::with_capacity(partitions as usize);
+        for i in 0..partitions {
+            let tp = TopicPartition::new(name, i);
+            let log = self.log_dir.create_log(&tp, config.clone())?;
+            parts.push(Arc::new(Partition::new(tp, id, log, 0)));
+        }
+        let topic = Arc::new(Topic { name: name.to_string(), id, partitions: parts, overrides: RwLock::new(overrides) });
+        self.insert(topic.clone());
+        self.persist()?;
+        tracing::info!(topic = name, partitions, "created topic");
+        Ok(topic)
+    }
+
+    /// Deletes a topic and its logs.
+    pub fn delete(&self, name: &str) -> Result<Uuid, TopicError> {
+        let _admin = self.admin.lock();
+        let topic = self.topics.write().remove(name).ok_or_else(|| TopicError::Unknown(name.to_string()))?;
+        self.by_id.write().remove(&topic.id);
+        self.persist()?;
+        for p in &topic.partitions {
+            p.delete_log(&self.log_dir)?;
+        }
+        tracing::info!(topic = name, "deleted topic");
+        Ok(topic.id)
+    }
+
+    /// Grows a topic to `total` partitions.
+    pub fn add_partitions(&self, name: &str, total: i32, validate_only: bool) -> Result<(), TopicError> {
+        let _admin = self.admin.lock();
+        let topic = self.get(name).ok_or_else(|| TopicError::Unknown(name.to_string()))?;
+        let current = topic.partitions.len() as i32;
+        if total <= current {
+            return Err(TopicError::InvalidPartitions(format!(
+                "topic '{name}' currently has {current} partitions, {total} would not be an increase"
+            )));
+        }
+        if total > PARTITIONS_PER_TOPIC_MAX {
+            return Err(TopicError::InvalidPartitions(format!("number of partitions must be at most {PARTITIONS_PER_TOPIC_MAX}")));
+        }
+        if validate_only {
+            return Ok(());
+        }
+        let overrides = topic.overrides.read().clone();
+        let config = topic_config::log_config(&self.broker, &overrides);
+        let mut parts = topic.partitions.clone();
+        for i in current..total {
+            let tp = TopicPartition::new(name, i);
+            let log = self.log_dir.create_log(&tp, config.clone())?;
+            parts.push(Arc::new(Partition::new(tp, topic.id, log, 0)));
+        }
+        let grown = Arc::new(Topic { name: topic.name.clone(), id: topic.id, partitions: parts, overrides: RwLock::new(overrides) });
+        self.insert(grown);
+        self.persist()?;
+        tracing::info!(topic = name, partitions = total, "added partitions");
+        Ok(())
+    }
+
+    /// Replaces a topic's overrides (validated) and applies them to its logs.
+    pub fn set_overrides(&self, name: &str, overrides: TopicOverrides, validate_only: bool) -> Result<(), TopicError> {
+        let _admin = self.admin.lock();
+        let topic = self.get(name).ok_or_else(|| TopicError::Unknown(name.to_string()))?;
+        for (k, v) in &overrides {
+            topic_config::validate_value(k, v).map_err(TopicError::InvalidConfig)?;
+        }
+        if validate_only {
+            return Ok(());
+        }
+        let config = topic_config::log_config(&self.broker, &overrides);
+        *topic.overrides.write() = overrides;
+        for p in &topic.partitions {
+            p.set_config(config.clone());
+        }
+        self.persist()?;
+        Ok(())
+    }
+
+    fn persist(&self) -> std::io::Result<()> {
+        let mut topics: Vec<TopicRecord> = self
+            .topics
+            .read()
+            .values()
+            .map(|t| TopicRecord {
+                name: t.name.clone(),
+                id: t.id,
+                partitions: t.partitions.len() as i32,
+                configs: t.overrides.read().clone(),
+            })
+            .collect();
+        topics.sort_by(|a, b| a.name.cmp(&b.name));
+        let bytes = serde_json::to_vec_pretty(&MetadataFile { version: 1, topics }).expect("serialisable");
+        write_atomically(&self.dir, METADATA_FILE, &bytes)
+    }
+}
+
+/// Writes `dir/name` so that a crash leaves either the old or the new content.
+pub fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = dir.join(format!("{name}.tmp"));
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, dir.join(name))?;
+    std::fs::File::open(dir)?.sync_all()
+}
