@@ -1,0 +1,225 @@
+//! Hostile and broken input: each gets its documented treatment (the connection is closed, or
+//! the partition answers with an error) while another client keeps working.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use common::*;
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::{ApiKey, ApiVersionsResponse, ProduceRequest, ProduceResponse, RequestHeader, ResponseHeader, TopicName};
+use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use kafka_protocol::records::{Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType};
+
+fn connect(broker: &Broker) -> TcpStream {
+    let s = TcpStream::connect(broker.bootstrap()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s
+}
+
+/// True when the broker closed the connection (EOF or reset) without answering.
+fn closed_without_answer(s: &mut TcpStream) -> bool {
+    let mut buf = [0u8; 64];
+    match s.read(&mut buf) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => matches!(e.kind(), std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe),
+    }
+}
+
+fn request(key: ApiKey, version: i16, correlation_id: i32, body: &impl Encodable) -> Vec<u8> {
+    let mut buf = BytesMut::new();
+    buf.put_i32(0);
+    let mut h = RequestHeader::default();
+    h.request_api_key = key as i16;
+    h.request_api_version = version;
+    h.correlation_id = correlation_id;
+    h.client_id = Some(StrBytes::from_static_str("bad-input-test"));
+    h.encode(&mut buf, key.request_header_version(version)).unwrap();
+    body.encode(&mut buf, version).unwrap();
+    let len = (buf.len() - 4) as i32;
+    buf[..4].copy_from_slice(&len.to_be_bytes());
+    buf.to_vec()
+}
+
+fn read_response(s: &mut TcpStream) -> Bytes {
+    let mut size = [0u8; 4];
+    s.read_exact(&mut size).expect("response size");
+    let mut body = vec![0u8; i32::from_be_bytes(size) as usize];
+    s.read_exact(&mut body).expect("response body");
+    Bytes::from(body)
+}
+
+/// Another client still produces and reads metadata.
+fn broker_still_serves(broker: &Broker, topic: &str) {
+    let producer = producer(broker, &[]);
+    let acks = produce_all(&producer, topic, &[(None, b"still alive".to_vec())], Some(0));
+    assert_eq!(acks.len(), 1);
+}
+
+#[test]
+fn broken_frames_close_only_their_connection() {
+    let broker = Broker::start();
+    create_topic(&broker, "ok", 1, &[]);
+    let mut bystander = connect(&broker);
+
+    // A 2 GB size prefix: refused before anything is buffered.
+    let mut s = connect(&broker);
+    s.write_all(&(2_000_000_000i32).to_be_bytes()).unwrap();
+    assert!(closed_without_answer(&mut s), "2 GB frame");
+
+    // A negative size.
+    let mut s = connect(&broker);
+    s.write_all(&(-1i32).to_be_bytes()).unwrap();
+    assert!(closed_without_answer(&mut s), "negative size");
+
+    // Garbage inside a well-sized frame.
+    let mut s = connect(&broker);
+    let mut garbage = (40i32).to_be_bytes().to_vec();
+    garbage.extend((0..40u8).map(|i| i.wrapping_mul(37).wrapping_add(11)));
+    s.write_all(&garbage).unwrap();
+    assert!(closed_without_answer(&mut s), "garbage frame");
+
+    // A frame too short to hold a request header.
+    let mut s = connect(&broker);
+    s.write_all(&[0, 0, 0, 3, 0, 18, 0]).unwrap();
+    assert!(closed_without_answer(&mut s), "short frame");
+
+    // An unknown API key.
+    let mut s = connect(&broker);
+    s.write_all(&[0, 0, 0, 10, 0x7f, 0x00, 0, 0, 0, 0, 0, 1, 0xff, 0xff]).unwrap();
+    assert!(closed_without_answer(&mut s), "unknown api key");
+
+    // A Metadata version we do not serve.
+    let mut s = connect(&broker);
+    s.write_all(&[0, 0, 0, 10, 0, 3, 0, 99, 0, 0, 0, 1, 0xff, 0xff]).unwrap();
+    assert!(closed_without_answer(&mut s), "unsupported version");
+
+    // The bystander connection was never disturbed.
+    bystander.write_all(&request(ApiKey::ApiVersions, 3, 5, &kafka_protocol::messages::ApiVersionsRequest::default())).unwrap();
+    let mut resp = read_response(&mut bystander);
+    assert_eq!(ResponseHeader::decode(&mut resp, 0).unwrap().correlation_id, 5);
+    broker_still_serves(&broker, "ok");
+    let log = broker.log_lines().join("\n");
+    assert!(log.contains("closing connection"), "the reason is logged:\n{log}");
+}
+
+#[test]
+fn too_new_api_versions_gets_error_35_and_the_supported_ranges() {
+    let broker = Broker::start();
+    let mut s = connect(&broker);
+    // ApiVersions v99 with a body the broker cannot know.
+    s.write_all(&[0, 0, 0, 12, 0, 18, 0, 99, 0, 0, 0, 9, 0xff, 0xff, 0, 0]).unwrap();
+    let mut resp = read_response(&mut s);
+    assert_eq!(resp.get_i32(), 9, "correlation id (header v0)");
+    let body = ApiVersionsResponse::decode(&mut resp, 0).unwrap();
+    assert_eq!(body.error_code, 35);
+    let produce = body.api_keys.iter().find(|k| k.api_key == 0).expect("Produce advertised");
+    assert_eq!((produce.min_version, produce.max_version), (0, 13));
+}
+
+fn batch(values: &[&str]) -> Bytes {
+    let records: Vec<Record> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Record {
+            transactional: false,
+            control: false,
+            delete_horizon: false,
+            partition_leader_epoch: 0,
+            producer_id: -1,
+            producer_epoch: -1,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            sequence: -1,
+            timestamp: 1_700_000_000_000,
+            key: None,
+            value: Some(Bytes::copy_from_slice(v.as_bytes())),
+            headers: Default::default(),
+        })
+        .collect();
+    let mut buf = BytesMut::new();
+    RecordBatchEncoder::encode(&mut buf, records.iter(), &RecordEncodeOptions { version: 2, compression: Compression::None }).unwrap();
+    buf.freeze()
+}
+
+fn produce_request(topic: &str, records: Bytes) -> ProduceRequest {
+    let mut pd = PartitionProduceData::default();
+    pd.index = 0;
+    pd.records = Some(records);
+    let mut td = TopicProduceData::default();
+    td.name = TopicName(StrBytes::from_string(topic.into()));
+    td.partition_data = vec![pd];
+    let mut req = ProduceRequest::default();
+    req.acks = 1;
+    req.timeout_ms = 5000;
+    req.topic_data = vec![td];
+    req
+}
+
+fn produce_error(s: &mut TcpStream, version: i16, req: &ProduceRequest) -> i16 {
+    s.write_all(&request(ApiKey::Produce, version, 77, req)).unwrap();
+    let mut resp = read_response(s);
+    let header = ResponseHeader::decode(&mut resp, ApiKey::Produce.response_header_version(version)).unwrap();
+    assert_eq!(header.correlation_id, 77);
+    let body = ProduceResponse::decode(&mut resp, version).unwrap();
+    body.responses[0].partition_responses[0].error_code
+}
+
+#[test]
+fn a_corrupt_crc_is_corrupt_message_for_that_partition_only() {
+    let broker = Broker::start();
+    create_topic(&broker, "crc", 1, &[]);
+    let mut s = connect(&broker);
+    let good = batch(&["a", "b", "c"]);
+    let mut bad = good.to_vec();
+    let last = bad.len() - 1;
+    bad[last] ^= 0xff; // inside the CRC-covered part
+    assert_eq!(produce_error(&mut s, 9, &produce_request("crc", Bytes::from(bad))), 2, "CORRUPT_MESSAGE");
+    // Same connection, a good batch: accepted at offset 0 (nothing of the bad one was kept).
+    assert_eq!(produce_error(&mut s, 9, &produce_request("crc", good)), 0);
+    let consumer = assigned_consumer(&broker, "crc", &[0], rdkafka::topic_partition_list::Offset::Beginning);
+    let got = consume_n(&consumer, 3, Duration::from_secs(20));
+    assert_eq!(got.iter().map(|g| g.offset).collect::<Vec<_>>(), vec![0, 1, 2]);
+    // Truncated batch bytes are refused the same way.
+    assert_eq!(produce_error(&mut s, 9, &produce_request("crc", batch(&["x"]).slice(..30))), 2);
+}
+
+#[test]
+fn legacy_produce_versions_are_answered_unsupported_version() {
+    let broker = Broker::start();
+    create_topic(&broker, "legacy", 1, &[]);
+    let mut s = connect(&broker);
+    // Produce v2: acks, timeout, [topic, [partition, message set]].
+    let mut body = BytesMut::new();
+    body.put_i16(1);
+    body.put_i32(1000);
+    body.put_i32(1);
+    body.put_i16(6);
+    body.put_slice(b"legacy");
+    body.put_i32(1);
+    body.put_i32(0);
+    body.put_i32(4);
+    body.put_slice(&[1, 2, 3, 4]);
+    let mut frame = BytesMut::new();
+    frame.put_i32(0);
+    frame.put_i16(0);
+    frame.put_i16(2);
+    frame.put_i32(31);
+    frame.put_i16(-1);
+    frame.put_slice(&body);
+    let len = (frame.len() - 4) as i32;
+    frame[..4].copy_from_slice(&len.to_be_bytes());
+    s.write_all(&frame).unwrap();
+    let mut resp = read_response(&mut s);
+    assert_eq!(resp.get_i32(), 31);
+    assert_eq!(resp.get_i32(), 1, "one topic");
+    let name_len = resp.get_i16() as usize;
+    assert_eq!(&resp.split_to(name_len)[..], b"legacy");
+    assert_eq!(resp.get_i32(), 1, "one partition");
+    assert_eq!(resp.get_i32(), 0);
+    assert_eq!(resp.get_i16(), 35, "UNSUPPORTED_VERSION");
+}

@@ -1,0 +1,124 @@
+//! Client helpers shared by the compatibility tests (rdkafka = librdkafka through Rust).
+#![allow(dead_code, unused_imports)]
+
+use std::time::Duration;
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::{BorrowedMessage, Message};
+use rdkafka::producer::{FutureProducer, FutureRecord};
+use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
+
+pub use compat_tests::{Broker, BrokerOptions};
+
+pub fn client_config(broker: &Broker) -> ClientConfig {
+    let mut c = ClientConfig::new();
+    c.set("bootstrap.servers", broker.bootstrap());
+    c
+}
+
+pub fn producer(broker: &Broker, extra: &[(&str, &str)]) -> FutureProducer {
+    let mut c = client_config(broker);
+    c.set("message.timeout.ms", "30000").set("linger.ms", "5");
+    for (k, v) in extra {
+        c.set(*k, *v);
+    }
+    c.create().expect("producer")
+}
+
+pub fn admin(broker: &Broker) -> AdminClient<DefaultClientContext> {
+    client_config(broker).create().expect("admin client")
+}
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+pub fn create_topic(broker: &Broker, name: &str, partitions: i32, configs: &[(&str, &str)]) {
+    let admin = admin(broker);
+    let mut t = NewTopic::new(name, partitions, TopicReplication::Fixed(1));
+    for (k, v) in configs {
+        t = t.set(k, v);
+    }
+    let res = runtime().block_on(admin.create_topics(&[t], &AdminOptions::new())).expect("create_topics");
+    for r in res {
+        r.unwrap_or_else(|(t, e)| panic!("create topic {t}: {e}"));
+    }
+}
+
+/// Produces `(key, value)` pairs to `topic`, waiting for every acknowledgement; returns
+/// (partition, offset) per record.
+pub fn produce_all(producer: &FutureProducer, topic: &str, records: &[(Option<Vec<u8>>, Vec<u8>)], partition: Option<i32>) -> Vec<(i32, i64)> {
+    runtime().block_on(async {
+        let futures: Vec<_> = records
+            .iter()
+            .map(|(k, v)| {
+                let mut rec: FutureRecord<'_, [u8], [u8]> = FutureRecord::to(topic).payload(&v[..]);
+                if let Some(k) = k {
+                    rec = rec.key(&k[..]);
+                }
+                if let Some(p) = partition {
+                    rec = rec.partition(p);
+                }
+                producer.send(rec, Duration::from_secs(30))
+            })
+            .collect();
+        let mut out = Vec::with_capacity(futures.len());
+        for f in futures {
+            let d = f.await.unwrap_or_else(|(e, _)| panic!("produce failed: {e}"));
+            out.push((d.partition, d.offset));
+        }
+        out
+    })
+}
+
+/// A consumer with no group, for assigned-partition reads.
+pub fn assigned_consumer(broker: &Broker, topic: &str, partitions: &[i32], from: Offset) -> BaseConsumer {
+    let mut c = client_config(broker);
+    c.set("group.id", "unused-assign-only").set("enable.auto.commit", "false").set("enable.partition.eof", "false");
+    let consumer: BaseConsumer = c.create().expect("consumer");
+    let mut tpl = TopicPartitionList::new();
+    for p in partitions {
+        tpl.add_partition_offset(topic, *p, from).unwrap();
+    }
+    consumer.assign(&tpl).expect("assign");
+    consumer
+}
+
+/// A consumed record, owned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Got {
+    pub partition: i32,
+    pub offset: i64,
+    pub key: Option<Vec<u8>>,
+    pub value: Vec<u8>,
+    pub timestamp: Option<i64>,
+}
+
+impl Got {
+    pub fn from(m: &BorrowedMessage<'_>) -> Got {
+        Got {
+            partition: m.partition(),
+            offset: m.offset(),
+            key: m.key().map(|k| k.to_vec()),
+            value: m.payload().unwrap_or_default().to_vec(),
+            timestamp: m.timestamp().to_millis(),
+        }
+    }
+}
+
+/// Polls until `n` records arrived (or panics after `timeout`).
+pub fn consume_n(consumer: &BaseConsumer, n: usize, timeout: Duration) -> Vec<Got> {
+    let deadline = std::time::Instant::now() + timeout;
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        assert!(std::time::Instant::now() < deadline, "consumed {} of {n} records before the timeout", out.len());
+        if let Some(r) = consumer.poll(Duration::from_millis(100)) {
+            let m = r.unwrap_or_else(|e| panic!("consume error: {e}"));
+            out.push(Got::from(&m));
+        }
+    }
+    out
+}

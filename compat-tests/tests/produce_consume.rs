@@ -1,0 +1,119 @@
+//! Produce and fetch through librdkafka (the `rdkafka` crate) against the real binary.
+
+mod common;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use common::*;
+use rdkafka::consumer::Consumer;
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::producer::FutureRecord;
+use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
+
+#[test]
+fn keyed_records_keep_per_key_order_across_eight_partitions() {
+    let broker = Broker::start();
+    create_topic(&broker, "orders", 8, &[]);
+    let producer = producer(&broker, &[]);
+    let records: Vec<_> = (0..2000).map(|i| (Some(format!("key-{}", i % 37).into_bytes()), format!("{i}").into_bytes())).collect();
+    let acks = produce_all(&producer, "orders", &records, None);
+    let used: std::collections::HashSet<i32> = acks.iter().map(|(p, _)| *p).collect();
+    assert!(used.len() > 1, "keys should spread over partitions, got {used:?}");
+
+    let consumer = assigned_consumer(&broker, "orders", &(0..8).collect::<Vec<_>>(), Offset::Beginning);
+    let got = consume_n(&consumer, records.len(), Duration::from_secs(60));
+    let mut last_seen: HashMap<Vec<u8>, (i32, i64)> = HashMap::new();
+    for g in &got {
+        let key = g.key.clone().unwrap();
+        let value: i64 = String::from_utf8(g.value.clone()).unwrap().parse().unwrap();
+        if let Some((partition, prev)) = last_seen.get(&key) {
+            assert_eq!(*partition, g.partition, "one key, one partition");
+            assert!(value > *prev, "key {:?}: {value} after {prev}", String::from_utf8_lossy(&key));
+        }
+        last_seen.insert(key, (g.partition, value));
+    }
+    assert_eq!(last_seen.len(), 37);
+}
+
+#[test]
+fn every_compression_codec_round_trips() {
+    let broker = Broker::start();
+    for codec in ["none", "gzip", "snappy", "lz4", "zstd"] {
+        let topic = format!("codec-{codec}");
+        create_topic(&broker, &topic, 1, &[]);
+        let producer = producer(&broker, &[("compression.type", codec), ("linger.ms", "20")]);
+        let records: Vec<_> = (0..500).map(|i| (None, format!("{codec} record {i} {}", "x".repeat(i % 100)).into_bytes())).collect();
+        let acks = produce_all(&producer, &topic, &records, Some(0));
+        assert_eq!(acks.last().unwrap().1, 499, "{codec}: offsets are dense from 0");
+        let consumer = assigned_consumer(&broker, &topic, &[0], Offset::Beginning);
+        let got = consume_n(&consumer, records.len(), Duration::from_secs(30));
+        for (i, g) in got.iter().enumerate() {
+            assert_eq!(g.offset, i as i64, "{codec}");
+            assert_eq!(g.value, records[i].1, "{codec}: record {i}");
+        }
+    }
+}
+
+#[test]
+fn one_megabyte_records_round_trip() {
+    let broker = Broker::start_with(BrokerOptions::default().prop("message.max.bytes", 3 * 1024 * 1024));
+    create_topic(&broker, "big", 1, &[]);
+    let producer = producer(&broker, &[("message.max.bytes", "4000000")]);
+    let records: Vec<_> = (0..5u8).map(|i| (None, vec![i; 1024 * 1024])).collect();
+    produce_all(&producer, "big", &records, Some(0));
+    let mut c = client_config(&broker);
+    c.set("group.id", "unused").set("fetch.message.max.bytes", "1048576");
+    let consumer: rdkafka::consumer::BaseConsumer = c.create().unwrap();
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition_offset("big", 0, Offset::Beginning).unwrap();
+    consumer.assign(&tpl).unwrap();
+    let got = consume_n(&consumer, 5, Duration::from_secs(30));
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(g.value.len(), 1024 * 1024);
+        assert!(g.value.iter().all(|b| *b == i as u8));
+    }
+}
+
+#[test]
+fn a_record_over_max_message_bytes_is_refused_and_the_broker_keeps_serving() {
+    let broker = Broker::start();
+    create_topic(&broker, "small", 1, &[("max.message.bytes", "10000")]);
+    let producer = producer(&broker, &[("message.max.bytes", "2000000"), ("compression.type", "none")]);
+    let big = vec![7u8; 50_000];
+    let rt = runtime();
+    let result = rt.block_on(producer.send(FutureRecord::<(), [u8]>::to("small").payload(&big[..]), Duration::from_secs(10)));
+    match result {
+        Err((KafkaError::MessageProduction(RDKafkaErrorCode::MessageSizeTooLarge), _)) => {}
+        other => panic!("expected MESSAGE_TOO_LARGE, got {other:?}"),
+    }
+    let acks = produce_all(&producer, "small", &[(None, b"fits".to_vec())], Some(0));
+    assert_eq!(acks, vec![(0, 0)]);
+}
+
+#[test]
+fn list_offsets_by_timestamp_finds_the_first_record_at_or_after_it() {
+    let broker = Broker::start();
+    create_topic(&broker, "times", 1, &[]);
+    let producer = producer(&broker, &[("linger.ms", "0")]);
+    let rt = runtime();
+    let base = 1_700_000_000_000i64;
+    for i in 0..100i64 {
+        let payload = format!("{i}");
+        let rec = FutureRecord::<(), str>::to("times").payload(&payload).partition(0).timestamp(base + i * 1000);
+        rt.block_on(producer.send(rec, Duration::from_secs(10))).unwrap();
+    }
+    let consumer = assigned_consumer(&broker, "times", &[0], Offset::Beginning);
+    let ask = |ts: i64| {
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition_offset("times", 0, Offset::Offset(ts)).unwrap();
+        let r = consumer.offsets_for_times(tpl, Duration::from_secs(10)).unwrap();
+        r.find_partition("times", 0).unwrap().offset()
+    };
+    assert_eq!(ask(base), Offset::Offset(0));
+    assert_eq!(ask(base + 42_000), Offset::Offset(42));
+    assert_eq!(ask(base + 41_500), Offset::Offset(42));
+    assert_eq!(ask(base + 1_000_000), Offset::End);
+    let (low, high) = consumer.fetch_watermarks("times", 0, Duration::from_secs(10)).unwrap();
+    assert_eq!((low, high), (0, 100));
+}

@@ -1,0 +1,29 @@
+//! kafka-python and confluent-kafka (from PyPI, installed into .venv by scripts/test) against
+//! the real binary. Each Python script exits non-zero with a message when a check fails.
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+
+fn run_script(broker: &Broker, script: &str, args: &[&str]) {
+    let path = compat_tests::workspace_root().join("compat-tests/python").join(script);
+    let mut cmd = Command::new(compat_tests::python());
+    cmd.arg(&path).arg(broker.bootstrap()).args(args);
+    let (status, out, err) = compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(180)).unwrap();
+    assert!(status.success(), "{script} failed ({status}):\nstdout:\n{out}\nstderr:\n{err}");
+}
+
+#[test]
+fn kafka_python_produces_consumes_and_administers() {
+    let broker = Broker::start();
+    run_script(&broker, "kafka_python_basic.py", &[]);
+}
+
+#[test]
+fn confluent_kafka_produces_consumes_and_administers() {
+    let broker = Broker::start();
+    run_script(&broker, "confluent_kafka_basic.py", &[]);
+}
