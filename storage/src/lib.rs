@@ -64,6 +64,7 @@
 
 pub mod batch;
 mod checkpoint;
+pub mod compaction;
 pub mod compression;
 mod config;
 mod error;
@@ -86,6 +87,7 @@ pub use checkpoint::{
 pub use config::{is_valid_topic_name, CleanupPolicy, LogConfig, TimestampType, TopicPartition};
 pub use error::LogError;
 pub use group_commit::{GroupCommit, SyncRequest};
+pub use log::OPEN_CLOSED_SEGMENTS_MAX;
 pub use log::{
     AppendInfo, Log, LogSlice, MaintenanceReport, PartitionCheckpoint, EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP, MAX_TIMESTAMP,

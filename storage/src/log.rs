@@ -176,25 +176,25 @@ fn read_at_most(file: &File, buf: &mut [u8], position: u64) -> io::Result<usize>
 }
 
 pub struct Log {
-    tp: TopicPartition,
-    dir: PathBuf,
-    config: LogConfig,
-    segments: BTreeMap<i64, Segment>,
-    log_start_offset: i64,
-    high_watermark: i64,
-    flush: Arc<FlushState>,
+    pub(crate) tp: TopicPartition,
+    pub(crate) dir: PathBuf,
+    pub(crate) config: LogConfig,
+    pub(crate) segments: BTreeMap<i64, Segment>,
+    pub(crate) log_start_offset: i64,
+    pub(crate) high_watermark: i64,
+    pub(crate) flush: Arc<FlushState>,
     /// Segments that rolled before they were flushed: (their end offset, files to sync).
-    pending_sync: Vec<(i64, Vec<Arc<File>>)>,
-    epochs: LeaderEpochCache,
-    tail: TailCache,
-    unflushed_messages: u64,
-    last_flush_ms: i64,
-    group_commit: Option<Arc<GroupCommit>>,
+    pub(crate) pending_sync: Vec<(i64, Vec<Arc<File>>)>,
+    pub(crate) epochs: LeaderEpochCache,
+    pub(crate) tail: TailCache,
+    pub(crate) unflushed_messages: u64,
+    pub(crate) last_flush_ms: i64,
+    pub(crate) group_commit: Option<Arc<GroupCommit>>,
     /// Set when a failed append could not be rolled back; appends are refused until reopen.
-    failed: Option<String>,
-    open_closed: VecDeque<i64>,
-    fault_next_append: Option<usize>,
-    metas: Vec<BatchMeta>,
+    pub(crate) failed: Option<String>,
+    pub(crate) open_closed: VecDeque<i64>,
+    pub(crate) fault_next_append: Option<usize>,
+    pub(crate) metas: Vec<BatchMeta>,
 }
 
 fn wall_clock_ms() -> i64 {
@@ -330,7 +330,15 @@ impl Log {
             }
         }
         let config = self.config.clone();
-        self.active_mut().open(&config)?;
+        let active = self.active_mut();
+        active.open(&config)?;
+        // segment.ms counts from the first batch (Kafka's `rollingBasedTimestamp`), not from the
+        // file's mtime, which every append refreshes.
+        if let Some(h) = active.header_at(0)? {
+            if h.max_timestamp > 0 {
+                active.created_ms = h.max_timestamp;
+            }
+        }
         Ok(())
     }
 
@@ -413,14 +421,14 @@ impl Log {
             .next_back()
             .expect("a log always has an active segment")
     }
-    fn active_base(&self) -> i64 {
+    pub(crate) fn active_base(&self) -> i64 {
         *self
             .segments
             .keys()
             .next_back()
             .expect("a log always has an active segment")
     }
-    fn io(&self, what: &str, e: io::Error) -> LogError {
+    pub(crate) fn io(&self, what: &str, e: io::Error) -> LogError {
         LogError::io(&self.tp, what, e)
     }
 
@@ -591,6 +599,17 @@ impl Log {
             .map_err(|e| self.io("roll a segment", e))?;
         self.segments.insert(leo, seg);
         self.note_open(active_base);
+        // Like Kafka's roll, flush the finished segment in the background: the recovery point
+        // keeps up with rolls even when flush.messages / flush.ms never fire.
+        self.prune_pending_sync();
+        let req = self.sync_request(leo);
+        if !req.is_noop() {
+            let gc = self
+                .group_commit
+                .clone()
+                .unwrap_or_else(GroupCommit::shared);
+            drop(gc.submit(req));
+        }
         tracing::debug!(partition = %self.tp, base_offset = leo, "rolled a new segment");
         Ok(())
     }
@@ -613,7 +632,7 @@ impl Log {
         }
     }
 
-    fn open_segment(&mut self, base: i64) -> Result<(), LogError> {
+    pub(crate) fn open_segment(&mut self, base: i64) -> Result<(), LogError> {
         let config = self.config.clone();
         let seg = self.segments.get_mut(&base).expect("segment exists");
         if !seg.is_open() {

@@ -615,6 +615,20 @@ impl Segment {
         Ok(result)
     }
 
+    /// Re-reads the segment after its `.log` was replaced (compaction swap): rebuilds both
+    /// indexes from the new bytes and syncs them.
+    pub fn reload(&mut self, config: &LogConfig, max_last_offset: i64) -> io::Result<()> {
+        self.files = None;
+        self.size = fs::metadata(self.log_path())?.len();
+        let next_offset = self.next_offset;
+        self.open(config)?;
+        self.recover(None, max_last_offset)?;
+        self.flush()?;
+        // A closed segment's `next_offset` stays the next segment's base (gaps are fine).
+        self.next_offset = next_offset;
+        Ok(())
+    }
+
     /// Deletes the segment's files. Open handles (`LogSlice`s) keep the data readable.
     pub fn delete_files(mut self) -> io::Result<()> {
         self.files = None;
