@@ -61,3 +61,35 @@
 //! pub enum LogError { OffsetOutOfRange{..}, CorruptBatch(String), InvalidRecord(String),
 //!     MessageTooLarge{..}, Storage(io::Error), .. }   // thiserror; messages name the partition and the limit
 //! ```
+
+pub mod batch;
+mod checkpoint;
+pub mod compaction;
+pub mod compression;
+mod config;
+mod error;
+mod group_commit;
+mod index;
+mod leader_epoch;
+mod log;
+mod log_dir;
+pub mod records;
+pub mod recovery;
+mod segment;
+mod tail_cache;
+#[doc(hidden)]
+pub mod test_support;
+
+pub use checkpoint::{
+    LEADER_EPOCH_CHECKPOINT, LOG_START_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_CHECKPOINT,
+};
+pub use config::{is_valid_topic_name, CleanupPolicy, LogConfig, TimestampType, TopicPartition};
+pub use error::LogError;
+pub use group_commit::{GroupCommit, SyncRequest};
+pub use log::OPEN_CLOSED_SEGMENTS_MAX;
+pub use log::{
+    AppendInfo, Log, LogSlice, MaintenanceReport, PartitionCheckpoint, EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP, MAX_TIMESTAMP,
+};
+pub use log_dir::{LogDir, CLEAN_SHUTDOWN_FILE};

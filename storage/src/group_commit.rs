@@ -1,0 +1,248 @@
+//! Group commit: one background thread that fdatasyncs segment files for every log, so that
+//! fsync never blocks a thread serving sockets and one fdatasync acknowledges every append
+//! that was waiting when it started.
+//!
+//! The thread takes everything queued, fdatasyncs each distinct file once, then advances each
+//! log's flushed offset and completes every waiter. A request names every file it needs —
+//! segments that rolled while unflushed as well as the active one — so a flushed offset never
+//! passes data that is not on disk.
+//!
+//! Invariants: a flushed offset only moves forward within one log generation (truncation
+//! starts a new generation, and completions from an older one are ignored); the queue holds at
+//! most `QUEUE_DEPTH_MAX` waiters, beyond which `submit` fails at once instead of growing.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
+
+use parking_lot::{Condvar, Mutex};
+use tokio::sync::oneshot;
+
+use crate::error::LogError;
+
+/// Waiters the queue may hold.
+pub const QUEUE_DEPTH_MAX: usize = 1 << 20;
+
+/// The flushed offset of one log, shared with the group-commit thread.
+#[derive(Debug)]
+pub(crate) struct FlushState {
+    inner: Mutex<FlushInner>,
+}
+
+#[derive(Debug)]
+struct FlushInner {
+    generation: u64,
+    flushed: i64,
+}
+
+impl FlushState {
+    pub fn new(flushed: i64) -> Arc<FlushState> {
+        Arc::new(FlushState {
+            inner: Mutex::new(FlushInner {
+                generation: 0,
+                flushed,
+            }),
+        })
+    }
+    pub fn flushed(&self) -> i64 {
+        self.inner.lock().flushed
+    }
+    pub fn generation(&self) -> u64 {
+        self.inner.lock().generation
+    }
+    /// Everything below `up_to` is durable (if the log was not truncated since `generation`).
+    pub fn advance(&self, generation: u64, up_to: i64) {
+        let mut g = self.inner.lock();
+        if g.generation == generation && up_to > g.flushed {
+            g.flushed = up_to;
+        }
+    }
+    /// The log was truncated or reset: start a new generation with `flushed`.
+    pub fn reset(&self, flushed: i64) {
+        let mut g = self.inner.lock();
+        g.generation += 1;
+        g.flushed = flushed;
+    }
+}
+
+/// What must be fdatasync'd so that every offset below `up_to` of one log is durable.
+pub struct SyncRequest {
+    pub(crate) partition: String,
+    pub(crate) files: Vec<Arc<File>>,
+    pub(crate) up_to: i64,
+    pub(crate) generation: u64,
+    pub(crate) state: Arc<FlushState>,
+}
+
+impl SyncRequest {
+    /// The offset below which everything is durable once this request completes.
+    pub fn up_to(&self) -> i64 {
+        self.up_to
+    }
+    /// True when nothing needs syncing (already flushed).
+    pub fn is_noop(&self) -> bool {
+        self.files.is_empty() || self.up_to <= self.state.flushed()
+    }
+}
+
+impl std::fmt::Debug for SyncRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SyncRequest")
+            .field("partition", &self.partition)
+            .field("files", &self.files.len())
+            .field("up_to", &self.up_to)
+            .finish()
+    }
+}
+
+type Waiter = (SyncRequest, oneshot::Sender<Result<(), LogError>>);
+
+struct Shared {
+    queue: Mutex<Queue>,
+    wake: Condvar,
+}
+
+struct Queue {
+    waiters: Vec<Waiter>,
+    shutdown: bool,
+    /// fdatasync calls made so far (for tests and metrics).
+    syncs: u64,
+    /// Rounds (drains of the queue) so far.
+    rounds: u64,
+}
+
+/// The group-commit thread. Dropping the last handle drains the queue and stops the thread.
+pub struct GroupCommit {
+    shared: Arc<Shared>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl GroupCommit {
+    pub fn new() -> Arc<GroupCommit> {
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue {
+                waiters: Vec::new(),
+                shutdown: false,
+                syncs: 0,
+                rounds: 0,
+            }),
+            wake: Condvar::new(),
+        });
+        let for_thread = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("samsa-group-commit".into())
+            .spawn(move || run(&for_thread))
+            .expect("spawn the group-commit thread");
+        Arc::new(GroupCommit {
+            shared,
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// A process-wide instance, used by logs that were not given one (flush.messages and
+    /// flush.ms flushes).
+    pub fn shared() -> Arc<GroupCommit> {
+        static SHARED: OnceLock<Arc<GroupCommit>> = OnceLock::new();
+        SHARED.get_or_init(GroupCommit::new).clone()
+    }
+
+    /// Queues `req`; the receiver completes once its files are fdatasync'd (or at once when
+    /// nothing needs syncing).
+    pub fn submit(&self, req: SyncRequest) -> oneshot::Receiver<Result<(), LogError>> {
+        let (tx, rx) = oneshot::channel();
+        if req.is_noop() {
+            let _ = tx.send(Ok(()));
+            return rx;
+        }
+        let mut q = self.shared.queue.lock();
+        if q.shutdown || q.waiters.len() >= QUEUE_DEPTH_MAX {
+            let why = if q.shutdown {
+                "group commit is shut down"
+            } else {
+                "group commit queue is full"
+            };
+            let _ = tx.send(Err(LogError::Storage(std::io::Error::other(format!(
+                "{why} (limit {QUEUE_DEPTH_MAX} waiters) for {}",
+                req.partition
+            )))));
+            return rx;
+        }
+        q.waiters.push((req, tx));
+        drop(q);
+        self.shared.wake.notify_one();
+        rx
+    }
+
+    /// fdatasync calls made so far.
+    pub fn syncs(&self) -> u64 {
+        self.shared.queue.lock().syncs
+    }
+    /// Queue drains (group commits) so far.
+    pub fn rounds(&self) -> u64 {
+        self.shared.queue.lock().rounds
+    }
+}
+
+impl Drop for GroupCommit {
+    fn drop(&mut self) {
+        self.shared.queue.lock().shutdown = true;
+        self.shared.wake.notify_all();
+        if let Some(t) = self.thread.lock().take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn run(shared: &Shared) {
+    loop {
+        let batch = {
+            let mut q = shared.queue.lock();
+            while q.waiters.is_empty() && !q.shutdown {
+                shared.wake.wait(&mut q);
+            }
+            if q.waiters.is_empty() && q.shutdown {
+                return;
+            }
+            std::mem::take(&mut q.waiters)
+        };
+        // Each distinct file once, in the order first seen (a log's rolled segments first).
+        let mut seen: HashSet<*const File> = HashSet::new();
+        let mut failed: Vec<(*const File, std::io::Error)> = Vec::new();
+        let mut syncs = 0u64;
+        for (req, _) in &batch {
+            if req.up_to <= req.state.flushed() {
+                continue;
+            }
+            for f in &req.files {
+                let ptr = Arc::as_ptr(f);
+                if seen.insert(ptr) {
+                    syncs += 1;
+                    if let Err(e) = f.sync_data() {
+                        failed.push((ptr, e));
+                    }
+                }
+            }
+        }
+        for (req, tx) in batch {
+            let error = req
+                .files
+                .iter()
+                .find_map(|f| failed.iter().find(|(p, _)| *p == Arc::as_ptr(f)));
+            let result = match error {
+                None => {
+                    req.state.advance(req.generation, req.up_to);
+                    Ok(())
+                }
+                Some((_, e)) => Err(LogError::Storage(std::io::Error::new(
+                    e.kind(),
+                    format!("fdatasync for {}: {e}", req.partition),
+                ))),
+            };
+            let _ = tx.send(result);
+        }
+        let mut q = shared.queue.lock();
+        q.syncs += syncs;
+        q.rounds += 1;
+    }
+}

@@ -1,0 +1,1228 @@
+//! `Log`: one partition's log — a sequence of segments, the offsets that describe it, and
+//! every operation the broker performs on it (append, read, offset lookups, truncation,
+//! retention, compaction, flushing, close).
+//!
+//! Invariants:
+//! - segments are keyed by base offset; the last is the *active* segment, always open;
+//!   every other segment is closed or in the bounded LRU of open ones;
+//! - `log_start_offset <= log_end_offset`, `log_start_offset` lies in the first segment's range
+//!   or at its base, and the log end offset is the active segment's `next_offset`;
+//! - appended bytes reach the file with one `pwrite` before `append` returns (a SIGKILL after
+//!   it returns loses nothing); a failed write is cut back, so no partial batch is visible;
+//! - the flushed offset (everything below is fdatasync'd) never exceeds the log end offset.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fs::{self, File};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+
+use crate::batch::{self, BatchHeader, Compression, RecordBatch};
+use crate::checkpoint::LEADER_EPOCH_CHECKPOINT;
+use crate::compression;
+use crate::config::{LogConfig, TimestampType, TopicPartition};
+use crate::error::LogError;
+use crate::group_commit::{FlushState, GroupCommit, SyncRequest};
+use crate::leader_epoch::LeaderEpochCache;
+use crate::records;
+use crate::segment::{self, BatchMeta, Segment, NO_TIMESTAMP};
+use crate::tail_cache::{ReadBounds, TailCache};
+
+/// Closed segments a log keeps open at once (file handles and loaded indexes) besides the
+/// active one; older ones are closed least-recently-used first.
+pub const OPEN_CLOSED_SEGMENTS_MAX: usize = 8;
+/// Decompressed size limit when the log must look inside a compressed batch (key checks on
+/// compacted topics, record-level timestamp lookups, compaction).
+pub const DECOMPRESSED_BYTES_MAX: usize = 256 << 20;
+/// Batches in one append call.
+pub const APPEND_BATCHES_MAX: usize = 1 << 16;
+
+/// `ListOffsets` special timestamps.
+pub const EARLIEST_TIMESTAMP: i64 = -2;
+pub const LATEST_TIMESTAMP: i64 = -1;
+pub const MAX_TIMESTAMP: i64 = -3;
+
+/// The offsets the broker checkpoints for a partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartitionCheckpoint {
+    pub recovery_point: i64,
+    pub high_watermark: i64,
+    pub log_start_offset: i64,
+}
+
+/// The result of an append.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AppendInfo {
+    pub base_offset: i64,
+    pub last_offset: i64,
+    /// The append time for LogAppendTime topics, -1 for CreateTime.
+    pub log_append_time_ms: i64,
+    pub max_timestamp_ms: i64,
+    pub record_count: u32,
+}
+
+/// What `maintenance` did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MaintenanceReport {
+    pub rolled: bool,
+    pub deleted_segments: usize,
+    pub deleted_bytes: u64,
+    pub log_start_offset: i64,
+    pub flush_submitted: bool,
+}
+
+/// Hints from the log directory's checkpoints for opening a log.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct OpenHints {
+    pub recovery_point: Option<i64>,
+    pub log_start_offset: Option<i64>,
+    pub high_watermark: Option<i64>,
+    pub clean_shutdown: bool,
+}
+
+/// Whole batches of a log. `load()` reads them without the log (and its mutex).
+#[derive(Clone, Debug)]
+pub struct LogSlice {
+    repr: SliceRepr,
+}
+
+#[derive(Clone, Debug)]
+enum SliceRepr {
+    Memory(Bytes),
+    File {
+        file: Arc<File>,
+        position: u64,
+        len: usize,
+        base_offset: i64,
+        exact: bool,
+    },
+}
+
+impl LogSlice {
+    pub fn empty() -> LogSlice {
+        LogSlice {
+            repr: SliceRepr::Memory(Bytes::new()),
+        }
+    }
+
+    /// The batches' bytes. From memory this is free; from a segment it is one `pread`, after
+    /// which a trailing partial batch (the read limit fell inside it) is dropped.
+    pub fn load(&self) -> io::Result<Bytes> {
+        match &self.repr {
+            SliceRepr::Memory(b) => Ok(b.clone()),
+            SliceRepr::File {
+                file,
+                position,
+                len,
+                base_offset,
+                exact,
+            } => {
+                let mut buf = BytesMut::zeroed(*len);
+                let n = read_at_most(file, &mut buf, *position)?;
+                buf.truncate(n);
+                if let Ok(h) = BatchHeader::parse(&buf) {
+                    if h.base_offset != *base_offset {
+                        // The log was truncated and rewritten between read() and load().
+                        return Err(io::Error::new(
+                            io::ErrorKind::InvalidData,
+                            "segment changed under a pending read; retry the fetch",
+                        ));
+                    }
+                }
+                let keep = if *exact && n == *len {
+                    n
+                } else {
+                    batch::whole_batches_len(&buf)
+                };
+                buf.truncate(keep);
+                Ok(buf.freeze())
+            }
+        }
+    }
+
+    /// The bytes `load` returns: exact in memory; from a segment an upper bound, as the last
+    /// batch is only known to be whole once read.
+    pub fn len(&self) -> usize {
+        match &self.repr {
+            SliceRepr::Memory(b) => b.len(),
+            SliceRepr::File { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True when `load` will not touch the disk.
+    pub fn is_in_memory(&self) -> bool {
+        matches!(self.repr, SliceRepr::Memory(_))
+    }
+}
+
+fn read_at_most(file: &File, buf: &mut [u8], position: u64) -> io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], position + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+pub struct Log {
+    pub(crate) tp: TopicPartition,
+    pub(crate) dir: PathBuf,
+    pub(crate) config: LogConfig,
+    pub(crate) segments: BTreeMap<i64, Segment>,
+    pub(crate) log_start_offset: i64,
+    pub(crate) high_watermark: i64,
+    pub(crate) flush: Arc<FlushState>,
+    /// Segments that rolled before they were flushed: (their end offset, files to sync).
+    pub(crate) pending_sync: Vec<(i64, Vec<Arc<File>>)>,
+    pub(crate) epochs: LeaderEpochCache,
+    pub(crate) tail: TailCache,
+    pub(crate) unflushed_messages: u64,
+    pub(crate) last_flush_ms: i64,
+    pub(crate) group_commit: Option<Arc<GroupCommit>>,
+    /// Set when a failed append could not be rolled back; appends are refused until reopen.
+    pub(crate) failed: Option<String>,
+    pub(crate) open_closed: VecDeque<i64>,
+    pub(crate) fault_next_append: Option<usize>,
+    pub(crate) metas: Vec<BatchMeta>,
+}
+
+fn wall_clock_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+impl Log {
+    // ---------------------------------------------------------------- open and recovery
+
+    /// Opens (creating if needed) the log in `dir`, recovering it: see `recovery.rs`.
+    pub(crate) fn open(
+        dir: &Path,
+        tp: TopicPartition,
+        config: LogConfig,
+        hints: OpenHints,
+    ) -> Result<Log, LogError> {
+        let io = |what: &str, e| LogError::io(&tp, what, e);
+        fs::create_dir_all(dir).map_err(|e| io("create the partition directory", e))?;
+        let now_ms = wall_clock_ms();
+        let bases = prepare_directory(dir).map_err(|e| io("list segment files", e))?;
+        let mut segments = BTreeMap::new();
+        for (i, &(base, size, mtime_ms)) in bases.iter().enumerate() {
+            let mut seg = Segment::closed(dir, base, size, mtime_ms);
+            seg.next_offset = bases.get(i + 1).map_or(base, |n| n.0);
+            segments.insert(base, seg);
+        }
+        if segments.is_empty() {
+            let base = hints.log_start_offset.unwrap_or(0).max(0);
+            let seg = Segment::create(dir, base, now_ms, &config)
+                .map_err(|e| io("create a segment", e))?;
+            segments.insert(base, seg);
+        }
+        let mut log = Log {
+            dir: dir.to_path_buf(),
+            config: config.clone(),
+            segments,
+            log_start_offset: 0,
+            high_watermark: 0,
+            flush: FlushState::new(0),
+            pending_sync: Vec::new(),
+            epochs: LeaderEpochCache::load(dir.join(LEADER_EPOCH_CHECKPOINT))
+                .map_err(|e| io("read leader-epoch-checkpoint", e))?,
+            tail: TailCache::new(config.tail_cache_bytes),
+            unflushed_messages: 0,
+            last_flush_ms: now_ms,
+            group_commit: None,
+            failed: None,
+            open_closed: VecDeque::new(),
+            fault_next_append: None,
+            metas: Vec::new(),
+            tp,
+        };
+        log.recover(hints)
+            .map_err(|e| LogError::io(&log.tp, "recover", e))?;
+        let first_base = *log.segments.keys().next().expect("a segment");
+        let leo = log.log_end_offset();
+        log.log_start_offset = hints
+            .log_start_offset
+            .unwrap_or(first_base)
+            .max(first_base)
+            .min(leo);
+        log.high_watermark = hints
+            .high_watermark
+            .unwrap_or(log.log_start_offset)
+            .clamp(log.log_start_offset, leo);
+        log.flush = FlushState::new(leo);
+        log.epochs
+            .truncate_from_end(leo)
+            .map_err(|e| LogError::io(&log.tp, "write leader-epoch-checkpoint", e))?;
+        log.epochs
+            .truncate_from_start(log.log_start_offset)
+            .map_err(|e| LogError::io(&log.tp, "write leader-epoch-checkpoint", e))?;
+        Ok(log)
+    }
+
+    fn recover(&mut self, hints: OpenHints) -> io::Result<()> {
+        let bases: Vec<i64> = self.segments.keys().copied().collect();
+        let last = *bases.last().expect("a segment");
+        // With a clean shutdown everything was flushed: only the active segment's tail after
+        // its last index entry is looked at (headers, no CRC).
+        let recovery_point = if hints.clean_shutdown {
+            i64::MAX
+        } else {
+            hints.recovery_point.unwrap_or(0)
+        };
+        for (i, &base) in bases.iter().enumerate() {
+            let next_base = bases.get(i + 1).copied().unwrap_or(i64::MAX);
+            let config = self.config.clone();
+            let seg = self.segments.get_mut(&base).expect("listed");
+            if next_base <= recovery_point && base != last {
+                // Flushed before the crash: trust it, learn its max timestamp cheaply.
+                if !seg.load_max_timestamp()? {
+                    seg.open(&config)?;
+                    seg.recompute_tail()?;
+                    seg.next_offset = next_base;
+                    seg.close_files()?;
+                }
+                continue;
+            }
+            seg.open(&config)?;
+            if base == last && hints.clean_shutdown {
+                if seg.recompute_tail().is_ok() && seg.next_offset >= seg.base_offset {
+                    break;
+                }
+                tracing::warn!(partition = %self.tp, "clean-shutdown log has a bad tail; recovering it");
+            }
+            let from = (recovery_point > base && !hints.clean_shutdown).then_some(recovery_point);
+            let max_last = next_base.saturating_sub(1);
+            let result = seg.recover(from, max_last)?;
+            seg.flush()?;
+            let truncated = result.valid_end < seg.log_file().metadata()?.len()
+                || result.stop != crate::recovery::ScanStop::End;
+            if base != last {
+                seg.next_offset = next_base;
+                seg.close_files()?;
+            }
+            if truncated && base != last {
+                // Kafka deletes every segment after a corrupt one: their offsets can no longer
+                // follow on densely.
+                tracing::warn!(partition = %self.tp, segment = base, "deleting segments after a corrupt batch");
+                let later: Vec<i64> = self.segments.range(base + 1..).map(|(b, _)| *b).collect();
+                for b in later {
+                    if let Some(s) = self.segments.remove(&b) {
+                        s.delete_files()?;
+                    }
+                }
+                let seg = self.segments.get_mut(&base).expect("kept");
+                seg.open(&config)?;
+                seg.recompute_tail()?;
+                break;
+            }
+        }
+        let config = self.config.clone();
+        let active = self.active_mut();
+        active.open(&config)?;
+        // segment.ms counts from the first batch (Kafka's `rollingBasedTimestamp`), not from the
+        // file's mtime, which every append refreshes.
+        if let Some(h) = active.header_at(0)? {
+            if h.max_timestamp > 0 {
+                active.created_ms = h.max_timestamp;
+            }
+        }
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- accessors
+
+    pub fn topic_partition(&self) -> &TopicPartition {
+        &self.tp
+    }
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+    pub fn log_start_offset(&self) -> i64 {
+        self.log_start_offset
+    }
+    pub fn log_end_offset(&self) -> i64 {
+        self.active().next_offset
+    }
+    /// Everything below this offset has been fdatasync'd.
+    pub fn flushed_offset(&self) -> i64 {
+        self.flush.flushed().min(self.log_end_offset())
+    }
+    pub fn high_watermark(&self) -> i64 {
+        self.high_watermark
+    }
+    /// Stores the high watermark (the broker owns its meaning), clamped to the log's range.
+    pub fn set_high_watermark(&mut self, hw: i64) {
+        self.high_watermark = hw.clamp(self.log_start_offset, self.log_end_offset());
+    }
+    pub fn config(&self) -> &LogConfig {
+        &self.config
+    }
+    pub fn set_config(&mut self, config: LogConfig) {
+        self.tail.set_limit(
+            config
+                .tail_cache_bytes
+                .min(crate::config::TAIL_CACHE_BYTES_MAX),
+        );
+        self.config = config;
+    }
+    /// Bytes of all segments.
+    pub fn size_bytes(&self) -> u64 {
+        self.segments.values().map(|s| s.size).sum()
+    }
+    pub fn segment_count(&self) -> usize {
+        self.segments.len()
+    }
+    /// Base offsets of the segments, oldest first.
+    pub fn segment_base_offsets(&self) -> Vec<i64> {
+        self.segments.keys().copied().collect()
+    }
+    /// Leader-epoch cache entries (epoch, start offset).
+    pub fn leader_epochs(&self) -> &[(i32, i64)] {
+        self.epochs.entries()
+    }
+    pub fn latest_epoch(&self) -> Option<i32> {
+        self.epochs.latest_epoch()
+    }
+    /// The offsets to checkpoint now (recovery point = flushed offset).
+    pub fn checkpoint(&self) -> PartitionCheckpoint {
+        PartitionCheckpoint {
+            recovery_point: self.flushed_offset(),
+            high_watermark: self.high_watermark,
+            log_start_offset: self.log_start_offset,
+        }
+    }
+    /// Uses `gc` for flush.messages / flush.ms flushes (else the process-wide instance).
+    pub fn set_group_commit(&mut self, gc: Arc<GroupCommit>) {
+        self.group_commit = Some(gc);
+    }
+
+    fn active(&self) -> &Segment {
+        self.segments
+            .values()
+            .next_back()
+            .expect("a log always has an active segment")
+    }
+    fn active_mut(&mut self) -> &mut Segment {
+        self.segments
+            .values_mut()
+            .next_back()
+            .expect("a log always has an active segment")
+    }
+    pub(crate) fn active_base(&self) -> i64 {
+        *self
+            .segments
+            .keys()
+            .next_back()
+            .expect("a log always has an active segment")
+    }
+    pub(crate) fn io(&self, what: &str, e: io::Error) -> LogError {
+        LogError::io(&self.tp, what, e)
+    }
+
+    /// Test hook: the next append writes `partial_bytes` of its data and then fails with
+    /// ENOSPC, as a full disk would.
+    #[doc(hidden)]
+    pub fn inject_append_failure(&mut self, partial_bytes: usize) {
+        self.fault_next_append = Some(partial_bytes);
+    }
+
+    // ---------------------------------------------------------------- append
+
+    /// Validates every v2 batch in `batches` (one or more, back to back) and appends them,
+    /// assigning offsets from the log end offset and stamping `leader_epoch`.
+    pub fn append(
+        &mut self,
+        batches: Bytes,
+        leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<AppendInfo, LogError> {
+        if let Some(reason) = &self.failed {
+            return Err(LogError::Storage(io::Error::other(format!(
+                "{} refuses appends until it is reopened, after: {reason}",
+                self.tp
+            ))));
+        }
+        if batches.is_empty() {
+            return Err(LogError::InvalidRecord(format!(
+                "produce to {} carries no record batches",
+                self.tp
+            )));
+        }
+        let base_offset = self.log_end_offset();
+        let info = self.validate(&batches, base_offset, now_ms)?;
+        // Rewrite offsets (and LogAppendTime) in place: no copy when we hold the only reference.
+        let mut buf = match batches.try_into_mut() {
+            Ok(m) => m,
+            Err(shared) => BytesMut::from(&shared[..]),
+        };
+        let log_append_time = self.config.message_timestamp_type == TimestampType::LogAppendTime;
+        let mut pos = 0usize;
+        let mut next = base_offset;
+        for m in self.metas.iter() {
+            let b = &mut buf[pos..pos + m.size as usize];
+            batch::set_base_offset(b, next);
+            batch::set_partition_leader_epoch(b, leader_epoch);
+            if log_append_time {
+                batch::set_log_append_time(b, now_ms);
+            }
+            next = m.last_offset + 1;
+            pos += m.size as usize;
+        }
+        let last_offset = next - 1;
+        if self
+            .active()
+            .should_roll(&self.config, buf.len() as u64, last_offset, now_ms)
+        {
+            self.roll(now_ms)?;
+        }
+        let fault = self.fault_next_append.take();
+        let metas = std::mem::take(&mut self.metas);
+        let result = self.active_mut().append(&buf, &metas, now_ms, fault);
+        self.metas = metas;
+        if let Err((e, rolled_back)) = result {
+            if !rolled_back {
+                self.failed = Some(e.to_string());
+            }
+            return Err(self.io("append", e));
+        }
+        if leader_epoch >= 0 {
+            if let Err(e) = self.epochs.assign(leader_epoch, base_offset) {
+                tracing::error!(partition = %self.tp, error = %e, "could not write leader-epoch-checkpoint");
+            }
+        }
+        self.tail.push(base_offset, buf.freeze());
+        self.unflushed_messages += info.record_count as u64;
+        if self.unflushed_messages >= self.config.flush_messages {
+            self.request_flush(now_ms);
+        }
+        Ok(AppendInfo {
+            last_offset,
+            ..info
+        })
+    }
+
+    /// Checks every batch and fills `self.metas` with offsets assigned from `base_offset`.
+    fn validate(
+        &mut self,
+        batches: &[u8],
+        base_offset: i64,
+        now_ms: i64,
+    ) -> Result<AppendInfo, LogError> {
+        let max = self.config.max_message_bytes as usize;
+        let compacted = self.config.cleanup_policy.compacts();
+        let log_append_time = self.config.message_timestamp_type == TimestampType::LogAppendTime;
+        self.metas.clear();
+        let mut next = base_offset;
+        let mut record_count: u32 = 0;
+        let mut max_timestamp = NO_TIMESTAMP;
+        for item in batch::batches(batches) {
+            let b =
+                item.map_err(|e| LogError::CorruptBatch(format!("{e} in produce to {}", self.tp)))?;
+            if b.size_bytes() > max {
+                return Err(LogError::MessageTooLarge {
+                    partition: self.tp.to_string(),
+                    size_bytes: b.size_bytes(),
+                    max_message_bytes: self.config.max_message_bytes,
+                });
+            }
+            b.validate(max).map_err(|e| {
+                if e.is_corrupt() {
+                    LogError::CorruptBatch(format!("{e} in produce to {}", self.tp))
+                } else {
+                    LogError::InvalidRecord(format!("{e} in produce to {}", self.tp))
+                }
+            })?;
+            if self.metas.len() >= APPEND_BATCHES_MAX {
+                return Err(LogError::InvalidRecord(format!(
+                    "produce to {} has more than {APPEND_BATCHES_MAX} batches",
+                    self.tp
+                )));
+            }
+            let h = *b.header();
+            if compacted && !h.is_control() {
+                check_keys(&b)
+                    .map_err(|why| LogError::InvalidRecord(format!("{why} for {}", self.tp)))?;
+            }
+            let last_offset = next + h.last_offset_delta as i64;
+            let ts = if log_append_time {
+                now_ms
+            } else {
+                h.max_timestamp
+            };
+            max_timestamp = max_timestamp.max(ts);
+            self.metas.push(BatchMeta {
+                last_offset,
+                max_timestamp: ts,
+                size: b.size_bytes() as u32,
+            });
+            record_count = record_count.saturating_add(h.record_count as u32);
+            next = last_offset + 1;
+        }
+        Ok(AppendInfo {
+            base_offset,
+            last_offset: next - 1,
+            log_append_time_ms: if log_append_time { now_ms } else { -1 },
+            max_timestamp_ms: max_timestamp,
+            record_count,
+        })
+    }
+
+    /// Starts a new active segment at the log end offset.
+    fn roll(&mut self, now_ms: i64) -> Result<(), LogError> {
+        let leo = self.log_end_offset();
+        let flushed = self.flush.flushed();
+        let active_base = self.active_base();
+        let tp = self.tp.clone();
+        let old = self.active_mut();
+        old.seal()
+            .map_err(|e| LogError::io(&tp, "seal a segment", e))?;
+        if leo > flushed {
+            let files = old
+                .sync_files()
+                .map_err(|e| LogError::io(&tp, "write index entries", e))?;
+            self.pending_sync.push((leo, files));
+        }
+        let seg = Segment::create(&self.dir, leo, now_ms, &self.config)
+            .map_err(|e| self.io("roll a segment", e))?;
+        self.segments.insert(leo, seg);
+        self.note_open(active_base);
+        // Like Kafka's roll, flush the finished segment in the background: the recovery point
+        // keeps up with rolls even when flush.messages / flush.ms never fire.
+        self.prune_pending_sync();
+        let req = self.sync_request(leo);
+        if !req.is_noop() {
+            let gc = self
+                .group_commit
+                .clone()
+                .unwrap_or_else(GroupCommit::shared);
+            drop(gc.submit(req));
+        }
+        tracing::debug!(partition = %self.tp, base_offset = leo, "rolled a new segment");
+        Ok(())
+    }
+
+    /// Records that closed segment `base` was opened; closes the least recently used beyond
+    /// the limit.
+    fn note_open(&mut self, base: i64) {
+        if base == self.active_base() {
+            return;
+        }
+        self.open_closed.retain(|&b| b != base);
+        self.open_closed.push_back(base);
+        while self.open_closed.len() > OPEN_CLOSED_SEGMENTS_MAX {
+            let evict = self.open_closed.pop_front().expect("non-empty");
+            if let Some(s) = self.segments.get_mut(&evict) {
+                if let Err(e) = s.close_files() {
+                    tracing::warn!(partition = %self.tp, error = %e, "closing a segment");
+                }
+            }
+        }
+    }
+
+    pub(crate) fn open_segment(&mut self, base: i64) -> Result<(), LogError> {
+        let config = self.config.clone();
+        let seg = self.segments.get_mut(&base).expect("segment exists");
+        if !seg.is_open() {
+            seg.open(&config)
+                .map_err(|e| LogError::io(&self.tp, "open a segment", e))?;
+        }
+        self.note_open(base);
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- flushing
+
+    /// What the group-commit thread must fdatasync so that every offset below `up_to` is
+    /// durable.
+    pub fn sync_request(&self, up_to: i64) -> SyncRequest {
+        let up_to = up_to.min(self.log_end_offset());
+        let flushed = self.flush.flushed();
+        let mut files = Vec::new();
+        if up_to > flushed {
+            for (end, fs) in &self.pending_sync {
+                if *end > flushed {
+                    files.extend(fs.iter().cloned());
+                }
+            }
+            if up_to > self.active_base() {
+                files.push(self.active().log_file().clone());
+            }
+        }
+        SyncRequest {
+            partition: self.tp.to_string(),
+            files,
+            up_to,
+            generation: self.flush.generation(),
+            state: self.flush.clone(),
+        }
+    }
+
+    /// Submits an asynchronous flush of everything appended so far (flush.messages, flush.ms).
+    fn request_flush(&mut self, now_ms: i64) -> bool {
+        self.unflushed_messages = 0;
+        self.last_flush_ms = now_ms;
+        self.prune_pending_sync();
+        let req = self.sync_request(self.log_end_offset());
+        if req.is_noop() {
+            return false;
+        }
+        let gc = self
+            .group_commit
+            .clone()
+            .unwrap_or_else(GroupCommit::shared);
+        drop(gc.submit(req));
+        true
+    }
+
+    fn prune_pending_sync(&mut self) {
+        let flushed = self.flush.flushed();
+        self.pending_sync.retain(|(end, _)| *end > flushed);
+    }
+
+    /// fdatasyncs everything now, on the calling thread (close, tests, tools).
+    pub fn flush_now(&mut self) -> Result<(), LogError> {
+        for (_, files) in &self.pending_sync {
+            for f in files {
+                f.sync_data()
+                    .map_err(|e| LogError::io(&self.tp, "fdatasync", e))?;
+            }
+        }
+        let tp = self.tp.clone();
+        self.active_mut()
+            .flush()
+            .map_err(|e| LogError::io(&tp, "fdatasync", e))?;
+        let leo = self.log_end_offset();
+        self.flush.advance(self.flush.generation(), leo);
+        self.pending_sync.clear();
+        self.unflushed_messages = 0;
+        Ok(())
+    }
+}
+
+impl Log {
+    // ---------------------------------------------------------------- read
+
+    /// Whole batches starting with the one containing `from_offset`, none with an offset at or
+    /// past `max_offset`, at most `max_bytes` of them unless the first alone is larger and
+    /// `min_one_batch` is set. Never crosses a segment boundary (the next read continues).
+    pub fn read(
+        &mut self,
+        from_offset: i64,
+        max_bytes: usize,
+        max_offset: i64,
+        min_one_batch: bool,
+    ) -> Result<LogSlice, LogError> {
+        let leo = self.log_end_offset();
+        if from_offset < self.log_start_offset || from_offset > leo {
+            return Err(LogError::OffsetOutOfRange {
+                partition: self.tp.to_string(),
+                offset: from_offset,
+                log_start_offset: self.log_start_offset,
+                log_end_offset: leo,
+            });
+        }
+        let max_offset = max_offset.min(leo);
+        if from_offset >= max_offset {
+            return Ok(LogSlice::empty());
+        }
+        let bounds = ReadBounds {
+            from_offset,
+            max_bytes,
+            max_offset,
+            min_one_batch,
+        };
+        if let Some(bytes) = self.tail.read(bounds) {
+            return Ok(LogSlice {
+                repr: SliceRepr::Memory(bytes),
+            });
+        }
+        let mut base = *self
+            .segments
+            .range(..=from_offset)
+            .next_back()
+            .map(|(b, _)| b)
+            .unwrap_or_else(|| self.segments.keys().next().expect("a segment"));
+        loop {
+            self.open_segment(base)?;
+            let seg = &self.segments[&base];
+            let found = seg
+                .find_batch(from_offset)
+                .map_err(|e| self.io("read", e))?;
+            let Some((position, h)) = found else {
+                // Nothing at or after `from_offset` here (a compaction gap): try the next one.
+                match self.segments.range(base + 1..).next() {
+                    Some((&next, _)) => {
+                        base = next;
+                        continue;
+                    }
+                    None => return Ok(LogSlice::empty()),
+                }
+            };
+            return self.slice_from(base, position, &h, bounds);
+        }
+    }
+
+    fn slice_from(
+        &self,
+        base: i64,
+        position: u64,
+        first: &BatchHeader,
+        b: ReadBounds,
+    ) -> Result<LogSlice, LogError> {
+        let seg = &self.segments[&base];
+        if first.last_offset() >= b.max_offset {
+            return Ok(LogSlice::empty());
+        }
+        let first_size = first.size_bytes();
+        let file = seg.log_file().clone();
+        if first_size > b.max_bytes {
+            if !b.min_one_batch {
+                return Ok(LogSlice::empty());
+            }
+            return Ok(LogSlice {
+                repr: SliceRepr::File {
+                    file,
+                    position,
+                    len: first_size,
+                    base_offset: first.base_offset,
+                    exact: true,
+                },
+            });
+        }
+        let mut end = seg.size;
+        let limit = position + b.max_bytes as u64;
+        if b.max_offset < seg.next_offset && seg.index_position_for(b.max_offset) < limit.min(end) {
+            // The upper offset lies in this segment: stop at the batch that contains it.
+            let stop = seg
+                .scan_headers(
+                    seg.index_position_for(b.max_offset).max(position),
+                    end,
+                    |h| h.last_offset() >= b.max_offset,
+                )
+                .map_err(|e| self.io("read", e))?;
+            if let Some((p, _)) = stop {
+                end = p;
+            }
+        }
+        let len = (end.min(limit) - position) as usize;
+        let exact = end <= limit;
+        Ok(LogSlice {
+            repr: SliceRepr::File {
+                file,
+                position,
+                len,
+                base_offset: first.base_offset,
+                exact,
+            },
+        })
+    }
+
+    // ---------------------------------------------------------------- offsets by time and epoch
+
+    /// The first record whose timestamp is at or after `ts_ms` (ListOffsets by timestamp):
+    /// `(offset, timestamp)`. Also answers Kafka's special timestamps: -2 earliest, -1 latest
+    /// (timestamp -1), -3 max timestamp.
+    pub fn offset_for_timestamp(&mut self, ts_ms: i64) -> Result<Option<(i64, i64)>, LogError> {
+        match ts_ms {
+            EARLIEST_TIMESTAMP => return Ok(Some((self.log_start_offset, NO_TIMESTAMP))),
+            LATEST_TIMESTAMP => return Ok(Some((self.log_end_offset(), NO_TIMESTAMP))),
+            MAX_TIMESTAMP => return Ok(self.max_timestamp()),
+            t if t < 0 => return Ok(None),
+            _ => {}
+        }
+        let candidates: Vec<i64> = self
+            .segments
+            .iter()
+            .filter(|(_, s)| {
+                s.max_timestamp >= ts_ms && s.size > 0 && s.next_offset > self.log_start_offset
+            })
+            .map(|(b, _)| *b)
+            .collect();
+        for base in candidates {
+            self.open_segment(base)?;
+            if let Some(found) = self
+                .offset_for_timestamp_in(base, ts_ms)
+                .map_err(|e| self.io("search by timestamp", e))?
+            {
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
+    }
+
+    fn offset_for_timestamp_in(&self, base: i64, ts_ms: i64) -> io::Result<Option<(i64, i64)>> {
+        let seg = &self.segments[&base];
+        let start_offset = seg
+            .time_lookup(ts_ms)
+            .map_or(base, |(_, off)| off)
+            .max(self.log_start_offset);
+        let position = seg.index_position_for(start_offset);
+        let log_start = self.log_start_offset;
+        let Some((pos, h)) = seg.scan_headers(position, seg.size, |h| {
+            h.max_timestamp >= ts_ms && h.last_offset() >= log_start
+        })?
+        else {
+            return Ok(None);
+        };
+        let mut buf = vec![0u8; h.size_bytes()];
+        seg.log_file().read_exact_at(&mut buf, pos)?;
+        let fallback = Some((h.base_offset.max(log_start), h.max_timestamp));
+        let Ok(b) = RecordBatch::parse(&buf) else {
+            return Ok(fallback);
+        };
+        let found = for_each_record(&b, |offset, timestamp, _| {
+            (timestamp >= ts_ms && offset >= log_start).then_some((offset, timestamp))
+        });
+        Ok(found.ok().flatten().or(fallback))
+    }
+
+    /// The largest timestamp in the log and the (last) offset of the batch holding it.
+    pub fn max_timestamp(&self) -> Option<(i64, i64)> {
+        let mut best: Option<(i64, i64)> = None;
+        for s in self.segments.values() {
+            if s.size == 0
+                || s.max_timestamp == NO_TIMESTAMP
+                || s.next_offset <= self.log_start_offset
+            {
+                continue;
+            }
+            if best.is_none_or(|(_, ts)| s.max_timestamp > ts) {
+                best = Some((s.offset_of_max_timestamp, s.max_timestamp));
+            }
+        }
+        best
+    }
+
+    /// OffsetForLeaderEpoch: `(epoch, end offset)` of the largest epoch at or below `epoch`.
+    pub fn end_offset_for_epoch(&self, epoch: i32) -> Option<(i32, i64)> {
+        self.epochs.end_offset_for(epoch, self.log_end_offset())
+    }
+
+    // ---------------------------------------------------------------- truncation
+
+    /// Removes every batch at or after `offset` (a follower diverged from its leader). As in
+    /// Kafka, a batch straddling `offset` goes entirely, so the new log end may be lower.
+    pub fn truncate_to(&mut self, offset: i64) -> Result<(), LogError> {
+        if offset < 0 {
+            return Err(LogError::InvalidRequest(format!(
+                "cannot truncate {} to negative offset {offset}",
+                self.tp
+            )));
+        }
+        if offset >= self.log_end_offset() {
+            return Ok(());
+        }
+        let first_base = *self.segments.keys().next().expect("a segment");
+        if offset < self.log_start_offset || offset < first_base {
+            return self.truncate_fully_and_start_at(offset);
+        }
+        self.tail.clear();
+        let later: Vec<i64> = self.segments.range(offset + 1..).map(|(b, _)| *b).collect();
+        for b in later {
+            self.remove_segment(b)?;
+        }
+        let base = self.active_base();
+        self.open_closed.retain(|&b| b != base);
+        let config = self.config.clone();
+        let tp = self.tp.clone();
+        let seg = self.active_mut();
+        seg.open(&config)
+            .map_err(|e| LogError::io(&tp, "open a segment", e))?;
+        seg.truncate_to(offset)
+            .map_err(|e| LogError::io(&tp, "truncate", e))?;
+        seg.recompute_tail()
+            .map_err(|e| LogError::io(&tp, "truncate", e))?;
+        self.after_truncation()
+    }
+
+    /// Deletes everything and restarts the log empty at `offset` (a follower far behind).
+    pub fn truncate_fully_and_start_at(&mut self, offset: i64) -> Result<(), LogError> {
+        if offset < 0 {
+            return Err(LogError::InvalidRequest(format!(
+                "cannot start {} at negative offset {offset}",
+                self.tp
+            )));
+        }
+        self.tail.clear();
+        let all: Vec<i64> = self.segments.keys().copied().collect();
+        // Create first so the log always has an active segment, even if a delete fails.
+        let seg = Segment::create(&self.dir, offset, wall_clock_ms(), &self.config)
+            .map_err(|e| self.io("create a segment", e))?;
+        let old_same_base = self.segments.insert(offset, seg);
+        if let Some(s) = old_same_base {
+            drop(s);
+        }
+        for b in all.into_iter().filter(|&b| b != offset) {
+            self.remove_segment(b)?;
+        }
+        self.log_start_offset = offset;
+        self.epochs
+            .clear()
+            .map_err(|e| self.io("write leader-epoch-checkpoint", e))?;
+        self.pending_sync.clear();
+        self.after_truncation()
+    }
+
+    fn after_truncation(&mut self) -> Result<(), LogError> {
+        let leo = self.log_end_offset();
+        self.epochs
+            .truncate_from_end(leo)
+            .map_err(|e| self.io("write leader-epoch-checkpoint", e))?;
+        self.flush.reset(self.flush.flushed().min(leo));
+        self.pending_sync.retain(|(end, _)| *end <= leo);
+        self.high_watermark = self.high_watermark.clamp(self.log_start_offset, leo);
+        self.failed = None;
+        Ok(())
+    }
+
+    fn remove_segment(&mut self, base: i64) -> Result<u64, LogError> {
+        self.open_closed.retain(|&b| b != base);
+        let Some(seg) = self.segments.remove(&base) else {
+            return Ok(0);
+        };
+        let size = seg.size;
+        seg.delete_files()
+            .map_err(|e| self.io("delete a segment", e))?;
+        Ok(size)
+    }
+
+    /// DeleteRecords: moves the log start offset up to `offset` and deletes segments wholly
+    /// below it. Returns the new log start offset.
+    pub fn delete_records_before(&mut self, offset: i64) -> Result<i64, LogError> {
+        let leo = self.log_end_offset();
+        if offset > leo || offset < 0 {
+            return Err(LogError::OffsetOutOfRange {
+                partition: self.tp.to_string(),
+                offset,
+                log_start_offset: self.log_start_offset,
+                log_end_offset: leo,
+            });
+        }
+        if offset <= self.log_start_offset {
+            return Ok(self.log_start_offset);
+        }
+        self.log_start_offset = offset;
+        self.delete_segments_below_log_start()?;
+        self.epochs
+            .truncate_from_start(offset)
+            .map_err(|e| self.io("write leader-epoch-checkpoint", e))?;
+        self.high_watermark = self.high_watermark.max(offset).min(leo);
+        Ok(self.log_start_offset)
+    }
+
+    /// Deletes segments whose every offset is below the log start offset (never the active).
+    fn delete_segments_below_log_start(&mut self) -> Result<(usize, u64), LogError> {
+        let mut deleted = (0, 0);
+        loop {
+            let bases: Vec<i64> = self.segments.keys().take(2).copied().collect();
+            let [first, second] = bases[..] else { break };
+            if second > self.log_start_offset {
+                break;
+            }
+            deleted.1 += self.remove_segment(first)?;
+            deleted.0 += 1;
+        }
+        Ok(deleted)
+    }
+
+    // ---------------------------------------------------------------- maintenance
+
+    /// Periodic work: segment.ms rolls, retention (time, size, log start), flush.ms flushes.
+    pub fn maintenance(&mut self, now_ms: i64) -> Result<MaintenanceReport, LogError> {
+        let mut report = MaintenanceReport::default();
+        if !self.active().is_empty()
+            && now_ms.saturating_sub(self.active().created_ms) >= self.config.segment_ms
+        {
+            self.roll(now_ms)?;
+            report.rolled = true;
+        }
+        let (n, bytes) = self.delete_segments_below_log_start()?;
+        report.deleted_segments += n;
+        report.deleted_bytes += bytes;
+        if self.config.cleanup_policy.deletes() {
+            let (n, bytes) = self.apply_retention(now_ms)?;
+            report.deleted_segments += n;
+            report.deleted_bytes += bytes;
+        }
+        self.prune_pending_sync();
+        if self.log_end_offset() > self.flush.flushed()
+            && now_ms.saturating_sub(self.last_flush_ms) >= self.config.flush_ms
+        {
+            report.flush_submitted = self.request_flush(now_ms);
+        }
+        report.log_start_offset = self.log_start_offset;
+        Ok(report)
+    }
+
+    /// retention.ms and retention.bytes: delete whole segments from the oldest, never the
+    /// active one (Kafka's `deleteRetentionMsBreachedSegments` / `...SizeBreachedSegments`).
+    fn apply_retention(&mut self, now_ms: i64) -> Result<(usize, u64), LogError> {
+        let mut deleted = (0usize, 0u64);
+        let retention_ms = self.config.retention_ms;
+        let retention_bytes = self.config.retention_bytes;
+        let mut size = self.size_bytes() as i64;
+        loop {
+            let active = self.active_base();
+            let Some((&base, seg)) = self.segments.iter().next() else {
+                break;
+            };
+            if base == active {
+                break;
+            }
+            let newest = if seg.max_timestamp == NO_TIMESTAMP {
+                seg.created_ms
+            } else {
+                seg.max_timestamp
+            };
+            let by_time = retention_ms >= 0 && now_ms.saturating_sub(newest) > retention_ms;
+            let by_size = retention_bytes >= 0 && size - seg.size as i64 >= retention_bytes;
+            if !by_time && !by_size {
+                break;
+            }
+            let next_base = *self
+                .segments
+                .range(base + 1..)
+                .next()
+                .expect("the active segment follows")
+                .0;
+            let bytes = self.remove_segment(base)?;
+            size -= bytes as i64;
+            deleted.0 += 1;
+            deleted.1 += bytes;
+            self.log_start_offset = self.log_start_offset.max(next_base);
+        }
+        if deleted.0 > 0 {
+            self.epochs
+                .truncate_from_start(self.log_start_offset)
+                .map_err(|e| self.io("write leader-epoch-checkpoint", e))?;
+            self.high_watermark = self.high_watermark.max(self.log_start_offset);
+        }
+        Ok(deleted)
+    }
+
+    /// Closes the log: records the final index entries and fdatasyncs everything.
+    pub fn close(mut self) -> Result<PartitionCheckpoint, LogError> {
+        let tp = self.tp.clone();
+        self.active_mut()
+            .seal()
+            .map_err(|e| LogError::io(&tp, "close", e))?;
+        self.flush_now()?;
+        for s in self.segments.values_mut() {
+            s.close_files().map_err(|e| LogError::io(&tp, "close", e))?;
+        }
+        Ok(PartitionCheckpoint {
+            recovery_point: self.log_end_offset(),
+            high_watermark: self.high_watermark,
+            log_start_offset: self.log_start_offset,
+        })
+    }
+}
+
+/// Calls `f(offset, timestamp, record)` for each record of a batch (decompressing if needed)
+/// until it returns `Some`.
+pub(crate) fn for_each_record<T>(
+    b: &RecordBatch<'_>,
+    mut f: impl FnMut(i64, i64, &records::Record<'_>) -> Option<T>,
+) -> Result<Option<T>, String> {
+    let h = b.header();
+    let codec = h.compression().ok_or("unknown compression codec")?;
+    let decompressed;
+    let payload = if codec == Compression::None {
+        b.records_bytes()
+    } else {
+        decompressed = compression::decompress(codec, b.records_bytes(), DECOMPRESSED_BYTES_MAX)
+            .map_err(|e| e.to_string())?;
+        &decompressed[..]
+    };
+    for r in records::records(payload, h.record_count) {
+        let r = r.map_err(|e| e.to_string())?;
+        let timestamp = if h.is_log_append_time() {
+            h.max_timestamp
+        } else {
+            h.base_timestamp.saturating_add(r.timestamp_delta)
+        };
+        if let Some(t) = f(h.base_offset + r.offset_delta as i64, timestamp, &r) {
+            return Ok(Some(t));
+        }
+    }
+    Ok(None)
+}
+
+/// Compacted topics need a key on every record (Kafka's `LogValidator`: "Compacted topic
+/// cannot accept message without key").
+fn check_keys(b: &RecordBatch<'_>) -> Result<(), String> {
+    let missing = for_each_record(b, |offset, _, r| {
+        r.key.is_none().then_some(offset - b.header().base_offset)
+    })?;
+    match missing {
+        Some(delta) => Err(format!(
+            "compacted topic cannot accept a record without a key (record {delta} of its batch)"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Tidies a partition directory before loading: finishes or discards compaction swaps, removes
+/// temporary and deleted files. Returns the segments as (base offset, size, mtime ms).
+fn prepare_directory(dir: &Path) -> io::Result<Vec<(i64, u64, i64)>> {
+    let mut names: Vec<String> = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        if let Ok(name) = entry.file_name().into_string() {
+            names.push(name);
+        }
+    }
+    // A `.swap` is a cleaned segment that was fully written and synced: complete the swap.
+    for name in &names {
+        if let Some(stem) = name.strip_suffix(".swap") {
+            fs::rename(dir.join(name), dir.join(stem))?;
+            if stem.ends_with(".log") {
+                // Indexes of the replaced segment no longer match; rebuild them.
+                let base = &stem[..stem.len() - 4];
+                for suffix in [".index", ".timeindex"] {
+                    let p = dir.join(format!("{base}{suffix}"));
+                    if !names.iter().any(|n| n == &format!("{base}{suffix}.swap")) {
+                        let _ = fs::remove_file(p);
+                    }
+                }
+            }
+        }
+    }
+    let mut segments = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        if name.ends_with(".cleaned") || name.ends_with(".deleted") || name.ends_with(".tmp") {
+            fs::remove_file(entry.path())?;
+            continue;
+        }
+        if let Some((base, ".log")) = segment::parse_file_name(&name) {
+            let meta = entry.metadata()?;
+            let mtime_ms = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_millis() as i64);
+            segments.push((base, meta.len(), mtime_ms));
+        }
+    }
+    segments.sort_unstable();
+    // Orphan indexes of missing logs are harmless; they are overwritten when a segment of that
+    // base is created.
+    Ok(segments)
+}

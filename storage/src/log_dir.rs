@@ -1,0 +1,225 @@
+//! `LogDir`: one log directory (a `log.dirs` entry) — its partition directories, its three
+//! offset checkpoints and its clean-shutdown marker — as Kafka lays them out.
+//!
+//! Invariants: one process at a time owns a directory (an exclusive `flock` on `.lock`);
+//! the clean-shutdown marker exists only between `mark_clean_shutdown` and the next open,
+//! which removes it before any log is modified; a deleted partition's directory is first
+//! renamed to `<dir>.<nonce>-delete` (a name no partition parses to), so a crash midway
+//! leaves nothing that could be reloaded as data.
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use crate::checkpoint::{
+    self, LOG_START_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, REPLICATION_CHECKPOINT,
+};
+use crate::config::{LogConfig, TopicPartition};
+use crate::error::LogError;
+use crate::log::{Log, OpenHints, PartitionCheckpoint};
+
+/// Kafka's clean-shutdown marker file name.
+pub const CLEAN_SHUTDOWN_FILE: &str = ".kafka_cleanshutdown";
+const LOCK_FILE: &str = ".lock";
+const DELETE_SUFFIX: &str = "-delete";
+
+/// Partitions one log directory may hold.
+pub const PARTITIONS_PER_DIR_MAX: usize = 1 << 20;
+
+/// One log directory.
+#[derive(Debug)]
+pub struct LogDir {
+    path: PathBuf,
+    _lock: File,
+}
+
+fn dir_io(path: &Path, what: &str, e: io::Error) -> LogError {
+    LogError::Storage(io::Error::new(
+        e.kind(),
+        format!("{what} in log dir {}: {e}", path.display()),
+    ))
+}
+
+fn read_checkpoint(path: &Path, name: &str) -> HashMap<TopicPartition, i64> {
+    match checkpoint::read_offsets(&path.join(name)) {
+        Ok(m) => m,
+        Err(e) => {
+            // A damaged checkpoint only costs a longer recovery: the logs themselves are truth.
+            tracing::warn!(file = name, error = %e, "ignoring an unreadable checkpoint");
+            HashMap::new()
+        }
+    }
+}
+
+impl LogDir {
+    /// Opens (creating if missing) a log directory and recovers every partition in it.
+    pub fn open(
+        path: &Path,
+        configs: impl Fn(&TopicPartition) -> LogConfig,
+    ) -> Result<(LogDir, Vec<(TopicPartition, Log)>), LogError> {
+        fs::create_dir_all(path).map_err(|e| dir_io(path, "create", e))?;
+        let lock = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path.join(LOCK_FILE))
+            .map_err(|e| dir_io(path, "open .lock", e))?;
+        // SAFETY: flock on a valid open descriptor has no memory-safety preconditions.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(dir_io(
+                path,
+                "lock (is another broker using it?)",
+                io::Error::last_os_error(),
+            ));
+        }
+        let dir = LogDir {
+            path: path.to_path_buf(),
+            _lock: lock,
+        };
+        let clean_marker = path.join(CLEAN_SHUTDOWN_FILE);
+        let clean_shutdown = clean_marker.exists();
+        let recovery_points = read_checkpoint(path, RECOVERY_POINT_CHECKPOINT);
+        let high_watermarks = read_checkpoint(path, REPLICATION_CHECKPOINT);
+        let log_starts = read_checkpoint(path, LOG_START_CHECKPOINT);
+        if clean_shutdown {
+            // Remove the marker before touching any log, so a crash during this run is seen
+            // as unclean next time.
+            fs::remove_file(&clean_marker)
+                .map_err(|e| dir_io(path, "remove the clean-shutdown marker", e))?;
+            checkpoint::sync_dir(path).map_err(|e| dir_io(path, "sync", e))?;
+        }
+        let mut logs = Vec::new();
+        let mut entries: Vec<(String, PathBuf)> = Vec::new();
+        for entry in fs::read_dir(path).map_err(|e| dir_io(path, "list", e))? {
+            let entry = entry.map_err(|e| dir_io(path, "list", e))?;
+            if !entry
+                .file_type()
+                .map_err(|e| dir_io(path, "list", e))?
+                .is_dir()
+            {
+                continue;
+            }
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            entries.push((name, entry.path()));
+        }
+        entries.sort();
+        for (name, p) in entries {
+            if name.ends_with(DELETE_SUFFIX) {
+                if let Err(e) = fs::remove_dir_all(&p) {
+                    tracing::warn!(dir = %p.display(), error = %e, "could not remove a deleted partition");
+                }
+                continue;
+            }
+            let Some(tp) = TopicPartition::parse_dir_name(&name) else {
+                tracing::warn!(dir = %p.display(), "skipping a directory that is not a partition");
+                continue;
+            };
+            if logs.len() >= PARTITIONS_PER_DIR_MAX {
+                return Err(LogError::InvalidRequest(format!(
+                    "log dir {} holds more than {PARTITIONS_PER_DIR_MAX} partitions",
+                    path.display()
+                )));
+            }
+            let hints = OpenHints {
+                recovery_point: recovery_points.get(&tp).copied(),
+                log_start_offset: log_starts.get(&tp).copied(),
+                high_watermark: high_watermarks.get(&tp).copied(),
+                clean_shutdown,
+            };
+            let config = configs(&tp);
+            let log = Log::open(&p, tp.clone(), config, hints)?;
+            logs.push((tp, log));
+        }
+        Ok((dir, logs))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Creates an empty log for a new partition (or opens it if its directory exists).
+    pub fn create_log(&self, tp: &TopicPartition, config: LogConfig) -> Result<Log, LogError> {
+        if !crate::config::is_valid_topic_name(&tp.topic) || tp.partition < 0 {
+            return Err(LogError::InvalidRequest(format!(
+                "{tp} is not a valid topic partition"
+            )));
+        }
+        let p = self.path.join(tp.dir_name());
+        let existed = p.exists();
+        let log = Log::open(&p, tp.clone(), config, OpenHints::default())?;
+        if !existed {
+            checkpoint::sync_dir(&self.path).map_err(|e| dir_io(&self.path, "sync", e))?;
+        }
+        Ok(log)
+    }
+
+    /// Deletes a partition's log and directory.
+    pub fn delete_log(&self, tp: &TopicPartition, log: Log) -> Result<(), LogError> {
+        drop(log);
+        let p = self.path.join(tp.dir_name());
+        let nonce = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let doomed = self
+            .path
+            .join(format!("{}.{nonce:x}{DELETE_SUFFIX}", tp.dir_name()));
+        match fs::rename(&p, &doomed) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(LogError::io(tp, "rename for deletion", e)),
+        }
+        checkpoint::sync_dir(&self.path).map_err(|e| LogError::io(tp, "sync the log dir", e))?;
+        fs::remove_dir_all(&doomed).map_err(|e| LogError::io(tp, "delete", e))
+    }
+
+    /// Writes the three offset checkpoints for `parts` (every partition in this directory).
+    pub fn write_checkpoints(
+        &self,
+        parts: &[(TopicPartition, PartitionCheckpoint)],
+    ) -> Result<(), LogError> {
+        let pick = |f: fn(&PartitionCheckpoint) -> i64| -> Vec<(TopicPartition, i64)> {
+            parts.iter().map(|(tp, c)| (tp.clone(), f(c))).collect()
+        };
+        for (name, offsets) in [
+            (RECOVERY_POINT_CHECKPOINT, pick(|c| c.recovery_point)),
+            (REPLICATION_CHECKPOINT, pick(|c| c.high_watermark)),
+            (LOG_START_CHECKPOINT, pick(|c| c.log_start_offset)),
+        ] {
+            checkpoint::write_offsets(&self.path.join(name), &offsets)
+                .map_err(|e| dir_io(&self.path, &format!("write {name}"), e))?;
+        }
+        Ok(())
+    }
+
+    /// Reads back the checkpoints (for tools and tests).
+    pub fn read_checkpoints(
+        &self,
+    ) -> Result<HashMap<TopicPartition, PartitionCheckpoint>, LogError> {
+        let rp = read_checkpoint(&self.path, RECOVERY_POINT_CHECKPOINT);
+        let hw = read_checkpoint(&self.path, REPLICATION_CHECKPOINT);
+        let ls = read_checkpoint(&self.path, LOG_START_CHECKPOINT);
+        Ok(rp
+            .into_iter()
+            .map(|(tp, recovery_point)| {
+                let c = PartitionCheckpoint {
+                    recovery_point,
+                    high_watermark: hw.get(&tp).copied().unwrap_or(0),
+                    log_start_offset: ls.get(&tp).copied().unwrap_or(0),
+                };
+                (tp, c)
+            })
+            .collect())
+    }
+
+    /// Writes the clean-shutdown marker. Call after every log was `close`d and the checkpoints
+    /// written: the next open then skips recovery scans.
+    pub fn mark_clean_shutdown(&self) -> Result<(), LogError> {
+        checkpoint::write_atomic(&self.path.join(CLEAN_SHUTDOWN_FILE), b"")
+            .map_err(|e| dir_io(&self.path, "write the clean-shutdown marker", e))
+    }
+}

@@ -1,0 +1,513 @@
+//! Segments over time: rolls, retention, truncation, DeleteRecords, leader epochs, faults,
+//! flush policies, index rebuilds and bounded recovery.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use samsa_storage::batch::BatchHeader;
+use samsa_storage::test_support::BatchBuilder;
+use samsa_storage::{GroupCommit, Log, LogConfig, LogDir, LogError, TopicPartition};
+
+const NOW: i64 = 1_700_000_000_000;
+
+fn tp() -> TopicPartition {
+    TopicPartition::new("events", 0)
+}
+
+fn open(dir: &Path, config: LogConfig) -> (LogDir, Log) {
+    let c = config.clone();
+    let (d, mut logs) = LogDir::open(dir, move |_| c.clone()).unwrap();
+    let log = match logs.pop() {
+        Some((_, log)) => log,
+        None => d.create_log(&tp(), config).unwrap(),
+    };
+    (d, log)
+}
+
+fn part_dir(dir: &Path) -> PathBuf {
+    dir.join("events-0")
+}
+
+fn batch_at(ts: i64, n: usize, value_bytes: usize) -> Bytes {
+    BatchBuilder::new()
+        .timestamps(ts)
+        .records(n, value_bytes)
+        .build()
+}
+
+fn offsets_read(log: &mut Log) -> Vec<i64> {
+    let mut out = Vec::new();
+    let mut next = log.log_start_offset();
+    while next < log.log_end_offset() {
+        let bytes = log
+            .read(next, 1 << 20, i64::MAX, true)
+            .unwrap()
+            .load()
+            .unwrap();
+        let mut last = None;
+        for b in samsa_storage::batch::batches(&bytes) {
+            let h = *b.unwrap().header();
+            for o in h.base_offset..=h.last_offset() {
+                if o >= next {
+                    out.push(o);
+                }
+            }
+            last = Some(h);
+        }
+        next = last.expect("progress").next_offset();
+    }
+    out
+}
+
+fn small_segments() -> LogConfig {
+    LogConfig {
+        segment_bytes: 2000,
+        tail_cache_bytes: 0,
+        ..LogConfig::default()
+    }
+}
+
+#[test]
+fn retention_by_time_deletes_old_segments_but_never_the_active_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig {
+        retention_ms: 1000,
+        ..small_segments()
+    };
+    let (_d, mut log) = open(dir.path(), config);
+    for i in 0..10 {
+        log.append(batch_at(NOW + i * 100, 1, 600), 0, NOW).unwrap();
+    }
+    let before = log.segment_count();
+    assert!(before >= 4);
+    // At NOW + 1500 only segments whose newest record is older than NOW + 500 go.
+    let r = log.maintenance(NOW + 1500).unwrap();
+    assert!(r.deleted_segments > 0);
+    assert!(log.log_start_offset() > 0);
+    assert!(log.segment_base_offsets()[0] == log.log_start_offset());
+    assert_eq!(
+        offsets_read(&mut log),
+        (log.log_start_offset()..10).collect::<Vec<_>>()
+    );
+    // Far in the future everything old goes, except the active segment.
+    log.maintenance(NOW + 1_000_000).unwrap();
+    assert_eq!(log.segment_count(), 1);
+    assert_eq!(log.log_end_offset(), 10);
+    assert_eq!(
+        log.append(batch_at(NOW, 1, 10), 0, NOW)
+            .unwrap()
+            .base_offset,
+        10
+    );
+}
+
+#[test]
+fn retention_by_size_keeps_at_least_retention_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig {
+        retention_bytes: 3000,
+        retention_ms: -1,
+        ..small_segments()
+    };
+    let (_d, mut log) = open(dir.path(), config);
+    for _ in 0..20 {
+        log.append(batch_at(NOW, 1, 600), 0, NOW).unwrap();
+    }
+    let r = log.maintenance(NOW).unwrap();
+    assert!(r.deleted_segments > 0);
+    assert!(log.size_bytes() >= 3000 - 2000, "{}", log.size_bytes());
+    assert!(log.size_bytes() < 3000 + 2000);
+    assert_eq!(
+        offsets_read(&mut log),
+        (log.log_start_offset()..20).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn minus_one_means_keep_forever() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig {
+        retention_bytes: -1,
+        retention_ms: -1,
+        ..small_segments()
+    };
+    let (_d, mut log) = open(dir.path(), config);
+    for _ in 0..10 {
+        log.append(batch_at(0, 1, 600), 0, NOW).unwrap();
+    }
+    let n = log.segment_count();
+    assert_eq!(log.maintenance(i64::MAX / 2).unwrap().deleted_segments, 0);
+    assert!(log.segment_count() >= n);
+}
+
+#[test]
+fn segment_ms_rolls_the_active_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig {
+        segment_ms: 1000,
+        ..LogConfig::default()
+    };
+    let (_d, mut log) = open(dir.path(), config);
+    log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
+    assert!(!log.maintenance(NOW + 500).unwrap().rolled);
+    assert!(log.maintenance(NOW + 1000).unwrap().rolled);
+    assert_eq!(log.segment_base_offsets(), vec![0, 1]);
+    // An empty active segment never rolls.
+    assert!(!log.maintenance(NOW + 5000).unwrap().rolled);
+    // Appending after segment.ms rolls too.
+    log.append(batch_at(NOW, 1, 10), 0, NOW + 6000).unwrap();
+    log.append(batch_at(NOW, 1, 10), 0, NOW + 7001).unwrap();
+    assert_eq!(log.segment_base_offsets(), vec![0, 1, 2]);
+}
+
+#[test]
+fn a_full_index_rolls_the_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    // Room for 2 offset entries (16 bytes) and 1 time entry; index every batch.
+    let config = LogConfig {
+        segment_index_bytes: 16,
+        index_interval_bytes: 1,
+        ..LogConfig::default()
+    };
+    let (_d, mut log) = open(dir.path(), config);
+    for _ in 0..10 {
+        log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
+    }
+    assert!(log.segment_count() >= 3, "{}", log.segment_count());
+    assert_eq!(offsets_read(&mut log), (0..10).collect::<Vec<_>>());
+}
+
+#[test]
+fn truncate_to_removes_the_tail_and_the_log_continues() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(dir.path(), small_segments());
+    for e in 0..10 {
+        log.append(batch_at(NOW, 2, 300), e / 3, NOW).unwrap();
+    }
+    assert_eq!(log.log_end_offset(), 20);
+    // Offset 9 is inside the batch 8..9: the whole batch goes (Kafka truncates to batch starts).
+    log.truncate_to(9).unwrap();
+    assert_eq!(log.log_end_offset(), 8);
+    assert_eq!(offsets_read(&mut log), (0..8).collect::<Vec<_>>());
+    assert_eq!(log.end_offset_for_epoch(1), Some((1, 8)));
+    assert_eq!(log.end_offset_for_epoch(3), None);
+    assert_eq!(
+        log.append(batch_at(NOW, 1, 10), 7, NOW)
+            .unwrap()
+            .base_offset,
+        8
+    );
+    assert_eq!(log.end_offset_for_epoch(1), Some((1, 8)));
+    assert_eq!(log.end_offset_for_epoch(7), Some((7, 9)));
+    // Survives a reopen.
+    drop(log);
+    drop(_d);
+    let (_d, mut log) = open(dir.path(), small_segments());
+    assert_eq!(log.log_end_offset(), 9);
+    assert_eq!(offsets_read(&mut log), (0..9).collect::<Vec<_>>());
+    assert_eq!(log.leader_epochs(), &[(0, 0), (1, 6), (7, 8)]);
+}
+
+#[test]
+fn truncate_fully_and_start_at_resets_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(dir.path(), small_segments());
+    for _ in 0..10 {
+        log.append(batch_at(NOW, 2, 300), 2, NOW).unwrap();
+    }
+    log.truncate_fully_and_start_at(500).unwrap();
+    assert_eq!((log.log_start_offset(), log.log_end_offset()), (500, 500));
+    assert_eq!(log.segment_base_offsets(), vec![500]);
+    assert!(log.leader_epochs().is_empty());
+    assert!(matches!(
+        log.read(0, 100, i64::MAX, true),
+        Err(LogError::OffsetOutOfRange { .. })
+    ));
+    assert_eq!(
+        log.append(batch_at(NOW, 1, 10), 3, NOW)
+            .unwrap()
+            .base_offset,
+        500
+    );
+    assert!(part_dir(dir.path())
+        .join("00000000000000000500.log")
+        .exists());
+    assert!(!part_dir(dir.path())
+        .join("00000000000000000000.log")
+        .exists());
+}
+
+#[test]
+fn delete_records_moves_the_log_start_and_drops_whole_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(dir.path(), small_segments());
+    for _ in 0..10 {
+        log.append(batch_at(NOW, 2, 300), 0, NOW).unwrap();
+    }
+    let segments = log.segment_count();
+    assert_eq!(log.delete_records_before(9).unwrap(), 9);
+    assert_eq!(log.log_start_offset(), 9);
+    assert!(log.segment_count() < segments);
+    assert!(matches!(
+        log.read(7, 100, i64::MAX, true),
+        Err(LogError::OffsetOutOfRange { .. })
+    ));
+    // Reading at the new start returns the batch holding it.
+    let bytes = log
+        .read(9, 1 << 20, i64::MAX, true)
+        .unwrap()
+        .load()
+        .unwrap();
+    assert_eq!(BatchHeader::parse(&bytes).unwrap().base_offset, 8);
+    assert_eq!(log.delete_records_before(3).unwrap(), 9);
+    assert!(log.delete_records_before(21).is_err());
+    assert_eq!(log.checkpoint().log_start_offset, 9);
+}
+
+#[test]
+fn a_failed_append_leaves_no_partial_batch_and_the_log_stays_usable() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(
+        dir.path(),
+        LogConfig {
+            tail_cache_bytes: 0,
+            ..LogConfig::default()
+        },
+    );
+    log.append(batch_at(NOW, 2, 100), 0, NOW).unwrap();
+    let size = log.size_bytes();
+    log.inject_append_failure(50);
+    let err = log.append(batch_at(NOW, 2, 100), 0, NOW).unwrap_err();
+    assert!(matches!(err, LogError::Storage(_)));
+    assert!(err.to_string().contains("events-0"), "{err}");
+    assert_eq!(log.log_end_offset(), 2);
+    assert_eq!(log.size_bytes(), size);
+    assert_eq!(
+        fs::metadata(part_dir(dir.path()).join("00000000000000000000.log"))
+            .unwrap()
+            .len(),
+        size
+    );
+    assert_eq!(offsets_read(&mut log), vec![0, 1]);
+    // Space is back: appends continue at the same offset.
+    assert_eq!(
+        log.append(batch_at(NOW, 1, 100), 0, NOW)
+            .unwrap()
+            .base_offset,
+        2
+    );
+    drop(log);
+    drop(_d);
+    let (_d, mut log) = open(dir.path(), LogConfig::default());
+    assert_eq!(offsets_read(&mut log), vec![0, 1, 2]);
+}
+
+#[test]
+fn flush_messages_flushes_in_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(
+        dir.path(),
+        LogConfig {
+            flush_messages: 5,
+            ..LogConfig::default()
+        },
+    );
+    let gc = GroupCommit::new();
+    log.set_group_commit(gc.clone());
+    for _ in 0..4 {
+        log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
+    }
+    assert_eq!(log.flushed_offset(), 0);
+    log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
+    wait_for(|| log.flushed_offset() == 5);
+    assert!(gc.syncs() >= 1);
+}
+
+#[test]
+fn flush_ms_flushes_from_maintenance() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig {
+        flush_ms: 1000,
+        segment_ms: i64::MAX,
+        retention_ms: -1,
+        ..LogConfig::default()
+    };
+    let (_d, mut log) = open(dir.path(), config);
+    log.set_group_commit(GroupCommit::new());
+    log.append(batch_at(NOW, 3, 10), 0, NOW).unwrap();
+    // flush.ms counts from the last flush (the open, by the wall clock).
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    assert!(!log.maintenance(wall + 10).unwrap().flush_submitted);
+    assert!(log.maintenance(wall + 2000).unwrap().flush_submitted);
+    wait_for(|| log.flushed_offset() == 3);
+}
+
+fn wait_for(mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !f() {
+        assert!(Instant::now() < deadline, "condition not met in time");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn group_commit_shares_one_fdatasync_between_waiting_appenders() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(
+        dir.path(),
+        LogConfig {
+            durable: true,
+            ..LogConfig::default()
+        },
+    );
+    let gc = GroupCommit::new();
+    let mut waits = Vec::new();
+    for _ in 0..200 {
+        let info = log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
+        waits.push(gc.submit(log.sync_request(info.last_offset + 1)));
+    }
+    for w in waits {
+        w.blocking_recv().unwrap().unwrap();
+    }
+    assert_eq!(log.flushed_offset(), 200);
+    // 200 waiters, far fewer fdatasyncs: they were grouped.
+    assert!(gc.rounds() < 200, "rounds {}", gc.rounds());
+}
+
+#[test]
+fn missing_and_wrong_indexes_are_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig {
+        index_interval_bytes: 100,
+        segment_bytes: 20_000,
+        tail_cache_bytes: 0,
+        ..LogConfig::default()
+    };
+    {
+        let (d, mut log) = open(dir.path(), config.clone());
+        for i in 0..60 {
+            log.append(batch_at(NOW + i, 1, 300), 0, NOW).unwrap();
+        }
+        let cp = log.close().unwrap();
+        d.write_checkpoints(&[(tp(), cp)]).unwrap();
+        d.mark_clean_shutdown().unwrap();
+    }
+    let p = part_dir(dir.path());
+    let first_index = p.join("00000000000000000000.index");
+    let good = fs::read(&first_index).unwrap();
+    assert!(good.len() >= 16);
+    // Missing offset index in the first segment, garbage in the second's.
+    fs::remove_file(&first_index).unwrap();
+    let bases: Vec<String> = {
+        let mut v: Vec<String> = fs::read_dir(&p)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".index"))
+            .collect();
+        v.sort();
+        v
+    };
+    fs::write(p.join(&bases[0]), [0xffu8; 24]).unwrap();
+    let (_d, mut log) = open(dir.path(), config);
+    assert_eq!(offsets_read(&mut log), (0..60).collect::<Vec<_>>());
+    assert_eq!(
+        log.offset_for_timestamp(NOW + 30).unwrap(),
+        Some((30, NOW + 30))
+    );
+    assert_eq!(fs::read(&first_index).unwrap(), good);
+}
+
+#[test]
+fn recovery_reads_only_the_unflushed_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig {
+        tail_cache_bytes: 0,
+        ..LogConfig::default()
+    };
+    let seg = part_dir(dir.path()).join("00000000000000000000.log");
+    let one = batch_at(NOW, 2, 500).len();
+    {
+        let (d, mut log) = open(dir.path(), config.clone());
+        for _ in 0..100 {
+            log.append(batch_at(NOW, 2, 500), 0, NOW).unwrap();
+        }
+        log.flush_now().unwrap();
+        d.write_checkpoints(&[(tp(), log.checkpoint())]).unwrap();
+        for _ in 0..5 {
+            log.append(batch_at(NOW, 2, 500), 0, NOW).unwrap();
+        }
+        // Crash: no close, no clean-shutdown marker.
+    }
+    // Damage a flushed batch far below the recovery point and tear the unflushed tail. A
+    // recovery that scanned the flushed part would truncate at the damage.
+    let mut bytes = fs::read(&seg).unwrap();
+    bytes[one * 3 + 100] ^= 0xff;
+    bytes.truncate(bytes.len() - 10);
+    fs::write(&seg, &bytes).unwrap();
+    let (_d, log) = open(dir.path(), config);
+    assert_eq!(log.log_end_offset(), 208);
+}
+
+#[test]
+fn a_crash_after_writing_a_compaction_swap_completes_the_swap() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (_d, mut log) = open(dir.path(), small_segments());
+        for _ in 0..10 {
+            log.append(batch_at(NOW, 2, 300), 0, NOW).unwrap();
+        }
+    }
+    let p = part_dir(dir.path());
+    // Pretend compaction cleaned the first segment to its first batch and crashed after the
+    // commit point (the `.swap` rename), and left a stray `.cleaned` from an earlier attempt.
+    let log0 = fs::read(p.join("00000000000000000000.log")).unwrap();
+    let first = BatchHeader::parse(&log0).unwrap().size_bytes();
+    fs::write(p.join("00000000000000000000.log.swap"), &log0[..first]).unwrap();
+    fs::write(p.join("00000000000000000002.log.cleaned"), b"junk").unwrap();
+    let (_d, mut log) = open(dir.path(), small_segments());
+    assert!(!p.join("00000000000000000000.log.swap").exists());
+    assert!(!p.join("00000000000000000002.log.cleaned").exists());
+    let offsets = offsets_read(&mut log);
+    assert_eq!(offsets[..2], [0, 1]);
+    assert!(
+        offsets[2] > 2,
+        "the swapped segment holds only offsets 0 and 1: {offsets:?}"
+    );
+    assert_eq!(*offsets.last().unwrap(), 19);
+}
+
+#[test]
+fn closed_segments_are_opened_lazily_and_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig {
+        segment_bytes: 500,
+        tail_cache_bytes: 0,
+        ..LogConfig::default()
+    };
+    {
+        let (d, mut log) = open(dir.path(), config.clone());
+        for _ in 0..40 {
+            log.append(batch_at(NOW, 1, 400), 0, NOW).unwrap();
+        }
+        let cp = log.close().unwrap();
+        d.write_checkpoints(&[(tp(), cp)]).unwrap();
+        d.mark_clean_shutdown().unwrap();
+    }
+    let (_d, mut log) = open(dir.path(), config);
+    assert_eq!(log.segment_count(), 40);
+    let fds = || fs::read_dir("/proc/self/fd").unwrap().count();
+    let before = fds();
+    assert_eq!(offsets_read(&mut log), (0..40).collect::<Vec<_>>());
+    // Reading every segment keeps at most OPEN_CLOSED_SEGMENTS_MAX of them open (3 files each).
+    assert!(
+        fds() <= before + 3 * samsa_storage::OPEN_CLOSED_SEGMENTS_MAX + 3,
+        "{} -> {}",
+        before,
+        fds()
+    );
+}
