@@ -9,26 +9,19 @@ use crate::server::Broker;
 
 pub async fn run(broker: Arc<Broker>) {
     let tick_ms = broker.config.long("log.flush.scheduler.interval.ms").clamp(10, 60_000) as u64;
-    let retention_every_ms = broker.config.long("log.retention.check.interval.ms").max(10) as u64;
     let checkpoint_every_ms = broker.config.long("log.flush.offset.checkpoint.interval.ms").max(100) as u64;
     let cleaner_every_ms = broker.config.long("log.cleaner.backoff.ms").max(10) as u64;
     let cleaner = broker.config.bool("log.cleaner.enable");
-    let mut since_retention = 0u64;
     let mut since_checkpoint = 0u64;
     let mut since_cleaner = 0u64;
     let mut interval = tokio::time::interval(Duration::from_millis(tick_ms));
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         interval.tick().await;
-        since_retention += tick_ms;
         since_checkpoint += tick_ms;
         since_cleaner += tick_ms;
-        let retention = since_retention >= retention_every_ms;
         let checkpoint = since_checkpoint >= checkpoint_every_ms;
         let clean = cleaner && since_cleaner >= cleaner_every_ms;
-        if retention {
-            since_retention = 0;
-        }
         if checkpoint {
             since_checkpoint = 0;
         }
@@ -36,22 +29,21 @@ pub async fn run(broker: Arc<Broker>) {
             since_cleaner = 0;
         }
         let b = broker.clone();
-        let work = tokio::task::spawn_blocking(move || pass(&b, retention, clean, checkpoint));
+        let work = tokio::task::spawn_blocking(move || pass(&b, clean, checkpoint));
         if let Err(e) = work.await {
             tracing::error!("maintenance pass panicked: {e}");
         }
     }
 }
 
-/// One pass over every partition. `retention` also runs size/time retention; `clean` runs the
-/// compactor on compacted topics.
-fn pass(broker: &Broker, retention: bool, clean: bool, checkpoint: bool) {
+/// One pass over every partition; `clean` also runs the compactor on compacted topics.
+fn pass(broker: &Broker, clean: bool, checkpoint: bool) {
     let now = crate::util::now_ms();
     for topic in broker.topics.all() {
         for p in &topic.partitions {
-            // flush.ms/flush.messages and segment.ms are due on every tick; retention only
-            // every log.retention.check.interval.ms.
-            if let Err(e) = p.with_log(|log| log.maintenance(now, retention)) {
+            // Retention, segment.ms rolls and flush.ms/flush.messages: cheap checks of segment
+            // metadata, so every tick (log.flush.scheduler.interval.ms).
+            if let Err(e) = p.with_log(|log| log.maintenance(now)) {
                 tracing::warn!(partition = %p.tp, "maintenance failed: {e}");
             }
             if clean {

@@ -140,14 +140,14 @@ impl Partition {
 impl Partition {
     /// Removes the partition's files; later appends and reads on this handle fail.
     pub fn delete_log(&self, log_dir: &samsa_storage::LogDir) -> Result<(), LogError> {
-        let mut log = self.log.lock();
-        log_dir.delete_log(&self.tp, &mut log)
+        let _log = self.log.lock();
+        log_dir.delete_partition_dir(&self.tp)
     }
 
     /// Flushes the log and returns what the log-directory checkpoints record for it.
     pub fn checkpoint(&self) -> Result<samsa_storage::PartitionCheckpoint, LogError> {
         let mut log = self.log.lock();
-        log.flush()?;
+        log.flush_now()?;
         Ok(samsa_storage::PartitionCheckpoint {
             recovery_point: log.flushed_offset(),
             high_watermark: self.high_watermark(),

@@ -47,21 +47,39 @@ impl Broker {
     }
 }
 
+impl Broker {
+    /// Opens the log directory (recovering every partition) and builds the shared state,
+    /// without any network. `run` serves it; tests drive handlers on it directly.
+    pub fn open(config: BrokerConfig, io_engine: IoEngine) -> anyhow::Result<Arc<Broker>> {
+        let dir = config.log_dir();
+        tracing::info!(log_dir = %dir.display(), "opening log directory");
+        let started = std::time::Instant::now();
+        std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;
+        let (node_id, cluster_id) = crate::meta::load_or_init(&dir, &config)?;
+        let topics = TopicRegistry::open(&dir, &config)?;
+        tracing::info!(topics = topics.all().len(), elapsed_ms = started.elapsed().as_millis() as u64, "log directory ready");
+        let (shutdown, _) = watch::channel(false);
+        Ok(Arc::new(Broker {
+            limits: Limits {
+                socket_request_max_bytes: config.int("socket.request.max.bytes") as usize,
+                connections_max_idle_ms: config.long("connections.max.idle.ms").max(1) as u64,
+                max_connections: config.int("max.connections") as usize,
+            },
+            node_id,
+            cluster_id,
+            topics,
+            group_commit: GroupCommit::shared(),
+            connections: AtomicUsize::new(0),
+            io_engine,
+            shutdown,
+            config,
+        }))
+    }
+}
+
 /// Runs a broker until SIGTERM or SIGINT, then shuts it down cleanly.
 pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
     let engine = net::engine::choose(&config.get("io.engine").unwrap_or_default()).map_err(anyhow::Error::msg)?;
-    let dir = config.log_dir();
-    tracing::info!(log_dir = %dir.display(), "opening log directory");
-    let started = std::time::Instant::now();
-    std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;
-    let (node_id, cluster_id) = crate::meta::load_or_init(&dir, &config)?;
-    let topics = TopicRegistry::open(&dir, &config)?;
-    tracing::info!(
-        topics = topics.all().len(),
-        elapsed_ms = started.elapsed().as_millis() as u64,
-        "log directory ready"
-    );
-
     let listeners = config.listeners();
     let mut sockets = Vec::new();
     for l in &listeners {
@@ -73,22 +91,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         n if n > 0 => n as usize,
         _ => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
     };
-    let (shutdown, _) = watch::channel(false);
-    let broker = Arc::new(Broker {
-        limits: Limits {
-            socket_request_max_bytes: config.int("socket.request.max.bytes") as usize,
-            connections_max_idle_ms: config.long("connections.max.idle.ms").max(1) as u64,
-            max_connections: config.int("max.connections") as usize,
-        },
-        node_id,
-        cluster_id,
-        topics,
-        group_commit: GroupCommit::new(),
-        connections: AtomicUsize::new(0),
-        io_engine: engine,
-        shutdown,
-        config,
-    });
+    let broker = Broker::open(config, engine)?;
 
     let raw: Vec<std::net::TcpListener> = sockets.iter().map(|(_, s)| s.try_clone()).collect::<Result<_, _>>()?;
     let handles = net::start_shards(broker.clone(), engine, shards, &raw)?;

@@ -161,6 +161,13 @@ impl LogDir {
     /// Deletes a partition's log and directory.
     pub fn delete_log(&self, tp: &TopicPartition, log: Log) -> Result<(), LogError> {
         drop(log);
+        self.delete_partition_dir(tp)
+    }
+
+    /// Deletes a partition's directory while its `Log` may still be open elsewhere (the broker
+    /// keeps it behind a shared handle until in-flight requests finish). Open handles keep
+    /// reading the unlinked files; nothing new is written under the partition's name.
+    pub fn delete_partition_dir(&self, tp: &TopicPartition) -> Result<(), LogError> {
         let p = self.path.join(tp.dir_name());
         let nonce = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

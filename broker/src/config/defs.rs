@@ -82,8 +82,8 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     def("cluster.id", String, None, "cluster id; generated and stored in meta.properties when unset"),
     def("log.level", String, Some("info"), "log level or tracing filter (RUST_LOG overrides)"),
     def("metrics.listener", String, Some("127.0.0.1:9644"), "Prometheus endpoint host:port; empty disables"),
-    def("log.retention.check.interval.ms", Long, Some("300000"), "how often retention runs"),
-    def("log.flush.scheduler.interval.ms", Long, Some("1000"), "how often flush.ms is checked"),
+    inert("log.retention.check.interval.ms", Long, Some("300000")),
+    def("log.flush.scheduler.interval.ms", Long, Some("1000"), "how often retention, segment.ms and flush.ms are checked"),
     def("log.flush.offset.checkpoint.interval.ms", Long, Some("60000"), "how often checkpoints are written"),
     def("log.cleaner.enable", Boolean, Some("true"), "compact topics with cleanup.policy=compact"),
     def("log.cleaner.backoff.ms", Long, Some("15000"), "pause between cleaner passes"),
@@ -196,7 +196,7 @@ pub fn topic_def(name: &str) -> Option<&'static TopicConfigDef> {
 }
 
 /// Checks that `value` parses as `kind`; the message names the key.
-pub fn validate(name: &str, kind: ConfigType, value: &str) -> Result<(), String> {
+pub fn validate(name: &str, kind: ConfigType, value: &str) -> Result<(), std::string::String> {
     let ok = match kind {
         Boolean => matches!(value.to_ascii_lowercase().as_str(), "true" | "false"),
         Int => value.trim().parse::<i32>().is_ok(),

@@ -66,10 +66,12 @@ pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
             Ok((partitions, rf, overrides, Some(topic.id)))
         })();
         match result {
-            Ok((partitions, rf, overrides, id)) => {
+            Ok((partitions, rf, overrides, id)) if ctx.version >= 5 => {
                 r.num_partitions = partitions;
                 r.replication_factor = rf;
-                r.topic_id = id.unwrap_or_default();
+                if ctx.version >= 7 {
+                    r.topic_id = id.unwrap_or_default();
+                }
                 r.configs = Some(
                     topic_config::all_effective(&broker.config, &overrides)
                         .into_iter()
@@ -83,6 +85,7 @@ pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
                         .collect(),
                 );
             }
+            Ok(_) => {}
             Err((code, message)) => {
                 r.error_code = code.code();
                 r.error_message = Some(StrBytes::from_string(message));

@@ -44,7 +44,9 @@ pub fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResponse {
         };
         if let Err((code, message)) = result {
             r.error_code = code.code();
-            r.error_message = Some(StrBytes::from_string(message));
+            if ctx.version >= 5 {
+                r.error_message = Some(StrBytes::from_string(message));
+            }
         }
         resp.responses.push(r);
     }

@@ -68,7 +68,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> FetchResponse {
         for a in &mut arrivals {
             a.as_mut().enable();
         }
-        let (answers, bytes, errors) = read_all(&wanted, req.max_bytes, unknown, read_committed);
+        let (answers, bytes, errors) = read_all(&wanted, req.max_bytes, unknown, read_committed, ctx.version);
         let now = tokio::time::Instant::now();
         if bytes >= req.min_bytes.max(0) as usize || errors || now >= deadline || arrivals.is_empty() || *shutdown.borrow() {
             for (w, pd) in wanted.iter().zip(answers) {
@@ -86,7 +86,9 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> FetchResponse {
 
 /// Reads every partition once. Returns the answers, the record bytes found and whether any
 /// partition has an error (errors are answered at once, as Kafka does).
-fn read_all(wanted: &[Wanted], max_bytes: i32, unknown: ResponseError, read_committed: bool) -> (Vec<PartitionData>, usize, bool) {
+fn read_all(wanted: &[Wanted], max_bytes: i32, unknown: ResponseError, read_committed: bool, version: i16) -> (Vec<PartitionData>, usize, bool) {
+    // log_start_offset exists from v5; older versions must leave it at its default.
+    let has_log_start = version >= 5;
     let mut budget = max_bytes.max(0) as usize;
     let mut total = 0usize;
     let mut errors = false;
@@ -107,9 +109,9 @@ fn read_all(wanted: &[Wanted], max_bytes: i32, unknown: ResponseError, read_comm
         };
         pd.high_watermark = p.high_watermark();
         pd.last_stable_offset = p.high_watermark();
-        pd.log_start_offset = p.log_start_offset();
-        pd.current_leader.leader_id = BrokerId(-1);
-        pd.current_leader.leader_epoch = -1;
+        if has_log_start {
+            pd.log_start_offset = p.log_start_offset();
+        }
         if w.current_leader_epoch >= 0 && w.current_leader_epoch != p.leader_epoch() {
             let e = if w.current_leader_epoch > p.leader_epoch() { ResponseError::UnknownLeaderEpoch } else { ResponseError::FencedLeaderEpoch };
             pd.error_code = e.code();
@@ -131,7 +133,9 @@ fn read_all(wanted: &[Wanted], max_bytes: i32, unknown: ResponseError, read_comm
             Ok((r, bytes)) => {
                 pd.high_watermark = r.high_watermark;
                 pd.last_stable_offset = r.high_watermark;
-                pd.log_start_offset = r.log_start_offset;
+                if has_log_start {
+                    pd.log_start_offset = r.log_start_offset;
+                }
                 total += bytes.len();
                 budget = budget.saturating_sub(bytes.len());
                 pd.records = Some(bytes);

@@ -39,7 +39,8 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
                     };
                 }
                 Some(part) => {
-                    let epoch = part.leader_epoch();
+                    // leader_epoch exists from v4; older versions must leave it at its default.
+                    let epoch = if ctx.version >= 4 { part.leader_epoch() } else { -1 };
                     match p.timestamp {
                         LATEST => {
                             pr.offset = part.high_watermark();

@@ -7,7 +7,6 @@ use kafka_protocol::messages::metadata_response::{MetadataResponseBroker, Metada
 use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
-use uuid::Uuid;
 
 use super::Ctx;
 use crate::config::topic::TopicOverrides;
@@ -26,10 +25,16 @@ pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
     let broker = ctx.broker;
     let mut resp = MetadataResponse::default();
     resp.brokers = brokers(ctx);
-    resp.cluster_id = Some(StrBytes::from_string(broker.cluster_id.clone()));
-    resp.controller_id = BrokerId(broker.node_id);
-    resp.cluster_authorized_operations =
-        if req.include_cluster_authorized_operations { CLUSTER_OPERATIONS_ALL } else { OPERATIONS_OMITTED };
+    // Fields a version lacks must stay at their defaults, or the encoder refuses the response.
+    if ctx.version >= 2 {
+        resp.cluster_id = Some(StrBytes::from_string(broker.cluster_id.clone()));
+    }
+    if ctx.version >= 1 {
+        resp.controller_id = BrokerId(broker.node_id);
+    }
+    if (8..=10).contains(&ctx.version) && req.include_cluster_authorized_operations {
+        resp.cluster_authorized_operations = CLUSTER_OPERATIONS_ALL;
+    }
     let include_ops = req.include_topic_authorized_operations;
 
     // v0: an empty list means every topic. v1+: null means every topic, empty means none.
@@ -69,7 +74,9 @@ pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
                 let mut t = MetadataResponseTopic::default();
                 t.error_code = e.code();
                 t.name = wanted.name.clone();
-                t.topic_id = if wanted.name.is_some() { Uuid::nil() } else { wanted.topic_id };
+                if ctx.version >= 10 && wanted.name.is_none() {
+                    t.topic_id = wanted.topic_id;
+                }
                 t.topic_authorized_operations = OPERATIONS_OMITTED;
                 t
             }
@@ -93,8 +100,12 @@ fn describe(ctx: &Ctx<'_>, topic: &Topic, include_ops: bool) -> MetadataResponse
     let node = BrokerId(ctx.broker.node_id);
     let mut t = MetadataResponseTopic::default();
     t.name = Some(TopicName(StrBytes::from_string(topic.name.clone())));
-    t.topic_id = topic.id;
-    t.is_internal = topic.is_internal();
+    if ctx.version >= 10 {
+        t.topic_id = topic.id;
+    }
+    if ctx.version >= 1 {
+        t.is_internal = topic.is_internal();
+    }
     t.topic_authorized_operations = if include_ops { TOPIC_OPERATIONS_ALL } else { OPERATIONS_OMITTED };
     t.partitions = topic
         .partitions
@@ -104,7 +115,9 @@ fn describe(ctx: &Ctx<'_>, topic: &Topic, include_ops: bool) -> MetadataResponse
             let mut mp = MetadataResponsePartition::default();
             mp.partition_index = i as i32;
             mp.leader_id = node;
-            mp.leader_epoch = p.leader_epoch();
+            if ctx.version >= 7 {
+                mp.leader_epoch = p.leader_epoch();
+            }
             mp.replica_nodes = vec![node];
             mp.isr_nodes = vec![node];
             mp

@@ -30,6 +30,7 @@ pub fn log_error_code(e: &LogError) -> ResponseError {
 
 pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Option<ProduceResponse>, String> {
     let acks = req.acks;
+    let version = ctx.version;
     let now = crate::util::now_ms();
     let mut resp = ProduceResponse::default();
     let mut waits = Vec::new();
@@ -62,14 +63,18 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Option<Produce
                 Ok((info, wait, partition)) => {
                     pr.base_offset = info.base_offset;
                     pr.log_append_time_ms = info.log_append_time_ms;
-                    pr.log_start_offset = partition.log_start_offset();
+                    if ctx.version >= 5 {
+                        pr.log_start_offset = partition.log_start_offset();
+                    }
                     if let Some(rx) = wait {
                         waits.push((tr.partition_responses.len(), topic_data.name.clone(), partition, rx));
                     }
                 }
                 Err((code, message)) => {
                     pr.error_code = code.code();
-                    pr.error_message = Some(StrBytes::from_string(message.clone()));
+                    if ctx.version >= 8 {
+                        pr.error_message = Some(StrBytes::from_string(message.clone()));
+                    }
                     first_error.get_or_insert(message);
                 }
             }
@@ -86,7 +91,9 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Option<Produce
             if let Some(e) = sync_failure(synced) {
                 let tr = resp.responses.iter_mut().find(|t| t.name == name).expect("topic answered above");
                 tr.partition_responses[index].error_code = ResponseError::KafkaStorageError.code();
-                tr.partition_responses[index].error_message = Some(StrBytes::from_string(e));
+                if version >= 8 {
+                    tr.partition_responses[index].error_message = Some(StrBytes::from_string(e));
+                }
             }
         } else {
             tokio::task::spawn_local(async move {

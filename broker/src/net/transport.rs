@@ -1,5 +1,7 @@
 //! The two halves of a client socket, over either I/O engine. Code above this sees owned
 //! buffers only (`BytesMut` in, `Bytes` out), which is what completion-based I/O needs.
+//! The traits are used only inside this crate, on single-threaded shards (no `Send` bounds).
+#![allow(async_fn_in_trait)]
 
 use std::io;
 use std::rc::Rc;
