@@ -58,7 +58,9 @@ fn parse_serve_args(args: &[String]) -> anyhow::Result<(Option<PathBuf>, Vec<(St
             Some((k, v)) => (k.to_string(), v.to_string()),
             None => {
                 i += 1;
-                let v = args.get(i).ok_or_else(|| anyhow::anyhow!("--{body} needs a value"))?;
+                let v = args
+                    .get(i)
+                    .ok_or_else(|| anyhow::anyhow!("--{body} needs a value"))?;
                 (body.to_string(), v.clone())
             }
         };
@@ -92,7 +94,15 @@ fn serve(args: &[String]) -> anyhow::Result<()> {
 }
 
 fn init_logging(config: &BrokerConfig) {
-    let filter = std::env::var("RUST_LOG").ok().or_else(|| config.get("log.level")).unwrap_or_else(|| "info".into());
-    let filter = tracing_subscriber::EnvFilter::try_new(&filter).unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_target(false).with_writer(std::io::stderr).init();
+    let filter = std::env::var("RUST_LOG")
+        .ok()
+        .or_else(|| config.get("log.level"))
+        .unwrap_or_else(|| "info".into());
+    let filter = tracing_subscriber::EnvFilter::try_new(&filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false)
+        .with_writer(std::io::stderr)
+        .init();
 }

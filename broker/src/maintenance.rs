@@ -8,8 +8,14 @@ use std::time::Duration;
 use crate::server::Broker;
 
 pub async fn run(broker: Arc<Broker>) {
-    let tick_ms = broker.config.long("log.flush.scheduler.interval.ms").clamp(10, 60_000) as u64;
-    let checkpoint_every_ms = broker.config.long("log.flush.offset.checkpoint.interval.ms").max(100) as u64;
+    let tick_ms = broker
+        .config
+        .long("log.flush.scheduler.interval.ms")
+        .clamp(10, 60_000) as u64;
+    let checkpoint_every_ms = broker
+        .config
+        .long("log.flush.offset.checkpoint.interval.ms")
+        .max(100) as u64;
     let cleaner_every_ms = broker.config.long("log.cleaner.backoff.ms").max(10) as u64;
     let cleaner = broker.config.bool("log.cleaner.enable");
     let mut since_checkpoint = 0u64;

@@ -14,8 +14,14 @@ pub fn load_or_init(dir: &Path, config: &BrokerConfig) -> anyhow::Result<(i32, S
     match std::fs::read_to_string(&path) {
         Ok(text) => {
             let props = parse_properties(&text);
-            let get = |k: &str| props.iter().find(|(_, key, _)| key == k).map(|(_, _, v)| v.clone());
-            let stored_cluster = get("cluster.id").ok_or_else(|| anyhow::anyhow!("{} has no cluster.id", path.display()))?;
+            let get = |k: &str| {
+                props
+                    .iter()
+                    .find(|(_, key, _)| key == k)
+                    .map(|(_, _, v)| v.clone())
+            };
+            let stored_cluster = get("cluster.id")
+                .ok_or_else(|| anyhow::anyhow!("{} has no cluster.id", path.display()))?;
             let stored_node: i32 = get("node.id")
                 .and_then(|v| v.parse().ok())
                 .ok_or_else(|| anyhow::anyhow!("{} has no valid node.id", path.display()))?;
@@ -79,7 +85,9 @@ mod tests {
     fn cluster_ids_look_like_kafkas() {
         let id = new_cluster_id();
         assert_eq!(id.len(), 22);
-        assert!(id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+        assert!(id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
     }
 
     #[test]

@@ -50,7 +50,14 @@ impl Partition {
         // A single node's high watermark is its log end: everything written is "replicated".
         // In durable mode it is what is on disk.
         let log = p.log.lock();
-        p.high_watermark.store(if durable { log.flushed_offset() } else { log.log_end_offset() }, Ordering::Release);
+        p.high_watermark.store(
+            if durable {
+                log.flushed_offset()
+            } else {
+                log.log_end_offset()
+            },
+            Ordering::Release,
+        );
         drop(log);
         p
     }
@@ -76,7 +83,13 @@ impl Partition {
         batches: Bytes,
         now_ms: i64,
         group_commit: &GroupCommit,
-    ) -> Result<(AppendInfo, Option<tokio::sync::oneshot::Receiver<Result<(), LogError>>>), LogError> {
+    ) -> Result<
+        (
+            AppendInfo,
+            Option<tokio::sync::oneshot::Receiver<Result<(), LogError>>>,
+        ),
+        LogError,
+    > {
         let mut log = self.log.lock();
         let info = log.append(batches, self.leader_epoch(), now_ms)?;
         let end = log.log_end_offset();
@@ -102,11 +115,20 @@ impl Partition {
     }
 
     /// Reads whole batches from `offset`, bounded by the high watermark.
-    pub fn read(&self, offset: i64, max_bytes: usize, min_one_batch: bool) -> Result<ReadResult, LogError> {
+    pub fn read(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one_batch: bool,
+    ) -> Result<ReadResult, LogError> {
         let mut log = self.log.lock();
         let hw = self.high_watermark();
         let slice = log.read(offset, max_bytes, hw, min_one_batch)?;
-        Ok(ReadResult { slice, high_watermark: hw, log_start_offset: log.log_start_offset() })
+        Ok(ReadResult {
+            slice,
+            high_watermark: hw,
+            log_start_offset: log.log_start_offset(),
+        })
     }
 
     /// A future that completes at the next append. Create it before reading, so an append
@@ -125,10 +147,17 @@ impl Partition {
     }
 
     fn refresh(&self, log: &Log) {
-        self.log_end_offset.store(log.log_end_offset(), Ordering::Release);
-        self.log_start_offset.store(log.log_start_offset(), Ordering::Release);
-        let hw = if self.durable.load(Ordering::Relaxed) { log.flushed_offset() } else { log.log_end_offset() };
-        self.high_watermark.store(hw.max(log.log_start_offset()), Ordering::Release);
+        self.log_end_offset
+            .store(log.log_end_offset(), Ordering::Release);
+        self.log_start_offset
+            .store(log.log_start_offset(), Ordering::Release);
+        let hw = if self.durable.load(Ordering::Relaxed) {
+            log.flushed_offset()
+        } else {
+            log.log_end_offset()
+        };
+        self.high_watermark
+            .store(hw.max(log.log_start_offset()), Ordering::Release);
     }
 
     pub fn set_config(&self, config: LogConfig) {

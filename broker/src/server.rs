@@ -54,10 +54,15 @@ impl Broker {
         let dir = config.log_dir();
         tracing::info!(log_dir = %dir.display(), "opening log directory");
         let started = std::time::Instant::now();
-        std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;
         let (node_id, cluster_id) = crate::meta::load_or_init(&dir, &config)?;
         let topics = TopicRegistry::open(&dir, &config)?;
-        tracing::info!(topics = topics.all().len(), elapsed_ms = started.elapsed().as_millis() as u64, "log directory ready");
+        tracing::info!(
+            topics = topics.all().len(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "log directory ready"
+        );
         let (shutdown, _) = watch::channel(false);
         Ok(Arc::new(Broker {
             limits: Limits {
@@ -79,21 +84,28 @@ impl Broker {
 
 /// Runs a broker until SIGTERM or SIGINT, then shuts it down cleanly.
 pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
-    let engine = net::engine::choose(&config.get("io.engine").unwrap_or_default()).map_err(anyhow::Error::msg)?;
+    let engine = net::engine::choose(&config.get("io.engine").unwrap_or_default())
+        .map_err(anyhow::Error::msg)?;
     let listeners = config.listeners();
     let mut sockets = Vec::new();
     for l in &listeners {
         let addr = l.socket_addr().map_err(anyhow::Error::msg)?;
-        let socket = net::bind(addr).map_err(|e| anyhow::anyhow!("cannot listen on {addr} ({}): {e}", l.name))?;
+        let socket = bind_with_patience(addr)
+            .map_err(|e| anyhow::anyhow!("cannot listen on {addr} ({}): {e}", l.name))?;
         sockets.push((l.clone(), socket));
     }
     let shards = match config.int("num.shards") {
         n if n > 0 => n as usize,
-        _ => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        _ => std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
     };
     let broker = Broker::open(config, engine)?;
 
-    let raw: Vec<std::net::TcpListener> = sockets.iter().map(|(_, s)| s.try_clone()).collect::<Result<_, _>>()?;
+    let raw: Vec<std::net::TcpListener> = sockets
+        .iter()
+        .map(|(_, s)| s.try_clone())
+        .collect::<Result<_, _>>()?;
     let handles = net::start_shards(broker.clone(), engine, shards, &raw)?;
     drop(raw);
     for (l, s) in &sockets {
@@ -122,12 +134,42 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         let _ = h.join();
     }
     let closed = crate::maintenance::write_checkpoints(&broker);
-    match closed.and_then(|()| broker.topics.log_dir().mark_clean_shutdown().map_err(anyhow::Error::from)) {
+    match closed.and_then(|()| {
+        broker
+            .topics
+            .log_dir()
+            .mark_clean_shutdown()
+            .map_err(anyhow::Error::from)
+    }) {
         Ok(()) => tracing::info!("logs flushed, checkpoints written; clean shutdown"),
-        Err(e) => tracing::error!("shutdown could not flush everything: {e}; the next start will recover"),
+        Err(e) => {
+            tracing::error!("shutdown could not flush everything: {e}; the next start will recover")
+        }
     }
     control.shutdown_timeout(Duration::from_secs(1));
     Ok(())
+}
+
+/// How long start-up waits for a busy port. A process killed while it had io_uring operations
+/// pending keeps its listening socket until the kernel tears the ring down, which can take a
+/// moment after the process is gone; a restart right after a crash must not fail for that.
+const BIND_PATIENCE: Duration = Duration::from_secs(10);
+
+fn bind_with_patience(addr: std::net::SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    let deadline = std::time::Instant::now() + BIND_PATIENCE;
+    let mut warned = false;
+    loop {
+        match net::bind(addr) {
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && std::time::Instant::now() < deadline => {
+                if !warned {
+                    tracing::warn!(%addr, "address in use; retrying for up to {} s", BIND_PATIENCE.as_secs());
+                    warned = true;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
 }
 
 async fn wait_for_signal() {

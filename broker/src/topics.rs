@@ -32,7 +32,9 @@ impl Topic {
         self.name.starts_with("__consumer_offsets") || self.name == "__transaction_state"
     }
     pub fn partition(&self, index: i32) -> Option<&Arc<Partition>> {
-        usize::try_from(index).ok().and_then(|i| self.partitions.get(i))
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| self.partitions.get(i))
     }
 }
 
@@ -101,14 +103,23 @@ pub struct TopicRegistry {
 impl TopicRegistry {
     /// Opens the log directory, recovering every partition log, and matches logs to topics.
     pub fn open(dir: &Path, broker: &BrokerConfig) -> anyhow::Result<TopicRegistry> {
-        std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;
         let meta: MetadataFile = match std::fs::read(dir.join(METADATA_FILE)) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| anyhow::anyhow!("{} is corrupt: {e}", dir.join(METADATA_FILE).display()))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => MetadataFile { version: 1, topics: vec![] },
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                anyhow::anyhow!("{} is corrupt: {e}", dir.join(METADATA_FILE).display())
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => MetadataFile {
+                version: 1,
+                topics: vec![],
+            },
             Err(e) => anyhow::bail!("cannot read {}: {e}", dir.join(METADATA_FILE).display()),
         };
-        let records: HashMap<String, TopicRecord> = meta.topics.into_iter().map(|t| (t.name.clone(), t)).collect();
+        let records: HashMap<String, TopicRecord> = meta
+            .topics
+            .into_iter()
+            .map(|t| (t.name.clone(), t))
+            .collect();
         let (log_dir, logs) = LogDir::open(dir, |tp| match records.get(&tp.topic) {
             Some(r) => topic_config::log_config(broker, &r.configs),
             None => topic_config::log_config(broker, &TopicOverrides::new()),
@@ -130,7 +141,9 @@ impl TopicRegistry {
                 let log = match found.remove(&tp) {
                     Some(log) => log,
                     None => {
-                        tracing::warn!("partition {tp} has no log directory; creating an empty one");
+                        tracing::warn!(
+                            "partition {tp} has no log directory; creating an empty one"
+                        );
                         registry.log_dir.create_log(&tp, config.clone())?
                     }
                 };
@@ -145,7 +158,9 @@ impl TopicRegistry {
             registry.insert(topic);
         }
         for (tp, _) in found {
-            tracing::warn!("log directory for {tp} belongs to no known topic; leaving it untouched");
+            tracing::warn!(
+                "log directory for {tp} belongs to no known topic; leaving it untouched"
+            );
         }
         Ok(registry)
     }
@@ -178,7 +193,13 @@ impl TopicRegistry {
     }
 
     /// Checks a CreateTopics request without creating anything.
-    pub fn validate_new(&self, name: &str, partitions: i32, replication_factor: i16, overrides: &TopicOverrides) -> Result<(), TopicError> {
+    pub fn validate_new(
+        &self,
+        name: &str,
+        partitions: i32,
+        replication_factor: i16,
+        overrides: &TopicOverrides,
+    ) -> Result<(), TopicError> {
         if !samsa_storage::is_valid_topic_name(name) {
             return Err(TopicError::InvalidName(format!(
                 "topic name '{name}' is illegal: it must be 1 to 249 characters of [a-zA-Z0-9._-] and not '.' or '..'"
@@ -187,7 +208,12 @@ impl TopicRegistry {
         if self.topics.read().contains_key(name) {
             return Err(TopicError::AlreadyExists(name.to_string()));
         }
-        if let Some(other) = self.topics.read().keys().find(|t| t.as_str() != name && t.replace('.', "_") == name.replace('.', "_")) {
+        if let Some(other) = self
+            .topics
+            .read()
+            .keys()
+            .find(|t| t.as_str() != name && t.replace('.', "_") == name.replace('.', "_"))
+        {
             return Err(TopicError::InvalidName(format!(
                 "topic '{name}' collides with existing topic '{other}' ('.' and '_' are interchangeable in metric names)"
             )));
@@ -209,7 +235,13 @@ impl TopicRegistry {
     }
 
     /// Creates a topic (after [`validate_new`](Self::validate_new)'s checks).
-    pub fn create(&self, name: &str, partitions: i32, replication_factor: i16, overrides: TopicOverrides) -> Result<Arc<Topic>, TopicError> {
+    pub fn create(
+        &self,
+        name: &str,
+        partitions: i32,
+        replication_factor: i16,
+        overrides: TopicOverrides,
+    ) -> Result<Arc<Topic>, TopicError> {
         let _admin = self.admin.lock();
         self.validate_new(name, partitions, replication_factor, &overrides)?;
         let id = Uuid::new_v4();
@@ -220,7 +252,12 @@ impl TopicRegistry {
             let log = self.log_dir.create_log(&tp, config.clone())?;
             parts.push(Arc::new(Partition::new(tp, id, log, 0)));
         }
-        let topic = Arc::new(Topic { name: name.to_string(), id, partitions: parts, overrides: RwLock::new(overrides) });
+        let topic = Arc::new(Topic {
+            name: name.to_string(),
+            id,
+            partitions: parts,
+            overrides: RwLock::new(overrides),
+        });
         self.insert(topic.clone());
         self.persist()?;
         tracing::info!(topic = name, partitions, "created topic");
@@ -230,7 +267,11 @@ impl TopicRegistry {
     /// Deletes a topic and its logs.
     pub fn delete(&self, name: &str) -> Result<Uuid, TopicError> {
         let _admin = self.admin.lock();
-        let topic = self.topics.write().remove(name).ok_or_else(|| TopicError::Unknown(name.to_string()))?;
+        let topic = self
+            .topics
+            .write()
+            .remove(name)
+            .ok_or_else(|| TopicError::Unknown(name.to_string()))?;
         self.by_id.write().remove(&topic.id);
         self.persist()?;
         for p in &topic.partitions {
@@ -241,9 +282,16 @@ impl TopicRegistry {
     }
 
     /// Grows a topic to `total` partitions.
-    pub fn add_partitions(&self, name: &str, total: i32, validate_only: bool) -> Result<(), TopicError> {
+    pub fn add_partitions(
+        &self,
+        name: &str,
+        total: i32,
+        validate_only: bool,
+    ) -> Result<(), TopicError> {
         let _admin = self.admin.lock();
-        let topic = self.get(name).ok_or_else(|| TopicError::Unknown(name.to_string()))?;
+        let topic = self
+            .get(name)
+            .ok_or_else(|| TopicError::Unknown(name.to_string()))?;
         let current = topic.partitions.len() as i32;
         if total <= current {
             return Err(TopicError::InvalidPartitions(format!(
@@ -251,7 +299,9 @@ impl TopicRegistry {
             )));
         }
         if total > PARTITIONS_PER_TOPIC_MAX {
-            return Err(TopicError::InvalidPartitions(format!("number of partitions must be at most {PARTITIONS_PER_TOPIC_MAX}")));
+            return Err(TopicError::InvalidPartitions(format!(
+                "number of partitions must be at most {PARTITIONS_PER_TOPIC_MAX}"
+            )));
         }
         if validate_only {
             return Ok(());
@@ -264,7 +314,12 @@ impl TopicRegistry {
             let log = self.log_dir.create_log(&tp, config.clone())?;
             parts.push(Arc::new(Partition::new(tp, topic.id, log, 0)));
         }
-        let grown = Arc::new(Topic { name: topic.name.clone(), id: topic.id, partitions: parts, overrides: RwLock::new(overrides) });
+        let grown = Arc::new(Topic {
+            name: topic.name.clone(),
+            id: topic.id,
+            partitions: parts,
+            overrides: RwLock::new(overrides),
+        });
         self.insert(grown);
         self.persist()?;
         tracing::info!(topic = name, partitions = total, "added partitions");
@@ -272,9 +327,16 @@ impl TopicRegistry {
     }
 
     /// Replaces a topic's overrides (validated) and applies them to its logs.
-    pub fn set_overrides(&self, name: &str, overrides: TopicOverrides, validate_only: bool) -> Result<(), TopicError> {
+    pub fn set_overrides(
+        &self,
+        name: &str,
+        overrides: TopicOverrides,
+        validate_only: bool,
+    ) -> Result<(), TopicError> {
         let _admin = self.admin.lock();
-        let topic = self.get(name).ok_or_else(|| TopicError::Unknown(name.to_string()))?;
+        let topic = self
+            .get(name)
+            .ok_or_else(|| TopicError::Unknown(name.to_string()))?;
         for (k, v) in &overrides {
             topic_config::validate_value(k, v).map_err(TopicError::InvalidConfig)?;
         }
@@ -303,7 +365,8 @@ impl TopicRegistry {
             })
             .collect();
         topics.sort_by(|a, b| a.name.cmp(&b.name));
-        let bytes = serde_json::to_vec_pretty(&MetadataFile { version: 1, topics }).expect("serialisable");
+        let bytes =
+            serde_json::to_vec_pretty(&MetadataFile { version: 1, topics }).expect("serialisable");
         write_atomically(&self.dir, METADATA_FILE, &bytes)
     }
 }

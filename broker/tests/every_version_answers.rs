@@ -35,7 +35,11 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             } else {
                 td.name = name("t");
             }
-            td.partition_data = vec![pd.clone(), { let mut p = pd; p.index = 9; p }];
+            td.partition_data = vec![pd.clone(), {
+                let mut p = pd;
+                p.index = 9;
+                p
+            }];
             let mut r = ProduceRequest::default();
             r.acks = -1;
             r.timeout_ms = 1000;
@@ -52,7 +56,11 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             } else {
                 ft.topic = name("t");
             }
-            ft.partitions = vec![fp.clone(), { let mut p = fp; p.partition = 9; p }];
+            ft.partitions = vec![fp.clone(), {
+                let mut p = fp;
+                p.partition = 9;
+                p
+            }];
             let mut r = FetchRequest::default();
             r.max_wait_ms = 0;
             r.max_bytes = 1 << 20;
@@ -210,24 +218,36 @@ fn frame(key: ApiKey, version: i16, body: &RequestKind) -> Bytes {
     h.request_api_version = version;
     h.correlation_id = 42;
     h.client_id = Some(s("every-version"));
-    h.encode(&mut buf, key.request_header_version(version)).unwrap();
-    body.encode(&mut buf, version).unwrap_or_else(|e| panic!("test request {key:?} v{version} does not encode: {e}"));
+    h.encode(&mut buf, key.request_header_version(version))
+        .unwrap();
+    body.encode(&mut buf, version)
+        .unwrap_or_else(|e| panic!("test request {key:?} v{version} does not encode: {e}"));
     buf.freeze()
 }
 
 #[test]
 fn every_advertised_version_decodes_a_populated_request_and_encodes_its_answer() {
     let dir = tempfile::tempdir().unwrap();
-    let flags = vec![("log.dirs".to_string(), dir.path().join("data").display().to_string())];
+    let flags = vec![(
+        "log.dirs".to_string(),
+        dir.path().join("data").display().to_string(),
+    )];
     let config = BrokerConfig::load(None, vec![], flags).unwrap();
     let broker: Arc<Broker> = Broker::open(config, IoEngine::Epoll).unwrap();
     let topic = broker.topics.create("t", 1, 1, Default::default()).unwrap();
     let conn = Rc::new(Connection::new("127.0.0.1:1".parse().unwrap()));
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let local = tokio::task::LocalSet::new();
     let mut checked = 0;
     for api in SUPPORTED_APIS {
-        let min = if api.key == ApiKey::Produce { samsa_protocol::api_table::PRODUCE_REFUSED_BELOW } else { api.min_version };
+        let min = if api.key == ApiKey::Produce {
+            samsa_protocol::api_table::PRODUCE_REFUSED_BELOW
+        } else {
+            api.min_version
+        };
         for version in min..=api.max_version {
             let body = populated(api.key, version, topic.id);
             let req = samsa_protocol::decode_request(frame(api.key, version, &body))
@@ -237,11 +257,19 @@ fn every_advertised_version_decodes_a_populated_request_and_encodes_its_answer()
                 .block_on(&rt, handlers::handle(&broker, &conn, req, &mut out))
                 .unwrap_or_else(|e| panic!("{:?} v{version}: {e}", api.key));
             assert!(out.len() > 8, "{:?} v{version} answered nothing", api.key);
-            assert_eq!(i32::from_be_bytes(out[4..8].try_into().unwrap()), 42, "{:?} v{version} correlation id", api.key);
+            assert_eq!(
+                i32::from_be_bytes(out[4..8].try_into().unwrap()),
+                42,
+                "{:?} v{version} correlation id",
+                api.key
+            );
             checked += 1;
         }
     }
-    let expected: i32 = SUPPORTED_APIS.iter().map(|a| (a.max_version - a.min_version + 1) as i32).sum::<i32>()
+    let expected: i32 = SUPPORTED_APIS
+        .iter()
+        .map(|a| (a.max_version - a.min_version + 1) as i32)
+        .sum::<i32>()
         - samsa_protocol::api_table::PRODUCE_REFUSED_BELOW as i32;
     assert_eq!(checked, expected, "every (api, version) pair was exercised");
 }

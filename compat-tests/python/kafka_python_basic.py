@@ -29,7 +29,9 @@ text = repr(configs)
 check("retention.ms" in text and "86400000" in text, "describe_configs shows the override: " + text[:500])
 
 for codec in [None, "gzip"]:
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", compression_type=codec, linger_ms=5)
+    # Plain (non-idempotent) producer here; the idempotent path has its own test.
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", compression_type=codec, linger_ms=5,
+                             enable_idempotence=False)
     futures = [producer.send("kp-topic", key=b"key-%d" % (i % 5), value=b"value-%d" % i, partition=i % 3) for i in range(300)]
     producer.flush()
     metas = [f.get(timeout=30) for f in futures]

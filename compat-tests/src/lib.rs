@@ -18,34 +18,54 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The workspace root (compat-tests' parent).
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
 }
 
 /// The `samsa` binary, built once per test process (`cargo build` is quick when up to date).
-/// `SAMSA_BIN` points at another build.
+/// `TEST_SAMSA_BIN` points at another build.
 pub fn samsa_bin() -> PathBuf {
     static BUILD: Once = Once::new();
-    if let Ok(bin) = std::env::var("SAMSA_BIN") {
+    if let Ok(bin) = std::env::var("TEST_SAMSA_BIN") {
         return PathBuf::from(bin);
     }
-    let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
     BUILD.call_once(|| {
         let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        cmd.current_dir(workspace_root()).args(["build", "--quiet", "-p", "samsa-broker", "--bin", "samsa"]);
+        cmd.current_dir(workspace_root()).args([
+            "build",
+            "--quiet",
+            "-p",
+            "samsa-broker",
+            "--bin",
+            "samsa",
+        ]);
         if profile == "release" {
             cmd.arg("--release");
         }
         let status = cmd.status().expect("run cargo build for the samsa binary");
         assert!(status.success(), "cargo build of the samsa binary failed");
     });
-    let target = std::env::var("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| workspace_root().join("target"));
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| workspace_root().join("target"));
     target.join(profile).join("samsa")
 }
 
 /// A port nobody listens on right now (the broker then proves the listener is its own by
 /// answering; see [`Broker::start`]).
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port").local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind an ephemeral port")
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// Options for a broker under test.
@@ -86,7 +106,10 @@ impl Broker {
         let (data_dir, temp) = match &options.data_dir {
             Some(d) => (d.clone(), None),
             None => {
-                let t = tempfile::Builder::new().prefix("samsa-test-").tempdir().expect("temp dir");
+                let t = tempfile::Builder::new()
+                    .prefix("samsa-test-")
+                    .tempdir()
+                    .expect("temp dir");
                 (t.path().join("data"), Some(Arc::new(t)))
             }
         };
@@ -96,16 +119,29 @@ impl Broker {
             let port = options.port.unwrap_or_else(free_port);
             match Broker::spawn(&options, port, &data_dir) {
                 Ok((child, log)) => {
-                    return Broker { child: Some(child), port, data_dir: data_dir.clone(), _temp: temp, log, options };
+                    return Broker {
+                        child: Some(child),
+                        port,
+                        data_dir: data_dir.clone(),
+                        _temp: temp,
+                        log,
+                        options,
+                    };
                 }
-                Err(e) if options.port.is_none() && e.contains("Address already in use") => last_err = e,
+                Err(e) if options.port.is_none() && e.contains("Address already in use") => {
+                    last_err = e
+                }
                 Err(e) => panic!("samsa did not start: {e}"),
             }
         }
         panic!("samsa did not start: {last_err}");
     }
 
-    fn spawn(options: &BrokerOptions, port: u16, data_dir: &Path) -> Result<(Child, Arc<Mutex<Vec<String>>>), String> {
+    fn spawn(
+        options: &BrokerOptions,
+        port: u16,
+        data_dir: &Path,
+    ) -> Result<(Child, Arc<Mutex<Vec<String>>>), String> {
         let mut cmd = Command::new(samsa_bin());
         cmd.arg(format!("--listeners=PLAINTEXT://127.0.0.1:{port}"))
             .arg(format!("--log.dirs={}", data_dir.display()))
@@ -115,11 +151,13 @@ impl Broker {
             cmd.arg(format!("--{k}={v}"));
         }
         cmd.stdout(Stdio::null()).stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(|e| format!("cannot run {}: {e}", samsa_bin().display()))?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot run {}: {e}", samsa_bin().display()))?;
         let log = Arc::new(Mutex::new(Vec::new()));
         let stderr = child.stderr.take().expect("piped stderr");
         let sink = log.clone();
-        let echo = std::env::var("SAMSA_TEST_LOG").is_ok();
+        let echo = std::env::var("TEST_SAMSA_LOG").is_ok();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 if echo {
@@ -136,13 +174,26 @@ impl Broker {
                 return Err(format!("exited with {status} before serving:\n{lines}"));
             }
             // Serving means our process logged its listener on our port and the port answers.
-            let announced = log.lock().unwrap().iter().any(|l| l.contains("samsa is serving"));
-            if announced && TcpStream::connect_timeout(&SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_millis(200)).is_ok() {
+            let announced = log
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|l| l.contains("samsa is serving"));
+            if announced
+                && TcpStream::connect_timeout(
+                    &SocketAddr::from(([127, 0, 0, 1], port)),
+                    Duration::from_millis(200),
+                )
+                .is_ok()
+            {
                 return Ok((child, log));
             }
             if Instant::now() > deadline {
                 let _ = child.kill();
-                return Err(format!("not serving after {START_TIMEOUT:?}:\n{}", log.lock().unwrap().join("\n")));
+                return Err(format!(
+                    "not serving after {START_TIMEOUT:?}:\n{}",
+                    log.lock().unwrap().join("\n")
+                ));
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -174,7 +225,10 @@ impl Broker {
             }
             if Instant::now() > deadline {
                 let _ = child.kill();
-                panic!("samsa did not exit within 30 s of SIGTERM:\n{}", self.log_lines().join("\n"));
+                panic!(
+                    "samsa did not exit within 30 s of SIGTERM:\n{}",
+                    self.log_lines().join("\n")
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -190,7 +244,8 @@ impl Broker {
     /// Starts a new process on the same port and data directory (after `stop` or `kill`).
     pub fn restart(&mut self) {
         assert!(self.child.is_none(), "stop or kill the broker first");
-        let (child, log) = Broker::spawn(&self.options, self.port, &self.data_dir).unwrap_or_else(|e| panic!("restart failed: {e}"));
+        let (child, log) = Broker::spawn(&self.options, self.port, &self.data_dir)
+            .unwrap_or_else(|e| panic!("restart failed: {e}"));
         self.child = Some(child);
         self.log = log;
     }
@@ -206,7 +261,10 @@ impl Drop for Broker {
 }
 
 /// Runs a command with a time limit; returns (status, stdout, stderr).
-pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> anyhow::Result<(ExitStatus, String, String)> {
+pub fn run_with_timeout(
+    cmd: &mut Command,
+    timeout: Duration,
+) -> anyhow::Result<(ExitStatus, String, String)> {
     let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
     let mut stdout = child.stdout.take().unwrap();
     let mut stderr = child.stderr.take().unwrap();
@@ -228,17 +286,28 @@ pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> anyhow::Result<
         if Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            anyhow::bail!("{cmd:?} did not finish within {timeout:?}: stderr: {}", err.join().unwrap_or_default());
+            anyhow::bail!(
+                "{cmd:?} did not finish within {timeout:?}: stderr: {}",
+                err.join().unwrap_or_default()
+            );
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    Ok((status, out.join().unwrap_or_default(), err.join().unwrap_or_default()))
+    Ok((
+        status,
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
+    ))
 }
 
 /// The project's Python (a virtual environment made by `scripts/test`).
 pub fn python() -> PathBuf {
     let venv = workspace_root().join(".venv/bin/python");
-    assert!(venv.exists(), "{} is missing: run scripts/test (it installs the Python clients)", venv.display());
+    assert!(
+        venv.exists(),
+        "{} is missing: run scripts/test (it installs the Python clients)",
+        venv.display()
+    );
     venv
 }
 

@@ -10,9 +10,14 @@ use std::time::Duration;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use common::*;
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
-use kafka_protocol::messages::{ApiKey, ApiVersionsResponse, ProduceRequest, ProduceResponse, RequestHeader, ResponseHeader, TopicName};
+use kafka_protocol::messages::{
+    ApiKey, ApiVersionsResponse, ProduceRequest, ProduceResponse, RequestHeader, ResponseHeader,
+    TopicName,
+};
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
-use kafka_protocol::records::{Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType};
+use kafka_protocol::records::{
+    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+};
 
 fn connect(broker: &Broker) -> TcpStream {
     let s = TcpStream::connect(broker.bootstrap()).unwrap();
@@ -26,7 +31,10 @@ fn closed_without_answer(s: &mut TcpStream) -> bool {
     match s.read(&mut buf) {
         Ok(0) => true,
         Ok(_) => false,
-        Err(e) => matches!(e.kind(), std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe),
+        Err(e) => matches!(
+            e.kind(),
+            std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+        ),
     }
 }
 
@@ -38,7 +46,8 @@ fn request(key: ApiKey, version: i16, correlation_id: i32, body: &impl Encodable
     h.request_api_version = version;
     h.correlation_id = correlation_id;
     h.client_id = Some(StrBytes::from_static_str("bad-input-test"));
-    h.encode(&mut buf, key.request_header_version(version)).unwrap();
+    h.encode(&mut buf, key.request_header_version(version))
+        .unwrap();
     body.encode(&mut buf, version).unwrap();
     let len = (buf.len() - 4) as i32;
     buf[..4].copy_from_slice(&len.to_be_bytes());
@@ -56,7 +65,12 @@ fn read_response(s: &mut TcpStream) -> Bytes {
 /// Another client still produces and reads metadata.
 fn broker_still_serves(broker: &Broker, topic: &str) {
     let producer = producer(broker, &[]);
-    let acks = produce_all(&producer, topic, &[(None, b"still alive".to_vec())], Some(0));
+    let acks = produce_all(
+        &producer,
+        topic,
+        &[(None, b"still alive".to_vec())],
+        Some(0),
+    );
     assert_eq!(acks.len(), 1);
 }
 
@@ -90,21 +104,36 @@ fn broken_frames_close_only_their_connection() {
 
     // An unknown API key.
     let mut s = connect(&broker);
-    s.write_all(&[0, 0, 0, 10, 0x7f, 0x00, 0, 0, 0, 0, 0, 1, 0xff, 0xff]).unwrap();
+    s.write_all(&[0, 0, 0, 10, 0x7f, 0x00, 0, 0, 0, 0, 0, 1, 0xff, 0xff])
+        .unwrap();
     assert!(closed_without_answer(&mut s), "unknown api key");
 
     // A Metadata version we do not serve.
     let mut s = connect(&broker);
-    s.write_all(&[0, 0, 0, 10, 0, 3, 0, 99, 0, 0, 0, 1, 0xff, 0xff]).unwrap();
+    s.write_all(&[0, 0, 0, 10, 0, 3, 0, 99, 0, 0, 0, 1, 0xff, 0xff])
+        .unwrap();
     assert!(closed_without_answer(&mut s), "unsupported version");
 
     // The bystander connection was never disturbed.
-    bystander.write_all(&request(ApiKey::ApiVersions, 3, 5, &kafka_protocol::messages::ApiVersionsRequest::default())).unwrap();
+    bystander
+        .write_all(&request(
+            ApiKey::ApiVersions,
+            3,
+            5,
+            &kafka_protocol::messages::ApiVersionsRequest::default(),
+        ))
+        .unwrap();
     let mut resp = read_response(&mut bystander);
-    assert_eq!(ResponseHeader::decode(&mut resp, 0).unwrap().correlation_id, 5);
+    assert_eq!(
+        ResponseHeader::decode(&mut resp, 0).unwrap().correlation_id,
+        5
+    );
     broker_still_serves(&broker, "ok");
     let log = broker.log_lines().join("\n");
-    assert!(log.contains("closing connection"), "the reason is logged:\n{log}");
+    assert!(
+        log.contains("closing connection"),
+        "the reason is logged:\n{log}"
+    );
 }
 
 #[test]
@@ -112,12 +141,17 @@ fn too_new_api_versions_gets_error_35_and_the_supported_ranges() {
     let broker = Broker::start();
     let mut s = connect(&broker);
     // ApiVersions v99 with a body the broker cannot know.
-    s.write_all(&[0, 0, 0, 12, 0, 18, 0, 99, 0, 0, 0, 9, 0xff, 0xff, 0, 0]).unwrap();
+    s.write_all(&[0, 0, 0, 12, 0, 18, 0, 99, 0, 0, 0, 9, 0xff, 0xff, 0, 0])
+        .unwrap();
     let mut resp = read_response(&mut s);
     assert_eq!(resp.get_i32(), 9, "correlation id (header v0)");
     let body = ApiVersionsResponse::decode(&mut resp, 0).unwrap();
     assert_eq!(body.error_code, 35);
-    let produce = body.api_keys.iter().find(|k| k.api_key == 0).expect("Produce advertised");
+    let produce = body
+        .api_keys
+        .iter()
+        .find(|k| k.api_key == 0)
+        .expect("Produce advertised");
     assert_eq!((produce.min_version, produce.max_version), (0, 13));
 }
 
@@ -142,7 +176,15 @@ fn batch(values: &[&str]) -> Bytes {
         })
         .collect();
     let mut buf = BytesMut::new();
-    RecordBatchEncoder::encode(&mut buf, records.iter(), &RecordEncodeOptions { version: 2, compression: Compression::None }).unwrap();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        records.iter(),
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .unwrap();
     buf.freeze()
 }
 
@@ -161,9 +203,12 @@ fn produce_request(topic: &str, records: Bytes) -> ProduceRequest {
 }
 
 fn produce_error(s: &mut TcpStream, version: i16, req: &ProduceRequest) -> i16 {
-    s.write_all(&request(ApiKey::Produce, version, 77, req)).unwrap();
+    s.write_all(&request(ApiKey::Produce, version, 77, req))
+        .unwrap();
     let mut resp = read_response(s);
-    let header = ResponseHeader::decode(&mut resp, ApiKey::Produce.response_header_version(version)).unwrap();
+    let header =
+        ResponseHeader::decode(&mut resp, ApiKey::Produce.response_header_version(version))
+            .unwrap();
     assert_eq!(header.correlation_id, 77);
     let body = ProduceResponse::decode(&mut resp, version).unwrap();
     body.responses[0].partition_responses[0].error_code
@@ -178,14 +223,33 @@ fn a_corrupt_crc_is_corrupt_message_for_that_partition_only() {
     let mut bad = good.to_vec();
     let last = bad.len() - 1;
     bad[last] ^= 0xff; // inside the CRC-covered part
-    assert_eq!(produce_error(&mut s, 9, &produce_request("crc", Bytes::from(bad))), 2, "CORRUPT_MESSAGE");
+    assert_eq!(
+        produce_error(&mut s, 9, &produce_request("crc", Bytes::from(bad))),
+        2,
+        "CORRUPT_MESSAGE"
+    );
     // Same connection, a good batch: accepted at offset 0 (nothing of the bad one was kept).
     assert_eq!(produce_error(&mut s, 9, &produce_request("crc", good)), 0);
-    let consumer = assigned_consumer(&broker, "crc", &[0], rdkafka::topic_partition_list::Offset::Beginning);
+    let consumer = assigned_consumer(
+        &broker,
+        "crc",
+        &[0],
+        rdkafka::topic_partition_list::Offset::Beginning,
+    );
     let got = consume_n(&consumer, 3, Duration::from_secs(20));
-    assert_eq!(got.iter().map(|g| g.offset).collect::<Vec<_>>(), vec![0, 1, 2]);
+    assert_eq!(
+        got.iter().map(|g| g.offset).collect::<Vec<_>>(),
+        vec![0, 1, 2]
+    );
     // Truncated batch bytes are refused the same way.
-    assert_eq!(produce_error(&mut s, 9, &produce_request("crc", batch(&["x"]).slice(..30))), 2);
+    assert_eq!(
+        produce_error(
+            &mut s,
+            9,
+            &produce_request("crc", batch(&["x"]).slice(..30))
+        ),
+        2
+    );
 }
 
 #[test]

@@ -13,21 +13,40 @@ fn sigkill_then_restart_serves_every_acknowledged_record() {
     let mut broker = Broker::start();
     create_topic(&broker, "crash", 3, &[]);
     let producer = producer(&broker, &[("acks", "all")]);
-    let records: Vec<_> = (0..3000).map(|i| (Some(format!("k{}", i % 11).into_bytes()), format!("v{i}").into_bytes())).collect();
+    let records: Vec<_> = (0..3000)
+        .map(|i| {
+            (
+                Some(format!("k{}", i % 11).into_bytes()),
+                format!("v{i}").into_bytes(),
+            )
+        })
+        .collect();
     let acks = produce_all(&producer, "crash", &records, None);
     drop(producer);
     broker.kill();
     broker.restart();
     let consumer = assigned_consumer(&broker, "crash", &[0, 1, 2], Offset::Beginning);
     let got = consume_n(&consumer, records.len(), Duration::from_secs(60));
-    let mut by_pos: std::collections::HashMap<(i32, i64), Vec<u8>> = got.into_iter().map(|g| ((g.partition, g.offset), g.value)).collect();
+    let mut by_pos: std::collections::HashMap<(i32, i64), Vec<u8>> = got
+        .into_iter()
+        .map(|g| ((g.partition, g.offset), g.value))
+        .collect();
     for ((p, o), (_, v)) in acks.iter().zip(&records) {
-        assert_eq!(by_pos.remove(&(*p, *o)).as_ref(), Some(v), "acknowledged record at {p}/{o}");
+        assert_eq!(
+            by_pos.remove(&(*p, *o)).as_ref(),
+            Some(v),
+            "acknowledged record at {p}/{o}"
+        );
     }
     // New writes continue after the recovered end.
     let producer = common::producer(&broker, &[]);
     let next = produce_all(&producer, "crash", &[(None, b"after".to_vec())], Some(0));
-    let before = acks.iter().filter(|(p, _)| *p == 0).map(|(_, o)| *o).max().unwrap();
+    let before = acks
+        .iter()
+        .filter(|(p, _)| *p == 0)
+        .map(|(_, o)| *o)
+        .max()
+        .unwrap();
     assert_eq!(next[0].1, before + 1);
 }
 
@@ -36,14 +55,25 @@ fn a_torn_tail_is_truncated_and_the_partition_keeps_serving() {
     let mut broker = Broker::start();
     create_topic(&broker, "torn", 1, &[]);
     let producer = producer(&broker, &[]);
-    let records: Vec<_> = (0..100).map(|i| (None, format!("record-{i}").into_bytes())).collect();
+    let records: Vec<_> = (0..100)
+        .map(|i| (None, format!("record-{i}").into_bytes()))
+        .collect();
     produce_all(&producer, "torn", &records, Some(0));
     drop(producer);
     broker.kill();
     // Half a batch at the end of the active segment: what a crash mid-write leaves.
-    let segment = broker.data_dir.join("torn-0").join("00000000000000000000.log");
-    let mut f = std::fs::OpenOptions::new().append(true).open(&segment).expect("segment file");
-    f.write_all(&[0, 0, 0, 0, 0, 0, 0, 100, 0, 0, 0, 200, 0, 0, 0, 0, 2, 1, 2, 3]).unwrap();
+    let segment = broker
+        .data_dir
+        .join("torn-0")
+        .join("00000000000000000000.log");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&segment)
+        .expect("segment file");
+    f.write_all(&[
+        0, 0, 0, 0, 0, 0, 0, 100, 0, 0, 0, 200, 0, 0, 0, 0, 2, 1, 2, 3,
+    ])
+    .unwrap();
     drop(f);
     broker.restart();
     let consumer = assigned_consumer(&broker, "torn", &[0], Offset::Beginning);

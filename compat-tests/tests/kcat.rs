@@ -14,7 +14,17 @@ fn kcat_lists_produces_and_consumes() {
     let kcat = compat_tests::kcat();
 
     let mut p = Command::new(&kcat)
-        .args(["-b", &broker.bootstrap(), "-P", "-t", "kcat-topic", "-K", ":", "-p", "0"])
+        .args([
+            "-b",
+            &broker.bootstrap(),
+            "-P",
+            "-t",
+            "kcat-topic",
+            "-K",
+            ":",
+            "-p",
+            "0",
+        ])
         .stdin(Stdio::piped())
         .spawn()
         .unwrap();
@@ -32,11 +42,27 @@ fn kcat_lists_produces_and_consumes() {
     )
     .unwrap();
     assert!(status.success(), "{err}");
-    assert!(out.contains("topic \"kcat-topic\" with 2 partitions"), "{out}");
+    assert!(
+        out.contains("topic \"kcat-topic\" with 2 partitions"),
+        "{out}"
+    );
     assert!(out.contains("broker 1 at 127.0.0.1:"), "{out}");
 
     let (status, out, err) = compat_tests::run_with_timeout(
-        Command::new(&kcat).args(["-b", &broker.bootstrap(), "-C", "-t", "kcat-topic", "-p", "0", "-o", "beginning", "-e", "-f", "%k=%s@%o\n"]),
+        Command::new(&kcat).args([
+            "-b",
+            &broker.bootstrap(),
+            "-C",
+            "-t",
+            "kcat-topic",
+            "-p",
+            "0",
+            "-o",
+            "beginning",
+            "-e",
+            "-f",
+            "%k=%s@%o\n",
+        ]),
         Duration::from_secs(30),
     )
     .unwrap();

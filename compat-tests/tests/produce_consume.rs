@@ -16,12 +16,27 @@ fn keyed_records_keep_per_key_order_across_eight_partitions() {
     let broker = Broker::start();
     create_topic(&broker, "orders", 8, &[]);
     let producer = producer(&broker, &[]);
-    let records: Vec<_> = (0..2000).map(|i| (Some(format!("key-{}", i % 37).into_bytes()), format!("{i}").into_bytes())).collect();
+    let records: Vec<_> = (0..2000)
+        .map(|i| {
+            (
+                Some(format!("key-{}", i % 37).into_bytes()),
+                format!("{i}").into_bytes(),
+            )
+        })
+        .collect();
     let acks = produce_all(&producer, "orders", &records, None);
     let used: std::collections::HashSet<i32> = acks.iter().map(|(p, _)| *p).collect();
-    assert!(used.len() > 1, "keys should spread over partitions, got {used:?}");
+    assert!(
+        used.len() > 1,
+        "keys should spread over partitions, got {used:?}"
+    );
 
-    let consumer = assigned_consumer(&broker, "orders", &(0..8).collect::<Vec<_>>(), Offset::Beginning);
+    let consumer = assigned_consumer(
+        &broker,
+        "orders",
+        &(0..8).collect::<Vec<_>>(),
+        Offset::Beginning,
+    );
     let got = consume_n(&consumer, records.len(), Duration::from_secs(60));
     let mut last_seen: HashMap<Vec<u8>, (i32, i64)> = HashMap::new();
     for g in &got {
@@ -29,7 +44,11 @@ fn keyed_records_keep_per_key_order_across_eight_partitions() {
         let value: i64 = String::from_utf8(g.value.clone()).unwrap().parse().unwrap();
         if let Some((partition, prev)) = last_seen.get(&key) {
             assert_eq!(*partition, g.partition, "one key, one partition");
-            assert!(value > *prev, "key {:?}: {value} after {prev}", String::from_utf8_lossy(&key));
+            assert!(
+                value > *prev,
+                "key {:?}: {value} after {prev}",
+                String::from_utf8_lossy(&key)
+            );
         }
         last_seen.insert(key, (g.partition, value));
     }
@@ -43,9 +62,20 @@ fn every_compression_codec_round_trips() {
         let topic = format!("codec-{codec}");
         create_topic(&broker, &topic, 1, &[]);
         let producer = producer(&broker, &[("compression.type", codec), ("linger.ms", "20")]);
-        let records: Vec<_> = (0..500).map(|i| (None, format!("{codec} record {i} {}", "x".repeat(i % 100)).into_bytes())).collect();
+        let records: Vec<_> = (0..500)
+            .map(|i| {
+                (
+                    None,
+                    format!("{codec} record {i} {}", "x".repeat(i % 100)).into_bytes(),
+                )
+            })
+            .collect();
         let acks = produce_all(&producer, &topic, &records, Some(0));
-        assert_eq!(acks.last().unwrap().1, 499, "{codec}: offsets are dense from 0");
+        assert_eq!(
+            acks.last().unwrap().1,
+            499,
+            "{codec}: offsets are dense from 0"
+        );
         let consumer = assigned_consumer(&broker, &topic, &[0], Offset::Beginning);
         let got = consume_n(&consumer, records.len(), Duration::from_secs(30));
         for (i, g) in got.iter().enumerate() {
@@ -57,16 +87,19 @@ fn every_compression_codec_round_trips() {
 
 #[test]
 fn one_megabyte_records_round_trip() {
-    let broker = Broker::start_with(BrokerOptions::default().prop("message.max.bytes", 3 * 1024 * 1024));
+    let broker =
+        Broker::start_with(BrokerOptions::default().prop("message.max.bytes", 3 * 1024 * 1024));
     create_topic(&broker, "big", 1, &[]);
     let producer = producer(&broker, &[("message.max.bytes", "4000000")]);
     let records: Vec<_> = (0..5u8).map(|i| (None, vec![i; 1024 * 1024])).collect();
     produce_all(&producer, "big", &records, Some(0));
     let mut c = client_config(&broker);
-    c.set("group.id", "unused").set("fetch.message.max.bytes", "1048576");
+    c.set("group.id", "unused")
+        .set("fetch.message.max.bytes", "1048576");
     let consumer: rdkafka::consumer::BaseConsumer = c.create().unwrap();
     let mut tpl = TopicPartitionList::new();
-    tpl.add_partition_offset("big", 0, Offset::Beginning).unwrap();
+    tpl.add_partition_offset("big", 0, Offset::Beginning)
+        .unwrap();
     consumer.assign(&tpl).unwrap();
     let got = consume_n(&consumer, 5, Duration::from_secs(30));
     for (i, g) in got.iter().enumerate() {
@@ -79,10 +112,19 @@ fn one_megabyte_records_round_trip() {
 fn a_record_over_max_message_bytes_is_refused_and_the_broker_keeps_serving() {
     let broker = Broker::start();
     create_topic(&broker, "small", 1, &[("max.message.bytes", "10000")]);
-    let producer = producer(&broker, &[("message.max.bytes", "2000000"), ("compression.type", "none")]);
+    let producer = producer(
+        &broker,
+        &[
+            ("message.max.bytes", "2000000"),
+            ("compression.type", "none"),
+        ],
+    );
     let big = vec![7u8; 50_000];
     let rt = runtime();
-    let result = rt.block_on(producer.send(FutureRecord::<(), [u8]>::to("small").payload(&big[..]), Duration::from_secs(10)));
+    let result = rt.block_on(producer.send(
+        FutureRecord::<(), [u8]>::to("small").payload(&big[..]),
+        Duration::from_secs(10),
+    ));
     match result {
         Err((KafkaError::MessageProduction(RDKafkaErrorCode::MessageSizeTooLarge), _)) => {}
         other => panic!("expected MESSAGE_TOO_LARGE, got {other:?}"),
@@ -100,20 +142,29 @@ fn list_offsets_by_timestamp_finds_the_first_record_at_or_after_it() {
     let base = 1_700_000_000_000i64;
     for i in 0..100i64 {
         let payload = format!("{i}");
-        let rec = FutureRecord::<(), str>::to("times").payload(&payload).partition(0).timestamp(base + i * 1000);
-        rt.block_on(producer.send(rec, Duration::from_secs(10))).unwrap();
+        let rec = FutureRecord::<(), str>::to("times")
+            .payload(&payload)
+            .partition(0)
+            .timestamp(base + i * 1000);
+        rt.block_on(producer.send(rec, Duration::from_secs(10)))
+            .unwrap();
     }
     let consumer = assigned_consumer(&broker, "times", &[0], Offset::Beginning);
     let ask = |ts: i64| {
         let mut tpl = TopicPartitionList::new();
-        tpl.add_partition_offset("times", 0, Offset::Offset(ts)).unwrap();
-        let r = consumer.offsets_for_times(tpl, Duration::from_secs(10)).unwrap();
+        tpl.add_partition_offset("times", 0, Offset::Offset(ts))
+            .unwrap();
+        let r = consumer
+            .offsets_for_times(tpl, Duration::from_secs(10))
+            .unwrap();
         r.find_partition("times", 0).unwrap().offset()
     };
     assert_eq!(ask(base), Offset::Offset(0));
     assert_eq!(ask(base + 42_000), Offset::Offset(42));
     assert_eq!(ask(base + 41_500), Offset::Offset(42));
     assert_eq!(ask(base + 1_000_000), Offset::End);
-    let (low, high) = consumer.fetch_watermarks("times", 0, Duration::from_secs(10)).unwrap();
+    let (low, high) = consumer
+        .fetch_watermarks("times", 0, Duration::from_secs(10))
+        .unwrap();
     assert_eq!((low, high), (0, 100));
 }

@@ -9,11 +9,17 @@ use std::time::Duration;
 use common::*;
 
 fn run_script(broker: &Broker, script: &str, args: &[&str]) {
-    let path = compat_tests::workspace_root().join("compat-tests/python").join(script);
+    let path = compat_tests::workspace_root()
+        .join("compat-tests/python")
+        .join(script);
     let mut cmd = Command::new(compat_tests::python());
     cmd.arg(&path).arg(broker.bootstrap()).args(args);
-    let (status, out, err) = compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(180)).unwrap();
-    assert!(status.success(), "{script} failed ({status}):\nstdout:\n{out}\nstderr:\n{err}");
+    let (status, out, err) =
+        compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(180)).unwrap();
+    assert!(
+        status.success(),
+        "{script} failed ({status}):\nstdout:\n{out}\nstderr:\n{err}"
+    );
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! that trusts it: length first, then api key against the served table, then version, and
 //! only then `kafka-protocol`'s header and body decoders.
 
-use bytes::{Buf, Bytes};
+use bytes::Bytes;
 use kafka_protocol::messages::{ApiKey, RequestHeader, RequestKind};
 use kafka_protocol::protocol::Decodable;
 
@@ -106,23 +106,13 @@ pub fn decode_request(mut frame: Bytes) -> Result<DecodedRequest, RequestError> 
         RequestHeader::decode(&mut frame, header_version).map_err(|e| malformed(e.to_string()))?;
     let body = RequestKind::decode(api_key, &mut frame, api_version)
         .map_err(|e| malformed(e.to_string()))?;
-    if frame.has_remaining() && !api_key_tolerates_trailing(api_key) {
-        return Err(malformed(format!(
-            "{} unexpected trailing bytes",
-            frame.remaining()
-        )));
-    }
+    // Bytes after the body are ignored, as Kafka ignores them: librdkafka 2.12 sends
+    // Metadata v13 with fields that version no longer has.
     Ok(DecodedRequest {
         api_key,
         header,
         body,
     })
-}
-
-/// Clients newer than the broker may send an ApiVersions body of a version we decode with an
-/// older schema; Kafka tolerates it, and so do we.
-fn api_key_tolerates_trailing(key: ApiKey) -> bool {
-    key == ApiKey::ApiVersions
 }
 
 #[cfg(test)]

@@ -27,7 +27,10 @@ pub enum ConfigError {
     #[error("{message} (from {origin})")]
     Invalid { message: String, origin: String },
     #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// One listener: `NAME://host:port`.
@@ -40,15 +43,32 @@ pub struct Listener {
 
 impl Listener {
     pub fn parse(s: &str) -> Result<Listener, String> {
-        let (name, rest) = s.split_once("://").ok_or_else(|| format!("listener '{s}' is not NAME://host:port"))?;
-        let (host, port) = rest.rsplit_once(':').ok_or_else(|| format!("listener '{s}' has no port"))?;
-        let port: u16 = port.parse().map_err(|_| format!("listener '{s}' has an invalid port"))?;
-        let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
-        Ok(Listener { name: name.to_string(), host, port })
+        let (name, rest) = s
+            .split_once("://")
+            .ok_or_else(|| format!("listener '{s}' is not NAME://host:port"))?;
+        let (host, port) = rest
+            .rsplit_once(':')
+            .ok_or_else(|| format!("listener '{s}' has no port"))?;
+        let port: u16 = port
+            .parse()
+            .map_err(|_| format!("listener '{s}' has an invalid port"))?;
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
+        Ok(Listener {
+            name: name.to_string(),
+            host,
+            port,
+        })
     }
 
     pub fn socket_addr(&self) -> Result<SocketAddr, String> {
-        let host = if self.host.is_empty() { "0.0.0.0" } else { self.host.as_str() };
+        let host = if self.host.is_empty() {
+            "0.0.0.0"
+        } else {
+            self.host.as_str()
+        };
         use std::net::ToSocketAddrs;
         (host, self.port)
             .to_socket_addrs()
@@ -74,8 +94,10 @@ impl BrokerConfig {
     ) -> Result<BrokerConfig, ConfigError> {
         let mut cfg = BrokerConfig::default();
         if let Some(path) = file {
-            let text = std::fs::read_to_string(path)
-                .map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
             for (lineno, key, value) in parse_properties(&text) {
                 cfg.set(&key, &value, &format!("{}:{}", path.display(), lineno))?;
             }
@@ -95,10 +117,18 @@ impl BrokerConfig {
 
     /// Sets one key after validating it.
     pub fn set(&mut self, key: &str, value: &str, origin: &str) -> Result<(), ConfigError> {
-        let def = defs::broker_def(key).ok_or_else(|| ConfigError::Unknown { key: key.into(), origin: origin.into() })?;
-        defs::validate(key, def.kind, value)
-            .map_err(|message| ConfigError::Invalid { message, origin: origin.into() })?;
-        self.explicit.insert(key.to_string(), (value.trim().to_string(), origin.to_string()));
+        let def = defs::broker_def(key).ok_or_else(|| ConfigError::Unknown {
+            key: key.into(),
+            origin: origin.into(),
+        })?;
+        defs::validate(key, def.kind, value).map_err(|message| ConfigError::Invalid {
+            message,
+            origin: origin.into(),
+        })?;
+        self.explicit.insert(
+            key.to_string(),
+            (value.trim().to_string(), origin.to_string()),
+        );
         Ok(())
     }
 
@@ -109,35 +139,69 @@ impl BrokerConfig {
             origin: self.origin(key).unwrap_or("default").to_string(),
         };
         for l in self.list("listeners") {
-            let l = Listener::parse(&l).map_err(|m| invalid("listeners", format!("listeners: {m}")))?;
-            l.socket_addr().map_err(|m| invalid("listeners", format!("listeners: {m}")))?;
+            let l =
+                Listener::parse(&l).map_err(|m| invalid("listeners", format!("listeners: {m}")))?;
+            l.socket_addr()
+                .map_err(|m| invalid("listeners", format!("listeners: {m}")))?;
         }
         for l in self.list("advertised.listeners") {
-            Listener::parse(&l).map_err(|m| invalid("advertised.listeners", format!("advertised.listeners: {m}")))?;
+            Listener::parse(&l).map_err(|m| {
+                invalid("advertised.listeners", format!("advertised.listeners: {m}"))
+            })?;
         }
         if self.listeners().is_empty() {
-            return Err(invalid("listeners", "listeners: at least one listener is required".into()));
+            return Err(invalid(
+                "listeners",
+                "listeners: at least one listener is required".into(),
+            ));
         }
         let engine = self.get("io.engine").unwrap_or_default();
         if !matches!(engine.as_str(), "auto" | "uring" | "epoll") {
-            return Err(invalid("io.engine", format!("invalid value '{engine}' for io.engine: expected auto, uring or epoll")));
+            return Err(invalid(
+                "io.engine",
+                format!("invalid value '{engine}' for io.engine: expected auto, uring or epoll"),
+            ));
         }
         if self.int("num.partitions") < 1 {
-            return Err(invalid("num.partitions", "num.partitions must be at least 1".into()));
+            return Err(invalid(
+                "num.partitions",
+                "num.partitions must be at least 1".into(),
+            ));
         }
         if self.int("socket.request.max.bytes") < 1024 {
-            return Err(invalid("socket.request.max.bytes", "socket.request.max.bytes must be at least 1024".into()));
+            return Err(invalid(
+                "socket.request.max.bytes",
+                "socket.request.max.bytes must be at least 1024".into(),
+            ));
         }
-        for key in ["offsets.topic.num.partitions", "transaction.state.log.num.partitions", "max.connections"] {
+        for key in [
+            "offsets.topic.num.partitions",
+            "transaction.state.log.num.partitions",
+            "max.connections",
+        ] {
             if self.int(key) < 1 {
                 return Err(invalid(key, format!("{key} must be at least 1")));
             }
         }
-        for (key, value) in self.explicit.iter().filter(|(k, _)| k.starts_with("log.") || k.as_str() == "message.max.bytes" || k.as_str() == "compression.type" || k.as_str() == "min.insync.replicas") {
-            if let Some(tdef) = defs::TOPIC_CONFIGS.iter().find(|t| t.synonyms.iter().any(|(s, _)| s == key)) {
-                let (scaled, _) = tdef.synonyms.iter().find(|(s, _)| s == key).map(|(_, f)| (*f, ())).unwrap();
+        for (key, value) in self.explicit.iter().filter(|(k, _)| {
+            k.starts_with("log.")
+                || k.as_str() == "message.max.bytes"
+                || k.as_str() == "compression.type"
+                || k.as_str() == "min.insync.replicas"
+        }) {
+            if let Some(tdef) = defs::TOPIC_CONFIGS
+                .iter()
+                .find(|t| t.synonyms.iter().any(|(s, _)| s == key))
+            {
+                let (scaled, _) = tdef
+                    .synonyms
+                    .iter()
+                    .find(|(s, _)| s == key)
+                    .map(|(_, f)| (*f, ()))
+                    .unwrap();
                 let as_topic = topic::scale(&value.0, scaled);
-                topic::validate_value(tdef.name, &as_topic).map_err(|m| invalid(key, format!("{key}: {m}")))?;
+                topic::validate_value(tdef.name, &as_topic)
+                    .map_err(|m| invalid(key, format!("{key}: {m}")))?;
             }
         }
         Ok(())
@@ -148,7 +212,9 @@ impl BrokerConfig {
         if let Some((v, _)) = self.explicit.get(key) {
             return Some(v.clone());
         }
-        defs::broker_def(key).and_then(|d| d.default).map(str::to_string)
+        defs::broker_def(key)
+            .and_then(|d| d.default)
+            .map(str::to_string)
     }
 
     /// Whether the key was set explicitly, and by what.
@@ -170,11 +236,15 @@ impl BrokerConfig {
 
     /// Every explicitly set key, for the start-up log line.
     pub fn explicit(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.explicit.iter().map(|(k, (v, _))| (k.as_str(), v.as_str()))
+        self.explicit
+            .iter()
+            .map(|(k, (v, _))| (k.as_str(), v.as_str()))
     }
 
     pub fn long(&self, key: &str) -> i64 {
-        self.get(key).and_then(|v| v.trim().parse().ok()).unwrap_or_else(|| panic!("config key {key} has no numeric value"))
+        self.get(key)
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("config key {key} has no numeric value"))
     }
 
     pub fn int(&self, key: &str) -> i32 {
@@ -182,12 +252,19 @@ impl BrokerConfig {
     }
 
     pub fn bool(&self, key: &str) -> bool {
-        self.get(key).map(|v| v.eq_ignore_ascii_case("true")).unwrap_or(false)
+        self.get(key)
+            .map(|v| v.eq_ignore_ascii_case("true"))
+            .unwrap_or(false)
     }
 
     pub fn list(&self, key: &str) -> Vec<String> {
         self.get(key)
-            .map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+            .map(|v| {
+                v.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -199,14 +276,20 @@ impl BrokerConfig {
     }
 
     pub fn listeners(&self) -> Vec<Listener> {
-        self.list("listeners").iter().filter_map(|l| Listener::parse(l).ok()).collect()
+        self.list("listeners")
+            .iter()
+            .filter_map(|l| Listener::parse(l).ok())
+            .collect()
     }
 
     /// What Metadata advertises: `advertised.listeners` when set, else the listeners, with a
     /// wildcard host replaced by 127.0.0.1 (a client cannot connect to 0.0.0.0).
     pub fn advertised_listeners(&self) -> Vec<Listener> {
         let mut ls: Vec<Listener> = if self.is_set("advertised.listeners") {
-            self.list("advertised.listeners").iter().filter_map(|l| Listener::parse(l).ok()).collect()
+            self.list("advertised.listeners")
+                .iter()
+                .filter_map(|l| Listener::parse(l).ok())
+                .collect()
         } else {
             self.listeners()
         };
@@ -224,7 +307,11 @@ impl BrokerConfig {
         } else {
             self.list("log.dirs")
         };
-        PathBuf::from(dirs.into_iter().next().unwrap_or_else(|| "./samsa-data".into()))
+        PathBuf::from(
+            dirs.into_iter()
+                .next()
+                .unwrap_or_else(|| "./samsa-data".into()),
+        )
     }
 }
 
@@ -250,7 +337,9 @@ pub fn parse_properties(text: &str) -> Vec<(usize, String, String)> {
             continue;
         }
         acc.push_str(line);
-        let sep = acc.find(['=', ':']).or_else(|| acc.find(char::is_whitespace));
+        let sep = acc
+            .find(['=', ':'])
+            .or_else(|| acc.find(char::is_whitespace));
         let (k, v) = match sep {
             Some(p) => (acc[..p].trim().to_string(), acc[p + 1..].trim().to_string()),
             None => (acc.trim().to_string(), String::new()),
@@ -265,13 +354,23 @@ mod tests {
     use super::*;
 
     fn flags(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn defaults_serve_one_node_on_9092() {
         let c = BrokerConfig::load(None, vec![], vec![]).unwrap();
-        assert_eq!(c.listeners(), vec![Listener { name: "PLAINTEXT".into(), host: "127.0.0.1".into(), port: 9092 }]);
+        assert_eq!(
+            c.listeners(),
+            vec![Listener {
+                name: "PLAINTEXT".into(),
+                host: "127.0.0.1".into(),
+                port: 9092
+            }]
+        );
         assert_eq!(c.log_dir(), PathBuf::from("./samsa-data"));
         assert!(c.bool("auto.create.topics.enable"));
         assert_eq!(c.node_id(), 1);
@@ -281,35 +380,59 @@ mod tests {
     fn flags_override_env_which_overrides_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("server.properties");
-        std::fs::write(&path, "# comment\nnum.partitions=2\nlog.dirs = /tmp/a\nnode.id: 4\n").unwrap();
-        let env = vec![("SAMSA_NUM_PARTITIONS".to_string(), "5".to_string()), ("HOME".into(), "/root".into())];
+        std::fs::write(
+            &path,
+            "# comment\nnum.partitions=2\nlog.dirs = /tmp/a\nnode.id: 4\n",
+        )
+        .unwrap();
+        let env = vec![
+            ("SAMSA_NUM_PARTITIONS".to_string(), "5".to_string()),
+            ("HOME".into(), "/root".into()),
+        ];
         let c = BrokerConfig::load(Some(&path), env, flags(&[("log.dirs", "/tmp/b")])).unwrap();
         assert_eq!(c.int("num.partitions"), 5);
         assert_eq!(c.log_dir(), PathBuf::from("/tmp/b"));
         assert_eq!(c.node_id(), 4);
-        assert!(c.origin("node.id").unwrap().ends_with("server.properties:4"));
+        assert!(c
+            .origin("node.id")
+            .unwrap()
+            .ends_with("server.properties:4"));
     }
 
     #[test]
     fn unknown_and_invalid_keys_are_refused_naming_the_key() {
         let e = BrokerConfig::load(None, vec![], flags(&[("num.partitons", "3")])).unwrap_err();
-        assert_eq!(e.to_string(), "unknown configuration key 'num.partitons' (from flag --num.partitons)");
-        let e = BrokerConfig::load(None, vec![], flags(&[("num.partitions", "three")])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown configuration key 'num.partitons' (from flag --num.partitons)"
+        );
+        let e =
+            BrokerConfig::load(None, vec![], flags(&[("num.partitions", "three")])).unwrap_err();
         assert!(e.to_string().contains("num.partitions"), "{e}");
-        let e = BrokerConfig::load(None, vec![], flags(&[("listeners", "127.0.0.1:9092")])).unwrap_err();
+        let e = BrokerConfig::load(None, vec![], flags(&[("listeners", "127.0.0.1:9092")]))
+            .unwrap_err();
         assert!(e.to_string().contains("listeners"), "{e}");
-        let e = BrokerConfig::load(None, vec![], flags(&[("log.cleanup.policy", "shred")])).unwrap_err();
+        let e = BrokerConfig::load(None, vec![], flags(&[("log.cleanup.policy", "shred")]))
+            .unwrap_err();
         assert!(e.to_string().contains("log.cleanup.policy"), "{e}");
     }
 
     #[test]
     fn advertised_listeners_replace_wildcards() {
-        let c = BrokerConfig::load(None, vec![], flags(&[("listeners", "PLAINTEXT://0.0.0.0:19092")])).unwrap();
+        let c = BrokerConfig::load(
+            None,
+            vec![],
+            flags(&[("listeners", "PLAINTEXT://0.0.0.0:19092")]),
+        )
+        .unwrap();
         assert_eq!(c.advertised_listeners()[0].host, "127.0.0.1");
         let c = BrokerConfig::load(
             None,
             vec![],
-            flags(&[("listeners", "PLAINTEXT://0.0.0.0:19092"), ("advertised.listeners", "PLAINTEXT://kafka.example:9092")]),
+            flags(&[
+                ("listeners", "PLAINTEXT://0.0.0.0:19092"),
+                ("advertised.listeners", "PLAINTEXT://kafka.example:9092"),
+            ]),
         )
         .unwrap();
         assert_eq!(c.advertised_listeners()[0].host, "kafka.example");
@@ -321,7 +444,12 @@ mod tests {
         let kv: Vec<_> = p.into_iter().map(|(_, k, v)| (k, v)).collect();
         assert_eq!(
             kv,
-            vec![("a".into(), "1".into()), ("b".into(), "2".into()), ("c".into(), "3".into()), ("d".into(), "x,y".into())]
+            vec![
+                ("a".into(), "1".into()),
+                ("b".into(), "2".into()),
+                ("c".into(), "3".into()),
+                ("d".into(), "x,y".into())
+            ]
         );
     }
 }

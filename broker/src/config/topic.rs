@@ -41,20 +41,33 @@ pub fn validate_value(name: &str, value: &str) -> Result<(), String> {
     let v = value.trim();
     let ok = match name {
         "cleanup.policy" => {
-            !v.is_empty() && v.split(',').map(str::trim).all(|p| matches!(p, "delete" | "compact"))
+            !v.is_empty()
+                && v.split(',')
+                    .map(str::trim)
+                    .all(|p| matches!(p, "delete" | "compact"))
         }
-        "compression.type" => matches!(v, "producer" | "uncompressed" | "gzip" | "snappy" | "lz4" | "zstd"),
+        "compression.type" => matches!(
+            v,
+            "producer" | "uncompressed" | "gzip" | "snappy" | "lz4" | "zstd"
+        ),
         "message.timestamp.type" => matches!(v, "CreateTime" | "LogAppendTime"),
         "segment.bytes" => v.parse::<i64>().map(|n| n >= 14).unwrap_or(false),
         "segment.index.bytes" => v.parse::<i64>().map(|n| n >= 8).unwrap_or(false),
-        "max.message.bytes" | "index.interval.bytes" => v.parse::<i64>().map(|n| n >= 0).unwrap_or(false),
+        "max.message.bytes" | "index.interval.bytes" => {
+            v.parse::<i64>().map(|n| n >= 0).unwrap_or(false)
+        }
         "min.insync.replicas" => v.parse::<i64>().map(|n| n >= 1).unwrap_or(false),
-        "segment.ms" | "flush.ms" | "flush.messages" => v.parse::<i64>().map(|n| n >= 1).unwrap_or(false),
+        "segment.ms" | "flush.ms" | "flush.messages" => {
+            v.parse::<i64>().map(|n| n >= 1).unwrap_or(false)
+        }
         "delete.retention.ms" | "min.compaction.lag.ms" | "file.delete.delay.ms" => {
             v.parse::<i64>().map(|n| n >= 0).unwrap_or(false)
         }
         "retention.ms" | "retention.bytes" => v.parse::<i64>().map(|n| n >= -1).unwrap_or(false),
-        "min.cleanable.dirty.ratio" => v.parse::<f64>().map(|r| (0.0..=1.0).contains(&r)).unwrap_or(false),
+        "min.cleanable.dirty.ratio" => v
+            .parse::<f64>()
+            .map(|r| (0.0..=1.0).contains(&r))
+            .unwrap_or(false),
         _ => true,
     };
     if ok {
@@ -66,19 +79,31 @@ pub fn validate_value(name: &str, value: &str) -> Result<(), String> {
 
 /// The effective value of a topic key and its source. `None` value means null (Kafka shows
 /// `flush.ms` as Long.MAX; we do the same through the storage defaults below).
-pub fn effective(broker: &BrokerConfig, overrides: &TopicOverrides, name: &str) -> (Option<String>, TopicValueSource) {
+pub fn effective(
+    broker: &BrokerConfig,
+    overrides: &TopicOverrides,
+    name: &str,
+) -> (Option<String>, TopicValueSource) {
     if let Some(v) = overrides.get(name) {
         return (Some(v.clone()), TopicValueSource::Topic);
     }
-    let Some(def) = defs::topic_def(name) else { return (None, TopicValueSource::Default(None)) };
+    let Some(def) = defs::topic_def(name) else {
+        return (None, TopicValueSource::Default(None));
+    };
     for (syn, factor) in def.synonyms {
         if broker.is_set(syn) {
-            return (broker.get(syn).map(|v| scale(&v, *factor)), TopicValueSource::Broker(syn));
+            return (
+                broker.get(syn).map(|v| scale(&v, *factor)),
+                TopicValueSource::Broker(syn),
+            );
         }
     }
     for (syn, factor) in def.synonyms {
         if let Some(v) = broker.get(syn) {
-            return (Some(scale(&v, *factor)), TopicValueSource::Default(Some(syn)));
+            return (
+                Some(scale(&v, *factor)),
+                TopicValueSource::Default(Some(syn)),
+            );
         }
     }
     (builtin_default(def), TopicValueSource::Default(None))
@@ -96,7 +121,10 @@ fn builtin_default(def: &TopicConfigDef) -> Option<String> {
 }
 
 /// Every topic key with its effective value, for DescribeConfigs.
-pub fn all_effective(broker: &BrokerConfig, overrides: &TopicOverrides) -> Vec<(&'static TopicConfigDef, Option<String>, TopicValueSource)> {
+pub fn all_effective(
+    broker: &BrokerConfig,
+    overrides: &TopicOverrides,
+) -> Vec<(&'static TopicConfigDef, Option<String>, TopicValueSource)> {
     defs::TOPIC_CONFIGS
         .iter()
         .map(|d| {
@@ -109,14 +137,19 @@ pub fn all_effective(broker: &BrokerConfig, overrides: &TopicOverrides) -> Vec<(
 /// The storage engine's configuration for a topic.
 pub fn log_config(broker: &BrokerConfig, overrides: &TopicOverrides) -> LogConfig {
     let long = |name: &str, fallback: i64| -> i64 {
-        effective(broker, overrides, name).0.and_then(|v| v.trim().parse().ok()).unwrap_or(fallback)
+        effective(broker, overrides, name)
+            .0
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(fallback)
     };
     let mut c = LogConfig::default();
     c.segment_bytes = long("segment.bytes", c.segment_bytes as i64).max(14) as u64;
     c.segment_ms = long("segment.ms", c.segment_ms);
     c.segment_index_bytes = long("segment.index.bytes", c.segment_index_bytes as i64).max(8) as u64;
-    c.index_interval_bytes = long("index.interval.bytes", c.index_interval_bytes as i64).max(0) as u64;
-    c.max_message_bytes = long("max.message.bytes", c.max_message_bytes as i64).clamp(0, u32::MAX as i64) as u32;
+    c.index_interval_bytes =
+        long("index.interval.bytes", c.index_interval_bytes as i64).max(0) as u64;
+    c.max_message_bytes =
+        long("max.message.bytes", c.max_message_bytes as i64).clamp(0, u32::MAX as i64) as u32;
     c.retention_ms = long("retention.ms", c.retention_ms);
     c.retention_bytes = long("retention.bytes", c.retention_bytes);
     c.delete_retention_ms = long("delete.retention.ms", c.delete_retention_ms);
@@ -124,7 +157,9 @@ pub fn log_config(broker: &BrokerConfig, overrides: &TopicOverrides) -> LogConfi
     c.flush_messages = long("flush.messages", i64::MAX).max(1) as u64;
     c.flush_ms = long("flush.ms", c.flush_ms);
     c.file_delete_delay_ms = long("file.delete.delay.ms", c.file_delete_delay_ms);
-    let policy = effective(broker, overrides, "cleanup.policy").0.unwrap_or_else(|| "delete".into());
+    let policy = effective(broker, overrides, "cleanup.policy")
+        .0
+        .unwrap_or_else(|| "delete".into());
     let compact = policy.split(',').any(|p| p.trim() == "compact");
     let delete = policy.split(',').any(|p| p.trim() == "delete");
     c.cleanup_policy = match (compact, delete) {
@@ -132,9 +167,14 @@ pub fn log_config(broker: &BrokerConfig, overrides: &TopicOverrides) -> LogConfi
         (true, false) => CleanupPolicy::Compact,
         _ => CleanupPolicy::Delete,
     };
-    let ts = effective(broker, overrides, "message.timestamp.type").0.unwrap_or_default();
-    c.message_timestamp_type =
-        if ts == "LogAppendTime" { TimestampType::LogAppendTime } else { TimestampType::CreateTime };
+    let ts = effective(broker, overrides, "message.timestamp.type")
+        .0
+        .unwrap_or_default();
+    c.message_timestamp_type = if ts == "LogAppendTime" {
+        TimestampType::LogAppendTime
+    } else {
+        TimestampType::CreateTime
+    };
     c.durable = broker.bool("log.durable");
     c
 }
@@ -144,7 +184,12 @@ mod tests {
     use super::*;
 
     fn broker(pairs: &[(&str, &str)]) -> BrokerConfig {
-        BrokerConfig::load(None, vec![], pairs.iter().map(|(k, v)| (k.to_string(), v.to_string()))).unwrap()
+        BrokerConfig::load(
+            None,
+            vec![],
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -152,11 +197,17 @@ mod tests {
         let b = broker(&[("log.retention.hours", "2")]);
         assert_eq!(
             effective(&b, &TopicOverrides::new(), "retention.ms"),
-            (Some("7200000".into()), TopicValueSource::Broker("log.retention.hours"))
+            (
+                Some("7200000".into()),
+                TopicValueSource::Broker("log.retention.hours")
+            )
         );
         let mut o = TopicOverrides::new();
         o.insert("retention.ms".into(), "5".into());
-        assert_eq!(effective(&b, &o, "retention.ms"), (Some("5".into()), TopicValueSource::Topic));
+        assert_eq!(
+            effective(&b, &o, "retention.ms"),
+            (Some("5".into()), TopicValueSource::Topic)
+        );
         assert_eq!(log_config(&b, &o).retention_ms, 5);
     }
 
@@ -164,10 +215,22 @@ mod tests {
     fn defaults_match_kafka() {
         let b = broker(&[]);
         let o = TopicOverrides::new();
-        assert_eq!(effective(&b, &o, "retention.ms").0.as_deref(), Some("604800000"));
-        assert_eq!(effective(&b, &o, "cleanup.policy").0.as_deref(), Some("delete"));
-        assert_eq!(effective(&b, &o, "max.message.bytes").0.as_deref(), Some("1048588"));
-        assert_eq!(effective(&b, &o, "segment.ms").0.as_deref(), Some("604800000"));
+        assert_eq!(
+            effective(&b, &o, "retention.ms").0.as_deref(),
+            Some("604800000")
+        );
+        assert_eq!(
+            effective(&b, &o, "cleanup.policy").0.as_deref(),
+            Some("delete")
+        );
+        assert_eq!(
+            effective(&b, &o, "max.message.bytes").0.as_deref(),
+            Some("1048588")
+        );
+        assert_eq!(
+            effective(&b, &o, "segment.ms").0.as_deref(),
+            Some("604800000")
+        );
         let lc = log_config(&b, &o);
         assert_eq!(lc.segment_bytes, 1_073_741_824);
         assert_eq!(lc.cleanup_policy, CleanupPolicy::Delete);

@@ -22,12 +22,24 @@ pub fn handle(ctx: &Ctx<'_>, req: AlterConfigsRequest) -> AlterConfigsResponse {
                 let overrides: TopicOverrides = res
                     .configs
                     .iter()
-                    .filter_map(|c| c.value.as_ref().map(|v| (c.name.to_string(), v.to_string())))
+                    .filter_map(|c| {
+                        c.value
+                            .as_ref()
+                            .map(|v| (c.name.to_string(), v.to_string()))
+                    })
                     .collect();
-                apply_topic_overrides(ctx, res.resource_name.as_str(), overrides, req.validate_only)
+                apply_topic_overrides(
+                    ctx,
+                    res.resource_name.as_str(),
+                    overrides,
+                    req.validate_only,
+                )
             }
             RESOURCE_BROKER => Err(static_broker_configs()),
-            other => Err((ResponseError::InvalidRequest, format!("unsupported resource type {other}"))),
+            other => Err((
+                ResponseError::InvalidRequest,
+                format!("unsupported resource type {other}"),
+            )),
         };
         if let Err((code, message)) = result {
             r.error_code = code.code();
@@ -39,14 +51,24 @@ pub fn handle(ctx: &Ctx<'_>, req: AlterConfigsRequest) -> AlterConfigsResponse {
 }
 
 /// Validates and applies a topic's complete new set of overrides.
-pub fn apply_topic_overrides(ctx: &Ctx<'_>, topic: &str, overrides: TopicOverrides, validate_only: bool) -> Result<(), (ResponseError, String)> {
+pub fn apply_topic_overrides(
+    ctx: &Ctx<'_>,
+    topic: &str,
+    overrides: TopicOverrides,
+    validate_only: bool,
+) -> Result<(), (ResponseError, String)> {
     if topic.is_empty() {
         return Err((ResponseError::InvalidRequest, "topic name is empty".into()));
     }
     ctx.broker
         .topics
         .set_overrides(topic, overrides, validate_only)
-        .map_err(|e| (ResponseError::try_from_code(e.code()).unwrap_or(ResponseError::UnknownServerError), e.to_string()))
+        .map_err(|e| {
+            (
+                ResponseError::try_from_code(e.code()).unwrap_or(ResponseError::UnknownServerError),
+                e.to_string(),
+            )
+        })
 }
 
 pub fn static_broker_configs() -> (ResponseError, String) {

@@ -34,6 +34,12 @@ pub fn unsupported_version(out: &mut BytesMut, correlation_id: i32) {
     let mut resp = ApiVersionsResponse::default();
     resp.error_code = ResponseError::UnsupportedVersion.code();
     resp.api_keys = served();
-    samsa_protocol::encode_response(out, ApiKey::ApiVersions, 0, correlation_id, &ResponseKind::ApiVersions(resp))
-        .expect("an ApiVersions v0 response always encodes");
+    samsa_protocol::encode_response(
+        out,
+        ApiKey::ApiVersions,
+        0,
+        correlation_id,
+        &ResponseKind::ApiVersions(resp),
+    )
+    .expect("an ApiVersions v0 response always encodes");
 }

@@ -15,16 +15,28 @@ pub fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartitionsRe
         let mut r = CreatePartitionsTopicResult::default();
         r.name = t.name.clone();
         let bad_assignment = t.assignments.as_ref().and_then(|a| {
-            a.iter().find(|x| x.broker_ids.len() != 1 || x.broker_ids[0].0 != broker.node_id).map(|x| {
-                format!("assignment {:?} names brokers this cluster does not have (only {})", x.broker_ids.iter().map(|b| b.0).collect::<Vec<_>>(), broker.node_id)
-            })
+            a.iter()
+                .find(|x| x.broker_ids.len() != 1 || x.broker_ids[0].0 != broker.node_id)
+                .map(|x| {
+                    format!(
+                        "assignment {:?} names brokers this cluster does not have (only {})",
+                        x.broker_ids.iter().map(|b| b.0).collect::<Vec<_>>(),
+                        broker.node_id
+                    )
+                })
         });
         let result = match bad_assignment {
             Some(m) => Err((ResponseError::InvalidReplicaAssignment, m)),
             None => broker
                 .topics
                 .add_partitions(t.name.as_str(), t.count, req.validate_only)
-                .map_err(|e| (ResponseError::try_from_code(e.code()).unwrap_or(ResponseError::UnknownServerError), e.to_string())),
+                .map_err(|e| {
+                    (
+                        ResponseError::try_from_code(e.code())
+                            .unwrap_or(ResponseError::UnknownServerError),
+                        e.to_string(),
+                    )
+                }),
         };
         if let Err((code, message)) = result {
             r.error_code = code.code();

@@ -5,7 +5,9 @@
 
 use std::collections::HashMap;
 
-use kafka_protocol::messages::create_topics_response::{CreatableTopicConfigs, CreatableTopicResult};
+use kafka_protocol::messages::create_topics_response::{
+    CreatableTopicConfigs, CreatableTopicResult,
+};
 use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
@@ -29,7 +31,10 @@ pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
         r.replication_factor = -1;
         let result = (|| -> Result<(i32, i16, TopicOverrides, Option<uuid::Uuid>), (ResponseError, String)> {
             if seen[&name] > 1 {
-                return Err((ResponseError::InvalidRequest, format!("topic '{name}' appears more than once in the request")));
+                return Err((
+                    ResponseError::InvalidRequest,
+                    format!("topic '{name}' appears more than once in the request"),
+                ));
             }
             let mut overrides = TopicOverrides::new();
             for c in &t.configs {
@@ -38,7 +43,11 @@ pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
             }
             let (partitions, rf) = if t.assignments.is_empty() {
                 let p = if t.num_partitions == -1 { broker.config.int("num.partitions") } else { t.num_partitions };
-                let rf = if t.replication_factor == -1 { broker.config.int("default.replication.factor") as i16 } else { t.replication_factor };
+                let rf = if t.replication_factor == -1 {
+                    broker.config.int("default.replication.factor") as i16
+                } else {
+                    t.replication_factor
+                };
                 (p, rf)
             } else {
                 if t.num_partitions != -1 || t.replication_factor != -1 {
@@ -51,13 +60,20 @@ pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
                     if a.broker_ids.len() != 1 || a.broker_ids[0].0 != broker.node_id {
                         return Err((
                             ResponseError::InvalidReplicaAssignment,
-                            format!("partition {} is assigned to brokers {:?}; this cluster has only broker {}", a.partition_index, a.broker_ids.iter().map(|b| b.0).collect::<Vec<_>>(), broker.node_id),
+                            format!(
+                                "partition {} is assigned to brokers {:?}; this cluster has only broker {}",
+                                a.partition_index,
+                                a.broker_ids.iter().map(|b| b.0).collect::<Vec<_>>(),
+                                broker.node_id
+                            ),
                         ));
                     }
                 }
                 (t.assignments.len() as i32, 1)
             };
-            let code = |e: TopicError| (ResponseError::try_from_code(e.code()).unwrap_or(ResponseError::UnknownServerError), e.to_string());
+            let code = |e: TopicError| {
+                (ResponseError::try_from_code(e.code()).unwrap_or(ResponseError::UnknownServerError), e.to_string())
+            };
             if req.validate_only {
                 broker.topics.validate_new(&name, partitions, rf, &overrides).map_err(code)?;
                 return Ok((partitions, rf, overrides, None));

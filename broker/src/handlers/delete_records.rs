@@ -2,7 +2,9 @@
 //! watermark). Whole segments below the new start go; readers below it get
 //! OFFSET_OUT_OF_RANGE. An offset above the high watermark is OFFSET_OUT_OF_RANGE.
 
-use kafka_protocol::messages::delete_records_response::{DeleteRecordsPartitionResult, DeleteRecordsTopicResult};
+use kafka_protocol::messages::delete_records_response::{
+    DeleteRecordsPartitionResult, DeleteRecordsTopicResult,
+};
 use kafka_protocol::messages::{DeleteRecordsRequest, DeleteRecordsResponse};
 use kafka_protocol::ResponseError;
 
@@ -19,7 +21,10 @@ pub fn handle(ctx: &Ctx<'_>, req: DeleteRecordsRequest) -> DeleteRecordsResponse
             let mut pr = DeleteRecordsPartitionResult::default();
             pr.partition_index = p.partition_index;
             pr.low_watermark = -1;
-            match topic.as_ref().and_then(|tp| tp.partition(p.partition_index)) {
+            match topic
+                .as_ref()
+                .and_then(|tp| tp.partition(p.partition_index))
+            {
                 None => pr.error_code = ResponseError::UnknownTopicOrPartition.code(),
                 Some(part) => {
                     let hw = part.high_watermark();

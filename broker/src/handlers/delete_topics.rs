@@ -13,9 +13,15 @@ pub fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResponse {
     let broker = ctx.broker;
     let mut resp = DeleteTopicsResponse::default();
     let wanted: Vec<(Option<TopicName>, Uuid)> = if ctx.version >= 6 {
-        req.topics.into_iter().map(|t| (t.name, t.topic_id)).collect()
+        req.topics
+            .into_iter()
+            .map(|t| (t.name, t.topic_id))
+            .collect()
     } else {
-        req.topic_names.into_iter().map(|n| (Some(n), Uuid::nil())).collect()
+        req.topic_names
+            .into_iter()
+            .map(|n| (Some(n), Uuid::nil()))
+            .collect()
     };
     for (name, id) in wanted {
         let mut r = DeletableTopicResult::default();
@@ -26,20 +32,35 @@ pub fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResponse {
             None => broker.topics.get_by_id(&id),
         };
         let result = match topic {
-            None if name.is_none() => Err((ResponseError::UnknownTopicId, format!("no topic has id {id}"))),
-            None => Err((ResponseError::UnknownTopicOrPartition, format!("topic '{}' does not exist", name.as_ref().map(|n| n.as_str()).unwrap_or("")))),
-            Some(_) if !broker.config.bool("delete.topic.enable") => {
-                Err((ResponseError::TopicDeletionDisabled, "topic deletion is disabled (delete.topic.enable=false)".to_string()))
-            }
-            Some(t) if t.is_internal() => Err((ResponseError::InvalidTopicException, format!("internal topic '{}' cannot be deleted", t.name))),
+            None if name.is_none() => Err((
+                ResponseError::UnknownTopicId,
+                format!("no topic has id {id}"),
+            )),
+            None => Err((
+                ResponseError::UnknownTopicOrPartition,
+                format!(
+                    "topic '{}' does not exist",
+                    name.as_ref().map(|n| n.as_str()).unwrap_or("")
+                ),
+            )),
+            Some(_) if !broker.config.bool("delete.topic.enable") => Err((
+                ResponseError::TopicDeletionDisabled,
+                "topic deletion is disabled (delete.topic.enable=false)".to_string(),
+            )),
+            Some(t) if t.is_internal() => Err((
+                ResponseError::InvalidTopicException,
+                format!("internal topic '{}' cannot be deleted", t.name),
+            )),
             Some(t) => {
                 r.name = Some(TopicName(StrBytes::from_string(t.name.clone())));
                 r.topic_id = t.id;
-                broker
-                    .topics
-                    .delete(&t.name)
-                    .map(|_| ())
-                    .map_err(|e| (ResponseError::try_from_code(e.code()).unwrap_or(ResponseError::UnknownServerError), e.to_string()))
+                broker.topics.delete(&t.name).map(|_| ()).map_err(|e| {
+                    (
+                        ResponseError::try_from_code(e.code())
+                            .unwrap_or(ResponseError::UnknownServerError),
+                        e.to_string(),
+                    )
+                })
             }
         };
         if let Err((code, message)) = result {

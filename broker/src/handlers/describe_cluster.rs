@@ -15,12 +15,18 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeClusterRequest) -> DescribeClusterResp
     resp.endpoint_type = req.endpoint_type;
     if ctx.version >= 1 && req.endpoint_type != ENDPOINT_BROKERS {
         resp.error_code = ResponseError::UnsupportedEndpointType.code();
-        resp.error_message = Some(StrBytes::from_static_str("only broker endpoints (endpoint_type=1) are served"));
+        resp.error_message = Some(StrBytes::from_static_str(
+            "only broker endpoints (endpoint_type=1) are served",
+        ));
         return resp;
     }
     resp.cluster_id = StrBytes::from_string(ctx.broker.cluster_id.clone());
     resp.controller_id = BrokerId(ctx.broker.node_id);
-    resp.cluster_authorized_operations = if req.include_cluster_authorized_operations { 32672 } else { i32::MIN };
+    resp.cluster_authorized_operations = if req.include_cluster_authorized_operations {
+        32672
+    } else {
+        i32::MIN
+    };
     if let Some(l) = ctx.broker.config.advertised_listeners().into_iter().next() {
         let mut b = DescribeClusterBroker::default();
         b.broker_id = BrokerId(ctx.broker.node_id);

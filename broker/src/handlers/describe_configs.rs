@@ -2,7 +2,9 @@
 //! and (when asked) synonyms, as Kafka reports them. Tools rely on it (Schema Registry reads
 //! `cleanup.policy`; Kafka's admin tools list what differs from defaults by `config_source`).
 
-use kafka_protocol::messages::describe_configs_response::{DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym};
+use kafka_protocol::messages::describe_configs_response::{
+    DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
+};
 use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
@@ -22,11 +24,16 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeConfigsRequest) -> DescribeConfigsResp
         let mut r = DescribeConfigsResult::default();
         r.resource_type = res.resource_type;
         r.resource_name = res.resource_name.clone();
-        let keys: Option<Vec<String>> = res.configuration_keys.map(|k| k.iter().map(|s| s.to_string()).collect());
+        let keys: Option<Vec<String>> = res
+            .configuration_keys
+            .map(|k| k.iter().map(|s| s.to_string()).collect());
         let wanted = |name: &str| keys.as_ref().is_none_or(|k| k.iter().any(|x| x == name));
         let configs = match res.resource_type {
             RESOURCE_TOPIC => match ctx.broker.topics.get(res.resource_name.as_str()) {
-                None => Err((ResponseError::UnknownTopicOrPartition, format!("topic '{}' does not exist", res.resource_name.as_str()))),
+                None => Err((
+                    ResponseError::UnknownTopicOrPartition,
+                    format!("topic '{}' does not exist", res.resource_name.as_str()),
+                )),
                 Some(topic) => {
                     let overrides = topic.overrides.read().clone();
                     Ok(topic_config::all_effective(&ctx.broker.config, &overrides)
@@ -42,7 +49,12 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeConfigsRequest) -> DescribeConfigsResp
                                 c.documentation = Some(StrBytes::from_static_str(d.doc));
                             }
                             if req.include_synonyms {
-                                c.synonyms = topic_synonyms(&ctx.broker.config, d.name, overrides.get(d.name), &source);
+                                c.synonyms = topic_synonyms(
+                                    &ctx.broker.config,
+                                    d.name,
+                                    overrides.get(d.name),
+                                    &source,
+                                );
                             }
                             c
                         })
@@ -52,7 +64,13 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeConfigsRequest) -> DescribeConfigsResp
             RESOURCE_BROKER => {
                 let name = res.resource_name.as_str();
                 if !name.is_empty() && name != ctx.broker.node_id.to_string() {
-                    Err((ResponseError::InvalidRequest, format!("unexpected broker id '{name}'; this is broker {}", ctx.broker.node_id)))
+                    Err((
+                        ResponseError::InvalidRequest,
+                        format!(
+                            "unexpected broker id '{name}'; this is broker {}",
+                            ctx.broker.node_id
+                        ),
+                    ))
                 } else {
                     Ok(BROKER_CONFIGS
                         .iter()
@@ -69,7 +87,8 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeConfigsRequest) -> DescribeConfigsResp
                                 c.documentation = Some(StrBytes::from_static_str(d.doc));
                             }
                             if req.include_synonyms {
-                                c.synonyms = vec![synonym(d.name, c.value.clone(), c.config_source)];
+                                c.synonyms =
+                                    vec![synonym(d.name, c.value.clone(), c.config_source)];
                             }
                             c
                         })
@@ -77,7 +96,10 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeConfigsRequest) -> DescribeConfigsResp
                 }
             }
             RESOURCE_BROKER_LOGGER => Ok(Vec::new()),
-            other => Err((ResponseError::InvalidRequest, format!("unsupported resource type {other}"))),
+            other => Err((
+                ResponseError::InvalidRequest,
+                format!("unsupported resource type {other}"),
+            )),
         };
         match configs {
             Ok(c) => r.configs = c,
@@ -108,19 +130,38 @@ fn synonym(name: &str, value: Option<StrBytes>, source: i8) -> DescribeConfigsSy
 
 /// Kafka's synonym list for a topic key: the topic override, then each broker synonym that is
 /// set, then the default, most specific first.
-fn topic_synonyms(cfg: &BrokerConfig, name: &str, override_value: Option<&String>, source: &TopicValueSource) -> Vec<DescribeConfigsSynonym> {
+fn topic_synonyms(
+    cfg: &BrokerConfig,
+    name: &str,
+    override_value: Option<&String>,
+    source: &TopicValueSource,
+) -> Vec<DescribeConfigsSynonym> {
     let mut out = Vec::new();
     if let Some(v) = override_value {
-        out.push(synonym(name, Some(StrBytes::from_string(v.clone())), source_code::DYNAMIC_TOPIC_CONFIG));
+        out.push(synonym(
+            name,
+            Some(StrBytes::from_string(v.clone())),
+            source_code::DYNAMIC_TOPIC_CONFIG,
+        ));
     }
-    let Some(def) = defs::topic_def(name) else { return out };
+    let Some(def) = defs::topic_def(name) else {
+        return out;
+    };
     for (syn, _) in def.synonyms {
         if cfg.is_set(syn) {
-            out.push(synonym(syn, cfg.get(syn).map(StrBytes::from_string), source_code::STATIC_BROKER_CONFIG));
+            out.push(synonym(
+                syn,
+                cfg.get(syn).map(StrBytes::from_string),
+                source_code::STATIC_BROKER_CONFIG,
+            ));
         }
     }
     if let TopicValueSource::Default(Some(syn)) = source {
-        out.push(synonym(syn, cfg.get(syn).map(StrBytes::from_string), source_code::DEFAULT_CONFIG));
+        out.push(synonym(
+            syn,
+            cfg.get(syn).map(StrBytes::from_string),
+            source_code::DEFAULT_CONFIG,
+        ));
     }
     out
 }

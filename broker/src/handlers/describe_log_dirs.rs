@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use kafka_protocol::messages::describe_log_dirs_response::{DescribeLogDirsPartition, DescribeLogDirsResult, DescribeLogDirsTopic};
+use kafka_protocol::messages::describe_log_dirs_response::{
+    DescribeLogDirsPartition, DescribeLogDirsResult, DescribeLogDirsTopic,
+};
 use kafka_protocol::messages::{DescribeLogDirsRequest, DescribeLogDirsResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
@@ -12,11 +14,21 @@ use super::Ctx;
 pub fn handle(ctx: &Ctx<'_>, req: DescribeLogDirsRequest) -> DescribeLogDirsResponse {
     let mut wanted: Option<BTreeMap<String, Vec<i32>>> = None;
     if let Some(topics) = req.topics {
-        wanted = Some(topics.into_iter().map(|t| (t.topic.to_string(), t.partitions)).collect());
+        wanted = Some(
+            topics
+                .into_iter()
+                .map(|t| (t.topic.to_string(), t.partitions))
+                .collect(),
+        );
     }
     let mut result = DescribeLogDirsResult::default();
     let dir = ctx.broker.topics.dir();
-    result.log_dir = StrBytes::from_string(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()).display().to_string());
+    result.log_dir = StrBytes::from_string(
+        std::fs::canonicalize(dir)
+            .unwrap_or_else(|_| dir.to_path_buf())
+            .display()
+            .to_string(),
+    );
     let (total, usable) = filesystem_bytes(dir).unwrap_or((-1, -1));
     result.total_bytes = total;
     result.usable_bytes = usable;

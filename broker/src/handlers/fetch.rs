@@ -40,7 +40,11 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> FetchResponse {
     let by_id = ctx.version >= 13;
     let mut wanted = Vec::new();
     for (ti, t) in req.topics.iter().enumerate() {
-        let topic = if by_id { ctx.broker.topics.get_by_id(&t.topic_id) } else { ctx.broker.topics.get(t.topic.as_str()) };
+        let topic = if by_id {
+            ctx.broker.topics.get_by_id(&t.topic_id)
+        } else {
+            ctx.broker.topics.get(t.topic.as_str())
+        };
         let mut tr = FetchableTopicResponse::default();
         tr.topic = t.topic.clone();
         tr.topic_id = t.topic_id;
@@ -48,7 +52,10 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> FetchResponse {
         for p in &t.partitions {
             wanted.push(Wanted {
                 topic_index: ti,
-                partition: topic.as_ref().and_then(|tp| tp.partition(p.partition)).cloned(),
+                partition: topic
+                    .as_ref()
+                    .and_then(|tp| tp.partition(p.partition))
+                    .cloned(),
                 index: p.partition,
                 fetch_offset: p.fetch_offset,
                 partition_max_bytes: p.partition_max_bytes,
@@ -56,21 +63,34 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> FetchResponse {
             });
         }
     }
-    let unknown = if by_id { ResponseError::UnknownTopicId } else { ResponseError::UnknownTopicOrPartition };
+    let unknown = if by_id {
+        ResponseError::UnknownTopicId
+    } else {
+        ResponseError::UnknownTopicOrPartition
+    };
     let read_committed = req.isolation_level == 1;
     let max_wait = Duration::from_millis(req.max_wait_ms.clamp(0, MAX_WAIT_MS_LIMIT) as u64);
     let deadline = tokio::time::Instant::now() + max_wait;
     let mut shutdown = ctx.broker.shutdown_signal();
     loop {
         // Register for wake-ups before reading, so an append in between is not missed.
-        let mut arrivals: Vec<Pin<Box<tokio::sync::futures::Notified<'_>>>> =
-            wanted.iter().filter_map(|w| w.partition.as_ref()).map(|p| Box::pin(p.data_arrived())).collect();
+        let mut arrivals: Vec<Pin<Box<tokio::sync::futures::Notified<'_>>>> = wanted
+            .iter()
+            .filter_map(|w| w.partition.as_ref())
+            .map(|p| Box::pin(p.data_arrived()))
+            .collect();
         for a in &mut arrivals {
             a.as_mut().enable();
         }
-        let (answers, bytes, errors) = read_all(&wanted, req.max_bytes, unknown, read_committed, ctx.version);
+        let (answers, bytes, errors) =
+            read_all(&wanted, req.max_bytes, unknown, read_committed, ctx.version);
         let now = tokio::time::Instant::now();
-        if bytes >= req.min_bytes.max(0) as usize || errors || now >= deadline || arrivals.is_empty() || *shutdown.borrow() {
+        if bytes >= req.min_bytes.max(0) as usize
+            || errors
+            || now >= deadline
+            || arrivals.is_empty()
+            || *shutdown.borrow()
+        {
             for (w, pd) in wanted.iter().zip(answers) {
                 resp.responses[w.topic_index].partitions.push(pd);
             }
@@ -86,7 +106,13 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> FetchResponse {
 
 /// Reads every partition once. Returns the answers, the record bytes found and whether any
 /// partition has an error (errors are answered at once, as Kafka does).
-fn read_all(wanted: &[Wanted], max_bytes: i32, unknown: ResponseError, read_committed: bool, version: i16) -> (Vec<PartitionData>, usize, bool) {
+fn read_all(
+    wanted: &[Wanted],
+    max_bytes: i32,
+    unknown: ResponseError,
+    read_committed: bool,
+    version: i16,
+) -> (Vec<PartitionData>, usize, bool) {
     // log_start_offset exists from v5; older versions must leave it at its default.
     let has_log_start = version >= 5;
     let mut budget = max_bytes.max(0) as usize;
@@ -100,7 +126,11 @@ fn read_all(wanted: &[Wanted], max_bytes: i32, unknown: ResponseError, read_comm
         pd.last_stable_offset = -1;
         pd.log_start_offset = -1;
         pd.preferred_read_replica = BrokerId(-1);
-        pd.aborted_transactions = if read_committed { Some(Vec::new()) } else { None };
+        pd.aborted_transactions = if read_committed {
+            Some(Vec::new())
+        } else {
+            None
+        };
         let Some(p) = &w.partition else {
             pd.error_code = unknown.code();
             errors = true;
@@ -113,7 +143,11 @@ fn read_all(wanted: &[Wanted], max_bytes: i32, unknown: ResponseError, read_comm
             pd.log_start_offset = p.log_start_offset();
         }
         if w.current_leader_epoch >= 0 && w.current_leader_epoch != p.leader_epoch() {
-            let e = if w.current_leader_epoch > p.leader_epoch() { ResponseError::UnknownLeaderEpoch } else { ResponseError::FencedLeaderEpoch };
+            let e = if w.current_leader_epoch > p.leader_epoch() {
+                ResponseError::UnknownLeaderEpoch
+            } else {
+                ResponseError::FencedLeaderEpoch
+            };
             pd.error_code = e.code();
             errors = true;
             out.push(pd);

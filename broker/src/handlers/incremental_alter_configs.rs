@@ -18,7 +18,10 @@ const DELETE: i8 = 1;
 const APPEND: i8 = 2;
 const SUBTRACT: i8 = 3;
 
-pub fn handle(ctx: &Ctx<'_>, req: IncrementalAlterConfigsRequest) -> IncrementalAlterConfigsResponse {
+pub fn handle(
+    ctx: &Ctx<'_>,
+    req: IncrementalAlterConfigsRequest,
+) -> IncrementalAlterConfigsResponse {
     let mut resp = IncrementalAlterConfigsResponse::default();
     for res in req.resources {
         let mut r = AlterConfigsResourceResponse::default();
@@ -26,14 +29,20 @@ pub fn handle(ctx: &Ctx<'_>, req: IncrementalAlterConfigsRequest) -> Incremental
         r.resource_name = res.resource_name.clone();
         let result = match res.resource_type {
             RESOURCE_TOPIC => match ctx.broker.topics.get(res.resource_name.as_str()) {
-                None => Err((ResponseError::UnknownTopicOrPartition, format!("topic '{}' does not exist", res.resource_name.as_str()))),
+                None => Err((
+                    ResponseError::UnknownTopicOrPartition,
+                    format!("topic '{}' does not exist", res.resource_name.as_str()),
+                )),
                 Some(t) => {
                     let mut overrides = t.overrides.read().clone();
                     let mut outcome = Ok(());
                     for c in &res.configs {
                         let name = c.name.to_string();
                         let Some(def) = defs::topic_def(&name) else {
-                            outcome = Err((ResponseError::InvalidConfig, format!("unknown topic config '{name}'")));
+                            outcome = Err((
+                                ResponseError::InvalidConfig,
+                                format!("unknown topic config '{name}'"),
+                            ));
                             break;
                         };
                         let value = c.value.as_ref().map(|v| v.to_string());
@@ -42,7 +51,10 @@ pub fn handle(ctx: &Ctx<'_>, req: IncrementalAlterConfigsRequest) -> Incremental
                                 overrides.insert(name, v);
                             }
                             (SET, None) => {
-                                outcome = Err((ResponseError::InvalidRequest, format!("SET of {name} needs a value")));
+                                outcome = Err((
+                                    ResponseError::InvalidRequest,
+                                    format!("SET of {name} needs a value"),
+                                ));
                                 break;
                             }
                             (DELETE, _) => {
@@ -50,11 +62,21 @@ pub fn handle(ctx: &Ctx<'_>, req: IncrementalAlterConfigsRequest) -> Incremental
                             }
                             (op @ (APPEND | SUBTRACT), Some(v)) => {
                                 if def.kind != ConfigType::List {
-                                    outcome = Err((ResponseError::InvalidConfig, format!("{name} is not a list; APPEND and SUBTRACT apply to lists only")));
+                                    outcome = Err((
+                                        ResponseError::InvalidConfig,
+                                        format!("{name} is not a list; APPEND and SUBTRACT apply to lists only"),
+                                    ));
                                     break;
                                 }
-                                let current = topic::effective(&ctx.broker.config, &overrides, &name).0.unwrap_or_default();
-                                let mut items: Vec<String> = current.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+                                let current =
+                                    topic::effective(&ctx.broker.config, &overrides, &name)
+                                        .0
+                                        .unwrap_or_default();
+                                let mut items: Vec<String> = current
+                                    .split(',')
+                                    .map(|s| s.trim().to_string())
+                                    .filter(|s| !s.is_empty())
+                                    .collect();
                                 for item in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                                     if op == APPEND && !items.iter().any(|i| i == item) {
                                         items.push(item.to_string());
@@ -65,16 +87,29 @@ pub fn handle(ctx: &Ctx<'_>, req: IncrementalAlterConfigsRequest) -> Incremental
                                 overrides.insert(name, items.join(","));
                             }
                             (op, _) => {
-                                outcome = Err((ResponseError::InvalidRequest, format!("invalid config operation {op} for {name}")));
+                                outcome = Err((
+                                    ResponseError::InvalidRequest,
+                                    format!("invalid config operation {op} for {name}"),
+                                ));
                                 break;
                             }
                         }
                     }
-                    outcome.and_then(|()| apply_topic_overrides(ctx, res.resource_name.as_str(), overrides, req.validate_only))
+                    outcome.and_then(|()| {
+                        apply_topic_overrides(
+                            ctx,
+                            res.resource_name.as_str(),
+                            overrides,
+                            req.validate_only,
+                        )
+                    })
                 }
             },
             RESOURCE_BROKER => Err(static_broker_configs()),
-            other => Err((ResponseError::InvalidRequest, format!("unsupported resource type {other}"))),
+            other => Err((
+                ResponseError::InvalidRequest,
+                format!("unsupported resource type {other}"),
+            )),
         };
         if let Err((code, message)) = result {
             r.error_code = code.code();

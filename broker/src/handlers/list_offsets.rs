@@ -4,7 +4,9 @@
 //! earliest tiered (both the log start here: nothing is tiered). A real timestamp finds the
 //! first record at or after it through the time index; none found is offset -1.
 
-use kafka_protocol::messages::list_offsets_response::{ListOffsetsPartitionResponse, ListOffsetsTopicResponse};
+use kafka_protocol::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
 use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
 use kafka_protocol::ResponseError;
 
@@ -29,9 +31,15 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
             pr.timestamp = -1;
             pr.offset = -1;
             pr.leader_epoch = -1;
-            match topic.as_ref().and_then(|tp| tp.partition(p.partition_index)) {
+            match topic
+                .as_ref()
+                .and_then(|tp| tp.partition(p.partition_index))
+            {
                 None => pr.error_code = ResponseError::UnknownTopicOrPartition.code(),
-                Some(part) if p.current_leader_epoch >= 0 && p.current_leader_epoch != part.leader_epoch() => {
+                Some(part)
+                    if p.current_leader_epoch >= 0
+                        && p.current_leader_epoch != part.leader_epoch() =>
+                {
                     pr.error_code = if p.current_leader_epoch > part.leader_epoch() {
                         ResponseError::UnknownLeaderEpoch.code()
                     } else {
@@ -40,7 +48,11 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
                 }
                 Some(part) => {
                     // leader_epoch exists from v4; older versions must leave it at its default.
-                    let epoch = if ctx.version >= 4 { part.leader_epoch() } else { -1 };
+                    let epoch = if ctx.version >= 4 {
+                        part.leader_epoch()
+                    } else {
+                        -1
+                    };
                     match p.timestamp {
                         LATEST => {
                             pr.offset = part.high_watermark();

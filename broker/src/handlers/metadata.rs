@@ -3,7 +3,9 @@
 //! on and the client allows it (always before v4), as Kafka does; unlike Kafka, creation is
 //! synchronous, so the first answer already has the partitions instead of LEADER_NOT_AVAILABLE.
 
-use kafka_protocol::messages::metadata_response::{MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic};
+use kafka_protocol::messages::metadata_response::{
+    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
 use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
@@ -43,10 +45,16 @@ pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
         Some(t) => t.is_empty() && ctx.version == 0,
     };
     if all {
-        resp.topics = broker.topics.all().iter().map(|t| describe(ctx, t, include_ops)).collect();
+        resp.topics = broker
+            .topics
+            .all()
+            .iter()
+            .map(|t| describe(ctx, t, include_ops))
+            .collect();
         return resp;
     }
-    let allow_auto_create = (ctx.version < 4 || req.allow_auto_topic_creation) && broker.config.bool("auto.create.topics.enable");
+    let allow_auto_create = (ctx.version < 4 || req.allow_auto_topic_creation)
+        && broker.config.bool("auto.create.topics.enable");
     for wanted in req.topics.unwrap_or_default() {
         let topic = match &wanted.name {
             Some(name) => {
@@ -56,17 +64,29 @@ pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
                     None if allow_auto_create && !name.starts_with("__") => {
                         let partitions = broker.config.int("num.partitions");
                         let rf = broker.config.int("default.replication.factor") as i16;
-                        match broker.topics.create(name, partitions, rf, TopicOverrides::new()) {
+                        match broker
+                            .topics
+                            .create(name, partitions, rf, TopicOverrides::new())
+                        {
                             Ok(t) => Ok(t),
-                            Err(TopicError::AlreadyExists(_)) => broker.topics.get(name).ok_or(ResponseError::UnknownTopicOrPartition),
-                            Err(e) => Err(ResponseError::try_from_code(e.code()).unwrap_or(ResponseError::UnknownServerError)),
+                            Err(TopicError::AlreadyExists(_)) => broker
+                                .topics
+                                .get(name)
+                                .ok_or(ResponseError::UnknownTopicOrPartition),
+                            Err(e) => Err(ResponseError::try_from_code(e.code())
+                                .unwrap_or(ResponseError::UnknownServerError)),
                         }
                     }
-                    None if !samsa_storage::is_valid_topic_name(name) => Err(ResponseError::InvalidTopicException),
+                    None if !samsa_storage::is_valid_topic_name(name) => {
+                        Err(ResponseError::InvalidTopicException)
+                    }
                     None => Err(ResponseError::UnknownTopicOrPartition),
                 }
             }
-            None => broker.topics.get_by_id(&wanted.topic_id).ok_or(ResponseError::UnknownTopicId),
+            None => broker
+                .topics
+                .get_by_id(&wanted.topic_id)
+                .ok_or(ResponseError::UnknownTopicId),
         };
         resp.topics.push(match topic {
             Ok(t) => describe(ctx, &t, include_ops),
@@ -106,7 +126,11 @@ fn describe(ctx: &Ctx<'_>, topic: &Topic, include_ops: bool) -> MetadataResponse
     if ctx.version >= 1 {
         t.is_internal = topic.is_internal();
     }
-    t.topic_authorized_operations = if include_ops { TOPIC_OPERATIONS_ALL } else { OPERATIONS_OMITTED };
+    t.topic_authorized_operations = if include_ops {
+        TOPIC_OPERATIONS_ALL
+    } else {
+        OPERATIONS_OMITTED
+    };
     t.partitions = topic
         .partitions
         .iter()

@@ -37,7 +37,10 @@ pub struct Connection {
 
 impl Connection {
     pub fn new(peer: SocketAddr) -> Connection {
-        Connection { peer, client_id: RefCell::new(None) }
+        Connection {
+            peer,
+            client_id: RefCell::new(None),
+        }
     }
     pub fn client_id(&self) -> Option<String> {
         self.client_id.borrow().clone()
@@ -53,7 +56,12 @@ pub struct Ctx<'a> {
 }
 
 /// Handles one request and appends its response frame to `out` (nothing for acks=0 produce).
-pub async fn handle(broker: &Arc<Broker>, conn: &Rc<Connection>, req: DecodedRequest, out: &mut BytesMut) -> Result<(), String> {
+pub async fn handle(
+    broker: &Arc<Broker>,
+    conn: &Rc<Connection>,
+    req: DecodedRequest,
+    out: &mut BytesMut,
+) -> Result<(), String> {
     if conn.client_id.borrow().is_none() {
         if let Some(id) = &req.header.client_id {
             *conn.client_id.borrow_mut() = Some(id.to_string());
@@ -61,28 +69,58 @@ pub async fn handle(broker: &Arc<Broker>, conn: &Rc<Connection>, req: DecodedReq
     }
     let key = req.api_key;
     let version = req.api_version();
-    let ctx = Ctx { broker, conn, header: &req.header, version };
+    let ctx = Ctx {
+        broker,
+        conn,
+        header: &req.header,
+        version,
+    };
     let response = match req.body {
-        RequestKind::ApiVersions(r) => Some(ResponseKind::ApiVersions(api_versions::handle(&ctx, r))),
+        RequestKind::ApiVersions(r) => {
+            Some(ResponseKind::ApiVersions(api_versions::handle(&ctx, r)))
+        }
         RequestKind::Metadata(r) => Some(ResponseKind::Metadata(metadata::handle(&ctx, r))),
         RequestKind::Produce(r) => produce::handle(&ctx, r).await?.map(ResponseKind::Produce),
         RequestKind::Fetch(r) => Some(ResponseKind::Fetch(fetch::handle(&ctx, r).await)),
-        RequestKind::ListOffsets(r) => Some(ResponseKind::ListOffsets(list_offsets::handle(&ctx, r))),
-        RequestKind::CreateTopics(r) => Some(ResponseKind::CreateTopics(create_topics::handle(&ctx, r))),
-        RequestKind::DeleteTopics(r) => Some(ResponseKind::DeleteTopics(delete_topics::handle(&ctx, r))),
-        RequestKind::CreatePartitions(r) => Some(ResponseKind::CreatePartitions(create_partitions::handle(&ctx, r))),
-        RequestKind::DescribeConfigs(r) => Some(ResponseKind::DescribeConfigs(describe_configs::handle(&ctx, r))),
-        RequestKind::AlterConfigs(r) => Some(ResponseKind::AlterConfigs(alter_configs::handle(&ctx, r))),
-        RequestKind::IncrementalAlterConfigs(r) => {
-            Some(ResponseKind::IncrementalAlterConfigs(incremental_alter_configs::handle(&ctx, r)))
+        RequestKind::ListOffsets(r) => {
+            Some(ResponseKind::ListOffsets(list_offsets::handle(&ctx, r)))
         }
-        RequestKind::DeleteRecords(r) => Some(ResponseKind::DeleteRecords(delete_records::handle(&ctx, r))),
-        RequestKind::DescribeCluster(r) => Some(ResponseKind::DescribeCluster(describe_cluster::handle(&ctx, r))),
-        RequestKind::DescribeLogDirs(r) => Some(ResponseKind::DescribeLogDirs(describe_log_dirs::handle(&ctx, r))),
-        RequestKind::OffsetForLeaderEpoch(r) => {
-            Some(ResponseKind::OffsetForLeaderEpoch(offset_for_leader_epoch::handle(&ctx, r)))
+        RequestKind::CreateTopics(r) => {
+            Some(ResponseKind::CreateTopics(create_topics::handle(&ctx, r)))
         }
-        other => return Err(format!("{key:?} is advertised but has no handler ({})", variant_name(&other))),
+        RequestKind::DeleteTopics(r) => {
+            Some(ResponseKind::DeleteTopics(delete_topics::handle(&ctx, r)))
+        }
+        RequestKind::CreatePartitions(r) => Some(ResponseKind::CreatePartitions(
+            create_partitions::handle(&ctx, r),
+        )),
+        RequestKind::DescribeConfigs(r) => Some(ResponseKind::DescribeConfigs(
+            describe_configs::handle(&ctx, r),
+        )),
+        RequestKind::AlterConfigs(r) => {
+            Some(ResponseKind::AlterConfigs(alter_configs::handle(&ctx, r)))
+        }
+        RequestKind::IncrementalAlterConfigs(r) => Some(ResponseKind::IncrementalAlterConfigs(
+            incremental_alter_configs::handle(&ctx, r),
+        )),
+        RequestKind::DeleteRecords(r) => {
+            Some(ResponseKind::DeleteRecords(delete_records::handle(&ctx, r)))
+        }
+        RequestKind::DescribeCluster(r) => Some(ResponseKind::DescribeCluster(
+            describe_cluster::handle(&ctx, r),
+        )),
+        RequestKind::DescribeLogDirs(r) => Some(ResponseKind::DescribeLogDirs(
+            describe_log_dirs::handle(&ctx, r),
+        )),
+        RequestKind::OffsetForLeaderEpoch(r) => Some(ResponseKind::OffsetForLeaderEpoch(
+            offset_for_leader_epoch::handle(&ctx, r),
+        )),
+        other => {
+            return Err(format!(
+                "{key:?} is advertised but has no handler ({})",
+                variant_name(&other)
+            ))
+        }
     };
     if let Some(response) = response {
         samsa_protocol::encode_response(out, key, version, req.header.correlation_id, &response)

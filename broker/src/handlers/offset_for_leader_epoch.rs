@@ -2,7 +2,9 @@
 //! Clients use it to detect log truncation after a leader change (KIP-320); followers use it
 //! to find where to truncate (KIP-101).
 
-use kafka_protocol::messages::offset_for_leader_epoch_response::{EpochEndOffset, OffsetForLeaderTopicResult};
+use kafka_protocol::messages::offset_for_leader_epoch_response::{
+    EpochEndOffset, OffsetForLeaderTopicResult,
+};
 use kafka_protocol::messages::{OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse};
 use kafka_protocol::ResponseError;
 
@@ -21,7 +23,10 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetForLeaderEpochRequest) -> OffsetForLeade
             e.end_offset = -1;
             match topic.as_ref().and_then(|tp| tp.partition(p.partition)) {
                 None => e.error_code = ResponseError::UnknownTopicOrPartition.code(),
-                Some(part) if p.current_leader_epoch >= 0 && p.current_leader_epoch < part.leader_epoch() => {
+                Some(part)
+                    if p.current_leader_epoch >= 0
+                        && p.current_leader_epoch < part.leader_epoch() =>
+                {
                     e.error_code = ResponseError::FencedLeaderEpoch.code();
                 }
                 Some(part) if p.current_leader_epoch > part.leader_epoch() => {

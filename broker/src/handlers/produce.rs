@@ -50,12 +50,26 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Option<Produce
             pr.base_offset = -1;
             pr.log_append_time_ms = -1;
             pr.log_start_offset = -1;
-            let unknown = if ctx.version >= 13 { ResponseError::UnknownTopicId } else { ResponseError::UnknownTopicOrPartition };
+            let unknown = if ctx.version >= 13 {
+                ResponseError::UnknownTopicId
+            } else {
+                ResponseError::UnknownTopicOrPartition
+            };
             let result = if !matches!(acks, -1 | 0 | 1) {
-                Err((ResponseError::InvalidRequiredAcks, format!("acks={acks} is not -1, 0 or 1")))
+                Err((
+                    ResponseError::InvalidRequiredAcks,
+                    format!("acks={acks} is not -1, 0 or 1"),
+                ))
             } else {
                 match topic.as_ref().and_then(|t| t.partition(pd.index)) {
-                    None => Err((unknown, format!("unknown partition {}-{}", topic_data.name.as_str(), pd.index))),
+                    None => Err((
+                        unknown,
+                        format!(
+                            "unknown partition {}-{}",
+                            topic_data.name.as_str(),
+                            pd.index
+                        ),
+                    )),
                     Some(p) => append(ctx, p, pd.records.unwrap_or_default(), now),
                 }
             };
@@ -67,7 +81,12 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Option<Produce
                         pr.log_start_offset = partition.log_start_offset();
                     }
                     if let Some(rx) = wait {
-                        waits.push((tr.partition_responses.len(), topic_data.name.clone(), partition, rx));
+                        waits.push((
+                            tr.partition_responses.len(),
+                            topic_data.name.clone(),
+                            partition,
+                            rx,
+                        ));
                     }
                 }
                 Err((code, message)) => {
@@ -89,7 +108,11 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Option<Produce
             let synced = rx.await;
             partition.synced();
             if let Some(e) = sync_failure(synced) {
-                let tr = resp.responses.iter_mut().find(|t| t.name == name).expect("topic answered above");
+                let tr = resp
+                    .responses
+                    .iter_mut()
+                    .find(|t| t.name == name)
+                    .expect("topic answered above");
                 tr.partition_responses[index].error_code = ResponseError::KafkaStorageError.code();
                 if version >= 8 {
                     tr.partition_responses[index].error_message = Some(StrBytes::from_string(e));
@@ -104,18 +127,32 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Option<Produce
     }
     if acks == 0 {
         return match first_error {
-            Some(e) => Err(format!("acks=0 produce failed ({e}); closing the connection so the producer notices")),
+            Some(e) => Err(format!(
+                "acks=0 produce failed ({e}); closing the connection so the producer notices"
+            )),
             None => Ok(None),
         };
     }
     Ok(Some(resp))
 }
 
-type Appended = (samsa_storage::AppendInfo, Option<tokio::sync::oneshot::Receiver<Result<(), LogError>>>, Arc<Partition>);
+type Appended = (
+    samsa_storage::AppendInfo,
+    Option<tokio::sync::oneshot::Receiver<Result<(), LogError>>>,
+    Arc<Partition>,
+);
 
-fn append(ctx: &Ctx<'_>, p: &Arc<Partition>, records: Bytes, now: i64) -> Result<Appended, (ResponseError, String)> {
+fn append(
+    ctx: &Ctx<'_>,
+    p: &Arc<Partition>,
+    records: Bytes,
+    now: i64,
+) -> Result<Appended, (ResponseError, String)> {
     if records.is_empty() {
-        return Err((ResponseError::CorruptMessage, format!("empty record set for {}", p.tp)));
+        return Err((
+            ResponseError::CorruptMessage,
+            format!("empty record set for {}", p.tp),
+        ));
     }
     match p.append(records, now, &ctx.broker.group_commit) {
         Ok((info, wait)) => Ok((info, wait, p.clone())),
@@ -130,7 +167,9 @@ fn append(ctx: &Ctx<'_>, p: &Arc<Partition>, records: Bytes, now: i64) -> Result
     }
 }
 
-fn sync_failure(r: Result<Result<(), LogError>, tokio::sync::oneshot::error::RecvError>) -> Option<String> {
+fn sync_failure(
+    r: Result<Result<(), LogError>, tokio::sync::oneshot::error::RecvError>,
+) -> Option<String> {
     match r {
         Ok(Ok(())) => None,
         Ok(Err(e)) => Some(format!("fsync failed: {e}")),
@@ -141,10 +180,22 @@ fn sync_failure(r: Result<Result<(), LogError>, tokio::sync::oneshot::error::Rec
 /// Produce v0-2 are advertised (librdkafka keys compression off the advertised minimum) but
 /// carry pre-v2 message sets that Kafka 4 no longer stores: every partition is answered with
 /// UNSUPPORTED_VERSION, in the version's own response layout (KAFKA-18659).
-pub fn refuse_legacy_version(frame: &Bytes, version: i16, correlation_id: i32, out: &mut BytesMut) -> Result<(), String> {
+pub fn refuse_legacy_version(
+    frame: &Bytes,
+    version: i16,
+    correlation_id: i32,
+    out: &mut BytesMut,
+) -> Result<(), String> {
     let mut buf = frame.clone();
-    let malformed = || format!("malformed Produce v{version} request (correlation id {correlation_id})");
-    let need = |buf: &Bytes, n: usize| if buf.remaining() >= n { Ok(()) } else { Err(malformed()) };
+    let malformed =
+        || format!("malformed Produce v{version} request (correlation id {correlation_id})");
+    let need = |buf: &Bytes, n: usize| {
+        if buf.remaining() >= n {
+            Ok(())
+        } else {
+            Err(malformed())
+        }
+    };
     need(&buf, 8)?;
     buf.advance(8);
     let read_string = |buf: &mut Bytes| -> Result<Bytes, String> {

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::ApiKey;
-use samsa_protocol::header::RequestError;
 use samsa_protocol::frame::FrameStatus;
+use samsa_protocol::header::RequestError;
 use samsa_protocol::FrameDecoder;
 use tokio::sync::mpsc;
 
@@ -29,7 +29,12 @@ const READ_BUFFER_BYTES: usize = 64 * 1024;
 
 /// Serves one connection until the client closes it, it idles out, it breaks the protocol,
 /// or the broker shuts down.
-pub async fn serve<R: SocketRead, W: SocketWrite>(broker: Arc<Broker>, peer: SocketAddr, mut reader: R, writer: W) {
+pub async fn serve<R: SocketRead, W: SocketWrite>(
+    broker: Arc<Broker>,
+    peer: SocketAddr,
+    mut reader: R,
+    writer: W,
+) {
     let (tx, rx) = mpsc::channel::<Bytes>(WRITE_QUEUE_DEPTH);
     let conn = Rc::new(Connection::new(peer));
     let read_side = read_loop(&broker, &conn, &mut reader, tx);
@@ -37,8 +42,12 @@ pub async fn serve<R: SocketRead, W: SocketWrite>(broker: Arc<Broker>, peer: Soc
     let (end, _) = tokio::join!(read_side, write_side);
     match end {
         End::ClientClosed | End::Shutdown => tracing::debug!(%peer, "connection closed"),
-        End::Idle(ms) => tracing::debug!(%peer, "closing connection idle for {ms} ms (connections.max.idle.ms)"),
-        End::Protocol(reason) => tracing::warn!(%peer, client_id = conn.client_id().as_deref().unwrap_or(""), "closing connection: {reason}"),
+        End::Idle(ms) => {
+            tracing::debug!(%peer, "closing connection idle for {ms} ms (connections.max.idle.ms)")
+        }
+        End::Protocol(reason) => {
+            tracing::warn!(%peer, client_id = conn.client_id().as_deref().unwrap_or(""), "closing connection: {reason}")
+        }
         End::Io(e) => tracing::debug!(%peer, "connection error: {e}"),
     }
 }
@@ -51,7 +60,12 @@ enum End {
     Io(std::io::Error),
 }
 
-async fn read_loop<R: SocketRead>(broker: &Arc<Broker>, conn: &Rc<Connection>, reader: &mut R, tx: mpsc::Sender<Bytes>) -> End {
+async fn read_loop<R: SocketRead>(
+    broker: &Arc<Broker>,
+    conn: &Rc<Connection>,
+    reader: &mut R,
+    tx: mpsc::Sender<Bytes>,
+) -> End {
     let decoder = FrameDecoder::new(broker.limits.socket_request_max_bytes);
     let idle = Duration::from_millis(broker.limits.connections_max_idle_ms);
     let mut shutdown = broker.shutdown_signal();
@@ -123,16 +137,28 @@ async fn write_loop<W: SocketWrite>(mut writer: W, mut rx: mpsc::Receiver<Bytes>
 
 /// Decodes and handles one frame, appending the response frame (if any) to `out`.
 /// `Err` closes the connection with that reason.
-async fn handle_frame(broker: &Arc<Broker>, conn: &Rc<Connection>, frame: Bytes, out: &mut BytesMut) -> Result<(), String> {
+async fn handle_frame(
+    broker: &Arc<Broker>,
+    conn: &Rc<Connection>,
+    frame: Bytes,
+    out: &mut BytesMut,
+) -> Result<(), String> {
     match samsa_protocol::decode_request(frame.clone()) {
         Ok(req) => handlers::handle(broker, conn, req, out).await,
-        Err(RequestError::UnsupportedVersion { api_key: ApiKey::ApiVersions, correlation_id, .. }) => {
+        Err(RequestError::UnsupportedVersion {
+            api_key: ApiKey::ApiVersions,
+            correlation_id,
+            ..
+        }) => {
             handlers::api_versions::unsupported_version(out, correlation_id);
             Ok(())
         }
-        Err(RequestError::UnsupportedVersion { api_key: ApiKey::Produce, api_version, correlation_id, .. })
-            if api_version < samsa_protocol::api_table::PRODUCE_REFUSED_BELOW =>
-        {
+        Err(RequestError::UnsupportedVersion {
+            api_key: ApiKey::Produce,
+            api_version,
+            correlation_id,
+            ..
+        }) if api_version < samsa_protocol::api_table::PRODUCE_REFUSED_BELOW => {
             handlers::produce::refuse_legacy_version(&frame, api_version, correlation_id, out)
         }
         Err(e) => Err(e.to_string()),

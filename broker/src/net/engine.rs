@@ -24,7 +24,9 @@ impl fmt::Display for IoEngine {
 pub fn choose(setting: &str) -> Result<IoEngine, String> {
     match setting {
         "epoll" => Ok(IoEngine::Epoll),
-        "uring" => probe_uring().map(|()| IoEngine::Uring).map_err(|e| format!("io.engine=uring: io_uring is unavailable: {e}")),
+        "uring" => probe_uring()
+            .map(|()| IoEngine::Uring)
+            .map_err(|e| format!("io.engine=uring: io_uring is unavailable: {e}")),
         _ => match probe_uring() {
             Ok(()) => Ok(IoEngine::Uring),
             Err(e) => {
@@ -36,5 +38,7 @@ pub fn choose(setting: &str) -> Result<IoEngine, String> {
 }
 
 fn probe_uring() -> Result<(), String> {
-    io_uring::IoUring::new(8).map(|_| ()).map_err(|e| e.to_string())
+    io_uring::IoUring::new(8)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }

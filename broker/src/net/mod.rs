@@ -27,7 +27,11 @@ const SHUTDOWN_DRAIN: Duration = Duration::from_secs(10);
 /// Binds a listener (no SO_REUSEPORT: a second broker on the same port must fail loudly,
 /// not silently share it).
 pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
-    let socket = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)?;
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        None,
+    )?;
     socket.set_reuse_address(true)?;
     socket.bind(&addr.into())?;
     socket.listen(1024)?;
@@ -36,22 +40,35 @@ pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
 }
 
 /// Starts `shards` threads serving `listeners` on `engine`.
-pub fn start_shards(broker: Arc<Broker>, engine: IoEngine, shards: usize, listeners: &[TcpListener]) -> std::io::Result<Vec<JoinHandle<()>>> {
+pub fn start_shards(
+    broker: Arc<Broker>,
+    engine: IoEngine,
+    shards: usize,
+    listeners: &[TcpListener],
+) -> std::io::Result<Vec<JoinHandle<()>>> {
     let mut handles = Vec::with_capacity(shards);
     for shard in 0..shards {
-        let ls: Vec<TcpListener> = listeners.iter().map(|l| l.try_clone()).collect::<Result<_, _>>()?;
+        let ls: Vec<TcpListener> = listeners
+            .iter()
+            .map(|l| l.try_clone())
+            .collect::<Result<_, _>>()?;
         let broker = broker.clone();
-        let handle = std::thread::Builder::new().name(format!("samsa-shard-{shard}")).spawn(move || match engine {
-            IoEngine::Uring => run_uring(broker, ls),
-            IoEngine::Epoll => run_epoll(broker, ls),
-        })?;
+        let handle = std::thread::Builder::new()
+            .name(format!("samsa-shard-{shard}"))
+            .spawn(move || match engine {
+                IoEngine::Uring => run_uring(broker, ls),
+                IoEngine::Epoll => run_epoll(broker, ls),
+            })?;
         handles.push(handle);
     }
     Ok(handles)
 }
 
 fn run_epoll(broker: Arc<Broker>, listeners: Vec<TcpListener>) {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
         let loops: Vec<_> = listeners
@@ -71,14 +88,21 @@ fn run_uring(broker: Arc<Broker>, listeners: Vec<TcpListener>) {
     let rt = match tokio_uring::Runtime::new(&tokio_uring::builder()) {
         Ok(rt) => rt,
         Err(e) => {
-            tracing::error!("cannot create an io_uring runtime on this shard ({e}); serving it with epoll");
+            tracing::error!(
+                "cannot create an io_uring runtime on this shard ({e}); serving it with epoll"
+            );
             return run_epoll(broker, listeners);
         }
     };
     rt.block_on(async move {
         let loops: Vec<_> = listeners
             .into_iter()
-            .map(|l| tokio_uring::spawn(accept_loop(broker.clone(), UringListener(tokio_uring::net::TcpListener::from_std(l)))))
+            .map(|l| {
+                tokio_uring::spawn(accept_loop(
+                    broker.clone(),
+                    UringListener(tokio_uring::net::TcpListener::from_std(l)),
+                ))
+            })
             .collect();
         for l in loops {
             let _ = l.await;
@@ -114,7 +138,11 @@ impl Listen for UringListener {
         let (stream, peer) = self.0.accept().await?;
         let _ = stream.set_nodelay(true);
         let stream = Rc::new(stream);
-        Ok((transport::UringRead(stream.clone()), transport::UringWrite(stream), peer))
+        Ok((
+            transport::UringRead(stream.clone()),
+            transport::UringWrite(stream),
+            peer,
+        ))
     }
 }
 
@@ -136,7 +164,9 @@ async fn accept_loop<L: Listen>(broker: Arc<Broker>, listener: L) {
                 continue;
             }
         };
-        let Some(slot) = ConnectionSlot::take(&broker, peer) else { continue };
+        let Some(slot) = ConnectionSlot::take(&broker, peer) else {
+            continue;
+        };
         let broker = broker.clone();
         let tasks = tasks.clone();
         tasks.set(tasks.get() + 1);

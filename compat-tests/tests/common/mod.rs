@@ -33,7 +33,10 @@ pub fn admin(broker: &Broker) -> AdminClient<DefaultClientContext> {
 }
 
 pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 pub fn create_topic(broker: &Broker, name: &str, partitions: i32, configs: &[(&str, &str)]) {
@@ -42,7 +45,9 @@ pub fn create_topic(broker: &Broker, name: &str, partitions: i32, configs: &[(&s
     for (k, v) in configs {
         t = t.set(k, v);
     }
-    let res = runtime().block_on(admin.create_topics(&[t], &AdminOptions::new())).expect("create_topics");
+    let res = runtime()
+        .block_on(admin.create_topics(&[t], &AdminOptions::new()))
+        .expect("create_topics");
     for r in res {
         r.unwrap_or_else(|(t, e)| panic!("create topic {t}: {e}"));
     }
@@ -50,7 +55,12 @@ pub fn create_topic(broker: &Broker, name: &str, partitions: i32, configs: &[(&s
 
 /// Produces `(key, value)` pairs to `topic`, waiting for every acknowledgement; returns
 /// (partition, offset) per record.
-pub fn produce_all(producer: &FutureProducer, topic: &str, records: &[(Option<Vec<u8>>, Vec<u8>)], partition: Option<i32>) -> Vec<(i32, i64)> {
+pub fn produce_all(
+    producer: &FutureProducer,
+    topic: &str,
+    records: &[(Option<Vec<u8>>, Vec<u8>)],
+    partition: Option<i32>,
+) -> Vec<(i32, i64)> {
     runtime().block_on(async {
         let futures: Vec<_> = records
             .iter()
@@ -67,7 +77,9 @@ pub fn produce_all(producer: &FutureProducer, topic: &str, records: &[(Option<Ve
             .collect();
         let mut out = Vec::with_capacity(futures.len());
         for f in futures {
-            let d = f.await.unwrap_or_else(|(e, _)| panic!("produce failed: {e}"));
+            let d = f
+                .await
+                .unwrap_or_else(|(e, _)| panic!("produce failed: {e}"));
             out.push((d.partition, d.offset));
         }
         out
@@ -75,9 +87,16 @@ pub fn produce_all(producer: &FutureProducer, topic: &str, records: &[(Option<Ve
 }
 
 /// A consumer with no group, for assigned-partition reads.
-pub fn assigned_consumer(broker: &Broker, topic: &str, partitions: &[i32], from: Offset) -> BaseConsumer {
+pub fn assigned_consumer(
+    broker: &Broker,
+    topic: &str,
+    partitions: &[i32],
+    from: Offset,
+) -> BaseConsumer {
     let mut c = client_config(broker);
-    c.set("group.id", "unused-assign-only").set("enable.auto.commit", "false").set("enable.partition.eof", "false");
+    c.set("group.id", "unused-assign-only")
+        .set("enable.auto.commit", "false")
+        .set("enable.partition.eof", "false");
     let consumer: BaseConsumer = c.create().expect("consumer");
     let mut tpl = TopicPartitionList::new();
     for p in partitions {
@@ -114,7 +133,11 @@ pub fn consume_n(consumer: &BaseConsumer, n: usize, timeout: Duration) -> Vec<Go
     let deadline = std::time::Instant::now() + timeout;
     let mut out = Vec::with_capacity(n);
     while out.len() < n {
-        assert!(std::time::Instant::now() < deadline, "consumed {} of {n} records before the timeout", out.len());
+        assert!(
+            std::time::Instant::now() < deadline,
+            "consumed {} of {n} records before the timeout",
+            out.len()
+        );
         if let Some(r) = consumer.poll(Duration::from_millis(100)) {
             let m = r.unwrap_or_else(|e| panic!("consume error: {e}"));
             out.push(Got::from(&m));
