@@ -160,7 +160,10 @@ fn bind_with_patience(addr: std::net::SocketAddr) -> std::io::Result<std::net::T
     let mut warned = false;
     loop {
         match net::bind(addr) {
-            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && std::time::Instant::now() < deadline => {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::AddrInUse
+                    && std::time::Instant::now() < deadline =>
+            {
                 if !warned {
                     tracing::warn!(%addr, "address in use; retrying for up to {} s", BIND_PATIENCE.as_secs());
                     warned = true;
