@@ -978,6 +978,8 @@ impl Log {
 
     fn after_truncation(&mut self) -> Result<(), LogError> {
         let leo = self.log_end_offset();
+        // A batch straddling the log start can take the end below it (Kafka lowers the start).
+        self.log_start_offset = self.log_start_offset.min(leo);
         self.epochs
             .truncate_from_end(leo)
             .map_err(|e| self.io("write leader-epoch-checkpoint", e))?;
