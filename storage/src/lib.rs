@@ -68,6 +68,8 @@ pub mod compaction;
 pub mod compression;
 mod config;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod group_commit;
 mod index;
 mod leader_epoch;
