@@ -482,15 +482,124 @@ impl Log {
             pos += m.size as usize;
         }
         let last_offset = next - 1;
-        if self
-            .active()
-            .should_roll(&self.config, buf.len() as u64, last_offset, now_ms)
-        {
-            self.roll(now_ms)?;
+        self.write_batches(
+            buf.freeze(),
+            base_offset,
+            last_offset,
+            info.record_count,
+            now_ms,
+        )?;
+        if leader_epoch >= 0 {
+            if let Err(e) = self.epochs.assign(leader_epoch, base_offset) {
+                tracing::error!(partition = %self.tp, error = %e, "could not write leader-epoch-checkpoint");
+            }
+        }
+        Ok(AppendInfo {
+            last_offset,
+            ..info
+        })
+    }
+
+    /// Appends batches a leader already assigned offsets to (replication, Kafka's
+    /// `appendAsFollower`): checks length, magic and CRC, requires offsets to start at or past
+    /// the log end and to increase, writes the bytes unchanged, and records each batch's leader
+    /// epoch in the epoch cache. Compacted batches (fewer records than offsets) are accepted.
+    pub fn append_as_follower(
+        &mut self,
+        batches: Bytes,
+        now_ms: i64,
+    ) -> Result<AppendInfo, LogError> {
+        if let Some(reason) = &self.failed {
+            return Err(LogError::Storage(io::Error::other(format!(
+                "{} refuses appends until it is reopened, after: {reason}",
+                self.tp
+            ))));
+        }
+        self.metas.clear();
+        let mut expected = self.log_end_offset();
+        let mut first_offset = None;
+        let mut record_count = 0u32;
+        let mut max_timestamp = NO_TIMESTAMP;
+        let mut epochs: Vec<(i32, i64)> = Vec::new();
+        for item in batch::batches(&batches) {
+            let b = item.map_err(|e| {
+                LogError::CorruptBatch(format!("{e} in replica fetch for {}", self.tp))
+            })?;
+            b.validate_integrity().map_err(|e| {
+                LogError::CorruptBatch(format!("{e} in replica fetch for {}", self.tp))
+            })?;
+            let h = *b.header();
+            if h.base_offset < expected {
+                return Err(LogError::InvalidRecord(format!(
+                    "replicated batch at offset {} is below the expected offset {expected} for {}",
+                    h.base_offset, self.tp
+                )));
+            }
+            if self.metas.len() >= APPEND_BATCHES_MAX {
+                return Err(LogError::InvalidRecord(format!(
+                    "replica fetch for {} has more than {APPEND_BATCHES_MAX} batches",
+                    self.tp
+                )));
+            }
+            first_offset.get_or_insert(h.base_offset);
+            if h.partition_leader_epoch >= 0
+                && epochs
+                    .last()
+                    .is_none_or(|&(e, _)| h.partition_leader_epoch > e)
+            {
+                epochs.push((h.partition_leader_epoch, h.base_offset));
+            }
+            self.metas.push(BatchMeta {
+                last_offset: h.last_offset(),
+                max_timestamp: h.max_timestamp,
+                size: b.size_bytes() as u32,
+            });
+            record_count = record_count.saturating_add(h.record_count.max(0) as u32);
+            max_timestamp = max_timestamp.max(h.max_timestamp);
+            expected = h.next_offset();
+        }
+        let Some(first_offset) = first_offset else {
+            return Err(LogError::InvalidRecord(format!(
+                "replica fetch for {} carries no record batches",
+                self.tp
+            )));
+        };
+        self.write_batches(batches, first_offset, expected - 1, record_count, now_ms)?;
+        for (epoch, start) in epochs {
+            if let Err(e) = self.epochs.assign(epoch, start) {
+                tracing::error!(partition = %self.tp, error = %e, "could not write leader-epoch-checkpoint");
+            }
+        }
+        Ok(AppendInfo {
+            base_offset: first_offset,
+            last_offset: expected - 1,
+            log_append_time_ms: -1,
+            max_timestamp_ms: max_timestamp,
+            record_count,
+        })
+    }
+
+    /// Writes whole batches described by `self.metas` at the log end (rolling first if needed)
+    /// with one write, then caches them and applies flush.messages.
+    fn write_batches(
+        &mut self,
+        bytes: Bytes,
+        first_offset: i64,
+        last_offset: i64,
+        record_count: u32,
+        now_ms: i64,
+    ) -> Result<(), LogError> {
+        let leo = self.log_end_offset();
+        let needs_roll = self.active().should_roll(&self.config, bytes.len() as u64, last_offset, now_ms)
+            // A follower's batch may start past the end (a compacted leader): the active
+            // segment must still be able to express its offsets relative to its base.
+            || (first_offset > leo && last_offset - self.active_base() > i32::MAX as i64);
+        if needs_roll {
+            self.roll_at(first_offset.max(leo), now_ms)?;
         }
         let fault = self.fault_next_append.take();
         let metas = std::mem::take(&mut self.metas);
-        let result = self.active_mut().append(&buf, &metas, now_ms, fault);
+        let result = self.active_mut().append(&bytes, &metas, now_ms, fault);
         self.metas = metas;
         if let Err((e, rolled_back)) = result {
             if !rolled_back {
@@ -498,20 +607,12 @@ impl Log {
             }
             return Err(self.io("append", e));
         }
-        if leader_epoch >= 0 {
-            if let Err(e) = self.epochs.assign(leader_epoch, base_offset) {
-                tracing::error!(partition = %self.tp, error = %e, "could not write leader-epoch-checkpoint");
-            }
-        }
-        self.tail.push(base_offset, buf.freeze());
-        self.unflushed_messages += info.record_count as u64;
+        self.tail.push(first_offset, bytes);
+        self.unflushed_messages += record_count as u64;
         if self.unflushed_messages >= self.config.flush_messages {
             self.request_flush(now_ms);
         }
-        Ok(AppendInfo {
-            last_offset,
-            ..info
-        })
+        Ok(())
     }
 
     /// Checks every batch and fills `self.metas` with offsets assigned from `base_offset`.
@@ -582,6 +683,11 @@ impl Log {
 
     /// Starts a new active segment at the log end offset.
     fn roll(&mut self, now_ms: i64) -> Result<(), LogError> {
+        self.roll_at(self.log_end_offset(), now_ms)
+    }
+
+    /// Starts a new active segment at `base` (the log end offset, or past it for a follower).
+    fn roll_at(&mut self, base: i64, now_ms: i64) -> Result<(), LogError> {
         let leo = self.log_end_offset();
         let flushed = self.flush.flushed();
         let active_base = self.active_base();
@@ -595,9 +701,10 @@ impl Log {
                 .map_err(|e| LogError::io(&tp, "write index entries", e))?;
             self.pending_sync.push((leo, files));
         }
-        let seg = Segment::create(&self.dir, leo, now_ms, &self.config)
+        debug_assert!(base >= leo && base > active_base);
+        let seg = Segment::create(&self.dir, base, now_ms, &self.config)
             .map_err(|e| self.io("roll a segment", e))?;
-        self.segments.insert(leo, seg);
+        self.segments.insert(base, seg);
         self.note_open(active_base);
         // Like Kafka's roll, flush the finished segment in the background: the recovery point
         // keeps up with rolls even when flush.messages / flush.ms never fire.
@@ -610,7 +717,7 @@ impl Log {
                 .unwrap_or_else(GroupCommit::shared);
             drop(gc.submit(req));
         }
-        tracing::debug!(partition = %self.tp, base_offset = leo, "rolled a new segment");
+        tracing::debug!(partition = %self.tp, base_offset = base, "rolled a new segment");
         Ok(())
     }
 
