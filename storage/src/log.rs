@@ -1298,9 +1298,8 @@ fn prepare_directory(dir: &Path) -> io::Result<Vec<(i64, u64, i64)>> {
     for name in &names {
         if let Some(stem) = name.strip_suffix(".swap") {
             fs::rename(dir.join(name), dir.join(stem))?;
-            if stem.ends_with(".log") {
-                // Indexes of the replaced segment no longer match; rebuild them.
-                let base = &stem[..stem.len() - 4];
+            if let Some(base) = stem.strip_suffix(".log") {
+                // The replaced segment's indexes no longer match: drop them to be rebuilt.
                 for suffix in [".index", ".timeindex"] {
                     let p = dir.join(format!("{base}{suffix}"));
                     if !names.iter().any(|n| n == &format!("{base}{suffix}.swap")) {

@@ -116,7 +116,7 @@ fn librdkafka_batches_read_back_through_the_index_and_time_index() {
         let index = fs::read(part.join("00000000000000000000.index")).unwrap();
         let log_bytes = fs::read(part.join("00000000000000000000.log")).unwrap();
         assert!(
-            !index.is_empty() && index.len() % 8 == 0,
+            !index.is_empty() && index.chunks_exact(8).remainder().is_empty(),
             "{name}: index of {} bytes",
             index.len()
         );
@@ -128,7 +128,10 @@ fn librdkafka_batches_read_back_through_the_index_and_time_index() {
             assert_eq!(b.header().last_offset(), rel, "{name}");
         }
         let timeindex = fs::read(part.join("00000000000000000000.timeindex")).unwrap();
-        assert!(!timeindex.is_empty() && timeindex.len() % 12 == 0, "{name}");
+        assert!(
+            !timeindex.is_empty() && timeindex.chunks_exact(12).remainder().is_empty(),
+            "{name}"
+        );
         let last_ts =
             i64::from_be_bytes(timeindex[timeindex.len() - 12..][..8].try_into().unwrap());
         assert_eq!(
