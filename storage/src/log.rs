@@ -449,12 +449,7 @@ impl Log {
         leader_epoch: i32,
         now_ms: i64,
     ) -> Result<AppendInfo, LogError> {
-        if let Some(reason) = &self.failed {
-            return Err(LogError::Storage(io::Error::other(format!(
-                "{} refuses appends until it is reopened, after: {reason}",
-                self.tp
-            ))));
-        }
+        self.check_writable()?;
         if batches.is_empty() {
             return Err(LogError::InvalidRecord(format!(
                 "produce to {} carries no record batches",
@@ -500,6 +495,18 @@ impl Log {
         })
     }
 
+    /// After a failed append that could not be rolled back, the file's tail is unknown:
+    /// refuse appends until the log is reopened (recovery then truncates the tail).
+    fn check_writable(&self) -> Result<(), LogError> {
+        match &self.failed {
+            None => Ok(()),
+            Some(reason) => Err(LogError::Storage(io::Error::other(format!(
+                "{} refuses appends until it is reopened, after: {reason}",
+                self.tp
+            )))),
+        }
+    }
+
     /// Appends batches a leader already assigned offsets to (replication, Kafka's
     /// `appendAsFollower`): checks length, magic and CRC, requires offsets to start at or past
     /// the log end and to increase, writes the bytes unchanged, and records each batch's leader
@@ -509,12 +516,7 @@ impl Log {
         batches: Bytes,
         now_ms: i64,
     ) -> Result<AppendInfo, LogError> {
-        if let Some(reason) = &self.failed {
-            return Err(LogError::Storage(io::Error::other(format!(
-                "{} refuses appends until it is reopened, after: {reason}",
-                self.tp
-            ))));
-        }
+        self.check_writable()?;
         self.metas.clear();
         let mut expected = self.log_end_offset();
         let mut first_offset = None;

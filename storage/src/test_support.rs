@@ -170,3 +170,19 @@ impl BatchBuilder {
         )
     }
 }
+
+/// Opens `dir` as a log directory and returns its only log, creating the log for `tp` with
+/// `config` if the directory holds none. Every partition found is opened with `config`.
+pub fn open_log(
+    dir: &std::path::Path,
+    tp: &crate::TopicPartition,
+    config: crate::LogConfig,
+) -> (crate::LogDir, crate::Log) {
+    let c = config.clone();
+    let (d, mut logs) = crate::LogDir::open(dir, move |_| c.clone()).expect("open the log dir");
+    let log = match logs.pop() {
+        Some((_, log)) => log,
+        None => d.create_log(tp, config).expect("create the log"),
+    };
+    (d, log)
+}

@@ -5,21 +5,13 @@ use std::path::Path;
 
 use samsa_storage::batch::{batches, Compression};
 use samsa_storage::records::records;
-use samsa_storage::test_support::BatchBuilder;
+use samsa_storage::test_support::{open_log, BatchBuilder};
 use samsa_storage::{CleanupPolicy, Log, LogConfig, LogDir, TopicPartition};
 
 const NOW: i64 = 1_700_000_000_000;
 
 fn open(dir: &Path, config: LogConfig) -> (LogDir, Log) {
-    let c = config.clone();
-    let (d, mut logs) = LogDir::open(dir, move |_| c.clone()).unwrap();
-    let log = match logs.pop() {
-        Some((_, log)) => log,
-        None => d
-            .create_log(&TopicPartition::new("__consumer_offsets", 7), config)
-            .unwrap(),
-    };
-    (d, log)
+    open_log(dir, &TopicPartition::new("__consumer_offsets", 7), config)
 }
 
 fn compacted() -> LogConfig {

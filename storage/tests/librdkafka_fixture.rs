@@ -9,6 +9,7 @@ use bytes::Bytes;
 use samsa_storage::batch::{batches, Compression, RecordBatch};
 use samsa_storage::compression::decompress;
 use samsa_storage::records::{read_varint, records};
+use samsa_storage::test_support::open_log;
 use samsa_storage::{Log, LogConfig, LogDir, TopicPartition};
 
 const BASE_TS: i64 = 1_700_000_000_000;
@@ -75,15 +76,7 @@ fn librdkafka_batches_validate_and_decode_with_every_codec() {
 }
 
 fn open(dir: &Path, config: LogConfig) -> (LogDir, Log) {
-    let c = config.clone();
-    let (d, mut logs) = LogDir::open(dir, move |_| c.clone()).unwrap();
-    let log = match logs.pop() {
-        Some((_, log)) => log,
-        None => d
-            .create_log(&TopicPartition::new("fixture", 0), config)
-            .unwrap(),
-    };
-    (d, log)
+    open_log(dir, &TopicPartition::new("fixture", 0), config)
 }
 
 #[test]

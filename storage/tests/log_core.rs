@@ -5,7 +5,7 @@ use std::path::Path;
 
 use bytes::Bytes;
 use samsa_storage::batch::{BatchHeader, RecordBatch};
-use samsa_storage::test_support::BatchBuilder;
+use samsa_storage::test_support::{open_log, BatchBuilder};
 use samsa_storage::{
     CleanupPolicy, GroupCommit, Log, LogConfig, LogDir, LogError, TimestampType, TopicPartition,
 };
@@ -17,13 +17,7 @@ fn tp() -> TopicPartition {
 }
 
 fn open(dir: &Path, config: LogConfig) -> (LogDir, Log) {
-    let c = config.clone();
-    let (d, mut logs) = LogDir::open(dir, move |_| c.clone()).unwrap();
-    let log = match logs.pop() {
-        Some((_, log)) => log,
-        None => d.create_log(&tp(), config).unwrap(),
-    };
-    (d, log)
+    open_log(dir, &tp(), config)
 }
 
 fn batch(n: usize, value_bytes: usize) -> Bytes {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use samsa_storage::batch::BatchHeader;
-use samsa_storage::test_support::BatchBuilder;
+use samsa_storage::test_support::{open_log, BatchBuilder};
 use samsa_storage::{GroupCommit, Log, LogConfig, LogDir, LogError, TopicPartition};
 
 const NOW: i64 = 1_700_000_000_000;
@@ -17,13 +17,7 @@ fn tp() -> TopicPartition {
 }
 
 fn open(dir: &Path, config: LogConfig) -> (LogDir, Log) {
-    let c = config.clone();
-    let (d, mut logs) = LogDir::open(dir, move |_| c.clone()).unwrap();
-    let log = match logs.pop() {
-        Some((_, log)) => log,
-        None => d.create_log(&tp(), config).unwrap(),
-    };
-    (d, log)
+    open_log(dir, &tp(), config)
 }
 
 fn part_dir(dir: &Path) -> PathBuf {

@@ -14,7 +14,7 @@ use std::path::Path;
 use bytes::Bytes;
 use proptest::prelude::*;
 use samsa_storage::batch::{batches, BatchHeader};
-use samsa_storage::test_support::BatchBuilder;
+use samsa_storage::test_support::{open_log, BatchBuilder};
 use samsa_storage::{Log, LogConfig, LogDir, TopicPartition};
 
 const NOW: i64 = 1_700_000_000_000;
@@ -77,13 +77,7 @@ fn config() -> LogConfig {
 }
 
 fn open(dir: &Path, config: &LogConfig) -> (LogDir, Log) {
-    let c = config.clone();
-    let (d, mut logs) = LogDir::open(dir, move |_| c.clone()).unwrap();
-    let log = match logs.pop() {
-        Some((_, log)) => log,
-        None => d.create_log(&tp(), config.clone()).unwrap(),
-    };
-    (d, log)
+    open_log(dir, &tp(), config.clone())
 }
 
 /// The model: the batches the log must hold, as they must read back.
