@@ -28,7 +28,7 @@ use crate::error::LogError;
 use crate::group_commit::{FlushState, GroupCommit, SyncRequest};
 use crate::leader_epoch::LeaderEpochCache;
 use crate::records;
-use crate::segment::{self, BatchMeta, Segment, NO_TIMESTAMP};
+use crate::segment::{self, BatchMeta, Segment, WriteFault, NO_TIMESTAMP};
 use crate::tail_cache::{ReadBounds, TailCache};
 
 /// Closed segments a log keeps open at once (file handles and loaded indexes) besides the
@@ -193,7 +193,7 @@ pub struct Log {
     /// Set when a failed append could not be rolled back; appends are refused until reopen.
     pub(crate) failed: Option<String>,
     pub(crate) open_closed: VecDeque<i64>,
-    pub(crate) fault_next_append: Option<usize>,
+    pub(crate) fault_next_append: Option<WriteFault>,
     pub(crate) metas: Vec<BatchMeta>,
 }
 
@@ -436,7 +436,19 @@ impl Log {
     /// ENOSPC, as a full disk would.
     #[doc(hidden)]
     pub fn inject_append_failure(&mut self, partial_bytes: usize) {
-        self.fault_next_append = Some(partial_bytes);
+        self.fault_next_append = Some(WriteFault {
+            partial_bytes,
+            cut_back_fails: false,
+        });
+    }
+
+    /// Test hook: like `inject_append_failure`, and cutting the partial bytes back fails too.
+    #[doc(hidden)]
+    pub fn inject_unrecoverable_append_failure(&mut self, partial_bytes: usize) {
+        self.fault_next_append = Some(WriteFault {
+            partial_bytes,
+            cut_back_fails: true,
+        });
     }
 
     // ---------------------------------------------------------------- append
@@ -495,16 +507,23 @@ impl Log {
         })
     }
 
-    /// After a failed append that could not be rolled back, the file's tail is unknown:
-    /// refuse appends until the log is reopened (recovery then truncates the tail).
+    /// After a failed append that could not be rolled back, or a failed fdatasync, what is on
+    /// disk is unknown: refuse appends until the log is reopened (recovery then validates and
+    /// truncates the tail). Reads go on. Kafka takes the whole log directory offline instead.
     fn check_writable(&self) -> Result<(), LogError> {
-        match &self.failed {
+        let reason = self.failed.clone().or_else(|| self.flush.failure());
+        match reason {
             None => Ok(()),
             Some(reason) => Err(LogError::Storage(io::Error::other(format!(
                 "{} refuses appends until it is reopened, after: {reason}",
                 self.tp
             )))),
         }
+    }
+
+    /// Why appends are refused, if they are (see `append`).
+    pub fn failure(&self) -> Option<String> {
+        self.failed.clone().or_else(|| self.flush.failure())
     }
 
     /// Appends batches a leader already assigned offsets to (replication, Kafka's

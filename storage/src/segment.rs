@@ -49,6 +49,14 @@ fn open_rw(path: &Path, create: bool) -> io::Result<File> {
         .open(path)
 }
 
+/// A simulated write failure (tests): write `partial_bytes`, fail with ENOSPC, and leave the
+/// partial bytes in place when `cut_back_fails`, as if the truncate had failed too.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WriteFault {
+    pub partial_bytes: usize,
+    pub cut_back_fails: bool,
+}
+
 /// What one appended batch contributes to the indexes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct BatchMeta {
@@ -251,13 +259,13 @@ impl Segment {
         buf: &[u8],
         metas: &[BatchMeta],
         now_ms: i64,
-        fault: Option<usize>,
+        fault: Option<WriteFault>,
     ) -> Result<(), (io::Error, bool)> {
         let position = self.size;
         let result = match fault {
             None => self.files().log.write_all_at(buf, position),
-            Some(partial) => {
-                let n = partial.min(buf.len());
+            Some(f) => {
+                let n = f.partial_bytes.min(buf.len());
                 let _ = self.files().log.write_all_at(&buf[..n], position);
                 Err(io::Error::from_raw_os_error(libc::ENOSPC))
             }
@@ -265,7 +273,8 @@ impl Segment {
         if let Err(e) = result {
             // Leave no partial batch visible: Kafka would mark the directory offline; we cut
             // the tail so the log stays usable for reads and later appends.
-            let rolled_back = self.files().log.set_len(position).is_ok();
+            let cut_back_fails = fault.is_some_and(|f| f.cut_back_fails);
+            let rolled_back = !cut_back_fails && self.files().log.set_len(position).is_ok();
             return Err((e, rolled_back));
         }
         if self.is_empty() {

@@ -505,3 +505,82 @@ fn closed_segments_are_opened_lazily_and_bounded() {
         fds()
     );
 }
+
+#[test]
+fn an_append_whose_partial_write_cannot_be_cut_back_fences_the_log_until_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let (d, mut log) = open(dir.path(), LogConfig::default());
+    log.append(batch_at(NOW, 2, 100), 0, NOW).unwrap();
+    log.inject_unrecoverable_append_failure(70);
+    assert!(matches!(
+        log.append(batch_at(NOW, 2, 100), 0, NOW),
+        Err(LogError::Storage(_))
+    ));
+    assert!(log.failure().is_some());
+    let refused = log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap_err();
+    assert!(refused.to_string().contains("reopened"), "{refused}");
+    // Reads still serve the acknowledged data and never the partial bytes.
+    assert_eq!(offsets_read(&mut log), vec![0, 1]);
+    drop(log);
+    drop(d);
+    let (_d, mut log) = open(dir.path(), LogConfig::default());
+    assert!(log.failure().is_none());
+    assert_eq!(
+        log.append(batch_at(NOW, 1, 10), 0, NOW)
+            .unwrap()
+            .base_offset,
+        2
+    );
+    assert_eq!(offsets_read(&mut log), vec![0, 1, 2]);
+}
+
+#[test]
+fn a_failed_fdatasync_is_reported_to_waiters_and_fences_appends() {
+    let dir = tempfile::tempdir().unwrap();
+    let (d, mut log) = open(
+        dir.path(),
+        LogConfig {
+            durable: true,
+            ..LogConfig::default()
+        },
+    );
+    let gc = GroupCommit::new();
+    let info = log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
+    gc.inject_sync_failure();
+    let err = gc
+        .submit(log.sync_request(info.last_offset + 1))
+        .blocking_recv()
+        .unwrap()
+        .unwrap_err();
+    assert!(err.to_string().contains("events-0"), "{err}");
+    assert_eq!(log.flushed_offset(), 0);
+    assert!(log.append(batch_at(NOW, 1, 10), 0, NOW).is_err());
+    assert_eq!(offsets_read(&mut log), vec![0]);
+    drop(log);
+    drop(d);
+    let (_d, mut log) = open(
+        dir.path(),
+        LogConfig {
+            durable: true,
+            ..LogConfig::default()
+        },
+    );
+    let info = log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
+    gc.submit(log.sync_request(info.last_offset + 1))
+        .blocking_recv()
+        .unwrap()
+        .unwrap();
+    assert_eq!(log.flushed_offset(), 2);
+}
+
+#[test]
+fn logs_and_slices_can_move_between_threads() {
+    fn send<T: Send>() {}
+    fn send_sync<T: Send + Sync>() {}
+    send::<Log>();
+    send_sync::<samsa_storage::LogSlice>();
+    send_sync::<LogDir>();
+    send_sync::<GroupCommit>();
+    send::<samsa_storage::SyncRequest>();
+    send_sync::<LogError>();
+}
