@@ -195,6 +195,8 @@ pub struct Log {
     pub(crate) open_closed: VecDeque<i64>,
     pub(crate) fault_next_append: Option<WriteFault>,
     pub(crate) metas: Vec<BatchMeta>,
+    /// Compaction's progress (in memory; after a restart the first pass reads everything).
+    pub(crate) cleaner: crate::compaction::CleanerState,
 }
 
 fn wall_clock_ms() -> i64 {
@@ -247,6 +249,7 @@ impl Log {
             open_closed: VecDeque::new(),
             fault_next_append: None,
             metas: Vec::new(),
+            cleaner: Default::default(),
             tp,
         };
         log.recover(hints)
@@ -1115,6 +1118,8 @@ impl Log {
         self.pending_sync.retain(|(end, _)| *end <= leo);
         self.high_watermark = self.high_watermark.clamp(self.log_start_offset, leo);
         self.failed = None;
+        // Offsets at and above the new end will be written again: they are dirty.
+        self.cleaner.first_dirty_offset = self.cleaner.first_dirty_offset.min(leo);
         Ok(())
     }
 
