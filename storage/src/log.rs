@@ -631,6 +631,12 @@ impl Log {
             }
             return Err(self.io("append", e));
         }
+        assert_eq!(
+            self.log_end_offset(),
+            last_offset + 1,
+            "the log end must follow the last appended batch of {}",
+            self.tp
+        );
         self.tail.push(first_offset, bytes);
         self.unflushed_messages += record_count as u64;
         if self.unflushed_messages >= self.config.flush_messages {
@@ -857,6 +863,11 @@ impl Log {
         min_one_batch: bool,
     ) -> Result<LogSlice, LogError> {
         let leo = self.log_end_offset();
+        debug_assert!(
+            self.log_start_offset <= leo,
+            "log start past log end for {}",
+            self.tp
+        );
         if from_offset < self.log_start_offset || from_offset > leo {
             return Err(LogError::OffsetOutOfRange {
                 partition: self.tp.to_string(),

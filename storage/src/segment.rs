@@ -296,6 +296,11 @@ impl Segment {
             pos += m.size as u64;
             self.bytes_since_last_index_entry += m.size as u64;
         }
+        assert_eq!(
+            pos,
+            position + buf.len() as u64,
+            "batch metadata must cover the written bytes"
+        );
         self.size = pos;
         if let Some(m) = metas.last() {
             self.next_offset = m.last_offset + 1;
