@@ -97,7 +97,6 @@ enum SliceRepr {
         position: u64,
         len: usize,
         base_offset: i64,
-        exact: bool,
     },
 }
 
@@ -118,25 +117,22 @@ impl LogSlice {
                 position,
                 len,
                 base_offset,
-                exact,
             } => {
                 let mut buf = BytesMut::zeroed(*len);
                 let n = read_at_most(file, &mut buf, *position)?;
                 buf.truncate(n);
-                if let Ok(h) = BatchHeader::parse(&buf) {
-                    if h.base_offset != *base_offset {
-                        // The log was truncated and rewritten between read() and load().
-                        return Err(io::Error::new(
-                            io::ErrorKind::InvalidData,
-                            "segment changed under a pending read; retry the fetch",
-                        ));
-                    }
+                // The log may have been truncated (and rewritten) between read() and load():
+                // serve nothing rather than other offsets or half a batch.
+                let first = BatchHeader::parse(&buf).ok();
+                if first.is_none_or(|h| h.base_offset != *base_offset) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "segment changed under a pending read; retry the fetch",
+                    ));
                 }
-                let keep = if *exact && n == *len {
-                    n
-                } else {
-                    batch::whole_batches_len(&buf)
-                };
+                // Whole batches only: the limit may fall inside the last one, and a concurrent
+                // truncation may have moved batch boundaries. (A header walk in memory.)
+                let keep = batch::whole_batches_len(&buf);
                 buf.truncate(keep);
                 Ok(buf.freeze())
             }
@@ -940,7 +936,6 @@ impl Log {
                     position,
                     len: first_size,
                     base_offset: first.base_offset,
-                    exact: true,
                 },
             });
         }
@@ -960,14 +955,12 @@ impl Log {
             }
         }
         let len = (end.min(limit) - position) as usize;
-        let exact = end <= limit;
         Ok(LogSlice {
             repr: SliceRepr::File {
                 file,
                 position,
                 len,
                 base_offset: first.base_offset,
-                exact,
             },
         })
     }

@@ -584,3 +584,46 @@ fn logs_and_slices_can_move_between_threads() {
     send::<samsa_storage::SyncRequest>();
     send_sync::<LogError>();
 }
+
+#[test]
+fn a_slice_stays_loadable_after_its_segment_is_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig {
+        retention_bytes: 0,
+        retention_ms: -1,
+        ..small_segments()
+    };
+    let (_d, mut log) = open(dir.path(), config);
+    for _ in 0..10 {
+        log.append(batch_at(NOW, 1, 600), 0, NOW).unwrap();
+    }
+    let slice = log.read(0, 1 << 20, i64::MAX, true).unwrap();
+    assert!(!slice.is_in_memory());
+    assert!(log.maintenance(NOW).unwrap().deleted_segments > 0);
+    assert!(!part_dir(dir.path())
+        .join("00000000000000000000.log")
+        .exists());
+    let bytes = slice.load().unwrap();
+    assert_eq!(BatchHeader::parse(&bytes).unwrap().base_offset, 0);
+}
+
+#[test]
+fn a_slice_of_truncated_and_rewritten_bytes_fails_to_load_instead_of_lying() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(
+        dir.path(),
+        LogConfig {
+            tail_cache_bytes: 0,
+            ..LogConfig::default()
+        },
+    );
+    for _ in 0..4 {
+        log.append(batch_at(NOW, 2, 100), 0, NOW).unwrap();
+    }
+    let slice = log.read(4, 1 << 20, i64::MAX, true).unwrap();
+    log.truncate_to(2).unwrap();
+    log.append(batch_at(NOW, 1, 100), 0, NOW).unwrap();
+    log.append(batch_at(NOW, 1, 100), 0, NOW).unwrap();
+    // The bytes at the slice's position now belong to other offsets.
+    assert!(slice.load().is_err());
+}
