@@ -40,7 +40,9 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-type Records = Vec<(i64, Vec<u8>, Option<Vec<u8>>)>;
+/// (offset, key, value; `None` is a tombstone).
+type Record = (i64, Vec<u8>, Option<Vec<u8>>);
+type Records = Vec<Record>;
 
 fn log_records(log: &mut Log) -> Records {
     let mut out = Vec::new();
@@ -145,8 +147,7 @@ fn run(ops: Vec<Op>) {
             now.windows(2).all(|w| w[0].0 < w[1].0),
             "offsets strictly increase"
         );
-        let by_offset: HashMap<i64, &(i64, Vec<u8>, Option<Vec<u8>>)> =
-            appended.iter().map(|r| (r.0, r)).collect();
+        let by_offset: HashMap<i64, &Record> = appended.iter().map(|r| (r.0, r)).collect();
         for r in &now {
             assert_eq!(
                 by_offset.get(&r.0),
