@@ -32,7 +32,8 @@ use crate::batch::{encode_batch, BatchFields, Compression, RecordBatch};
 use crate::checkpoint::sync_dir;
 use crate::compression;
 use crate::error::LogError;
-use crate::log::{for_each_record, Log};
+use crate::log::Log;
+use crate::records::for_each_record;
 use crate::recovery;
 use crate::segment::file_name;
 

@@ -84,9 +84,11 @@
 //!
 //! `batch` (v2 header views, validation, in-place rewrites), `records` (record varints),
 //! `compression` (codecs), `index` (offset and time index files), `segment` (one segment),
-//! `recovery` (the validating scan), `log` (the partition log), `compaction`, `tail_cache`,
+//! `recovery` (the validating scan and what `open` scans), `log` (the partition log: open,
+//! append, roll, flush, truncate, close), `read` (Fetch, ListOffsets, OffsetForLeaderEpoch),
+//! `slice` (`LogSlice`), `retention` (maintenance, DeleteRecords), `compaction`, `tail_cache`,
 //! `leader_epoch`, `checkpoint` (Kafka's checkpoint text files), `log_dir`, `group_commit`,
-//! `config`, `error`.
+//! `config`, `error`; `test_support` and `fuzzing` (hidden) serve tests, benches and fuzzing.
 
 pub mod batch;
 mod checkpoint;
@@ -101,9 +103,12 @@ mod index;
 mod leader_epoch;
 mod log;
 mod log_dir;
+mod read;
 pub mod records;
 pub mod recovery;
+mod retention;
 mod segment;
+mod slice;
 mod tail_cache;
 #[doc(hidden)]
 pub mod test_support;
@@ -117,7 +122,8 @@ pub use error::LogError;
 pub use group_commit::{GroupCommit, SyncRequest};
 pub use log::OPEN_CLOSED_SEGMENTS_MAX;
 pub use log::{
-    AppendInfo, Log, LogSlice, MaintenanceReport, PartitionCheckpoint, EARLIEST_TIMESTAMP,
-    LATEST_TIMESTAMP, MAX_TIMESTAMP,
+    AppendInfo, Log, PartitionCheckpoint, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP,
 };
 pub use log_dir::{LogDir, CLEAN_SHUTDOWN_FILE};
+pub use retention::MaintenanceReport;
+pub use slice::LogSlice;
