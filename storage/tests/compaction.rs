@@ -4,8 +4,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use samsa_storage::batch::{batches, Compression};
-use samsa_storage::records::records;
-use samsa_storage::test_support::{open_log, BatchBuilder};
+use samsa_storage::test_support::{open_log, read_keyed_records, BatchBuilder, KeyedRecord};
 use samsa_storage::{CleanupPolicy, Log, LogConfig, LogDir, TopicPartition};
 
 const NOW: i64 = 1_700_000_000_000;
@@ -24,38 +23,8 @@ fn compacted() -> LogConfig {
     }
 }
 
-/// Every record in the log as (offset, key, value), decompressing as needed.
-fn contents(log: &mut Log) -> Vec<(i64, Vec<u8>, Option<Vec<u8>>)> {
-    let mut out = Vec::new();
-    let mut next = log.log_start_offset();
-    while next < log.log_end_offset() {
-        let bytes = log
-            .read(next, 1 << 20, i64::MAX, true)
-            .unwrap()
-            .load()
-            .unwrap();
-        if bytes.is_empty() {
-            break;
-        }
-        for b in batches(&bytes) {
-            let b = b.unwrap();
-            b.validate_integrity().unwrap();
-            let h = *b.header();
-            let codec = h.compression().unwrap();
-            let payload =
-                samsa_storage::compression::decompress(codec, b.records_bytes(), 1 << 24).unwrap();
-            for r in records(&payload, h.record_count) {
-                let r = r.unwrap();
-                out.push((
-                    h.base_offset + r.offset_delta as i64,
-                    r.key.unwrap().to_vec(),
-                    r.value.map(<[u8]>::to_vec),
-                ));
-            }
-            next = h.next_offset();
-        }
-    }
-    out
+fn contents(log: &mut Log) -> Vec<KeyedRecord> {
+    read_keyed_records(log)
 }
 
 fn put(log: &mut Log, key: &str, value: Option<&str>, codec: Compression) {
