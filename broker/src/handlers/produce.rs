@@ -25,7 +25,6 @@ pub fn log_error_code(e: &LogError) -> ResponseError {
         LogError::MessageTooLarge { .. } => ResponseError::MessageTooLarge,
         LogError::Storage(_) => ResponseError::KafkaStorageError,
         LogError::InvalidRequest(_) => ResponseError::InvalidRequest,
-        _ => ResponseError::UnknownServerError,
     }
 }
 
