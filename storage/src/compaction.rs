@@ -18,6 +18,11 @@
 //!    producer id, in which case an empty uncompressed batch is kept so that producer state
 //!    (last offset and sequence) survives, as Kafka does. Control batches are always kept.
 //!    Records without a key are always kept.
+//!
+//!    Transactions (Kafka's cleaner does the same): the cleanable range never reaches the
+//!    first offset of an open transaction; batches of aborted transactions (found through the
+//!    transaction indexes) neither enter the map nor survive the rewrite (their producer's
+//!    empty batch does); markers are kept, so the transaction indexes stay true.
 //! 4. Swap: fsync the `.cleaned` file, rename it to `.log.swap` (the commit point), fsync the
 //!    directory, delete the old indexes, rename `.swap` over `.log`, fsync the directory,
 //!    rebuild the indexes. Recovery completes a `.swap` it finds and discards `.cleaned` files,
@@ -41,6 +46,28 @@ use crate::segment::file_name;
 pub const OFFSET_MAP_KEY_BYTES_MAX: usize = 128 << 20;
 /// Output is written in chunks of this size.
 const WRITE_CHUNK_BYTES: usize = 1 << 20;
+/// Aborted transactions one pass takes into account; a range with more is cleaned later,
+/// once fewer remain below it.
+pub const ABORTED_TXNS_PER_PASS_MAX: usize = 1 << 20;
+
+/// The aborted transactions of a cleanable range, by producer: (first offset, marker offset).
+#[derive(Default)]
+struct AbortedRanges(HashMap<i64, Vec<(i64, i64)>>);
+
+impl AbortedRanges {
+    /// Whether the data batch of `producer_id` starting at `base_offset` belongs to an aborted
+    /// transaction.
+    fn contains(&self, h: &crate::batch::BatchHeader) -> bool {
+        if !h.is_transactional() || h.is_control() {
+            return false;
+        }
+        self.0.get(&h.producer_id).is_some_and(|ranges| {
+            ranges
+                .iter()
+                .any(|&(first, last)| first <= h.base_offset && h.base_offset < last)
+        })
+    }
+}
 
 /// Compaction progress of one log.
 #[derive(Clone, Copy, Debug, Default)]
@@ -74,9 +101,12 @@ impl Log {
         }
         let lag_cutoff = now_ms.saturating_sub(self.config.min_compaction_lag_ms);
         let active = self.active_base();
+        // An open transaction may still abort: nothing from its first offset on is cleaned.
+        let open_txn = self.first_open_transaction_offset().unwrap_or(i64::MAX);
         let mut cleanable: Vec<i64> = Vec::new();
         for (&base, seg) in &self.segments {
-            if base == active || seg.max_timestamp > lag_cutoff {
+            if base == active || seg.max_timestamp > lag_cutoff || self.segment_end(base) > open_txn
+            {
                 break;
             }
             cleanable.push(base);
@@ -89,6 +119,20 @@ impl Log {
         if cleanable.is_empty() || (dirty_from.is_none() && !self.cleaner.tombstones_retained) {
             return Ok(report);
         }
+        let range_end = self.segment_end(*cleanable.last().expect("non-empty"));
+        let mut aborted = AbortedRanges::default();
+        let found = self.aborted_transactions(self.log_start_offset, range_end)?;
+        if found.len() > ABORTED_TXNS_PER_PASS_MAX {
+            tracing::warn!(partition = %self.tp, aborted = found.len(), "too many aborted transactions to compact past; skipping this pass");
+            return Ok(report);
+        }
+        for t in found {
+            aborted
+                .0
+                .entry(t.producer_id)
+                .or_default()
+                .push((t.first_offset, t.last_offset));
+        }
         // Pass 1: the latest offset of every key in the dirty part.
         let mut map: HashMap<Vec<u8>, i64> = HashMap::new();
         let mut key_bytes = 0usize;
@@ -99,7 +143,7 @@ impl Log {
             let file = seg.log_file().clone();
             let mut full = false;
             recovery::scan(&*file, 0, seg.size, i64::MIN, i64::MAX, |_, b| {
-                if b.header().is_control() || full {
+                if b.header().is_control() || full || aborted.contains(b.header()) {
                     return;
                 }
                 let _ = for_each_record(b, |offset, _, r| {
@@ -134,7 +178,7 @@ impl Log {
                 .map(|(b, _)| b)
                 .expect("the active segment follows");
             let (before, after, removed, tombstones) = self
-                .clean_segment(base, &map, delete_horizon)
+                .clean_segment(base, &map, &aborted, delete_horizon)
                 .map_err(|e| self.io("compaction", e))?;
             report.segments_cleaned += 1;
             tombstones_retained |= tombstones;
@@ -176,6 +220,7 @@ impl Log {
         &self,
         base: i64,
         map: &HashMap<Vec<u8>, i64>,
+        aborted: &AbortedRanges,
         delete_horizon: i64,
     ) -> io::Result<(u64, u64, u64, bool)> {
         let seg = &self.segments[&base];
@@ -196,7 +241,7 @@ impl Log {
             if failure.is_some() {
                 return;
             }
-            match clean_batch(b, map, delete_horizon) {
+            match clean_batch(b, map, aborted.contains(b.header()), delete_horizon) {
                 Ok((Cleaned::Keep, t)) => {
                     buf.extend_from_slice(b.as_bytes());
                     tombstones |= t;
@@ -239,6 +284,7 @@ enum Cleaned {
 fn clean_batch(
     b: &RecordBatch<'_>,
     map: &HashMap<Vec<u8>, i64>,
+    aborted: bool,
     delete_horizon: i64,
 ) -> io::Result<(Cleaned, bool)> {
     let h = *b.header();
@@ -250,13 +296,14 @@ fn clean_batch(
     let mut max_timestamp = i64::MIN;
     let mut tombstones = false;
     let parsed = for_each_record(b, |offset, timestamp, r| {
-        let keep = match r.key {
-            None => true,
-            Some(k) => {
-                map.get(k).is_none_or(|&latest| latest == offset)
-                    && !(r.value.is_none() && timestamp < delete_horizon)
-            }
-        };
+        let keep = !aborted
+            && match r.key {
+                None => true,
+                Some(k) => {
+                    map.get(k).is_none_or(|&latest| latest == offset)
+                        && !(r.value.is_none() && timestamp < delete_horizon)
+                }
+            };
         if keep {
             tombstones |= r.key.is_some() && r.value.is_none();
             kept_payload.extend_from_slice(r.encoded);

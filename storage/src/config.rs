@@ -123,6 +123,9 @@ pub struct LogConfig {
     pub durable: bool,
     /// Samsa: bytes of recently appended batches kept in memory so tail reads cost no syscall.
     pub tail_cache_bytes: u64,
+    /// The broker's `producer.id.expiration.ms`: a producer with no open transaction and no
+    /// write for this long is forgotten (its next batch is judged as an unknown producer's).
+    pub producer_id_expiration_ms: i64,
 }
 
 impl Default for LogConfig {
@@ -144,6 +147,7 @@ impl Default for LogConfig {
             file_delete_delay_ms: 60_000,
             durable: false,
             tail_cache_bytes: 4 * 1024 * 1024,
+            producer_id_expiration_ms: 86_400_000,
         }
     }
 }
@@ -220,6 +224,9 @@ impl LogConfig {
                     "false" => false,
                     _ => return Err(format!("invalid value {value:?} for {key}")),
                 }
+            }
+            "producer.id.expiration.ms" => {
+                self.producer_id_expiration_ms = at_least(key, num(key, v)?, 1)?
             }
             "samsa.tail.cache.bytes" => {
                 self.tail_cache_bytes = num::<u64>(key, v)?.min(TAIL_CACHE_BYTES_MAX)

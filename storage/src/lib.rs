@@ -79,6 +79,18 @@
 //! - `GroupCommit::shared()` is the process-wide instance used for flush.messages / flush.ms /
 //!   roll flushes of logs that were not given one; `syncs()` and `rounds()` count its work.
 //! - `LogDir::read_checkpoints`; the directory is `flock`ed against a second owner.
+//! - Idempotence and transactions (`producer_state`, `producers`, `txn_index`): `append`
+//!   judges producer batches (duplicates come back with the original offsets and
+//!   `AppendInfo::duplicate`; gaps, zombie epochs and transaction misuse are
+//!   `LogError::OutOfOrderSequence` / `InvalidProducerEpoch` / `InvalidTxnState`);
+//!   `append_with_origin` (coordinator writes), `append_control` (COMMIT/ABORT markers,
+//!   `LogError::CoordinatorFenced`), `last_stable_offset(high_watermark)`,
+//!   `aborted_transactions(from, upper)` (per-segment `.txnindex`), `has_ongoing_transaction`,
+//!   `first_open_transaction_offset`, `active_producers`, `write_producer_snapshot`
+//!   (`<offset>.snapshot`, also written at every roll and `flush_now`). `LogConfig` gains
+//!   `producer_id_expiration_ms`; `maintenance` expires idle producers.
+//! - `LogError::InvalidRecord` is `{ message, record_errors }`: KIP-467's per-record errors
+//!   (keyless records on a compacted topic).
 //!
 //! ## Files
 //!
@@ -88,7 +100,10 @@
 //! append, roll, flush, truncate, close), `read` (Fetch, ListOffsets, OffsetForLeaderEpoch),
 //! `slice` (`LogSlice`), `retention` (maintenance, DeleteRecords), `compaction`, `tail_cache`,
 //! `leader_epoch`, `checkpoint` (Kafka's checkpoint text files), `log_dir`, `group_commit`,
-//! `config`, `error`; `test_support` and `fuzzing` (hidden) serve tests, benches and fuzzing.
+//! `config`, `error`, `producer_state` (Kafka's ProducerStateManager: sequence and epoch checks,
+//! transactions, snapshots), `producers` (the log's side of it: markers, LSO, rebuild),
+//! `txn_index` (`.txnindex`); `test_support` and `fuzzing` (hidden) serve tests, benches and
+//! fuzzing.
 
 pub mod batch;
 mod checkpoint;
@@ -103,6 +118,8 @@ mod index;
 mod leader_epoch;
 mod log;
 mod log_dir;
+pub mod producer_state;
+mod producers;
 mod read;
 pub mod records;
 pub mod recovery;
@@ -112,18 +129,22 @@ mod slice;
 mod tail_cache;
 #[doc(hidden)]
 pub mod test_support;
+pub mod txn_index;
 
 pub use checkpoint::{
     LEADER_EPOCH_CHECKPOINT, LOG_START_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
     REPLICATION_CHECKPOINT,
 };
 pub use config::{is_valid_topic_name, CleanupPolicy, LogConfig, TimestampType, TopicPartition};
-pub use error::LogError;
+pub use error::{LogError, RecordError};
 pub use group_commit::{GroupCommit, SyncRequest};
 pub use log::OPEN_CLOSED_SEGMENTS_MAX;
 pub use log::{
     AppendInfo, Log, PartitionCheckpoint, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP,
 };
 pub use log_dir::{LogDir, CLEAN_SHUTDOWN_FILE};
+pub use producer_state::{AppendOrigin, EndTxnMarker, ProducerStateEntry};
+pub use producers::marker_batch;
 pub use retention::MaintenanceReport;
 pub use slice::LogSlice;
+pub use txn_index::AbortedTxn;

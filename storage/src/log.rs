@@ -25,8 +25,11 @@ use crate::batch::{self, RecordBatch};
 use crate::checkpoint::LEADER_EPOCH_CHECKPOINT;
 use crate::config::{LogConfig, TimestampType, TopicPartition};
 use crate::error::LogError;
+use crate::error::RecordError;
 use crate::group_commit::{FlushState, GroupCommit, SyncRequest};
 use crate::leader_epoch::LeaderEpochCache;
+use crate::producer_state::{AppendOrigin, ProducerStateManager};
+use crate::producers::Judged;
 use crate::segment::{BatchMeta, Segment, WriteFault, NO_TIMESTAMP};
 use crate::tail_cache::TailCache;
 
@@ -61,6 +64,9 @@ pub struct AppendInfo {
     pub log_append_time_ms: i64,
     pub max_timestamp_ms: i64,
     pub record_count: u32,
+    /// The append was a producer's retry of a batch already in the log (idempotence):
+    /// nothing was written and the offsets are the original batch's.
+    pub duplicate: bool,
 }
 
 /// Hints from the log directory's checkpoints for opening a log.
@@ -94,6 +100,11 @@ pub struct Log {
     pub(crate) metas: Vec<BatchMeta>,
     /// Compaction's progress (in memory; after a restart the first pass reads everything).
     pub(crate) cleaner: crate::compaction::CleanerState,
+    /// Idempotence and transaction state of the producers writing here.
+    pub(crate) producers: ProducerStateManager,
+    /// Offset of the newest producer snapshot on disk.
+    pub(crate) last_snapshot_offset: Option<i64>,
+    pub(crate) last_producer_expiry_ms: i64,
 }
 
 fn wall_clock_ms() -> i64 {
@@ -148,6 +159,9 @@ impl Log {
             fault_next_append: None,
             metas: Vec::new(),
             cleaner: Default::default(),
+            producers: ProducerStateManager::new(0),
+            last_snapshot_offset: None,
+            last_producer_expiry_ms: now_ms,
             tp,
         };
         log.recover(hints)
@@ -170,6 +184,7 @@ impl Log {
         log.epochs
             .truncate_from_start(log.log_start_offset)
             .map_err(|e| LogError::io(&log.tp, "write leader-epoch-checkpoint", e))?;
+        log.load_producer_state(now_ms)?;
         Ok(log)
     }
 
@@ -285,22 +300,41 @@ impl Log {
     // ---------------------------------------------------------------- append
 
     /// Validates every v2 batch in `batches` (one or more, back to back) and appends them,
-    /// assigning offsets from the log end offset and stamping `leader_epoch`.
+    /// assigning offsets from the log end offset and stamping `leader_epoch`. Producer
+    /// batches are judged against the producer state (`producer_state.rs`): a retry of one of
+    /// a producer's last five batches is answered with its original offsets and
+    /// `duplicate: true`, without writing anything.
     pub fn append(
         &mut self,
         batches: Bytes,
         leader_epoch: i32,
         now_ms: i64,
     ) -> Result<AppendInfo, LogError> {
+        self.append_with_origin(batches, leader_epoch, now_ms, AppendOrigin::Client)
+    }
+
+    /// `append` for a given origin: `Coordinator` for the broker's own coordinators
+    /// (transactional offset commits, markers), whose batches carry no sequence numbers.
+    pub fn append_with_origin(
+        &mut self,
+        batches: Bytes,
+        leader_epoch: i32,
+        now_ms: i64,
+        origin: AppendOrigin,
+    ) -> Result<AppendInfo, LogError> {
         self.check_writable()?;
         if batches.is_empty() {
-            return Err(LogError::InvalidRecord(format!(
+            return Err(LogError::invalid_record(format!(
                 "produce to {} carries no record batches",
                 self.tp
             )));
         }
         let base_offset = self.log_end_offset();
-        let info = self.validate(&batches, base_offset, now_ms)?;
+        let info = self.validate(&batches, base_offset, now_ms, origin)?;
+        let updates = match self.judge_producers(&batches, base_offset, origin)? {
+            Judged::Duplicate(original) => return Ok(original),
+            Judged::Append(updates) => updates,
+        };
         // Rewrite offsets (and LogAppendTime) in place: no copy when we hold the only reference.
         let mut buf = match batches.try_into_mut() {
             Ok(m) => m,
@@ -327,6 +361,7 @@ impl Log {
             info.record_count,
             now_ms,
         )?;
+        self.apply_producer_updates(updates);
         if leader_epoch >= 0 {
             if let Err(e) = self.epochs.assign(leader_epoch, base_offset) {
                 tracing::error!(partition = %self.tp, error = %e, "could not write leader-epoch-checkpoint");
@@ -382,13 +417,13 @@ impl Log {
             })?;
             let h = *b.header();
             if h.base_offset < expected {
-                return Err(LogError::InvalidRecord(format!(
+                return Err(LogError::invalid_record(format!(
                     "replicated batch at offset {} is below the expected offset {expected} for {}",
                     h.base_offset, self.tp
                 )));
             }
             if self.metas.len() >= APPEND_BATCHES_MAX {
-                return Err(LogError::InvalidRecord(format!(
+                return Err(LogError::invalid_record(format!(
                     "replica fetch for {} has more than {APPEND_BATCHES_MAX} batches",
                     self.tp
                 )));
@@ -411,12 +446,14 @@ impl Log {
             expected = h.next_offset();
         }
         let Some(first_offset) = first_offset else {
-            return Err(LogError::InvalidRecord(format!(
+            return Err(LogError::invalid_record(format!(
                 "replica fetch for {} carries no record batches",
                 self.tp
             )));
         };
+        let updates = self.judge_replicated(&batches);
         self.write_batches(batches, first_offset, expected - 1, record_count, now_ms)?;
+        self.apply_producer_updates(updates);
         for (epoch, start) in epochs {
             if let Err(e) = self.epochs.assign(epoch, start) {
                 tracing::error!(partition = %self.tp, error = %e, "could not write leader-epoch-checkpoint");
@@ -428,6 +465,7 @@ impl Log {
             log_append_time_ms: -1,
             max_timestamp_ms: max_timestamp,
             record_count,
+            duplicate: false,
         })
     }
 
@@ -479,6 +517,7 @@ impl Log {
         batches: &[u8],
         base_offset: i64,
         now_ms: i64,
+        origin: AppendOrigin,
     ) -> Result<AppendInfo, LogError> {
         let max = self.config.max_message_bytes as usize;
         let compacted = self.config.cleanup_policy.compacts();
@@ -501,19 +540,39 @@ impl Log {
                 if e.is_corrupt() {
                     LogError::CorruptBatch(format!("{e} in produce to {}", self.tp))
                 } else {
-                    LogError::InvalidRecord(format!("{e} in produce to {}", self.tp))
+                    LogError::invalid_record(format!("{e} in produce to {}", self.tp))
                 }
             })?;
             if self.metas.len() >= APPEND_BATCHES_MAX {
-                return Err(LogError::InvalidRecord(format!(
+                return Err(LogError::invalid_record(format!(
                     "produce to {} has more than {APPEND_BATCHES_MAX} batches",
                     self.tp
                 )));
             }
             let h = *b.header();
+            if origin == AppendOrigin::Client {
+                // Kafka's `LogValidator` rules for what clients may write.
+                if h.is_control() {
+                    return Err(LogError::invalid_record(format!(
+                        "clients are not allowed to write control records (produce to {})",
+                        self.tp
+                    )));
+                }
+                if h.producer_id >= 0 && h.base_sequence < 0 {
+                    return Err(LogError::invalid_record(format!(
+                        "invalid sequence number {} in record batch with producerId {} for {}",
+                        h.base_sequence, h.producer_id, self.tp
+                    )));
+                }
+            }
+            if h.is_transactional() && h.producer_id < 0 {
+                return Err(LogError::invalid_record(format!(
+                    "transactional batch without a producer id for {}",
+                    self.tp
+                )));
+            }
             if compacted && !h.is_control() {
-                check_keys(&b)
-                    .map_err(|why| LogError::InvalidRecord(format!("{why} for {}", self.tp)))?;
+                self.check_keys(&b)?;
             }
             let last_offset = next + h.last_offset_delta as i64;
             let ts = if log_append_time {
@@ -536,6 +595,7 @@ impl Log {
             log_append_time_ms: if log_append_time { now_ms } else { -1 },
             max_timestamp_ms: max_timestamp,
             record_count,
+            duplicate: false,
         })
     }
 
@@ -564,6 +624,12 @@ impl Log {
             .map_err(|e| self.io("roll a segment", e))?;
         self.segments.insert(base, seg);
         self.note_open(active_base);
+        // Kafka snapshots producer state at every roll: a rebuild then replays at most the
+        // active segment. Not synced (the append path must not wait for a disk); a torn one
+        // fails its CRC at the next open and an older one is used.
+        if let Err(e) = self.write_producer_snapshot(false) {
+            tracing::warn!(partition = %self.tp, "cannot write a producer snapshot at a roll: {e}");
+        }
         // Like Kafka's roll, flush the finished segment in the background: the recovery point
         // keeps up with rolls even when flush.messages / flush.ms never fire.
         self.prune_pending_sync();
@@ -673,7 +739,9 @@ impl Log {
         self.flush.advance(self.flush.generation(), leo);
         self.pending_sync.clear();
         self.unflushed_messages = 0;
-        Ok(())
+        // Everything is durable here; so is the producer state as of here, which bounds the
+        // rebuild after a crash to what is appended from now on.
+        self.write_producer_snapshot(true)
     }
 }
 
@@ -744,6 +812,7 @@ impl Log {
             .clear()
             .map_err(|e| self.io("write leader-epoch-checkpoint", e))?;
         self.pending_sync.clear();
+        self.reset_producer_state(offset)?;
         self.after_truncation()
     }
 
@@ -760,7 +829,7 @@ impl Log {
         self.failed = None;
         // Offsets at and above the new end will be written again: they are dirty.
         self.cleaner.first_dirty_offset = self.cleaner.first_dirty_offset.min(leo);
-        Ok(())
+        self.load_producer_state(wall_clock_ms())
     }
 
     pub(crate) fn remove_segment(&mut self, base: i64) -> Result<u64, LogError> {
@@ -771,6 +840,7 @@ impl Log {
         let size = seg.size;
         seg.delete_files()
             .map_err(|e| self.io("delete a segment", e))?;
+        self.remove_snapshot_at(base);
         Ok(size)
     }
 
@@ -794,16 +864,38 @@ impl Log {
     }
 }
 
-/// Compacted topics need a key on every record (Kafka's `LogValidator`: "Compacted topic
-/// cannot accept message without key").
-fn check_keys(b: &RecordBatch<'_>) -> Result<(), String> {
-    let missing = crate::records::for_each_record(b, |offset, _, r| {
-        r.key.is_none().then_some(offset - b.header().base_offset)
-    })?;
-    match missing {
-        Some(delta) => Err(format!(
-            "compacted topic cannot accept a record without a key (record {delta} of its batch)"
-        )),
-        None => Ok(()),
+impl Log {
+    /// Compacted topics need a key on every record (Kafka's `LogValidator`: "Compacted topic
+    /// cannot accept message without key"). Every keyless record is named by its index in the
+    /// batch (KIP-467's `record_errors`).
+    fn check_keys(&self, b: &RecordBatch<'_>) -> Result<(), LogError> {
+        let mut record_errors = Vec::new();
+        let mut index = 0i32;
+        crate::records::for_each_record(b, |_, _, r| {
+            if r.key.is_none() {
+                record_errors.push(RecordError {
+                    batch_index: index,
+                    message: format!(
+                        "Compacted topic cannot accept message without key in topic partition {}.",
+                        self.tp
+                    ),
+                });
+            }
+            index += 1;
+            None::<()>
+        })
+        .map_err(|why| LogError::invalid_record(format!("{why} for {}", self.tp)))?;
+        if record_errors.is_empty() {
+            return Ok(());
+        }
+        Err(LogError::InvalidRecord {
+            message: format!(
+                "compacted topic {} cannot accept {} record(s) without a key (first: record {} of its batch)",
+                self.tp,
+                record_errors.len(),
+                record_errors[0].batch_index
+            ),
+            record_errors,
+        })
     }
 }

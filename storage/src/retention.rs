@@ -83,6 +83,7 @@ impl Log {
         {
             report.flush_submitted = self.request_flush(now_ms);
         }
+        self.expire_producers(now_ms);
         report.log_start_offset = self.log_start_offset;
         Ok(report)
     }

@@ -20,6 +20,7 @@ use crate::batch::{BatchHeader, RecordBatch, HEADER_BYTES};
 use crate::config::LogConfig;
 use crate::index::{read_last_time_entry, Index, OffsetEntry, TimeEntry};
 use crate::recovery::{self, ScanResult, ScanStop};
+use crate::txn_index::{self, AbortedTxn};
 
 /// Kafka's "no timestamp" value.
 pub const NO_TIMESTAMP: i64 = -1;
@@ -69,6 +70,8 @@ pub(crate) struct OpenFiles {
     pub log: Arc<File>,
     pub offset_index: Index<OffsetEntry>,
     pub time_index: Index<TimeEntry>,
+    /// The aborted transactions whose markers lie in this segment (`.txnindex`).
+    pub aborted: Vec<AbortedTxn>,
 }
 
 pub(crate) struct Segment {
@@ -99,6 +102,9 @@ impl Segment {
     pub fn time_index_path(&self) -> PathBuf {
         self.dir.join(file_name(self.base_offset, ".timeindex"))
     }
+    pub fn txn_index_path(&self) -> PathBuf {
+        self.dir.join(file_name(self.base_offset, ".txnindex"))
+    }
 
     /// Creates an empty segment (replacing leftover files of the same name).
     pub fn create(
@@ -116,6 +122,7 @@ impl Segment {
             let f = open_rw(&p, true)?;
             f.set_len(0)?;
         }
+        txn_index::rewrite(&seg.txn_index_path(), &[])?;
         seg.next_offset = base_offset;
         seg.open(config)?;
         Ok(seg)
@@ -183,10 +190,12 @@ impl Segment {
             config.time_index_entries_max(),
             |e| e.timestamp >= NO_TIMESTAMP,
         )?;
+        let aborted = txn_index::read(&self.txn_index_path())?;
         self.files = Some(OpenFiles {
             log,
             offset_index,
             time_index,
+            aborted,
         });
         // Kafka's sanity check: the last offset-index entry must point at a batch whose last
         // offset is the entry's offset. A wrong index is rebuilt rather than trusted.
@@ -370,7 +379,11 @@ impl Segment {
         f.time_index.write_pending()?;
         f.log.sync_data()?;
         f.offset_index.sync()?;
-        f.time_index.sync()
+        f.time_index.sync()?;
+        if !f.aborted.is_empty() {
+            File::open(self.txn_index_path())?.sync_data()?;
+        }
+        Ok(())
     }
 
     /// Files that must be fdatasync'd for this segment to be durable (log first).
@@ -378,11 +391,40 @@ impl Segment {
         let f = self.files_mut();
         f.offset_index.write_pending()?;
         f.time_index.write_pending()?;
-        Ok(vec![
+        let mut files = vec![
             f.log.clone(),
             Arc::new(f.offset_index.try_clone_file()?),
             Arc::new(f.time_index.try_clone_file()?),
-        ])
+        ];
+        if !f.aborted.is_empty() {
+            files.push(Arc::new(File::open(self.txn_index_path())?));
+        }
+        Ok(files)
+    }
+
+    /// Records an aborted transaction whose marker was just appended to this segment.
+    pub fn append_aborted(&mut self, txn: AbortedTxn) -> io::Result<()> {
+        txn_index::append(&self.txn_index_path(), &txn)?;
+        self.files_mut().aborted.push(txn);
+        Ok(())
+    }
+
+    /// Drops the aborted transactions whose markers are at or after `offset`.
+    pub fn truncate_aborted(&mut self, offset: i64) -> io::Result<()> {
+        let path = self.txn_index_path();
+        let mut from_file;
+        let entries: &mut Vec<AbortedTxn> = match self.files.as_mut() {
+            Some(f) => &mut f.aborted,
+            None => {
+                from_file = txn_index::read(&path)?;
+                &mut from_file
+            }
+        };
+        if entries.iter().any(|t| t.last_offset >= offset) {
+            entries.retain(|t| t.last_offset < offset);
+            txn_index::rewrite(&path, entries)?;
+        }
+        Ok(())
     }
 
     /// Reads the header of the batch at `position`, if a whole header lies before `size`.
@@ -399,9 +441,19 @@ impl Segment {
     /// says yes; returns that batch's position and header.
     pub fn scan_headers(
         &self,
-        mut position: u64,
+        position: u64,
         end: u64,
         mut stop: impl FnMut(&BatchHeader) -> bool,
+    ) -> io::Result<Option<(u64, BatchHeader)>> {
+        self.scan_headers_at(position, end, |_, h| stop(h))
+    }
+
+    /// `scan_headers`, telling `stop` each batch's position too.
+    pub fn scan_headers_at(
+        &self,
+        mut position: u64,
+        end: u64,
+        mut stop: impl FnMut(u64, &BatchHeader) -> bool,
     ) -> io::Result<Option<(u64, BatchHeader)>> {
         let file = self.log_file();
         let mut buf = [0u8; HEADER_SCAN_BYTES];
@@ -430,7 +482,7 @@ impl Segment {
                     ),
                 ));
             }
-            if stop(&h) {
+            if stop(position, &h) {
                 return Ok(Some((position, h)));
             }
             position += h.size_bytes() as u64;
@@ -479,6 +531,7 @@ impl Segment {
         f.offset_index.truncate_to_position(position)?;
         f.time_index
             .truncate_to_offset((h.base_offset - base).max(0) as u32)?;
+        self.truncate_aborted(h.base_offset)?;
         self.recompute_tail()?;
         Ok(removed)
     }
@@ -652,6 +705,7 @@ impl Segment {
             self.log_path(),
             self.offset_index_path(),
             self.time_index_path(),
+            self.txn_index_path(),
         ] {
             match fs::remove_file(&p) {
                 Ok(()) => {}

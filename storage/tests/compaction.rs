@@ -186,15 +186,12 @@ fn batches_with_a_producer_id_leave_an_empty_batch_behind() {
 fn control_batches_survive_compaction() {
     let dir = tempfile::tempdir().unwrap();
     let (_d, mut log) = open(dir.path(), compacted());
-    let marker = BatchBuilder::new()
-        .timestamps(NOW)
-        .producer(5, 0, -1)
-        .transactional(true)
-        .control(true)
-        .record(Some(&[0, 0, 0, 1]), Some(&[0, 0, 0, 0, 0, 0]))
-        .build();
     put(&mut log, "k", Some("v"), Compression::None);
-    log.append(marker, 0, NOW).unwrap();
+    let commit = samsa_storage::EndTxnMarker {
+        commit: true,
+        coordinator_epoch: 0,
+    };
+    log.append_control(5, 0, commit, 0, NOW).unwrap();
     for _ in 0..20 {
         put(&mut log, "k", Some("v2"), Compression::None);
     }

@@ -98,3 +98,54 @@ fn log_recovery_survives_random_segment_contents() {
         fuzzing::log_recovery(&input(&mut rng));
     }
 }
+
+/// A real snapshot: three producers (one in a transaction), written by the log itself.
+fn valid_snapshot() -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let tp = samsa_storage::TopicPartition::new("fuzz", 0);
+    let (_d, mut log) = samsa_storage::test_support::open_log(dir.path(), &tp, Default::default());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    for pid in 0..3 {
+        for seq in 0..7 {
+            let b = BatchBuilder::new()
+                .timestamps(now)
+                .producer(pid, 1, seq)
+                .transactional(pid == 2)
+                .records(1, 4)
+                .build();
+            log.append(b, 0, now).unwrap();
+        }
+    }
+    log.flush_now().unwrap();
+    let name = format!("{:020}.snapshot", log.log_end_offset());
+    std::fs::read(dir.path().join("fuzz-0").join(name)).unwrap()
+}
+
+#[test]
+fn snapshot_and_txnindex_decoders_survive_random_bytes() {
+    let mut rng = XorShift(0x5eed_1234_abcd_0003);
+    let valid = valid_snapshot();
+    fuzzing::producer_snapshot(&valid);
+    for _ in 0..iterations(2000) / 4 {
+        let mut data = match rng.below(3) {
+            0 => (0..rng.below(300)).map(|_| rng.next() as u8).collect(),
+            _ => valid.clone(),
+        };
+        for _ in 0..rng.below(4) {
+            if data.is_empty() {
+                break;
+            }
+            match rng.below(2) {
+                0 => {
+                    let i = rng.below(data.len());
+                    data[i] ^= 1 << rng.below(8);
+                }
+                _ => data.truncate(rng.below(data.len() + 1)),
+            }
+        }
+        fuzzing::producer_snapshot(&data);
+    }
+}

@@ -206,7 +206,7 @@ fn keyless_records_are_refused_on_compacted_topics() {
         .build();
     assert!(matches!(
         log.append(keyless, 0, NOW),
-        Err(LogError::InvalidRecord(_))
+        Err(LogError::InvalidRecord { .. })
     ));
     let compressed_keyless = BatchBuilder::new()
         .compression(samsa_storage::batch::Compression::Zstd)
@@ -214,7 +214,7 @@ fn keyless_records_are_refused_on_compacted_topics() {
         .build();
     assert!(matches!(
         log.append(compressed_keyless, 0, NOW),
-        Err(LogError::InvalidRecord(_))
+        Err(LogError::InvalidRecord { .. })
     ));
     log.append(BatchBuilder::new().record(Some(b"k"), None).build(), 0, NOW)
         .unwrap();
@@ -451,6 +451,6 @@ fn followers_append_leader_batches_unchanged_and_learn_epochs() {
     // The same batches again overlap what the follower has: refused.
     assert!(matches!(
         follower.append_as_follower(fetched, NOW),
-        Err(LogError::InvalidRecord(_))
+        Err(LogError::InvalidRecord { .. })
     ));
 }

@@ -21,10 +21,14 @@ pub fn log_error_code(e: &LogError) -> ResponseError {
     match e {
         LogError::OffsetOutOfRange { .. } => ResponseError::OffsetOutOfRange,
         LogError::CorruptBatch(_) => ResponseError::CorruptMessage,
-        LogError::InvalidRecord(_) => ResponseError::InvalidRecord,
+        LogError::InvalidRecord { .. } => ResponseError::InvalidRecord,
         LogError::MessageTooLarge { .. } => ResponseError::MessageTooLarge,
         LogError::Storage(_) => ResponseError::KafkaStorageError,
         LogError::InvalidRequest(_) => ResponseError::InvalidRequest,
+        LogError::InvalidProducerEpoch(_) => ResponseError::InvalidProducerEpoch,
+        LogError::OutOfOrderSequence(_) => ResponseError::OutOfOrderSequenceNumber,
+        LogError::InvalidTxnState(_) => ResponseError::InvalidTxnState,
+        LogError::CoordinatorFenced(_) => ResponseError::TransactionCoordinatorFenced,
     }
 }
 
