@@ -9,4 +9,5 @@ pub mod net;
 pub mod partition;
 pub mod server;
 pub mod topics;
+pub mod txn;
 pub mod util;

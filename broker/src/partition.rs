@@ -1,15 +1,20 @@
 //! A partition as the broker serves it: the storage log behind a short lock, the offsets
 //! readers need without taking that lock, and the wake-up for long-polling fetches.
 //!
-//! Invariants: `log_start_offset <= high_watermark <= log_end_offset`; the cached offsets only
-//! move forward except through truncation or DeleteRecords, both done under the log lock.
+//! Invariants: `log_start_offset <= last_stable_offset <= high_watermark <= log_end_offset`;
+//! the cached offsets only move forward except through truncation or DeleteRecords, both done
+//! under the log lock. The last stable offset is recomputed whenever the high watermark or
+//! the log moves (an append may open or close a transaction).
 
 use std::sync::atomic::{AtomicI32, AtomicI64, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
-use samsa_storage::{AppendInfo, GroupCommit, Log, LogConfig, LogError, LogSlice, TopicPartition};
+use samsa_storage::{
+    AbortedTxn, AppendInfo, AppendOrigin, EndTxnMarker, GroupCommit, Log, LogConfig, LogError,
+    LogSlice, ProducerStateEntry, TopicPartition,
+};
 use tokio::sync::Notify;
 use uuid::Uuid;
 
@@ -22,6 +27,8 @@ pub struct Partition {
     log_end_offset: AtomicI64,
     log_start_offset: AtomicI64,
     high_watermark: AtomicI64,
+    /// What read_committed readers may see (Kafka's last stable offset).
+    last_stable_offset: AtomicI64,
     leader_epoch: AtomicI32,
     durable: std::sync::atomic::AtomicBool,
 }
@@ -30,8 +37,12 @@ pub struct Partition {
 pub struct ReadResult {
     pub slice: LogSlice,
     pub high_watermark: i64,
+    pub last_stable_offset: i64,
     pub log_start_offset: i64,
 }
+
+/// A durable append's fsync, to await before answering (None when not in durable mode).
+pub type SyncWait = Option<tokio::sync::oneshot::Receiver<Result<(), LogError>>>;
 
 impl Partition {
     pub fn new(tp: TopicPartition, topic_id: Uuid, log: Log, leader_epoch: i32) -> Partition {
@@ -42,6 +53,7 @@ impl Partition {
             log_end_offset: AtomicI64::new(log.log_end_offset()),
             log_start_offset: AtomicI64::new(log.log_start_offset()),
             high_watermark: AtomicI64::new(0),
+            last_stable_offset: AtomicI64::new(0),
             leader_epoch: AtomicI32::new(leader_epoch),
             durable: durable.into(),
             data_arrived: Notify::new(),
@@ -49,15 +61,8 @@ impl Partition {
         };
         // A single node's high watermark is its log end: everything written is "replicated".
         // In durable mode it is what is on disk.
-        let log = p.log.lock();
-        p.high_watermark.store(
-            if durable {
-                log.flushed_offset()
-            } else {
-                log.log_end_offset()
-            },
-            Ordering::Release,
-        );
+        let mut log = p.log.lock();
+        p.refresh(&mut log);
         drop(log);
         p
     }
@@ -74,24 +79,63 @@ impl Partition {
     pub fn leader_epoch(&self) -> i32 {
         self.leader_epoch.load(Ordering::Acquire)
     }
+    pub fn last_stable_offset(&self) -> i64 {
+        self.last_stable_offset.load(Ordering::Acquire)
+    }
 
     /// Appends producer batches. In durable mode the returned future completes once the
     /// batches are on disk; otherwise at once (they are in the page cache, which survives a
-    /// process crash).
+    /// process crash). A producer's retry of a batch already in the log comes back with the
+    /// original offsets and `duplicate` set, writing nothing.
     pub fn append(
         self: &Arc<Self>,
         batches: Bytes,
         now_ms: i64,
         group_commit: &GroupCommit,
-    ) -> Result<
-        (
-            AppendInfo,
-            Option<tokio::sync::oneshot::Receiver<Result<(), LogError>>>,
-        ),
-        LogError,
-    > {
+    ) -> Result<(AppendInfo, SyncWait), LogError> {
+        self.append_with(group_commit, |log, epoch| {
+            log.append(batches, epoch, now_ms)
+        })
+    }
+
+    /// `append` for the broker's own coordinators (transactional offset commits), whose
+    /// batches are judged by epoch but carry no sequence numbers.
+    pub fn append_as_coordinator(
+        self: &Arc<Self>,
+        batches: Bytes,
+        now_ms: i64,
+        group_commit: &GroupCommit,
+    ) -> Result<(AppendInfo, SyncWait), LogError> {
+        self.append_with(group_commit, |log, epoch| {
+            log.append_with_origin(batches, epoch, now_ms, AppendOrigin::Coordinator)
+        })
+    }
+
+    /// Writes a transaction marker for `producer_id` (the transaction coordinator's
+    /// WriteTxnMarkers, in process).
+    pub fn append_marker(
+        self: &Arc<Self>,
+        producer_id: i64,
+        producer_epoch: i16,
+        marker: EndTxnMarker,
+        now_ms: i64,
+        group_commit: &GroupCommit,
+    ) -> Result<(AppendInfo, SyncWait), LogError> {
+        self.append_with(group_commit, |log, epoch| {
+            log.append_control(producer_id, producer_epoch, marker, epoch, now_ms)
+        })
+    }
+
+    fn append_with(
+        self: &Arc<Self>,
+        group_commit: &GroupCommit,
+        f: impl FnOnce(&mut Log, i32) -> Result<AppendInfo, LogError>,
+    ) -> Result<(AppendInfo, SyncWait), LogError> {
         let mut log = self.log.lock();
-        let info = log.append(batches, self.leader_epoch(), now_ms)?;
+        let info = f(&mut log, self.leader_epoch())?;
+        if info.duplicate {
+            return Ok((info, None));
+        }
         let end = log.log_end_offset();
         self.log_end_offset.store(end, Ordering::Release);
         if self.durable.load(Ordering::Relaxed) {
@@ -100,6 +144,8 @@ impl Partition {
             Ok((info, Some(group_commit.submit(req))))
         } else {
             self.high_watermark.store(end, Ordering::Release);
+            self.last_stable_offset
+                .store(log.last_stable_offset(end), Ordering::Release);
             drop(log);
             self.data_arrived.notify_waiters();
             Ok((info, None))
@@ -109,26 +155,48 @@ impl Partition {
     /// Called when a durable append's fsync completed: the high watermark moves to what is on
     /// disk and waiting fetches wake.
     pub fn synced(&self) {
-        let flushed = self.log.lock().flushed_offset();
-        self.high_watermark.fetch_max(flushed, Ordering::AcqRel);
+        let mut log = self.log.lock();
+        let flushed = log.flushed_offset();
+        let hw = self
+            .high_watermark
+            .fetch_max(flushed, Ordering::AcqRel)
+            .max(flushed);
+        self.last_stable_offset
+            .store(log.last_stable_offset(hw), Ordering::Release);
+        drop(log);
         self.data_arrived.notify_waiters();
     }
 
-    /// Reads whole batches from `offset`, bounded by the high watermark.
+    /// Reads whole batches from `offset`, bounded by the high watermark, or by the last
+    /// stable offset for a read_committed reader.
     pub fn read(
         &self,
         offset: i64,
         max_bytes: usize,
         min_one_batch: bool,
+        read_committed: bool,
     ) -> Result<ReadResult, LogError> {
         let mut log = self.log.lock();
         let hw = self.high_watermark();
-        let slice = log.read(offset, max_bytes, hw, min_one_batch)?;
+        let lso = self.last_stable_offset();
+        let bound = if read_committed { lso } else { hw };
+        let slice = log.read(offset, max_bytes, bound, min_one_batch)?;
         Ok(ReadResult {
             slice,
             high_watermark: hw,
+            last_stable_offset: lso,
             log_start_offset: log.log_start_offset(),
         })
+    }
+
+    /// The aborted transactions a read_committed reader of `[from, upper)` must skip.
+    pub fn aborted_transactions(&self, from: i64, upper: i64) -> Result<Vec<AbortedTxn>, LogError> {
+        self.log.lock().aborted_transactions(from, upper)
+    }
+
+    /// Every producer the partition knows (DescribeProducers).
+    pub fn active_producers(&self) -> Vec<ProducerStateEntry> {
+        self.log.lock().active_producers()
     }
 
     /// A future that completes at the next append. Create it before reading, so an append
@@ -142,11 +210,11 @@ impl Partition {
     pub fn with_log<T>(&self, f: impl FnOnce(&mut Log) -> T) -> T {
         let mut log = self.log.lock();
         let out = f(&mut log);
-        self.refresh(&log);
+        self.refresh(&mut log);
         out
     }
 
-    fn refresh(&self, log: &Log) {
+    fn refresh(&self, log: &mut Log) {
         self.log_end_offset
             .store(log.log_end_offset(), Ordering::Release);
         self.log_start_offset
@@ -156,8 +224,10 @@ impl Partition {
         } else {
             log.log_end_offset()
         };
-        self.high_watermark
-            .store(hw.max(log.log_start_offset()), Ordering::Release);
+        let hw = hw.max(log.log_start_offset());
+        self.high_watermark.store(hw, Ordering::Release);
+        self.last_stable_offset
+            .store(log.last_stable_offset(hw), Ordering::Release);
     }
 
     pub fn set_config(&self, config: LogConfig) {
@@ -174,6 +244,7 @@ impl Partition {
     }
 
     /// Flushes the log and returns what the log-directory checkpoints record for it.
+    /// The flush also snapshots the producer state, so a restart replays little.
     pub fn checkpoint(&self) -> Result<samsa_storage::PartitionCheckpoint, LogError> {
         let mut log = self.log.lock();
         log.flush_now()?;

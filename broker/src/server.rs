@@ -11,6 +11,7 @@ use tokio::sync::watch;
 use crate::config::BrokerConfig;
 use crate::net::{self, IoEngine};
 use crate::topics::TopicRegistry;
+use crate::txn::{TransactionCoordinator, TRANSACTION_STATE_TOPIC};
 
 /// Limits read on every request, copied out of the configuration once.
 #[derive(Debug, Clone)]
@@ -28,6 +29,8 @@ pub struct Broker {
     pub cluster_id: String,
     pub topics: TopicRegistry,
     pub group_commit: Arc<GroupCommit>,
+    /// Producer ids and transactions.
+    pub txn: Arc<TransactionCoordinator>,
     pub connections: AtomicUsize,
     pub io_engine: IoEngine,
     shutdown: watch::Sender<bool>,
@@ -58,13 +61,17 @@ impl Broker {
             .map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;
         let (node_id, cluster_id) = crate::meta::load_or_init(&dir, &config)?;
         let topics = TopicRegistry::open(&dir, &config)?;
+        let txn_partitions = topics
+            .get(TRANSACTION_STATE_TOPIC)
+            .map(|t| t.partitions.len() as i32);
+        let txn = Arc::new(TransactionCoordinator::new(&config, &dir, txn_partitions)?);
         tracing::info!(
             topics = topics.all().len(),
             elapsed_ms = started.elapsed().as_millis() as u64,
             "log directory ready"
         );
         let (shutdown, _) = watch::channel(false);
-        Ok(Arc::new(Broker {
+        let broker = Arc::new(Broker {
             limits: Limits {
                 socket_request_max_bytes: config.int("socket.request.max.bytes") as usize,
                 connections_max_idle_ms: config.long("connections.max.idle.ms").max(1) as u64,
@@ -74,11 +81,15 @@ impl Broker {
             cluster_id,
             topics,
             group_commit: GroupCommit::shared(),
+            txn,
             connections: AtomicUsize::new(0),
             io_engine,
             shutdown,
             config,
-        }))
+        });
+        // Transactions prepared before a stop are completed before anything is served.
+        broker.txn.load_all(&broker)?;
+        Ok(broker)
     }
 }
 
@@ -124,10 +135,12 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         .build()?;
     control.block_on(async {
         let maintenance = tokio::spawn(crate::maintenance::run(broker.clone()));
+        let txn_timers = tokio::spawn(broker.txn.clone().run_timers(broker.clone()));
         wait_for_signal().await;
         tracing::info!("shutting down: no new connections; finishing in-flight requests");
         broker.shutdown.send_replace(true);
         maintenance.abort();
+        txn_timers.abort();
     });
     drop(sockets);
     for h in handles {

@@ -264,6 +264,26 @@ impl TopicRegistry {
         Ok(topic)
     }
 
+    /// The topic `name`, created with `partitions` and `overrides` if it does not exist yet
+    /// (internal topics, which Kafka creates on first use). Concurrent callers get the same
+    /// topic.
+    pub fn get_or_create(
+        &self,
+        name: &str,
+        partitions: i32,
+        overrides: TopicOverrides,
+    ) -> Result<Arc<Topic>, TopicError> {
+        if let Some(t) = self.get(name) {
+            return Ok(t);
+        }
+        match self.create(name, partitions, 1, overrides) {
+            Err(TopicError::AlreadyExists(_)) => self
+                .get(name)
+                .ok_or_else(|| TopicError::Unknown(name.to_string())),
+            other => other,
+        }
+    }
+
     /// Deletes a topic and its logs.
     pub fn delete(&self, name: &str) -> Result<Uuid, TopicError> {
         let _admin = self.admin.lock();

@@ -207,6 +207,60 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             }
             RequestKind::DescribeCluster(r)
         }
+        ApiKey::InitProducerId => {
+            let mut r = InitProducerIdRequest::default();
+            r.transactional_id = Some(TransactionalId(s("tx")));
+            r.transaction_timeout_ms = 60_000;
+            RequestKind::InitProducerId(r)
+        }
+        ApiKey::AddPartitionsToTxn => {
+            let topics = ["t", "missing"]
+                .iter()
+                .map(|t| {
+                    let mut at = add_partitions_to_txn_request::AddPartitionsToTxnTopic::default();
+                    at.name = name(t);
+                    at.partitions = vec![0];
+                    at
+                })
+                .collect::<Vec<_>>();
+            let mut r = AddPartitionsToTxnRequest::default();
+            if version < 4 {
+                r.v3_and_below_transactional_id = TransactionalId(s("tx"));
+                r.v3_and_below_producer_id = ProducerId(0);
+                r.v3_and_below_topics = topics;
+            } else {
+                let mut t = add_partitions_to_txn_request::AddPartitionsToTxnTransaction::default();
+                t.transactional_id = TransactionalId(s("tx"));
+                t.verify_only = true;
+                t.topics = topics;
+                r.transactions = vec![t];
+            }
+            RequestKind::AddPartitionsToTxn(r)
+        }
+        ApiKey::EndTxn => {
+            let mut r = EndTxnRequest::default();
+            r.transactional_id = TransactionalId(s("tx"));
+            r.committed = true;
+            RequestKind::EndTxn(r)
+        }
+        ApiKey::DescribeProducers => {
+            let mut t = describe_producers_request::TopicRequest::default();
+            t.name = name("t");
+            t.partition_indexes = vec![0, 9];
+            let mut r = DescribeProducersRequest::default();
+            r.topics = vec![t];
+            RequestKind::DescribeProducers(r)
+        }
+        ApiKey::DescribeTransactions => {
+            let mut r = DescribeTransactionsRequest::default();
+            r.transactional_ids = vec![TransactionalId(s("tx")), TransactionalId(s("nope"))];
+            RequestKind::DescribeTransactions(r)
+        }
+        ApiKey::ListTransactions => {
+            let mut r = ListTransactionsRequest::default();
+            r.state_filters = vec![s("Empty"), s("Bogus")];
+            RequestKind::ListTransactions(r)
+        }
         other => panic!("{other:?} is advertised but this test has no request for it: add one"),
     }
 }

@@ -36,13 +36,19 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::CreateTopics, 2, 7),
     api(ApiKey::DeleteTopics, 1, 6),
     api(ApiKey::DeleteRecords, 0, 2),
+    api(ApiKey::InitProducerId, 0, 5),
     api(ApiKey::OffsetForLeaderEpoch, 2, 4),
+    api(ApiKey::AddPartitionsToTxn, 0, 5),
+    api(ApiKey::EndTxn, 0, 5),
     api(ApiKey::DescribeConfigs, 1, 4),
     api(ApiKey::AlterConfigs, 0, 2),
     api(ApiKey::DescribeLogDirs, 1, 4),
     api(ApiKey::CreatePartitions, 0, 3),
     api(ApiKey::IncrementalAlterConfigs, 0, 1),
     api(ApiKey::DescribeCluster, 0, 2),
+    api(ApiKey::DescribeProducers, 0, 0),
+    api(ApiKey::DescribeTransactions, 0, 0),
+    api(ApiKey::ListTransactions, 0, 1),
 ];
 
 /// Versions of Produce that are advertised but refused (see [`SUPPORTED_APIS`]).

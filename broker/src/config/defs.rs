@@ -313,6 +313,18 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         "forget idle transactional ids after this",
     ),
     def(
+        "transaction.remove.expired.transaction.cleanup.interval.ms",
+        Int,
+        Some("3600000"),
+        "how often expired transactional ids are removed",
+    ),
+    def(
+        "transaction.state.log.segment.bytes",
+        Int,
+        Some("104857600"),
+        "segment size of __transaction_state",
+    ),
+    def(
         "producer.id.expiration.ms",
         Int,
         Some("86400000"),

@@ -176,6 +176,7 @@ pub fn log_config(broker: &BrokerConfig, overrides: &TopicOverrides) -> LogConfi
         TimestampType::CreateTime
     };
     c.durable = broker.bool("log.durable");
+    c.producer_id_expiration_ms = broker.long("producer.id.expiration.ms").max(1);
     c
 }
 

@@ -2,6 +2,10 @@
 //! a long poll. The answer goes out as soon as `min_bytes` are available (woken by appends,
 //! not by polling) or when `max_wait_ms` passes. Record bytes are the log's bytes.
 //!
+//! `isolation_level=1` (read_committed) stops at the last stable offset and lists the aborted
+//! transactions overlapping the returned batches (from the `.txnindex` files), which the
+//! client uses to drop their records; markers themselves are never shown to applications.
+//!
 //! Fetch sessions (KIP-227) are declined by answering session id 0, which the protocol allows:
 //! clients then send full fetch requests, which is what this handler serves.
 
@@ -9,8 +13,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse};
+use kafka_protocol::messages::fetch_response::{
+    AbortedTransaction, FetchableTopicResponse, PartitionData,
+};
+use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, ProducerId};
 use kafka_protocol::ResponseError;
 use samsa_storage::LogError;
 
@@ -138,7 +144,7 @@ fn read_all(
             continue;
         };
         pd.high_watermark = p.high_watermark();
-        pd.last_stable_offset = p.high_watermark();
+        pd.last_stable_offset = p.last_stable_offset();
         if has_log_start {
             pd.log_start_offset = p.log_start_offset();
         }
@@ -160,13 +166,34 @@ fn read_all(
             out.push(pd);
             continue;
         }
-        match p.read(w.fetch_offset, limit, true).and_then(|r| {
-            let bytes = r.slice.load().map_err(LogError::Storage)?;
-            Ok((r, bytes))
-        }) {
-            Ok((r, bytes)) => {
+        match p
+            .read(w.fetch_offset, limit, true, read_committed)
+            .and_then(|r| {
+                let bytes = r.slice.load().map_err(LogError::Storage)?;
+                let aborted = match upper_offset(&bytes) {
+                    Some(upper) if read_committed => {
+                        p.aborted_transactions(w.fetch_offset, upper)?
+                    }
+                    _ => Vec::new(),
+                };
+                Ok((r, bytes, aborted))
+            }) {
+            Ok((r, bytes, aborted)) => {
                 pd.high_watermark = r.high_watermark;
-                pd.last_stable_offset = r.high_watermark;
+                pd.last_stable_offset = r.last_stable_offset;
+                if read_committed {
+                    pd.aborted_transactions = Some(
+                        aborted
+                            .into_iter()
+                            .map(|t| {
+                                let mut a = AbortedTransaction::default();
+                                a.producer_id = ProducerId(t.producer_id);
+                                a.first_offset = t.first_offset;
+                                a
+                            })
+                            .collect(),
+                    );
+                }
                 if has_log_start {
                     pd.log_start_offset = r.log_start_offset;
                 }
@@ -185,4 +212,12 @@ fn read_all(
         out.push(pd);
     }
     (out, total, errors)
+}
+
+/// The offset after the last whole batch in `bytes` (the upper bound of a fetched range).
+fn upper_offset(bytes: &[u8]) -> Option<i64> {
+    samsa_storage::batch::batches(bytes)
+        .map_while(Result::ok)
+        .last()
+        .map(|b| b.header().next_offset())
 }

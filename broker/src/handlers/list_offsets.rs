@@ -21,6 +21,8 @@ pub const EARLIEST_TIERED: i64 = -5;
 
 pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
     let mut resp = ListOffsetsResponse::default();
+    // isolation_level exists from v2; 1 is read_committed.
+    let read_committed = ctx.version >= 2 && req.isolation_level == 1;
     for t in req.topics {
         let topic = ctx.broker.topics.get(t.name.as_str());
         let mut tr = ListOffsetsTopicResponse::default();
@@ -53,9 +55,15 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
                     } else {
                         -1
                     };
+                    // Kafka's `lastFetchableOffset`: what this isolation level may read.
+                    let fetchable = if read_committed {
+                        part.last_stable_offset()
+                    } else {
+                        part.high_watermark()
+                    };
                     match p.timestamp {
                         LATEST => {
-                            pr.offset = part.high_watermark();
+                            pr.offset = fetchable;
                             pr.leader_epoch = epoch;
                         }
                         EARLIEST | EARLIEST_LOCAL | EARLIEST_TIERED => {
@@ -70,7 +78,7 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
                             }
                         }
                         ts if ts >= 0 => match part.with_log(|log| log.offset_for_timestamp(ts)) {
-                            Ok(Some((offset, found_ts))) if offset < part.high_watermark() => {
+                            Ok(Some((offset, found_ts))) if offset < fetchable => {
                                 pr.offset = offset;
                                 pr.timestamp = found_ts;
                                 pr.leader_epoch = epoch;

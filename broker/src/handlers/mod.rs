@@ -2,6 +2,7 @@
 //! the broker and builds the response. This module only routes a decoded request to its file
 //! and frames the answer.
 
+pub mod add_partitions_to_txn;
 pub mod alter_configs;
 pub mod api_versions;
 pub mod create_partitions;
@@ -11,9 +12,14 @@ pub mod delete_topics;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_log_dirs;
+pub mod describe_producers;
+pub mod describe_transactions;
+pub mod end_txn;
 pub mod fetch;
 pub mod incremental_alter_configs;
+pub mod init_producer_id;
 pub mod list_offsets;
+pub mod list_transactions;
 pub mod metadata;
 pub mod offset_for_leader_epoch;
 pub mod produce;
@@ -114,6 +120,22 @@ pub async fn handle(
         )),
         RequestKind::OffsetForLeaderEpoch(r) => Some(ResponseKind::OffsetForLeaderEpoch(
             offset_for_leader_epoch::handle(&ctx, r),
+        )),
+        RequestKind::InitProducerId(r) => Some(ResponseKind::InitProducerId(
+            init_producer_id::handle(&ctx, r).await,
+        )),
+        RequestKind::AddPartitionsToTxn(r) => Some(ResponseKind::AddPartitionsToTxn(
+            add_partitions_to_txn::handle(&ctx, r).await,
+        )),
+        RequestKind::EndTxn(r) => Some(ResponseKind::EndTxn(end_txn::handle(&ctx, r).await)),
+        RequestKind::DescribeTransactions(r) => Some(ResponseKind::DescribeTransactions(
+            describe_transactions::handle(&ctx, r).await,
+        )),
+        RequestKind::ListTransactions(r) => Some(ResponseKind::ListTransactions(
+            list_transactions::handle(&ctx, r).await,
+        )),
+        RequestKind::DescribeProducers(r) => Some(ResponseKind::DescribeProducers(
+            describe_producers::handle(&ctx, r),
         )),
         other => {
             return Err(format!(

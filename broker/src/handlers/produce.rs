@@ -3,11 +3,20 @@
 //! answer per partition. acks=0 gets no response; an error under acks=0 closes the
 //! connection, which is the only way Kafka can tell such a producer something went wrong.
 //! In durable mode acks=all waits for the group-commit fsync of its batches.
+//!
+//! Idempotent producers: the log answers a retried batch with its original offsets and writes
+//! nothing (see `samsa_storage::producer_state`). Transactional batches are verified against
+//! the transaction coordinator first (KIP-890 part 1): the partition must be in the
+//! producer's ongoing transaction, else INVALID_TXN_STATE; the transactional id stays locked
+//! until the batches are appended, so the transaction cannot end in between. A keyless record
+//! on a compacted topic is reported per record in `record_errors` (KIP-467, v8+).
 
 use std::sync::Arc;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
+use kafka_protocol::messages::produce_response::{
+    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
+};
 use kafka_protocol::messages::{ApiKey, ProduceRequest, ProduceResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
@@ -15,6 +24,19 @@ use samsa_storage::LogError;
 
 use super::Ctx;
 use crate::partition::Partition;
+use crate::txn::state::TxnError;
+use crate::txn::TxnGuard;
+
+/// Record errors reported per partition (KIP-467); a batch with more keyless records is still
+/// refused as a whole, and the message says how many there were.
+const RECORD_ERRORS_MAX: usize = 1_000;
+
+/// The producer of a partition's batches, when they are transactional.
+fn transactional_producer(records: Option<&Bytes>) -> Option<(i64, i16)> {
+    let h = samsa_storage::batch::BatchHeader::parse(records?).ok()?;
+    h.is_transactional()
+        .then_some((h.producer_id, h.producer_epoch))
+}
 
 /// Errors the storage engine reports, as Kafka error codes.
 pub fn log_error_code(e: &LogError) -> ResponseError {
@@ -39,6 +61,17 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Option<Produce
     let mut resp = ProduceResponse::default();
     let mut waits = Vec::new();
     let mut first_error: Option<String> = None;
+    let transactional = req.topic_data.iter().any(|t| {
+        t.partition_data
+            .iter()
+            .any(|p| transactional_producer(p.records.as_ref()).is_some())
+    });
+    // Kafka refuses transactional records without a transactional id as unauthorized.
+    let refuse_all = transactional && req.transactional_id.is_none();
+    let txn_guard = match (&req.transactional_id, transactional) {
+        (Some(id), true) => ctx.broker.txn.lock(id.0.as_str()).await,
+        _ => None,
+    };
     for topic_data in req.topic_data {
         let topic = if ctx.version >= 13 {
             ctx.broker.topics.get_by_id(&topic_data.topic_id)
@@ -63,7 +96,21 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Option<Produce
                 Err((
                     ResponseError::InvalidRequiredAcks,
                     format!("acks={acks} is not -1, 0 or 1"),
+                    Vec::new(),
                 ))
+            } else if refuse_all {
+                Err((
+                    ResponseError::TransactionalIdAuthorizationFailed,
+                    "transactional records without a transactional id".to_string(),
+                    Vec::new(),
+                ))
+            } else if let Err(e) = verify_transactional(
+                txn_guard.as_ref(),
+                topic_data.name.as_str(),
+                pd.index,
+                pd.records.as_ref(),
+            ) {
+                Err(e)
             } else {
                 match topic.as_ref().and_then(|t| t.partition(pd.index)) {
                     None => Err((
@@ -73,6 +120,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Option<Produce
                             topic_data.name.as_str(),
                             pd.index
                         ),
+                        Vec::new(),
                     )),
                     Some(p) => append(ctx, p, pd.records.unwrap_or_default(), now),
                 }
@@ -93,10 +141,11 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Option<Produce
                         ));
                     }
                 }
-                Err((code, message)) => {
+                Err((code, message, record_errors)) => {
                     pr.error_code = code.code();
                     if ctx.version >= 8 {
                         pr.error_message = Some(StrBytes::from_string(message.clone()));
+                        pr.record_errors = record_errors;
                     }
                     first_error.get_or_insert(message);
                 }
@@ -105,6 +154,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Option<Produce
         }
         resp.responses.push(tr);
     }
+    drop(txn_guard);
     // Durable mode: acks=all answers after the shared fsync; other acks only move the high
     // watermark when it lands.
     for (index, name, partition, rx) in waits {
@@ -146,16 +196,54 @@ type Appended = (
     Arc<Partition>,
 );
 
+/// A partition's refusal: its error, a message, and KIP-467's per-record errors.
+type Refusal = (ResponseError, String, Vec<BatchIndexAndErrorMessage>);
+
+/// KIP-890 part 1: a transactional batch is written only to a partition of its producer's
+/// ongoing transaction. Errors as Kafka's `AddPartitionsToTxnManager` hands them to Produce.
+fn verify_transactional(
+    guard: Option<&TxnGuard>,
+    topic: &str,
+    partition: i32,
+    records: Option<&Bytes>,
+) -> Result<(), Refusal> {
+    let Some((producer_id, producer_epoch)) = transactional_producer(records) else {
+        return Ok(());
+    };
+    let refuse = |e: ResponseError, why: String| Err((e, why, Vec::new()));
+    let Some(m) = guard else {
+        return refuse(
+            ResponseError::InvalidProducerIdMapping,
+            "the transactional id is not known to the coordinator".into(),
+        );
+    };
+    let tp = (topic.to_string(), partition);
+    match m.verify_partitions(producer_id, producer_epoch, [&tp]) {
+        Ok(found) if found == [true] => Ok(()),
+        Ok(_) => refuse(
+            ResponseError::InvalidTxnState,
+            format!("{topic}-{partition} is not part of an ongoing transaction of producer {producer_id}"),
+        ),
+        // Producers expect INVALID_PRODUCER_EPOCH here, not PRODUCER_FENCED (Kafka maps it).
+        Err(TxnError::ProducerFenced) => refuse(
+            ResponseError::InvalidProducerEpoch,
+            format!("producer {producer_id} epoch {producer_epoch} is fenced"),
+        ),
+        Err(e) => refuse(e.response_error(), e.to_string()),
+    }
+}
+
 fn append(
     ctx: &Ctx<'_>,
     p: &Arc<Partition>,
     records: Bytes,
     now: i64,
-) -> Result<Appended, (ResponseError, String)> {
+) -> Result<Appended, Refusal> {
     if records.is_empty() {
         return Err((
             ResponseError::CorruptMessage,
             format!("empty record set for {}", p.tp),
+            Vec::new(),
         ));
     }
     match p.append(records, now, &ctx.broker.group_commit) {
@@ -166,7 +254,21 @@ fn append(
             } else {
                 tracing::debug!(partition = %p.tp, "append refused: {e}");
             }
-            Err((log_error_code(&e), e.to_string()))
+            let record_errors = match &e {
+                LogError::InvalidRecord { record_errors, .. } => record_errors
+                    .iter()
+                    .take(RECORD_ERRORS_MAX)
+                    .map(|r| {
+                        let mut b = BatchIndexAndErrorMessage::default();
+                        b.batch_index = r.batch_index;
+                        b.batch_index_error_message =
+                            Some(StrBytes::from_string(r.message.clone()));
+                        b
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            Err((log_error_code(&e), e.to_string(), record_errors))
         }
     }
 }

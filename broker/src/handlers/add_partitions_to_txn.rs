@@ -1,0 +1,144 @@
+//! AddPartitionsToTxn: adds partitions to a producer's ongoing transaction (starting one if
+//! none is open), which must happen before the producer writes transactional batches to them.
+//!
+//! v0-3 carry one transaction (what clients send); v4+ carry many and may be `verify_only`
+//! (KIP-890's check that partitions are already in the transaction, which Kafka brokers send
+//! to the coordinator before a transactional produce). As in Kafka, partitions of unknown
+//! topics fail with UNKNOWN_TOPIC_OR_PARTITION and then nothing is added: the others of that
+//! transaction get OPERATION_NOT_ATTEMPTED. Otherwise the coordinator's answer applies to every
+//! partition.
+
+use std::collections::BTreeSet;
+
+use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
+use kafka_protocol::messages::add_partitions_to_txn_response::{
+    AddPartitionsToTxnPartitionResult, AddPartitionsToTxnResult, AddPartitionsToTxnTopicResult,
+};
+use kafka_protocol::messages::{AddPartitionsToTxnRequest, AddPartitionsToTxnResponse};
+use kafka_protocol::ResponseError;
+
+use super::Ctx;
+
+/// Transactions one v4+ request may carry.
+const TRANSACTIONS_PER_REQUEST_MAX: usize = 1_000;
+
+pub async fn handle(ctx: &Ctx<'_>, req: AddPartitionsToTxnRequest) -> AddPartitionsToTxnResponse {
+    let mut resp = AddPartitionsToTxnResponse::default();
+    if ctx.version < 4 {
+        resp.results_by_topic_v3_and_below = one_transaction(
+            ctx,
+            req.v3_and_below_transactional_id.0.as_str(),
+            req.v3_and_below_producer_id.0,
+            req.v3_and_below_producer_epoch,
+            &req.v3_and_below_topics,
+            false,
+        )
+        .await;
+        return resp;
+    }
+    if req.transactions.len() > TRANSACTIONS_PER_REQUEST_MAX {
+        resp.error_code = ResponseError::InvalidRequest.code();
+        return resp;
+    }
+    for t in &req.transactions {
+        let mut r = AddPartitionsToTxnResult::default();
+        r.transactional_id = t.transactional_id.clone();
+        r.topic_results = one_transaction(
+            ctx,
+            t.transactional_id.0.as_str(),
+            t.producer_id.0,
+            t.producer_epoch,
+            &t.topics,
+            t.verify_only,
+        )
+        .await;
+        resp.results_by_transaction.push(r);
+    }
+    resp
+}
+
+async fn one_transaction(
+    ctx: &Ctx<'_>,
+    transactional_id: &str,
+    producer_id: i64,
+    producer_epoch: i16,
+    topics: &[AddPartitionsToTxnTopic],
+    verify_only: bool,
+) -> Vec<AddPartitionsToTxnTopicResult> {
+    let mut partitions: Vec<(String, i32)> = Vec::new();
+    let mut unknown: BTreeSet<(String, i32)> = BTreeSet::new();
+    for t in topics {
+        let topic = ctx.broker.topics.get(t.name.as_str());
+        for &p in &t.partitions {
+            let key = (t.name.as_str().to_string(), p);
+            if topic.as_ref().and_then(|tp| tp.partition(p)).is_none() {
+                unknown.insert(key.clone());
+            }
+            partitions.push(key);
+        }
+    }
+    partitions.sort();
+    partitions.dedup();
+    let codes: Vec<i16> = if !unknown.is_empty() {
+        partitions
+            .iter()
+            .map(|p| {
+                if unknown.contains(p) {
+                    ResponseError::UnknownTopicOrPartition.code()
+                } else {
+                    ResponseError::OperationNotAttempted.code()
+                }
+            })
+            .collect()
+    } else if verify_only {
+        match ctx
+            .broker
+            .txn
+            .verify(transactional_id, producer_id, producer_epoch, &partitions)
+            .await
+        {
+            Ok(found) => found
+                .into_iter()
+                .map(|ok| {
+                    if ok {
+                        0
+                    } else {
+                        ResponseError::InvalidTxnState.code()
+                    }
+                })
+                .collect(),
+            Err(e) => vec![e.code(); partitions.len()],
+        }
+    } else {
+        let set: BTreeSet<(String, i32)> = partitions.iter().cloned().collect();
+        let code = match ctx
+            .broker
+            .txn
+            .add_partitions(
+                ctx.broker,
+                transactional_id,
+                producer_id,
+                producer_epoch,
+                &set,
+            )
+            .await
+        {
+            Ok(()) => 0,
+            Err(e) => e.code(),
+        };
+        vec![code; partitions.len()]
+    };
+    let mut out: Vec<AddPartitionsToTxnTopicResult> = Vec::new();
+    for ((topic, index), code) in partitions.into_iter().zip(codes) {
+        if out.last().is_none_or(|t| t.name.as_str() != topic) {
+            let mut t = AddPartitionsToTxnTopicResult::default();
+            t.name = kafka_protocol::messages::TopicName(topic.into());
+            out.push(t);
+        }
+        let mut r = AddPartitionsToTxnPartitionResult::default();
+        r.partition_index = index;
+        r.partition_error_code = code;
+        out.last_mut().expect("pushed").results_by_partition.push(r);
+    }
+    out
+}

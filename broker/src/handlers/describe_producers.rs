@@ -1,0 +1,50 @@
+//! DescribeProducers: the producers a partition knows (id, epoch, last sequence and
+//! timestamp, coordinator epoch, and the first offset of an open transaction), from the
+//! partition's producer state, for operators looking for hanging transactions
+//! (`kafka-transactions.sh describe-producers`).
+
+use kafka_protocol::messages::describe_producers_response::{
+    PartitionResponse, ProducerState, TopicResponse,
+};
+use kafka_protocol::messages::{DescribeProducersRequest, DescribeProducersResponse, ProducerId};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+
+use super::Ctx;
+
+pub fn handle(ctx: &Ctx<'_>, req: DescribeProducersRequest) -> DescribeProducersResponse {
+    let mut resp = DescribeProducersResponse::default();
+    for t in req.topics {
+        let topic = ctx.broker.topics.get(t.name.as_str());
+        let mut tr = TopicResponse::default();
+        tr.name = t.name.clone();
+        for index in t.partition_indexes {
+            let mut pr = PartitionResponse::default();
+            pr.partition_index = index;
+            match topic.as_ref().and_then(|tp| tp.partition(index)) {
+                None => {
+                    pr.error_code = ResponseError::UnknownTopicOrPartition.code();
+                    pr.error_message = Some(StrBytes::from_string(format!(
+                        "unknown partition {}-{index}",
+                        t.name.as_str()
+                    )));
+                }
+                Some(p) => {
+                    for e in p.active_producers() {
+                        let mut s = ProducerState::default();
+                        s.producer_id = ProducerId(e.producer_id);
+                        s.producer_epoch = e.producer_epoch as i32;
+                        s.last_sequence = e.last_seq();
+                        s.last_timestamp = e.last_timestamp_ms;
+                        s.coordinator_epoch = e.coordinator_epoch;
+                        s.current_txn_start_offset = e.current_txn_first_offset.unwrap_or(-1);
+                        pr.active_producers.push(s);
+                    }
+                }
+            }
+            tr.partitions.push(pr);
+        }
+        resp.topics.push(tr);
+    }
+    resp
+}

@@ -1,0 +1,35 @@
+//! EndTxn: commits or aborts a producer's ongoing transaction. The coordinator writes
+//! PrepareCommit/PrepareAbort to `__transaction_state`, then a COMMIT or ABORT marker to every
+//! partition of the transaction, then CompleteCommit/CompleteAbort, before answering, so a
+//! read_committed consumer sees the outcome as soon as the producer does. A retry of an
+//! EndTxn that already completed the same way is answered with success (Kafka's behaviour).
+
+use kafka_protocol::messages::{EndTxnRequest, EndTxnResponse, ProducerId};
+
+use super::Ctx;
+
+pub async fn handle(ctx: &Ctx<'_>, req: EndTxnRequest) -> EndTxnResponse {
+    let mut resp = EndTxnResponse::default();
+    let result = ctx
+        .broker
+        .txn
+        .end_txn(
+            ctx.broker,
+            req.transactional_id.0.as_str(),
+            req.producer_id.0,
+            req.producer_epoch,
+            req.committed,
+        )
+        .await;
+    match result {
+        Ok((producer_id, producer_epoch)) => {
+            // v5 (KIP-890) reports the producer id and epoch to use next.
+            if ctx.version >= 5 {
+                resp.producer_id = ProducerId(producer_id);
+                resp.producer_epoch = producer_epoch;
+            }
+        }
+        Err(e) => resp.error_code = e.code(),
+    }
+    resp
+}

@@ -1,0 +1,53 @@
+//! InitProducerId: a producer id and epoch for an idempotent or transactional producer.
+//!
+//! Without a transactional id (an idempotent producer) every call gets a fresh producer id with
+//! epoch 0, as Kafka does; such a producer recovers from errors by bumping its epoch itself
+//! (KIP-360), which the partitions accept when the new epoch starts at sequence 0. With a
+//! transactional id the transaction coordinator bumps the id's epoch (fencing any older
+//! producer of that id), aborts a transaction it left open (answering CONCURRENT_TRANSACTIONS
+//! so the client retries), and rotates to a new producer id once the epoch is exhausted.
+//! v3+ may name the producer id and epoch the client holds, to recover without being fenced.
+
+use kafka_protocol::messages::{InitProducerIdRequest, InitProducerIdResponse, ProducerId};
+
+use super::Ctx;
+use crate::txn::state::TxnError;
+
+pub async fn handle(ctx: &Ctx<'_>, req: InitProducerIdRequest) -> InitProducerIdResponse {
+    let mut resp = InitProducerIdResponse::default();
+    let result = init(ctx, &req).await;
+    match result {
+        Ok((producer_id, producer_epoch)) => {
+            resp.producer_id = ProducerId(producer_id);
+            resp.producer_epoch = producer_epoch;
+        }
+        Err(e) => {
+            resp.error_code = e.code();
+            resp.producer_id = ProducerId(-1);
+            resp.producer_epoch = -1;
+        }
+    }
+    resp
+}
+
+async fn init(ctx: &Ctx<'_>, req: &InitProducerIdRequest) -> Result<(i64, i16), TxnError> {
+    // Kafka's KafkaApis: both or neither of producer id and epoch.
+    let expected = match (req.producer_id.0, req.producer_epoch) {
+        (-1, -1) => None,
+        (-1, _) | (_, -1) => return Err(TxnError::InvalidRequest),
+        (pid, epoch) => Some((pid, epoch)),
+    };
+    let txn = &ctx.broker.txn;
+    match &req.transactional_id {
+        None => Ok((txn.new_producer_id()?, 0)),
+        Some(id) => {
+            txn.init_producer_id(
+                ctx.broker,
+                id.0.as_str(),
+                req.transaction_timeout_ms,
+                expected,
+            )
+            .await
+        }
+    }
+}

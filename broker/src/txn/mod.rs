@@ -1,0 +1,674 @@
+//! The transaction coordinator: producer ids, and the state of every transactional id whose
+//! partition of `__transaction_state` this broker leads (on a single node: all of them).
+//!
+//! Each transactional id is a [`state::TxnMetadata`] behind its own async mutex; an operation
+//! holds it from the decision to the end of its writes, so two requests of one transactional
+//! id never interleave. This module does the I/O around the sans-IO state machine: it writes
+//! each new state to `__transaction_state` before acting on it (and, in durable mode, waits
+//! for the fsync), writes the COMMIT/ABORT markers to every partition of a transaction itself
+//! (Kafka's WriteTxnMarkers, without the network hop), verifies transactional produces
+//! against the ongoing transaction (KIP-890 part 1), aborts transactions that outlive their
+//! timeout, expires idle transactional ids, and on start reloads every transactional id from
+//! the log and completes the transactions that were between PrepareCommit/PrepareAbort and
+//! their markers when the broker stopped.
+//!
+//! Lock order: a transactional id, then a group (transactional offset commits), then a
+//! partition's log. Markers are written with no group lock held.
+//!
+//! Bounds: [`TRANSACTIONAL_IDS_MAX`] transactional ids; [`state::TXN_PARTITIONS_MAX`]
+//! partitions per transaction; `transaction.max.timeout.ms`.
+
+pub mod producer_ids;
+pub mod records;
+pub mod state;
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use kafka_protocol::records::{
+    Compression as WireCompression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+};
+use parking_lot::RwLock;
+use samsa_storage::batch::{self, Compression};
+use samsa_storage::{compression, records as log_records, EndTxnMarker, LogError};
+use tokio::sync::{Mutex, OwnedMutexGuard};
+
+use self::producer_ids::ProducerIdManager;
+use self::state::{EndDecision, InitDecision, TxnError, TxnMetadata, TxnState};
+use crate::config::topic::TopicOverrides;
+use crate::config::BrokerConfig;
+use crate::partition::{Partition, SyncWait};
+use crate::server::Broker;
+
+/// The internal topic that holds transaction state.
+pub const TRANSACTION_STATE_TOPIC: &str = "__transaction_state";
+/// Transactional ids the coordinator keeps at most (each costs a little memory; beyond it new
+/// ids are refused with COORDINATOR_NOT_AVAILABLE until idle ones expire).
+pub const TRANSACTIONAL_IDS_MAX: usize = 100_000;
+/// Bytes read from `__transaction_state` per step while loading.
+const LOAD_READ_BYTES: usize = 1 << 20;
+/// Largest decompressed batch accepted while loading (Samsa writes them uncompressed).
+const LOAD_DECOMPRESSED_BYTES_MAX: usize = 64 << 20;
+
+type TxnHandle = Arc<Mutex<TxnMetadata>>;
+
+/// A transactional id, locked for a produce or a transactional offset commit to verify
+/// against (KIP-890): the transaction cannot end while the guard is held.
+pub type TxnGuard = OwnedMutexGuard<TxnMetadata>;
+
+pub struct TransactionCoordinator {
+    partitions: i32,
+    max_timeout_ms: i32,
+    id_expiration_ms: i64,
+    abort_check_ms: u64,
+    expire_check_ms: u64,
+    segment_bytes: i64,
+    txns: RwLock<HashMap<String, TxnHandle>>,
+    producer_ids: ProducerIdManager,
+}
+
+fn storage_error(what: &str, e: &LogError) -> TxnError {
+    tracing::error!("{what}: {e}");
+    TxnError::StorageError
+}
+
+/// Waits for a durable append's fsync and moves the partition's high watermark.
+async fn settle(partition: &Partition, wait: SyncWait) -> Result<(), TxnError> {
+    if let Some(rx) = wait {
+        let synced = rx.await;
+        partition.synced();
+        match synced {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(storage_error("fsync of a transaction write failed", &e)),
+            Err(_) => return Err(TxnError::StorageError),
+        }
+    }
+    Ok(())
+}
+
+/// One record of `__transaction_state` as a v2 batch (offsets are assigned by the log).
+fn encode_state_batch(key: Vec<u8>, value: Option<Vec<u8>>, now_ms: i64) -> Bytes {
+    let record = Record {
+        transactional: false,
+        control: false,
+        delete_horizon: false,
+        partition_leader_epoch: -1,
+        producer_id: -1,
+        producer_epoch: -1,
+        timestamp_type: TimestampType::Creation,
+        offset: 0,
+        sequence: -1,
+        timestamp: now_ms,
+        key: Some(Bytes::from(key)),
+        value: value.map(Bytes::from),
+        headers: Default::default(),
+    };
+    let mut buf = bytes::BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        [record].iter(),
+        &RecordEncodeOptions {
+            version: 2,
+            compression: WireCompression::None,
+        },
+    )
+    .expect("an uncompressed v2 batch of one in-memory record always encodes");
+    buf.freeze()
+}
+
+impl TransactionCoordinator {
+    /// Builds the coordinator over the producer-id claims of `log_dir`. `existing_partitions`
+    /// is the partition count of `__transaction_state` when it already exists.
+    pub fn new(
+        config: &BrokerConfig,
+        log_dir: &Path,
+        existing_partitions: Option<i32>,
+    ) -> anyhow::Result<TransactionCoordinator> {
+        Ok(TransactionCoordinator {
+            partitions: existing_partitions
+                .unwrap_or_else(|| config.int("transaction.state.log.num.partitions"))
+                .max(1),
+            max_timeout_ms: config.int("transaction.max.timeout.ms").max(1),
+            id_expiration_ms: config.long("transactional.id.expiration.ms").max(1),
+            abort_check_ms: config
+                .long("transaction.abort.timed.out.transaction.cleanup.interval.ms")
+                .clamp(10, 3_600_000) as u64,
+            expire_check_ms: config
+                .long("transaction.remove.expired.transaction.cleanup.interval.ms")
+                .clamp(10, 86_400_000) as u64,
+            segment_bytes: config.long("transaction.state.log.segment.bytes"),
+            txns: RwLock::new(HashMap::new()),
+            producer_ids: ProducerIdManager::open(log_dir)?,
+        })
+    }
+
+    /// The partition of `__transaction_state` that owns `transactional_id`.
+    pub fn partition_for(&self, transactional_id: &str) -> i32 {
+        records::partition_for(transactional_id, self.partitions)
+    }
+
+    /// A producer id for an idempotent producer without a transactional id: a fresh one every
+    /// time, with epoch 0 (Kafka's coordinator does the same; such a producer bumps its epoch
+    /// itself, KIP-360).
+    pub fn new_producer_id(&self) -> Result<i64, TxnError> {
+        self.producer_ids.generate().map_err(|e| {
+            tracing::error!("{e}");
+            TxnError::CoordinatorNotAvailable
+        })
+    }
+
+    /// The partition of `__transaction_state` for `transactional_id`, creating the topic on
+    /// first use as Kafka does.
+    fn state_partition(
+        &self,
+        broker: &Broker,
+        transactional_id: &str,
+    ) -> Result<Arc<Partition>, TxnError> {
+        let mut overrides = TopicOverrides::new();
+        overrides.insert("cleanup.policy".into(), "compact".into());
+        overrides.insert("segment.bytes".into(), self.segment_bytes.to_string());
+        overrides.insert("compression.type".into(), "uncompressed".into());
+        let topic = broker
+            .topics
+            .get_or_create(TRANSACTION_STATE_TOPIC, self.partitions, overrides)
+            .map_err(|e| {
+                tracing::error!("cannot create {TRANSACTION_STATE_TOPIC}: {e}");
+                TxnError::CoordinatorNotAvailable
+            })?;
+        topic
+            .partition(self.partition_for(transactional_id))
+            .cloned()
+            .ok_or(TxnError::CoordinatorNotAvailable)
+    }
+
+    /// FindCoordinator for a transactional id: this broker, once `__transaction_state` exists.
+    pub fn find_coordinator(
+        &self,
+        broker: &Broker,
+        transactional_id: &str,
+    ) -> Result<(), TxnError> {
+        self.state_partition(broker, transactional_id).map(|_| ())
+    }
+
+    fn handle(&self, transactional_id: &str) -> Option<TxnHandle> {
+        self.txns.read().get(transactional_id).cloned()
+    }
+
+    /// Writes a transactional id's state (or its tombstone) to `__transaction_state` and, in
+    /// durable mode, waits until it is on disk.
+    async fn write_state(
+        &self,
+        broker: &Broker,
+        transactional_id: &str,
+        m: Option<&TxnMetadata>,
+    ) -> Result<(), TxnError> {
+        let partition = self.state_partition(broker, transactional_id)?;
+        let now = crate::util::now_ms();
+        let batch = encode_state_batch(
+            records::encode_key(transactional_id),
+            m.map(records::encode_value),
+            now,
+        );
+        let (_, wait) = partition
+            .append(batch, now, &broker.group_commit)
+            .map_err(|e| storage_error("cannot write to __transaction_state", &e))?;
+        settle(&partition, wait).await
+    }
+
+    // ------------------------------------------------------------ client requests
+
+    /// InitProducerId with a transactional id: the producer id and epoch for it.
+    pub async fn init_producer_id(
+        &self,
+        broker: &Broker,
+        transactional_id: &str,
+        txn_timeout_ms: i32,
+        expected: Option<(i64, i16)>,
+    ) -> Result<(i64, i16), TxnError> {
+        if transactional_id.is_empty() {
+            return Err(TxnError::InvalidRequest);
+        }
+        if txn_timeout_ms <= 0 || txn_timeout_ms > self.max_timeout_ms {
+            return Err(TxnError::InvalidTransactionTimeout);
+        }
+        self.state_partition(broker, transactional_id)?;
+        let now = crate::util::now_ms();
+        let handle = match self.handle(transactional_id) {
+            Some(h) => h,
+            None => {
+                let mut txns = self.txns.write();
+                if txns.len() >= TRANSACTIONAL_IDS_MAX && !txns.contains_key(transactional_id) {
+                    tracing::warn!("{TRANSACTIONAL_IDS_MAX} transactional ids are known; refusing a new one until idle ones expire");
+                    return Err(TxnError::CoordinatorNotAvailable);
+                }
+                match txns.get(transactional_id) {
+                    Some(h) => h.clone(),
+                    None => {
+                        let pid = self.new_producer_id()?;
+                        let h = Arc::new(Mutex::new(TxnMetadata::new(
+                            transactional_id,
+                            pid,
+                            txn_timeout_ms,
+                            now,
+                        )));
+                        txns.insert(transactional_id.to_string(), h.clone());
+                        h
+                    }
+                }
+            }
+        };
+        let mut m = handle.lock().await;
+        let decision =
+            m.init_producer_id(txn_timeout_ms, expected, now, || self.new_producer_id())?;
+        match decision {
+            InitDecision::Ready(next) => {
+                self.write_state(broker, transactional_id, Some(&next))
+                    .await?;
+                *m = next;
+                tracing::info!(
+                    transactional_id,
+                    producer_id = m.producer_id,
+                    producer_epoch = m.producer_epoch,
+                    "initialized transactional id"
+                );
+                Ok((m.producer_id, m.producer_epoch))
+            }
+            InitDecision::AbortFirst(next) => {
+                tracing::info!(
+                    transactional_id,
+                    "a new producer fences the one with an open transaction; aborting it"
+                );
+                self.write_state(broker, transactional_id, Some(&next))
+                    .await?;
+                *m = next;
+                self.complete(broker, &mut m).await?;
+                Err(TxnError::ConcurrentTransactions)
+            }
+        }
+    }
+
+    /// AddPartitionsToTxn (and AddOffsetsToTxn, with the group's offsets partition).
+    pub async fn add_partitions(
+        &self,
+        broker: &Broker,
+        transactional_id: &str,
+        producer_id: i64,
+        producer_epoch: i16,
+        partitions: &BTreeSet<(String, i32)>,
+    ) -> Result<(), TxnError> {
+        if transactional_id.is_empty() {
+            return Err(TxnError::InvalidRequest);
+        }
+        let handle = self
+            .handle(transactional_id)
+            .ok_or(TxnError::InvalidProducerIdMapping)?;
+        let mut m = handle.lock().await;
+        let now = crate::util::now_ms();
+        if let Some(next) = m.add_partitions(producer_id, producer_epoch, partitions, now)? {
+            self.write_state(broker, transactional_id, Some(&next))
+                .await?;
+            *m = next;
+        }
+        Ok(())
+    }
+
+    /// AddPartitionsToTxn v4+ with `verify_only`: which partitions are in the ongoing
+    /// transaction.
+    pub async fn verify(
+        &self,
+        transactional_id: &str,
+        producer_id: i64,
+        producer_epoch: i16,
+        partitions: &[(String, i32)],
+    ) -> Result<Vec<bool>, TxnError> {
+        let handle = self
+            .handle(transactional_id)
+            .ok_or(TxnError::InvalidProducerIdMapping)?;
+        let m = handle.lock().await;
+        m.verify_partitions(producer_id, producer_epoch, partitions)
+    }
+
+    /// Locks a transactional id for a write that must be verified against its ongoing
+    /// transaction (a transactional produce, a transactional offset commit). `None` when the
+    /// id is unknown.
+    pub async fn lock(&self, transactional_id: &str) -> Option<TxnGuard> {
+        let handle = self.handle(transactional_id)?;
+        Some(handle.lock_owned().await)
+    }
+
+    /// EndTxn: commits or aborts the ongoing transaction. Returns the producer id and epoch
+    /// (EndTxn v5 reports them).
+    pub async fn end_txn(
+        &self,
+        broker: &Broker,
+        transactional_id: &str,
+        producer_id: i64,
+        producer_epoch: i16,
+        commit: bool,
+    ) -> Result<(i64, i16), TxnError> {
+        if transactional_id.is_empty() {
+            return Err(TxnError::InvalidRequest);
+        }
+        let handle = self
+            .handle(transactional_id)
+            .ok_or(TxnError::InvalidProducerIdMapping)?;
+        let mut m = handle.lock().await;
+        let now = crate::util::now_ms();
+        match m.end_txn(producer_id, producer_epoch, commit, true, now)? {
+            EndDecision::AlreadyDone => {}
+            EndDecision::Prepare(next) => {
+                self.write_state(broker, transactional_id, Some(&next))
+                    .await?;
+                *m = next;
+                // The outcome is decided and durable: a failure to write a marker now is
+                // retried by the timer, and the client is told the transaction ended.
+                if let Err(e) = self.complete(broker, &mut m).await {
+                    tracing::warn!(
+                        transactional_id,
+                        "transaction decided but not completed yet ({e}); will retry"
+                    );
+                }
+            }
+        }
+        Ok((m.producer_id, m.producer_epoch))
+    }
+
+    /// Writes the markers of a transaction in PrepareCommit/PrepareAbort to each of its
+    /// partitions, then its completion. On a storage error the transaction stays prepared and
+    /// the timer retries (a partition may then get a second marker, which changes nothing).
+    async fn complete(&self, broker: &Broker, m: &mut TxnMetadata) -> Result<(), TxnError> {
+        let commit = match m.state {
+            TxnState::PrepareCommit => true,
+            TxnState::PrepareAbort => false,
+            other => {
+                tracing::error!(transactional_id = %m.transactional_id, state = other.name(), "asked to complete a transaction that is not prepared");
+                return Err(TxnError::InvalidTxnState);
+            }
+        };
+        let coordinator_epoch = self
+            .state_partition(broker, &m.transactional_id)?
+            .leader_epoch();
+        let marker = EndTxnMarker {
+            commit,
+            coordinator_epoch,
+        };
+        let now = crate::util::now_ms();
+        let mut waits = Vec::new();
+        let mut failed = false;
+        for (topic, index) in &m.partitions {
+            let Some(p) = broker
+                .topics
+                .get(topic)
+                .and_then(|t| t.partition(*index).cloned())
+            else {
+                // A deleted topic has nothing left to mark.
+                continue;
+            };
+            match p.append_marker(
+                m.producer_id,
+                m.producer_epoch,
+                marker,
+                now,
+                &broker.group_commit,
+            ) {
+                Ok((_, wait)) => waits.push((p, wait)),
+                Err(LogError::Storage(e)) => {
+                    tracing::error!(partition = %p.tp, "cannot write a transaction marker: {e}");
+                    failed = true;
+                }
+                // Fenced by a newer epoch or coordinator: nothing this transaction can change.
+                Err(e) => tracing::warn!(partition = %p.tp, "transaction marker refused: {e}"),
+            }
+        }
+        for (p, wait) in waits {
+            settle(&p, wait).await?;
+        }
+        if failed {
+            return Err(TxnError::StorageError);
+        }
+        let done = m.complete(crate::util::now_ms());
+        self.write_state(broker, &m.transactional_id.clone(), Some(&done))
+            .await?;
+        tracing::debug!(transactional_id = %m.transactional_id, state = done.state.name(), partitions = m.partitions.len(), "transaction completed");
+        *m = done;
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ operators
+
+    /// DescribeTransactions of one id.
+    pub async fn describe(&self, transactional_id: &str) -> Result<TxnMetadata, TxnError> {
+        if transactional_id.is_empty() {
+            return Err(TxnError::InvalidRequest);
+        }
+        let handle = self
+            .handle(transactional_id)
+            .ok_or(TxnError::TransactionalIdNotFound)?;
+        let m = handle.lock().await.clone();
+        if m.state == TxnState::Dead {
+            return Err(TxnError::TransactionalIdNotFound);
+        }
+        Ok(m)
+    }
+
+    /// Every known transactional id's state (ListTransactions), by id.
+    pub async fn list(&self) -> Vec<TxnMetadata> {
+        let mut handles: Vec<(String, TxnHandle)> = self
+            .txns
+            .read()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        handles.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out = Vec::with_capacity(handles.len());
+        for (_, h) in handles {
+            out.push(h.lock().await.clone());
+        }
+        out
+    }
+
+    // ------------------------------------------------------------ timers
+
+    /// Aborts transactions past their timeout, retries unfinished completions, and expires
+    /// idle transactional ids, on the control runtime until the broker stops.
+    pub async fn run_timers(self: Arc<Self>, broker: Arc<Broker>) {
+        let mut tick = tokio::time::interval(Duration::from_millis(self.abort_check_ms));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut since_expiry = 0u64;
+        loop {
+            tick.tick().await;
+            self.abort_timed_out(&broker).await;
+            since_expiry += self.abort_check_ms;
+            if since_expiry >= self.expire_check_ms {
+                since_expiry = 0;
+                self.expire_ids(&broker).await;
+            }
+        }
+    }
+
+    /// One pass of the timeout sweep (Kafka's `abortTimedOutTransactions`), which also
+    /// finishes transactions left prepared by a failed marker write.
+    pub async fn abort_timed_out(&self, broker: &Broker) {
+        let handles: Vec<TxnHandle> = self.txns.read().values().cloned().collect();
+        for h in handles {
+            // A transaction busy with a request is not idle: look again next time.
+            let Ok(mut m) = h.try_lock() else { continue };
+            let now = crate::util::now_ms();
+            if m.is_timed_out(now) {
+                let id = m.transactional_id.clone();
+                let next = match m.fence_and_abort(now) {
+                    Ok(next) => next,
+                    Err(e) => {
+                        tracing::warn!(transactional_id = %id, "cannot abort a timed-out transaction: {e}");
+                        continue;
+                    }
+                };
+                tracing::info!(transactional_id = %id, producer_id = m.producer_id, timeout_ms = m.txn_timeout_ms, "aborting a transaction past its timeout");
+                if self.write_state(broker, &id, Some(&next)).await.is_err() {
+                    continue;
+                }
+                *m = next;
+            }
+            if matches!(m.state, TxnState::PrepareCommit | TxnState::PrepareAbort) {
+                if let Err(e) = self.complete(broker, &mut m).await {
+                    tracing::warn!(transactional_id = %m.transactional_id, "completing a transaction failed again: {e}");
+                }
+            }
+        }
+    }
+
+    /// Forgets transactional ids idle past `transactional.id.expiration.ms`, writing their
+    /// tombstones.
+    pub async fn expire_ids(&self, broker: &Broker) {
+        let handles: Vec<(String, TxnHandle)> = self
+            .txns
+            .read()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (id, h) in handles {
+            let Ok(mut m) = h.try_lock() else { continue };
+            if !m.is_expired(crate::util::now_ms(), self.id_expiration_ms) {
+                continue;
+            }
+            if self.write_state(broker, &id, None).await.is_err() {
+                continue;
+            }
+            m.state = TxnState::Dead;
+            self.txns.write().remove(&id);
+            tracing::info!(transactional_id = %id, "expired an idle transactional id");
+        }
+    }
+
+    // ------------------------------------------------------------ load
+
+    /// Reloads every transactional id from `__transaction_state` (the last record of each id
+    /// wins, as compaction would leave it) and completes the transactions that were prepared
+    /// but not completed when the broker stopped. Ongoing transactions stay open: their
+    /// producer may carry on, or the timeout sweep aborts them. Runs before the broker serves.
+    pub fn load_all(&self, broker: &Broker) -> anyhow::Result<()> {
+        let Some(topic) = broker.topics.get(TRANSACTION_STATE_TOPIC) else {
+            return Ok(());
+        };
+        let mut states: HashMap<String, Option<TxnMetadata>> = HashMap::new();
+        for p in &topic.partitions {
+            load_partition(p, &mut states)?;
+        }
+        let mut prepared = Vec::new();
+        {
+            let mut txns = self.txns.write();
+            for (id, m) in states {
+                let Some(m) = m else { continue };
+                if m.state == TxnState::Dead {
+                    continue;
+                }
+                if matches!(m.state, TxnState::PrepareCommit | TxnState::PrepareAbort) {
+                    prepared.push(id.clone());
+                }
+                txns.insert(id, Arc::new(Mutex::new(m)));
+            }
+        }
+        tracing::info!(
+            transactional_ids = self.txns.read().len(),
+            prepared = prepared.len(),
+            "loaded {TRANSACTION_STATE_TOPIC}"
+        );
+        for id in prepared {
+            let Some(h) = self.handle(&id) else { continue };
+            futures::executor::block_on(async {
+                let mut m = h.lock().await;
+                tracing::info!(transactional_id = %id, state = m.state.name(), "completing a transaction prepared before the restart");
+                if let Err(e) = self.complete(broker, &mut m).await {
+                    tracing::warn!(transactional_id = %id, "cannot complete it yet ({e}); the timer retries");
+                }
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Replays one partition of `__transaction_state` into `states` (None: tombstoned).
+fn load_partition(
+    partition: &Partition,
+    states: &mut HashMap<String, Option<TxnMetadata>>,
+) -> Result<(), LogError> {
+    let mut offset = partition.log_start_offset();
+    let end = partition.high_watermark();
+    while offset < end {
+        let read = match partition.read(offset, LOAD_READ_BYTES, true, false) {
+            Ok(r) => r,
+            Err(LogError::OffsetOutOfRange {
+                log_start_offset, ..
+            }) if log_start_offset > offset => {
+                offset = log_start_offset;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if read.slice.is_empty() {
+            break;
+        }
+        let bytes = read.slice.load().map_err(LogError::Storage)?;
+        let mut next = offset;
+        for b in batch::batches(&bytes) {
+            let Ok(b) = b else { break };
+            let h = *b.header();
+            next = h.next_offset();
+            if h.is_control() {
+                continue;
+            }
+            let codec = h.compression().unwrap_or(Compression::None);
+            let decompressed;
+            let payload = if codec == Compression::None {
+                b.records_bytes()
+            } else {
+                match compression::decompress(codec, b.records_bytes(), LOAD_DECOMPRESSED_BYTES_MAX)
+                {
+                    Ok(v) => {
+                        decompressed = v;
+                        &decompressed[..]
+                    }
+                    Err(e) => {
+                        tracing::warn!(partition = %partition.tp, offset = h.base_offset, "cannot decompress a batch of transaction state: {e}");
+                        continue;
+                    }
+                }
+            };
+            for r in log_records::records(payload, h.record_count) {
+                let Ok(r) = r else { break };
+                if h.base_offset + (r.offset_delta as i64) < offset {
+                    continue;
+                }
+                let Some(key) = r.key else { continue };
+                let id = match records::decode_key(key) {
+                    Ok(id) => id,
+                    Err(e) => {
+                        tracing::warn!(partition = %partition.tp, "{e}; skipped");
+                        continue;
+                    }
+                };
+                match r.value {
+                    None => {
+                        states.insert(id, None);
+                    }
+                    Some(v) => match records::decode_value(&id, v) {
+                        Ok(m) => {
+                            states.insert(id, Some(m));
+                        }
+                        Err(e) => {
+                            tracing::warn!(partition = %partition.tp, transactional_id = %id, "{e}; skipped")
+                        }
+                    },
+                }
+            }
+        }
+        if next <= offset {
+            break;
+        }
+        offset = next;
+    }
+    Ok(())
+}
