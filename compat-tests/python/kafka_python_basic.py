@@ -29,9 +29,8 @@ text = repr(configs)
 check("retention.ms" in text and "86400000" in text, "describe_configs shows the override: " + text[:500])
 
 for codec in [None, "gzip"]:
-    # Plain (non-idempotent) producer here; the idempotent path has its own test.
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", compression_type=codec, linger_ms=5,
-                             enable_idempotence=False)
+    # kafka-python's default producer is idempotent (InitProducerId, then sequenced batches).
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", compression_type=codec, linger_ms=5)
     futures = [producer.send("kp-topic", key=b"key-%d" % (i % 5), value=b"value-%d" % i, partition=i % 3) for i in range(300)]
     producer.flush()
     metas = [f.get(timeout=30) for f in futures]

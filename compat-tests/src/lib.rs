@@ -13,6 +13,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
+pub mod proxy;
+
 /// How long a broker may take to start serving.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
