@@ -1,0 +1,418 @@
+//! The transaction coordinator on a real log directory, without sockets: commits and aborts
+//! reach every partition as markers and read_committed readers see only committed data; a
+//! transaction prepared but not completed before a crash is completed on restart; a
+//! transaction past its timeout is aborted and its producer fenced; a new producer of the same
+//! transactional id fences the old one; transactional ids and producer ids survive restarts;
+//! and a transactional produce outside the transaction is refused (KIP-890).
+
+use std::collections::BTreeSet;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::{
+    produce_request, ApiKey, ProduceRequest, ProduceResponse, RequestHeader, RequestKind,
+    TopicName, TransactionalId,
+};
+use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use kafka_protocol::records::{
+    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+};
+use kafka_protocol::ResponseError;
+use samsa_broker::config::BrokerConfig;
+use samsa_broker::handlers::{self, Connection};
+use samsa_broker::net::IoEngine;
+use samsa_broker::partition::Partition;
+use samsa_broker::server::Broker;
+use samsa_broker::txn::state::{TxnError, TxnState};
+use samsa_broker::txn::TRANSACTION_STATE_TOPIC;
+
+fn open(dir: &std::path::Path) -> Arc<Broker> {
+    let flags = vec![
+        ("log.dirs".to_string(), dir.display().to_string()),
+        (
+            "transaction.state.log.num.partitions".to_string(),
+            "3".to_string(),
+        ),
+    ];
+    let config = BrokerConfig::load(None, vec![], flags).unwrap();
+    Broker::open(config, IoEngine::Epoll).unwrap()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn partitions(list: &[(&str, i32)]) -> BTreeSet<(String, i32)> {
+    list.iter().map(|(t, p)| (t.to_string(), *p)).collect()
+}
+
+fn partition(broker: &Broker, topic: &str, index: i32) -> Arc<Partition> {
+    broker
+        .topics
+        .get(topic)
+        .unwrap()
+        .partition(index)
+        .unwrap()
+        .clone()
+}
+
+/// A transactional batch of `values` from `producer_id` at `epoch`, sequences from `seq`.
+fn txn_batch(producer_id: i64, epoch: i16, seq: i32, values: &[&str]) -> Bytes {
+    let records: Vec<Record> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Record {
+            transactional: true,
+            control: false,
+            delete_horizon: false,
+            partition_leader_epoch: -1,
+            producer_id,
+            producer_epoch: epoch,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            sequence: seq + i as i32,
+            timestamp: samsa_broker::util::now_ms(),
+            key: None,
+            value: Some(Bytes::from(v.to_string())),
+            headers: Default::default(),
+        })
+        .collect();
+    let mut buf = BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        records.iter(),
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .unwrap();
+    buf.freeze()
+}
+
+fn append(broker: &Broker, p: &Arc<Partition>, batch: Bytes) {
+    p.append(batch, samsa_broker::util::now_ms(), &broker.group_commit)
+        .unwrap();
+}
+
+/// The values a read_committed reader of `p` gets, skipping aborted transactions as a client
+/// does with the fetch response's aborted list.
+fn read_committed(p: &Partition) -> Vec<String> {
+    let r = p.read(p.log_start_offset(), 1 << 20, true, true).unwrap();
+    let bytes = r.slice.load().unwrap();
+    let upper = r.last_stable_offset;
+    let aborted = p.aborted_transactions(p.log_start_offset(), upper).unwrap();
+    let mut out = Vec::new();
+    if bytes.is_empty() {
+        return out;
+    }
+    let mut buf = bytes;
+    let set = kafka_protocol::records::RecordBatchDecoder::decode(&mut buf).unwrap();
+    for rec in set.records {
+        if rec.control {
+            continue;
+        }
+        let skipped = aborted.iter().any(|a| {
+            a.producer_id == rec.producer_id
+                && a.first_offset <= rec.offset
+                && rec.offset < a.last_offset
+        });
+        if !skipped {
+            out.push(String::from_utf8(rec.value.unwrap().to_vec()).unwrap());
+        }
+    }
+    out
+}
+
+#[test]
+fn commit_and_abort_reach_every_partition_and_read_committed_sees_only_committed_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = open(dir.path());
+    broker.topics.create("t", 2, 1, Default::default()).unwrap();
+    let (p0, p1) = (partition(&broker, "t", 0), partition(&broker, "t", 1));
+    let rt = runtime();
+    rt.block_on(async {
+        let txn = &broker.txn;
+        let (pid, epoch) = txn
+            .init_producer_id(&broker, "app", 60_000, None)
+            .await
+            .unwrap();
+        assert_eq!(epoch, 0);
+        let both = partitions(&[("t", 0), ("t", 1)]);
+        txn.add_partitions(&broker, "app", pid, epoch, &both)
+            .await
+            .unwrap();
+        append(&broker, &p0, txn_batch(pid, epoch, 0, &["a1", "a2"]));
+        append(&broker, &p1, txn_batch(pid, epoch, 0, &["b1"]));
+        // Open: nothing is stable yet.
+        assert_eq!(p0.last_stable_offset(), 0);
+        assert!(read_committed(&p0).is_empty());
+        txn.end_txn(&broker, "app", pid, epoch, true).await.unwrap();
+        assert_eq!(read_committed(&p0), vec!["a1", "a2"]);
+        assert_eq!(read_committed(&p1), vec!["b1"]);
+        // A retried EndTxn of a completed commit is answered with success.
+        txn.end_txn(&broker, "app", pid, epoch, true).await.unwrap();
+        // The next transaction aborts.
+        txn.add_partitions(&broker, "app", pid, epoch, &both)
+            .await
+            .unwrap();
+        append(&broker, &p0, txn_batch(pid, epoch, 2, &["x"]));
+        txn.end_txn(&broker, "app", pid, epoch, false)
+            .await
+            .unwrap();
+        assert_eq!(read_committed(&p0), vec!["a1", "a2"]);
+        assert_eq!(p0.last_stable_offset(), p0.log_end_offset());
+        assert_eq!(
+            txn.end_txn(&broker, "app", pid, epoch, true).await,
+            Err(TxnError::InvalidTxnState)
+        );
+        let described = txn.describe("app").await.unwrap();
+        assert_eq!(described.state, TxnState::CompleteAbort);
+        assert_eq!(
+            txn.describe("other").await,
+            Err(TxnError::TransactionalIdNotFound)
+        );
+        assert_eq!(txn.list().await.len(), 1);
+    });
+}
+
+#[test]
+fn a_transaction_prepared_before_a_crash_is_completed_on_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pid, epoch) = {
+        let broker = open(dir.path());
+        broker.topics.create("t", 1, 1, Default::default()).unwrap();
+        let p0 = partition(&broker, "t", 0);
+        let rt = runtime();
+        rt.block_on(async {
+            let txn = &broker.txn;
+            let (pid, epoch) = txn
+                .init_producer_id(&broker, "app", 60_000, None)
+                .await
+                .unwrap();
+            let one = partitions(&[("t", 0)]);
+            txn.add_partitions(&broker, "app", pid, epoch, &one)
+                .await
+                .unwrap();
+            append(&broker, &p0, txn_batch(pid, epoch, 0, &["kept"]));
+            // The marker write fails (a full disk): the commit is decided (PrepareCommit is
+            // in the log) but not complete when the broker goes down.
+            p0.with_log(|log| log.inject_append_failure(0));
+            txn.end_txn(&broker, "app", pid, epoch, true).await.unwrap();
+            assert_eq!(
+                txn.describe("app").await.unwrap().state,
+                TxnState::PrepareCommit
+            );
+            assert!(read_committed(&p0).is_empty());
+            (pid, epoch)
+        })
+    };
+    let broker = open(dir.path());
+    let p0 = partition(&broker, "t", 0);
+    assert_eq!(read_committed(&p0), vec!["kept"]);
+    let rt = runtime();
+    rt.block_on(async {
+        let m = broker.txn.describe("app").await.unwrap();
+        assert_eq!(m.state, TxnState::CompleteCommit);
+        assert_eq!((m.producer_id, m.producer_epoch), (pid, epoch));
+    });
+}
+
+#[test]
+fn a_transaction_past_its_timeout_is_aborted_and_its_producer_fenced() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = open(dir.path());
+    broker.topics.create("t", 1, 1, Default::default()).unwrap();
+    let p0 = partition(&broker, "t", 0);
+    runtime().block_on(async {
+        let txn = &broker.txn;
+        let (pid, epoch) = txn
+            .init_producer_id(&broker, "slow", 50, None)
+            .await
+            .unwrap();
+        txn.add_partitions(&broker, "slow", pid, epoch, &partitions(&[("t", 0)]))
+            .await
+            .unwrap();
+        append(&broker, &p0, txn_batch(pid, epoch, 0, &["late"]));
+        txn.abort_timed_out(&broker).await;
+        assert_eq!(txn.describe("slow").await.unwrap().state, TxnState::Ongoing);
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        txn.abort_timed_out(&broker).await;
+        let m = txn.describe("slow").await.unwrap();
+        assert_eq!(m.state, TxnState::CompleteAbort);
+        assert_eq!(m.producer_epoch, epoch + 1);
+        assert!(read_committed(&p0).is_empty());
+        assert_eq!(p0.last_stable_offset(), p0.log_end_offset());
+        // The zombie can neither end its transaction nor write into a new one.
+        assert_eq!(
+            txn.end_txn(&broker, "slow", pid, epoch, true).await,
+            Err(TxnError::ProducerFenced)
+        );
+        let refused = p0.append(
+            txn_batch(pid, epoch, 1, &["zombie"]),
+            samsa_broker::util::now_ms(),
+            &broker.group_commit,
+        );
+        assert!(matches!(
+            refused,
+            Err(samsa_storage::LogError::InvalidProducerEpoch(_))
+        ));
+    });
+}
+
+#[test]
+fn a_second_producer_with_the_same_transactional_id_fences_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = open(dir.path());
+    broker.topics.create("t", 1, 1, Default::default()).unwrap();
+    let p0 = partition(&broker, "t", 0);
+    runtime().block_on(async {
+        let txn = &broker.txn;
+        let (pid, first) = txn
+            .init_producer_id(&broker, "app", 60_000, None)
+            .await
+            .unwrap();
+        txn.add_partitions(&broker, "app", pid, first, &partitions(&[("t", 0)]))
+            .await
+            .unwrap();
+        append(&broker, &p0, txn_batch(pid, first, 0, &["from-the-first"]));
+        // The second instance's first call aborts the open transaction and asks to retry.
+        assert_eq!(
+            txn.init_producer_id(&broker, "app", 60_000, None).await,
+            Err(TxnError::ConcurrentTransactions)
+        );
+        let (pid2, second) = txn
+            .init_producer_id(&broker, "app", 60_000, None)
+            .await
+            .unwrap();
+        assert_eq!(pid2, pid);
+        assert!(second > first + 1);
+        assert_eq!(
+            txn.end_txn(&broker, "app", pid, first, true).await,
+            Err(TxnError::ProducerFenced)
+        );
+        assert!(read_committed(&p0).is_empty());
+    });
+}
+
+#[test]
+fn transactional_ids_and_producer_ids_survive_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pid, epoch, idempotent) = {
+        let broker = open(dir.path());
+        runtime().block_on(async {
+            let (pid, epoch) = broker
+                .txn
+                .init_producer_id(&broker, "keeper", 60_000, None)
+                .await
+                .unwrap();
+            (pid, epoch, broker.txn.new_producer_id().unwrap())
+        })
+    };
+    let broker = open(dir.path());
+    assert!(broker.topics.get(TRANSACTION_STATE_TOPIC).is_some());
+    runtime().block_on(async {
+        let m = broker.txn.describe("keeper").await.unwrap();
+        assert_eq!(
+            (m.producer_id, m.producer_epoch, m.state),
+            (pid, epoch, TxnState::Empty)
+        );
+        let (pid2, epoch2) = broker
+            .txn
+            .init_producer_id(&broker, "keeper", 60_000, None)
+            .await
+            .unwrap();
+        assert_eq!((pid2, epoch2), (pid, epoch + 1));
+        let fresh = broker.txn.new_producer_id().unwrap();
+        assert!(
+            fresh > idempotent && fresh > pid,
+            "producer id {fresh} was handed out before"
+        );
+        assert_eq!(
+            broker
+                .txn
+                .init_producer_id(&broker, "keeper", 10_000_000, None)
+                .await,
+            Err(TxnError::InvalidTransactionTimeout)
+        );
+    });
+}
+
+/// Sends a Produce v8 through the handlers and returns the error code of its one partition.
+fn produce(broker: &Arc<Broker>, transactional_id: &str, batch: Bytes) -> i16 {
+    let mut pd = produce_request::PartitionProduceData::default();
+    pd.index = 0;
+    pd.records = Some(batch);
+    let mut td = produce_request::TopicProduceData::default();
+    td.name = TopicName(StrBytes::from_static_str("t"));
+    td.partition_data = vec![pd];
+    let mut req = ProduceRequest::default();
+    req.transactional_id = Some(TransactionalId(StrBytes::from_string(
+        transactional_id.to_string(),
+    )));
+    req.acks = -1;
+    req.timeout_ms = 1000;
+    req.topic_data = vec![td];
+    let mut frame = BytesMut::new();
+    let mut h = RequestHeader::default();
+    h.request_api_key = ApiKey::Produce as i16;
+    h.request_api_version = 8;
+    h.correlation_id = 7;
+    h.encode(&mut frame, ApiKey::Produce.request_header_version(8))
+        .unwrap();
+    RequestKind::Produce(req).encode(&mut frame, 8).unwrap();
+    let decoded = samsa_protocol::decode_request(frame.freeze()).unwrap();
+    let conn = Rc::new(Connection::new("127.0.0.1:1".parse().unwrap()));
+    let mut out = BytesMut::new();
+    let rt = runtime();
+    let local = tokio::task::LocalSet::new();
+    local
+        .block_on(&rt, handlers::handle(broker, &conn, decoded, &mut out))
+        .unwrap();
+    // Size, correlation id (header v0), then the body.
+    let mut body = out.freeze().slice(8..);
+    let resp = ProduceResponse::decode(&mut body, 8).unwrap();
+    resp.responses[0].partition_responses[0].error_code
+}
+
+#[test]
+fn a_transactional_produce_outside_the_transaction_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = open(dir.path());
+    broker.topics.create("t", 1, 1, Default::default()).unwrap();
+    let (pid, epoch) = runtime().block_on(async {
+        broker
+            .txn
+            .init_producer_id(&broker, "app", 60_000, None)
+            .await
+            .unwrap()
+    });
+    // Not added with AddPartitionsToTxn: KIP-890 verification refuses it.
+    assert_eq!(
+        produce(&broker, "app", txn_batch(pid, epoch, 0, &["x"])),
+        ResponseError::InvalidTxnState.code()
+    );
+    assert_eq!(
+        produce(&broker, "unknown", txn_batch(pid, epoch, 0, &["x"])),
+        ResponseError::InvalidProducerIdMapping.code()
+    );
+    runtime().block_on(async {
+        broker
+            .txn
+            .add_partitions(&broker, "app", pid, epoch, &partitions(&[("t", 0)]))
+            .await
+            .unwrap()
+    });
+    assert_eq!(produce(&broker, "app", txn_batch(pid, epoch, 0, &["x"])), 0);
+    // A stale epoch is INVALID_PRODUCER_EPOCH for a producer (not PRODUCER_FENCED).
+    assert_eq!(
+        produce(&broker, "app", txn_batch(pid, epoch - 1, 1, &["x"])),
+        ResponseError::InvalidProducerEpoch.code()
+    );
+    assert_eq!(partition(&broker, "t", 0).log_end_offset(), 1);
+}
