@@ -33,3 +33,9 @@ fn confluent_kafka_produces_consumes_and_administers() {
     let broker = Broker::start();
     run_script(&broker, "confluent_kafka_basic.py", &[]);
 }
+
+#[test]
+fn confluent_kafka_transactions_commit_abort_fence_and_send_offsets() {
+    let broker = Broker::start();
+    run_script(&broker, "confluent_kafka_txn.py", &[]);
+}
