@@ -223,7 +223,10 @@ impl ScriptMember {
 
     /// The records it reported, as (partition, offset, value).
     fn records(&self) -> Vec<(i32, i64, String)> {
-        self.lines().iter().filter_map(|l| parse_record(l)).collect()
+        self.lines()
+            .iter()
+            .filter_map(|l| parse_record(l))
+            .collect()
     }
 
     fn kill(&mut self) {
@@ -276,7 +279,13 @@ fn values(records: &[Got]) -> BTreeSet<String> {
 }
 
 /// Produces `count` records "<prefix>-<i>" round-robin over `partitions`.
-fn produce_values(broker: &Broker, topic: &str, partitions: i32, prefix: &str, count: usize) -> Vec<String> {
+fn produce_values(
+    broker: &Broker,
+    topic: &str,
+    partitions: i32,
+    prefix: &str,
+    count: usize,
+) -> Vec<String> {
     let producer = producer(broker, &[]);
     let vals: Vec<String> = (0..count).map(|i| format!("{prefix}-{i}")).collect();
     for p in 0..partitions {
@@ -301,7 +310,13 @@ fn three_members_split_eight_partitions_and_a_killed_members_partitions_move_to_
     let b = Member::start(&broker, "split-group", "split", &[]);
     let mut c = ScriptMember::spawn(
         "group_member.py",
-        &[&broker.bootstrap(), "split-group", "split", "--session-ms", SESSION_MS],
+        &[
+            &broker.bootstrap(),
+            "split-group",
+            "split",
+            "--session-ms",
+            SESSION_MS,
+        ],
     );
     let sizes = |a: &Member, b: &Member, c: &ScriptMember| {
         let mut all: Vec<i32> = a.assigned();
@@ -311,9 +326,11 @@ fn three_members_split_eight_partitions_and_a_killed_members_partitions_move_to_
         sizes.sort();
         (all.into_iter().collect::<BTreeSet<i32>>(), sizes)
     };
-    wait_until("three members own 3/3/2 of the 8 partitions", Duration::from_secs(60), || {
-        sizes(&a, &b, &c) == (all_partitions(8), vec![2, 3, 3])
-    });
+    wait_until(
+        "three members own 3/3/2 of the 8 partitions",
+        Duration::from_secs(60),
+        || sizes(&a, &b, &c) == (all_partitions(8), vec![2, 3, 3]),
+    );
 
     // Keep producing while a member dies and the survivors take over.
     let stop = Arc::new(AtomicBool::new(false));
@@ -325,16 +342,23 @@ fn three_members_split_eight_partitions_and_a_killed_members_partitions_move_to_
             let mut i = 0;
             while !stop.load(Ordering::Relaxed) {
                 let v = format!("live-{i}");
-                produce_all(&producer, "split", &[(None, v.clone().into_bytes())], Some(i % 8));
+                produce_all(
+                    &producer,
+                    "split",
+                    &[(None, v.clone().into_bytes())],
+                    Some(i % 8),
+                );
                 produced.lock().unwrap().push(v);
                 i += 1;
                 std::thread::sleep(Duration::from_millis(5));
             }
         })
     };
-    wait_until("the killable member consumed something", Duration::from_secs(30), || {
-        !c.records().is_empty()
-    });
+    wait_until(
+        "the killable member consumed something",
+        Duration::from_secs(30),
+        || !c.records().is_empty(),
+    );
     c.kill();
     let killed_at = Instant::now();
     wait_until(
@@ -349,7 +373,11 @@ fn three_members_split_eight_partitions_and_a_killed_members_partitions_move_to_
         },
     );
     // Evicted by its session timeout, not earlier (it never left).
-    assert!(killed_at.elapsed() >= Duration::from_millis(3500), "{:?}", killed_at.elapsed());
+    assert!(
+        killed_at.elapsed() >= Duration::from_millis(3500),
+        "{:?}",
+        killed_at.elapsed()
+    );
     std::thread::sleep(Duration::from_millis(500));
     stop.store(true, Ordering::Relaxed);
     producer_thread.join().unwrap();
@@ -377,23 +405,30 @@ fn two_groups_each_receive_every_record() {
     let g1a = Member::start(&broker, "group-one", "shared", &[]);
     let g1b = Member::start(&broker, "group-one", "shared", &[]);
     let g2 = Member::start(&broker, "group-two", "shared", &[]);
-    wait_until("group one's members split the partitions", Duration::from_secs(60), || {
-        g1a.assigned().len() == 2 && g1b.assigned().len() == 2 && g2.assigned().len() == 4
-    });
+    wait_until(
+        "group one's members split the partitions",
+        Duration::from_secs(60),
+        || g1a.assigned().len() == 2 && g1b.assigned().len() == 2 && g2.assigned().len() == 4,
+    );
     let produced: BTreeSet<String> = produce_values(&broker, "shared", 4, "rec", 400)
         .into_iter()
         .collect();
-    wait_until("both groups have every record", Duration::from_secs(60), || {
-        let mut one = values(&g1a.records());
-        one.extend(values(&g1b.records()));
-        produced.is_subset(&one) && produced.is_subset(&values(&g2.records()))
-    });
+    wait_until(
+        "both groups have every record",
+        Duration::from_secs(60),
+        || {
+            let mut one = values(&g1a.records());
+            one.extend(values(&g1b.records()));
+            produced.is_subset(&one) && produced.is_subset(&values(&g2.records()))
+        },
+    );
     // Each group read each record; the two members of group one shared the work.
     assert!(!g1a.records().is_empty() && !g1b.records().is_empty());
 }
 
 #[test]
-fn committed_offsets_and_metadata_survive_a_broker_sigkill_and_the_group_resumes_exactly_after_them() {
+fn committed_offsets_and_metadata_survive_a_broker_sigkill_and_the_group_resumes_exactly_after_them(
+) {
     let mut broker = group_broker();
     create_topic(&broker, "resume", 4, &[]);
     produce_values(&broker, "resume", 4, "r", 400);
@@ -418,7 +453,8 @@ fn committed_offsets_and_metadata_survive_a_broker_sigkill_and_the_group_resumes
     }
     let mut tpl = TopicPartitionList::new();
     for (p, o) in &next {
-        tpl.add_partition_offset("resume", *p, Offset::Offset(*o)).unwrap();
+        tpl.add_partition_offset("resume", *p, Offset::Offset(*o))
+            .unwrap();
     }
     for mut e in tpl.elements() {
         let p = e.partition();
@@ -441,7 +477,12 @@ fn committed_offsets_and_metadata_survive_a_broker_sigkill_and_the_group_resumes
     for e in committed.elements() {
         match next.get(&e.partition()) {
             Some(o) => {
-                assert_eq!(e.offset(), Offset::Offset(*o), "partition {}", e.partition());
+                assert_eq!(
+                    e.offset(),
+                    Offset::Offset(*o),
+                    "partition {}",
+                    e.partition()
+                );
                 assert_eq!(e.metadata(), format!("checkpoint-{}", e.partition()));
             }
             None => assert_eq!(e.offset(), Offset::Invalid, "partition {}", e.partition()),
@@ -461,10 +502,17 @@ fn committed_offsets_and_metadata_survive_a_broker_sigkill_and_the_group_resumes
     }
     for (p, o) in &next {
         if *o < 100 {
-            assert_eq!(first_seen.get(p), Some(o), "partition {p} resumes at its commit");
+            assert_eq!(
+                first_seen.get(p),
+                Some(o),
+                "partition {p} resumes at its commit"
+            );
         }
     }
-    assert!(second.poll(Duration::from_millis(500)).is_none(), "nothing beyond the 400 records");
+    assert!(
+        second.poll(Duration::from_millis(500)).is_none(),
+        "nothing beyond the 400 records"
+    );
 }
 
 #[test]
@@ -473,13 +521,17 @@ fn cooperative_sticky_moves_only_the_partitions_that_must_move() {
     create_topic(&broker, "coop", 8, &[]);
     let coop = [("partition.assignment.strategy", "cooperative-sticky")];
     let a = Member::start(&broker, "coop-group", "coop", &coop);
-    wait_until("the first member owns all 8 partitions", Duration::from_secs(30), || {
-        a.assigned().len() == 8
-    });
+    wait_until(
+        "the first member owns all 8 partitions",
+        Duration::from_secs(30),
+        || a.assigned().len() == 8,
+    );
     let b = Member::start(&broker, "coop-group", "coop", &coop);
-    wait_until("the members own 4 partitions each", Duration::from_secs(60), || {
-        a.assigned().len() == 4 && b.assigned().len() == 4
-    });
+    wait_until(
+        "the members own 4 partitions each",
+        Duration::from_secs(60),
+        || a.assigned().len() == 4 && b.assigned().len() == 4,
+    );
     let a_final: BTreeSet<i32> = a.assigned().into_iter().collect();
     let b_final: BTreeSet<i32> = b.assigned().into_iter().collect();
     assert!(a_final.is_disjoint(&b_final));
@@ -491,9 +543,16 @@ fn cooperative_sticky_moves_only_the_partitions_that_must_move() {
             revoked.extend(ps);
         }
     }
-    assert_eq!(revoked, b_final, "events of the first member: {:?}", a.events());
+    assert_eq!(
+        revoked,
+        b_final,
+        "events of the first member: {:?}",
+        a.events()
+    );
     assert!(
-        !a.events().iter().any(|e| matches!(e, Event::Revoke(ps) if ps.len() == 8)),
+        !a.events()
+            .iter()
+            .any(|e| matches!(e, Event::Revoke(ps) if ps.len() == 8)),
         "{:?}",
         a.events()
     );
@@ -503,7 +562,12 @@ fn cooperative_sticky_moves_only_the_partitions_that_must_move() {
             b_revoked += ps.len();
         }
     }
-    assert_eq!(b_revoked, 0, "events of the second member: {:?}", b.events());
+    assert_eq!(
+        b_revoked,
+        0,
+        "events of the second member: {:?}",
+        b.events()
+    );
 }
 
 #[test]
@@ -520,32 +584,42 @@ fn a_static_member_restarts_without_a_rebalance_and_a_second_instance_is_fenced(
     };
     let a = static_member("instance-a");
     let b = static_member("instance-b");
-    wait_until("two static members own 2 partitions each", Duration::from_secs(60), || {
-        a.assigned().len() == 2 && b.assigned().len() == 2
-    });
+    wait_until(
+        "two static members own 2 partitions each",
+        Duration::from_secs(60),
+        || a.assigned().len() == 2 && b.assigned().len() == 2,
+    );
     let a_before = a.events();
     let b_partitions = b.assigned();
 
     // librdkafka does not send LeaveGroup for a static member: the group keeps its place.
     b.close();
     let b2 = static_member("instance-b");
-    wait_until("the restarted member has its partitions back", Duration::from_secs(30), || {
-        b2.assigned() == b_partitions
-    });
+    wait_until(
+        "the restarted member has its partitions back",
+        Duration::from_secs(30),
+        || b2.assigned() == b_partitions,
+    );
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(a.events(), a_before, "the other member saw no rebalance");
     assert_eq!(a.assigned().len(), 2);
 
     // A second live instance with the same id takes over; the older one is fenced.
     let b3 = static_member("instance-b");
-    wait_until("the older instance is fenced", Duration::from_secs(30), || {
-        b2.errors()
-            .iter()
-            .any(|e| e.to_lowercase().contains("fenced"))
-    });
-    wait_until("the newest instance owns the partitions", Duration::from_secs(30), || {
-        b3.assigned() == b_partitions
-    });
+    wait_until(
+        "the older instance is fenced",
+        Duration::from_secs(30),
+        || {
+            b2.errors()
+                .iter()
+                .any(|e| e.to_lowercase().contains("fenced"))
+        },
+    );
+    wait_until(
+        "the newest instance owns the partitions",
+        Duration::from_secs(30),
+        || b3.assigned() == b_partitions,
+    );
     assert_eq!(a.events(), a_before, "fencing caused no rebalance either");
 }
 
@@ -570,9 +644,11 @@ fn at_least_once_a_member_killed_between_processing_and_commit_has_its_records_r
             "100",
         ],
     );
-    wait_until("the worker processed records it will not commit", Duration::from_secs(60), || {
-        worker.has_line("HOLDING")
-    });
+    wait_until(
+        "the worker processed records it will not commit",
+        Duration::from_secs(60),
+        || worker.has_line("HOLDING"),
+    );
     worker.kill();
     let lines = worker.lines();
     // What was committed last, and what was processed after it.
@@ -599,19 +675,30 @@ fn at_least_once_a_member_killed_between_processing_and_commit_has_its_records_r
         .collect();
     assert!(!uncommitted.is_empty(), "{lines:?}");
 
-    let successor = Member::start(&broker, "alo-group", "alo", &[("enable.auto.commit", "false")]);
+    let successor = Member::start(
+        &broker,
+        "alo-group",
+        "alo",
+        &[("enable.auto.commit", "false")],
+    );
     let expected: usize = (0..2)
         .map(|p| 150 - committed.get(&p).copied().unwrap_or(0) as usize)
         .sum();
-    wait_until("the successor read everything after the commits", Duration::from_secs(60), || {
-        successor.records().len() >= expected
-    });
+    wait_until(
+        "the successor read everything after the commits",
+        Duration::from_secs(60),
+        || successor.records().len() >= expected,
+    );
     let got = successor.records();
     for p in 0..2 {
         let first = got.iter().find(|g| g.partition == p).map(|g| g.offset);
         let from = committed.get(&p).copied().unwrap_or(0);
         if from < 150 {
-            assert_eq!(first, Some(from), "partition {p} resumes exactly at its commit");
+            assert_eq!(
+                first,
+                Some(from),
+                "partition {p} resumes exactly at its commit"
+            );
         }
     }
     let successor_values = values(&got);
@@ -640,24 +727,34 @@ fn kafka_python_consumer_shares_a_group_with_a_librdkafka_member() {
         "kafka_python_group.py",
         &[&broker.bootstrap(), "mixed-group", "mixed"],
     );
-    wait_until("both clients own part of the topic", Duration::from_secs(60), || {
-        let (r, p) = (rd.assigned(), py.assigned());
-        !r.is_empty()
-            && !p.is_empty()
-            && r.iter().chain(&p).copied().collect::<BTreeSet<i32>>() == all_partitions(6)
-            && r.len() + p.len() == 6
-    });
+    wait_until(
+        "both clients own part of the topic",
+        Duration::from_secs(60),
+        || {
+            let (r, p) = (rd.assigned(), py.assigned());
+            !r.is_empty()
+                && !p.is_empty()
+                && r.iter().chain(&p).copied().collect::<BTreeSet<i32>>() == all_partitions(6)
+                && r.len() + p.len() == 6
+        },
+    );
     let produced: BTreeSet<String> = produce_values(&broker, "mixed", 6, "mix", 300)
         .into_iter()
         .collect();
-    wait_until("the two clients together read every record", Duration::from_secs(60), || {
-        let mut got = values(&rd.records());
-        got.extend(py.records().into_iter().map(|(_, _, v)| v));
-        produced.is_subset(&got)
-    });
+    wait_until(
+        "the two clients together read every record",
+        Duration::from_secs(60),
+        || {
+            let mut got = values(&rd.records());
+            got.extend(py.records().into_iter().map(|(_, _, v)| v));
+            produced.is_subset(&got)
+        },
+    );
     py.close();
-    wait_until("the librdkafka member takes over every partition", Duration::from_secs(30), || {
-        rd.assigned().len() == 6
-    });
+    wait_until(
+        "the librdkafka member takes over every partition",
+        Duration::from_secs(30),
+        || rd.assigned().len() == 6,
+    );
     assert!(rd.errors().is_empty(), "{:?}", rd.errors());
 }

@@ -51,7 +51,9 @@ pub enum GroupError {
     RebalanceInProgress,
     #[error("the member's protocol type or protocols do not match the group's")]
     InconsistentGroupProtocol,
-    #[error("the session timeout is outside group.min.session.timeout.ms..group.max.session.timeout.ms")]
+    #[error(
+        "the session timeout is outside group.min.session.timeout.ms..group.max.session.timeout.ms"
+    )]
     InvalidSessionTimeout,
     #[error("the group has reached group.max.size members")]
     GroupMaxSizeReached,
@@ -260,12 +262,70 @@ pub struct StaticReplace {
     pub waiter: WaiterId,
 }
 
+/// Something worth a line in the broker's log (the coordinator logs them; tests read them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupEvent {
+    PreparingRebalance {
+        reason: &'static str,
+    },
+    /// The join phase completed: the members wait for the leader's assignment.
+    Stabilized {
+        generation_id: i32,
+        members: usize,
+    },
+    /// The join phase completed with nobody left.
+    Emptied {
+        generation_id: i32,
+    },
+    MemberRemoved {
+        member_id: String,
+        reason: &'static str,
+    },
+    StaticMemberReplaced {
+        group_instance_id: String,
+        old_member_id: String,
+        new_member_id: String,
+    },
+}
+
+impl std::fmt::Display for GroupEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GroupEvent::PreparingRebalance { reason } => {
+                write!(f, "preparing to rebalance: {reason}")
+            }
+            GroupEvent::Stabilized {
+                generation_id,
+                members,
+            } => write!(
+                f,
+                "stabilized generation {generation_id} with {members} members"
+            ),
+            GroupEvent::Emptied { generation_id } => {
+                write!(f, "generation {generation_id} is empty")
+            }
+            GroupEvent::MemberRemoved { member_id, reason } => {
+                write!(f, "removed member {member_id}: {reason}")
+            }
+            GroupEvent::StaticMemberReplaced {
+                group_instance_id,
+                old_member_id,
+                new_member_id,
+            } => write!(
+                f,
+                "static member {group_instance_id} rejoined as {new_member_id}, fencing {old_member_id}"
+            ),
+        }
+    }
+}
+
 /// What an operation asks the caller to do.
 #[derive(Debug, Default)]
 pub struct Effects {
     pub join_replies: Vec<(WaiterId, JoinReply)>,
     pub sync_replies: Vec<(WaiterId, SyncReply)>,
     pub store: Vec<Store>,
+    pub events: Vec<GroupEvent>,
 }
 
 impl Effects {
@@ -276,6 +336,13 @@ impl Effects {
         self.join_replies.extend(other.join_replies);
         self.sync_replies.extend(other.sync_replies);
         self.store.extend(other.store);
+        self.events.extend(other.events);
+    }
+    fn removed(&mut self, member_id: &str, reason: &'static str) {
+        self.events.push(GroupEvent::MemberRemoved {
+            member_id: member_id.to_string(),
+            reason,
+        });
     }
 }
 
@@ -485,7 +552,10 @@ impl Group {
             };
             g.add(member);
         }
-        if g.leader_id.as_ref().is_some_and(|l| !g.members.contains_key(l)) {
+        if g.leader_id
+            .as_ref()
+            .is_some_and(|l| !g.members.contains_key(l))
+        {
             g.leader_id = g.members.keys().next().cloned();
         }
         g.subscribed_topics = g.compute_subscribed_topics();
@@ -493,7 +563,7 @@ impl Group {
         if g.members.len() > cfg.max_size {
             // group.max.size was lowered since the group formed: rebalance so that members
             // can commit before the excess is refused.
-            g.prepare_rebalance(cfg, now_ms, &mut fx);
+            g.prepare_rebalance("more members than group.max.size", cfg, now_ms, &mut fx);
         }
         (g, fx)
     }
@@ -531,7 +601,9 @@ impl Group {
         self.pending_join.contains_key(member_id)
     }
     pub fn static_member_id(&self, group_instance_id: &str) -> Option<&str> {
-        self.static_members.get(group_instance_id).map(String::as_str)
+        self.static_members
+            .get(group_instance_id)
+            .map(String::as_str)
     }
     pub fn uses_consumer_protocol(&self) -> bool {
         self.protocol_type.as_deref() == Some(CONSUMER_PROTOCOL_TYPE)
@@ -542,7 +614,11 @@ impl Group {
         GROUP_OVERHEAD_BYTES
             + self.group_id.len()
             + self.members_bytes
-            + self.pending_join.keys().map(|k| k.len() + 64).sum::<usize>()
+            + self
+                .pending_join
+                .keys()
+                .map(|k| k.len() + 64)
+                .sum::<usize>()
             + self.offsets.bytes()
     }
 
@@ -692,9 +768,10 @@ impl Group {
         m.rebalance_timeout_ms = rebalance_timeout_ms;
         m.session_timeout_ms = session_timeout_ms;
         match (m.join_waiter.take(), waiter) {
-            (Some(old), Some(_)) => {
-                fx.join(old, JoinReply::error(member_id, GroupError::RebalanceInProgress))
-            }
+            (Some(old), Some(_)) => fx.join(
+                old,
+                JoinReply::error(member_id, GroupError::RebalanceInProgress),
+            ),
             (Some(_), None) => self.awaiting_join -= 1,
             (None, Some(_)) => self.awaiting_join += 1,
             (None, None) => {}
@@ -729,9 +806,7 @@ impl Group {
         if let Some(instance) = group_instance_id {
             match self.static_members.get(instance) {
                 None => return Err(GroupError::UnknownMemberId),
-                Some(current) if current != member_id => {
-                    return Err(GroupError::FencedInstanceId)
-                }
+                Some(current) if current != member_id => return Err(GroupError::FencedInstanceId),
                 Some(_) => {}
             }
         }
@@ -798,7 +873,10 @@ impl Group {
     }
 
     /// The group as its metadata record stores it, with `assignment` per member.
-    pub fn metadata_value(&self, assignment: Option<&HashMap<String, Bytes>>) -> GroupMetadataValue {
+    pub fn metadata_value(
+        &self,
+        assignment: Option<&HashMap<String, Bytes>>,
+    ) -> GroupMetadataValue {
         let protocol = self.protocol_name.clone().unwrap_or_default();
         GroupMetadataValue {
             protocol_type: self.protocol_type.clone().unwrap_or_default(),
@@ -878,8 +956,14 @@ impl Group {
             return fx;
         }
         if !self.accept_joining_member(&req.member_id, cfg) {
+            if self.members.contains_key(&req.member_id) {
+                fx.removed(&req.member_id, "group.max.size reached");
+            }
             self.remove(&req.member_id, &mut fx);
-            fx.join(waiter, JoinReply::error("", GroupError::GroupMaxSizeReached));
+            fx.join(
+                waiter,
+                JoinReply::error("", GroupError::GroupMaxSizeReached),
+            );
             return fx;
         }
         if req.member_id.is_empty() {
@@ -917,11 +1001,17 @@ impl Group {
     ) {
         if self.state == GroupState::Dead {
             // The group was just deleted: let the member find the coordinator again.
-            fx.join(waiter, JoinReply::error("", GroupError::CoordinatorNotAvailable));
+            fx.join(
+                waiter,
+                JoinReply::error("", GroupError::CoordinatorNotAvailable),
+            );
             return;
         }
         if !self.supports_protocols(&req.protocol_type, &req.protocols) {
-            fx.join(waiter, JoinReply::error("", GroupError::InconsistentGroupProtocol));
+            fx.join(
+                waiter,
+                JoinReply::error("", GroupError::InconsistentGroupProtocol),
+            );
             return;
         }
         let new_id = req.new_member_id.clone();
@@ -939,7 +1029,10 @@ impl Group {
                 // does not leave a member behind for every attempt.
                 self.pending_join
                     .insert(new_id.clone(), now_ms + req.session_timeout_ms as i64);
-                fx.join(waiter, JoinReply::error(&new_id, GroupError::MemberIdRequired));
+                fx.join(
+                    waiter,
+                    JoinReply::error(&new_id, GroupError::MemberIdRequired),
+                );
             }
             None => self.add_member_and_rebalance(new_id, req, waiter, cfg, now_ms, fx),
         }
@@ -1005,9 +1098,10 @@ impl Group {
             GroupState::CompletingRebalance | GroupState::Stable => {
                 self.update_member_and_rebalance(&member_id, req, waiter, cfg, now_ms, fx)
             }
-            GroupState::Empty | GroupState::Dead => {
-                fx.join(waiter, JoinReply::error(&member_id, GroupError::UnknownMemberId))
-            }
+            GroupState::Empty | GroupState::Dead => fx.join(
+                waiter,
+                JoinReply::error(&member_id, GroupError::UnknownMemberId),
+            ),
         }
     }
 
@@ -1035,13 +1129,12 @@ impl Group {
             is_new: true,
             heartbeat_deadline_ms: Some(now_ms + cfg.new_member_join_timeout_ms as i64),
         };
-        if self.state == GroupState::PreparingRebalance
-            && self.previous_state == GroupState::Empty
+        if self.state == GroupState::PreparingRebalance && self.previous_state == GroupState::Empty
         {
             self.new_member_added = true;
         }
         self.add(member);
-        self.maybe_prepare_rebalance_or_complete_join(cfg, now_ms, fx);
+        self.maybe_prepare_rebalance_or_complete_join("a member joined", cfg, now_ms, fx);
     }
 
     fn update_member_and_rebalance(
@@ -1061,7 +1154,12 @@ impl Group {
             Some(waiter),
             fx,
         );
-        self.maybe_prepare_rebalance_or_complete_join(cfg, now_ms, fx);
+        self.maybe_prepare_rebalance_or_complete_join(
+            "a member rejoined with new metadata, or the leader rejoined",
+            cfg,
+            now_ms,
+            fx,
+        );
     }
 
     /// KIP-345: a static member that comes back with an unknown member id takes over its
@@ -1083,9 +1181,18 @@ impl Group {
         let current_leader = self.leader_id.clone();
         let (old_protocols, old_rebalance, old_session) = {
             let m = &self.members[old_id];
-            (m.protocols.clone(), m.rebalance_timeout_ms, m.session_timeout_ms)
+            (
+                m.protocols.clone(),
+                m.rebalance_timeout_ms,
+                m.session_timeout_ms,
+            )
         };
         self.replace_static_member(instance, old_id, new_id, fx);
+        fx.events.push(GroupEvent::StaticMemberReplaced {
+            group_instance_id: instance.to_string(),
+            old_member_id: old_id.to_string(),
+            new_member_id: new_id.to_string(),
+        });
         self.reschedule_heartbeat(new_id, now_ms);
         self.update_member(
             new_id,
@@ -1113,16 +1220,30 @@ impl Group {
                         })),
                     });
                 } else {
-                    self.maybe_prepare_rebalance_or_complete_join(cfg, now_ms, fx);
+                    self.maybe_prepare_rebalance_or_complete_join(
+                        "a static member rejoined with protocols that change the selection",
+                        cfg,
+                        now_ms,
+                        fx,
+                    );
                 }
             }
             // The leader may already be assigning with the old member id, which the new one
             // would not match: rebalance.
-            GroupState::CompletingRebalance => self.prepare_rebalance(cfg, now_ms, fx),
+            GroupState::CompletingRebalance => self.prepare_rebalance(
+                "a static member rejoined while the assignment was computed",
+                cfg,
+                now_ms,
+                fx,
+            ),
             GroupState::PreparingRebalance => self.maybe_complete_join_phase(cfg, now_ms, fx),
             // Unreachable: a group with a static member is neither Empty nor Dead here.
             GroupState::Empty | GroupState::Dead => {
-                self.reply_join(new_id, JoinReply::error("", GroupError::UnknownServerError), fx);
+                self.reply_join(
+                    new_id,
+                    JoinReply::error("", GroupError::UnknownServerError),
+                    fx,
+                );
             }
         }
     }
@@ -1153,6 +1274,10 @@ impl Group {
         if self.leader_id.as_deref() == Some(old_id) {
             self.leader_id = Some(new_id.to_string());
         }
+        // The new incarnation owes the SyncGroup the old one had not sent yet.
+        if self.pending_sync.remove(old_id) {
+            self.pending_sync.insert(new_id.to_string());
+        }
         self.static_members
             .insert(instance.to_string(), new_id.to_string());
     }
@@ -1171,12 +1296,13 @@ impl Group {
 
     fn maybe_prepare_rebalance_or_complete_join(
         &mut self,
+        reason: &'static str,
         cfg: &GroupConfig,
         now_ms: i64,
         fx: &mut Effects,
     ) {
         if self.can_rebalance() {
-            self.prepare_rebalance(cfg, now_ms, fx);
+            self.prepare_rebalance(reason, cfg, now_ms, fx);
         } else {
             self.maybe_complete_join_phase(cfg, now_ms, fx);
         }
@@ -1193,7 +1319,14 @@ impl Group {
         }
     }
 
-    fn prepare_rebalance(&mut self, cfg: &GroupConfig, now_ms: i64, fx: &mut Effects) {
+    fn prepare_rebalance(
+        &mut self,
+        reason: &'static str,
+        cfg: &GroupConfig,
+        now_ms: i64,
+        fx: &mut Effects,
+    ) {
+        fx.events.push(GroupEvent::PreparingRebalance { reason });
         if self.state == GroupState::CompletingRebalance {
             // Members waiting for their assignment must rejoin instead.
             self.reset_and_propagate_assignment_error(GroupError::RebalanceInProgress, now_ms, fx);
@@ -1233,6 +1366,7 @@ impl Group {
             .map(|m| m.member_id.clone())
             .collect();
         for id in not_rejoined {
+            fx.removed(&id, "did not rejoin within the rebalance timeout");
             self.remove(&id, fx);
         }
         if self.state == GroupState::Dead {
@@ -1249,12 +1383,19 @@ impl Group {
         }
         self.init_next_generation(now_ms);
         if self.state == GroupState::Empty {
+            fx.events.push(GroupEvent::Emptied {
+                generation_id: self.generation_id,
+            });
             fx.store.push(Store {
                 value: self.metadata_value(Some(&HashMap::new())),
                 then: AfterStore::Nothing,
             });
             return;
         }
+        fx.events.push(GroupEvent::Stabilized {
+            generation_id: self.generation_id,
+            members: self.members.len(),
+        });
         let leader = self.leader_id.clone();
         let ids: Vec<String> = self.members.keys().cloned().collect();
         for id in ids {
@@ -1380,9 +1521,7 @@ impl Group {
         if req.generation_id != self.generation_id {
             return Err(GroupError::IllegalGeneration);
         }
-        let inconsistent = |asked: &Option<String>, ours: &Option<String>| {
-            matches!((asked, ours), (Some(a), Some(o)) if a != o)
-        };
+        let inconsistent = |asked: &Option<String>, ours: &Option<String>| matches!((asked, ours), (Some(a), Some(o)) if a != o);
         if inconsistent(&req.protocol_type, &self.protocol_type)
             || inconsistent(&req.protocol_name, &self.protocol_name)
         {
@@ -1461,7 +1600,12 @@ impl Group {
                 match result {
                     Err(e) => {
                         self.reset_and_propagate_assignment_error(e, now_ms, &mut fx);
-                        self.maybe_prepare_rebalance_or_complete_join(cfg, now_ms, &mut fx);
+                        self.maybe_prepare_rebalance_or_complete_join(
+                            "the assignment could not be stored",
+                            cfg,
+                            now_ms,
+                            &mut fx,
+                        );
                     }
                     Ok(()) => {
                         for (id, a) in assignment {
@@ -1492,8 +1636,7 @@ impl Group {
                             &mut fx,
                         );
                         self.reschedule_heartbeat(&r.old_member_id, now_ms);
-                        let mut reply =
-                            self.current_reply("", r.current_leader.clone(), false);
+                        let mut reply = self.current_reply("", r.current_leader.clone(), false);
                         reply.error = Some(e);
                         fx.join(r.waiter, reply);
                     }
@@ -1573,6 +1716,7 @@ impl Group {
                     .and_then(|i| self.static_members.get(i).cloned())
                 {
                     Some(current) => {
+                        fx.removed(&current, "removed by its group.instance.id (LeaveGroup)");
                         self.remove(&current, &mut fx);
                         Ok(())
                     }
@@ -1583,15 +1727,17 @@ impl Group {
                 Ok(())
             } else {
                 self.validate_member(member_id, instance.as_deref())
-                    .map(|()| self.remove(member_id, &mut fx))
+                    .map(|()| {
+                        fx.removed(member_id, "left the group (LeaveGroup)");
+                        self.remove(member_id, &mut fx)
+                    })
             };
             results.push(r);
         }
         if results.iter().any(Result::is_ok) {
             match self.state {
-                GroupState::Stable | GroupState::CompletingRebalance => {
-                    self.maybe_prepare_rebalance_or_complete_join(cfg, now_ms, &mut fx)
-                }
+                GroupState::Stable | GroupState::CompletingRebalance => self
+                    .maybe_prepare_rebalance_or_complete_join("members left", cfg, now_ms, &mut fx),
                 GroupState::PreparingRebalance => {
                     self.maybe_complete_join_phase(cfg, now_ms, &mut fx)
                 }
@@ -1649,6 +1795,12 @@ impl Group {
                 };
                 m.heartbeat_deadline_ms = None;
                 if !m.has_satisfied_heartbeat() {
+                    let reason = if m.is_new {
+                        "a new member's JoinGroup waited too long"
+                    } else {
+                        "session timeout expired"
+                    };
+                    fx.removed(&id, reason);
                     self.remove_member_and_update(&id, cfg, now_ms, &mut fx);
                 }
             }
@@ -1694,9 +1846,10 @@ impl Group {
         {
             let late: Vec<String> = self.pending_sync.iter().cloned().collect();
             for id in late {
+                fx.removed(&id, "did not send SyncGroup within the rebalance timeout");
                 self.remove(&id, fx);
             }
-            self.prepare_rebalance(cfg, now_ms, fx);
+            self.prepare_rebalance("members missed the SyncGroup deadline", cfg, now_ms, fx);
         }
     }
 
@@ -1709,9 +1862,13 @@ impl Group {
     ) {
         self.remove(member_id, fx);
         match self.state {
-            GroupState::Stable | GroupState::CompletingRebalance => {
-                self.maybe_prepare_rebalance_or_complete_join(cfg, now_ms, fx)
-            }
+            GroupState::Stable | GroupState::CompletingRebalance => self
+                .maybe_prepare_rebalance_or_complete_join(
+                    "a member's session expired",
+                    cfg,
+                    now_ms,
+                    fx,
+                ),
             GroupState::PreparingRebalance if self.has_all_members_joined() => {
                 self.complete_join(cfg, now_ms, fx)
             }
@@ -1805,7 +1962,11 @@ impl Group {
         GroupDescription {
             state: self.state,
             protocol_type: self.protocol_type.clone().unwrap_or_default(),
-            protocol_data: if stable { protocol.clone() } else { String::new() },
+            protocol_data: if stable {
+                protocol.clone()
+            } else {
+                String::new()
+            },
             members: self
                 .members
                 .values()
@@ -1814,7 +1975,11 @@ impl Group {
                     group_instance_id: m.group_instance_id.clone(),
                     client_id: m.client_id.clone(),
                     client_host: m.client_host.clone(),
-                    metadata: if stable { m.metadata(&protocol) } else { Bytes::new() },
+                    metadata: if stable {
+                        m.metadata(&protocol)
+                    } else {
+                        Bytes::new()
+                    },
                     assignment: if stable {
                         m.assignment.clone()
                     } else {
