@@ -758,3 +758,283 @@ fn kafka_python_consumer_shares_a_group_with_a_librdkafka_member() {
     );
     assert!(rd.errors().is_empty(), "{:?}", rd.errors());
 }
+
+// ---- the group APIs on the wire (kafka-protocol codec over a plain socket) ----
+
+mod wire {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    use std::time::Duration;
+
+    use bytes::{Buf, BufMut, Bytes, BytesMut};
+    use kafka_protocol::messages::*;
+    use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+
+    pub struct Conn {
+        s: TcpStream,
+        correlation_id: i32,
+    }
+
+    pub fn s(v: &str) -> StrBytes {
+        StrBytes::from_string(v.to_string())
+    }
+
+    pub fn group(v: &str) -> GroupId {
+        GroupId(s(v))
+    }
+
+    impl Conn {
+        pub fn open(bootstrap: &str) -> Conn {
+            let s = TcpStream::connect(bootstrap).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+            Conn {
+                s,
+                correlation_id: 0,
+            }
+        }
+
+        pub fn call<Req: Encodable, Resp: Decodable>(
+            &mut self,
+            key: ApiKey,
+            version: i16,
+            req: &Req,
+        ) -> Resp {
+            self.correlation_id += 1;
+            let mut buf = BytesMut::new();
+            buf.put_i32(0);
+            let mut h = RequestHeader::default();
+            h.request_api_key = key as i16;
+            h.request_api_version = version;
+            h.correlation_id = self.correlation_id;
+            h.client_id = Some(s("wire-test"));
+            h.encode(&mut buf, key.request_header_version(version))
+                .unwrap();
+            req.encode(&mut buf, version).unwrap();
+            let len = (buf.len() - 4) as i32;
+            buf[..4].copy_from_slice(&len.to_be_bytes());
+            self.s.write_all(&buf).unwrap();
+            let mut size = [0u8; 4];
+            self.s.read_exact(&mut size).unwrap();
+            let mut body = vec![0u8; i32::from_be_bytes(size) as usize];
+            self.s.read_exact(&mut body).unwrap();
+            let mut body = Bytes::from(body);
+            let header =
+                ResponseHeader::decode(&mut body, key.response_header_version(version)).unwrap();
+            assert_eq!(header.correlation_id, self.correlation_id);
+            let resp = Resp::decode(&mut body, version)
+                .unwrap_or_else(|e| panic!("{key:?} v{version} response: {e}"));
+            assert_eq!(body.remaining(), 0, "{key:?} v{version}: trailing bytes");
+            resp
+        }
+    }
+}
+
+#[test]
+fn group_apis_answer_with_kafkas_error_codes_on_the_wire() {
+    use bytes::Bytes;
+    use kafka_protocol::messages::*;
+    use kafka_protocol::ResponseError as E;
+    use wire::{group, s, Conn};
+
+    let broker = group_broker();
+    create_topic(&broker, "t", 2, &[]);
+    let mut c = Conn::open(&broker.bootstrap());
+
+    // FindCoordinator: batched keys from v4; no transaction coordinator yet.
+    let mut fc = FindCoordinatorRequest::default();
+    fc.coordinator_keys = vec![s("wire"), s("other")];
+    let r: FindCoordinatorResponse = c.call(ApiKey::FindCoordinator, 4, &fc);
+    assert_eq!(r.coordinators.len(), 2);
+    for co in &r.coordinators {
+        assert_eq!(co.error_code, 0);
+        assert_eq!(co.node_id.0, 1);
+        assert_eq!(co.port as u16, broker.port);
+    }
+    let mut fc = FindCoordinatorRequest::default();
+    fc.key = s("txn");
+    fc.key_type = 1;
+    let r: FindCoordinatorResponse = c.call(ApiKey::FindCoordinator, 3, &fc);
+    assert_eq!(r.error_code, E::CoordinatorNotAvailable.code());
+
+    let subscription = Bytes::from_static(&[0, 0, 0, 0, 0, 1, 0, 1, b't', 0xff, 0xff, 0xff, 0xff]);
+    let join = |member_id: &str| {
+        let mut p = join_group_request::JoinGroupRequestProtocol::default();
+        p.name = s("range");
+        p.metadata = subscription.clone();
+        let mut j = JoinGroupRequest::default();
+        j.group_id = group("wire");
+        j.session_timeout_ms = 6_000;
+        j.rebalance_timeout_ms = 6_000;
+        j.member_id = s(member_id);
+        j.protocol_type = s("consumer");
+        j.protocols = vec![p];
+        j
+    };
+    let mut bad = join("");
+    bad.session_timeout_ms = 10;
+    let r: JoinGroupResponse = c.call(ApiKey::JoinGroup, 5, &bad);
+    assert_eq!(r.error_code, E::InvalidSessionTimeout.code());
+    let r: JoinGroupResponse = c.call(ApiKey::JoinGroup, 5, &join("nobody"));
+    assert_eq!(r.error_code, E::UnknownMemberId.code());
+    // KIP-394: the first JoinGroup only hands out the member id.
+    let r: JoinGroupResponse = c.call(ApiKey::JoinGroup, 5, &join(""));
+    assert_eq!(r.error_code, E::MemberIdRequired.code());
+    let member = r.member_id.to_string();
+    assert!(member.starts_with("wire-test-"), "{member}");
+    let r: JoinGroupResponse = c.call(ApiKey::JoinGroup, 5, &join(&member));
+    assert_eq!(r.error_code, 0);
+    assert_eq!(r.generation_id, 1);
+    assert_eq!(r.leader.as_str(), member);
+    assert_eq!(r.protocol_name.as_deref(), Some("range"));
+    assert_eq!(r.members.len(), 1);
+    assert_eq!(r.members[0].metadata, subscription);
+
+    let mut sync = SyncGroupRequest::default();
+    sync.group_id = group("wire");
+    sync.member_id = s(&member);
+    sync.generation_id = 1;
+    sync.protocol_type = Some(s("consumer"));
+    sync.protocol_name = Some(s("roundrobin"));
+    let r: SyncGroupResponse = c.call(ApiKey::SyncGroup, 5, &sync);
+    assert_eq!(r.error_code, E::InconsistentGroupProtocol.code());
+    sync.protocol_name = Some(s("range"));
+    let mut a = sync_group_request::SyncGroupRequestAssignment::default();
+    a.member_id = s(&member);
+    a.assignment = Bytes::from_static(b"assignment");
+    sync.assignments = vec![a];
+    let r: SyncGroupResponse = c.call(ApiKey::SyncGroup, 5, &sync);
+    assert_eq!(r.error_code, 0);
+    assert_eq!(r.assignment, Bytes::from_static(b"assignment"));
+    assert_eq!(r.protocol_name.as_deref(), Some("range"));
+
+    let heartbeat = |member_id: &str, generation: i32| {
+        let mut h = HeartbeatRequest::default();
+        h.group_id = group("wire");
+        h.member_id = s(member_id);
+        h.generation_id = generation;
+        h
+    };
+    let r: HeartbeatResponse = c.call(ApiKey::Heartbeat, 4, &heartbeat(&member, 1));
+    assert_eq!(r.error_code, 0);
+    let r: HeartbeatResponse = c.call(ApiKey::Heartbeat, 4, &heartbeat(&member, 7));
+    assert_eq!(r.error_code, E::IllegalGeneration.code());
+    let r: HeartbeatResponse = c.call(ApiKey::Heartbeat, 0, &heartbeat("ghost", 1));
+    assert_eq!(r.error_code, E::UnknownMemberId.code());
+
+    // OffsetCommit: members by generation; metadata kept; unknown partitions refused.
+    let commit = |generation: i32, metadata: &str| {
+        let mut p = offset_commit_request::OffsetCommitRequestPartition::default();
+        p.partition_index = 0;
+        p.committed_offset = 17;
+        p.committed_leader_epoch = 0;
+        p.committed_metadata = Some(s(metadata));
+        let mut missing = p.clone();
+        missing.partition_index = 5;
+        let mut t = offset_commit_request::OffsetCommitRequestTopic::default();
+        t.name = TopicName(s("t"));
+        t.partitions = vec![p, missing];
+        let mut r = OffsetCommitRequest::default();
+        r.group_id = group("wire");
+        r.generation_id_or_member_epoch = generation;
+        r.member_id = s(&member);
+        r.topics = vec![t];
+        r
+    };
+    let r: OffsetCommitResponse = c.call(ApiKey::OffsetCommit, 8, &commit(0, "x"));
+    assert_eq!(
+        r.topics[0].partitions[0].error_code,
+        E::IllegalGeneration.code()
+    );
+    let r: OffsetCommitResponse = c.call(ApiKey::OffsetCommit, 8, &commit(1, &"m".repeat(5000)));
+    assert_eq!(
+        r.topics[0].partitions[0].error_code,
+        E::OffsetMetadataTooLarge.code()
+    );
+    let r: OffsetCommitResponse = c.call(ApiKey::OffsetCommit, 8, &commit(1, "checkpoint"));
+    assert_eq!(r.topics[0].partitions[0].error_code, 0);
+    assert_eq!(
+        r.topics[0].partitions[1].error_code,
+        E::UnknownTopicOrPartition.code()
+    );
+    let mut fetch = OffsetFetchRequest::default();
+    let mut g = offset_fetch_request::OffsetFetchRequestGroup::default();
+    g.group_id = group("wire");
+    g.topics = None;
+    let mut unknown = offset_fetch_request::OffsetFetchRequestGroup::default();
+    unknown.group_id = group("never-heard-of");
+    let mut ft = offset_fetch_request::OffsetFetchRequestTopics::default();
+    ft.name = TopicName(s("t"));
+    ft.partition_indexes = vec![0];
+    unknown.topics = Some(vec![ft]);
+    fetch.groups = vec![g, unknown];
+    let r: OffsetFetchResponse = c.call(ApiKey::OffsetFetch, 8, &fetch);
+    let p = &r.groups[0].topics[0].partitions[0];
+    assert_eq!((p.committed_offset, p.committed_leader_epoch), (17, 0));
+    assert_eq!(p.metadata.as_deref(), Some("checkpoint"));
+    let p = &r.groups[1].topics[0].partitions[0];
+    assert_eq!((p.committed_offset, p.error_code), (-1, 0));
+
+    let mut describe = DescribeGroupsRequest::default();
+    describe.groups = vec![group("wire"), group("never-heard-of")];
+    let r: DescribeGroupsResponse = c.call(ApiKey::DescribeGroups, 5, &describe);
+    assert_eq!(r.groups[0].group_state.as_str(), "Stable");
+    assert_eq!(r.groups[0].protocol_data.as_str(), "range");
+    assert_eq!(r.groups[0].members[0].client_host.as_str(), "/127.0.0.1");
+    assert_eq!(
+        r.groups[0].members[0].member_assignment,
+        Bytes::from_static(b"assignment")
+    );
+    assert_eq!(
+        (r.groups[1].group_state.as_str(), r.groups[1].error_code),
+        ("Dead", 0)
+    );
+
+    // OffsetDelete refuses the topics the group consumes.
+    let offset_delete = || {
+        let mut p = offset_delete_request::OffsetDeleteRequestPartition::default();
+        p.partition_index = 0;
+        let mut t = offset_delete_request::OffsetDeleteRequestTopic::default();
+        t.name = TopicName(s("t"));
+        t.partitions = vec![p];
+        let mut r = OffsetDeleteRequest::default();
+        r.group_id = group("wire");
+        r.topics = vec![t];
+        r
+    };
+    let r: OffsetDeleteResponse = c.call(ApiKey::OffsetDelete, 0, &offset_delete());
+    assert_eq!(
+        r.topics[0].partitions[0].error_code,
+        E::GroupSubscribedToTopic.code()
+    );
+    let mut del = DeleteGroupsRequest::default();
+    del.groups_names = vec![group("wire"), group("never-heard-of")];
+    let r: DeleteGroupsResponse = c.call(ApiKey::DeleteGroups, 2, &del);
+    assert_eq!(r.results[0].error_code, E::NonEmptyGroup.code());
+    assert_eq!(r.results[1].error_code, E::GroupIdNotFound.code());
+
+    let mut leave = LeaveGroupRequest::default();
+    leave.group_id = group("wire");
+    let mut m = leave_group_request::MemberIdentity::default();
+    m.member_id = s(&member);
+    let mut ghost = leave_group_request::MemberIdentity::default();
+    ghost.member_id = s("ghost");
+    leave.members = vec![m, ghost];
+    let r: LeaveGroupResponse = c.call(ApiKey::LeaveGroup, 5, &leave);
+    assert_eq!(r.error_code, 0);
+    assert_eq!(r.members[0].error_code, 0);
+    assert_eq!(r.members[1].error_code, E::UnknownMemberId.code());
+
+    let mut list = ListGroupsRequest::default();
+    list.states_filter = vec![s("EMPTY")];
+    let r: ListGroupsResponse = c.call(ApiKey::ListGroups, 4, &list);
+    assert_eq!(r.groups.len(), 1);
+    assert_eq!(r.groups[0].group_id.as_str(), "wire");
+    assert_eq!(r.groups[0].group_state.as_str(), "Empty");
+    let r: OffsetDeleteResponse = c.call(ApiKey::OffsetDelete, 0, &offset_delete());
+    assert_eq!((r.error_code, r.topics[0].partitions[0].error_code), (0, 0));
+    let r: DeleteGroupsResponse = c.call(ApiKey::DeleteGroups, 2, &del);
+    assert_eq!(r.results[0].error_code, 0);
+    let r: DescribeGroupsResponse = c.call(ApiKey::DescribeGroups, 6, &describe);
+    assert_eq!(r.groups[0].error_code, E::GroupIdNotFound.code());
+    assert_eq!(r.groups[0].group_state.as_str(), "Dead");
+}
