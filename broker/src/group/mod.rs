@@ -166,12 +166,15 @@ impl Timers {
     }
 }
 
+/// A durable-mode write to wait for: completes when the records are on disk.
+type Fsync = (Arc<Partition>, oneshot::Receiver<Result<(), LogError>>);
+
 /// Replies and fsyncs that an operation produced, delivered after the group lock is released.
 #[derive(Default)]
 struct Outcome {
     join: Vec<(WaiterId, JoinReply)>,
     sync: Vec<(WaiterId, SyncReply)>,
-    fsyncs: Vec<(Arc<Partition>, oneshot::Receiver<Result<(), LogError>>)>,
+    fsyncs: Vec<Fsync>,
 }
 
 type GroupHandle = Arc<Mutex<Group>>;
@@ -369,7 +372,7 @@ impl GroupCoordinator {
         group_id: &str,
         records: &[CoordinatorRecord],
         now_ms: i64,
-    ) -> Result<Option<(Arc<Partition>, oneshot::Receiver<Result<(), LogError>>)>, GroupError> {
+    ) -> Result<Option<Fsync>, GroupError> {
         let partition = self.offsets_partition(broker, group_id)?;
         let batch = records::encode_batch(records, now_ms);
         match partition.append(batch, now_ms, &broker.group_commit) {
@@ -1063,7 +1066,7 @@ impl GroupCoordinator {
 }
 
 /// Waits for durable-mode fsyncs, then lets fetches see the records.
-async fn wait_synced(fsyncs: Vec<(Arc<Partition>, oneshot::Receiver<Result<(), LogError>>)>) {
+async fn wait_synced(fsyncs: Vec<Fsync>) {
     for (partition, rx) in fsyncs {
         match rx.await {
             Ok(Ok(())) => {}
