@@ -946,8 +946,10 @@ impl GroupCoordinator {
                 }
             };
             self.account(0, g.bytes());
-            self.schedule(&g);
-            self.groups.write().insert(id, Arc::new(Mutex::new(g)));
+            // In the map before its timer is set: the timer task looks groups up by id.
+            let handle = Arc::new(Mutex::new(g));
+            self.groups.write().insert(id, handle.clone());
+            self.schedule(&handle.lock());
         }
         count
     }
