@@ -261,6 +261,19 @@ impl GroupCoordinator {
         self.memory_bytes() > self.memory_max_bytes
     }
 
+    /// COORDINATOR_NOT_AVAILABLE (retriable) for something new while the budget is used up.
+    fn check_budget(&self, group_id: &str, what: &str) -> Result<(), GroupError> {
+        if !self.over_budget() {
+            return Ok(());
+        }
+        tracing::warn!(
+            group = group_id,
+            "refusing {what}: group.coordinator.memory.max.bytes={} is used up",
+            self.memory_max_bytes
+        );
+        Err(GroupError::CoordinatorNotAvailable)
+    }
+
     fn account(&self, before: usize, after: usize) {
         self.memory_bytes
             .fetch_add(after as i64 - before as i64, Ordering::Relaxed);
@@ -291,14 +304,7 @@ impl GroupCoordinator {
         if let Some(g) = self.group(group_id) {
             return Ok(g);
         }
-        if self.over_budget() {
-            tracing::warn!(
-                group = group_id,
-                "refusing a new group: group.coordinator.memory.max.bytes={} is used up",
-                self.memory_max_bytes
-            );
-            return Err(GroupError::CoordinatorNotAvailable);
-        }
+        self.check_budget(group_id, "a new group")?;
         let mut groups = self.groups.write();
         let g = groups.entry(group_id.to_string()).or_insert_with(|| {
             let g = Group::new(group_id, now_ms);
@@ -399,18 +405,14 @@ impl GroupCoordinator {
             out.sync.append(&mut fx.sync_replies);
             let stores = std::mem::take(&mut fx.store);
             if stores.is_empty() {
-                if g.next_deadline().is_some_and(|d| d <= now_ms) {
-                    fx = g.tick(&self.cfg, now_ms);
-                    if fx.join_replies.is_empty()
-                        && fx.sync_replies.is_empty()
-                        && fx.store.is_empty()
-                        && fx.events.is_empty()
-                    {
-                        break;
+                // Deadlines already due (an initial rebalance delay of 0) fire at once.
+                match g.tick_if_due(&self.cfg, now_ms) {
+                    Some(more) => {
+                        fx = more;
+                        continue;
                     }
-                    continue;
+                    None => break,
                 }
-                break;
             }
             for s in stores {
                 let record = CoordinatorRecord::group_metadata(&g.group_id, s.value);
@@ -437,6 +439,27 @@ impl GroupCoordinator {
         if earliest {
             self.timer_wake.notify_one();
         }
+    }
+
+    /// Runs `op` on the group under its lock, carries out its effects, keeps the memory
+    /// account, and delivers the replies once the lock is released.
+    fn operate<R>(
+        self: &Arc<Self>,
+        broker: &Broker,
+        group: &GroupHandle,
+        now_ms: i64,
+        op: impl FnOnce(&mut Group) -> (R, Effects),
+    ) -> R {
+        let (result, out) = {
+            let mut g = group.lock();
+            let before = g.bytes();
+            let (result, fx) = op(&mut g);
+            let out = self.settle(broker, &mut g, fx, now_ms);
+            self.account(before, g.bytes());
+            (result, out)
+        };
+        self.deliver(out);
+        result
     }
 
     /// Sends the replies, after the records they depend on are durable (durable mode).
@@ -518,13 +541,8 @@ impl GroupCoordinator {
             return refuse(e);
         }
         let group = if req.member_id.is_empty() {
-            if self.over_budget() {
-                tracing::warn!(
-                    group = group_id,
-                    "refusing a new member: group.coordinator.memory.max.bytes={} is used up",
-                    self.memory_max_bytes
-                );
-                return refuse(GroupError::CoordinatorNotAvailable);
+            if let Err(e) = self.check_budget(group_id, "a new member") {
+                return refuse(e);
             }
             match self.get_or_create(group_id, now) {
                 Ok(g) => g,
@@ -539,15 +557,9 @@ impl GroupCoordinator {
         let waiter = self.waiter();
         let (tx, rx) = oneshot::channel();
         self.join_waiters.lock().insert(waiter, tx);
-        let out = {
-            let mut g = group.lock();
-            let before = g.bytes();
-            let fx = g.join(req, waiter, &self.cfg, now);
-            let out = self.settle(broker, &mut g, fx, now);
-            self.account(before, g.bytes());
-            out
-        };
-        self.deliver(out);
+        self.operate(broker, &group, now, |g| {
+            ((), g.join(req, waiter, &self.cfg, now))
+        });
         match wait_or_shutdown(broker, rx).await {
             Some(reply) => reply,
             None => {
@@ -580,15 +592,7 @@ impl GroupCoordinator {
         let waiter = self.waiter();
         let (tx, rx) = oneshot::channel();
         self.sync_waiters.lock().insert(waiter, tx);
-        let out = {
-            let mut g = group.lock();
-            let before = g.bytes();
-            let fx = g.sync(req, waiter, now);
-            let out = self.settle(broker, &mut g, fx, now);
-            self.account(before, g.bytes());
-            out
-        };
-        self.deliver(out);
+        self.operate(broker, &group, now, |g| ((), g.sync(req, waiter, now)));
         match wait_or_shutdown(broker, rx).await {
             Some(reply) => reply,
             None => {
@@ -632,16 +636,12 @@ impl GroupCoordinator {
         self.check_loaded(group_id)?;
         let group = self.group(group_id).ok_or(GroupError::UnknownMemberId)?;
         let now = crate::util::now_ms();
-        let (results, out) = {
-            let mut g = group.lock();
-            let before = g.bytes();
-            let (results, fx) = g.leave(members, &self.cfg, now)?;
-            let out = self.settle(broker, &mut g, fx, now);
-            self.account(before, g.bytes());
-            (results, out)
-        };
-        self.deliver(out);
-        Ok(results)
+        self.operate(broker, &group, now, |g| {
+            match g.leave(members, &self.cfg, now) {
+                Ok((results, fx)) => (Ok(results), fx),
+                Err(e) => (Err(e), Effects::default()),
+            }
+        })
     }
 
     /// OffsetCommit: the offsets are written to `__consumer_offsets` before this returns.
@@ -673,7 +673,8 @@ impl GroupCoordinator {
                 req.generation_id,
                 now,
             )?;
-            let over_budget = self.over_budget();
+            // Checked (and logged) once, when the request holds a partition new to the group.
+            let mut budget: Option<Result<(), GroupError>> = None;
             let mut results: PartitionResults = Vec::with_capacity(req.topics.len());
             let mut records = Vec::new();
             for (topic, partitions) in &req.topics {
@@ -682,7 +683,13 @@ impl GroupCoordinator {
                     let metadata = p.metadata.clone().unwrap_or_default();
                     let r = if metadata.len() > self.offset_metadata_max_bytes {
                         Err(GroupError::OffsetMetadataTooLarge)
-                    } else if over_budget && g.offsets.get(topic, p.partition).is_none() {
+                    } else if g.offsets.get(topic, p.partition).is_none()
+                        && budget
+                            .get_or_insert_with(|| {
+                                self.check_budget(&req.group_id, "offsets of new partitions")
+                            })
+                            .is_err()
+                    {
                         Err(GroupError::CoordinatorNotAvailable)
                     } else {
                         records.push(CoordinatorRecord::offset_commit(
@@ -702,9 +709,6 @@ impl GroupCoordinator {
                     tr.push((p.partition, r));
                 }
                 results.push((topic.clone(), tr));
-            }
-            if over_budget {
-                tracing::warn!(group = %req.group_id, "offsets of new partitions refused: group.coordinator.memory.max.bytes={} is used up", self.memory_max_bytes);
             }
             if !records.is_empty() {
                 match self.append(broker, &req.group_id, &records, now) {
@@ -975,15 +979,7 @@ impl GroupCoordinator {
                 let Some(group) = self.group(&id) else {
                     continue;
                 };
-                let out = {
-                    let mut g = group.lock();
-                    let before = g.bytes();
-                    let fx = g.tick(&self.cfg, now);
-                    let out = self.settle(&broker, &mut g, fx, now);
-                    self.account(before, g.bytes());
-                    out
-                };
-                self.deliver(out);
+                self.operate(&broker, &group, now, |g| ((), g.tick(&self.cfg, now)));
             }
         }
     }

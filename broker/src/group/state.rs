@@ -332,6 +332,13 @@ impl Effects {
     fn join(&mut self, waiter: WaiterId, reply: JoinReply) {
         self.join_replies.push((waiter, reply));
     }
+    pub fn is_empty(&self) -> bool {
+        self.join_replies.is_empty()
+            && self.sync_replies.is_empty()
+            && self.store.is_empty()
+            && self.events.is_empty()
+    }
+
     pub fn merge(&mut self, other: Effects) {
         self.join_replies.extend(other.join_replies);
         self.sync_replies.extend(other.sync_replies);
@@ -966,6 +973,17 @@ impl Group {
             );
             return fx;
         }
+        if self.state == GroupState::Dead {
+            // The group was just deleted: let the member find the coordinator again.
+            let reply = JoinReply::error(&req.member_id, GroupError::CoordinatorNotAvailable);
+            fx.join(waiter, reply);
+            return fx;
+        }
+        if !self.supports_protocols(&req.protocol_type, &req.protocols) {
+            let reply = JoinReply::error(&req.member_id, GroupError::InconsistentGroupProtocol);
+            fx.join(waiter, reply);
+            return fx;
+        }
         if req.member_id.is_empty() {
             self.join_new_member(req, waiter, cfg, now_ms, &mut fx);
         } else {
@@ -999,21 +1017,6 @@ impl Group {
         now_ms: i64,
         fx: &mut Effects,
     ) {
-        if self.state == GroupState::Dead {
-            // The group was just deleted: let the member find the coordinator again.
-            fx.join(
-                waiter,
-                JoinReply::error("", GroupError::CoordinatorNotAvailable),
-            );
-            return;
-        }
-        if !self.supports_protocols(&req.protocol_type, &req.protocols) {
-            fx.join(
-                waiter,
-                JoinReply::error("", GroupError::InconsistentGroupProtocol),
-            );
-            return;
-        }
         let new_id = req.new_member_id.clone();
         match req.group_instance_id.clone() {
             Some(instance) => match self.static_members.get(&instance).cloned() {
@@ -1047,20 +1050,6 @@ impl Group {
         fx: &mut Effects,
     ) {
         let member_id = req.member_id.clone();
-        if self.state == GroupState::Dead {
-            fx.join(
-                waiter,
-                JoinReply::error(&member_id, GroupError::CoordinatorNotAvailable),
-            );
-            return;
-        }
-        if !self.supports_protocols(&req.protocol_type, &req.protocols) {
-            fx.join(
-                waiter,
-                JoinReply::error(&member_id, GroupError::InconsistentGroupProtocol),
-            );
-            return;
-        }
         if self.pending_join.contains_key(&member_id) {
             if req.group_instance_id.is_some() {
                 // Pending ids are only handed to dynamic members; Kafka fails this request.
@@ -1236,7 +1225,7 @@ impl Group {
                 now_ms,
                 fx,
             ),
-            GroupState::PreparingRebalance => self.maybe_complete_join_phase(cfg, now_ms, fx),
+            GroupState::PreparingRebalance => self.maybe_complete_join_phase(now_ms, fx),
             // Unreachable: a group with a static member is neither Empty nor Dead here.
             GroupState::Empty | GroupState::Dead => {
                 self.reply_join(
@@ -1304,18 +1293,18 @@ impl Group {
         if self.can_rebalance() {
             self.prepare_rebalance(reason, cfg, now_ms, fx);
         } else {
-            self.maybe_complete_join_phase(cfg, now_ms, fx);
+            self.maybe_complete_join_phase(now_ms, fx);
         }
     }
 
     /// Completes the join phase early when everyone has joined, except during the initial
     /// delay of a new group, which always runs its course.
-    fn maybe_complete_join_phase(&mut self, cfg: &GroupConfig, now_ms: i64, fx: &mut Effects) {
+    fn maybe_complete_join_phase(&mut self, now_ms: i64, fx: &mut Effects) {
         if self.state == GroupState::PreparingRebalance
             && self.has_all_members_joined()
             && self.previous_state != GroupState::Empty
         {
-            self.complete_join(cfg, now_ms, fx);
+            self.complete_join(now_ms, fx);
         }
     }
 
@@ -1344,7 +1333,7 @@ impl Group {
         self.transition(GroupState::PreparingRebalance, now_ms);
         if !initial {
             if self.has_all_members_joined() {
-                self.complete_join(cfg, now_ms, fx);
+                self.complete_join(now_ms, fx);
             } else {
                 self.join_timer = Some(JoinTimer {
                     deadline_ms: now_ms + self.rebalance_timeout_ms() as i64,
@@ -1354,8 +1343,7 @@ impl Group {
         }
     }
 
-    fn complete_join(&mut self, cfg: &GroupConfig, now_ms: i64, fx: &mut Effects) {
-        let _ = cfg;
+    fn complete_join(&mut self, now_ms: i64, fx: &mut Effects) {
         self.join_timer = None;
         // Dynamic members that did not rejoin in time are gone; static members keep their
         // place (KIP-345) until their session expires.
@@ -1513,14 +1501,30 @@ impl Group {
         fx
     }
 
-    fn validate_sync(&self, req: &SyncRequest) -> Result<(), GroupError> {
+    /// The checks of SyncGroup, Heartbeat and members' OffsetCommits: a live group, a
+    /// current member, the current generation.
+    fn validate_generation(
+        &self,
+        member_id: &str,
+        group_instance_id: Option<&str>,
+        generation_id: i32,
+    ) -> Result<(), GroupError> {
         if self.state == GroupState::Dead {
             return Err(GroupError::CoordinatorNotAvailable);
         }
-        self.validate_member(&req.member_id, req.group_instance_id.as_deref())?;
-        if req.generation_id != self.generation_id {
+        self.validate_member(member_id, group_instance_id)?;
+        if generation_id != self.generation_id {
             return Err(GroupError::IllegalGeneration);
         }
+        Ok(())
+    }
+
+    fn validate_sync(&self, req: &SyncRequest) -> Result<(), GroupError> {
+        self.validate_generation(
+            &req.member_id,
+            req.group_instance_id.as_deref(),
+            req.generation_id,
+        )?;
         let inconsistent = |asked: &Option<String>, ours: &Option<String>| matches!((asked, ours), (Some(a), Some(o)) if a != o);
         if inconsistent(&req.protocol_type, &self.protocol_type)
             || inconsistent(&req.protocol_name, &self.protocol_name)
@@ -1672,13 +1676,7 @@ impl Group {
         generation_id: i32,
         now_ms: i64,
     ) -> Result<(), GroupError> {
-        if self.state == GroupState::Dead {
-            return Err(GroupError::CoordinatorNotAvailable);
-        }
-        self.validate_member(member_id, group_instance_id)?;
-        if generation_id != self.generation_id {
-            return Err(GroupError::IllegalGeneration);
-        }
+        self.validate_generation(member_id, group_instance_id, generation_id)?;
         match self.state {
             GroupState::Empty => Err(GroupError::UnknownMemberId),
             GroupState::PreparingRebalance => {
@@ -1738,9 +1736,7 @@ impl Group {
             match self.state {
                 GroupState::Stable | GroupState::CompletingRebalance => self
                     .maybe_prepare_rebalance_or_complete_join("members left", cfg, now_ms, &mut fx),
-                GroupState::PreparingRebalance => {
-                    self.maybe_complete_join_phase(cfg, now_ms, &mut fx)
-                }
+                GroupState::PreparingRebalance => self.maybe_complete_join_phase(now_ms, &mut fx),
                 GroupState::Empty | GroupState::Dead => {}
             }
         }
@@ -1763,8 +1759,7 @@ impl Group {
                 self.join_timer = None;
                 self.on_join_timer(t, cfg, now_ms, &mut fx);
             }
-            if let Some((deadline, generation)) = self.sync_timer.filter(|(d, _)| *d <= now_ms) {
-                let _ = deadline;
+            if let Some((_, generation)) = self.sync_timer.filter(|(d, _)| *d <= now_ms) {
                 fired = true;
                 self.sync_timer = None;
                 self.expire_pending_sync(generation, cfg, now_ms, &mut fx);
@@ -1779,7 +1774,7 @@ impl Group {
                 fired = true;
                 self.remove(&id, &mut fx);
                 if self.state == GroupState::PreparingRebalance && self.has_all_members_joined() {
-                    self.complete_join(cfg, now_ms, &mut fx);
+                    self.complete_join(now_ms, &mut fx);
                 }
             }
             let expired: Vec<String> = self
@@ -1811,6 +1806,14 @@ impl Group {
         fx
     }
 
+    /// [`tick`](Self::tick) when a deadline is already due and firing it did something.
+    pub fn tick_if_due(&mut self, cfg: &GroupConfig, now_ms: i64) -> Option<Effects> {
+        if self.next_deadline().is_none_or(|d| d > now_ms) {
+            return None;
+        }
+        Some(self.tick(cfg, now_ms)).filter(|fx| !fx.is_empty())
+    }
+
     fn on_join_timer(&mut self, t: JoinTimer, cfg: &GroupConfig, now_ms: i64, fx: &mut Effects) {
         if self.state != GroupState::PreparingRebalance {
             return;
@@ -1825,7 +1828,7 @@ impl Group {
                     initial: Some((next_delay, next_remaining)),
                 });
             }
-            _ => self.complete_join(cfg, now_ms, fx),
+            _ => self.complete_join(now_ms, fx),
         }
     }
 
@@ -1870,7 +1873,7 @@ impl Group {
                     fx,
                 ),
             GroupState::PreparingRebalance if self.has_all_members_joined() => {
-                self.complete_join(cfg, now_ms, fx)
+                self.complete_join(now_ms, fx)
             }
             _ => {}
         }
@@ -1896,10 +1899,7 @@ impl Group {
             return Ok(());
         }
         if generation_id >= 0 || !member_id.is_empty() || group_instance_id.is_some() {
-            self.validate_member(member_id, group_instance_id)?;
-            if generation_id != self.generation_id {
-                return Err(GroupError::IllegalGeneration);
-            }
+            self.validate_generation(member_id, group_instance_id, generation_id)?;
         } else if self.state != GroupState::Empty {
             return Err(GroupError::UnknownMemberId);
         }

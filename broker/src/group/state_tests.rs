@@ -86,20 +86,14 @@ impl T {
             self.events.append(&mut fx.events);
             let stores = std::mem::take(&mut fx.store);
             if stores.is_empty() {
-                // As the coordinator does: deadlines already due (an initial delay of 0)
-                // fire at once.
-                if self.g.next_deadline().is_some_and(|d| d <= self.now) {
-                    fx = self.g.tick(&self.cfg, self.now);
-                    if fx.join_replies.is_empty()
-                        && fx.sync_replies.is_empty()
-                        && fx.store.is_empty()
-                        && fx.events.is_empty()
-                    {
-                        break;
+                // As the coordinator does: deadlines already due fire at once.
+                match self.g.tick_if_due(&self.cfg, self.now) {
+                    Some(more) => {
+                        fx = more;
+                        continue;
                     }
-                    continue;
+                    None => break,
                 }
-                break;
             }
             for s in stores {
                 self.stores.push(s.clone());
@@ -174,8 +168,9 @@ impl T {
         r
     }
 
-    /// Two members, m1 (leader) and m2, Stable in generation 2 with an assignment each.
-    fn stable_pair(&mut self) {
+    /// Two members, m1 (leader) and m2, joined to generation 2 and waiting for the
+    /// assignment. Returns their JoinGroup waiters.
+    fn completing_pair(&mut self) -> (WaiterId, WaiterId) {
         let w1 = self.join("", "m1");
         assert_eq!(self.joined(w1).generation_id, 1);
         let w2 = self.join("", "m2");
@@ -187,6 +182,22 @@ impl T {
         let w1 = self.join("m1", "");
         assert_eq!(self.joined(w1).generation_id, 2);
         assert_eq!(self.joined(w2).generation_id, 2);
+        assert_eq!(self.g.state(), GroupState::CompletingRebalance);
+        (w1, w2)
+    }
+
+    /// Static members a-1 (instance "a", leader) and b-1 ("b") in generation 2, waiting for
+    /// the assignment.
+    fn completing_static_pair(&mut self) {
+        self.join_with(static_req("", "a", "a-1"));
+        self.join_with(static_req("", "b", "b-1"));
+        self.join_with(static_req("a-1", "a", ""));
+        assert_eq!(self.g.state(), GroupState::CompletingRebalance);
+    }
+
+    /// Two members, m1 (leader) and m2, Stable in generation 2 with an assignment each.
+    fn stable_pair(&mut self) {
+        self.completing_pair();
         let s2 = self.sync("m2", 2, &[]);
         let s1 = self.sync("m1", 2, &[("m1", "a1"), ("m2", "a2")]);
         assert_eq!(self.synced(s1).assignment, Bytes::from("a1"));
@@ -456,10 +467,7 @@ fn group_max_size_refuses_more_members() {
 #[test]
 fn a_follower_that_lost_its_join_response_gets_it_again() {
     let mut t = T::new(cfg());
-    t.join("", "m1");
-    let w2 = t.join("", "m2");
-    let w1 = t.join("m1", "");
-    assert_eq!(t.g.state(), GroupState::CompletingRebalance);
+    let (w1, w2) = t.completing_pair();
     let again = t.join("m2", "");
     assert_eq!(t.joined(again), t.joined(w2));
     // The leader asking again gets the member list again.
@@ -527,9 +535,7 @@ fn a_superseded_join_request_is_answered_with_rebalance_in_progress() {
 #[test]
 fn the_assignment_is_stored_before_any_member_receives_it() {
     let mut t = T::new(cfg());
-    t.join("", "m1");
-    t.join("", "m2");
-    t.join("m1", "");
+    t.completing_pair();
     let s2 = t.sync("m2", 2, &[]);
     assert!(t.syncs.is_empty(), "the follower waits for the leader");
     assert!(t.stores.is_empty());
@@ -557,9 +563,7 @@ fn the_assignment_is_stored_before_any_member_receives_it() {
 #[test]
 fn members_the_leader_left_out_get_an_empty_assignment() {
     let mut t = T::new(cfg());
-    t.join("", "m1");
-    t.join("", "m2");
-    t.join("m1", "");
+    t.completing_pair();
     let s2 = t.sync("m2", 2, &[]);
     t.sync("m1", 2, &[("m1", "a1")]);
     assert_eq!(t.synced(s2).error, None);
@@ -600,9 +604,7 @@ fn sync_errors_unknown_member_illegal_generation_inconsistent_protocol_rebalanci
 #[test]
 fn a_failed_assignment_write_fails_the_syncs_and_starts_a_rebalance() {
     let mut t = T::new(cfg());
-    t.join("", "m1");
-    t.join("", "m2");
-    t.join("m1", "");
+    t.completing_pair();
     let s2 = t.sync("m2", 2, &[]);
     t.fail_stores = Some(GroupError::NotCoordinator);
     let s1 = t.sync("m1", 2, &[("m1", "a1"), ("m2", "a2")]);
@@ -615,9 +617,7 @@ fn a_failed_assignment_write_fails_the_syncs_and_starts_a_rebalance() {
 #[test]
 fn members_that_miss_the_sync_deadline_are_removed() {
     let mut t = T::new(cfg());
-    t.join("", "m1");
-    t.join("", "m2");
-    t.join("m1", "");
+    t.completing_pair();
     // m2 syncs; the leader m1 never does. Both keep their sessions with heartbeats.
     let s2 = t.sync("m2", 2, &[]);
     for at in (5_000..REBALANCE_MS as i64).step_by(5_000) {
@@ -713,9 +713,7 @@ fn dynamic_members_that_do_not_rejoin_in_the_rebalance_timeout_are_dropped() {
 #[test]
 fn static_members_keep_their_place_through_a_rebalance_they_miss() {
     let mut t = T::new(cfg());
-    t.join_with(static_req("", "a", "a-1"));
-    t.join_with(static_req("", "b", "b-1"));
-    t.join_with(static_req("a-1", "a", ""));
+    t.completing_static_pair();
     t.sync("a-1", 2, &[]);
     t.sync("b-1", 2, &[]);
     assert_eq!(t.g.state(), GroupState::Stable);
@@ -838,9 +836,7 @@ fn leave_by_instance_id_removes_a_static_member_and_a_stale_member_id_is_fenced(
 #[test]
 fn a_removed_member_with_a_parked_request_is_answered_unknown_member_id() {
     let mut t = T::new(cfg());
-    t.join_with(static_req("", "a", "a-1"));
-    t.join_with(static_req("", "b", "b-1"));
-    t.join_with(static_req("a-1", "a", ""));
+    t.completing_static_pair();
     let s = t.waiter();
     let fx = t.g.sync(
         SyncRequest {
@@ -867,9 +863,7 @@ fn a_removed_member_with_a_parked_request_is_answered_unknown_member_id() {
 #[test]
 fn a_static_member_that_restarts_gets_its_assignment_back_without_a_rebalance() {
     let mut t = T::new(cfg());
-    t.join_with(static_req("", "a", "a-1"));
-    t.join_with(static_req("", "b", "b-1"));
-    t.join_with(static_req("a-1", "a", ""));
+    t.completing_static_pair();
     t.sync("a-1", 2, &[("a-1", "A"), ("b-1", "B")]);
     t.sync("b-1", 2, &[]);
     assert_eq!(t.g.state(), GroupState::Stable);
@@ -940,9 +934,7 @@ fn a_failed_write_of_a_replaced_static_member_restores_the_old_member_id() {
 #[test]
 fn a_second_instance_fences_the_parked_join_of_the_first() {
     let mut t = T::new(cfg());
-    t.join_with(static_req("", "a", "a-1"));
-    t.join_with(static_req("", "b", "b-1"));
-    t.join_with(static_req("a-1", "a", ""));
+    t.completing_static_pair();
     t.sync("a-1", 2, &[]);
     t.sync("b-1", 2, &[]);
     // The leader rejoins (a rebalance), and is parked waiting for b.
@@ -968,9 +960,7 @@ fn a_second_instance_fences_the_parked_join_of_the_first() {
 #[test]
 fn a_static_member_rejoining_during_assignment_forces_a_new_rebalance() {
     let mut t = T::new(cfg());
-    t.join_with(static_req("", "a", "a-1"));
-    t.join_with(static_req("", "b", "b-1"));
-    t.join_with(static_req("a-1", "a", ""));
+    t.completing_static_pair();
     assert_eq!(t.g.state(), GroupState::CompletingRebalance);
     t.join_with(static_req("", "b", "b-2"));
     assert_eq!(t.g.state(), GroupState::PreparingRebalance);
@@ -983,9 +973,7 @@ fn offset_commit_rules_for_members_and_simple_consumers() {
     let mut t = T::new(cfg());
     // Simple consumers (generation -1, no member id) commit to an empty group.
     assert_eq!(t.g.validate_offset_commit("", None, -1, 0), Ok(()));
-    t.join("", "m1");
-    t.join("", "m2");
-    t.join("m1", "");
+    t.completing_pair();
     assert_eq!(
         t.g.validate_offset_commit("", None, -1, 0),
         Err(GroupError::UnknownMemberId),
@@ -1170,7 +1158,7 @@ fn random_operations_keep_the_invariants_and_answer_every_parked_request() {
         let mut asked_join: HashSet<WaiterId> = HashSet::new();
         let mut asked_sync: HashSet<WaiterId> = HashSet::new();
         let ids = ["", "m-1", "m-2", "m-3", "m-4", "m-5"];
-        for step in 0..300 {
+        for _ in 0..300 {
             let id = ids[rng.gen_range(0..ids.len())];
             let instance = if rng.gen_bool(0.3) {
                 Some(["s1", "s2"][rng.gen_range(0..2)].to_string())
@@ -1210,7 +1198,6 @@ fn random_operations_keep_the_invariants_and_answer_every_parked_request() {
                 }
             }
             t.g.check_invariants();
-            let _ = step;
         }
         // Let every timer run out: nothing stays parked forever.
         for _ in 0..20 {

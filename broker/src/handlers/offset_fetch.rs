@@ -37,7 +37,7 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
             let mut rg = OffsetFetchResponseGroup::default();
             rg.group_id = g.group_id.clone();
             match ctx.broker.groups.fetch_offsets(g.group_id.as_str(), topics) {
-                Ok(found) => rg.topics = batched_topics(ctx, found),
+                Ok(found) => rg.topics = batched_topics(found),
                 Err(e) => rg.error_code = e.code(),
             }
             resp.groups.push(rg);
@@ -100,8 +100,7 @@ fn single_topics(
         .collect()
 }
 
-fn batched_topics(ctx: &Ctx<'_>, found: FetchedOffsets) -> Vec<OffsetFetchResponseTopics> {
-    let _ = ctx;
+fn batched_topics(found: FetchedOffsets) -> Vec<OffsetFetchResponseTopics> {
     found
         .into_iter()
         .map(|(topic, ps)| {
