@@ -471,6 +471,7 @@ pub struct Group {
     static_members: HashMap<String, String>,
     /// Member ids handed out with MEMBER_ID_REQUIRED, with their expiry.
     pending_join: BTreeMap<String, i64>,
+    pending_join_bytes: usize,
     pending_sync: BTreeSet<String>,
     awaiting_join: usize,
     supported_protocols: HashMap<String, usize>,
@@ -485,6 +486,13 @@ pub struct Group {
 
 /// Bytes of a group besides its members and offsets.
 const GROUP_OVERHEAD_BYTES: usize = 512;
+/// Bytes of one pending member id besides the id itself.
+const PENDING_OVERHEAD_BYTES: usize = 64;
+/// Member ids handed out with MEMBER_ID_REQUIRED and not yet used, per group. Each lives for
+/// its session timeout; without a bound, a client looping on JoinGroup would grow the group
+/// (and every operation on it) without limit. Beyond it new members get
+/// COORDINATOR_NOT_AVAILABLE and retry once older ids have expired.
+pub const PENDING_MEMBERS_PER_GROUP_MAX: usize = 10_000;
 
 impl Group {
     pub fn new(group_id: &str, now_ms: i64) -> Group {
@@ -500,6 +508,7 @@ impl Group {
             members: BTreeMap::new(),
             static_members: HashMap::new(),
             pending_join: BTreeMap::new(),
+            pending_join_bytes: 0,
             pending_sync: BTreeSet::new(),
             awaiting_join: 0,
             supported_protocols: HashMap::new(),
@@ -621,11 +630,7 @@ impl Group {
         GROUP_OVERHEAD_BYTES
             + self.group_id.len()
             + self.members_bytes
-            + self
-                .pending_join
-                .keys()
-                .map(|k| k.len() + 64)
-                .sum::<usize>()
+            + self.pending_join_bytes
             + self.offsets.bytes()
     }
 
@@ -725,7 +730,7 @@ impl Group {
             self.awaiting_join += 1;
         }
         self.members_bytes += member.bytes();
-        self.pending_join.remove(&member.member_id);
+        self.remove_pending(&member.member_id);
         self.members.insert(member.member_id.clone(), member);
     }
 
@@ -750,7 +755,7 @@ impl Group {
         if self.leader_id.as_deref() == Some(member_id) {
             self.leader_id = self.members.keys().next().cloned();
         }
-        self.pending_join.remove(member_id);
+        self.remove_pending(member_id);
         self.pending_sync.remove(member_id);
     }
 
@@ -787,6 +792,12 @@ impl Group {
         self.count_protocols(&m.protocols, true);
         self.members_bytes += m.bytes();
         self.members.insert(member_id.to_string(), m);
+    }
+
+    fn remove_pending(&mut self, member_id: &str) {
+        if self.pending_join.remove(member_id).is_some() {
+            self.pending_join_bytes -= member_id.len() + PENDING_OVERHEAD_BYTES;
+        }
     }
 
     fn set_assignment(&mut self, member_id: &str, assignment: Bytes) {
@@ -1028,8 +1039,14 @@ impl Group {
                 None => self.add_member_and_rebalance(new_id, req, waiter, cfg, now_ms, fx),
             },
             None if req.require_known_member_id => {
+                if self.pending_join.len() >= PENDING_MEMBERS_PER_GROUP_MAX {
+                    let reply = JoinReply::error("", GroupError::CoordinatorNotAvailable);
+                    fx.join(waiter, reply);
+                    return;
+                }
                 // KIP-394: hand out the id first, so that a client that times out and retries
                 // does not leave a member behind for every attempt.
+                self.pending_join_bytes += new_id.len() + PENDING_OVERHEAD_BYTES;
                 self.pending_join
                     .insert(new_id.clone(), now_ms + req.session_timeout_ms as i64);
                 fx.join(

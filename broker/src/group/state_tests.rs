@@ -247,6 +247,12 @@ impl Group {
         assert_eq!(self.supported_protocols, counts, "supported_protocols");
         let bytes: usize = self.members.values().map(Member::bytes).sum();
         assert_eq!(self.members_bytes, bytes, "members_bytes");
+        let pending: usize = self
+            .pending_join
+            .keys()
+            .map(|k| k.len() + PENDING_OVERHEAD_BYTES)
+            .sum();
+        assert_eq!(self.pending_join_bytes, pending, "pending_join_bytes");
         for (instance, id) in &self.static_members {
             assert_eq!(
                 self.members[id].group_instance_id.as_deref(),
@@ -350,6 +356,39 @@ fn a_new_dynamic_member_first_gets_its_id_with_member_id_required() {
     assert_eq!(t.joined(w).error, None);
     assert_eq!(t.joined(w).member_id, "client-1234");
     assert!(!t.g.is_pending_member("client-1234"));
+}
+
+#[test]
+fn pending_member_ids_are_bounded() {
+    let mut t = T::new(cfg());
+    let mut hand_out = |t: &mut T, id: &str| {
+        let r = JoinRequest {
+            require_known_member_id: true,
+            ..req("", id)
+        };
+        let w = t.waiter();
+        // Straight to the group: a bulk of ids, without the driver's O(members) checks.
+        let fx = t.g.join(r, w, &t.cfg, t.now);
+        fx.join_replies[0].1.error
+    };
+    for i in 0..PENDING_MEMBERS_PER_GROUP_MAX {
+        assert_eq!(
+            hand_out(&mut t, &format!("p{i}")),
+            Some(GroupError::MemberIdRequired)
+        );
+    }
+    assert_eq!(
+        hand_out(&mut t, "one-too-many"),
+        Some(GroupError::CoordinatorNotAvailable)
+    );
+    t.g.check_invariants();
+    // Once they expire there is room again.
+    t.advance_to(SESSION_MS as i64);
+    assert_eq!(t.g.pending_members(), 0);
+    assert_eq!(
+        hand_out(&mut t, "later"),
+        Some(GroupError::MemberIdRequired)
+    );
 }
 
 #[test]
