@@ -361,7 +361,7 @@ fn a_new_dynamic_member_first_gets_its_id_with_member_id_required() {
 #[test]
 fn pending_member_ids_are_bounded() {
     let mut t = T::new(cfg());
-    let mut hand_out = |t: &mut T, id: &str| {
+    let hand_out = |t: &mut T, id: &str| {
         let r = JoinRequest {
             require_known_member_id: true,
             ..req("", id)
