@@ -516,6 +516,45 @@ fn committed_offsets_and_metadata_survive_a_broker_sigkill_and_the_group_resumes
 }
 
 #[test]
+fn a_live_member_carries_on_across_a_broker_sigkill_and_restart() {
+    let mut broker = group_broker();
+    create_topic(&broker, "survive", 3, &[]);
+    let member = Member::start(&broker, "survivors", "survive", &[]);
+    let before: BTreeSet<String> = produce_values(&broker, "survive", 3, "before", 150)
+        .into_iter()
+        .collect();
+    wait_until(
+        "the member read the first records",
+        Duration::from_secs(60),
+        || before.is_subset(&values(&member.records())),
+    );
+    // Let an auto-commit land, then crash the broker under the live member.
+    std::thread::sleep(Duration::from_millis(1200));
+    broker.kill();
+    broker.restart();
+    let after: BTreeSet<String> = produce_values(&broker, "survive", 3, "after", 150)
+        .into_iter()
+        .collect();
+    wait_until(
+        "the member reads on after the restart",
+        Duration::from_secs(60),
+        || after.is_subset(&values(&member.records())),
+    );
+    // Its group and its commits came back from __consumer_offsets: nothing from before the
+    // crash is read twice beyond the last auto-commit interval.
+    let firsts = member
+        .records()
+        .iter()
+        .filter(|g| String::from_utf8_lossy(&g.value).starts_with("before"))
+        .count();
+    assert!(
+        firsts < 2 * 150,
+        "read {firsts} records for 150 before the crash"
+    );
+    assert_eq!(member.assigned().len(), 3);
+}
+
+#[test]
 fn cooperative_sticky_moves_only_the_partitions_that_must_move() {
     let broker = group_broker();
     create_topic(&broker, "coop", 8, &[]);
