@@ -39,3 +39,9 @@ fn confluent_kafka_transactions_commit_abort_fence_and_send_offsets() {
     let broker = Broker::start();
     run_script(&broker, "confluent_kafka_txn.py", &[]);
 }
+
+#[test]
+fn kafka_python_administers_consumer_groups() {
+    let broker = Broker::start();
+    run_script(&broker, "kafka_python_group_admin.py", &[]);
+}
