@@ -243,6 +243,32 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             r.committed = true;
             RequestKind::EndTxn(r)
         }
+        ApiKey::AddOffsetsToTxn => {
+            let mut r = AddOffsetsToTxnRequest::default();
+            r.transactional_id = TransactionalId(s("tx"));
+            r.group_id = GroupId(s("g"));
+            RequestKind::AddOffsetsToTxn(r)
+        }
+        ApiKey::TxnOffsetCommit => {
+            let mut p = txn_offset_commit_request::TxnOffsetCommitRequestPartition::default();
+            p.partition_index = 0;
+            p.committed_offset = 3;
+            p.committed_metadata = Some(s("meta"));
+            let mut missing = p.clone();
+            missing.partition_index = 9;
+            let mut t = txn_offset_commit_request::TxnOffsetCommitRequestTopic::default();
+            t.name = name("t");
+            t.partitions = vec![p, missing];
+            let mut r = TxnOffsetCommitRequest::default();
+            r.transactional_id = TransactionalId(s("tx"));
+            r.group_id = GroupId(s("g"));
+            if version >= 3 {
+                r.generation_id = -1;
+                r.group_instance_id = Some(s("instance"));
+            }
+            r.topics = vec![t];
+            RequestKind::TxnOffsetCommit(r)
+        }
         ApiKey::DescribeProducers => {
             let mut t = describe_producers_request::TopicRequest::default();
             t.name = name("t");

@@ -3,14 +3,19 @@
 //! would leave it). Group metadata and committed offsets come back exactly as they were
 //! acknowledged; a record this broker cannot decode is skipped with a warning rather than
 //! stopping the broker.
+//!
+//! Transactional offset commits (TxnOffsetCommit writes them as transactional batches) are
+//! held per producer until that producer's COMMIT marker (then they apply, in log order) or
+//! ABORT marker (then they are dropped); those still open at the end of the log come back as
+//! the groups' pending transactional offsets.
 
 use std::collections::HashMap;
 
 use samsa_storage::batch::{self, Compression};
-use samsa_storage::{compression, records as log_records, LogError};
+use samsa_storage::{compression, records as log_records, EndTxnMarker, LogError};
 
 use super::offsets::GroupOffsets;
-use super::records::{self, GroupMetadataValue, RecordKey, RecordValue};
+use super::records::{self, GroupMetadataValue, OffsetCommitValue, RecordKey, RecordValue};
 use crate::partition::Partition;
 
 /// Bytes read from the log per step (a larger batch is still read whole).
@@ -25,11 +30,48 @@ pub struct LoadedPartition {
     pub groups: HashMap<String, GroupMetadataValue>,
     /// Committed offsets per group (including groups without metadata: simple consumers).
     pub offsets: HashMap<String, GroupOffsets>,
+    /// Offset commits of transactions still open at the end of the log, by producer id:
+    /// (group, topic, partition, value) in log order.
+    pub pending: HashMap<i64, Vec<(String, String, i32, OffsetCommitValue)>>,
     pub records: u64,
     pub skipped: u64,
 }
 
 impl LoadedPartition {
+    /// A record of a transactional batch of `producer_id`: pending until its marker.
+    fn apply_transactional(&mut self, producer_id: i64, record: records::CoordinatorRecord) {
+        match (record.key, record.value) {
+            (
+                RecordKey::OffsetCommit {
+                    group,
+                    topic,
+                    partition,
+                },
+                Some(RecordValue::OffsetCommit(v)),
+            ) => self
+                .pending
+                .entry(producer_id)
+                .or_default()
+                .push((group, topic, partition, v)),
+            _ => self.skipped += 1,
+        }
+    }
+
+    /// A COMMIT or ABORT marker of `producer_id`.
+    fn end_transaction(&mut self, producer_id: i64, commit: bool) {
+        let Some(pending) = self.pending.remove(&producer_id) else {
+            return;
+        };
+        if commit {
+            for (group, topic, partition, v) in pending {
+                self.offsets
+                    .entry(group)
+                    .or_default()
+                    .commit(&topic, partition, v);
+            }
+        }
+    }
+
     fn apply(&mut self, record: records::CoordinatorRecord) {
         match (record.key, record.value) {
             (
@@ -104,9 +146,23 @@ pub fn load_partition(partition: &Partition) -> Result<LoadedPartition, LogError
             };
             let h = *b.header();
             next = h.next_offset();
-            if h.is_control() || h.last_offset() < offset {
+            if h.last_offset() < offset {
                 continue;
             }
+            if h.is_control() {
+                if h.producer_id >= 0 {
+                    match EndTxnMarker::parse(&b) {
+                        Ok(Some(m)) => loaded.end_transaction(h.producer_id, m.commit),
+                        Ok(None) => {}
+                        Err(e) => {
+                            tracing::warn!(partition = %partition.tp, offset = h.base_offset, "unreadable transaction marker while loading groups: {e}")
+                        }
+                    }
+                }
+                continue;
+            }
+            let transactional =
+                (h.is_transactional() && h.producer_id >= 0).then_some(h.producer_id);
             let codec = h.compression().unwrap_or(Compression::None);
             let decompressed;
             let payload = if codec == Compression::None {
@@ -147,7 +203,10 @@ pub fn load_partition(partition: &Partition) -> Result<LoadedPartition, LogError
                 match records::decode_record(key, r.value) {
                     Ok(rec) => {
                         loaded.records += 1;
-                        loaded.apply(rec);
+                        match transactional {
+                            Some(pid) => loaded.apply_transactional(pid, rec),
+                            None => loaded.apply(rec),
+                        }
                     }
                     Err(e) => {
                         tracing::warn!(partition = %partition.tp, offset = h.base_offset + r.offset_delta as i64, "{e}; skipped");

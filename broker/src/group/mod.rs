@@ -34,6 +34,7 @@ use parking_lot::{Mutex, RwLock};
 use samsa_storage::LogError;
 use tokio::sync::{oneshot, Notify};
 
+use self::offsets::PendingTxnOffsets;
 use self::records::{CoordinatorRecord, OffsetCommitValue};
 use self::state::{Effects, Group};
 pub use self::state::{
@@ -80,6 +81,7 @@ impl GroupError {
             G::OffsetMetadataTooLarge => E::OffsetMetadataTooLarge,
             G::UnknownTopicOrPartition => E::UnknownTopicOrPartition,
             G::InvalidRequest => E::InvalidRequest,
+            G::InvalidProducerEpoch => E::InvalidProducerEpoch,
             G::UnknownServerError => E::UnknownServerError,
         }
     }
@@ -198,6 +200,8 @@ pub struct GroupCoordinator {
     memory_bytes: AtomicI64,
     /// Serialises the creation of `__consumer_offsets`.
     create_topic: Mutex<()>,
+    /// Groups holding pending transactional offsets, by producer id.
+    txn_groups: Mutex<HashMap<i64, BTreeSet<String>>>,
 }
 
 impl GroupCoordinator {
@@ -236,6 +240,7 @@ impl GroupCoordinator {
             timer_wake: Notify::new(),
             memory_bytes: AtomicI64::new(0),
             create_topic: Mutex::new(()),
+            txn_groups: Mutex::new(HashMap::new()),
         }
     }
 
@@ -379,10 +384,31 @@ impl GroupCoordinator {
         records: &[CoordinatorRecord],
         now_ms: i64,
     ) -> Result<Option<Fsync>, GroupError> {
+        self.append_for(broker, group_id, records, now_ms, None)
+    }
+
+    /// `append`, as a transactional batch of `producer` (id, epoch) when given, which the
+    /// log checks against the producer's epoch.
+    fn append_for(
+        &self,
+        broker: &Broker,
+        group_id: &str,
+        records: &[CoordinatorRecord],
+        now_ms: i64,
+        producer: Option<(i64, i16)>,
+    ) -> Result<Option<Fsync>, GroupError> {
         let partition = self.offsets_partition(broker, group_id)?;
-        let batch = records::encode_batch(records, now_ms);
-        match partition.append(batch, now_ms, &broker.group_commit) {
+        let batch = records::encode_producer_batch(records, now_ms, producer);
+        let appended = match producer {
+            None => partition.append(batch, now_ms, &broker.group_commit),
+            Some(_) => partition.append_as_coordinator(batch, now_ms, &broker.group_commit),
+        };
+        match appended {
             Ok((_, wait)) => Ok(wait.map(|w| (partition, w))),
+            Err(LogError::InvalidProducerEpoch(e)) => {
+                tracing::debug!(group = group_id, "transactional offset commit fenced: {e}");
+                Err(GroupError::InvalidProducerEpoch)
+            }
             Err(e) => {
                 tracing::error!(group = group_id, partition = %partition.tp, "cannot write group records: {e}");
                 Err(append_error(&e))
@@ -650,13 +676,37 @@ impl GroupCoordinator {
         broker: &Broker,
         req: CommitRequest,
     ) -> Result<PartitionResults, GroupError> {
+        self.store_offsets(broker, req, None).await
+    }
+
+    /// TxnOffsetCommit: the offsets are written to `__consumer_offsets` as a transactional
+    /// batch of `producer` (id, epoch) and stay pending until the transaction ends
+    /// ([`complete_txn`](Self::complete_txn)).
+    pub async fn commit_txn_offsets(
+        &self,
+        broker: &Broker,
+        req: CommitRequest,
+        producer: (i64, i16),
+    ) -> Result<PartitionResults, GroupError> {
+        self.store_offsets(broker, req, Some(producer)).await
+    }
+
+    async fn store_offsets(
+        &self,
+        broker: &Broker,
+        req: CommitRequest,
+        producer: Option<(i64, i16)>,
+    ) -> Result<PartitionResults, GroupError> {
         self.check_loaded(&req.group_id)?;
         let now = crate::util::now_ms();
         let group = match self.group(&req.group_id) {
             Some(g) => g,
             // Consumers that manage partitions themselves (and admin tools) commit with
-            // generation -1: their "simple" group is created on the first commit.
-            None if req.generation_id < 0 => self.get_or_create(&req.group_id, now)?,
+            // generation -1: their "simple" group is created on the first commit; Kafka
+            // creates the group of a transactional commit in any case.
+            None if req.generation_id < 0 || producer.is_some() => {
+                self.get_or_create(&req.group_id, now)?
+            }
             // KIP-848 era clients (v9+) learn that the group is gone; older ones get the
             // error they always got.
             None if req.api_version >= 9 => return Err(GroupError::GroupIdNotFound),
@@ -667,12 +717,19 @@ impl GroupCoordinator {
         let mut wait = None;
         let results = {
             let mut g = group.lock();
-            g.validate_offset_commit(
-                &req.member_id,
-                req.group_instance_id.as_deref(),
-                req.generation_id,
-                now,
-            )?;
+            match producer {
+                None => g.validate_offset_commit(
+                    &req.member_id,
+                    req.group_instance_id.as_deref(),
+                    req.generation_id,
+                    now,
+                )?,
+                Some(_) => g.validate_txn_offset_commit(
+                    &req.member_id,
+                    req.group_instance_id.as_deref(),
+                    req.generation_id,
+                )?,
+            }
             // Checked (and logged) once, when the request holds a partition new to the group.
             let mut budget: Option<Result<(), GroupError>> = None;
             let mut results: PartitionResults = Vec::with_capacity(req.topics.len());
@@ -711,7 +768,7 @@ impl GroupCoordinator {
                 results.push((topic.clone(), tr));
             }
             if !records.is_empty() {
-                match self.append(broker, &req.group_id, &records, now) {
+                match self.append_for(broker, &req.group_id, &records, now, producer) {
                     Ok(w) => {
                         wait = w;
                         let before = g.bytes();
@@ -723,8 +780,18 @@ impl GroupCoordinator {
                                 Some(records::RecordValue::OffsetCommit(v)),
                             ) = (r.key, r.value)
                             {
-                                g.offsets.commit(&topic, partition, v);
+                                match producer {
+                                    None => g.offsets.commit(&topic, partition, v),
+                                    Some((pid, _)) => g.pending_txn.add(pid, &topic, partition, v),
+                                }
                             }
+                        }
+                        if let Some((pid, _)) = producer {
+                            self.txn_groups
+                                .lock()
+                                .entry(pid)
+                                .or_default()
+                                .insert(req.group_id.clone());
                         }
                         self.account(before, g.bytes());
                     }
@@ -892,6 +959,67 @@ impl GroupCoordinator {
         Ok(results)
     }
 
+    // ---- transactions ----
+
+    /// A transaction marker of `producer_id` landed on partition `offsets_partition` of
+    /// `__consumer_offsets` (Kafka's `scheduleHandleTxnCompletion`): on COMMIT the producer's
+    /// pending offsets of the groups in that partition become their committed offsets (a
+    /// transactional commit replaces the offset in place), on ABORT they are dropped.
+    pub fn complete_txn(&self, producer_id: i64, offsets_partition: i32, commit: bool) {
+        let ids: Vec<String> = {
+            let mut index = self.txn_groups.lock();
+            let Some(groups) = index.get_mut(&producer_id) else {
+                return;
+            };
+            let (here, elsewhere): (BTreeSet<String>, BTreeSet<String>) = std::mem::take(groups)
+                .into_iter()
+                .partition(|g| self.partition_for(g) == offsets_partition);
+            if elsewhere.is_empty() {
+                index.remove(&producer_id);
+            } else {
+                *groups = elsewhere;
+            }
+            here.into_iter().collect()
+        };
+        for id in ids {
+            let Some(group) = self.group(&id) else {
+                continue;
+            };
+            let mut g = group.lock();
+            let before = g.bytes();
+            if let Some(offsets) = g.pending_txn.take(producer_id) {
+                if commit {
+                    for (topic, partition, v) in offsets.iter() {
+                        g.offsets.commit(topic, partition, v.clone());
+                    }
+                }
+                tracing::debug!(group = %id, producer_id, commit, "transactional offsets completed");
+            }
+            self.account(before, g.bytes());
+        }
+    }
+
+    /// The partitions of `topics` whose offsets an open transaction is about to change
+    /// (OffsetFetch with `require_stable` answers UNSTABLE_OFFSET_COMMIT for them).
+    pub fn unstable_partitions(
+        &self,
+        group_id: &str,
+        topics: &FetchedOffsets,
+    ) -> Vec<(String, i32)> {
+        let Some(group) = self.group(group_id) else {
+            return Vec::new();
+        };
+        let g = group.lock();
+        if g.pending_txn.is_empty() {
+            return Vec::new();
+        }
+        topics
+            .iter()
+            .flat_map(|(t, ps)| ps.iter().map(move |(p, _)| (t.clone(), *p)))
+            .filter(|(t, p)| g.pending_txn.is_pending(t, *p))
+            .collect()
+    }
+
     // ---- background work ----
 
     /// Replays every partition of `__consumer_offsets` (blocking; run off the async threads).
@@ -932,6 +1060,21 @@ impl GroupCoordinator {
     fn install(&self, mut loaded: load::LoadedPartition, now_ms: i64) -> usize {
         let mut ids: BTreeSet<String> = loaded.groups.keys().cloned().collect();
         ids.extend(loaded.offsets.keys().cloned());
+        let mut pending: HashMap<String, PendingTxnOffsets> = HashMap::new();
+        for (pid, entries) in std::mem::take(&mut loaded.pending) {
+            for (group, topic, partition, v) in entries {
+                self.txn_groups
+                    .lock()
+                    .entry(pid)
+                    .or_default()
+                    .insert(group.clone());
+                pending
+                    .entry(group)
+                    .or_default()
+                    .add(pid, &topic, partition, v);
+            }
+        }
+        ids.extend(pending.keys().cloned());
         let count = ids.len();
         for id in ids {
             let offsets = loaded.offsets.remove(&id).unwrap_or_default();
@@ -949,6 +1092,8 @@ impl GroupCoordinator {
                     g
                 }
             };
+            let mut g = g;
+            g.pending_txn = pending.remove(&id).unwrap_or_default();
             self.account(0, g.bytes());
             // In the map before its timer is set: the timer task looks groups up by id.
             let handle = Arc::new(Mutex::new(g));
@@ -1028,7 +1173,7 @@ impl GroupCoordinator {
                         .expired(now_ms, retention_ms, base, |t| g.is_subscribed_to_topic(t)),
                 }
             };
-            let delete_group = all && g.state() == GroupState::Empty;
+            let delete_group = all && g.state() == GroupState::Empty && g.pending_txn.is_empty();
             let mut records: Vec<CoordinatorRecord> = expired
                 .iter()
                 .map(|(t, p)| CoordinatorRecord::offset_tombstone(&g.group_id, t, *p))

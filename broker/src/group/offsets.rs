@@ -124,9 +124,65 @@ impl GroupOffsets {
     }
 }
 
+/// Offsets committed inside transactions that have not ended yet, by producer id (Kafka's
+/// `pendingTransactionalOffsetCommits`). They become the group's committed offsets when the
+/// producer's COMMIT marker lands on the group's partition of `__consumer_offsets`, and are
+/// dropped by an ABORT marker; until then OffsetFetch with `require_stable` answers
+/// UNSTABLE_OFFSET_COMMIT for their partitions.
+#[derive(Debug, Default, Clone)]
+pub struct PendingTxnOffsets {
+    by_producer: BTreeMap<i64, GroupOffsets>,
+}
+
+impl PendingTxnOffsets {
+    pub fn add(&mut self, producer_id: i64, topic: &str, partition: i32, value: OffsetCommitValue) {
+        self.by_producer
+            .entry(producer_id)
+            .or_default()
+            .commit(topic, partition, value);
+    }
+
+    /// The producer's pending offsets, removed (its transaction ended).
+    pub fn take(&mut self, producer_id: i64) -> Option<GroupOffsets> {
+        self.by_producer.remove(&producer_id)
+    }
+
+    /// Whether an open transaction holds an offset of this partition.
+    pub fn is_pending(&self, topic: &str, partition: i32) -> bool {
+        self.by_producer
+            .values()
+            .any(|o| o.get(topic, partition).is_some())
+    }
+
+    pub fn producers(&self) -> impl Iterator<Item = i64> + '_ {
+        self.by_producer.keys().copied()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_producer.is_empty()
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.by_producer.values().map(GroupOffsets::bytes).sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pending_transactional_offsets_are_kept_per_producer_until_taken() {
+        let mut p = PendingTxnOffsets::default();
+        p.add(7, "t", 0, at(5, 0, None));
+        p.add(8, "t", 1, at(6, 0, None));
+        assert!(p.is_pending("t", 0) && p.is_pending("t", 1) && !p.is_pending("t", 2));
+        let taken = p.take(7).unwrap();
+        assert_eq!(taken.get("t", 0).unwrap().offset, 5);
+        assert!(!p.is_pending("t", 0));
+        assert_eq!(p.producers().collect::<Vec<_>>(), vec![8]);
+        assert!(p.bytes() > 0);
+    }
 
     fn at(offset: i64, commit_ms: i64, expire: Option<i64>) -> OffsetCommitValue {
         OffsetCommitValue {

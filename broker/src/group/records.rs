@@ -226,16 +226,28 @@ pub fn encode_value(value: &RecordValue) -> Vec<u8> {
 
 /// Encodes `records` as one uncompressed RecordBatch v2 (offsets are assigned by the log).
 pub fn encode_batch(records: &[CoordinatorRecord], now_ms: i64) -> Bytes {
+    encode_producer_batch(records, now_ms, None)
+}
+
+/// `encode_batch`, as a transactional batch of `producer` (id, epoch) when given: a
+/// TxnOffsetCommit's records, which stay pending until the transaction's marker (Kafka writes
+/// them the same way, without sequence numbers).
+pub fn encode_producer_batch(
+    records: &[CoordinatorRecord],
+    now_ms: i64,
+    producer: Option<(i64, i16)>,
+) -> Bytes {
+    let (producer_id, producer_epoch) = producer.unwrap_or((-1, -1));
     let wire: Vec<Record> = records
         .iter()
         .enumerate()
         .map(|(i, r)| Record {
-            transactional: false,
+            transactional: producer.is_some(),
             control: false,
             delete_horizon: false,
             partition_leader_epoch: -1,
-            producer_id: -1,
-            producer_epoch: -1,
+            producer_id,
+            producer_epoch,
             timestamp_type: TimestampType::Creation,
             offset: i as i64,
             sequence: -1,

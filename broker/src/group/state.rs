@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use bytes::Bytes;
 
-use super::offsets::{ExpiryBase, GroupOffsets};
+use super::offsets::{ExpiryBase, GroupOffsets, PendingTxnOffsets};
 use super::records::{GroupMetadataValue, MemberMetadataValue};
 
 /// Identifies a parked JoinGroup or SyncGroup request; chosen by the caller.
@@ -71,6 +71,8 @@ pub enum GroupError {
     UnknownTopicOrPartition,
     #[error("the request is invalid")]
     InvalidRequest,
+    #[error("the producer's epoch is older than its transaction's")]
+    InvalidProducerEpoch,
     #[error("unexpected server error")]
     UnknownServerError,
 }
@@ -482,6 +484,8 @@ pub struct Group {
     sync_timer: Option<(i64, i32)>,
     members_bytes: usize,
     pub offsets: GroupOffsets,
+    /// Offsets of transactions not yet ended (TxnOffsetCommit).
+    pub pending_txn: PendingTxnOffsets,
 }
 
 /// Bytes of a group besides its members and offsets.
@@ -518,6 +522,7 @@ impl Group {
             sync_timer: None,
             members_bytes: 0,
             offsets: GroupOffsets::default(),
+            pending_txn: PendingTxnOffsets::default(),
         }
     }
 
@@ -632,6 +637,7 @@ impl Group {
             + self.members_bytes
             + self.pending_join_bytes
             + self.offsets.bytes()
+            + self.pending_txn.bytes()
     }
 
     /// The earliest time at which [`tick`](Self::tick) has work to do.
@@ -1929,6 +1935,27 @@ impl Group {
             }
             _ => Ok(()),
         }
+    }
+
+    /// Checks a TxnOffsetCommit against the group (Kafka's `doTxnCommitOffsets`): a named
+    /// member must belong to the group (KIP-447 fences zombies by generation), a static
+    /// member's instance id must be its own, and a given generation must be the group's.
+    pub fn validate_txn_offset_commit(
+        &self,
+        member_id: &str,
+        group_instance_id: Option<&str>,
+        generation_id: i32,
+    ) -> Result<(), GroupError> {
+        if self.state == GroupState::Dead {
+            return Err(GroupError::CoordinatorNotAvailable);
+        }
+        if !member_id.is_empty() {
+            self.validate_member(member_id, group_instance_id)?;
+        }
+        if generation_id >= 0 && generation_id != self.generation_id {
+            return Err(GroupError::IllegalGeneration);
+        }
+        Ok(())
     }
 
     pub fn validate_offset_delete(&self) -> Result<(), GroupError> {

@@ -124,7 +124,7 @@ async fn one_transaction(
             .await
         {
             Ok(()) => 0,
-            Err(e) => e.code(),
+            Err(e) => e.code_for(ctx.version, 2),
         };
         vec![code; partitions.len()]
     };

@@ -29,7 +29,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: EndTxnRequest) -> EndTxnResponse {
                 resp.producer_epoch = producer_epoch;
             }
         }
-        Err(e) => resp.error_code = e.code(),
+        Err(e) => resp.error_code = e.code_for(ctx.version, 2),
     }
     resp
 }

@@ -1,8 +1,9 @@
 //! FindCoordinator: which broker coordinates a group (key type 0) or a transactional id
 //! (key type 1). On a single node that is this broker, for every group: the one that leads
 //! the group's partition of `__consumer_offsets`, which is created here on first use as Kafka
-//! does. v4+ batches keys (`coordinator_keys`) and answers one entry per key. There is no
-//! transaction coordinator yet: transactional ids get COORDINATOR_NOT_AVAILABLE.
+//! does. v4+ batches keys (`coordinator_keys`) and answers one entry per key. A transactional
+//! id's coordinator leads its partition of `__transaction_state`, likewise created on first
+//! use.
 
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
@@ -44,10 +45,11 @@ fn coordinator(ctx: &Ctx<'_>, key: &StrBytes, key_type: i8) -> Coordinator {
             .groups
             .find_coordinator(ctx.broker, key.as_str())
             .map_err(|e| (e.response_error(), e.to_string())),
-        KEY_TYPE_TRANSACTION => Err((
-            ResponseError::CoordinatorNotAvailable,
-            "this broker has no transaction coordinator".to_string(),
-        )),
+        KEY_TYPE_TRANSACTION => ctx
+            .broker
+            .txn
+            .find_coordinator(ctx.broker, key.as_str())
+            .map_err(|e| (e.response_error(), e.to_string())),
         other => Err((
             ResponseError::InvalidRequest,
             format!("unknown coordinator key type {other}"),

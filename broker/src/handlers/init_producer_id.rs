@@ -22,7 +22,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: InitProducerIdRequest) -> InitProducerId
             resp.producer_epoch = producer_epoch;
         }
         Err(e) => {
-            resp.error_code = e.code();
+            resp.error_code = e.code_for(ctx.version, 4);
             resp.producer_id = ProducerId(-1);
             resp.producer_epoch = -1;
         }

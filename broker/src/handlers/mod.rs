@@ -2,6 +2,7 @@
 //! the broker and builds the response. This module only routes a decoded request to its file
 //! and frames the answer.
 
+pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod alter_configs;
 pub mod api_versions;
@@ -34,6 +35,7 @@ pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sync_group;
+pub mod txn_offset_commit;
 
 use std::cell::RefCell;
 use std::net::SocketAddr;
@@ -139,6 +141,12 @@ pub async fn handle(
             add_partitions_to_txn::handle(&ctx, r).await,
         )),
         RequestKind::EndTxn(r) => Some(ResponseKind::EndTxn(end_txn::handle(&ctx, r).await)),
+        RequestKind::AddOffsetsToTxn(r) => Some(ResponseKind::AddOffsetsToTxn(
+            add_offsets_to_txn::handle(&ctx, r).await,
+        )),
+        RequestKind::TxnOffsetCommit(r) => Some(ResponseKind::TxnOffsetCommit(
+            txn_offset_commit::handle(&ctx, r).await,
+        )),
         RequestKind::DescribeTransactions(r) => Some(ResponseKind::DescribeTransactions(
             describe_transactions::handle(&ctx, r).await,
         )),

@@ -1,8 +1,9 @@
 //! OffsetFetch: a group's committed offsets (offset, leader epoch, metadata) for the
 //! partitions asked for, or for every partition with one when the topic list is null (v2+).
 //! A partition without a committed offset answers -1 with no error. v8+ batches groups, each
-//! with its own error. `require_stable` (v7+) would wait out pending transactional commits;
-//! this broker has none, so every offset is stable.
+//! with its own error. With `require_stable` (v7+, KIP-447; read_committed consumers set it)
+//! a partition whose offset an open transaction is about to change answers
+//! UNSTABLE_OFFSET_COMMIT, and the client asks again once the transaction ended.
 
 use kafka_protocol::messages::offset_fetch_response::{
     OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
@@ -10,6 +11,7 @@ use kafka_protocol::messages::offset_fetch_response::{
 };
 use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
 
 use super::Ctx;
 use crate::group::records::OffsetCommitValue;
@@ -37,7 +39,18 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
             let mut rg = OffsetFetchResponseGroup::default();
             rg.group_id = g.group_id.clone();
             match ctx.broker.groups.fetch_offsets(g.group_id.as_str(), topics) {
-                Ok(found) => rg.topics = batched_topics(found),
+                Ok(found) => {
+                    let unstable = unstable(ctx, &req, g.group_id.as_str(), &found);
+                    rg.topics = batched_topics(found);
+                    for t in &mut rg.topics {
+                        for p in &mut t.partitions {
+                            if unstable.contains(&(t.name.to_string(), p.partition_index)) {
+                                p.committed_offset = -1;
+                                p.error_code = ResponseError::UnstableOffsetCommit.code();
+                            }
+                        }
+                    }
+                }
                 Err(e) => rg.error_code = e.code(),
             }
             resp.groups.push(rg);
@@ -55,7 +68,18 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
         .groups
         .fetch_offsets(req.group_id.as_str(), topics.clone())
     {
-        Ok(found) => resp.topics = single_topics(ctx, found, None),
+        Ok(found) => {
+            let unstable = unstable(ctx, &req, req.group_id.as_str(), &found);
+            resp.topics = single_topics(ctx, found, None);
+            for t in &mut resp.topics {
+                for p in &mut t.partitions {
+                    if unstable.contains(&(t.name.to_string(), p.partition_index)) {
+                        p.committed_offset = -1;
+                        p.error_code = ResponseError::UnstableOffsetCommit.code();
+                    }
+                }
+            }
+        }
         // v1 has no top-level error: every partition asked for carries it.
         Err(e) if ctx.version < 2 => {
             let asked: FetchedOffsets = topics
@@ -68,6 +92,21 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
         Err(e) => resp.error_code = e.code(),
     }
     resp
+}
+
+/// The partitions of `found` with pending transactional offsets, when the client asked for
+/// stable offsets only.
+fn unstable(
+    ctx: &Ctx<'_>,
+    req: &OffsetFetchRequest,
+    group_id: &str,
+    found: &FetchedOffsets,
+) -> Vec<(String, i32)> {
+    if ctx.version >= 7 && req.require_stable {
+        ctx.broker.groups.unstable_partitions(group_id, found)
+    } else {
+        Vec::new()
+    }
 }
 
 fn single_topics(

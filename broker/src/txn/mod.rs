@@ -398,6 +398,7 @@ impl TransactionCoordinator {
         let now = crate::util::now_ms();
         let mut waits = Vec::new();
         let mut failed = false;
+        let mut offsets_partitions = Vec::new();
         for (topic, index) in &m.partitions {
             let Some(p) = broker
                 .topics
@@ -414,7 +415,12 @@ impl TransactionCoordinator {
                 now,
                 &broker.group_commit,
             ) {
-                Ok((_, wait)) => waits.push((p, wait)),
+                Ok((_, wait)) => {
+                    if topic == crate::group::OFFSETS_TOPIC {
+                        offsets_partitions.push(*index);
+                    }
+                    waits.push((p, wait))
+                }
                 Err(LogError::Storage(e)) => {
                     tracing::error!(partition = %p.tp, "cannot write a transaction marker: {e}");
                     failed = true;
@@ -425,6 +431,11 @@ impl TransactionCoordinator {
         }
         for (p, wait) in waits {
             settle(&p, wait).await?;
+        }
+        // The group coordinator makes the transaction's offsets visible (or drops them) once
+        // the marker is in its partition, as Kafka's does.
+        for index in offsets_partitions {
+            broker.groups.complete_txn(m.producer_id, index, commit);
         }
         if failed {
             return Err(TxnError::StorageError);

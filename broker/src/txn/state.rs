@@ -161,6 +161,17 @@ impl TxnError {
     pub fn code(self) -> i16 {
         self.response_error().code()
     }
+
+    /// The code for a request `version`: clients before KIP-588 (versions below
+    /// `fenced_from`) do not know PRODUCER_FENCED and get INVALID_PRODUCER_EPOCH, as Kafka
+    /// answers them.
+    pub fn code_for(self, version: i16, fenced_from: i16) -> i16 {
+        if self == TxnError::ProducerFenced && version < fenced_from {
+            ResponseError::InvalidProducerEpoch.code()
+        } else {
+            self.code()
+        }
+    }
 }
 
 /// Kafka's `isEpochExhausted`: the epoch cannot be bumped safely any more.

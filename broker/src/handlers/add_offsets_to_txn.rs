@@ -1,0 +1,37 @@
+//! AddOffsetsToTxn: adds the group's partition of `__consumer_offsets` to the producer's
+//! transaction, so that the offsets it then commits with TxnOffsetCommit are committed or
+//! aborted with the transaction's data (Kafka's `sendOffsetsToTransaction`, first step).
+
+use std::collections::BTreeSet;
+
+use kafka_protocol::messages::{AddOffsetsToTxnRequest, AddOffsetsToTxnResponse};
+
+use super::Ctx;
+use crate::group::OFFSETS_TOPIC;
+
+pub async fn handle(ctx: &Ctx<'_>, req: AddOffsetsToTxnRequest) -> AddOffsetsToTxnResponse {
+    let mut resp = AddOffsetsToTxnResponse::default();
+    let group_id = req.group_id.as_str();
+    // The group's partition of __consumer_offsets must exist to be part of a transaction.
+    if let Err(e) = ctx.broker.groups.find_coordinator(ctx.broker, group_id) {
+        resp.error_code = e.code();
+        return resp;
+    }
+    let partition = ctx.broker.groups.partition_for(group_id);
+    let partitions = BTreeSet::from([(OFFSETS_TOPIC.to_string(), partition)]);
+    if let Err(e) = ctx
+        .broker
+        .txn
+        .add_partitions(
+            ctx.broker,
+            req.transactional_id.as_str(),
+            req.producer_id.0,
+            req.producer_epoch,
+            &partitions,
+        )
+        .await
+    {
+        resp.error_code = e.code_for(ctx.version, 2);
+    }
+    resp
+}

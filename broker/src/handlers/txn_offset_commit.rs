@@ -1,0 +1,148 @@
+//! TxnOffsetCommit: commits a group's offsets inside a producer's transaction (Kafka's
+//! `sendOffsetsToTransaction`, second step). The offsets are written to `__consumer_offsets`
+//! as a transactional batch of the producer and become the group's committed offsets only
+//! when the transaction commits (an abort drops them).
+//!
+//! The group's offsets partition must be in the producer's ongoing transaction (added by
+//! AddOffsetsToTxn; KIP-890 verification, with Produce's errors); the transactional id stays
+//! locked until the offsets are written, so the transaction cannot end in between. v3+
+//! (KIP-447) carry the consumer's member id, instance id and generation, checked like an
+//! OffsetCommit's so that a zombie consumer cannot commit. Partitions of unknown topics get
+//! UNKNOWN_TOPIC_OR_PARTITION.
+
+use std::collections::HashMap;
+
+use kafka_protocol::messages::txn_offset_commit_response::{
+    TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
+};
+use kafka_protocol::messages::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
+use kafka_protocol::ResponseError;
+
+use super::Ctx;
+use crate::group::{CommitRequest, OffsetToCommit, OFFSETS_TOPIC};
+use crate::txn::state::TxnError;
+
+pub async fn handle(ctx: &Ctx<'_>, req: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse {
+    let mut codes: HashMap<(String, i32), i16> = HashMap::new();
+    let mut valid: Vec<(String, Vec<OffsetToCommit>)> = Vec::new();
+    for t in &req.topics {
+        let topic = ctx.broker.topics.get(t.name.as_str());
+        let mut ok = Vec::new();
+        for p in &t.partitions {
+            if topic
+                .as_ref()
+                .and_then(|tp| tp.partition(p.partition_index))
+                .is_none()
+            {
+                codes.insert(
+                    (t.name.to_string(), p.partition_index),
+                    ResponseError::UnknownTopicOrPartition.code(),
+                );
+            } else {
+                ok.push(OffsetToCommit {
+                    partition: p.partition_index,
+                    offset: p.committed_offset,
+                    leader_epoch: if ctx.version >= 2 {
+                        p.committed_leader_epoch
+                    } else {
+                        -1
+                    },
+                    metadata: p.committed_metadata.as_ref().map(|m| m.to_string()),
+                });
+            }
+        }
+        if !ok.is_empty() {
+            valid.push((t.name.to_string(), ok));
+        }
+    }
+    let result = if valid.is_empty() {
+        Ok(Vec::new())
+    } else {
+        commit(ctx, &req, valid.clone()).await
+    };
+    match result {
+        Ok(results) => {
+            for (topic, ps) in results {
+                for (p, r) in ps {
+                    codes.insert((topic.clone(), p), r.err().map_or(0, |e| e.code()));
+                }
+            }
+        }
+        Err(code) => {
+            for (topic, ps) in &valid {
+                for p in ps {
+                    codes.insert((topic.clone(), p.partition), code);
+                }
+            }
+        }
+    }
+    let mut resp = TxnOffsetCommitResponse::default();
+    for t in &req.topics {
+        let mut tr = TxnOffsetCommitResponseTopic::default();
+        tr.name = t.name.clone();
+        for p in &t.partitions {
+            let mut pr = TxnOffsetCommitResponsePartition::default();
+            pr.partition_index = p.partition_index;
+            pr.error_code = codes
+                .get(&(t.name.to_string(), p.partition_index))
+                .copied()
+                .unwrap_or(0);
+            tr.partitions.push(pr);
+        }
+        resp.topics.push(tr);
+    }
+    resp
+}
+
+/// Verifies the transaction and writes the offsets; an error applies to every partition.
+async fn commit(
+    ctx: &Ctx<'_>,
+    req: &TxnOffsetCommitRequest,
+    topics: Vec<(String, Vec<OffsetToCommit>)>,
+) -> Result<crate::group::PartitionResults, i16> {
+    let group_id = req.group_id.to_string();
+    let (producer_id, producer_epoch) = (req.producer_id.0, req.producer_epoch);
+    let Some(txn) = ctx.broker.txn.lock(req.transactional_id.as_str()).await else {
+        return Err(ResponseError::InvalidProducerIdMapping.code());
+    };
+    let offsets_partition = (
+        OFFSETS_TOPIC.to_string(),
+        ctx.broker.groups.partition_for(&group_id),
+    );
+    match txn.verify_partitions(producer_id, producer_epoch, [&offsets_partition]) {
+        Ok(found) if found == [true] => {}
+        Ok(_) => return Err(ResponseError::InvalidTxnState.code()),
+        // As for Produce: a stale producer is told INVALID_PRODUCER_EPOCH.
+        Err(TxnError::ProducerFenced) => return Err(ResponseError::InvalidProducerEpoch.code()),
+        Err(e) => return Err(e.code()),
+    }
+    let request = CommitRequest {
+        group_id,
+        generation_id: if ctx.version >= 3 {
+            req.generation_id
+        } else {
+            -1
+        },
+        member_id: if ctx.version >= 3 {
+            req.member_id.to_string()
+        } else {
+            String::new()
+        },
+        group_instance_id: if ctx.version >= 3 {
+            req.group_instance_id.as_ref().map(|s| s.to_string())
+        } else {
+            None
+        },
+        retention_time_ms: -1,
+        topics,
+        api_version: ctx.version,
+    };
+    let result = ctx
+        .broker
+        .groups
+        .commit_txn_offsets(ctx.broker, request, (producer_id, producer_epoch))
+        .await
+        .map_err(|e| e.code());
+    drop(txn);
+    result
+}
