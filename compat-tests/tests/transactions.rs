@@ -186,10 +186,12 @@ fn a_second_producer_with_the_same_transactional_id_fences_the_first() {
     assert_eq!(got, vec!["winner"]);
 }
 
-/// A running `eos_processor` child and the count it last reported.
+/// A running `eos_processor` child and what it last reported.
 struct Processor {
     child: Child,
     committed: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// Transactions opened (output written and flushed, not yet committed).
+    opened: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Processor {
@@ -208,16 +210,27 @@ impl Processor {
             .spawn()
             .expect("start the processor");
         let committed = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let seen = committed.clone();
+        let opened = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (seen, open) = (committed.clone(), opened.clone());
         let stdout = child.stdout.take().unwrap();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 if let Some(n) = line.strip_prefix("committed ") {
                     seen.store(n.parse().unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+                } else if line.starts_with("open ") {
+                    open.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
             }
         });
-        Processor { child, committed }
+        Processor {
+            child,
+            committed,
+            opened,
+        }
+    }
+
+    fn opened(&self) -> usize {
+        self.opened.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn committed(&self) -> usize {
@@ -246,17 +259,24 @@ fn consume_transform_produce_is_exactly_once_across_a_sigkill_of_the_processor()
     }
     // The first processor commits a few transactions and is killed in the middle of one
     // (it pauses before each commit, with records already written).
-    let first = Processor::start(&broker, 300);
+    // It pauses before each commit with its output written and flushed, and says so: the
+    // kill lands in that pause, once it has committed a few transactions.
+    let first = Processor::start(&broker, 1_000);
     let started = Instant::now();
-    while first.committed() < 100 {
+    let mut opened_before = None;
+    loop {
         assert!(
             started.elapsed() < Duration::from_secs(60),
             "the first processor committed only {}",
             first.committed()
         );
-        std::thread::sleep(Duration::from_millis(20));
+        match opened_before {
+            None if first.committed() >= 100 => opened_before = Some(first.opened()),
+            Some(n) if first.opened() > n => break,
+            _ => {}
+        }
+        std::thread::sleep(Duration::from_millis(5));
     }
-    std::thread::sleep(Duration::from_millis(150));
     first.kill();
     let second = Processor::start(&broker, 0);
     let reader = consumer(&broker, "ctp-out", &[0, 1, 2], "read_committed");
@@ -277,13 +297,16 @@ fn consume_transform_produce_is_exactly_once_across_a_sigkill_of_the_processor()
         &missing[..missing.len().min(10)],
         &duplicated[..duplicated.len().min(10)]
     );
-    // The uncommitted output of the killed transaction is in the log, but aborted.
+    // The output of the killed transaction is in the log, but aborted.
     let everything = drain(
         &consumer(&broker, "ctp-out", &[0, 1, 2], "read_uncommitted"),
-        n,
+        n + 1,
         Duration::from_secs(1),
     );
-    assert!(everything.len() >= n);
+    assert!(
+        everything.len() > n,
+        "the killed transaction left no output to abort"
+    );
 }
 
 #[test]

@@ -4,8 +4,9 @@
 //! It reads `<input>` in consumer group `<group>` (static member `<group>-member`, read_committed),
 //! and for each polled batch: begins a transaction, writes `out:<value>` to `<output>` for every
 //! record (same partition), adds the consumed positions with `send_offsets_to_transaction`,
-//! waits `<pause_ms>` (to widen the window in which a kill lands mid-transaction), and commits.
-//! After each commit it prints `committed <records so far>` on stdout. A restarted process uses
+//! flushes, prints `open <records so far>` and waits `<pause_ms>` (the test kills it there,
+//! mid-transaction with its output in the log), and commits, printing
+//! `committed <records so far>`. A restarted process uses
 //! the same transactional id: it fences its predecessor and carries on from the committed
 //! offsets. It runs until killed.
 //!
@@ -93,6 +94,9 @@ fn main() -> anyhow::Result<()> {
             .group_metadata()
             .ok_or_else(|| anyhow::anyhow!("no consumer group metadata"))?;
         producer.send_offsets_to_transaction(&positions, &metadata, Duration::from_secs(30))?;
+        producer.flush(Duration::from_secs(30))?;
+        println!("open {done}");
+        std::io::stdout().flush()?;
         std::thread::sleep(pause);
         producer.commit_transaction(Duration::from_secs(30))?;
         done += batch.len();
