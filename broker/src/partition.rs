@@ -255,3 +255,127 @@ impl Partition {
         })
     }
 }
+
+/// What replaying an internal topic's partition meets, in log order (see [`Partition::replay`]).
+pub enum Replayed<'a> {
+    /// A transaction marker (COMMIT or ABORT) of `producer_id`.
+    Marker { producer_id: i64, commit: bool },
+    /// A record of a data batch; `transactional` is the batch's producer id when the batch
+    /// belongs to a transaction.
+    Record {
+        offset: i64,
+        transactional: Option<i64>,
+        key: Option<&'a [u8]>,
+        value: Option<&'a [u8]>,
+    },
+}
+
+/// Bytes read from the log per step of a replay (a larger batch is still read whole).
+const REPLAY_READ_BYTES: usize = 1 << 20;
+/// The largest decompressed batch a replay accepts (coordinators write theirs uncompressed).
+const REPLAY_DECOMPRESSED_BYTES_MAX: usize = 64 << 20;
+
+impl Partition {
+    /// Visits every record and transaction marker from the log start to the high watermark,
+    /// in order (how the group and transaction coordinators load their internal topics).
+    /// What cannot be read is skipped with a warning; returns how many records that was.
+    pub fn replay(&self, mut visit: impl FnMut(Replayed<'_>)) -> Result<u64, LogError> {
+        use samsa_storage::batch::{self, Compression};
+        let mut skipped = 0u64;
+        let mut offset = self.log_start_offset();
+        let end = self.high_watermark();
+        while offset < end {
+            let read = match self.read(offset, REPLAY_READ_BYTES, true, false) {
+                Ok(r) => r,
+                // Retention or DeleteRecords moved the start while we read: continue from it.
+                Err(LogError::OffsetOutOfRange {
+                    log_start_offset, ..
+                }) if log_start_offset > offset => {
+                    offset = log_start_offset;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if read.slice.is_empty() {
+                break;
+            }
+            let bytes = read.slice.load().map_err(LogError::Storage)?;
+            let mut next = offset;
+            for b in batch::batches(&bytes) {
+                let b = match b {
+                    Ok(b) => b,
+                    Err(e) => {
+                        tracing::warn!(partition = %self.tp, offset = next, "unreadable batch while replaying: {e}");
+                        break;
+                    }
+                };
+                let h = *b.header();
+                next = h.next_offset();
+                if h.last_offset() < offset {
+                    continue;
+                }
+                if h.is_control() {
+                    if h.producer_id >= 0 {
+                        match EndTxnMarker::parse(&b) {
+                            Ok(Some(m)) => visit(Replayed::Marker {
+                                producer_id: h.producer_id,
+                                commit: m.commit,
+                            }),
+                            Ok(None) => {}
+                            Err(e) => tracing::warn!(partition = %self.tp, offset = h.base_offset, "unreadable transaction marker while replaying: {e}"),
+                        }
+                    }
+                    continue;
+                }
+                let transactional =
+                    (h.is_transactional() && h.producer_id >= 0).then_some(h.producer_id);
+                let codec = h.compression().unwrap_or(Compression::None);
+                let decompressed;
+                let payload = if codec == Compression::None {
+                    b.records_bytes()
+                } else {
+                    match samsa_storage::compression::decompress(
+                        codec,
+                        b.records_bytes(),
+                        REPLAY_DECOMPRESSED_BYTES_MAX,
+                    ) {
+                        Ok(v) => {
+                            decompressed = v;
+                            &decompressed[..]
+                        }
+                        Err(e) => {
+                            tracing::warn!(partition = %self.tp, offset = h.base_offset, "cannot decompress a batch while replaying: {e}");
+                            skipped += h.record_count.max(0) as u64;
+                            continue;
+                        }
+                    }
+                };
+                for r in samsa_storage::records::records(payload, h.record_count) {
+                    let r = match r {
+                        Ok(r) => r,
+                        Err(e) => {
+                            tracing::warn!(partition = %self.tp, offset = h.base_offset, "malformed record while replaying: {e}");
+                            skipped += 1;
+                            break;
+                        }
+                    };
+                    let record_offset = h.base_offset + r.offset_delta as i64;
+                    if record_offset < offset {
+                        continue;
+                    }
+                    visit(Replayed::Record {
+                        offset: record_offset,
+                        transactional,
+                        key: r.key,
+                        value: r.value,
+                    });
+                }
+            }
+            if next <= offset {
+                break;
+            }
+            offset = next;
+        }
+        Ok(skipped)
+    }
+}

@@ -632,6 +632,21 @@ impl Reader<'_> {
     fn u8(&mut self) -> Result<u8, String> {
         Ok(self.take::<1>()?[0])
     }
+    /// One batch as both versions store it: last sequence, last offset, offset delta,
+    /// timestamp.
+    fn batch(&mut self) -> Result<BatchMetadata, String> {
+        let last_seq = self.i32()?;
+        let last_offset = self.i64()?;
+        let offset_delta = self.i32()?;
+        let timestamp_ms = self.i64()?;
+        Ok(BatchMetadata {
+            first_seq: first_seq_of(last_seq, offset_delta),
+            last_seq,
+            first_offset: last_offset.wrapping_sub(offset_delta as i64),
+            last_offset,
+            timestamp_ms,
+        })
+    }
 }
 
 /// Decodes a snapshot (Kafka's version 1 or Samsa's version 2), checking its CRC-32C.
@@ -640,6 +655,9 @@ pub fn decode_snapshot(bytes: &[u8]) -> Result<Vec<ProducerStateEntry>, String> 
         return Err("snapshot is shorter than its header".into());
     }
     let version = i16::from_be_bytes([bytes[0], bytes[1]]);
+    if version != SNAPSHOT_VERSION_KAFKA && version != SNAPSHOT_VERSION_SAMSA {
+        return Err(format!("unknown snapshot version {version}"));
+    }
     let stored = u32::from_be_bytes(bytes[2..6].try_into().expect("4 bytes"));
     let body = &bytes[6..];
     let computed = crc32c::crc32c(body);
@@ -660,38 +678,20 @@ pub fn decode_snapshot(bytes: &[u8]) -> Result<Vec<ProducerStateEntry>, String> 
     }
     let mut out = Vec::with_capacity(count as usize);
     for _ in 0..count {
-        let e = match version {
+        let producer_id = r.i64()?;
+        let producer_epoch = r.i16()?;
+        let mut batches = VecDeque::new();
+        let (coordinator_epoch, txn_first, last_timestamp_ms) = match version {
             SNAPSHOT_VERSION_KAFKA => {
-                let producer_id = r.i64()?;
-                let producer_epoch = r.i16()?;
-                let last_seq = r.i32()?;
-                let last_offset = r.i64()?;
-                let offset_delta = r.i32()?;
-                let timestamp_ms = r.i64()?;
+                let batch = r.batch()?;
                 let coordinator_epoch = r.i32()?;
                 let txn_first = r.i64()?;
-                let mut batches = VecDeque::new();
-                if last_offset >= 0 {
-                    batches.push_back(BatchMetadata {
-                        first_seq: first_seq_of(last_seq, offset_delta),
-                        last_seq,
-                        first_offset: last_offset.wrapping_sub(offset_delta as i64),
-                        last_offset,
-                        timestamp_ms,
-                    });
+                if batch.last_offset >= 0 {
+                    batches.push_back(batch);
                 }
-                ProducerStateEntry {
-                    producer_id,
-                    producer_epoch,
-                    batches,
-                    last_timestamp_ms: timestamp_ms,
-                    coordinator_epoch,
-                    current_txn_first_offset: (txn_first >= 0).then_some(txn_first),
-                }
+                (coordinator_epoch, txn_first, batch.timestamp_ms)
             }
             SNAPSHOT_VERSION_SAMSA => {
-                let producer_id = r.i64()?;
-                let producer_epoch = r.i16()?;
                 let coordinator_epoch = r.i32()?;
                 let txn_first = r.i64()?;
                 let last_timestamp_ms = r.i64()?;
@@ -699,32 +699,21 @@ pub fn decode_snapshot(bytes: &[u8]) -> Result<Vec<ProducerStateEntry>, String> 
                 if n > BATCHES_PER_PRODUCER {
                     return Err(format!("snapshot entry claims {n} batches"));
                 }
-                let mut batches = VecDeque::with_capacity(n);
                 for _ in 0..n {
-                    let last_seq = r.i32()?;
-                    let last_offset = r.i64()?;
-                    let offset_delta = r.i32()?;
-                    let timestamp_ms = r.i64()?;
-                    batches.push_back(BatchMetadata {
-                        first_seq: first_seq_of(last_seq, offset_delta),
-                        last_seq,
-                        first_offset: last_offset.wrapping_sub(offset_delta as i64),
-                        last_offset,
-                        timestamp_ms,
-                    });
+                    batches.push_back(r.batch()?);
                 }
-                ProducerStateEntry {
-                    producer_id,
-                    producer_epoch,
-                    batches,
-                    last_timestamp_ms,
-                    coordinator_epoch,
-                    current_txn_first_offset: (txn_first >= 0).then_some(txn_first),
-                }
+                (coordinator_epoch, txn_first, last_timestamp_ms)
             }
             other => return Err(format!("unknown snapshot version {other}")),
         };
-        out.push(e);
+        out.push(ProducerStateEntry {
+            producer_id,
+            producer_epoch,
+            batches,
+            last_timestamp_ms,
+            coordinator_epoch,
+            current_txn_first_offset: (txn_first >= 0).then_some(txn_first),
+        });
     }
     if r.pos != body.len() {
         return Err("snapshot has bytes after its last entry".into());

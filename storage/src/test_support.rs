@@ -224,3 +224,19 @@ pub fn read_keyed_records(log: &mut crate::Log) -> Vec<KeyedRecord> {
     }
     out
 }
+
+/// Property-test cases: `SAMSA_PROPTEST_CASES`, else `default`.
+pub fn proptest_cases(default: u32) -> u32 {
+    std::env::var("SAMSA_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Wall-clock milliseconds (producer expiry compares batch timestamps with the clock at open).
+pub fn wall_clock_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_millis() as i64
+}

@@ -133,15 +133,8 @@ fn run(ops: Vec<Op>) {
     }
 }
 
-fn cases() -> u32 {
-    std::env::var("SAMSA_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(32)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: samsa_storage::test_support::proptest_cases(32), ..ProptestConfig::default() })]
 
     #[test]
     fn compaction_preserves_the_latest_state_and_offsets(ops in proptest::collection::vec(op(), 1..50)) {

@@ -299,15 +299,8 @@ fn run(ops: Vec<Op>) {
     }
 }
 
-fn cases() -> u32 {
-    std::env::var("SAMSA_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(64)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: samsa_storage::test_support::proptest_cases(64), ..ProptestConfig::default() })]
 
     #[test]
     fn log_matches_model_under_random_operations(ops in proptest::collection::vec(op(), 1..40)) {

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 use proptest::prelude::*;
-use samsa_storage::test_support::{open_log, BatchBuilder};
+use samsa_storage::test_support::{open_log, wall_clock_ms, BatchBuilder};
 use samsa_storage::{AbortedTxn, EndTxnMarker, Log, LogConfig, LogDir, LogError, TopicPartition};
 
 const PRODUCERS: usize = 3;
@@ -98,12 +98,6 @@ impl Model {
     }
 }
 
-fn wall_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
 
 fn tp() -> TopicPartition {
     TopicPartition::new("eos", 0)
@@ -127,7 +121,7 @@ fn pid_of(i: usize) -> i64 {
 
 fn batch(pid: usize, epoch: i16, seq: i32, records: usize, txn: bool) -> bytes::Bytes {
     BatchBuilder::new()
-        .timestamps(wall_ms())
+        .timestamps(wall_clock_ms())
         .producer(pid_of(pid), epoch, seq)
         .transactional(txn)
         .records(records, 8)
@@ -243,7 +237,7 @@ fn run(ops: Vec<Op>) {
                     coordinator_epoch: 0,
                 };
                 let offset = log
-                    .append_control(pid_of(pid), epoch, m, 0, wall_ms())
+                    .append_control(pid_of(pid), epoch, m, 0, wall_clock_ms())
                     .unwrap()
                     .base_offset;
                 assert_eq!(offset, model.log_end);
@@ -284,15 +278,8 @@ fn run(ops: Vec<Op>) {
     }
 }
 
-fn cases() -> u32 {
-    std::env::var("SAMSA_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(64)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: samsa_storage::test_support::proptest_cases(64), ..ProptestConfig::default() })]
 
     #[test]
     fn producer_state_matches_model_under_random_operations(ops in proptest::collection::vec(op(), 1..60)) {

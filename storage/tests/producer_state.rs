@@ -6,20 +6,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
-use samsa_storage::test_support::{open_log, BatchBuilder};
+use samsa_storage::test_support::{open_log, wall_clock_ms, BatchBuilder};
 use samsa_storage::{
     AbortedTxn, CleanupPolicy, EndTxnMarker, Log, LogConfig, LogDir, LogError, TopicPartition,
 };
 
 const NOW: i64 = 1_700_000_000_000;
 
-/// Wall-clock time: producer expiry compares batch timestamps with it at open.
-fn wall_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
 
 fn tp() -> TopicPartition {
     TopicPartition::new("payments", 0)
@@ -36,7 +29,7 @@ fn part_dir(dir: &Path) -> PathBuf {
 /// A batch of `n` records from producer `pid` at `epoch`, sequences from `seq`.
 fn produced(pid: i64, epoch: i16, seq: i32, n: usize) -> Bytes {
     BatchBuilder::new()
-        .timestamps(wall_ms())
+        .timestamps(wall_clock_ms())
         .producer(pid, epoch, seq)
         .records(n, 10)
         .build()
@@ -44,7 +37,7 @@ fn produced(pid: i64, epoch: i16, seq: i32, n: usize) -> Bytes {
 
 fn transactional(pid: i64, epoch: i16, seq: i32, n: usize) -> Bytes {
     BatchBuilder::new()
-        .timestamps(wall_ms())
+        .timestamps(wall_clock_ms())
         .producer(pid, epoch, seq)
         .transactional(true)
         .records(n, 10)
@@ -373,7 +366,7 @@ fn idle_producers_expire_but_not_while_a_transaction_is_open() {
     let (_d, mut log) = open(dir.path(), config);
     log.append(produced(1, 0, 0, 1), 0, NOW).unwrap();
     log.append(transactional(2, 0, 0, 1), 0, NOW).unwrap();
-    log.maintenance(wall_ms() + 10_000).unwrap();
+    log.maintenance(wall_clock_ms() + 10_000).unwrap();
     let left: Vec<i64> = log
         .active_producers()
         .iter()

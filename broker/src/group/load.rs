@@ -11,17 +11,11 @@
 
 use std::collections::HashMap;
 
-use samsa_storage::batch::{self, Compression};
-use samsa_storage::{compression, records as log_records, EndTxnMarker, LogError};
+use samsa_storage::LogError;
 
 use super::offsets::GroupOffsets;
 use super::records::{self, GroupMetadataValue, OffsetCommitValue, RecordKey, RecordValue};
-use crate::partition::Partition;
-
-/// Bytes read from the log per step (a larger batch is still read whole).
-const READ_BYTES: usize = 1 << 20;
-/// The largest decompressed batch accepted (Samsa writes these batches uncompressed).
-const DECOMPRESSED_BATCH_BYTES_MAX: usize = 64 << 20;
+use crate::partition::{Partition, Replayed};
 
 /// The state of the groups of one partition, as its log describes it.
 #[derive(Debug, Default)]
@@ -117,108 +111,36 @@ impl LoadedPartition {
 /// Reads a partition of `__consumer_offsets` from its log start to its high watermark.
 pub fn load_partition(partition: &Partition) -> Result<LoadedPartition, LogError> {
     let mut loaded = LoadedPartition::default();
-    let mut offset = partition.log_start_offset();
-    let end = partition.high_watermark();
-    while offset < end {
-        let read = match partition.read(offset, READ_BYTES, true, false) {
-            Ok(r) => r,
-            // Retention or DeleteRecords moved the start while we read: continue from it.
-            Err(LogError::OffsetOutOfRange {
-                log_start_offset, ..
-            }) if log_start_offset > offset => {
-                offset = log_start_offset;
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        if read.slice.is_empty() {
-            break;
-        }
-        let bytes = read.slice.load().map_err(LogError::Storage)?;
-        let mut next = offset;
-        for b in batch::batches(&bytes) {
-            let b = match b {
-                Ok(b) => b,
+    let unreadable = partition.replay(|r| match r {
+        Replayed::Marker {
+            producer_id,
+            commit,
+        } => loaded.end_transaction(producer_id, commit),
+        Replayed::Record {
+            offset,
+            transactional,
+            key,
+            value,
+        } => {
+            let Some(key) = key else {
+                loaded.skipped += 1;
+                return;
+            };
+            match records::decode_record(key, value) {
+                Ok(rec) => {
+                    loaded.records += 1;
+                    match transactional {
+                        Some(pid) => loaded.apply_transactional(pid, rec),
+                        None => loaded.apply(rec),
+                    }
+                }
                 Err(e) => {
-                    tracing::warn!(partition = %partition.tp, offset = next, "unreadable batch while loading groups: {e}");
-                    break;
-                }
-            };
-            let h = *b.header();
-            next = h.next_offset();
-            if h.last_offset() < offset {
-                continue;
-            }
-            if h.is_control() {
-                if h.producer_id >= 0 {
-                    match EndTxnMarker::parse(&b) {
-                        Ok(Some(m)) => loaded.end_transaction(h.producer_id, m.commit),
-                        Ok(None) => {}
-                        Err(e) => {
-                            tracing::warn!(partition = %partition.tp, offset = h.base_offset, "unreadable transaction marker while loading groups: {e}")
-                        }
-                    }
-                }
-                continue;
-            }
-            let transactional =
-                (h.is_transactional() && h.producer_id >= 0).then_some(h.producer_id);
-            let codec = h.compression().unwrap_or(Compression::None);
-            let decompressed;
-            let payload = if codec == Compression::None {
-                b.records_bytes()
-            } else {
-                match compression::decompress(
-                    codec,
-                    b.records_bytes(),
-                    DECOMPRESSED_BATCH_BYTES_MAX,
-                ) {
-                    Ok(v) => {
-                        decompressed = v;
-                        &decompressed[..]
-                    }
-                    Err(e) => {
-                        tracing::warn!(partition = %partition.tp, offset = h.base_offset, "cannot decompress a batch while loading groups: {e}");
-                        loaded.skipped += h.record_count.max(0) as u64;
-                        continue;
-                    }
-                }
-            };
-            for r in log_records::records(payload, h.record_count) {
-                let r = match r {
-                    Ok(r) => r,
-                    Err(e) => {
-                        tracing::warn!(partition = %partition.tp, offset = h.base_offset, "malformed record while loading groups: {e}");
-                        loaded.skipped += 1;
-                        break;
-                    }
-                };
-                if h.base_offset + (r.offset_delta as i64) < offset {
-                    continue;
-                }
-                let Some(key) = r.key else {
+                    tracing::warn!(partition = %partition.tp, offset, "{e}; skipped");
                     loaded.skipped += 1;
-                    continue;
-                };
-                match records::decode_record(key, r.value) {
-                    Ok(rec) => {
-                        loaded.records += 1;
-                        match transactional {
-                            Some(pid) => loaded.apply_transactional(pid, rec),
-                            None => loaded.apply(rec),
-                        }
-                    }
-                    Err(e) => {
-                        tracing::warn!(partition = %partition.tp, offset = h.base_offset + r.offset_delta as i64, "{e}; skipped");
-                        loaded.skipped += 1;
-                    }
                 }
             }
         }
-        if next <= offset {
-            break;
-        }
-        offset = next;
-    }
+    })?;
+    loaded.skipped += unreadable;
     Ok(loaded)
 }

@@ -32,15 +32,14 @@ use kafka_protocol::records::{
     Compression as WireCompression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
 use parking_lot::RwLock;
-use samsa_storage::batch::{self, Compression};
-use samsa_storage::{compression, records as log_records, EndTxnMarker, LogError};
+use samsa_storage::{EndTxnMarker, LogError};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
 use self::producer_ids::ProducerIdManager;
 use self::state::{EndDecision, InitDecision, TxnError, TxnMetadata, TxnState};
 use crate::config::topic::TopicOverrides;
 use crate::config::BrokerConfig;
-use crate::partition::{Partition, SyncWait};
+use crate::partition::{Partition, Replayed, SyncWait};
 use crate::server::Broker;
 
 /// The internal topic that holds transaction state.
@@ -48,10 +47,6 @@ pub const TRANSACTION_STATE_TOPIC: &str = "__transaction_state";
 /// Transactional ids the coordinator keeps at most (each costs a little memory; beyond it new
 /// ids are refused with COORDINATOR_NOT_AVAILABLE until idle ones expire).
 pub const TRANSACTIONAL_IDS_MAX: usize = 100_000;
-/// Bytes read from `__transaction_state` per step while loading.
-const LOAD_READ_BYTES: usize = 1 << 20;
-/// Largest decompressed batch accepted while loading (Samsa writes them uncompressed).
-const LOAD_DECOMPRESSED_BYTES_MAX: usize = 64 << 20;
 
 type TxnHandle = Arc<Mutex<TxnMetadata>>;
 
@@ -197,6 +192,16 @@ impl TransactionCoordinator {
         self.txns.read().get(transactional_id).cloned()
     }
 
+    /// The metadata of a transactional id that a request expects to exist (Kafka answers
+    /// INVALID_PRODUCER_ID_MAPPING for an unknown one).
+    fn existing(&self, transactional_id: &str) -> Result<TxnHandle, TxnError> {
+        if transactional_id.is_empty() {
+            return Err(TxnError::InvalidRequest);
+        }
+        self.handle(transactional_id)
+            .ok_or(TxnError::InvalidProducerIdMapping)
+    }
+
     /// Writes a transactional id's state (or its tombstone) to `__transaction_state` and, in
     /// durable mode, waits until it is on disk.
     async fn write_state(
@@ -299,12 +304,7 @@ impl TransactionCoordinator {
         producer_epoch: i16,
         partitions: &BTreeSet<(String, i32)>,
     ) -> Result<(), TxnError> {
-        if transactional_id.is_empty() {
-            return Err(TxnError::InvalidRequest);
-        }
-        let handle = self
-            .handle(transactional_id)
-            .ok_or(TxnError::InvalidProducerIdMapping)?;
+        let handle = self.existing(transactional_id)?;
         let mut m = handle.lock().await;
         let now = crate::util::now_ms();
         if let Some(next) = m.add_partitions(producer_id, producer_epoch, partitions, now)? {
@@ -324,9 +324,7 @@ impl TransactionCoordinator {
         producer_epoch: i16,
         partitions: &[(String, i32)],
     ) -> Result<Vec<bool>, TxnError> {
-        let handle = self
-            .handle(transactional_id)
-            .ok_or(TxnError::InvalidProducerIdMapping)?;
+        let handle = self.existing(transactional_id)?;
         let m = handle.lock().await;
         m.verify_partitions(producer_id, producer_epoch, partitions)
     }
@@ -349,12 +347,7 @@ impl TransactionCoordinator {
         producer_epoch: i16,
         commit: bool,
     ) -> Result<(i64, i16), TxnError> {
-        if transactional_id.is_empty() {
-            return Err(TxnError::InvalidRequest);
-        }
-        let handle = self
-            .handle(transactional_id)
-            .ok_or(TxnError::InvalidProducerIdMapping)?;
+        let handle = self.existing(transactional_id)?;
         let mut m = handle.lock().await;
         let now = crate::util::now_ms();
         match m.end_txn(producer_id, producer_epoch, commit, true, now)? {
@@ -606,80 +599,35 @@ fn load_partition(
     partition: &Partition,
     states: &mut HashMap<String, Option<TxnMetadata>>,
 ) -> Result<(), LogError> {
-    let mut offset = partition.log_start_offset();
-    let end = partition.high_watermark();
-    while offset < end {
-        let read = match partition.read(offset, LOAD_READ_BYTES, true, false) {
-            Ok(r) => r,
-            Err(LogError::OffsetOutOfRange {
-                log_start_offset, ..
-            }) if log_start_offset > offset => {
-                offset = log_start_offset;
-                continue;
-            }
-            Err(e) => return Err(e),
+    partition.replay(|r| {
+        let Replayed::Record {
+            key: Some(key),
+            value,
+            ..
+        } = r
+        else {
+            return;
         };
-        if read.slice.is_empty() {
-            break;
-        }
-        let bytes = read.slice.load().map_err(LogError::Storage)?;
-        let mut next = offset;
-        for b in batch::batches(&bytes) {
-            let Ok(b) = b else { break };
-            let h = *b.header();
-            next = h.next_offset();
-            if h.is_control() {
-                continue;
+        let id = match records::decode_key(key) {
+            Ok(id) => id,
+            Err(e) => {
+                tracing::warn!(partition = %partition.tp, "{e}; skipped");
+                return;
             }
-            let codec = h.compression().unwrap_or(Compression::None);
-            let decompressed;
-            let payload = if codec == Compression::None {
-                b.records_bytes()
-            } else {
-                match compression::decompress(codec, b.records_bytes(), LOAD_DECOMPRESSED_BYTES_MAX)
-                {
-                    Ok(v) => {
-                        decompressed = v;
-                        &decompressed[..]
-                    }
-                    Err(e) => {
-                        tracing::warn!(partition = %partition.tp, offset = h.base_offset, "cannot decompress a batch of transaction state: {e}");
-                        continue;
-                    }
-                }
-            };
-            for r in log_records::records(payload, h.record_count) {
-                let Ok(r) = r else { break };
-                if h.base_offset + (r.offset_delta as i64) < offset {
-                    continue;
-                }
-                let Some(key) = r.key else { continue };
-                let id = match records::decode_key(key) {
-                    Ok(id) => id,
-                    Err(e) => {
-                        tracing::warn!(partition = %partition.tp, "{e}; skipped");
-                        continue;
-                    }
-                };
-                match r.value {
-                    None => {
-                        states.insert(id, None);
-                    }
-                    Some(v) => match records::decode_value(&id, v) {
-                        Ok(m) => {
-                            states.insert(id, Some(m));
-                        }
-                        Err(e) => {
-                            tracing::warn!(partition = %partition.tp, transactional_id = %id, "{e}; skipped")
-                        }
-                    },
-                }
+        };
+        match value {
+            None => {
+                states.insert(id, None);
             }
+            Some(v) => match records::decode_value(&id, v) {
+                Ok(m) => {
+                    states.insert(id, Some(m));
+                }
+                Err(e) => {
+                    tracing::warn!(partition = %partition.tp, transactional_id = %id, "{e}; skipped")
+                }
+            },
         }
-        if next <= offset {
-            break;
-        }
-        offset = next;
-    }
+    })?;
     Ok(())
 }
