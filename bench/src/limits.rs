@@ -1,0 +1,151 @@
+//! The machine's ceilings, measured with the simplest code that reaches them, so that a broker
+//! figure can be read as a fraction of what the hardware gives on the same run.
+//!
+//! - Loopback TCP: one process writes 1 MiB buffers as fast as it can, another reads and
+//!   discards; the reader's byte count over its own clock is the bandwidth.
+//! - The data directory's filesystem: sequential 1 MiB writes into a new file, measured three
+//!   ways: into the page cache (what a broker with default flushing waits for), with one
+//!   fdatasync at the end (the device's streaming rate), and with fdatasync after every
+//!   write (what a durable broker gets when each group commit carries 1 MiB). The latency of
+//!   a small append plus fdatasync is the floor of a durable acks=all produce.
+
+use std::fs::OpenOptions;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Size of each write in the bandwidth probes.
+pub const WRITE_BYTES: usize = 1 << 20;
+
+/// Reads and discards everything one client sends; returns (bytes, seconds from the first
+/// byte to end of stream).
+pub fn loopback_read(listener: TcpListener) -> std::io::Result<(u64, f64)> {
+    let (mut stream, _) = listener.accept()?;
+    let mut buf = vec![0u8; WRITE_BYTES];
+    let mut total = 0u64;
+    let mut start = None;
+    loop {
+        let n = stream.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        start.get_or_insert_with(Instant::now);
+        total += n as u64;
+    }
+    let secs = start.map_or(0.0, |s| s.elapsed().as_secs_f64());
+    Ok((total, secs))
+}
+
+/// Writes 1 MiB buffers to `addr` for `duration`, then closes.
+pub fn loopback_write(addr: &str, duration: Duration) -> std::io::Result<u64> {
+    let mut stream = TcpStream::connect(addr)?;
+    let buf = vec![0x5au8; WRITE_BYTES];
+    let start = Instant::now();
+    let mut total = 0u64;
+    while start.elapsed() < duration {
+        stream.write_all(&buf)?;
+        total += buf.len() as u64;
+    }
+    Ok(total)
+}
+
+/// Sequential-write figures for one directory.
+#[derive(Debug, Clone, Copy)]
+pub struct DiskFigures {
+    /// MB/s of writes into the page cache (no sync).
+    pub buffered_mb_per_s: f64,
+    /// MB/s including one fdatasync at the end.
+    pub flushed_mb_per_s: f64,
+    /// MB/s with fdatasync after every 1 MiB write.
+    pub fdatasync_each_mb_per_s: f64,
+    /// 4 KiB append + fdatasync latency percentiles, milliseconds.
+    pub fdatasync_p50_ms: f64,
+    pub fdatasync_p99_ms: f64,
+}
+
+/// Measures `dir` with `total_bytes` per bandwidth probe and `syncs` small synced appends.
+/// The probe files are removed afterwards.
+pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskFigures> {
+    let mb = |bytes: u64, d: Duration| bytes as f64 / 1e6 / d.as_secs_f64().max(1e-9);
+    let buf = vec![0xa5u8; WRITE_BYTES];
+    let writes = total_bytes.div_ceil(WRITE_BYTES as u64).max(1);
+    let path = dir.join(".samsa-bench-limits.tmp");
+
+    let run = |sync_each: bool, sync_end: bool| -> std::io::Result<Duration> {
+        let mut f = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(&path)?;
+        let start = Instant::now();
+        for _ in 0..writes {
+            f.write_all(&buf)?;
+            if sync_each {
+                f.sync_data()?;
+            }
+        }
+        if sync_end {
+            f.sync_data()?;
+        }
+        let took = start.elapsed();
+        drop(f);
+        std::fs::remove_file(&path)?;
+        Ok(took)
+    };
+    let bytes = writes * WRITE_BYTES as u64;
+    let buffered = run(false, false)?;
+    let flushed = run(false, true)?;
+    let each = run(true, false)?;
+
+    let small = vec![0x3cu8; 4096];
+    let mut f = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .open(&path)?;
+    let mut lat: Vec<f64> = Vec::with_capacity(syncs);
+    for _ in 0..syncs.max(1) {
+        let start = Instant::now();
+        f.write_all(&small)?;
+        f.sync_data()?;
+        lat.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    drop(f);
+    std::fs::remove_file(&path)?;
+    lat.sort_by(|a, b| a.total_cmp(b));
+    let pct = |p: f64| lat[((lat.len() as f64 * p) as usize).min(lat.len() - 1)];
+    Ok(DiskFigures {
+        buffered_mb_per_s: mb(bytes, buffered),
+        flushed_mb_per_s: mb(bytes, flushed),
+        fdatasync_each_mb_per_s: mb(bytes, each),
+        fdatasync_p50_ms: pct(0.50),
+        fdatasync_p99_ms: pct(0.99),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_reader_counts_what_the_writer_sent() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let reader = std::thread::spawn(move || loopback_read(listener).unwrap());
+        let sent = loopback_write(&addr, Duration::from_millis(20)).unwrap();
+        let (received, secs) = reader.join().unwrap();
+        assert_eq!(sent, received);
+        assert!(sent > 0 && secs > 0.0);
+    }
+
+    #[test]
+    fn disk_probe_reports_positive_figures_and_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = disk(dir.path(), 2 * WRITE_BYTES as u64, 5).unwrap();
+        assert!(f.buffered_mb_per_s > 0.0 && f.flushed_mb_per_s > 0.0);
+        assert!(f.fdatasync_each_mb_per_s > 0.0 && f.fdatasync_p50_ms > 0.0);
+        assert!(f.fdatasync_p50_ms <= f.fdatasync_p99_ms);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
