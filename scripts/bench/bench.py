@@ -1,0 +1,876 @@
+#!/usr/bin/env python3
+"""Samsa's benchmark harness: runs librdkafka's rdkafka_performance against Samsa (one or both
+I/O engines), the discard sink (the load generator's own ceiling on this machine), optionally a
+baseline broker or a broker already running elsewhere on loopback, measures the machine's
+limits in the same run, and writes BENCHMARKS.md with a table and an SVG chart.
+
+Every scenario prints one parseable line:
+
+  BENCH test=<scenario> broker=<target> msgs_per_s=.. MB_per_s=.. p50_ms=.. p99_ms=..
+        p999_ms=.. broker_cpu_s=.. broker_rss_MiB=.. cpu_s_per_M=.. of_sink=.. limit=..
+        of_limit=.. status=ok|failed:<reason>
+
+Unknown figures are "-". Latency is what the scenario names: delivery latency (produce call to
+acknowledgement, as rdkafka_performance -l measures it) for produce scenarios, produce
+timestamp to consume for e2e and tail scenarios. Broker CPU seconds come from
+/proc/<pid>/stat (user + system) around the scenario, RSS from /proc/<pid>/status after it.
+
+Run it through scripts/bench/run, which builds what it needs first. Python 3 stdlib only.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PAGE_MIB = 1.0 / 1024.0  # VmRSS is in KiB
+
+
+# ---------------------------------------------------------------------------------------------
+# Scenarios
+
+
+def produce(size, acks, partitions, keyed=False, codec="none", quick=False):
+    size_name = "100B" if size == 100 else "1KiB"
+    acks_name = "all" if acks == -1 else str(acks)
+    name = f"produce.{size_name}.acks_{acks_name}.p{partitions}"
+    if keyed:
+        name += ".keyed"
+    if codec != "none":
+        name += f".{codec}"
+    return dict(name=name, kind="produce", size=size, acks=acks, partitions=partitions,
+                keyed=keyed, codec=codec, quick=quick)
+
+
+def scenarios():
+    out = []
+    for size in (100, 1024):
+        for acks in (1, -1):
+            for partitions in (1, 8):
+                for keyed in (False, True):
+                    for codec in ("none", "lz4", "zstd"):
+                        quick = (
+                            (keyed, codec, partitions) == (False, "none", 1)
+                            or (size, acks, keyed, codec) == (1024, -1, False, "none")
+                            or (size, acks, partitions, codec) == (1024, -1, 1, "none")
+                            or (size, acks, partitions, keyed) == (1024, -1, 1, False)
+                        )
+                        out.append(produce(size, acks, partitions, keyed, codec, quick))
+    out.append(dict(name="consume.1KiB.assigned", kind="consume", size=1024, group=False, quick=True))
+    out.append(dict(name="consume.1KiB.group", kind="consume", size=1024, group=True, quick=True))
+    out.append(dict(name="consume.100B.assigned", kind="consume", size=100, group=False, quick=False))
+    for rate in (1000, 50000):
+        out.append(dict(name=f"e2e.100B.rate_{rate}", kind="e2e", size=100, rate=rate, quick=True))
+    out.append(dict(name="e2e.1KiB.rate_50000", kind="e2e", size=1024, rate=50000, quick=False))
+    out.append(dict(name="tail.1KiB.acks_1", kind="tail", size=1024, quick=True))
+    out.append(dict(name="producers_8.1KiB.acks_all.p8", kind="multi", size=1024, producers=8,
+                    quick=True))
+    return out
+
+
+# Scenarios that run on the second I/O engine too, and on the sink.
+OTHER_ENGINE = {"produce.100B.acks_all.p1", "produce.1KiB.acks_all.p1", "produce.1KiB.acks_1.p1",
+                "consume.1KiB.assigned", "e2e.100B.rate_1000", "producers_8.1KiB.acks_all.p8"}
+SINK_KINDS = {"produce", "consume", "multi"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Processes
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(port, proc, what, timeout_s=30.0):
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode} before listening")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{what} did not listen on {port} within {timeout_s}s")
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        # The command name may hold spaces: fields are counted after its closing parenthesis.
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * PAGE_MIB
+    return None
+
+
+class Target:
+    """A broker under test: a process we started (measured through /proc), or an address."""
+
+    def __init__(self, name, kind, description):
+        self.name, self.kind, self.description = name, kind, description
+        self.proc = None
+        self.bootstrap = None
+        self.data_dir = None
+        self.log = None
+
+    def start(self, cmd, port, cwd=None, env=None):
+        self.log = open(os.path.join(RUN_DIR, f"{self.name}.log"), "w")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, cwd=cwd,
+                                     env=env, start_new_session=True)
+        STARTED.append(self)
+        wait_listening(port, self.proc, self.name)
+        self.bootstrap = f"127.0.0.1:{port}"
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.log:
+            self.log.close()
+        if self.data_dir and os.path.isdir(self.data_dir):
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def pid(self):
+        return self.proc.pid if self.proc is not None and self.proc.poll() is None else None
+
+
+STARTED = []
+RUN_DIR = None
+LOAD_AT_START = None
+
+
+def stop_all():
+    for t in STARTED:
+        try:
+            t.stop()
+        except Exception as e:  # noqa: BLE001 - best effort at exit
+            print(f"bench: stopping {t.name}: {e}", file=sys.stderr)
+
+
+def samsa_target(args, engine, durable=False):
+    name = f"samsa-{engine}" + ("-durable" if durable else "")
+    t = Target(name, "samsa", f"samsa (release build), io.engine={engine}"
+               + (", log.durable=true (fsync group commit)" if durable else ", default flushing"))
+    t.data_dir = tempfile.mkdtemp(prefix=f"bench-{name}-", dir=args.data_root)
+    port = free_port()
+    cmd = [args.samsa, f"--listeners=PLAINTEXT://127.0.0.1:{port}", f"--log.dirs={t.data_dir}",
+           f"--io-engine={engine}", "--num.partitions=1"]
+    if durable:
+        cmd.append("--log.durable=true")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SAMSA_")}
+    t.start(cmd, port, env=env)
+    return t
+
+
+def sink_target(args):
+    t = Target("discard-sink", "sink", "samsa-discard-sink: acknowledges Produce, serves Fetch "
+               "from memory, stores nothing")
+    port = free_port()
+    t.start([args.sink, "--listen", f"127.0.0.1:{port}", "--fetch-record-bytes", "1024"], port)
+    return t
+
+
+def baseline_target(args):
+    t = Target("tansu-sqlite", "baseline", f"Tansu {args.baseline_version} (crates.io, release), "
+               "SQLite storage engine on the same disk")
+    t.data_dir = tempfile.mkdtemp(prefix="bench-tansu-", dir=args.data_root)
+    port = free_port()
+    url = f"tcp://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CLUSTER_ID", "LISTENER_URL", "ADVERTISED_LISTENER_URL", "STORAGE_ENGINE")}
+    env["RUST_LOG"] = "warn"
+    t.start([args.baseline, "broker", "--listener-url", url, "--advertised-listener-url", url,
+             "--storage-engine", f"sqlite://{t.data_dir}/tansu.db"], port, cwd=t.data_dir, env=env)
+    return t
+
+
+def external_target(bootstrap):
+    t = Target(f"external-{bootstrap}", "external", f"a broker already running at {bootstrap}")
+    t.bootstrap = bootstrap
+    return t
+
+
+# ---------------------------------------------------------------------------------------------
+# Load generator
+
+
+def run_tool(cmd, timeout_s, name):
+    """Runs a load generator; past `timeout_s` it gets SIGINT (rdkafka_performance then prints
+    its summary), then SIGKILL. Returns (stdout, seconds)."""
+    log_path = os.path.join(RUN_DIR, f"{name}.out")
+    with open(log_path, "w") as log:
+        log.write(" ".join(cmd) + "\n")
+        log.flush()
+        start = time.time()
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            out, _ = p.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGINT)
+            try:
+                out, _ = p.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, _ = p.communicate()
+        took = time.time() - start
+        log.write(out)
+    return out, took
+
+
+def start_tool(cmd, name):
+    log = open(os.path.join(RUN_DIR, f"{name}.out"), "w")
+    log.write(" ".join(cmd) + "\n")
+    log.flush()
+    return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, text=True), log
+
+
+def finish_tool(p, log, grace_s):
+    try:
+        p.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGINT)
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    log.close()
+    with open(log.name) as f:
+        return f.read()
+
+
+PRODUCED = re.compile(r"% (\d+) messages produced \((\d+) bytes\), (\d+) delivered \(offset -?\d+, "
+                      r"(\d+) failed\) in (\d+)ms: (\d+) msgs/s and ([\d.]+) MB/s")
+CONSUMED = re.compile(r"% (\d+) messages \((\d+) bytes\) consumed in (\d+)ms: (\d+) msgs/s "
+                      r"\(([\d.]+) MB/s\)")
+
+
+def parse_produced(out):
+    m = PRODUCED.findall(out)
+    if not m:
+        return None
+    produced, nbytes, delivered, failed, ms, rate, mbs = m[-1]
+    return dict(delivered=int(delivered), failed=int(failed), ms=int(ms), msgs_per_s=int(rate),
+                MB_per_s=float(mbs))
+
+
+def parse_consumed(out):
+    m = CONSUMED.findall(out)
+    if not m:
+        return None
+    msgs, nbytes, ms, rate, mbs = m[-1]
+    return dict(msgs=int(msgs), ms=int(ms), msgs_per_s=int(rate), MB_per_s=float(mbs))
+
+
+def percentiles(path, skip=0):
+    """p50/p99/p99.9 in ms of a file of microsecond latencies, one a line, leaving out the
+    first `skip` samples (the client's warm-up: messages queued before its connection and
+    metadata are ready wait for them, about half a second here)."""
+    try:
+        with open(path) as f:
+            values = sorted(int(x) for x in list(f)[skip:] if x.strip())
+    except FileNotFoundError:
+        return None
+    if not values:
+        return None
+
+    def pct(p):
+        return values[min(len(values) - 1, int(len(values) * p))] / 1000.0
+
+    return dict(p50_ms=pct(0.50), p99_ms=pct(0.99), p999_ms=pct(0.999), samples=len(values))
+
+
+def perf_cmd(args, bootstrap, mode, topic, extra):
+    return [args.perf, mode, "-t", topic, "-b", bootstrap, "-q" if mode == "-C" else "-v"] + extra
+
+
+# ---------------------------------------------------------------------------------------------
+# Running scenarios
+
+
+class Runner:
+    def __init__(self, args):
+        self.args = args
+        self.results = []
+        self.limits = {}
+        self.topic_seq = 0
+        self.cap_s = 4.0 if args.mode == "quick" else 15.0
+
+    def topic(self, target, base):
+        self.topic_seq += 1
+        return f"bench-{base}-{self.topic_seq}".replace(".", "-")
+
+    def create_topics(self, target, topics):
+        """CreateTopics through confluent-kafka's AdminClient (librdkafka again), which every
+        broker here answers; auto-creation would give every topic the same partition count."""
+        script = (
+            "import sys, json\n"
+            "from confluent_kafka.admin import AdminClient, NewTopic\n"
+            "a = AdminClient({'bootstrap.servers': sys.argv[1]})\n"
+            "topics = json.loads(sys.argv[2])\n"
+            "fs = a.create_topics([NewTopic(n, p, 1) for n, p in topics], operation_timeout=10)\n"
+            "for n, f in fs.items():\n"
+            "    f.result(timeout=15)\n"
+        )
+        subprocess.run([self.args.python, "-c", script, target.bootstrap, json.dumps(topics)],
+                       check=True, timeout=60, capture_output=True, text=True)
+        time.sleep(0.2)
+
+    def record(self, scenario, target, figures, cpu_s, rss, status, limit=None):
+        r = dict(test=scenario["name"], broker=target.name, kind=scenario["kind"],
+                 status=status, broker_cpu_s=cpu_s, broker_rss_MiB=rss, limit=limit)
+        r.update(figures or {})
+        msgs = r.get("msgs_total")
+        if cpu_s is not None and msgs:
+            r["cpu_s_per_M"] = cpu_s / (msgs / 1e6)
+        self.results.append(r)
+        print(bench_line(r), flush=True)
+        return r
+
+    def measure(self, target, scenario, body):
+        """Runs body() -> (figures, status, limit) with the broker's CPU and RSS around it."""
+        pid = target.pid()
+        cpu0 = cpu_seconds(pid) if pid else None
+        try:
+            figures, status, limit = body()
+        except Exception as e:  # noqa: BLE001 - a failed scenario is a result, not a crash
+            figures, status, limit = None, f"failed:{type(e).__name__}:{e}"[:160], None
+        pid_now = target.pid()
+        cpu = cpu_seconds(pid_now) - cpu0 if pid_now and cpu0 is not None else None
+        rss = rss_mib(pid_now) if pid_now else None
+        if pid and not pid_now:
+            status = "failed:broker-exited"
+        return self.record(scenario, target, figures, cpu, rss, status.replace(" ", "_"), limit)
+
+    # -- produce -----------------------------------------------------------------------------
+
+    def produce_args(self, s, count, latency_file=None, rate=None, linger_ms=None, partition=None):
+        extra = ["-s", str(s["size"]), "-a", str(s.get("acks", -1)), "-c", str(count)]
+        if s.get("keyed"):
+            extra += ["-k", "bench-key"]
+        if s.get("codec", "none") != "none":
+            extra += ["-z", s["codec"]]
+        if latency_file:
+            extra += ["-l", "-A", latency_file]
+        if rate:
+            extra += ["-r", str(rate)]
+        if linger_ms is not None:
+            extra += ["-X", f"linger.ms={linger_ms}"]
+        if partition is not None:
+            extra += ["-p", str(partition)]
+        return extra
+
+    def produce_count(self, s):
+        n = 2_000_000 if s["size"] <= 100 else 1_000_000
+        return n if self.args.mode == "quick" else n * 4
+
+    def run_produce(self, target, s):
+        topic = self.topic(target, s["name"])
+        self.create_topics(target, [(topic, s["partitions"])])
+        lat = os.path.join(RUN_DIR, f"{target.name}.{s['name']}.lat")
+
+        def body():
+            count = self.produce_count(s)
+            out, _ = run_tool(perf_cmd(self.args, target.bootstrap, "-P", topic,
+                                       self.produce_args(s, count, lat if self.args.latency else None)),
+                              self.cap_s, f"{target.name}.{s['name']}")
+            p = parse_produced(out)
+            if p is None:
+                return None, "failed:no-summary", None
+            figures = dict(msgs_per_s=p["msgs_per_s"], MB_per_s=p["MB_per_s"],
+                           msgs_total=p["delivered"])
+            figures.update(percentiles(lat) or {})
+            status = "ok" if p["failed"] == 0 and p["delivered"] > 0 else \
+                f"failed:{p['failed']}-undelivered"
+            return figures, status, "produce"
+
+        return self.measure(target, s, body)
+
+    # -- consume -----------------------------------------------------------------------------
+
+    def consume_topic(self, target, size):
+        """A topic of 1M records of `size` bytes, produced once per target and size."""
+        key = (target.name, size)
+        if key in self.preloaded:
+            return self.preloaded[key]
+        total = 1_000_000
+        topic = self.topic(target, f"consume-{size}")
+        self.create_topics(target, [(topic, 1)])
+        if target.kind == "sink":
+            self.preloaded[key] = (topic, total)
+            return self.preloaded[key]
+        out, _ = run_tool(perf_cmd(self.args, target.bootstrap, "-P", topic,
+                                   ["-s", str(size), "-a", "1", "-c", str(total), "-p", "0"]),
+                          self.cap_s * 8, f"{target.name}.preload-{size}")
+        p = parse_produced(out)
+        loaded = p["delivered"] if p else 0
+        self.preloaded[key] = (topic, loaded)
+        return self.preloaded[key]
+
+    def run_consume(self, target, s):
+        if s["group"] and target.kind == "sink":
+            return None
+        topic, loaded = self.consume_topic(target, s["size"])
+
+        def body():
+            if loaded == 0:
+                return None, "failed:preload-produced-nothing", None
+            extra = ["-c", str(loaded)]
+            if s["group"]:
+                mode = "-G"
+                extra = ["-c", str(loaded), "-X", "auto.offset.reset=earliest",
+                         "-X", "session.timeout.ms=6000"]
+                cmd = [self.args.perf, "-G", f"bench-group-{self.topic_seq}", "-t", topic, "-b",
+                       target.bootstrap, "-q"] + extra
+            else:
+                mode = "-C"
+                cmd = perf_cmd(self.args, target.bootstrap, mode, topic,
+                               extra + ["-p", "0", "-o", "beginning"])
+            out, _ = run_tool(cmd, self.cap_s * 3, f"{target.name}.{s['name']}")
+            c = parse_consumed(out)
+            if c is None or c["msgs"] == 0:
+                return None, "failed:consumed-nothing", None
+            status = "ok" if c["msgs"] >= loaded else f"partial:{c['msgs']}-of-{loaded}"
+            return dict(msgs_per_s=c["msgs_per_s"], MB_per_s=c["MB_per_s"],
+                        msgs_total=c["msgs"]), status, "consume"
+
+        return self.measure(target, s, body)
+
+    # -- end-to-end latency and tailing --------------------------------------------------------
+
+    def run_e2e(self, target, s, tail=False):
+        topic = self.topic(target, s["name"])
+        self.create_topics(target, [(topic, 1)])
+        plat = os.path.join(RUN_DIR, f"{target.name}.{s['name']}.produce.lat")
+        clat = os.path.join(RUN_DIR, f"{target.name}.{s['name']}.consume.lat")
+        seconds = 3 if self.args.mode == "quick" else 10
+        rate = s.get("rate")
+        # Fixed-rate runs get one more second, whose samples are left out as warm-up.
+        warmup = rate or 0
+        count = rate * (seconds + 1) if rate else self.produce_count(s)
+
+        def body():
+            consumer, clog = start_tool(
+                perf_cmd(self.args, target.bootstrap, "-C", topic,
+                         ["-p", "0", "-o", "end", "-l", "-A", clat, "-c", str(count)]),
+                f"{target.name}.{s['name']}.consumer")
+            time.sleep(1.5)  # let the consumer find the end of the partition first
+            pargs = self.produce_args(dict(s, acks=-1 if rate else 1), count, plat, rate=rate,
+                                      linger_ms=0 if rate else None, partition=0)
+            out, _ = run_tool(perf_cmd(self.args, target.bootstrap, "-P", topic, pargs),
+                              seconds + 1 + self.cap_s, f"{target.name}.{s['name']}.producer")
+            cout = finish_tool(consumer, clog, 3)
+            p, c = parse_produced(out), parse_consumed(cout)
+            if p is None:
+                return None, "failed:no-producer-summary", None
+            e2e = percentiles(clat, warmup)
+            if tail:
+                if c is None:
+                    return None, "failed:no-consumer-summary", None
+                figures = dict(msgs_per_s=p["msgs_per_s"], MB_per_s=p["MB_per_s"],
+                               msgs_total=p["delivered"], consumed_msgs_per_s=c["msgs_per_s"])
+                figures.update(e2e or {})
+                return figures, "ok" if c["msgs"] >= p["delivered"] else \
+                    f"partial:consumed-{c['msgs']}-of-{p['delivered']}", "produce"
+            produce_lat = percentiles(plat, warmup) or {}
+            figures = dict(msgs_per_s=p["msgs_per_s"], MB_per_s=p["MB_per_s"],
+                           msgs_total=p["delivered"],
+                           produce_p50_ms=produce_lat.get("p50_ms"),
+                           produce_p99_ms=produce_lat.get("p99_ms"),
+                           produce_p999_ms=produce_lat.get("p999_ms"))
+            if e2e is None:
+                return figures, "failed:no-e2e-samples", None
+            figures.update(e2e)
+            return figures, "ok", "latency"
+
+        return self.measure(target, s, body)
+
+    # -- several producers at once ----------------------------------------------------------
+
+    def run_multi(self, target, s):
+        topic = self.topic(target, s["name"])
+        n = s["producers"]
+        self.create_topics(target, [(topic, n)])
+        per = self.produce_count(s) // n
+
+        def body():
+            start = time.time()
+            procs = [start_tool(perf_cmd(self.args, target.bootstrap, "-P", topic,
+                                         self.produce_args(dict(s, acks=-1), per, partition=i)),
+                                f"{target.name}.{s['name']}.{i}") for i in range(n)]
+            outs = [finish_tool(p, log, self.cap_s * 2) for p, log in procs]
+            took = time.time() - start
+            parsed = [parse_produced(o) for o in outs]
+            if any(p is None for p in parsed):
+                return None, "failed:no-summary", None
+            delivered = sum(p["delivered"] for p in parsed)
+            failed = sum(p["failed"] for p in parsed)
+            rate = delivered / took
+            return dict(msgs_per_s=int(rate), MB_per_s=rate * s["size"] / 1e6,
+                        msgs_total=delivered), "ok" if failed == 0 else f"failed:{failed}-undelivered", \
+                "durable" if target.name.endswith("durable") else "produce"
+
+        return self.measure(target, s, body)
+
+    def run(self, target, s):
+        kind = s["kind"]
+        if kind == "produce":
+            return self.run_produce(target, s)
+        if kind == "consume":
+            return self.run_consume(target, s)
+        if kind == "e2e":
+            return self.run_e2e(target, s)
+        if kind == "tail":
+            return self.run_e2e(target, s, tail=True)
+        if kind == "multi":
+            return self.run_multi(target, s)
+        raise ValueError(kind)
+
+    def run_all(self, target, wanted):
+        self.preloaded = getattr(self, "preloaded", {})
+        for s in wanted:
+            self.run(target, s)
+
+
+def fmt(v, digits=2):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def bench_line(r):
+    fields = ["msgs_per_s", "MB_per_s", "p50_ms", "p99_ms", "p999_ms", "broker_cpu_s",
+              "broker_rss_MiB", "cpu_s_per_M", "of_sink", "limit", "of_limit"]
+    digits = {"MB_per_s": 1, "p50_ms": 3, "p99_ms": 3, "p999_ms": 3, "broker_rss_MiB": 1,
+              "cpu_s_per_M": 3, "of_sink": 2, "of_limit": 3}
+    parts = [f"BENCH test={r['test']}", f"broker={r['broker']}"]
+    parts += [f"{k}={fmt(r.get(k), digits.get(k, 2))}" for k in fields]
+    if r.get("produce_p99_ms") is not None:
+        parts += [f"produce_p50_ms={fmt(r['produce_p50_ms'], 3)}",
+                  f"produce_p99_ms={fmt(r['produce_p99_ms'], 3)}",
+                  f"produce_p999_ms={fmt(r['produce_p999_ms'], 3)}"]
+    if r.get("consumed_msgs_per_s") is not None:
+        parts.append(f"consumed_msgs_per_s={r['consumed_msgs_per_s']}")
+    parts.append(f"status={r['status']}")
+    return " ".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Machine limits
+
+
+def measure_limits(args):
+    limits = {}
+    out = subprocess.run([args.limits, "loopback", "--seconds", "2"], capture_output=True,
+                         text=True, check=True, timeout=60).stdout
+    out += subprocess.run([args.limits, "disk", "--dir", args.data_root, "--mib",
+                           "512" if args.mode == "quick" else "2048", "--syncs", "200"],
+                          capture_output=True, text=True, check=True, timeout=300).stdout
+    for line in out.splitlines():
+        if not line.startswith("LIMIT "):
+            continue
+        print(line, flush=True)
+        kv = dict(p.split("=", 1) for p in line.split()[1:])
+        name = kv.pop("test")
+        limits[name] = {k: float(v) for k, v in kv.items()}
+    return limits
+
+
+def relevant_limit(r, limits):
+    """The machine limit a result is compared with, and the fraction of it reached."""
+    kind = r.get("limit")
+    mbs = r.get("MB_per_s")
+    if kind is None:
+        return None, None
+    loop = limits.get("loopback_tcp", {}).get("MB_per_s")
+    if kind == "latency":
+        floor = limits.get("fdatasync_4KiB", {}).get("p50_ms")
+        return "fdatasync_p50_ms", (floor / r["p50_ms"]) if floor and r.get("p50_ms") else None
+    if mbs is None:
+        return None, None
+    if kind == "consume":
+        return "loopback_tcp", mbs / loop if loop else None
+    if kind == "durable":
+        d = limits.get("disk_write_fdatasync_each_MiB", {}).get("MB_per_s")
+        return "disk_fdatasync_each_MiB", mbs / d if d else None
+    buffered = limits.get("disk_write_buffered", {}).get("MB_per_s")
+    # A produce crosses loopback and lands in the page cache: the lower of the two bounds it.
+    candidates = [(n, v) for n, v in (("loopback_tcp", loop), ("disk_write_buffered", buffered)) if v]
+    if not candidates:
+        return None, None
+    name, value = min(candidates, key=lambda c: c[1])
+    return name, mbs / value
+
+
+def annotate(results, limits):
+    sink = {r["test"]: r for r in results if r["broker"] == "discard-sink" and r["status"] == "ok"}
+    for r in results:
+        name, frac = relevant_limit(r, limits)
+        r["limit"], r["of_limit"] = name, frac
+        s = sink.get(r["test"])
+        if s and r["broker"] != "discard-sink" and r.get("msgs_per_s") and s.get("msgs_per_s"):
+            r["of_sink"] = r["msgs_per_s"] / s["msgs_per_s"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Report
+
+
+def machine_description(args):
+    def sh(cmd):
+        try:
+            return subprocess.run(cmd, shell=True, capture_output=True, text=True,
+                                  timeout=10).stdout.strip()
+        except Exception:  # noqa: BLE001
+            return "?"
+
+    cpu = sh("lscpu | sed -n 's/^Model name: *//p' | head -n1")
+    mem = sh("free -g | awk '/^Mem:/ {print $2}'")
+    fs = sh(f"df -T {args.data_root} | awk 'NR==2 {{print $2}}'")
+    return {
+        "cpu": f"{cpu}, {os.cpu_count()} cores",
+        "memory": f"{mem} GiB",
+        "kernel": platform.release(),
+        "data filesystem": f"{fs} ({args.data_root})",
+        "load average (1, 5, 15 min) at the start": LOAD_AT_START,
+        "load average at the end": " ".join(open("/proc/loadavg").read().split()[:3]),
+        "rustc": sh("rustc --version"),
+        "load generator": "rdkafka_performance, librdkafka " + sh(
+            f"{args.perf} 2>&1 | sed -n 's/^librdkafka version \\([^ ]*\\).*/\\1/p'"),
+    }
+
+
+def write_svg(path, results, brokers):
+    """Two panels of horizontal bars: throughput per scenario, latency per latency scenario."""
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+    colours = {b: palette[i % len(palette)] for i, b in enumerate(brokers)}
+    ok = [r for r in results if r.get("msgs_per_s") and not r["status"].startswith("failed")]
+    thr_tests = [t for t in dict.fromkeys(r["test"] for r in ok if r["kind"] != "e2e")]
+    lat_rows = [r for r in ok if r.get("p99_ms") is not None and r["kind"] in ("e2e", "tail")]
+    lat_tests = list(dict.fromkeys(r["test"] for r in lat_rows))
+    bar_h, gap, label_w, plot_w, width = 9, 8, 300, 560, 1000
+    y = 60
+    parts = []
+
+    def text(x, y, s, size=11, anchor="start", weight="normal"):
+        s = s.replace("&", "&amp;").replace("<", "&lt;")
+        parts.append(f'<text x="{x}" y="{y}" font-size="{size}" text-anchor="{anchor}" '
+                     f'font-weight="{weight}" font-family="sans-serif">{s}</text>')
+
+    def panel(title, tests, value, unit, rows):
+        nonlocal y
+        text(10, y, title, 14, weight="bold")
+        y += 14
+        vmax = max([value(r) for r in rows if value(r)] or [1])
+        for t in tests:
+            mine = [r for r in rows if r["test"] == t and value(r)]
+            if not mine:
+                continue
+            block = len(mine) * bar_h
+            text(label_w - 8, y + block / 2 + 4, t, 10, "end")
+            for r in mine:
+                v = value(r)
+                w = max(1.0, plot_w * v / vmax)
+                parts.append(f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h - 1}" '
+                             f'fill="{colours[r["broker"]]}"/>')
+                text(label_w + w + 4, y + bar_h - 1, f"{v:,.0f}" if v >= 100 else f"{v:.2f}", 9)
+                y += bar_h
+            y += gap
+        text(label_w, y + 4, f"({unit}; longer is {'better' if 'msg' in unit else 'worse'})", 10)
+        y += 30
+
+    text(10, 24, "Samsa benchmark: " + ", ".join(brokers), 15, weight="bold")
+    lx = 10
+    for b in brokers:
+        parts.append(f'<rect x="{lx}" y="34" width="10" height="10" fill="{colours[b]}"/>')
+        text(lx + 14, 43, b, 11)
+        lx += 20 + 7 * len(b)
+    panel("Throughput", thr_tests, lambda r: r.get("msgs_per_s"), "records/s", ok)
+    panel("End-to-end latency p99 (produce to consume)", lat_tests, lambda r: r.get("p99_ms"),
+          "ms", lat_rows)
+    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y}" '
+           f'viewBox="0 0 {width} {y}"><rect width="100%" height="100%" fill="white"/>'
+           + "".join(parts) + "</svg>\n")
+    with open(path, "w") as f:
+        f.write(svg)
+
+
+def write_markdown(path, svg_name, args, results, limits, machine, brokers, command, took_s):
+    lines = ["# Samsa benchmarks", ""]
+    lines += [f"Measured {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')} in {took_s:.0f} s "
+              f"with `{command}` ({args.mode} mode). Everything runs on one machine over "
+              "loopback: the load generator shares the cores with the broker, as it does for "
+              "the discard sink, whose figures are the ceiling the client allows here.", ""]
+    lines += ["## Machine", ""]
+    lines += [f"- {k}: {v}" for k, v in machine.items()]
+    lines += ["", "Limits measured in the same run (`samsa-bench-limits`):", ""]
+    for name, kv in limits.items():
+        lines.append(f"- {name}: " + ", ".join(f"{k}={v:g}" for k, v in kv.items()))
+    lines += ["", "## Brokers", ""]
+    lines += [f"- `{b}`: {d}" for b, d in brokers.items()]
+    lines += ["", f"![throughput and latency per scenario]({svg_name})", ""]
+    lines += ["## Results", "",
+              "`of_sink` is the broker's records/s over the discard sink's in the same scenario; "
+              "`of_limit` is its MB/s over the named machine limit (for latency rows: the "
+              "fdatasync p50 over the broker's p50). Latency: produce timestamp to consume for e2e "
+              "and tail rows; delivery latency (produce call to ack) for produce rows only when "
+              "run with `--latency` (it costs the client throughput, so the default leaves it "
+              "out of throughput runs). "
+              "`cpu_s/M`: broker CPU seconds per million records.", ""]
+    lines.append("| test | broker | records/s | MB/s | p50 ms | p99 ms | p99.9 ms | broker CPU s "
+                 "| CPU s/M | RSS MiB | of_sink | of_limit (limit) | status |")
+    lines.append("|" + "---|" * 13)
+    for r in results:
+        lines.append("| " + " | ".join([
+            r["test"], r["broker"], fmt(r.get("msgs_per_s")), fmt(r.get("MB_per_s"), 1),
+            fmt(r.get("p50_ms"), 3), fmt(r.get("p99_ms"), 3), fmt(r.get("p999_ms"), 3),
+            fmt(r.get("broker_cpu_s")), fmt(r.get("cpu_s_per_M"), 3),
+            fmt(r.get("broker_rss_MiB"), 1), fmt(r.get("of_sink")),
+            f"{fmt(r.get('of_limit'), 3)} ({r.get('limit') or '-'})", r["status"]]) + " |")
+    extra = [r for r in results if r.get("produce_p99_ms") is not None]
+    if extra:
+        lines += ["", "Produce latency (acks=all, linger.ms=0) in the fixed-rate runs:", "",
+                  "| test | broker | p50 ms | p99 ms | p99.9 ms |", "|---|---|---|---|---|"]
+        for r in extra:
+            lines.append(f"| {r['test']} | {r['broker']} | {fmt(r['produce_p50_ms'], 3)} | "
+                         f"{fmt(r['produce_p99_ms'], 3)} | {fmt(r['produce_p999_ms'], 3)} |")
+    lines += ["", "## Raw lines", "", "```"] + [bench_line(r) for r in results] + ["```", ""]
+    lines += ["## How to read and rerun", "",
+              "- `scripts/bench/run` (quick, under 5 minutes), `scripts/bench/run --full`, "
+              "`--baseline` to build and measure the baseline broker too, `--engine "
+              "uring|epoll|both`, `--bootstrap HOST:PORT` to measure a broker already running "
+              "on loopback (no CPU/RSS figures then), `--only REGEX` to pick scenarios.",
+              "- Raw tool output and per-message latency files of the last run are under "
+              "`.tools/bench-runs/`.",
+              "- Scenario names: `produce.<size>.acks_<1|all>.p<partitions>[.keyed][.<codec>]` "
+              "(keyed: one fixed key, so all records go to one partition, as rdkafka_performance "
+              "`-k` does); `consume.<size>.<assigned|group>` reads a 1M-record topic; "
+              "`e2e.<size>.rate_<n>` produces at a fixed rate with acks=all and linger.ms=0 while "
+              "a consumer tails the partition; `tail` is the same at full speed with acks=1; "
+              "`producers_8` runs 8 producer processes at once (one partition each), which "
+              "`samsa-*-durable` (log.durable=true) runs too.", ""]
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main():
+    global RUN_DIR, LOAD_AT_START
+    LOAD_AT_START = " ".join(open("/proc/loadavg").read().split()[:3])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mode", choices=["quick", "full"], default="quick")
+    ap.add_argument("--engine", choices=["uring", "epoll", "both"], default="both")
+    ap.add_argument("--bootstrap", help="measure a broker already running at HOST:PORT")
+    ap.add_argument("--baseline", help="path of the baseline broker binary (tansu)")
+    ap.add_argument("--baseline-version", default="?")
+    ap.add_argument("--no-samsa", action="store_true", help="skip the samsa brokers")
+    ap.add_argument("--no-sink", action="store_true", help="skip the discard sink")
+    ap.add_argument("--only", help="regex: run only scenarios whose name matches")
+    ap.add_argument("--latency", action="store_true",
+                    help="record per-message delivery latency in throughput scenarios too "
+                         "(rdkafka_performance -l formats a timestamp into every payload and "
+                         "writes a line per delivery, which costs the client throughput)")
+    ap.add_argument("--samsa", required=True)
+    ap.add_argument("--sink", required=True)
+    ap.add_argument("--limits", required=True)
+    ap.add_argument("--perf", required=True)
+    ap.add_argument("--python", required=True)
+    ap.add_argument("--data-root", default=None, help="where brokers keep data (default: .tools)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
+    ap.add_argument("--command", default="scripts/bench/run")
+    args = ap.parse_args()
+
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    RUN_DIR = os.path.join(ROOT, ".tools", "bench-runs", stamp)
+    os.makedirs(RUN_DIR, exist_ok=True)
+    args.data_root = os.path.abspath(args.data_root or os.path.join(ROOT, ".tools", "bench-data"))
+    os.makedirs(args.data_root, exist_ok=True)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda *_: (stop_all(), sys.exit(130)))
+
+    began = time.time()
+    runner = Runner(args)
+    all_scenarios = [s for s in scenarios() if args.mode == "full" or s["quick"]]
+    if args.only:
+        all_scenarios = [s for s in all_scenarios if re.search(args.only, s["name"])]
+    brokers = {}
+    try:
+        limits = measure_limits(args)
+        plan = []  # (make target, scenarios)
+        if args.bootstrap:
+            plan.append((lambda: external_target(args.bootstrap), all_scenarios))
+        if not args.no_sink:
+            plan.append((lambda: sink_target(args),
+                         [s for s in all_scenarios if s["kind"] in SINK_KINDS
+                          and (args.mode == "full" or s["kind"] != "produce"
+                               or s["name"] in OTHER_ENGINE or s["partitions"] == 1)]))
+        engines = ["uring", "epoll"] if args.engine == "both" else [args.engine]
+        if not args.no_samsa:
+            for i, engine in enumerate(engines):
+                wanted = all_scenarios if i == 0 or args.mode == "full" else \
+                    [s for s in all_scenarios if s["name"] in OTHER_ENGINE]
+                plan.append((lambda e=engine: samsa_target(args, e), wanted))
+            multi = [s for s in all_scenarios if s["kind"] == "multi"]
+            if multi:
+                plan.append((lambda: samsa_target(args, engines[0], durable=True), multi))
+        if args.baseline:
+            plan.append((lambda: baseline_target(args), all_scenarios))
+        for make, wanted in plan:
+            if not wanted:
+                continue
+            target = make()
+            brokers[target.name] = target.description
+            print(f"== {target.name} ({target.bootstrap})", flush=True)
+            try:
+                runner.run_all(target, wanted)
+            finally:
+                target.stop()
+    finally:
+        stop_all()
+
+    annotate(runner.results, limits)
+    took = time.time() - began
+    print("== results", flush=True)
+    for r in runner.results:
+        print(bench_line(r), flush=True)
+    with open(os.path.join(RUN_DIR, "results.json"), "w") as f:
+        json.dump(dict(limits=limits, results=runner.results, brokers=brokers), f, indent=1)
+    svg_name = os.path.splitext(os.path.basename(args.out))[0] + ".svg"
+    write_svg(os.path.join(os.path.dirname(args.out), svg_name), runner.results, list(brokers))
+    write_markdown(args.out, svg_name, args, runner.results, limits, machine_description(args),
+                   brokers, args.command, took)
+    print(f"bench: wrote {args.out} and {svg_name} in {took:.0f} s (raw output in {RUN_DIR})",
+          flush=True)
+
+
+if __name__ == "__main__":
+    main()
