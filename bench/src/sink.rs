@@ -16,7 +16,6 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::{Bytes, BytesMut};
-use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::create_topics_response::CreatableTopicResult;
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kafka_protocol::messages::list_offsets_response::{
@@ -201,17 +200,7 @@ impl Sink {
 
     fn api_versions(&self) -> ApiVersionsResponse {
         let mut resp = ApiVersionsResponse::default();
-        resp.api_keys = self
-            .served
-            .iter()
-            .map(|a| {
-                let mut v = ApiVersion::default();
-                v.api_key = a.key as i16;
-                v.min_version = a.min_version;
-                v.max_version = a.max_version;
-                v
-            })
-            .collect();
+        resp.api_keys = samsa_protocol::api_table::api_versions(&self.served);
         resp
     }
 
