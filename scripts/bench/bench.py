@@ -361,6 +361,9 @@ class Runner:
         msgs = r.get("msgs_total")
         if cpu_s is not None and msgs:
             r["cpu_s_per_M"] = cpu_s / (msgs / 1e6)
+        # Limits are measured first and the sink runs before the brokers, so each line can
+        # be printed complete as soon as its scenario ends.
+        annotate(r, self.results, self.limits)
         self.results.append(r)
         print(bench_line(r), flush=True)
         return r
@@ -650,14 +653,14 @@ def relevant_limit(r, limits):
     return name, mbs / value
 
 
-def annotate(results, limits):
-    sink = {r["test"]: r for r in results if r["broker"] == "discard-sink" and r["status"] == "ok"}
-    for r in results:
-        name, frac = relevant_limit(r, limits)
-        r["limit"], r["of_limit"] = name, frac
-        s = sink.get(r["test"])
-        if s and r["broker"] != "discard-sink" and r.get("msgs_per_s") and s.get("msgs_per_s"):
-            r["of_sink"] = r["msgs_per_s"] / s["msgs_per_s"]
+def annotate(r, earlier, limits):
+    """Adds the fraction of the relevant machine limit and of the sink's figure."""
+    name, frac = relevant_limit(r, limits)
+    r["limit"], r["of_limit"] = name, frac
+    sink = [e for e in earlier if e["broker"] == "discard-sink" and e["test"] == r["test"]
+            and e["status"] == "ok" and e.get("msgs_per_s")]
+    if sink and r["broker"] != "discard-sink" and r.get("msgs_per_s"):
+        r["of_sink"] = r["msgs_per_s"] / sink[-1]["msgs_per_s"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -860,12 +863,13 @@ def main():
     brokers = {}
     try:
         limits = measure_limits(args)
-        plan = []  # (make target, scenarios)
-        if args.bootstrap:
-            plan.append((lambda: external_target(args.bootstrap), all_scenarios))
+        runner.limits = limits
+        plan = []  # (make target, scenarios); the sink first, so others compare with it
         if not args.no_sink:
             plan.append((lambda: sink_target(args),
                          [s for s in all_scenarios if s["kind"] in SINK_KINDS]))
+        if args.bootstrap:
+            plan.append((lambda: external_target(args.bootstrap), all_scenarios))
         engines = ["uring", "epoll"] if args.engine == "both" else [args.engine]
         if not args.no_samsa:
             for i, engine in enumerate(engines):
@@ -892,11 +896,7 @@ def main():
     finally:
         stop_all()
 
-    annotate(runner.results, limits)
     took = time.time() - began
-    print("== results", flush=True)
-    for r in runner.results:
-        print(bench_line(r), flush=True)
     with open(os.path.join(RUN_DIR, "results.json"), "w") as f:
         json.dump(dict(limits=limits, results=runner.results, brokers=brokers), f, indent=1)
     svg_name = os.path.splitext(os.path.basename(args.out))[0] + ".svg"
