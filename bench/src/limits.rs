@@ -2,7 +2,8 @@
 //! figure can be read as a fraction of what the hardware gives on the same run.
 //!
 //! - Loopback TCP: one process writes 1 MiB buffers as fast as it can, another reads and
-//!   discards; the reader's byte count over its own clock is the bandwidth.
+//!   discards; the reader's byte count over its own clock is the bandwidth. Then 100-byte
+//!   round trips between the two: the floor under any request/response latency.
 //! - The data directory's filesystem: sequential 1 MiB writes into a new file, measured three
 //!   ways: into the page cache (what a broker with default flushing waits for), with one
 //!   fdatasync at the end (the device's streaming rate), and with fdatasync after every
@@ -20,7 +21,7 @@ pub const WRITE_BYTES: usize = 1 << 20;
 
 /// Reads and discards everything one client sends; returns (bytes, seconds from the first
 /// byte to end of stream).
-pub fn loopback_read(listener: TcpListener) -> std::io::Result<(u64, f64)> {
+pub fn loopback_read(listener: &TcpListener) -> std::io::Result<(u64, f64)> {
     let (mut stream, _) = listener.accept()?;
     let mut buf = vec![0u8; WRITE_BYTES];
     let mut total = 0u64;
@@ -48,6 +49,42 @@ pub fn loopback_write(addr: &str, duration: Duration) -> std::io::Result<u64> {
         total += buf.len() as u64;
     }
     Ok(total)
+}
+
+/// Echoes fixed-size messages back on the next connection until the client closes it.
+pub fn loopback_echo(listener: &TcpListener, message_bytes: usize) -> std::io::Result<()> {
+    let (mut stream, _) = listener.accept()?;
+    stream.set_nodelay(true)?;
+    let mut buf = vec![0u8; message_bytes];
+    loop {
+        match stream.read_exact(&mut buf) {
+            Ok(()) => stream.write_all(&buf)?,
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Round trips of `message_bytes` to an echo server: (p50, p99) in milliseconds. The floor
+/// under any request/response latency between two processes on this machine.
+pub fn loopback_rtt(addr: &str, message_bytes: usize, trips: usize) -> std::io::Result<(f64, f64)> {
+    let mut stream = TcpStream::connect(addr)?;
+    stream.set_nodelay(true)?;
+    let mut buf = vec![0x11u8; message_bytes];
+    let mut rtt: Vec<f64> = Vec::with_capacity(trips);
+    for _ in 0..trips.max(1) {
+        let start = Instant::now();
+        stream.write_all(&buf)?;
+        stream.read_exact(&mut buf)?;
+        rtt.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok((percentile(&mut rtt, 0.50), percentile(&mut rtt, 0.99)))
+}
+
+/// The `p` quantile of `values` (sorted in place).
+fn percentile(values: &mut [f64], p: f64) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    values[((values.len() as f64 * p) as usize).min(values.len() - 1)]
 }
 
 /// Sequential-write figures for one directory.
@@ -116,14 +153,12 @@ pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskF
     }
     drop(f);
     std::fs::remove_file(&path)?;
-    lat.sort_by(|a, b| a.total_cmp(b));
-    let pct = |p: f64| lat[((lat.len() as f64 * p) as usize).min(lat.len() - 1)];
     Ok(DiskFigures {
         buffered_mb_per_s: mb(bytes, buffered),
         flushed_mb_per_s: mb(bytes, flushed),
         fdatasync_each_mb_per_s: mb(bytes, each),
-        fdatasync_p50_ms: pct(0.50),
-        fdatasync_p99_ms: pct(0.99),
+        fdatasync_p50_ms: percentile(&mut lat, 0.50),
+        fdatasync_p99_ms: percentile(&mut lat, 0.99),
     })
 }
 
@@ -135,11 +170,21 @@ mod tests {
     fn loopback_reader_counts_what_the_writer_sent() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap().to_string();
-        let reader = std::thread::spawn(move || loopback_read(listener).unwrap());
+        let reader = std::thread::spawn(move || loopback_read(&listener).unwrap());
         let sent = loopback_write(&addr, Duration::from_millis(20)).unwrap();
         let (received, secs) = reader.join().unwrap();
         assert_eq!(sent, received);
         assert!(sent > 0 && secs > 0.0);
+    }
+
+    #[test]
+    fn round_trips_come_back_from_the_echo_server() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let echo = std::thread::spawn(move || loopback_echo(&listener, 100).unwrap());
+        let (p50, p99) = loopback_rtt(&addr, 100, 50).unwrap();
+        echo.join().unwrap();
+        assert!(p50 > 0.0 && p50 <= p99);
     }
 
     #[test]

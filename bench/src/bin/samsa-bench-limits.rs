@@ -4,7 +4,7 @@
 //!   samsa-bench-limits loopback [--seconds S]
 //!   samsa-bench-limits disk --dir DIR [--mib N] [--syncs N]
 //!
-//! `loopback` runs the reader in a child process (itself, with the hidden `loopback-reader`
+//! `loopback` runs the reader (and then an echo server for round trips) in a child process (itself, with the hidden `loopback-reader`
 //! command), so the figure is between two processes, as between a client and a broker.
 
 use std::io::{BufRead, BufReader};
@@ -15,6 +15,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use samsa_bench::limits;
+
+/// Round trips measured for the loopback latency floor, and their size.
+const RTT_TRIPS: usize = 5_000;
+const RTT_MESSAGE_BYTES: usize = 100;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -36,6 +40,7 @@ fn main() -> anyhow::Result<()> {
             let addr = lines.next().context("reader said nothing")??;
             limits::loopback_write(&addr, Duration::from_secs_f64(seconds))?;
             let result = lines.next().context("reader gave no result")??;
+            let (rtt_p50, rtt_p99) = limits::loopback_rtt(&addr, RTT_MESSAGE_BYTES, RTT_TRIPS)?;
             child.wait()?;
             let mut parts = result.split_whitespace();
             let bytes: f64 = parts.next().context("bytes")?.parse()?;
@@ -45,12 +50,14 @@ fn main() -> anyhow::Result<()> {
                 "LIMIT test=loopback_tcp MB_per_s={mb_per_s:.0} Gbit_per_s={:.1}",
                 mb_per_s * 8.0 / 1000.0
             );
+            println!("LIMIT test=loopback_rtt_100B p50_ms={rtt_p50:.3} p99_ms={rtt_p99:.3}");
         }
         Some("loopback-reader") => {
             let listener = TcpListener::bind("127.0.0.1:0")?;
             println!("{}", listener.local_addr()?);
-            let (bytes, secs) = limits::loopback_read(listener)?;
+            let (bytes, secs) = limits::loopback_read(&listener)?;
             println!("{bytes} {secs}");
+            limits::loopback_echo(&listener, RTT_MESSAGE_BYTES)?;
         }
         Some("disk") => {
             let dir = PathBuf::from(flag("--dir").context("disk needs --dir")?);
