@@ -205,7 +205,8 @@ def baseline_target(args):
            if k not in ("CLUSTER_ID", "LISTENER_URL", "ADVERTISED_LISTENER_URL", "STORAGE_ENGINE")}
     env["RUST_LOG"] = "warn"
     t.start([args.baseline, "broker", "--listener-url", url, "--advertised-listener-url", url,
-             "--storage-engine", f"sqlite://{t.data_dir}/tansu.db"], port, cwd=t.data_dir, env=env)
+             # Its sqlite URL is a path relative to the working directory.
+             "--storage-engine", "sqlite://tansu.db"], port, cwd=t.data_dir, env=env)
     return t
 
 
