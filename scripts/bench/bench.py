@@ -28,6 +28,7 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -88,6 +89,33 @@ SINK_KINDS = {"produce", "consume", "multi"}
 
 # ---------------------------------------------------------------------------------------------
 # Processes
+
+
+def advertised_api_keys(bootstrap):
+    """The api keys a broker advertises, from an ApiVersions v0 request (every broker answers
+    v0), or None when it cannot be asked."""
+    host, port = bootstrap.rsplit(":", 1)
+    client = b"samsa-bench"
+    body = struct.pack(">hhih", 18, 0, 1, len(client)) + client
+    try:
+        with socket.create_connection((host, int(port)), timeout=5) as sock:
+            sock.sendall(struct.pack(">i", len(body)) + body)
+            data = b""
+            while len(data) < 4 or len(data) < 4 + struct.unpack(">i", data[:4])[0]:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    return None
+                data += chunk
+    except OSError:
+        return None
+    # size, correlation id, error code, array of (api_key, min, max)
+    error, count = struct.unpack(">hi", data[8:14])
+    if error != 0:
+        return None
+    return {struct.unpack(">h", data[14 + 6 * i:16 + 6 * i])[0] for i in range(count)}
+
+
+JOIN_GROUP = 11
 
 
 def free_port():
@@ -333,7 +361,7 @@ class Runner:
         self.results = []
         self.limits = {}
         self.topic_seq = 0
-        self.cap_s = 4.0 if args.mode == "quick" else 15.0
+        self.cap_s = 3.0 if args.mode == "quick" else 15.0
 
     def topic(self, target, base):
         self.topic_seq += 1
@@ -457,6 +485,10 @@ class Runner:
     def run_consume(self, target, s):
         if s["group"] and target.kind == "sink":
             return None
+        if s["group"]:
+            keys = advertised_api_keys(target.bootstrap)
+            if keys is not None and JOIN_GROUP not in keys:
+                return self.record(s, target, None, None, None, "skipped:JoinGroup-not-served")
         topic, loaded = self.consume_topic(target, s["size"])
 
         def body():
