@@ -571,11 +571,7 @@ pub fn count_records(records: &[u8]) -> Result<i64, String> {
                 rest.len()
             ));
         }
-        let length = i32::from_be_bytes(
-            rest[BATCH_LENGTH_OFFSET..BATCH_LENGTH_OFFSET + 4]
-                .try_into()
-                .expect("4 bytes"),
-        );
+        let length = be_i32(rest, BATCH_LENGTH_OFFSET);
         let total = 12usize.saturating_add(length.max(0) as usize);
         if length < (BATCH_HEADER_BYTES - 12) as i32 || total > rest.len() {
             return Err(format!(
@@ -583,11 +579,7 @@ pub fn count_records(records: &[u8]) -> Result<i64, String> {
                 rest.len()
             ));
         }
-        let last_offset_delta = i32::from_be_bytes(
-            rest[LAST_OFFSET_DELTA_OFFSET..LAST_OFFSET_DELTA_OFFSET + 4]
-                .try_into()
-                .expect("4 bytes"),
-        );
+        let last_offset_delta = be_i32(rest, LAST_OFFSET_DELTA_OFFSET);
         if last_offset_delta < 0 {
             return Err(format!("last offset delta {last_offset_delta} is negative"));
         }
@@ -595,6 +587,11 @@ pub fn count_records(records: &[u8]) -> Result<i64, String> {
         at += total;
     }
     Ok(count)
+}
+
+/// The big-endian i32 at `at`; callers have checked that the header is whole.
+fn be_i32(bytes: &[u8], at: usize) -> i32 {
+    i32::from_be_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
 }
 
 /// One uncompressed v2 batch of `records` records, each a value of `value_bytes` bytes.
