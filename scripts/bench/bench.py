@@ -817,6 +817,80 @@ def write_svg(path, results, brokers):
         f.write(svg)
 
 
+def target_checks(results):
+    """The issue's targets for the broker, checked against this run: (target, broker, figure,
+    met). Only what the run measured is checked."""
+    def find(test, broker):
+        for r in results:
+            if r["test"] == test and r["broker"] == broker and r.get("msgs_per_s") \
+                    and not r["status"].startswith("failed"):
+                return r
+        return None
+
+    checks = []
+    samsa = [b for b in dict.fromkeys(r["broker"] for r in results)
+             if b.startswith("samsa-") and not b.endswith("-durable")]
+    baseline = [b for b in dict.fromkeys(r["broker"] for r in results) if b.startswith("tansu")]
+    for b in samsa:
+        for test in ("produce.1KiB.acks_all.p1", "produce.100B.acks_all.p1"):
+            r = find(test, b)
+            if r and r.get("of_sink") is not None:
+                checks.append((f"{test} at >= 90% of the discard sink", b,
+                               f"{r['of_sink']:.0%}", r["of_sink"] >= 0.9))
+        r = find("consume.1KiB.assigned", b)
+        if r:
+            checks.append(("consume 1 KiB records at >= 2M records/s", b,
+                           f"{r['msgs_per_s']:,}", r["msgs_per_s"] >= 2_000_000))
+        r = find("produce.1KiB.acks_all.p1", b)
+        if r and r.get("cpu_s_per_M") is not None:
+            checks.append(("broker CPU < 0.3 s per million 1 KiB records produced", b,
+                           f"{r['cpu_s_per_M']:.2f} s", r["cpu_s_per_M"] < 0.3))
+        for rate, bound in ((1000, 1.0), (50000, 5.0)):
+            r = find(f"e2e.100B.rate_{rate}", b)
+            if r and r.get("produce_p99_ms") is not None:
+                checks.append((f"produce p99 at {rate:,} records/s (acks=all, linger 0) < "
+                               f"{bound:g} ms", b, f"{r['produce_p99_ms']:.2f} ms",
+                               r["produce_p99_ms"] < bound))
+        durable = find("producers_8.1KiB.acks_all.p8", f"{b}-durable")
+        default = find("producers_8.1KiB.acks_all.p8", b)
+        if durable and default:
+            frac = durable["msgs_per_s"] / default["msgs_per_s"]
+            checks.append(("durable mode >= 70% of default throughput, 8 producers", b,
+                           f"{frac:.0%}", frac >= 0.7))
+        for base in baseline:
+            behind = []
+            for r in results:
+                if r["broker"] != b or not r.get("msgs_per_s"):
+                    continue
+                other = find(r["test"], base)
+                if not other:
+                    continue
+                if r["kind"] == "e2e":
+                    if (r.get("p99_ms") or 0) > (other.get("p99_ms") or float("inf")):
+                        behind.append(r["test"])
+                elif r["msgs_per_s"] < other["msgs_per_s"]:
+                    behind.append(r["test"])
+            checks.append((f"every figure ahead of {base}", b,
+                           "behind in " + ", ".join(behind) if behind else "ahead in all",
+                           not behind))
+    return checks
+
+
+def notes(results):
+    """Things a reader should not miss, found in the results themselves."""
+    out = []
+    for r in results:
+        codec = r["test"].rsplit(".", 1)[-1]
+        if codec in ("lz4", "zstd") and (r.get("stored_ratio") or 0) > 0.9:
+            out.append(f"`{r['test']}` on `{r['broker']}`: the log holds "
+                       f"{r['stored_ratio']:.2f}x the payload, so {codec} did not reach it "
+                       "(librdkafka compresses with LZ4 only when the broker advertises "
+                       "FindCoordinator).")
+        if r["status"].startswith(("skipped", "partial", "failed")):
+            out.append(f"`{r['test']}` on `{r['broker']}`: {r['status']}.")
+    return out
+
+
 def write_markdown(path, svg_name, args, results, limits, machine, brokers, command, took_s):
     lines = ["# Samsa benchmarks", ""]
     lines += [f"Measured {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')} in {took_s:.0f} s "
@@ -852,6 +926,14 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
             fmt(r.get("broker_rss_MiB"), 1), fmt(r.get("of_sink")),
             f"{fmt(r.get('of_limit'), 3)} ({r.get('limit') or '-'})",
             fmt(r.get("stored_ratio"), 3), r["status"]]) + " |")
+    checks = target_checks(results)
+    if checks:
+        lines += ["", "## Targets (issue 7) in this run", "",
+                  "| target | broker | figure | met |", "|---|---|---|---|"]
+        lines += [f"| {t} | {b} | {f} | {'yes' if ok else 'no'} |" for t, b, f, ok in checks]
+    found = notes(results)
+    if found:
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in found]
     extra = [r for r in results if r.get("produce_p99_ms") is not None]
     if extra:
         lines += ["", "Produce latency (acks=all, linger.ms=0) in the fixed-rate runs:", "",
