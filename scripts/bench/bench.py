@@ -163,7 +163,7 @@ class Target:
         self.log = None
 
     def start(self, cmd, port, cwd=None, env=None):
-        self.log = open(os.path.join(RUN_DIR, f"{self.name}.log"), "w")
+        self.log = open(os.path.join(RUN_DIR, f"{self.name}.log"), "a")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, cwd=cwd,
                                      env=env, start_new_session=True)
         STARTED.append(self)
@@ -393,8 +393,6 @@ class Runner:
         # Limits are measured first and the sink runs before the brokers, so each line can
         # be printed complete as soon as its scenario ends.
         annotate(r, self.results, self.limits)
-        self.results.append(r)
-        print(bench_line(r), flush=True)
         return r
 
     def measure(self, target, scenario, body):
@@ -633,10 +631,53 @@ class Runner:
             return self.run_multi(target, s)
         raise ValueError(kind)
 
-    def run_all(self, target, wanted):
-        self.preloaded = getattr(self, "preloaded", {})
-        for s in wanted:
-            self.run(target, s)
+    def run_all(self, make, wanted, brokers):
+        """Runs the scenarios against targets from `make`. A broker that stores data is
+        started afresh (new data directory) for every scenario, the consume scenarios sharing
+        one with their preloaded topic: on this kind of machine (a VM) writing to the page
+        cache gets several times dearer in CPU once a few GB are cached (measured: 0.5 s of
+        broker CPU per million 1 KiB records on a fresh broker, over 2 s after 4 GB), so
+        scenarios late in a shared run would pay for the ones before them."""
+        groups = [[s] for s in wanted if s["kind"] != "consume"]
+        consume = [s for s in wanted if s["kind"] == "consume"]
+        if consume:
+            groups.insert(0, consume)
+        target = None
+        try:
+            for group in groups:
+                runs = {s["name"]: [] for s in group}
+                for _ in range(self.args.repeat):
+                    if target is None or target.kind in ("samsa", "baseline"):
+                        if target is not None:
+                            target.stop()
+                        target = make()
+                        if target.name not in brokers:
+                            brokers[target.name] = target.description
+                            print(f"== {target.name} ({target.bootstrap})", flush=True)
+                    self.preloaded = {}
+                    for s in group:
+                        r = self.run(target, s)
+                        if r is not None:
+                            runs[s["name"]].append(r)
+                for name, rs in runs.items():
+                    if rs:
+                        r = median_run(rs)
+                        r["runs"] = len(rs)
+                        self.results.append(r)
+                        print(bench_line(r), flush=True)
+        finally:
+            if target is not None:
+                target.stop()
+
+
+def median_run(rs):
+    """The median of repeated runs of one scenario: by p99 for latency scenarios, else by
+    records/s. Failed runs count as the worst."""
+    if rs[0]["kind"] == "e2e":
+        key = lambda r: r.get("p99_ms") if r.get("p99_ms") is not None else float("inf")  # noqa: E731
+    else:
+        key = lambda r: -(r.get("msgs_per_s") or 0)  # noqa: E731
+    return sorted(rs, key=key)[len(rs) // 2]
 
 
 def fmt(v, digits=2):
@@ -662,6 +703,8 @@ def bench_line(r):
         parts.append(f"stored_ratio={fmt(r['stored_ratio'], 3)}")
     if r.get("consumed_msgs_per_s") is not None:
         parts.append(f"consumed_msgs_per_s={r['consumed_msgs_per_s']}")
+    if r.get("runs", 1) > 1:
+        parts.append(f"runs={r['runs']}")
     parts.append(f"status={r['status']}")
     return " ".join(parts)
 
@@ -946,7 +989,13 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
               "- `scripts/bench/run` (quick, under 5 minutes), `scripts/bench/run --full`, "
               "`--baseline` to build and measure the baseline broker too, `--engine "
               "uring|epoll|both`, `--bootstrap HOST:PORT` to measure a broker already running "
-              "on loopback (no CPU/RSS figures then), `--only REGEX` to pick scenarios.",
+              "on loopback (no CPU/RSS figures then), `--only REGEX` to pick scenarios, `--repeat N` "
+              "to report the median of N runs (use it for before/after comparisons: single runs "
+              "on this shared 2-core machine vary by tens of percent).",
+              "- Every scenario gets a fresh broker and data directory (the consume scenarios "
+              "share one with their preloaded topic): on this VM, page-cache writes get several "
+              "times dearer once a few GB are cached, so a shared broker would make late "
+              "scenarios pay for early ones.",
               "- Raw tool output and per-message latency files of the last run are under "
               "`.tools/bench-runs/`.",
               "- Scenario names: `produce.<size>.acks_<1|all>.p<partitions>[.keyed][.<codec>]` "
@@ -975,6 +1024,9 @@ def main():
     ap.add_argument("--no-samsa", action="store_true", help="skip the samsa brokers")
     ap.add_argument("--no-sink", action="store_true", help="skip the discard sink")
     ap.add_argument("--only", help="regex: run only scenarios whose name matches")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run each scenario N times (fresh broker each time) and report the "
+                         "median: single runs on a shared 2-core machine vary by tens of percent")
     ap.add_argument("--latency", action="store_true",
                     help="record per-message delivery latency in throughput scenarios too "
                          "(rdkafka_performance -l formats a timestamp into every payload and "
@@ -1030,15 +1082,8 @@ def main():
             plan.append((lambda: baseline_target(args), all_scenarios if args.mode == "full" else
                          [s for s in all_scenarios if s["name"] in OTHER_ENGINE]))
         for make, wanted in plan:
-            if not wanted:
-                continue
-            target = make()
-            brokers[target.name] = target.description
-            print(f"== {target.name} ({target.bootstrap})", flush=True)
-            try:
-                runner.run_all(target, wanted)
-            finally:
-                target.stop()
+            if wanted:
+                runner.run_all(make, wanted, brokers)
     finally:
         stop_all()
 
