@@ -4,6 +4,7 @@
 //!
 //! The baseline follows Kafka 4.x (KIP-896): message format v2 only, old versions removed.
 
+use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::ApiKey;
 
 /// One served API: its key and the inclusive version range advertised in ApiVersions.
@@ -72,6 +73,20 @@ pub const PRODUCE_REFUSED_BELOW: i16 = 3;
 /// The advertised range for `key`, if the broker serves it.
 pub fn supported_range(key: ApiKey) -> Option<ApiRange> {
     SUPPORTED_APIS.iter().copied().find(|a| a.key == key)
+}
+
+/// A table as the `api_keys` of an ApiVersions response.
+pub fn api_versions(table: &[ApiRange]) -> Vec<ApiVersion> {
+    table
+        .iter()
+        .map(|a| {
+            let mut v = ApiVersion::default();
+            v.api_key = a.key as i16;
+            v.min_version = a.min_version;
+            v.max_version = a.max_version;
+            v
+        })
+        .collect()
 }
 
 #[cfg(test)]

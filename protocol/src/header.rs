@@ -6,7 +6,7 @@ use bytes::Bytes;
 use kafka_protocol::messages::{ApiKey, RequestHeader, RequestKind};
 use kafka_protocol::protocol::Decodable;
 
-use crate::api_table::supported_range;
+use crate::api_table::{ApiRange, SUPPORTED_APIS};
 
 /// The fixed prefix every request header starts with: api key, api version, correlation id.
 pub const HEADER_PREFIX_BYTES: usize = 8;
@@ -70,17 +70,26 @@ pub fn peek_prefix(frame: &[u8]) -> Option<(i16, i16, i32)> {
 
 /// Decodes a whole frame body (size prefix already removed). `records` fields of Produce stay
 /// zero-copy slices of `frame`.
-pub fn decode_request(mut frame: Bytes) -> Result<DecodedRequest, RequestError> {
+pub fn decode_request(frame: Bytes) -> Result<DecodedRequest, RequestError> {
+    decode_request_served(frame, SUPPORTED_APIS)
+}
+
+/// [`decode_request`] against another table of served APIs, for servers that answer a
+/// different set than the broker (the benchmark's discard sink).
+pub fn decode_request_served(
+    mut frame: Bytes,
+    served: &[ApiRange],
+) -> Result<DecodedRequest, RequestError> {
     let (raw_key, api_version, correlation_id) =
         peek_prefix(&frame).ok_or(RequestError::TooShort { len: frame.len() })?;
-    let api_key = ApiKey::try_from(raw_key)
+    let range = ApiKey::try_from(raw_key)
         .ok()
-        .filter(|k| supported_range(*k).is_some())
+        .and_then(|k| served.iter().copied().find(|a| a.key == k))
         .ok_or(RequestError::UnknownApiKey {
             api_key: raw_key,
             correlation_id,
         })?;
-    let range = supported_range(api_key).expect("filtered above");
+    let api_key = range.key;
     let decodable = api_key.valid_versions();
     if api_version < range.min_version
         || api_version > range.max_version

@@ -13,6 +13,6 @@ pub mod response;
 
 pub use api_table::{supported_range, SUPPORTED_APIS};
 pub use frame::{FrameDecoder, FrameError};
-pub use header::{decode_request, DecodedRequest, RequestError};
+pub use header::{decode_request, decode_request_served, DecodedRequest, RequestError};
 pub use kafka_protocol;
 pub use response::{encode_response, EncodeError};

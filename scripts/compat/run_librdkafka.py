@@ -55,7 +55,8 @@ def read_list(path):
 
 def all_test_ids(runner_dir):
     ids = set()
-    for path in glob.glob(os.path.join(runner_dir, "[0-9][0-9][0-9][0-9]-*.c*")):
+    # Tests linked into the runner (sources that are not, like 1000-unktopic.c, have no object).
+    for path in glob.glob(os.path.join(runner_dir, "[0-9][0-9][0-9][0-9]-*.o")):
         ids.add(os.path.basename(path)[:4])
     # 0000 is librdkafka's unit tests (no broker) and 8xxx are manual tests.
     return sorted(i for i in ids if i != "0000" and not i.startswith("8"))
@@ -187,7 +188,7 @@ def main():
     passed = failed = skipped = 0
     try:
         for tid in ids:
-            if tid in skip:
+            if tid in skip:  # a whole test id
                 summary["tests"].append({"id": tid, "name": tid, "state": "SKIPPED", "reason": skip[tid]})
                 skipped += 1
                 continue
@@ -198,6 +199,8 @@ def main():
                     f.write("bootstrap.servers=127.0.0.1:%d\n" % broker.port)
             results, log_path = run_one(tid, runner_dir, args, conf_path, workdir)
             for name, state, dur, reason in results:
+                if name in skip and state == "FAILED":
+                    state, reason = "SKIPPED", skip[name]
                 summary["tests"].append({"id": tid, "name": name, "state": state, "duration_s": round(dur, 3),
                                          "reason": reason, "log": log_path})
                 if state == "PASSED":

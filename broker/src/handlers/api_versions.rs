@@ -17,16 +17,7 @@ pub fn handle(_ctx: &Ctx<'_>, _req: ApiVersionsRequest) -> ApiVersionsResponse {
 }
 
 fn served() -> Vec<ApiVersion> {
-    SUPPORTED_APIS
-        .iter()
-        .map(|a| {
-            let mut v = ApiVersion::default();
-            v.api_key = a.key as i16;
-            v.min_version = a.min_version;
-            v.max_version = a.max_version;
-            v
-        })
-        .collect()
+    samsa_protocol::api_table::api_versions(SUPPORTED_APIS)
 }
 
 /// The answer to an ApiVersions request of a version we do not serve.

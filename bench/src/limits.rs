@@ -1,0 +1,199 @@
+//! The machine's ceilings, measured with the simplest code that reaches them, so that a broker
+//! figure can be read as a fraction of what the hardware gives on the same run.
+//!
+//! - Loopback TCP: one process writes 1 MiB buffers as fast as it can, another reads and
+//!   discards; the reader's byte count over its own clock is the bandwidth. Then 100-byte
+//!   round trips between the two: the floor under any request/response latency.
+//! - The data directory's filesystem: sequential 1 MiB writes into a new file, measured three
+//!   ways: into the page cache (what a broker with default flushing waits for), with one
+//!   fdatasync at the end (the device's streaming rate), and with fdatasync after every
+//!   write (what a durable broker gets when each group commit carries 1 MiB). The latency of
+//!   a small append plus fdatasync is the floor of a durable acks=all produce.
+
+use std::fs::OpenOptions;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Size of each write in the bandwidth probes.
+pub const WRITE_BYTES: usize = 1 << 20;
+
+/// Reads and discards everything one client sends; returns (bytes, seconds from the first
+/// byte to end of stream).
+pub fn loopback_read(listener: &TcpListener) -> std::io::Result<(u64, f64)> {
+    let (mut stream, _) = listener.accept()?;
+    let mut buf = vec![0u8; WRITE_BYTES];
+    let mut total = 0u64;
+    let mut start = None;
+    loop {
+        let n = stream.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        start.get_or_insert_with(Instant::now);
+        total += n as u64;
+    }
+    let secs = start.map_or(0.0, |s| s.elapsed().as_secs_f64());
+    Ok((total, secs))
+}
+
+/// Writes 1 MiB buffers to `addr` for `duration`, then closes.
+pub fn loopback_write(addr: &str, duration: Duration) -> std::io::Result<u64> {
+    let mut stream = TcpStream::connect(addr)?;
+    let buf = vec![0x5au8; WRITE_BYTES];
+    let start = Instant::now();
+    let mut total = 0u64;
+    while start.elapsed() < duration {
+        stream.write_all(&buf)?;
+        total += buf.len() as u64;
+    }
+    Ok(total)
+}
+
+/// Echoes fixed-size messages back on the next connection until the client closes it.
+pub fn loopback_echo(listener: &TcpListener, message_bytes: usize) -> std::io::Result<()> {
+    let (mut stream, _) = listener.accept()?;
+    stream.set_nodelay(true)?;
+    let mut buf = vec![0u8; message_bytes];
+    loop {
+        match stream.read_exact(&mut buf) {
+            Ok(()) => stream.write_all(&buf)?,
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Round trips of `message_bytes` to an echo server: (p50, p99) in milliseconds. The floor
+/// under any request/response latency between two processes on this machine.
+pub fn loopback_rtt(addr: &str, message_bytes: usize, trips: usize) -> std::io::Result<(f64, f64)> {
+    let mut stream = TcpStream::connect(addr)?;
+    stream.set_nodelay(true)?;
+    let mut buf = vec![0x11u8; message_bytes];
+    let mut rtt: Vec<f64> = Vec::with_capacity(trips);
+    for _ in 0..trips.max(1) {
+        let start = Instant::now();
+        stream.write_all(&buf)?;
+        stream.read_exact(&mut buf)?;
+        rtt.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok((percentile(&mut rtt, 0.50), percentile(&mut rtt, 0.99)))
+}
+
+/// The `p` quantile of `values` (sorted in place).
+fn percentile(values: &mut [f64], p: f64) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    values[((values.len() as f64 * p) as usize).min(values.len() - 1)]
+}
+
+/// Sequential-write figures for one directory.
+#[derive(Debug, Clone, Copy)]
+pub struct DiskFigures {
+    /// MB/s of writes into the page cache (no sync).
+    pub buffered_mb_per_s: f64,
+    /// MB/s including one fdatasync at the end.
+    pub flushed_mb_per_s: f64,
+    /// MB/s with fdatasync after every 1 MiB write.
+    pub fdatasync_each_mb_per_s: f64,
+    /// 4 KiB append + fdatasync latency percentiles, milliseconds.
+    pub fdatasync_p50_ms: f64,
+    pub fdatasync_p99_ms: f64,
+}
+
+/// Measures `dir` with `total_bytes` per bandwidth probe and `syncs` small synced appends.
+/// The probe files are removed afterwards.
+pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskFigures> {
+    let mb = |bytes: u64, d: Duration| bytes as f64 / 1e6 / d.as_secs_f64().max(1e-9);
+    let buf = vec![0xa5u8; WRITE_BYTES];
+    let writes = total_bytes.div_ceil(WRITE_BYTES as u64).max(1);
+    let path = dir.join(".samsa-bench-limits.tmp");
+
+    let run = |sync_each: bool, sync_end: bool| -> std::io::Result<Duration> {
+        let mut f = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(&path)?;
+        let start = Instant::now();
+        for _ in 0..writes {
+            f.write_all(&buf)?;
+            if sync_each {
+                f.sync_data()?;
+            }
+        }
+        if sync_end {
+            f.sync_data()?;
+        }
+        let took = start.elapsed();
+        drop(f);
+        std::fs::remove_file(&path)?;
+        Ok(took)
+    };
+    let bytes = writes * WRITE_BYTES as u64;
+    // Unmeasured warm-up: the first pass after other work pays for reclaiming page cache
+    // (seen here: 200 MB/s, then 2 GB/s for the same writes), which no broker pays steadily.
+    run(false, false)?;
+    let buffered = run(false, false)?;
+    let flushed = run(false, true)?;
+    let each = run(true, false)?;
+
+    let small = vec![0x3cu8; 4096];
+    let mut f = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .open(&path)?;
+    let mut lat: Vec<f64> = Vec::with_capacity(syncs);
+    for _ in 0..syncs.max(1) {
+        let start = Instant::now();
+        f.write_all(&small)?;
+        f.sync_data()?;
+        lat.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    drop(f);
+    std::fs::remove_file(&path)?;
+    Ok(DiskFigures {
+        buffered_mb_per_s: mb(bytes, buffered),
+        flushed_mb_per_s: mb(bytes, flushed),
+        fdatasync_each_mb_per_s: mb(bytes, each),
+        fdatasync_p50_ms: percentile(&mut lat, 0.50),
+        fdatasync_p99_ms: percentile(&mut lat, 0.99),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_reader_counts_what_the_writer_sent() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let reader = std::thread::spawn(move || loopback_read(&listener).unwrap());
+        let sent = loopback_write(&addr, Duration::from_millis(20)).unwrap();
+        let (received, secs) = reader.join().unwrap();
+        assert_eq!(sent, received);
+        assert!(sent > 0 && secs > 0.0);
+    }
+
+    #[test]
+    fn round_trips_come_back_from_the_echo_server() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let echo = std::thread::spawn(move || loopback_echo(&listener, 100).unwrap());
+        let (p50, p99) = loopback_rtt(&addr, 100, 50).unwrap();
+        echo.join().unwrap();
+        assert!(p50 > 0.0 && p50 <= p99);
+    }
+
+    #[test]
+    fn disk_probe_reports_positive_figures_and_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = disk(dir.path(), 2 * WRITE_BYTES as u64, 5).unwrap();
+        assert!(f.buffered_mb_per_s > 0.0 && f.flushed_mb_per_s > 0.0);
+        assert!(f.fdatasync_each_mb_per_s > 0.0 && f.fdatasync_p50_ms > 0.0);
+        assert!(f.fdatasync_p50_ms <= f.fdatasync_p99_ms);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
