@@ -322,7 +322,9 @@ impl Partition {
                                 commit: m.commit,
                             }),
                             Ok(None) => {}
-                            Err(e) => tracing::warn!(partition = %self.tp, offset = h.base_offset, "unreadable transaction marker while replaying: {e}"),
+                            Err(e) => {
+                                tracing::warn!(partition = %self.tp, offset = h.base_offset, "unreadable transaction marker while replaying: {e}")
+                            }
                         }
                     }
                     continue;

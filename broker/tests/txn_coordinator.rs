@@ -416,3 +416,103 @@ fn a_transactional_produce_outside_the_transaction_is_refused() {
     );
     assert_eq!(partition(&broker, "t", 0).log_end_offset(), 1);
 }
+
+/// The offset of `t-0` that group `g` has committed (None: no offset visible).
+fn committed_offset(broker: &Broker) -> Option<i64> {
+    let found = broker
+        .groups
+        .fetch_offsets("g", Some(vec![("t".into(), vec![0])]))
+        .unwrap();
+    found[0].1[0].1.as_ref().map(|v| v.offset)
+}
+
+/// A TxnOffsetCommit of `offset` for `t-0` in group `g` (as AddOffsetsToTxn then
+/// TxnOffsetCommit do it).
+async fn txn_commit_offset(broker: &Arc<Broker>, pid: i64, epoch: i16, offset: i64) {
+    use samsa_broker::group::{CommitRequest, OffsetToCommit, OFFSETS_TOPIC};
+    broker.groups.find_coordinator(broker, "g").unwrap();
+    let offsets = partitions(&[(OFFSETS_TOPIC, broker.groups.partition_for("g"))]);
+    broker
+        .txn
+        .add_partitions(broker, "app", pid, epoch, &offsets)
+        .await
+        .unwrap();
+    let req = CommitRequest {
+        group_id: "g".into(),
+        generation_id: -1,
+        member_id: String::new(),
+        group_instance_id: None,
+        retention_time_ms: -1,
+        topics: vec![(
+            "t".into(),
+            vec![OffsetToCommit {
+                partition: 0,
+                offset,
+                leader_epoch: -1,
+                metadata: None,
+            }],
+        )],
+        api_version: 3,
+    };
+    let results = broker
+        .groups
+        .commit_txn_offsets(broker, req, (pid, epoch))
+        .await
+        .unwrap();
+    assert!(results[0].1[0].1.is_ok());
+}
+
+#[test]
+fn transactional_offsets_show_on_commit_vanish_on_abort_and_stay_pending_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pid, epoch) = {
+        let broker = open(dir.path());
+        broker.groups.load_all(&broker);
+        broker.topics.create("t", 1, 1, Default::default()).unwrap();
+        runtime().block_on(async {
+            let (pid, epoch) = broker
+                .txn
+                .init_producer_id(&broker, "app", 60_000, None)
+                .await
+                .unwrap();
+            txn_commit_offset(&broker, pid, epoch, 42).await;
+            assert_eq!(committed_offset(&broker), None, "pending until the commit");
+            let found = broker
+                .groups
+                .fetch_offsets("g", Some(vec![("t".into(), vec![0])]))
+                .unwrap();
+            assert_eq!(
+                broker.groups.unstable_partitions("g", &found),
+                vec![("t".to_string(), 0)]
+            );
+            (pid, epoch)
+        })
+    };
+    // A restart with the transaction open: the offset comes back pending, not committed.
+    let broker = open(dir.path());
+    broker.groups.load_all(&broker);
+    assert_eq!(committed_offset(&broker), None);
+    runtime().block_on(async {
+        broker
+            .txn
+            .end_txn(&broker, "app", pid, epoch, true)
+            .await
+            .unwrap();
+        assert_eq!(committed_offset(&broker), Some(42));
+        let found = broker.groups.fetch_offsets("g", None).unwrap();
+        assert!(broker.groups.unstable_partitions("g", &found).is_empty());
+        // The next transaction's offset is dropped by its abort.
+        txn_commit_offset(&broker, pid, epoch, 50).await;
+        broker
+            .txn
+            .end_txn(&broker, "app", pid, epoch, false)
+            .await
+            .unwrap();
+        assert_eq!(committed_offset(&broker), Some(42));
+    });
+    // And the log says the same after another restart.
+    drop(broker);
+    let broker = open(dir.path());
+    broker.groups.load_all(&broker);
+    assert_eq!(committed_offset(&broker), Some(42));
+}

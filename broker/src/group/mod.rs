@@ -12,6 +12,11 @@
 //! The group of an id lives in partition `abs(java hashCode(id)) % partitions` of
 //! `__consumer_offsets`, as in Kafka, so the data is where a Kafka broker would look for it.
 //!
+//! Offsets committed inside a transaction (TxnOffsetCommit) are written as the producer's
+//! transactional batch and held per producer id until the transaction coordinator reports its
+//! marker on the group's partition ([`GroupCoordinator::complete_txn`]): COMMIT makes them the
+//! committed offsets, ABORT drops them.
+//!
 //! Bounds: `group.max.size` members per group; JoinGroup protocol lists of at most
 //! [`PROTOCOLS_PER_MEMBER_MAX`] entries and [`PROTOCOL_METADATA_BYTES_MAX`] bytes;
 //! `offset.metadata.max.bytes` per committed offset; and `group.coordinator.memory.max.bytes`

@@ -244,25 +244,19 @@ impl TransactionCoordinator {
         let handle = match self.handle(transactional_id) {
             Some(h) => h,
             None => {
-                let mut txns = self.txns.write();
-                if txns.len() >= TRANSACTIONAL_IDS_MAX && !txns.contains_key(transactional_id) {
+                if self.txns.read().len() >= TRANSACTIONAL_IDS_MAX {
                     tracing::warn!("{TRANSACTIONAL_IDS_MAX} transactional ids are known; refusing a new one until idle ones expire");
                     return Err(TxnError::CoordinatorNotAvailable);
                 }
-                match txns.get(transactional_id) {
-                    Some(h) => h.clone(),
-                    None => {
-                        let pid = self.new_producer_id()?;
-                        let h = Arc::new(Mutex::new(TxnMetadata::new(
-                            transactional_id,
-                            pid,
-                            txn_timeout_ms,
-                            now,
-                        )));
-                        txns.insert(transactional_id.to_string(), h.clone());
-                        h
-                    }
-                }
+                // Minted outside the map's lock (claiming a block writes a file); a racing
+                // first InitProducerId of the same id wastes one id, which is harmless.
+                let pid = self.new_producer_id()?;
+                let fresh = TxnMetadata::new(transactional_id, pid, txn_timeout_ms, now);
+                self.txns
+                    .write()
+                    .entry(transactional_id.to_string())
+                    .or_insert_with(|| Arc::new(Mutex::new(fresh)))
+                    .clone()
             }
         };
         let mut m = handle.lock().await;
