@@ -29,13 +29,20 @@ use samsa_broker::txn::state::{TxnError, TxnState};
 use samsa_broker::txn::TRANSACTION_STATE_TOPIC;
 
 fn open(dir: &std::path::Path) -> Arc<Broker> {
-    let flags = vec![
+    open_with(dir, &[])
+}
+
+fn open_with(dir: &std::path::Path, extra: &[(&str, &str)]) -> Arc<Broker> {
+    let mut flags = vec![
         ("log.dirs".to_string(), dir.display().to_string()),
         (
             "transaction.state.log.num.partitions".to_string(),
             "3".to_string(),
         ),
     ];
+    for (k, v) in extra {
+        flags.push((k.to_string(), v.to_string()));
+    }
     let config = BrokerConfig::load(None, vec![], flags).unwrap();
     Broker::open(config, IoEngine::Epoll).unwrap()
 }
@@ -131,8 +138,18 @@ fn read_committed(p: &Partition) -> Vec<String> {
 
 #[test]
 fn commit_and_abort_reach_every_partition_and_read_committed_sees_only_committed_data() {
+    commit_and_abort(&[]);
+}
+
+#[test]
+fn in_durable_mode_a_commit_is_visible_once_end_txn_returns() {
+    // Every write waits for its group-commit fsync before the next step goes on.
+    commit_and_abort(&[("log.durable", "true")]);
+}
+
+fn commit_and_abort(extra: &[(&str, &str)]) {
     let dir = tempfile::tempdir().unwrap();
-    let broker = open(dir.path());
+    let broker = open_with(dir.path(), extra);
     broker.topics.create("t", 2, 1, Default::default()).unwrap();
     let (p0, p1) = (partition(&broker, "t", 0), partition(&broker, "t", 1));
     let rt = runtime();
