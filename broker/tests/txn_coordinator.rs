@@ -107,6 +107,36 @@ fn append(broker: &Broker, p: &Arc<Partition>, batch: Bytes) {
         .unwrap();
 }
 
+/// A new producer of `transactional_id` opens a transaction on `t-0` and writes `value` in
+/// it. Returns its producer id and epoch.
+async fn begin(
+    broker: &Arc<Broker>,
+    transactional_id: &str,
+    timeout_ms: i32,
+    value: &str,
+) -> (i64, i16) {
+    let txn = &broker.txn;
+    let (pid, epoch) = txn
+        .init_producer_id(broker, transactional_id, timeout_ms, None)
+        .await
+        .unwrap();
+    txn.add_partitions(
+        broker,
+        transactional_id,
+        pid,
+        epoch,
+        &partitions(&[("t", 0)]),
+    )
+    .await
+    .unwrap();
+    append(
+        broker,
+        &partition(broker, "t", 0),
+        txn_batch(pid, epoch, 0, &[value]),
+    );
+    (pid, epoch)
+}
+
 /// The values a read_committed reader of `p` gets, skipping aborted transactions as a client
 /// does with the fetch response's aborted list.
 fn read_committed(p: &Partition) -> Vec<String> {
@@ -208,15 +238,7 @@ fn a_transaction_prepared_before_a_crash_is_completed_on_restart() {
         let rt = runtime();
         rt.block_on(async {
             let txn = &broker.txn;
-            let (pid, epoch) = txn
-                .init_producer_id(&broker, "app", 60_000, None)
-                .await
-                .unwrap();
-            let one = partitions(&[("t", 0)]);
-            txn.add_partitions(&broker, "app", pid, epoch, &one)
-                .await
-                .unwrap();
-            append(&broker, &p0, txn_batch(pid, epoch, 0, &["kept"]));
+            let (pid, epoch) = begin(&broker, "app", 60_000, "kept").await;
             // The marker write fails (a full disk): the commit is decided (PrepareCommit is
             // in the log) but not complete when the broker goes down.
             p0.with_log(|log| log.inject_append_failure(0));
@@ -248,14 +270,7 @@ fn a_transaction_past_its_timeout_is_aborted_and_its_producer_fenced() {
     let p0 = partition(&broker, "t", 0);
     runtime().block_on(async {
         let txn = &broker.txn;
-        let (pid, epoch) = txn
-            .init_producer_id(&broker, "slow", 50, None)
-            .await
-            .unwrap();
-        txn.add_partitions(&broker, "slow", pid, epoch, &partitions(&[("t", 0)]))
-            .await
-            .unwrap();
-        append(&broker, &p0, txn_batch(pid, epoch, 0, &["late"]));
+        let (pid, epoch) = begin(&broker, "slow", 50, "late").await;
         txn.abort_timed_out(&broker).await;
         assert_eq!(txn.describe("slow").await.unwrap().state, TxnState::Ongoing);
         tokio::time::sleep(Duration::from_millis(80)).await;
@@ -290,14 +305,7 @@ fn a_second_producer_with_the_same_transactional_id_fences_the_first() {
     let p0 = partition(&broker, "t", 0);
     runtime().block_on(async {
         let txn = &broker.txn;
-        let (pid, first) = txn
-            .init_producer_id(&broker, "app", 60_000, None)
-            .await
-            .unwrap();
-        txn.add_partitions(&broker, "app", pid, first, &partitions(&[("t", 0)]))
-            .await
-            .unwrap();
-        append(&broker, &p0, txn_batch(pid, first, 0, &["from-the-first"]));
+        let (pid, first) = begin(&broker, "app", 60_000, "from-the-first").await;
         // The second instance's first call aborts the open transaction and asks to retry.
         assert_eq!(
             txn.init_producer_id(&broker, "app", 60_000, None).await,

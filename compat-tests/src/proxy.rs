@@ -147,7 +147,9 @@ fn pipe(client: TcpStream, broker: TcpStream, shared: Arc<Shared>) {
         let api_key = i16::from_be_bytes([frame[0], frame[1]]);
         if api_key == PRODUCE {
             let n = shared.produces.fetch_add(1, Ordering::Relaxed) + 1;
-            if n % shared.every == 0 && shared.drops.load(Ordering::Relaxed) < shared.max_drops {
+            if n.is_multiple_of(shared.every)
+                && shared.drops.load(Ordering::Relaxed) < shared.max_drops
+            {
                 shared.drops.fetch_add(1, Ordering::Relaxed);
                 // The broker got the request and will append it; the client loses the answer.
                 // The broker side stays open until its response arrives (the copy thread then

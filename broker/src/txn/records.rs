@@ -14,7 +14,7 @@
 //! version 2) and reads both.
 //!
 //! The partition of a transactional id is `abs(javaStringHashCode(id)) % partitions`, as
-//! Kafka's `TransactionStateManager.partitionFor`.
+//! Kafka's `TransactionStateManager.partitionFor` (the same function as a group's).
 
 use std::collections::BTreeMap;
 
@@ -23,15 +23,9 @@ use super::state::{TxnMetadata, TxnState};
 /// Bounds on what a decoded value may claim, so a damaged record cannot allocate without end.
 const TOPICS_PER_RECORD_MAX: usize = 100_000;
 
-/// Kafka's `Utils.abs(String.hashCode) % partitions`.
-pub fn partition_for(transactional_id: &str, partitions: i32) -> i32 {
-    let mut h: i32 = 0;
-    for unit in transactional_id.encode_utf16() {
-        h = h.wrapping_mul(31).wrapping_add(unit as i32);
-    }
-    let abs = if h == i32::MIN { 0 } else { h.abs() };
-    abs % partitions.max(1)
-}
+/// The partition of `__transaction_state` that owns a transactional id: Kafka computes it
+/// like a group's partition of `__consumer_offsets`.
+pub use crate::group::records::partition_for;
 
 pub fn encode_key(transactional_id: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(4 + transactional_id.len());
@@ -230,16 +224,6 @@ mod tests {
         m.partitions.insert(("audit".into(), 7));
         m.txn_start_ms = 900;
         m
-    }
-
-    #[test]
-    fn partition_for_matches_javas_string_hash() {
-        // "hello".hashCode() == 99162322 in Java.
-        assert_eq!(partition_for("hello", i32::MAX), 99_162_322);
-        assert_eq!(partition_for("hello", 50), 99_162_322 % 50);
-        // A negative hash is made positive first ("polygenelubricants" hashes to i32::MIN).
-        assert_eq!(partition_for("polygenelubricants", 50), 0);
-        assert_eq!(partition_for("", 50), 0);
     }
 
     #[test]
