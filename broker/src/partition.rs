@@ -134,6 +134,13 @@ impl Partition {
         let mut log = self.log.lock();
         let info = f(&mut log, self.leader_epoch())?;
         if info.duplicate {
+            // A retry is answered like the original (Kafka waits for the original's offsets
+            // to be committed): in durable mode, once they are on disk.
+            if self.durable.load(Ordering::Relaxed) && log.flushed_offset() <= info.last_offset {
+                let req = log.sync_request(info.last_offset + 1);
+                drop(log);
+                return Ok((info, Some(group_commit.submit(req))));
+            }
             return Ok((info, None));
         }
         let end = log.log_end_offset();
