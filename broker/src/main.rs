@@ -7,6 +7,11 @@ use std::process::ExitCode;
 
 use samsa_broker::config::BrokerConfig;
 
+/// mimalloc keeps freed memory for reuse instead of returning large blocks to the kernel at
+/// once: with glibc, every ~1 MiB fetch buffer was a fresh mmap whose pages faulted in again.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const USAGE: &str = "\
 samsa: a Kafka-compatible message broker
 
