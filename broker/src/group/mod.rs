@@ -12,9 +12,12 @@
 //! The group of an id lives in partition `abs(java hashCode(id)) % partitions` of
 //! `__consumer_offsets`, as in Kafka, so the data is where a Kafka broker would look for it.
 //!
-//! Bounds: `group.max.size` members per group; JoinGroup protocol lists of at most
-//! [`PROTOCOLS_PER_MEMBER_MAX`] entries and [`PROTOCOL_METADATA_BYTES_MAX`] bytes;
-//! `offset.metadata.max.bytes` per committed offset; and `group.coordinator.memory.max.bytes`
+//! Bounds: `group.max.size` members per group and
+//! [`state::PENDING_MEMBERS_PER_GROUP_MAX`] member ids handed out but not yet used; JoinGroup
+//! protocol lists of at most [`PROTOCOLS_PER_MEMBER_MAX`] entries and
+//! [`PROTOCOL_METADATA_BYTES_MAX`] bytes; `offset.metadata.max.bytes` per committed offset;
+//! group metadata records within `__consumer_offsets`' `max.message.bytes` (as in Kafka, a
+//! larger assignment fails SyncGroup); and `group.coordinator.memory.max.bytes`
 //! over everything the coordinator holds (members, pending member ids, committed offsets):
 //! beyond it new members, new groups and offsets of new partitions are refused with
 //! COORDINATOR_NOT_AVAILABLE (retriable) until groups leave or offsets expire.
