@@ -2,6 +2,7 @@
 //! The `samsa` binary (src/main.rs) serves it and carries the admin CLI.
 
 pub mod config;
+pub mod group;
 pub mod handlers;
 pub mod maintenance;
 pub mod meta;

@@ -33,3 +33,9 @@ fn confluent_kafka_produces_consumes_and_administers() {
     let broker = Broker::start();
     run_script(&broker, "confluent_kafka_basic.py", &[]);
 }
+
+#[test]
+fn kafka_python_administers_consumer_groups() {
+    let broker = Broker::start();
+    run_script(&broker, "kafka_python_group_admin.py", &[]);
+}

@@ -1,0 +1,88 @@
+"""kafka-python's admin client on consumer groups: list, describe, fetch/alter/delete
+offsets and delete groups, around a KafkaConsumer that commits with metadata.
+Exits non-zero with a message when a check fails.
+Usage: kafka_python_group_admin.py BOOTSTRAP"""
+import sys
+import time
+
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import NewTopic
+from kafka.structs import OffsetAndMetadata
+
+bootstrap = sys.argv[1]
+topic, group = "kpa", "kpa-group"
+
+
+def check(cond, msg):
+    if not cond:
+        print("FAILED: " + msg, file=sys.stderr)
+        sys.exit(1)
+
+
+def wait_for(what, cond, timeout=30):
+    deadline = time.time() + timeout
+    while not cond():
+        check(time.time() < deadline, "timed out waiting for " + what)
+        time.sleep(0.1)
+
+
+admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+admin.create_topics([NewTopic(topic, num_partitions=3, replication_factor=1)])
+producer = KafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=False)
+for i in range(30):
+    producer.send(topic, value=b"v%d" % i, partition=i % 3)
+producer.flush()
+producer.close()
+
+consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
+                         auto_offset_reset="earliest", enable_auto_commit=False,
+                         session_timeout_ms=6000, heartbeat_interval_ms=500)
+seen = 0
+deadline = time.time() + 60
+while seen < 30:
+    check(time.time() < deadline, "consumed %d of 30" % seen)
+    for records in consumer.poll(timeout_ms=200).values():
+        seen += len(records)
+tps = [TopicPartition(topic, p) for p in range(3)]
+consumer.commit({tp: OffsetAndMetadata(10, "done-%d" % tp.partition, -1) for tp in tps})
+
+listed = {g["group_id"]: g for g in admin.list_groups()}
+check(group in listed, "list_groups shows the group: %r" % listed)
+check(listed[group]["protocol_type"] == "consumer", repr(listed[group]))
+desc = admin.describe_groups([group])[group]
+check(desc["error"] is None, repr(desc))
+check(desc["group_state"] == "Stable", "described state: %r" % desc)
+check(len(desc["members"]) == 1, repr(desc))
+check(desc["members"][0]["client_host"].startswith("/"), repr(desc))
+
+deleted = dict(admin.delete_groups([group]))
+check(deleted[group] == "NonEmptyGroupError", "delete of a live group: %r" % deleted)
+try:
+    errors = admin.delete_group_offsets(group, [tps[0]])
+    check(errors[tps[0]].__name__ == "GroupSubscribedToTopicError", repr(errors))
+except Exception as e:  # a top-level error is a failure too
+    check(False, "delete_group_offsets on a subscribed topic: %r" % e)
+
+consumer.close()
+wait_for("the group to be empty",
+         lambda: admin.describe_groups([group])[group]["group_state"] == "Empty")
+
+offsets = admin.list_group_offsets(group)[group]
+check({tp: (o.offset, o.metadata) for tp, o in offsets.items()}
+      == {tp: (10, "done-%d" % tp.partition) for tp in tps}, "committed offsets: %r" % offsets)
+
+altered = admin.alter_group_offsets(group, {tps[0]: OffsetAndMetadata(3, "rewound", -1)})
+check(altered[tps[0]].__name__ == "NoError", "alter offsets of an empty group: %r" % altered)
+offsets = admin.list_group_offsets(group)[group]
+check((offsets[tps[0]].offset, offsets[tps[0]].metadata) == (3, "rewound"), repr(offsets))
+
+errors = admin.delete_group_offsets(group, [tps[1]])
+check(errors[tps[1]].__name__ == "NoError", repr(errors))
+offsets = admin.list_group_offsets(group)[group]
+check(tps[1] not in offsets or offsets[tps[1]].offset == -1, "offset deleted: %r" % offsets)
+
+deleted = dict(admin.delete_groups([group]))
+check(deleted[group] == "OK", "delete of an empty group: %r" % deleted)
+check(group not in {g["group_id"] for g in admin.list_groups()}, "the group is gone")
+admin.close()
+print("ok")
