@@ -19,10 +19,20 @@ USAGE:
     Samsa's own: --io-engine=auto|uring|epoll, --shards=N, --log.durable=true.
 
     samsa --help | --version
+
+ADMIN (Kafka protocol; works against Apache Kafka too; -b host:port, --format json):
+    samsa topic create|list|describe|delete|alter-config|add-partitions ...
+    samsa group list|describe|delete|reset-offsets ...
+    samsa produce TOPIC < lines        samsa consume TOPIC [-g GROUP] [-n COUNT]
+    samsa cluster info                 samsa dump-log SEGMENT.log
+    samsa <command> --help shows the options of each.
 ";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if samsa_broker::cli::is_command(&args) {
+        return samsa_broker::cli::run(&args);
+    }
     let rest: &[String] = match args.first().map(String::as_str) {
         Some("serve") => &args[1..],
         Some("-h" | "--help" | "help") => {
