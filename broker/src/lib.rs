@@ -6,6 +6,7 @@ pub mod config;
 pub mod handlers;
 pub mod maintenance;
 pub mod meta;
+pub mod metrics;
 pub mod net;
 pub mod partition;
 pub mod server;

@@ -113,6 +113,8 @@ fn init_logging(config: &BrokerConfig) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_target(false)
+        // Colour only for people: a log file or a pipe gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
 }

@@ -77,7 +77,7 @@ pub struct KafkaError {
 impl KafkaError {
     /// `what` names the subject (`topic 'orders'`); the message adds the error's meaning.
     pub fn new(code: i16, what: &str, server_message: Option<&str>) -> KafkaError {
-        let name = error_name(code);
+        let name = crate::util::error_name(code);
         // Errors whose meaning is complete without the broker's words (which only repeat
         // the subject) are told in ours; for the rest the broker's message says what broke.
         let (explain, complete) = match ResponseError::try_from_code(code) {
@@ -123,25 +123,6 @@ impl KafkaError {
             code,
             name,
             message,
-        }
-    }
-}
-
-/// Kafka's name for an error code (`TOPIC_ALREADY_EXISTS`), as its tools print it.
-pub fn error_name(code: i16) -> String {
-    match ResponseError::try_from_code(code) {
-        None => "NONE".into(),
-        Some(ResponseError::Unknown(c)) => format!("UNKNOWN_ERROR_CODE_{c}"),
-        Some(e) => {
-            let camel = format!("{e:?}");
-            let mut out = String::with_capacity(camel.len() + 8);
-            for (i, ch) in camel.chars().enumerate() {
-                if ch.is_ascii_uppercase() && i > 0 {
-                    out.push('_');
-                }
-                out.push(ch.to_ascii_uppercase());
-            }
-            out
         }
     }
 }

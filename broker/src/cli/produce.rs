@@ -202,7 +202,7 @@ pub fn run(global: &Global, args: &ProduceArgs) -> anyhow::Result<()> {
             timestamp_type: TimestampType::Creation,
             offset: 0,
             sequence: -1,
-            timestamp: samsa_now_ms(),
+            timestamp: crate::util::now_ms(),
             key: key.map(Bytes::from),
             value: Some(Bytes::from(value)),
             headers: headers.iter().cloned().collect(),
@@ -248,13 +248,6 @@ pub fn run(global: &Global, args: &ProduceArgs) -> anyhow::Result<()> {
         )
     });
     Ok(())
-}
-
-fn samsa_now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 fn split_key(args: &ProduceArgs, line: &[u8]) -> (Option<Vec<u8>>, Vec<u8>) {

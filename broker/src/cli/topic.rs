@@ -267,7 +267,7 @@ fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<
                 "offline_replicas": ids(&p.offline_replicas),
                 "log_start_offset": offset(&starts, p.partition_index),
                 "log_end_offset": offset(&ends, p.partition_index),
-                "error": (p.error_code != 0).then(|| super::client::error_name(p.error_code)),
+                "error": (p.error_code != 0).then(|| crate::util::error_name(p.error_code)),
             })
         })
         .collect();

@@ -69,6 +69,7 @@ pub async fn handle(
     }
     let key = req.api_key;
     let version = req.api_version();
+    let started = std::time::Instant::now();
     let ctx = Ctx {
         broker,
         conn,
@@ -122,6 +123,9 @@ pub async fn handle(
             ))
         }
     };
+    broker
+        .metrics
+        .request(key, version, started.elapsed(), response.as_ref());
     if let Some(response) = response {
         samsa_protocol::encode_response(out, key, version, req.header.correlation_id, &response)
             .map_err(|e| e.to_string())?;
