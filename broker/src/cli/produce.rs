@@ -3,7 +3,8 @@
 //!
 //! Keyed records go to `murmur2(key) % partitions`, the partition Kafka's Java producer picks,
 //! so a key lands where the rest of the system expects it; unkeyed records fill one partition's
-//! batch at a time, rotating between batches (KIP-480's sticky idea). Lines typed on a terminal
+//! batch of [`STICKY_BATCH_BYTES`] at a time, then move to the next (KIP-480's sticky
+//! partitioner). Lines typed on a terminal
 //! are sent one by one; piped input is batched. Progress shows on a terminal only.
 //!
 //! Limits: a line above [`LINE_BYTES_MAX`], a batch above [`BATCH_BYTES_MAX`] (it is sent
@@ -30,6 +31,9 @@ pub const LINE_BYTES_MAX: usize = 16 * 1024 * 1024;
 /// A partition's batch is sent once its records reach this size (below Kafka's default
 /// max.message.bytes of 1 MiB, so a batch of small records is never refused for its size).
 pub const BATCH_BYTES_MAX: usize = 512 * 1024;
+/// Unkeyed records fill one partition's batch up to this size before moving to the next, as
+/// Kafka's sticky partitioner does with its default `batch.size` (KIP-480).
+pub const STICKY_BATCH_BYTES: usize = 16 * 1024;
 /// Pending records across partitions before a produce request goes out.
 pub const REQUEST_BYTES_MAX: usize = 4 * 1024 * 1024;
 
@@ -162,6 +166,7 @@ pub fn run(global: &Global, args: &ProduceArgs) -> anyhow::Result<()> {
     let mut pending = Pending::default();
     let mut produced = Produced::default();
     let mut sticky = 0usize;
+    let mut sticky_bytes = 0usize;
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut line = Vec::new();
@@ -185,6 +190,7 @@ pub fn run(global: &Global, args: &ProduceArgs) -> anyhow::Result<()> {
             }
         }
         let (key, value) = split_key(args, &line);
+        let keyed = key.is_some();
         let partition = match (args.partition, &key) {
             (Some(p), _) => p,
             (None, Some(k)) => partitions[((murmur2(k) & 0x7fff_ffff) as usize) % partitions.len()],
@@ -213,14 +219,15 @@ pub fn run(global: &Global, args: &ProduceArgs) -> anyhow::Result<()> {
             *b += size;
             *b
         };
-        if batch_bytes >= BATCH_BYTES_MAX && args.partition.is_none() {
-            sticky += 1;
+        if !keyed && args.partition.is_none() {
+            sticky_bytes += size;
+            if sticky_bytes >= STICKY_BATCH_BYTES {
+                sticky += 1;
+                sticky_bytes = 0;
+            }
         }
         if interactive || pending.bytes >= REQUEST_BYTES_MAX || batch_bytes >= BATCH_BYTES_MAX {
             send(&mut client, args, &mut pending, &mut produced, global)?;
-            if args.partition.is_none() {
-                sticky += 1;
-            }
             progress.update(|| {
                 format!(
                     "produced {} records ({} bytes) to '{}'",
