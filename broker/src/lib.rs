@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod group;
 pub mod handlers;
 pub mod maintenance;
 pub mod meta;

@@ -9,6 +9,7 @@ use samsa_storage::GroupCommit;
 use tokio::sync::watch;
 
 use crate::config::BrokerConfig;
+use crate::group::GroupCoordinator;
 use crate::net::{self, IoEngine};
 use crate::topics::TopicRegistry;
 
@@ -28,6 +29,8 @@ pub struct Broker {
     pub cluster_id: String,
     pub topics: TopicRegistry,
     pub group_commit: Arc<GroupCommit>,
+    /// Consumer groups and committed offsets.
+    pub groups: Arc<GroupCoordinator>,
     pub connections: AtomicUsize,
     pub io_engine: IoEngine,
     /// Prometheus metrics (served on `metrics.listener`).
@@ -66,6 +69,11 @@ impl Broker {
             "log directory ready"
         );
         let (shutdown, _) = watch::channel(false);
+        // Groups in an existing __consumer_offsets are "loading" until `run` replays them.
+        let offsets_partitions = topics
+            .get(crate::group::OFFSETS_TOPIC)
+            .map(|t| t.partitions.len() as i32);
+        let groups = Arc::new(GroupCoordinator::new(&config, offsets_partitions));
         Ok(Arc::new(Broker {
             limits: Limits {
                 socket_request_max_bytes: config.int("socket.request.max.bytes") as usize,
@@ -76,6 +84,7 @@ impl Broker {
             cluster_id,
             topics,
             group_commit: GroupCommit::shared(),
+            groups,
             connections: AtomicUsize::new(0),
             io_engine,
             metrics: crate::metrics::Metrics::new(),
@@ -133,6 +142,10 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         let maintenance = tokio::spawn(crate::maintenance::run(broker.clone()));
         let metrics =
             metrics_socket.map(|s| tokio::spawn(crate::metrics::http::serve(s, broker.clone())));
+        let loader = broker.clone();
+        tokio::task::spawn_blocking(move || loader.groups.load_all(&loader));
+        let group_timers = tokio::spawn(broker.groups.clone().run_timers(broker.clone()));
+        let offset_expiry = tokio::spawn(broker.groups.clone().run_offset_expiry(broker.clone()));
         wait_for_signal().await;
         tracing::info!("shutting down: no new connections; finishing in-flight requests");
         broker.shutdown.send_replace(true);
@@ -140,6 +153,8 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         if let Some(m) = metrics {
             m.abort();
         }
+        group_timers.abort();
+        offset_expiry.abort();
     });
     drop(sockets);
     for h in handles {

@@ -277,6 +277,18 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         "members per group",
     ),
     def(
+        "offset.metadata.max.bytes",
+        Int,
+        Some("4096"),
+        "largest metadata string of a committed offset",
+    ),
+    def(
+        "group.coordinator.memory.max.bytes",
+        Long,
+        Some("1073741824"),
+        "memory the group coordinator may hold for members and committed offsets; beyond it new members and offsets are refused",
+    ),
+    def(
         "transaction.state.log.num.partitions",
         Int,
         Some("50"),

@@ -6,17 +6,28 @@ pub mod alter_configs;
 pub mod api_versions;
 pub mod create_partitions;
 pub mod create_topics;
+pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_topics;
 pub mod describe_cluster;
 pub mod describe_configs;
+pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod fetch;
+pub mod find_coordinator;
+pub mod heartbeat;
 pub mod incremental_alter_configs;
+pub mod join_group;
+pub mod leave_group;
+pub mod list_groups;
 pub mod list_offsets;
 pub mod metadata;
+pub mod offset_commit;
+pub mod offset_delete;
+pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
+pub mod sync_group;
 
 use std::cell::RefCell;
 use std::net::SocketAddr;
@@ -115,6 +126,27 @@ pub async fn handle(
         )),
         RequestKind::OffsetForLeaderEpoch(r) => Some(ResponseKind::OffsetForLeaderEpoch(
             offset_for_leader_epoch::handle(&ctx, r),
+        )),
+        RequestKind::FindCoordinator(r) => Some(ResponseKind::FindCoordinator(
+            find_coordinator::handle(&ctx, r),
+        )),
+        RequestKind::JoinGroup(r) => Some(ResponseKind::JoinGroup(join_group::handle(&ctx, r).await)),
+        RequestKind::SyncGroup(r) => Some(ResponseKind::SyncGroup(sync_group::handle(&ctx, r).await)),
+        RequestKind::Heartbeat(r) => Some(ResponseKind::Heartbeat(heartbeat::handle(&ctx, r))),
+        RequestKind::LeaveGroup(r) => Some(ResponseKind::LeaveGroup(leave_group::handle(&ctx, r))),
+        RequestKind::OffsetCommit(r) => Some(ResponseKind::OffsetCommit(
+            offset_commit::handle(&ctx, r).await,
+        )),
+        RequestKind::OffsetFetch(r) => Some(ResponseKind::OffsetFetch(offset_fetch::handle(&ctx, r))),
+        RequestKind::DescribeGroups(r) => Some(ResponseKind::DescribeGroups(
+            describe_groups::handle(&ctx, r),
+        )),
+        RequestKind::ListGroups(r) => Some(ResponseKind::ListGroups(list_groups::handle(&ctx, r))),
+        RequestKind::DeleteGroups(r) => Some(ResponseKind::DeleteGroups(
+            delete_groups::handle(&ctx, r).await,
+        )),
+        RequestKind::OffsetDelete(r) => Some(ResponseKind::OffsetDelete(
+            offset_delete::handle(&ctx, r).await,
         )),
         other => {
             return Err(format!(

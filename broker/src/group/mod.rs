@@ -1,0 +1,1061 @@
+//! The group coordinator: Kafka's classic consumer-group protocol for every group whose
+//! partition of `__consumer_offsets` this broker leads (on a single node: all of them).
+//!
+//! Each group is a sans-IO [`state::Group`] behind its own short mutex; this module does the
+//! I/O around it: it writes the records a group asks for to `__consumer_offsets` before any
+//! answer that depends on them goes out, parks JoinGroup/SyncGroup requests on oneshot
+//! channels until the group answers them, runs the group timers (sessions, rebalance and sync
+//! deadlines, the initial rebalance delay) on the control runtime, expires committed offsets,
+//! and reloads everything from the log on start, answering COORDINATOR_LOAD_IN_PROGRESS for a
+//! partition until its groups are back.
+//!
+//! The group of an id lives in partition `abs(java hashCode(id)) % partitions` of
+//! `__consumer_offsets`, as in Kafka, so the data is where a Kafka broker would look for it.
+//!
+//! Bounds: `group.max.size` members per group; JoinGroup protocol lists of at most
+//! [`PROTOCOLS_PER_MEMBER_MAX`] entries and [`PROTOCOL_METADATA_BYTES_MAX`] bytes;
+//! `offset.metadata.max.bytes` per committed offset; and `group.coordinator.memory.max.bytes`
+//! over everything the coordinator holds (members, pending member ids, committed offsets):
+//! beyond it new members, new groups and offsets of new partitions are refused with
+//! COORDINATOR_NOT_AVAILABLE (retriable) until groups leave or offsets expire.
+
+pub mod load;
+pub mod offsets;
+pub mod records;
+pub mod state;
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kafka_protocol::ResponseError;
+use parking_lot::{Mutex, RwLock};
+use samsa_storage::LogError;
+use tokio::sync::{oneshot, Notify};
+
+use self::records::{CoordinatorRecord, OffsetCommitValue};
+pub use self::state::{
+    GroupConfig, GroupDescription, GroupError, GroupState, JoinReply, JoinRequest, Protocol,
+    SyncReply, SyncRequest, WaiterId,
+};
+use self::state::{Effects, Group};
+use crate::config::topic::TopicOverrides;
+use crate::config::BrokerConfig;
+use crate::partition::Partition;
+use crate::server::Broker;
+
+/// The internal topic that holds group metadata and committed offsets.
+pub const OFFSETS_TOPIC: &str = "__consumer_offsets";
+/// Protocols one JoinGroup may list (clients send one per configured assignor).
+pub const PROTOCOLS_PER_MEMBER_MAX: usize = 64;
+/// Bytes of protocol metadata one JoinGroup may carry.
+pub const PROTOCOL_METADATA_BYTES_MAX: usize = 1 << 20;
+
+impl GroupError {
+    /// The Kafka error code of this error.
+    pub fn code(&self) -> i16 {
+        self.response_error().code()
+    }
+
+    pub fn response_error(&self) -> ResponseError {
+        use GroupError as G;
+        use ResponseError as E;
+        match self {
+            G::CoordinatorNotAvailable => E::CoordinatorNotAvailable,
+            G::CoordinatorLoadInProgress => E::CoordinatorLoadInProgress,
+            G::NotCoordinator => E::NotCoordinator,
+            G::InvalidGroupId => E::InvalidGroupId,
+            G::UnknownMemberId => E::UnknownMemberId,
+            G::MemberIdRequired => E::MemberIdRequired,
+            G::IllegalGeneration => E::IllegalGeneration,
+            G::RebalanceInProgress => E::RebalanceInProgress,
+            G::InconsistentGroupProtocol => E::InconsistentGroupProtocol,
+            G::InvalidSessionTimeout => E::InvalidSessionTimeout,
+            G::GroupMaxSizeReached => E::GroupMaxSizeReached,
+            G::FencedInstanceId => E::FencedInstanceId,
+            G::GroupIdNotFound => E::GroupIdNotFound,
+            G::NonEmptyGroup => E::NonEmptyGroup,
+            G::GroupSubscribedToTopic => E::GroupSubscribedToTopic,
+            G::OffsetMetadataTooLarge => E::OffsetMetadataTooLarge,
+            G::UnknownTopicOrPartition => E::UnknownTopicOrPartition,
+            G::InvalidRequest => E::InvalidRequest,
+            G::UnknownServerError => E::UnknownServerError,
+        }
+    }
+}
+
+/// A failed write to `__consumer_offsets`, as the group APIs report it (Kafka's
+/// `appendGroupMetadataErrorToResponseError`).
+fn append_error(e: &LogError) -> GroupError {
+    match e {
+        LogError::Storage(_) => GroupError::NotCoordinator,
+        _ => GroupError::UnknownServerError,
+    }
+}
+
+/// One partition's committed offset, as an OffsetCommit asks to store it.
+#[derive(Debug, Clone)]
+pub struct OffsetToCommit {
+    pub partition: i32,
+    pub offset: i64,
+    pub leader_epoch: i32,
+    pub metadata: Option<String>,
+}
+
+/// An OffsetCommit, after the handler dropped partitions that do not exist.
+#[derive(Debug, Clone)]
+pub struct CommitRequest {
+    pub group_id: String,
+    pub generation_id: i32,
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    /// OffsetCommit v2-4's `retention_time_ms` (-1: the broker's retention).
+    pub retention_time_ms: i64,
+    pub topics: Vec<(String, Vec<OffsetToCommit>)>,
+    pub api_version: i16,
+}
+
+pub type PartitionResults = Vec<(String, Vec<(i32, Result<(), GroupError>)>)>;
+pub type FetchedOffsets = Vec<(String, Vec<(i32, Option<OffsetCommitValue>)>)>;
+
+/// A group as ListGroups shows it.
+#[derive(Debug, Clone)]
+pub struct ListedGroup {
+    pub group_id: String,
+    pub protocol_type: String,
+    pub state: GroupState,
+}
+
+/// Scheduled group deadlines, earliest first.
+#[derive(Default)]
+struct Timers {
+    queue: BTreeSet<(i64, String)>,
+    at: HashMap<String, i64>,
+}
+
+impl Timers {
+    /// Sets a group's next deadline; true when it became the earliest one.
+    fn set(&mut self, group_id: &str, deadline: Option<i64>) -> bool {
+        if let Some(old) = self.at.get(group_id).copied() {
+            if Some(old) == deadline {
+                return false;
+            }
+            self.queue.remove(&(old, group_id.to_string()));
+            self.at.remove(group_id);
+        }
+        let Some(d) = deadline else {
+            return false;
+        };
+        self.queue.insert((d, group_id.to_string()));
+        self.at.insert(group_id.to_string(), d);
+        self.queue.first().map(|(f, _)| *f) == Some(d)
+    }
+
+    fn pop_due(&mut self, now_ms: i64) -> Vec<String> {
+        let mut due = Vec::new();
+        while let Some((d, _)) = self.queue.first() {
+            if *d > now_ms {
+                break;
+            }
+            let (_, id) = self.queue.pop_first().expect("non-empty");
+            self.at.remove(&id);
+            due.push(id);
+        }
+        due
+    }
+}
+
+/// Replies and fsyncs that an operation produced, delivered after the group lock is released.
+#[derive(Default)]
+struct Outcome {
+    join: Vec<(WaiterId, JoinReply)>,
+    sync: Vec<(WaiterId, SyncReply)>,
+    fsyncs: Vec<(Arc<Partition>, oneshot::Receiver<Result<(), LogError>>)>,
+}
+
+type GroupHandle = Arc<Mutex<Group>>;
+
+pub struct GroupCoordinator {
+    cfg: GroupConfig,
+    partitions: i32,
+    offset_metadata_max_bytes: usize,
+    offsets_retention_ms: i64,
+    retention_check_interval_ms: u64,
+    memory_max_bytes: i64,
+    segment_bytes: i64,
+    groups: RwLock<HashMap<String, GroupHandle>>,
+    /// Per partition of `__consumer_offsets`: false while its groups are being loaded.
+    loaded: Vec<AtomicBool>,
+    join_waiters: Mutex<HashMap<WaiterId, oneshot::Sender<JoinReply>>>,
+    sync_waiters: Mutex<HashMap<WaiterId, oneshot::Sender<SyncReply>>>,
+    next_waiter: AtomicU64,
+    timers: Mutex<Timers>,
+    timer_wake: Notify,
+    memory_bytes: AtomicI64,
+    /// Serialises the creation of `__consumer_offsets`.
+    create_topic: Mutex<()>,
+}
+
+impl GroupCoordinator {
+    /// Builds the coordinator. When `__consumer_offsets` already exists its partitions are
+    /// "loading" until [`load_all`](Self::load_all) has replayed them.
+    pub fn new(config: &BrokerConfig, existing_partitions: Option<i32>) -> GroupCoordinator {
+        let partitions = existing_partitions
+            .unwrap_or_else(|| config.int("offsets.topic.num.partitions"))
+            .max(1);
+        GroupCoordinator {
+            cfg: GroupConfig {
+                min_session_timeout_ms: config.int("group.min.session.timeout.ms"),
+                max_session_timeout_ms: config.int("group.max.session.timeout.ms"),
+                initial_rebalance_delay_ms: config.int("group.initial.rebalance.delay.ms").max(0),
+                max_size: config.int("group.max.size").max(1) as usize,
+                new_member_join_timeout_ms: 300_000,
+            },
+            partitions,
+            offset_metadata_max_bytes: config.int("offset.metadata.max.bytes").max(0) as usize,
+            offsets_retention_ms: config
+                .long("offsets.retention.minutes")
+                .max(1)
+                .saturating_mul(60_000),
+            retention_check_interval_ms: config
+                .long("offsets.retention.check.interval.ms")
+                .max(1) as u64,
+            memory_max_bytes: config.long("group.coordinator.memory.max.bytes"),
+            segment_bytes: config.long("offsets.topic.segment.bytes"),
+            groups: RwLock::new(HashMap::new()),
+            loaded: (0..partitions)
+                .map(|_| AtomicBool::new(existing_partitions.is_none()))
+                .collect(),
+            join_waiters: Mutex::new(HashMap::new()),
+            sync_waiters: Mutex::new(HashMap::new()),
+            next_waiter: AtomicU64::new(1),
+            timers: Mutex::new(Timers::default()),
+            timer_wake: Notify::new(),
+            memory_bytes: AtomicI64::new(0),
+            create_topic: Mutex::new(()),
+        }
+    }
+
+    pub fn config(&self) -> &GroupConfig {
+        &self.cfg
+    }
+
+    /// The partition of `__consumer_offsets` that owns `group_id`.
+    pub fn partition_for(&self, group_id: &str) -> i32 {
+        records::partition_for(group_id, self.partitions)
+    }
+
+    pub fn offset_metadata_max_bytes(&self) -> usize {
+        self.offset_metadata_max_bytes
+    }
+
+    /// Memory the coordinator accounts for (members, pending ids, offsets).
+    pub fn memory_bytes(&self) -> i64 {
+        self.memory_bytes.load(Ordering::Relaxed)
+    }
+
+    fn over_budget(&self) -> bool {
+        self.memory_bytes() > self.memory_max_bytes
+    }
+
+    fn account(&self, before: usize, after: usize) {
+        self.memory_bytes
+            .fetch_add(after as i64 - before as i64, Ordering::Relaxed);
+    }
+
+    /// Refuses requests for a group whose partition is still loading.
+    fn check_loaded(&self, group_id: &str) -> Result<(), GroupError> {
+        if group_id.is_empty() {
+            return Err(GroupError::InvalidGroupId);
+        }
+        let p = self.partition_for(group_id) as usize;
+        if self.loaded[p].load(Ordering::Acquire) {
+            Ok(())
+        } else {
+            Err(GroupError::CoordinatorLoadInProgress)
+        }
+    }
+
+    pub fn all_loaded(&self) -> bool {
+        self.loaded.iter().all(|l| l.load(Ordering::Acquire))
+    }
+
+    fn group(&self, group_id: &str) -> Option<GroupHandle> {
+        self.groups.read().get(group_id).cloned()
+    }
+
+    fn get_or_create(&self, group_id: &str, now_ms: i64) -> Result<GroupHandle, GroupError> {
+        if let Some(g) = self.group(group_id) {
+            return Ok(g);
+        }
+        if self.over_budget() {
+            tracing::warn!(group = group_id, "refusing a new group: group.coordinator.memory.max.bytes={} is used up", self.memory_max_bytes);
+            return Err(GroupError::CoordinatorNotAvailable);
+        }
+        let mut groups = self.groups.write();
+        let g = groups.entry(group_id.to_string()).or_insert_with(|| {
+            let g = Group::new(group_id, now_ms);
+            self.account(0, g.bytes());
+            Arc::new(Mutex::new(g))
+        });
+        Ok(g.clone())
+    }
+
+    /// Forgets a dead group (its records are already tombstoned).
+    fn drop_group(&self, g: &Group) {
+        let mut groups = self.groups.write();
+        groups.remove(&g.group_id);
+        drop(groups);
+        self.account(g.bytes(), 0);
+        self.timers.lock().set(&g.group_id, None);
+    }
+
+    // ---- __consumer_offsets ----
+
+    /// Creates `__consumer_offsets` if it does not exist (Kafka creates it on the first
+    /// FindCoordinator); returns its partition that owns `group_id`.
+    pub fn offsets_partition(
+        &self,
+        broker: &Broker,
+        group_id: &str,
+    ) -> Result<Arc<Partition>, GroupError> {
+        let index = self.partition_for(group_id);
+        let topic = match broker.topics.get(OFFSETS_TOPIC) {
+            Some(t) => t,
+            None => self.create_offsets_topic(broker)?,
+        };
+        topic
+            .partition(index)
+            .cloned()
+            .ok_or(GroupError::CoordinatorNotAvailable)
+    }
+
+    fn create_offsets_topic(&self, broker: &Broker) -> Result<Arc<crate::topics::Topic>, GroupError> {
+        let _creating = self.create_topic.lock();
+        if let Some(t) = broker.topics.get(OFFSETS_TOPIC) {
+            return Ok(t);
+        }
+        let mut overrides = TopicOverrides::new();
+        overrides.insert("cleanup.policy".into(), "compact".into());
+        overrides.insert("segment.bytes".into(), self.segment_bytes.to_string());
+        overrides.insert("compression.type".into(), "producer".into());
+        match broker
+            .topics
+            .create(OFFSETS_TOPIC, self.partitions, 1, overrides)
+        {
+            Ok(t) => Ok(t),
+            Err(e) => {
+                tracing::error!("cannot create {OFFSETS_TOPIC}: {e}");
+                broker
+                    .topics
+                    .get(OFFSETS_TOPIC)
+                    .ok_or(GroupError::CoordinatorNotAvailable)
+            }
+        }
+    }
+
+    /// Appends `records` to the group's partition. The returned receiver, in durable mode,
+    /// completes when they are on disk.
+    fn append(
+        &self,
+        broker: &Broker,
+        group_id: &str,
+        records: &[CoordinatorRecord],
+        now_ms: i64,
+    ) -> Result<Option<(Arc<Partition>, oneshot::Receiver<Result<(), LogError>>)>, GroupError> {
+        let partition = self.offsets_partition(broker, group_id)?;
+        let batch = records::encode_batch(records, now_ms);
+        match partition.append(batch, now_ms, &broker.group_commit) {
+            Ok((_, wait)) => Ok(wait.map(|w| (partition, w))),
+            Err(e) => {
+                tracing::error!(group = group_id, partition = %partition.tp, "cannot write group records: {e}");
+                Err(append_error(&e))
+            }
+        }
+    }
+
+    // ---- effects ----
+
+    /// Carries out what a group operation asked for, under the group's lock: writes the
+    /// records it needs (feeding each outcome back), fires deadlines already due, and
+    /// reschedules the group's timer. Replies are returned for delivery after the lock.
+    fn settle(&self, broker: &Broker, g: &mut Group, mut fx: Effects, now_ms: i64) -> Outcome {
+        let mut out = Outcome::default();
+        for _ in 0..1_000 {
+            out.join.append(&mut fx.join_replies);
+            out.sync.append(&mut fx.sync_replies);
+            let stores = std::mem::take(&mut fx.store);
+            if stores.is_empty() {
+                if g.next_deadline().is_some_and(|d| d <= now_ms) {
+                    fx = g.tick(&self.cfg, now_ms);
+                    if fx.join_replies.is_empty()
+                        && fx.sync_replies.is_empty()
+                        && fx.store.is_empty()
+                    {
+                        break;
+                    }
+                    continue;
+                }
+                break;
+            }
+            for s in stores {
+                let record = CoordinatorRecord::group_metadata(&g.group_id, s.value);
+                let result = match self.append(broker, &g.group_id, &[record], now_ms) {
+                    Ok(Some(wait)) => {
+                        out.fsyncs.push(wait);
+                        Ok(())
+                    }
+                    Ok(None) => Ok(()),
+                    Err(e) => Err(e),
+                };
+                if let (Err(e), state::AfterStore::Nothing) = (&result, &s.then) {
+                    tracing::warn!(group = %g.group_id, "cannot write the empty group's metadata: {e}");
+                }
+                fx.merge(g.stored(s.then, result, &self.cfg, now_ms));
+            }
+        }
+        self.schedule(g);
+        out
+    }
+
+    fn schedule(&self, g: &Group) {
+        let earliest = self.timers.lock().set(&g.group_id, g.next_deadline());
+        if earliest {
+            self.timer_wake.notify_one();
+        }
+    }
+
+    /// Sends the replies, after the records they depend on are durable (durable mode).
+    fn deliver(self: &Arc<Self>, out: Outcome) {
+        if out.join.is_empty() && out.sync.is_empty() && out.fsyncs.is_empty() {
+            return;
+        }
+        if out.fsyncs.is_empty() {
+            self.send(out.join, out.sync);
+            return;
+        }
+        let this = self.clone();
+        tokio::spawn(async move {
+            wait_synced(out.fsyncs).await;
+            this.send(out.join, out.sync);
+        });
+    }
+
+    fn send(&self, join: Vec<(WaiterId, JoinReply)>, sync: Vec<(WaiterId, SyncReply)>) {
+        if !join.is_empty() {
+            let mut waiters = self.join_waiters.lock();
+            for (w, reply) in join {
+                if let Some(tx) = waiters.remove(&w) {
+                    let _ = tx.send(reply);
+                }
+            }
+        }
+        if !sync.is_empty() {
+            let mut waiters = self.sync_waiters.lock();
+            for (w, reply) in sync {
+                if let Some(tx) = waiters.remove(&w) {
+                    let _ = tx.send(reply);
+                }
+            }
+        }
+    }
+
+    fn waiter(&self) -> WaiterId {
+        self.next_waiter.fetch_add(1, Ordering::Relaxed)
+    }
+
+    // ---- the APIs ----
+
+    /// FindCoordinator for a group: this broker, once `__consumer_offsets` exists.
+    pub fn find_coordinator(&self, broker: &Broker, group_id: &str) -> Result<(), GroupError> {
+        self.offsets_partition(broker, group_id).map(|_| ())
+    }
+
+    /// JoinGroup: resolves when the group answers (at once, or when the rebalance completes).
+    pub async fn join(
+        self: &Arc<Self>,
+        broker: &Arc<Broker>,
+        group_id: &str,
+        req: JoinRequest,
+    ) -> JoinReply {
+        let now = crate::util::now_ms();
+        let member_id = req.member_id.clone();
+        let refuse = |e| JoinReply::error(&member_id, e);
+        if let Err(e) = self.check_loaded(group_id) {
+            return refuse(e);
+        }
+        if req.session_timeout_ms < self.cfg.min_session_timeout_ms
+            || req.session_timeout_ms > self.cfg.max_session_timeout_ms
+        {
+            return refuse(GroupError::InvalidSessionTimeout);
+        }
+        let metadata_bytes: usize = req
+            .protocols
+            .iter()
+            .map(|p| p.name.len() + p.metadata.len())
+            .sum();
+        if req.protocols.len() > PROTOCOLS_PER_MEMBER_MAX
+            || metadata_bytes > PROTOCOL_METADATA_BYTES_MAX
+        {
+            tracing::warn!(group = group_id, protocols = req.protocols.len(), metadata_bytes, "JoinGroup refused: at most {PROTOCOLS_PER_MEMBER_MAX} protocols and {PROTOCOL_METADATA_BYTES_MAX} bytes of metadata");
+            return refuse(GroupError::InvalidRequest);
+        }
+        if let Err(e) = self.offsets_partition(broker, group_id) {
+            return refuse(e);
+        }
+        let group = if req.member_id.is_empty() {
+            if self.over_budget() {
+                tracing::warn!(group = group_id, "refusing a new member: group.coordinator.memory.max.bytes={} is used up", self.memory_max_bytes);
+                return refuse(GroupError::CoordinatorNotAvailable);
+            }
+            match self.get_or_create(group_id, now) {
+                Ok(g) => g,
+                Err(e) => return refuse(e),
+            }
+        } else {
+            match self.group(group_id) {
+                Some(g) => g,
+                None => return refuse(GroupError::UnknownMemberId),
+            }
+        };
+        let waiter = self.waiter();
+        let (tx, rx) = oneshot::channel();
+        self.join_waiters.lock().insert(waiter, tx);
+        let out = {
+            let mut g = group.lock();
+            let before = g.bytes();
+            let fx = g.join(req, waiter, &self.cfg, now);
+            let out = self.settle(broker, &mut g, fx, now);
+            self.account(before, g.bytes());
+            out
+        };
+        self.deliver(out);
+        match wait_or_shutdown(broker, rx).await {
+            Some(reply) => reply,
+            None => {
+                self.join_waiters.lock().remove(&waiter);
+                refuse(GroupError::NotCoordinator)
+            }
+        }
+    }
+
+    /// SyncGroup: resolves when the member's assignment is known.
+    pub async fn sync(
+        self: &Arc<Self>,
+        broker: &Arc<Broker>,
+        group_id: &str,
+        req: SyncRequest,
+    ) -> SyncReply {
+        let now = crate::util::now_ms();
+        match self.check_loaded(group_id) {
+            Ok(()) => {}
+            // The rebalance in progress was lost with the old state: make the member rejoin
+            // (older clients do not expect COORDINATOR_LOAD_IN_PROGRESS here).
+            Err(GroupError::CoordinatorLoadInProgress) => {
+                return SyncReply::error(GroupError::RebalanceInProgress)
+            }
+            Err(e) => return SyncReply::error(e),
+        }
+        let Some(group) = self.group(group_id) else {
+            return SyncReply::error(GroupError::UnknownMemberId);
+        };
+        let waiter = self.waiter();
+        let (tx, rx) = oneshot::channel();
+        self.sync_waiters.lock().insert(waiter, tx);
+        let out = {
+            let mut g = group.lock();
+            let before = g.bytes();
+            let fx = g.sync(req, waiter, now);
+            let out = self.settle(broker, &mut g, fx, now);
+            self.account(before, g.bytes());
+            out
+        };
+        self.deliver(out);
+        match wait_or_shutdown(broker, rx).await {
+            Some(reply) => reply,
+            None => {
+                self.sync_waiters.lock().remove(&waiter);
+                SyncReply::error(GroupError::NotCoordinator)
+            }
+        }
+    }
+
+    pub fn heartbeat(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        group_instance_id: Option<&str>,
+        generation_id: i32,
+    ) -> Result<(), GroupError> {
+        match self.check_loaded(group_id) {
+            Ok(()) => {}
+            // The group is loading: answer blindly, as Kafka does.
+            Err(GroupError::CoordinatorLoadInProgress) => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        let group = self.group(group_id).ok_or(GroupError::UnknownMemberId)?;
+        let mut g = group.lock();
+        // A heartbeat only moves deadlines later: the scheduled timer stays valid.
+        g.heartbeat(
+            member_id,
+            group_instance_id,
+            generation_id,
+            crate::util::now_ms(),
+        )
+    }
+
+    /// LeaveGroup for a batch of members (member id, group.instance.id).
+    pub fn leave(
+        self: &Arc<Self>,
+        broker: &Arc<Broker>,
+        group_id: &str,
+        members: &[(String, Option<String>)],
+    ) -> Result<Vec<Result<(), GroupError>>, GroupError> {
+        self.check_loaded(group_id)?;
+        let group = self.group(group_id).ok_or(GroupError::UnknownMemberId)?;
+        let now = crate::util::now_ms();
+        let (results, out) = {
+            let mut g = group.lock();
+            let before = g.bytes();
+            let (results, fx) = g.leave(members, &self.cfg, now)?;
+            let out = self.settle(broker, &mut g, fx, now);
+            self.account(before, g.bytes());
+            (results, out)
+        };
+        self.deliver(out);
+        Ok(results)
+    }
+
+    /// OffsetCommit: the offsets are written to `__consumer_offsets` before this returns.
+    pub async fn commit_offsets(
+        &self,
+        broker: &Broker,
+        req: CommitRequest,
+    ) -> Result<PartitionResults, GroupError> {
+        self.check_loaded(&req.group_id)?;
+        let now = crate::util::now_ms();
+        let group = match self.group(&req.group_id) {
+            Some(g) => g,
+            // Consumers that manage partitions themselves (and admin tools) commit with
+            // generation -1: their "simple" group is created on the first commit.
+            None if req.generation_id < 0 => self.get_or_create(&req.group_id, now)?,
+            // KIP-848 era clients (v9+) learn that the group is gone; older ones get the
+            // error they always got.
+            None if req.api_version >= 9 => return Err(GroupError::GroupIdNotFound),
+            None => return Err(GroupError::IllegalGeneration),
+        };
+        let expire_timestamp_ms = (req.retention_time_ms >= 0)
+            .then(|| now.saturating_add(req.retention_time_ms));
+        let mut wait = None;
+        let results = {
+            let mut g = group.lock();
+            g.validate_offset_commit(
+                &req.member_id,
+                req.group_instance_id.as_deref(),
+                req.generation_id,
+                now,
+            )?;
+            let over_budget = self.over_budget();
+            let mut results: PartitionResults = Vec::with_capacity(req.topics.len());
+            let mut records = Vec::new();
+            for (topic, partitions) in &req.topics {
+                let mut tr = Vec::with_capacity(partitions.len());
+                for p in partitions {
+                    let metadata = p.metadata.clone().unwrap_or_default();
+                    let r = if metadata.len() > self.offset_metadata_max_bytes {
+                        Err(GroupError::OffsetMetadataTooLarge)
+                    } else if over_budget && g.offsets.get(topic, p.partition).is_none() {
+                        Err(GroupError::CoordinatorNotAvailable)
+                    } else {
+                        records.push(CoordinatorRecord::offset_commit(
+                            &req.group_id,
+                            topic,
+                            p.partition,
+                            OffsetCommitValue {
+                                offset: p.offset,
+                                leader_epoch: p.leader_epoch,
+                                metadata,
+                                commit_timestamp_ms: now,
+                                expire_timestamp_ms,
+                            },
+                        ));
+                        Ok(())
+                    };
+                    tr.push((p.partition, r));
+                }
+                results.push((topic.clone(), tr));
+            }
+            if over_budget {
+                tracing::warn!(group = %req.group_id, "offsets of new partitions refused: group.coordinator.memory.max.bytes={} is used up", self.memory_max_bytes);
+            }
+            if !records.is_empty() {
+                match self.append(broker, &req.group_id, &records, now) {
+                    Ok(w) => {
+                        wait = w;
+                        let before = g.bytes();
+                        for r in records {
+                            if let (
+                                records::RecordKey::OffsetCommit {
+                                    topic, partition, ..
+                                },
+                                Some(records::RecordValue::OffsetCommit(v)),
+                            ) = (r.key, r.value)
+                            {
+                                g.offsets.commit(&topic, partition, v);
+                            }
+                        }
+                        self.account(before, g.bytes());
+                    }
+                    Err(e) => {
+                        for (_, tr) in &mut results {
+                            for (_, r) in tr.iter_mut() {
+                                if r.is_ok() {
+                                    *r = Err(e);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            results
+        };
+        if let Some(w) = wait {
+            wait_synced(vec![w]).await;
+        }
+        Ok(results)
+    }
+
+    /// OffsetFetch: the committed offset of each partition asked for (`None`: every
+    /// partition with an offset).
+    pub fn fetch_offsets(
+        &self,
+        group_id: &str,
+        topics: Option<Vec<(String, Vec<i32>)>>,
+    ) -> Result<FetchedOffsets, GroupError> {
+        self.check_loaded(group_id)?;
+        let group = self.group(group_id);
+        let g = group.as_ref().map(|g| g.lock());
+        let g = g.as_deref().filter(|g| g.state() != GroupState::Dead);
+        Ok(match topics {
+            Some(topics) => topics
+                .into_iter()
+                .map(|(topic, partitions)| {
+                    let ps = partitions
+                        .into_iter()
+                        .map(|p| (p, g.and_then(|g| g.offsets.get(&topic, p).cloned())))
+                        .collect();
+                    (topic, ps)
+                })
+                .collect(),
+            None => {
+                let mut out: FetchedOffsets = Vec::new();
+                if let Some(g) = g {
+                    for (topic, p, v) in g.offsets.iter() {
+                        match out.last_mut() {
+                            Some((t, ps)) if t == topic => ps.push((p, Some(v.clone()))),
+                            _ => out.push((topic.to_string(), vec![(p, Some(v.clone()))])),
+                        }
+                    }
+                }
+                out
+            }
+        })
+    }
+
+    pub fn describe(&self, group_id: &str) -> Result<GroupDescription, GroupError> {
+        self.check_loaded(group_id)?;
+        let group = self.group(group_id).ok_or(GroupError::GroupIdNotFound)?;
+        let g = group.lock();
+        if g.state() == GroupState::Dead {
+            return Err(GroupError::GroupIdNotFound);
+        }
+        Ok(g.describe())
+    }
+
+    /// ListGroups; COORDINATOR_LOAD_IN_PROGRESS while any partition is loading.
+    pub fn list(&self) -> Result<Vec<ListedGroup>, GroupError> {
+        if !self.all_loaded() {
+            return Err(GroupError::CoordinatorLoadInProgress);
+        }
+        let handles: Vec<GroupHandle> = self.groups.read().values().cloned().collect();
+        let mut out: Vec<ListedGroup> = handles
+            .iter()
+            .filter_map(|h| {
+                let g = h.lock();
+                (g.state() != GroupState::Dead).then(|| ListedGroup {
+                    group_id: g.group_id.clone(),
+                    protocol_type: g.protocol_type().unwrap_or_default().to_string(),
+                    state: g.state(),
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+        Ok(out)
+    }
+
+    /// DeleteGroups: an empty group's offsets and metadata are tombstoned, then forgotten.
+    pub async fn delete_group(&self, broker: &Broker, group_id: &str) -> Result<(), GroupError> {
+        self.check_loaded(group_id)?;
+        let group = self.group(group_id).ok_or(GroupError::GroupIdNotFound)?;
+        let now = crate::util::now_ms();
+        let wait = {
+            let mut g = group.lock();
+            g.validate_delete()?;
+            let mut records: Vec<CoordinatorRecord> = g
+                .offsets
+                .iter()
+                .map(|(t, p, _)| CoordinatorRecord::offset_tombstone(group_id, t, p))
+                .collect();
+            records.push(CoordinatorRecord::group_tombstone(group_id));
+            let wait = self.append(broker, group_id, &records, now)?;
+            g.mark_dead(now);
+            self.drop_group(&g);
+            wait
+        };
+        if let Some(w) = wait {
+            wait_synced(vec![w]).await;
+        }
+        Ok(())
+    }
+
+    /// OffsetDelete: removes committed offsets of topics the group does not consume.
+    pub async fn delete_offsets(
+        &self,
+        broker: &Broker,
+        group_id: &str,
+        topics: Vec<(String, Vec<i32>)>,
+    ) -> Result<PartitionResults, GroupError> {
+        self.check_loaded(group_id)?;
+        let group = self.group(group_id).ok_or(GroupError::GroupIdNotFound)?;
+        let now = crate::util::now_ms();
+        let (results, wait) = {
+            let mut g = group.lock();
+            g.validate_offset_delete()?;
+            let mut results: PartitionResults = Vec::with_capacity(topics.len());
+            let mut records = Vec::new();
+            for (topic, partitions) in topics {
+                let subscribed = g.is_subscribed_to_topic(&topic);
+                let mut tr = Vec::with_capacity(partitions.len());
+                for p in partitions {
+                    if subscribed {
+                        tr.push((p, Err(GroupError::GroupSubscribedToTopic)));
+                        continue;
+                    }
+                    if g.offsets.get(&topic, p).is_some() {
+                        records.push(CoordinatorRecord::offset_tombstone(group_id, &topic, p));
+                    }
+                    tr.push((p, Ok(())));
+                }
+                results.push((topic, tr));
+            }
+            let mut wait = None;
+            if !records.is_empty() {
+                wait = self.append(broker, group_id, &records, now)?;
+                let before = g.bytes();
+                for r in records {
+                    if let records::RecordKey::OffsetCommit {
+                        topic, partition, ..
+                    } = r.key
+                    {
+                        g.offsets.remove(&topic, partition);
+                    }
+                }
+                self.account(before, g.bytes());
+            }
+            (results, wait)
+        };
+        if let Some(w) = wait {
+            wait_synced(vec![w]).await;
+        }
+        Ok(results)
+    }
+
+    // ---- background work ----
+
+    /// Replays every partition of `__consumer_offsets` (blocking; run off the async threads).
+    pub fn load_all(&self, broker: &Broker) {
+        let Some(topic) = broker.topics.get(OFFSETS_TOPIC) else {
+            for l in &self.loaded {
+                l.store(true, Ordering::Release);
+            }
+            return;
+        };
+        let started = std::time::Instant::now();
+        let mut groups_loaded = 0usize;
+        for (i, p) in topic.partitions.iter().enumerate() {
+            let now = crate::util::now_ms();
+            match load::load_partition(p) {
+                Ok(loaded) => {
+                    if loaded.skipped > 0 {
+                        tracing::warn!(partition = %p.tp, skipped = loaded.skipped, "records of __consumer_offsets could not be read");
+                    }
+                    groups_loaded += self.install(loaded, now);
+                }
+                Err(e) => tracing::error!(partition = %p.tp, "cannot load groups: {e}"),
+            }
+            if let Some(l) = self.loaded.get(i) {
+                l.store(true, Ordering::Release);
+            }
+        }
+        for l in &self.loaded {
+            l.store(true, Ordering::Release);
+        }
+        tracing::info!(
+            groups = groups_loaded,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "consumer groups loaded from {OFFSETS_TOPIC}"
+        );
+    }
+
+    fn install(&self, mut loaded: load::LoadedPartition, now_ms: i64) -> usize {
+        let mut ids: BTreeSet<String> = loaded.groups.keys().cloned().collect();
+        ids.extend(loaded.offsets.keys().cloned());
+        let count = ids.len();
+        for id in ids {
+            let offsets = loaded.offsets.remove(&id).unwrap_or_default();
+            let g = match loaded.groups.remove(&id) {
+                Some(value) => Group::loaded(&id, value, offsets, &self.cfg, now_ms).0,
+                None => {
+                    let mut g = Group::new(&id, now_ms);
+                    g.offsets = offsets;
+                    g
+                }
+            };
+            self.account(0, g.bytes());
+            self.schedule(&g);
+            self.groups.write().insert(id, Arc::new(Mutex::new(g)));
+        }
+        count
+    }
+
+    /// Fires group deadlines as they come due, until shutdown.
+    pub async fn run_timers(self: Arc<Self>, broker: Arc<Broker>) {
+        loop {
+            let now = crate::util::now_ms();
+            let next = self.timers.lock().queue.first().map(|(d, _)| *d);
+            let wait_ms = match next {
+                Some(d) => (d - now).clamp(0, 60_000) as u64,
+                None => 60_000,
+            };
+            if wait_ms > 0 {
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(wait_ms)) => {}
+                    _ = self.timer_wake.notified() => {}
+                }
+            }
+            let now = crate::util::now_ms();
+            let due = self.timers.lock().pop_due(now);
+            for id in due {
+                let Some(group) = self.group(&id) else {
+                    continue;
+                };
+                let out = {
+                    let mut g = group.lock();
+                    let before = g.bytes();
+                    let fx = g.tick(&self.cfg, now);
+                    let out = self.settle(&broker, &mut g, fx, now);
+                    self.account(before, g.bytes());
+                    out
+                };
+                self.deliver(out);
+            }
+        }
+    }
+
+    /// Expires committed offsets every `offsets.retention.check.interval.ms`, until shutdown.
+    pub async fn run_offset_expiry(self: Arc<Self>, broker: Arc<Broker>) {
+        let mut interval =
+            tokio::time::interval(Duration::from_millis(self.retention_check_interval_ms));
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        interval.tick().await;
+        loop {
+            interval.tick().await;
+            let this = self.clone();
+            let b = broker.clone();
+            let work = tokio::task::spawn_blocking(move || {
+                this.expire_offsets(&b, crate::util::now_ms(), this.offsets_retention_ms)
+            });
+            if let Err(e) = work.await {
+                tracing::error!("offset expiry panicked: {e}");
+            }
+        }
+    }
+
+    /// One expiry pass: tombstones expired offsets, and deletes empty groups left without
+    /// offsets (Kafka's `cleanupGroupMetadata`). Returns (offsets expired, groups deleted).
+    pub fn expire_offsets(&self, broker: &Broker, now_ms: i64, retention_ms: i64) -> (usize, usize) {
+        let handles: Vec<GroupHandle> = self.groups.read().values().cloned().collect();
+        let (mut offsets_expired, mut groups_deleted) = (0, 0);
+        for handle in handles {
+            let mut g = handle.lock();
+            if g.state() == GroupState::Dead || self.check_loaded(&g.group_id).is_err() {
+                continue;
+            }
+            let (expired, all) = if g.offsets.is_empty() {
+                (Vec::new(), true)
+            } else {
+                match g.offset_expiry_base() {
+                    None => continue,
+                    Some(base) => {
+                        g.offsets
+                            .expired(now_ms, retention_ms, base, |t| g.is_subscribed_to_topic(t))
+                    }
+                }
+            };
+            let delete_group = all && g.state() == GroupState::Empty;
+            let mut records: Vec<CoordinatorRecord> = expired
+                .iter()
+                .map(|(t, p)| CoordinatorRecord::offset_tombstone(&g.group_id, t, *p))
+                .collect();
+            if delete_group {
+                records.push(CoordinatorRecord::group_tombstone(&g.group_id));
+            }
+            if records.is_empty() {
+                continue;
+            }
+            let group_id = g.group_id.clone();
+            if let Err(e) = self.append(broker, &group_id, &records, now_ms) {
+                tracing::warn!(group = %group_id, "cannot expire offsets: {e}");
+                continue;
+            }
+            let before = g.bytes();
+            for (t, p) in &expired {
+                g.offsets.remove(t, *p);
+            }
+            self.account(before, g.bytes());
+            offsets_expired += expired.len();
+            if delete_group {
+                g.mark_dead(now_ms);
+                self.drop_group(&g);
+                groups_deleted += 1;
+            }
+        }
+        if offsets_expired + groups_deleted > 0 {
+            tracing::info!(offsets_expired, groups_deleted, "expired committed offsets");
+        }
+        (offsets_expired, groups_deleted)
+    }
+}
+
+/// Waits for durable-mode fsyncs, then lets fetches see the records.
+async fn wait_synced(fsyncs: Vec<(Arc<Partition>, oneshot::Receiver<Result<(), LogError>>)>) {
+    for (partition, rx) in fsyncs {
+        match rx.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::error!(partition = %partition.tp, "fsync of group records failed: {e}"),
+            Err(_) => tracing::warn!(partition = %partition.tp, "fsync of group records abandoned (shutting down)"),
+        }
+        partition.synced();
+    }
+}
+
+/// Waits for a parked request's answer; `None` when the broker shuts down first (clients
+/// then look for the coordinator again).
+async fn wait_or_shutdown<T>(broker: &Broker, rx: oneshot::Receiver<T>) -> Option<T> {
+    let mut shutdown = broker.shutdown_signal();
+    tokio::select! {
+        r = rx => r.ok(),
+        _ = shutdown.wait_for(|s| *s) => None,
+    }
+}

@@ -1,0 +1,27 @@
+//! DeleteGroups: removes empty groups with their committed offsets (tombstones in
+//! `__consumer_offsets`, so compaction drops them). A group with members gets
+//! NON_EMPTY_GROUP, an unknown one GROUP_ID_NOT_FOUND.
+
+use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
+use kafka_protocol::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
+
+use super::Ctx;
+
+pub async fn handle(ctx: &Ctx<'_>, req: DeleteGroupsRequest) -> DeleteGroupsResponse {
+    let mut resp = DeleteGroupsResponse::default();
+    for group_id in &req.groups_names {
+        let mut r = DeletableGroupResult::default();
+        r.group_id = group_id.clone();
+        r.error_code = match ctx
+            .broker
+            .groups
+            .delete_group(ctx.broker, group_id.as_str())
+            .await
+        {
+            Ok(()) => 0,
+            Err(e) => e.code(),
+        };
+        resp.results.push(r);
+    }
+    resp
+}

@@ -1,0 +1,73 @@
+//! DescribeGroups: state, protocol and members of each group. Member metadata and
+//! assignments, and the protocol name, are shown only for a Stable group (as Kafka does:
+//! otherwise they are in flux). A group that does not exist is reported as "Dead" with no
+//! error, or GROUP_ID_NOT_FOUND from v6 (KIP-1043).
+
+use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
+use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
+use kafka_protocol::protocol::StrBytes;
+
+use super::Ctx;
+use crate::group::{GroupError, GroupState};
+
+/// Kafka's "authorized operations not requested" marker.
+const OPERATIONS_OMITTED: i32 = i32::MIN;
+/// Bit n stands for AclOperation n: READ (3), DELETE (6), DESCRIBE (8), the operations a
+/// group has. There is no authorizer yet, so all are allowed.
+const GROUP_OPERATIONS_ALL: i32 = (1 << 3) | (1 << 6) | (1 << 8);
+
+pub fn handle(ctx: &Ctx<'_>, req: DescribeGroupsRequest) -> DescribeGroupsResponse {
+    let mut resp = DescribeGroupsResponse::default();
+    for group_id in &req.groups {
+        let mut g = DescribedGroup::default();
+        g.group_id = group_id.clone();
+        g.authorized_operations = if ctx.version >= 3 && req.include_authorized_operations {
+            GROUP_OPERATIONS_ALL
+        } else {
+            OPERATIONS_OMITTED
+        };
+        match ctx.broker.groups.describe(group_id.as_str()) {
+            Ok(d) => {
+                g.group_state = StrBytes::from_static_str(d.state.as_str());
+                g.protocol_type = StrBytes::from_string(d.protocol_type);
+                g.protocol_data = StrBytes::from_string(d.protocol_data);
+                g.members = d
+                    .members
+                    .into_iter()
+                    .map(|m| {
+                        let mut dm = DescribedGroupMember::default();
+                        dm.member_id = StrBytes::from_string(m.member_id);
+                        if ctx.version >= 4 {
+                            dm.group_instance_id = m.group_instance_id.map(StrBytes::from_string);
+                        }
+                        dm.client_id = StrBytes::from_string(m.client_id);
+                        dm.client_host = StrBytes::from_string(m.client_host);
+                        dm.member_metadata = m.metadata;
+                        dm.member_assignment = m.assignment;
+                        dm
+                    })
+                    .collect();
+            }
+            // An empty id is described like any unknown group (Kafka keeps this for old
+            // clients).
+            Err(GroupError::GroupIdNotFound | GroupError::InvalidGroupId) => {
+                g.group_state = StrBytes::from_static_str(GroupState::Dead.as_str());
+                if ctx.version >= 6 {
+                    g.error_code = GroupError::GroupIdNotFound.code();
+                    g.error_message = Some(StrBytes::from_string(format!(
+                        "Group {} not found.",
+                        group_id.as_str()
+                    )));
+                }
+            }
+            Err(e) => {
+                g.error_code = e.code();
+                if ctx.version >= 6 {
+                    g.error_message = Some(StrBytes::from_string(e.to_string()));
+                }
+            }
+        }
+        resp.groups.push(g);
+    }
+    resp
+}

@@ -1,0 +1,118 @@
+//! OffsetCommit: stores a group's consumed positions in `__consumer_offsets`, before the
+//! answer. Group members commit with their member id and generation (checked: stale members
+//! get ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID, and members between
+//! JoinGroup and SyncGroup REBALANCE_IN_PROGRESS); consumers without group management commit
+//! with generation -1 while the group has no members. Partitions of unknown topics get
+//! UNKNOWN_TOPIC_OR_PARTITION, metadata longer than `offset.metadata.max.bytes`
+//! OFFSET_METADATA_TOO_LARGE; the metadata string is kept and returned by OffsetFetch.
+
+use kafka_protocol::messages::offset_commit_response::{
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
+use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
+use kafka_protocol::ResponseError;
+
+use super::Ctx;
+use crate::group::{CommitRequest, OffsetToCommit};
+
+pub async fn handle(ctx: &Ctx<'_>, req: OffsetCommitRequest) -> OffsetCommitResponse {
+    // Partitions that do not exist are answered here; the rest go to the coordinator.
+    let mut answers: Vec<(usize, Vec<(i32, i16)>)> = Vec::with_capacity(req.topics.len());
+    let mut valid = Vec::new();
+    for (i, t) in req.topics.iter().enumerate() {
+        let topic = ctx.broker.topics.get(t.name.as_str());
+        let mut pre = Vec::new();
+        let mut ok = Vec::new();
+        for p in &t.partitions {
+            if topic
+                .as_ref()
+                .and_then(|tp| tp.partition(p.partition_index))
+                .is_none()
+            {
+                pre.push((
+                    p.partition_index,
+                    ResponseError::UnknownTopicOrPartition.code(),
+                ));
+            } else {
+                ok.push(OffsetToCommit {
+                    partition: p.partition_index,
+                    offset: p.committed_offset,
+                    leader_epoch: if ctx.version >= 6 {
+                        p.committed_leader_epoch
+                    } else {
+                        -1
+                    },
+                    metadata: p.committed_metadata.as_ref().map(|m| m.to_string()),
+                });
+            }
+        }
+        answers.push((i, pre));
+        if !ok.is_empty() {
+            valid.push((t.name.to_string(), ok));
+        }
+    }
+    let commit = CommitRequest {
+        group_id: req.group_id.to_string(),
+        generation_id: req.generation_id_or_member_epoch,
+        member_id: req.member_id.to_string(),
+        group_instance_id: if ctx.version >= 7 {
+            req.group_instance_id.as_ref().map(|s| s.to_string())
+        } else {
+            None
+        },
+        retention_time_ms: if ctx.version <= 4 {
+            req.retention_time_ms
+        } else {
+            -1
+        },
+        topics: valid.clone(),
+        api_version: ctx.version,
+    };
+    let result = if valid.is_empty() {
+        Ok(Vec::new())
+    } else {
+        ctx.broker.groups.commit_offsets(ctx.broker, commit).await
+    };
+    // Results in the request's order, whatever path each partition took.
+    let mut by_partition: std::collections::HashMap<(String, i32), i16> = Default::default();
+    match result {
+        Ok(results) => {
+            for (topic, ps) in results {
+                for (p, r) in ps {
+                    by_partition.insert((topic.clone(), p), r.err().map_or(0, |e| e.code()));
+                }
+            }
+        }
+        Err(e) => {
+            for (topic, ps) in &valid {
+                for p in ps {
+                    by_partition.insert((topic.clone(), p.partition), e.code());
+                }
+            }
+        }
+    }
+    let mut resp = OffsetCommitResponse::default();
+    for (i, pre) in answers {
+        let t = &req.topics[i];
+        let mut tr = OffsetCommitResponseTopic::default();
+        tr.name = t.name.clone();
+        for p in &t.partitions {
+            let code = pre
+                .iter()
+                .find(|(idx, _)| *idx == p.partition_index)
+                .map(|(_, c)| *c)
+                .or_else(|| {
+                    by_partition
+                        .get(&(t.name.to_string(), p.partition_index))
+                        .copied()
+                })
+                .unwrap_or(0);
+            let mut pr = OffsetCommitResponsePartition::default();
+            pr.partition_index = p.partition_index;
+            pr.error_code = code;
+            tr.partitions.push(pr);
+        }
+        resp.topics.push(tr);
+    }
+    resp
+}

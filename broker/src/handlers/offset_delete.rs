@@ -1,0 +1,57 @@
+//! OffsetDelete: removes a group's committed offsets for some partitions (KIP-496). Allowed
+//! for an empty group, or for a consumer group on topics it no longer subscribes to (those
+//! it does get GROUP_SUBSCRIBED_TO_TOPIC); a group with members of another protocol type
+//! gets NON_EMPTY_GROUP. Partitions of unknown topics get UNKNOWN_TOPIC_OR_PARTITION.
+
+use kafka_protocol::messages::offset_delete_response::{
+    OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
+};
+use kafka_protocol::messages::{OffsetDeleteRequest, OffsetDeleteResponse};
+use kafka_protocol::ResponseError;
+
+use super::Ctx;
+
+pub async fn handle(ctx: &Ctx<'_>, req: OffsetDeleteRequest) -> OffsetDeleteResponse {
+    let mut resp = OffsetDeleteResponse::default();
+    let mut known = Vec::new();
+    for t in &req.topics {
+        if ctx.broker.topics.get(t.name.as_str()).is_some() {
+            known.push((
+                t.name.to_string(),
+                t.partitions.iter().map(|p| p.partition_index).collect(),
+            ));
+        }
+    }
+    let results = match ctx
+        .broker
+        .groups
+        .delete_offsets(ctx.broker, req.group_id.as_str(), known)
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => {
+            resp.error_code = e.code();
+            return resp;
+        }
+    };
+    for t in &req.topics {
+        let mut rt = OffsetDeleteResponseTopic::default();
+        rt.name = t.name.clone();
+        let found = results.iter().find(|(name, _)| name == t.name.as_str());
+        for p in &t.partitions {
+            let mut rp = OffsetDeleteResponsePartition::default();
+            rp.partition_index = p.partition_index;
+            rp.error_code = match found {
+                None => ResponseError::UnknownTopicOrPartition.code(),
+                Some((_, ps)) => ps
+                    .iter()
+                    .find(|(idx, _)| *idx == p.partition_index)
+                    .and_then(|(_, r)| r.err())
+                    .map_or(0, |e| e.code()),
+            };
+            rt.partitions.push(rp);
+        }
+        resp.topics.push(rt);
+    }
+    resp
+}
