@@ -602,3 +602,302 @@ fn dump_log_reads_a_segment_written_by_a_real_client_and_catches_a_flipped_byte(
     assert_eq!(status.code(), Some(1));
     assert!(err.contains("torn"), "{err}");
 }
+
+/// A librdkafka consumer in `group`, subscribed to `topic`, committing only by hand.
+fn group_consumer(broker: &Broker, group: &str, topic: &str) -> rdkafka::consumer::BaseConsumer {
+    use rdkafka::consumer::Consumer;
+    let mut c = client_config(broker);
+    c.set("group.id", group)
+        .set("enable.auto.commit", "false")
+        .set("auto.offset.reset", "earliest")
+        .set("session.timeout.ms", "6000")
+        .set("enable.partition.eof", "false");
+    let consumer: rdkafka::consumer::BaseConsumer = c.create().expect("consumer");
+    consumer.subscribe(&[topic]).expect("subscribe");
+    consumer
+}
+
+fn commit(consumer: &rdkafka::consumer::BaseConsumer, topic: &str, offsets: &[(i32, i64)]) {
+    use rdkafka::consumer::{CommitMode, Consumer};
+    let mut tpl = rdkafka::TopicPartitionList::new();
+    for (p, o) in offsets {
+        tpl.add_partition_offset(topic, *p, Offset::Offset(*o))
+            .unwrap();
+    }
+    consumer.commit(&tpl, CommitMode::Sync).expect("commit");
+}
+
+/// `group describe` until `check` accepts it (group state changes are asynchronous).
+fn describe_until(broker: &Broker, group: &str, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (status, out, err) = samsa(broker, &["group", "describe", group, "--format", "json"]);
+        if status.success() {
+            let v: Value = serde_json::from_str(&out).unwrap();
+            if check(&v) {
+                return v;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "group never reached the expected state: {v}"
+            );
+        } else {
+            assert!(Instant::now() < deadline, "describe kept failing: {err}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn offsets_of(described: &Value) -> Vec<(i64, Value, Value, Value)> {
+    described["offsets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["partition"].as_i64().unwrap(),
+                o["committed_offset"].clone(),
+                o["log_end_offset"].clone(),
+                o["lag"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn group_describe_shows_members_and_lag_and_reset_offsets_moves_the_group() {
+    use serde_json::json;
+    let broker = Broker::start();
+    create_topic(&broker, "ledger", 2, &[]);
+    let producer = producer(&broker, &[]);
+    let records: Vec<_> = (0..10)
+        .map(|i| (None, format!("r{i}").into_bytes()))
+        .collect();
+    produce_all(&producer, "ledger", &records, Some(0));
+    produce_all(&producer, "ledger", &records[..6], Some(1));
+
+    let consumer = group_consumer(&broker, "billing", "ledger");
+    let got = consume_n(&consumer, 16, Duration::from_secs(30));
+    assert_eq!(got.len(), 16);
+    // What the consumer leaves uncommitted is the lag: 10 - 7 and 6 - 2.
+    commit(&consumer, "ledger", &[(0, 7), (1, 2)]);
+
+    let d = describe_until(&broker, "billing", |v| v["state"] == "Stable");
+    assert_eq!(d["protocol_type"], "consumer");
+    let members = d["members"].as_array().unwrap();
+    assert_eq!(members.len(), 1, "{d}");
+    let mut assigned: Vec<i64> = members[0]["assignment"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            assert_eq!(a["topic"], "ledger");
+            a["partition"].as_i64().unwrap()
+        })
+        .collect();
+    assigned.sort();
+    assert_eq!(assigned, vec![0, 1]);
+    assert_eq!(
+        offsets_of(&d),
+        vec![
+            (0, json!(7), json!(10), json!(3)),
+            (1, json!(2), json!(6), json!(4)),
+        ]
+    );
+    assert_eq!(d["total_lag"], 7);
+
+    let listed = samsa_json(&broker, &["group", "list"]);
+    assert!(
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["group"] == "billing" && g["state"] == "Stable"),
+        "{listed}"
+    );
+
+    // A live member would overwrite a reset with its next commit: refused, as Kafka does.
+    let err = samsa_fails(
+        &broker,
+        &[
+            "group",
+            "reset-offsets",
+            "billing",
+            "--topic",
+            "ledger",
+            "--to-earliest",
+            "--execute",
+        ],
+    );
+    assert!(err.contains("live member"), "{err}");
+    let err = samsa_fails(&broker, &["group", "delete", "billing"]);
+    assert!(err.contains("NON_EMPTY_GROUP"), "{err}");
+
+    {
+        use rdkafka::consumer::Consumer;
+        consumer.unsubscribe();
+    }
+    drop(consumer);
+    describe_until(&broker, "billing", |v| v["state"] == "Empty");
+
+    // A dry run shows the plan and commits nothing.
+    let plan = samsa_json(
+        &broker,
+        &[
+            "group",
+            "reset-offsets",
+            "billing",
+            "--topic",
+            "ledger",
+            "--to-offset",
+            "5",
+        ],
+    );
+    assert_eq!(plan["executed"], false);
+    let new: Vec<_> = plan["offsets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["partition"].clone(),
+                o["current_offset"].clone(),
+                o["new_offset"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        new,
+        vec![
+            (json!(0), json!(7), json!(5)),
+            (json!(1), json!(2), json!(5))
+        ]
+    );
+    let d = samsa_json(&broker, &["group", "describe", "billing"]);
+    assert_eq!(offsets_of(&d)[0].1, json!(7));
+
+    // --shift-by moves from the committed offsets, clamped to the log.
+    samsa_json(
+        &broker,
+        &[
+            "group",
+            "reset-offsets",
+            "billing",
+            "--topic",
+            "ledger",
+            "--shift-by",
+            "-3",
+            "--execute",
+        ],
+    );
+    let d = samsa_json(&broker, &["group", "describe", "billing"]);
+    assert_eq!(
+        offsets_of(&d),
+        vec![
+            (0, json!(4), json!(10), json!(6)),
+            (1, json!(0), json!(6), json!(6)),
+        ]
+    );
+    // One partition only, to the end.
+    samsa_json(
+        &broker,
+        &[
+            "group",
+            "reset-offsets",
+            "billing",
+            "--topic",
+            "ledger:1",
+            "--to-latest",
+            "--execute",
+        ],
+    );
+    let d = samsa_json(&broker, &["group", "describe", "billing"]);
+    assert_eq!(offsets_of(&d)[1], (1, json!(6), json!(6), json!(0)));
+    assert_eq!(offsets_of(&d)[0].1, json!(4));
+    // A time before every record is the start of each partition.
+    samsa_json(
+        &broker,
+        &[
+            "group",
+            "reset-offsets",
+            "billing",
+            "--topic",
+            "ledger",
+            "--to-datetime",
+            "2001-01-01T00:00:00Z",
+            "--execute",
+        ],
+    );
+    let d = samsa_json(&broker, &["group", "describe", "billing"]);
+    assert_eq!(offsets_of(&d)[0].1, json!(0));
+    assert_eq!(offsets_of(&d)[1].1, json!(0));
+
+    // A consumer of the group resumes exactly where the reset put it.
+    samsa_json(
+        &broker,
+        &[
+            "group",
+            "reset-offsets",
+            "billing",
+            "--topic",
+            "ledger",
+            "--to-offset",
+            "4",
+            "--execute",
+        ],
+    );
+    let consumer = group_consumer(&broker, "billing", "ledger");
+    let got = consume_n(&consumer, 8, Duration::from_secs(30));
+    let mut first = std::collections::BTreeMap::new();
+    for g in &got {
+        first.entry(g.partition).or_insert(g.offset);
+    }
+    assert_eq!(first, [(0, 4), (1, 4)].into_iter().collect());
+    assert!(
+        consumer.poll(Duration::from_millis(300)).is_none(),
+        "nothing before offset 4"
+    );
+    {
+        use rdkafka::consumer::Consumer;
+        consumer.unsubscribe();
+    }
+    drop(consumer);
+    describe_until(&broker, "billing", |v| v["state"] == "Empty");
+
+    let deleted = samsa_json(&broker, &["group", "delete", "billing"]);
+    assert_eq!(deleted["deleted"], true);
+    let listed = samsa_json(&broker, &["group", "list"]);
+    assert!(listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|g| g["group"] != "billing"));
+    let err = samsa_fails(&broker, &["group", "delete", "billing"]);
+    assert!(err.contains("GROUP_ID_NOT_FOUND"), "{err}");
+}
+
+#[test]
+fn consume_with_a_group_commits_what_it_printed_and_resumes_there() {
+    let broker = Broker::start();
+    create_topic(&broker, "feed", 2, &[]);
+    let input: String = (0..30).map(|i| format!("item-{i}\n")).collect();
+    let (status, _, err) = samsa_in(&broker.bootstrap(), &["produce", "feed"], input.as_bytes());
+    assert!(status.success(), "{err}");
+
+    let (status, first, err) = samsa(&broker, &["consume", "feed", "-g", "readers", "-n", "12"]);
+    assert!(status.success(), "{err}");
+    assert_eq!(first.lines().count(), 12);
+    let d = samsa_json(&broker, &["group", "describe", "readers"]);
+    assert_eq!(d["total_lag"], 18, "{d}");
+
+    let (status, rest, err) = samsa(&broker, &["consume", "feed", "-g", "readers", "-e"]);
+    assert!(status.success(), "{err}");
+    let mut all: Vec<&str> = first.lines().chain(rest.lines()).collect();
+    all.sort();
+    let mut want: Vec<String> = (0..30).map(|i| format!("item-{i}")).collect();
+    want.sort();
+    assert_eq!(all, want, "every record exactly once across the two runs");
+    let d = samsa_json(&broker, &["group", "describe", "readers"]);
+    assert_eq!(d["total_lag"], 0);
+    assert_eq!(d["state"], "Empty");
+}

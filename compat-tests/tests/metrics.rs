@@ -268,3 +268,60 @@ fn an_empty_metrics_listener_disables_the_endpoint() {
         broker.log_lines()
     );
 }
+
+#[test]
+fn consumer_lag_per_group_drops_to_zero_when_the_group_catches_up() {
+    use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+    let broker = Broker::start();
+    create_topic(&broker, "lagging", 1, &[]);
+    let producer = producer(&broker, &[]);
+    let records: Vec<_> = (0..20)
+        .map(|i| (None, format!("r{i}").into_bytes()))
+        .collect();
+    produce_all(&producer, "lagging", &records, Some(0));
+
+    let mut c = client_config(&broker);
+    c.set("group.id", "lag-watchers")
+        .set("enable.auto.commit", "false")
+        .set("auto.offset.reset", "earliest")
+        .set("session.timeout.ms", "6000");
+    let consumer: BaseConsumer = c.create().unwrap();
+    consumer.subscribe(&["lagging"]).unwrap();
+    consume_n(&consumer, 20, Duration::from_secs(30));
+    let commit = |o: i64| {
+        let mut tpl = rdkafka::TopicPartitionList::new();
+        tpl.add_partition_offset("lagging", 0, Offset::Offset(o))
+            .unwrap();
+        consumer.commit(&tpl, CommitMode::Sync).unwrap();
+    };
+    let labels = [
+        ("group", "lag-watchers"),
+        ("topic", "lagging"),
+        ("partition", "0"),
+    ];
+
+    commit(12);
+    let s = scrape(&broker);
+    assert_eq!(
+        sum(&s, "samsa_consumer_group_committed_offset", &labels),
+        12.0
+    );
+    assert_eq!(sum(&s, "samsa_consumer_group_lag", &labels), 8.0);
+    assert_eq!(
+        sum(&s, "samsa_consumer_groups", &[("state", "Stable")]),
+        1.0
+    );
+
+    commit(20);
+    let s = scrape(&broker);
+    assert_eq!(sum(&s, "samsa_consumer_group_lag", &labels), 0.0);
+    assert!(
+        s.iter().any(|x| x.name == "samsa_consumer_group_lag"),
+        "the series stays, at zero"
+    );
+
+    // New records raise the lag again, without any commit.
+    produce_all(&producer, "lagging", &records[..5], Some(0));
+    let s = scrape(&broker);
+    assert_eq!(sum(&s, "samsa_consumer_group_lag", &labels), 5.0);
+}

@@ -20,6 +20,7 @@ use kafka_protocol::messages::{
     ListGroupsRequest, OffsetCommitRequest, OffsetFetchRequest, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
 use serde_json::json;
 
 use super::client::{self, check, Client, ClientError, Node, EARLIEST, LATEST};
@@ -110,7 +111,7 @@ pub fn offset_fetch(
     let mut out = BTreeMap::new();
     for t in resp.topics {
         for p in t.partitions {
-            if p.error_code == kafka_protocol::ResponseError::UnknownTopicOrPartition.code() {
+            if p.error_code == ResponseError::UnknownTopicOrPartition.code() {
                 continue;
             }
             check(
@@ -435,9 +436,13 @@ fn parse_topic_spec(spec: &str) -> anyhow::Result<(String, Option<Vec<i32>>)> {
 fn reset_offsets(global: &Global, client: &mut Client, args: &ResetArgs) -> anyhow::Result<()> {
     let name = &args.name;
     let coordinator = client.group_coordinator(name)?;
-    // A group that never existed describes as Dead with no members, which is fine to reset.
-    let described = describe_group(client, coordinator, name)?;
-    if !described.members.is_empty() {
+    // A group that does not exist yet has no members: resetting creates its offsets, as
+    // Kafka's tool allows (older brokers describe it as Dead, newer ones as GROUP_ID_NOT_FOUND).
+    let described = match describe_group(client, coordinator, name) {
+        Err(ClientError::Kafka(e)) if e.code == ResponseError::GroupIdNotFound.code() => None,
+        other => Some(other?),
+    };
+    if let Some(described) = described.filter(|d| !d.members.is_empty()) {
         anyhow::bail!(
             "group '{name}' has {} live member(s) (state {}); stop its consumers before resetting offsets",
             described.members.len(),

@@ -6,7 +6,8 @@
 //!   (per API and version at start, per topic on first use) and cached, so a request costs a
 //!   table lookup and a few atomic increments, with no allocation for labels.
 //! - Sampled at scrape time from the broker's state: connections, partitions per state,
-//!   log start/end offsets and high watermark per partition, under-replicated partitions.
+//!   log start/end offsets and high watermark per partition, under-replicated partitions,
+//!   consumer group states, and each group's committed offset and lag per partition.
 //!   Sampling means deleted topics and partitions disappear from the output by themselves.
 //!
 //! Names follow Prometheus conventions with a `samsa_` prefix; the exposition is OpenMetrics
@@ -55,6 +56,13 @@ struct TopicLabels {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct PartitionLabels {
+    topic: String,
+    partition: i32,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GroupPartitionLabels {
+    group: String,
     topic: String,
     partition: i32,
 }
@@ -374,6 +382,7 @@ fn sample(broker: &Broker) -> Registry {
         "Partitions led by this broker, per state",
         states,
     );
+    sample_groups(broker, &mut r);
     let under_replicated = Gauge::<i64>::default();
     r.register(
         "under_replicated_partitions",
@@ -381,4 +390,65 @@ fn sample(broker: &Broker) -> Registry {
         under_replicated,
     );
     r
+}
+
+/// Group states, and per group and partition the committed offset and the lag behind the
+/// high watermark: the number Kafka needs an external exporter for. Skipped (for this scrape)
+/// while the coordinator is still loading `__consumer_offsets`.
+fn sample_groups(broker: &Broker, r: &mut Registry) {
+    use crate::group::GroupState;
+    let Ok(groups) = broker.groups.list() else {
+        return;
+    };
+    let states = Family::<StateLabels, Gauge>::default();
+    for s in [
+        GroupState::Empty,
+        GroupState::PreparingRebalance,
+        GroupState::CompletingRebalance,
+        GroupState::Stable,
+        GroupState::Dead,
+    ] {
+        states.get_or_create(&StateLabels { state: s.as_str() }).set(0);
+    }
+    let committed = Family::<GroupPartitionLabels, Gauge>::default();
+    let lag = Family::<GroupPartitionLabels, Gauge>::default();
+    for g in &groups {
+        states
+            .get_or_create(&StateLabels {
+                state: g.state.as_str(),
+            })
+            .inc();
+        let Ok(offsets) = broker.groups.fetch_offsets(&g.group_id, None) else {
+            continue;
+        };
+        for (topic, partitions) in offsets {
+            let Some(t) = broker.topics.get(&topic) else {
+                continue;
+            };
+            for (partition, value) in partitions {
+                let (Some(value), Some(p)) = (value, t.partition(partition)) else {
+                    continue;
+                };
+                let labels = GroupPartitionLabels {
+                    group: g.group_id.clone(),
+                    topic: topic.clone(),
+                    partition,
+                };
+                committed.get_or_create(&labels).set(value.offset);
+                lag.get_or_create(&labels)
+                    .set((p.high_watermark() - value.offset).max(0));
+            }
+        }
+    }
+    r.register("consumer_groups", "Consumer groups coordinated here, per state", states);
+    r.register(
+        "consumer_group_committed_offset",
+        "Committed offset per group and partition",
+        committed,
+    );
+    r.register(
+        "consumer_group_lag",
+        "High watermark minus committed offset, per group and partition",
+        lag,
+    );
 }
