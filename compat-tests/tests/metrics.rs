@@ -325,3 +325,54 @@ fn consumer_lag_per_group_drops_to_zero_when_the_group_catches_up() {
     let s = scrape(&broker);
     assert_eq!(sum(&s, "samsa_consumer_group_lag", &labels), 5.0);
 }
+
+#[test]
+fn start_logs_its_steps_and_listeners_and_stays_quiet_per_request() {
+    let broker = Broker::start();
+    let at_start = broker.log_lines();
+    let has = |lines: &[String], needle: &str| lines.iter().any(|l| l.contains(needle));
+    assert!(has(&at_start, "effective configuration"), "{at_start:?}");
+    assert!(
+        has(
+            &at_start,
+            &format!("listeners=PLAINTEXT://127.0.0.1:{}", broker.port)
+        ),
+        "{at_start:?}"
+    );
+    assert!(
+        at_start
+            .iter()
+            .any(|l| l.contains("listening") && l.contains(&format!("127.0.0.1:{}", broker.port))),
+        "{at_start:?}"
+    );
+    assert!(
+        has(
+            &at_start,
+            &format!(
+                "metrics listening address=127.0.0.1:{}",
+                broker.metrics_port
+            )
+        ),
+        "{at_start:?}"
+    );
+    // Not a terminal: no colour codes in the log.
+    assert!(
+        at_start.iter().all(|l| !l.contains('\u{1b}')),
+        "{at_start:?}"
+    );
+
+    // Hundreds of requests add no log line at the default level.
+    create_topic(&broker, "quiet", 1, &[]);
+    let producer = producer(&broker, &[]);
+    for _ in 0..20 {
+        produce_all(&producer, "quiet", &[(None, b"x".to_vec())], Some(0));
+    }
+    let consumer = assigned_consumer(&broker, "quiet", &[0], Offset::Beginning);
+    consume_n(&consumer, 20, Duration::from_secs(30));
+    let after = broker.log_lines();
+    let new: Vec<&String> = after[at_start.len()..]
+        .iter()
+        .filter(|l| !l.contains("created topic"))
+        .collect();
+    assert!(new.is_empty(), "per-request log lines: {new:?}");
+}
