@@ -130,7 +130,10 @@ fn init_logging(config: &BrokerConfig) {
         .unwrap_or_else(|| "info".into());
     let (filter, bad_filter) = match tracing_subscriber::EnvFilter::try_new(&filter) {
         Ok(f) => (f, None),
-        Err(e) => (tracing_subscriber::EnvFilter::new("info"), Some((filter, e))),
+        Err(e) => (
+            tracing_subscriber::EnvFilter::new("info"),
+            Some((filter, e)),
+        ),
     };
     tracing_subscriber::fmt()
         .with_env_filter(filter)

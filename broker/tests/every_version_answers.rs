@@ -369,7 +369,10 @@ fn every_advertised_version_decodes_a_populated_request_and_encodes_its_answer()
             dir.path().join("data").display().to_string(),
         ),
         // JoinGroup answers after the initial rebalance delay; none here.
-        ("group.initial.rebalance.delay.ms".to_string(), "0".to_string()),
+        (
+            "group.initial.rebalance.delay.ms".to_string(),
+            "0".to_string(),
+        ),
     ];
     let config = BrokerConfig::load(None, vec![], flags).unwrap();
     let broker: Arc<Broker> = Broker::open(config, IoEngine::Epoll).unwrap();

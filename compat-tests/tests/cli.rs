@@ -901,3 +901,44 @@ fn consume_with_a_group_commits_what_it_printed_and_resumes_there() {
     assert_eq!(d["total_lag"], 0);
     assert_eq!(d["state"], "Empty");
 }
+
+#[test]
+fn a_long_produce_shows_progress_on_a_terminal_only() {
+    let broker = Broker::start();
+    create_topic(&broker, "progress", 1, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("lines.txt");
+    let lines: String = (0..400_000).map(|i| format!("{i}\n")).collect();
+    std::fs::write(&input, lines).unwrap();
+    // `script` (util-linux) gives the command a pseudo-terminal for stdout and stderr, while
+    // stdin stays the file, as with `samsa produce t < file` typed in a shell.
+    let cmd = format!(
+        "{} -b {} produce progress < {}",
+        compat_tests::samsa_bin().display(),
+        broker.bootstrap(),
+        input.display()
+    );
+    let (status, out, err) = compat_tests::run_with_timeout(
+        Command::new("script").args(["-qec", &cmd, "/dev/null"]),
+        CLI_TIMEOUT,
+    )
+    .expect("run script (util-linux)");
+    assert!(status.success(), "{out} {err}");
+    assert!(
+        out.contains("\r\u{1b}[2Kproduced "),
+        "no progress line on a terminal: {out:?}"
+    );
+    assert!(out.contains("produced 400000 records"), "{out:?}");
+    // The same produce in a pipe prints the summary alone.
+    let (status, out, err) = samsa_in(
+        &broker.bootstrap(),
+        &["produce", "progress"],
+        &std::fs::read(&input).unwrap(),
+    );
+    assert!(status.success());
+    assert!(err.is_empty(), "{err:?}");
+    assert_eq!(
+        out,
+        "produced 400000 records (2288890 bytes) to 'progress'\n"
+    );
+}

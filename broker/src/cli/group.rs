@@ -355,11 +355,18 @@ fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<
         "total_lag": rows.iter().filter_map(|r| r.4).sum::<i64>(),
     });
     emit(global.format, &value, || {
+        let or_dash = |s: &str| {
+            if s.is_empty() {
+                "-".to_string()
+            } else {
+                s.to_string()
+            }
+        };
         let mut out = format!(
-            "group {name}  state {}  protocol {} {}  members {}\n\n",
+            "group {name}  state {}  protocol-type {}  protocol {}  members {}\n\n",
             described.state,
-            described.protocol_type,
-            described.protocol,
+            or_dash(&described.protocol_type),
+            or_dash(&described.protocol),
             described.members.len()
         );
         if !described.members.is_empty() {

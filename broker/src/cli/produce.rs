@@ -34,6 +34,8 @@ pub const BATCH_BYTES_MAX: usize = 512 * 1024;
 /// Unkeyed records fill one partition's batch up to this size before moving to the next, as
 /// Kafka's sticky partitioner does with its default `batch.size` (KIP-480).
 pub const STICKY_BATCH_BYTES: usize = 16 * 1024;
+/// Upper bound of a record's encoding besides key, value and headers (varints and attributes).
+const RECORD_OVERHEAD_BYTES: usize = 32;
 /// Pending records across partitions before a produce request goes out.
 pub const REQUEST_BYTES_MAX: usize = 4 * 1024 * 1024;
 
@@ -161,6 +163,10 @@ pub fn run(global: &Global, args: &ProduceArgs) -> anyhow::Result<()> {
             )
         })
         .collect();
+    let headers_bytes: usize = headers
+        .iter()
+        .map(|(k, v)| k.len() + v.as_ref().map_or(0, |v| v.len()) + 10)
+        .sum();
     let interactive = std::io::stdin().is_terminal();
     let mut progress = Progress::new();
     let mut pending = Pending::default();
@@ -196,7 +202,12 @@ pub fn run(global: &Global, args: &ProduceArgs) -> anyhow::Result<()> {
             (None, Some(k)) => partitions[((murmur2(k) & 0x7fff_ffff) as usize) % partitions.len()],
             (None, None) => partitions[sticky % partitions.len()],
         };
-        let size = key.as_ref().map_or(0, |k| k.len()) + value.len();
+        // What the record adds to its batch: key, value, headers and the record's own fields
+        // (length, attributes, deltas, lengths: at most RECORD_OVERHEAD_BYTES).
+        let size = key.as_ref().map_or(0, |k| k.len())
+            + value.len()
+            + headers_bytes
+            + RECORD_OVERHEAD_BYTES;
         let batch = pending.by_partition.entry(partition).or_default();
         batch.push(Record {
             transactional: false,

@@ -32,13 +32,27 @@ pub struct LoadedPartition {
 impl LoadedPartition {
     fn apply(&mut self, record: records::CoordinatorRecord) {
         match (record.key, record.value) {
-            (RecordKey::OffsetCommit { group, topic, partition }, Some(RecordValue::OffsetCommit(v))) => {
+            (
+                RecordKey::OffsetCommit {
+                    group,
+                    topic,
+                    partition,
+                },
+                Some(RecordValue::OffsetCommit(v)),
+            ) => {
                 self.offsets
                     .entry(group)
                     .or_default()
                     .commit(&topic, partition, v);
             }
-            (RecordKey::OffsetCommit { group, topic, partition }, None) => {
+            (
+                RecordKey::OffsetCommit {
+                    group,
+                    topic,
+                    partition,
+                },
+                None,
+            ) => {
                 if let Some(o) = self.offsets.get_mut(&group) {
                     o.remove(&topic, partition);
                     if o.is_empty() {
@@ -98,8 +112,11 @@ pub fn load_partition(partition: &Partition) -> Result<LoadedPartition, LogError
             let payload = if codec == Compression::None {
                 b.records_bytes()
             } else {
-                match compression::decompress(codec, b.records_bytes(), DECOMPRESSED_BATCH_BYTES_MAX)
-                {
+                match compression::decompress(
+                    codec,
+                    b.records_bytes(),
+                    DECOMPRESSED_BATCH_BYTES_MAX,
+                ) {
                     Ok(v) => {
                         decompressed = v;
                         &decompressed[..]

@@ -35,11 +35,11 @@ use samsa_storage::LogError;
 use tokio::sync::{oneshot, Notify};
 
 use self::records::{CoordinatorRecord, OffsetCommitValue};
+use self::state::{Effects, Group};
 pub use self::state::{
     GroupConfig, GroupDescription, GroupError, GroupState, JoinReply, JoinRequest, Protocol,
     SyncReply, SyncRequest, WaiterId,
 };
-use self::state::{Effects, Group};
 use crate::config::topic::TopicOverrides;
 use crate::config::BrokerConfig;
 use crate::partition::Partition;
@@ -218,9 +218,8 @@ impl GroupCoordinator {
                 .long("offsets.retention.minutes")
                 .max(1)
                 .saturating_mul(60_000),
-            retention_check_interval_ms: config
-                .long("offsets.retention.check.interval.ms")
-                .max(1) as u64,
+            retention_check_interval_ms: config.long("offsets.retention.check.interval.ms").max(1)
+                as u64,
             memory_max_bytes: config.long("group.coordinator.memory.max.bytes"),
             segment_bytes: config.long("offsets.topic.segment.bytes"),
             groups: RwLock::new(HashMap::new()),
@@ -290,7 +289,11 @@ impl GroupCoordinator {
             return Ok(g);
         }
         if self.over_budget() {
-            tracing::warn!(group = group_id, "refusing a new group: group.coordinator.memory.max.bytes={} is used up", self.memory_max_bytes);
+            tracing::warn!(
+                group = group_id,
+                "refusing a new group: group.coordinator.memory.max.bytes={} is used up",
+                self.memory_max_bytes
+            );
             return Err(GroupError::CoordinatorNotAvailable);
         }
         let mut groups = self.groups.write();
@@ -331,7 +334,10 @@ impl GroupCoordinator {
             .ok_or(GroupError::CoordinatorNotAvailable)
     }
 
-    fn create_offsets_topic(&self, broker: &Broker) -> Result<Arc<crate::topics::Topic>, GroupError> {
+    fn create_offsets_topic(
+        &self,
+        broker: &Broker,
+    ) -> Result<Arc<crate::topics::Topic>, GroupError> {
         let _creating = self.create_topic.lock();
         if let Some(t) = broker.topics.get(OFFSETS_TOPIC) {
             return Ok(t);
@@ -506,7 +512,11 @@ impl GroupCoordinator {
         }
         let group = if req.member_id.is_empty() {
             if self.over_budget() {
-                tracing::warn!(group = group_id, "refusing a new member: group.coordinator.memory.max.bytes={} is used up", self.memory_max_bytes);
+                tracing::warn!(
+                    group = group_id,
+                    "refusing a new member: group.coordinator.memory.max.bytes={} is used up",
+                    self.memory_max_bytes
+                );
                 return refuse(GroupError::CoordinatorNotAvailable);
             }
             match self.get_or_create(group_id, now) {
@@ -645,8 +655,8 @@ impl GroupCoordinator {
             None if req.api_version >= 9 => return Err(GroupError::GroupIdNotFound),
             None => return Err(GroupError::IllegalGeneration),
         };
-        let expire_timestamp_ms = (req.retention_time_ms >= 0)
-            .then(|| now.saturating_add(req.retention_time_ms));
+        let expire_timestamp_ms =
+            (req.retention_time_ms >= 0).then(|| now.saturating_add(req.retention_time_ms));
         let mut wait = None;
         let results = {
             let mut g = group.lock();
@@ -984,7 +994,12 @@ impl GroupCoordinator {
 
     /// One expiry pass: tombstones expired offsets, and deletes empty groups left without
     /// offsets (Kafka's `cleanupGroupMetadata`). Returns (offsets expired, groups deleted).
-    pub fn expire_offsets(&self, broker: &Broker, now_ms: i64, retention_ms: i64) -> (usize, usize) {
+    pub fn expire_offsets(
+        &self,
+        broker: &Broker,
+        now_ms: i64,
+        retention_ms: i64,
+    ) -> (usize, usize) {
         let handles: Vec<GroupHandle> = self.groups.read().values().cloned().collect();
         let (mut offsets_expired, mut groups_deleted) = (0, 0);
         for handle in handles {
@@ -997,10 +1012,9 @@ impl GroupCoordinator {
             } else {
                 match g.offset_expiry_base() {
                     None => continue,
-                    Some(base) => {
-                        g.offsets
-                            .expired(now_ms, retention_ms, base, |t| g.is_subscribed_to_topic(t))
-                    }
+                    Some(base) => g
+                        .offsets
+                        .expired(now_ms, retention_ms, base, |t| g.is_subscribed_to_topic(t)),
                 }
             };
             let delete_group = all && g.state() == GroupState::Empty;
@@ -1043,8 +1057,12 @@ async fn wait_synced(fsyncs: Vec<(Arc<Partition>, oneshot::Receiver<Result<(), L
     for (partition, rx) in fsyncs {
         match rx.await {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::error!(partition = %partition.tp, "fsync of group records failed: {e}"),
-            Err(_) => tracing::warn!(partition = %partition.tp, "fsync of group records abandoned (shutting down)"),
+            Ok(Err(e)) => {
+                tracing::error!(partition = %partition.tp, "fsync of group records failed: {e}")
+            }
+            Err(_) => {
+                tracing::warn!(partition = %partition.tp, "fsync of group records abandoned (shutting down)")
+            }
         }
         partition.synced();
     }

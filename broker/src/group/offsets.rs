@@ -144,7 +144,11 @@ mod tests {
         o.commit("t", 0, at(1, 0, None));
         let one = o.bytes();
         o.commit("t", 0, at(2, 0, None));
-        assert_eq!(o.bytes(), one, "replacing an offset does not grow the account");
+        assert_eq!(
+            o.bytes(),
+            one,
+            "replacing an offset does not grow the account"
+        );
         o.commit("other", 1, at(3, 0, None));
         assert!(o.bytes() > one);
         o.remove("other", 1);
@@ -160,7 +164,10 @@ mod tests {
         o.commit("t", 1, at(1, 500, None));
         let base = ExpiryBase::GroupEmptySince(Some(1_000));
         let (e, all) = o.expired(1_999, 1_000, base, |_| false);
-        assert!(e.is_empty() && !all, "retention counts from the empty time, not the commit");
+        assert!(
+            e.is_empty() && !all,
+            "retention counts from the empty time, not the commit"
+        );
         let (e, all) = o.expired(2_000, 1_000, base, |_| false);
         assert_eq!(e.len(), 2);
         assert!(all);

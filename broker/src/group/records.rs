@@ -18,8 +18,7 @@
 
 use bytes::{BufMut, Bytes};
 use kafka_protocol::records::{
-    Compression as WireCompression, Record, RecordBatchEncoder, RecordEncodeOptions,
-    TimestampType,
+    Compression as WireCompression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
 
 /// Key type prefixes (Kafka's coordinator record types).
@@ -531,7 +530,11 @@ mod tests {
             };
             let r = CoordinatorRecord::offset_commit("g", "t", 3, v.clone());
             let key = encode_key(&r.key);
-            assert_eq!(&key[..2], &[0, 1], "offset commit keys are written as type 1");
+            assert_eq!(
+                &key[..2],
+                &[0, 1],
+                "offset commit keys are written as type 1"
+            );
             let value = encode_value(r.value.as_ref().unwrap());
             let expected_version = if expire.is_some() { 1 } else { 3 };
             assert_eq!(i16::from_be_bytes([value[0], value[1]]), expected_version);
@@ -594,7 +597,10 @@ mod tests {
         v.put_i64(123);
         v.push(0);
         let o = decode_offset_commit_value(&v).unwrap();
-        assert_eq!((o.offset, o.leader_epoch, o.metadata.as_str()), (9, 2, "md"));
+        assert_eq!(
+            (o.offset, o.leader_epoch, o.metadata.as_str()),
+            (9, 2, "md")
+        );
         assert_eq!(o.commit_timestamp_ms, 123);
     }
 
@@ -610,7 +616,10 @@ mod tests {
         };
         let bytes = encode_value(&RecordValue::GroupMetadata(v));
         for cut in 0..bytes.len() {
-            assert!(decode_group_metadata_value(&bytes[..cut]).is_err(), "cut at {cut}");
+            assert!(
+                decode_group_metadata_value(&bytes[..cut]).is_err(),
+                "cut at {cut}"
+            );
         }
         let mut huge = Vec::new();
         huge.put_i16(3);

@@ -51,7 +51,9 @@ pub enum GroupError {
     RebalanceInProgress,
     #[error("the member's protocol type or protocols do not match the group's")]
     InconsistentGroupProtocol,
-    #[error("the session timeout is outside group.min.session.timeout.ms..group.max.session.timeout.ms")]
+    #[error(
+        "the session timeout is outside group.min.session.timeout.ms..group.max.session.timeout.ms"
+    )]
     InvalidSessionTimeout,
     #[error("the group has reached group.max.size members")]
     GroupMaxSizeReached,
@@ -485,7 +487,10 @@ impl Group {
             };
             g.add(member);
         }
-        if g.leader_id.as_ref().is_some_and(|l| !g.members.contains_key(l)) {
+        if g.leader_id
+            .as_ref()
+            .is_some_and(|l| !g.members.contains_key(l))
+        {
             g.leader_id = g.members.keys().next().cloned();
         }
         g.subscribed_topics = g.compute_subscribed_topics();
@@ -531,7 +536,9 @@ impl Group {
         self.pending_join.contains_key(member_id)
     }
     pub fn static_member_id(&self, group_instance_id: &str) -> Option<&str> {
-        self.static_members.get(group_instance_id).map(String::as_str)
+        self.static_members
+            .get(group_instance_id)
+            .map(String::as_str)
     }
     pub fn uses_consumer_protocol(&self) -> bool {
         self.protocol_type.as_deref() == Some(CONSUMER_PROTOCOL_TYPE)
@@ -542,7 +549,11 @@ impl Group {
         GROUP_OVERHEAD_BYTES
             + self.group_id.len()
             + self.members_bytes
-            + self.pending_join.keys().map(|k| k.len() + 64).sum::<usize>()
+            + self
+                .pending_join
+                .keys()
+                .map(|k| k.len() + 64)
+                .sum::<usize>()
             + self.offsets.bytes()
     }
 
@@ -692,9 +703,10 @@ impl Group {
         m.rebalance_timeout_ms = rebalance_timeout_ms;
         m.session_timeout_ms = session_timeout_ms;
         match (m.join_waiter.take(), waiter) {
-            (Some(old), Some(_)) => {
-                fx.join(old, JoinReply::error(member_id, GroupError::RebalanceInProgress))
-            }
+            (Some(old), Some(_)) => fx.join(
+                old,
+                JoinReply::error(member_id, GroupError::RebalanceInProgress),
+            ),
             (Some(_), None) => self.awaiting_join -= 1,
             (None, Some(_)) => self.awaiting_join += 1,
             (None, None) => {}
@@ -729,9 +741,7 @@ impl Group {
         if let Some(instance) = group_instance_id {
             match self.static_members.get(instance) {
                 None => return Err(GroupError::UnknownMemberId),
-                Some(current) if current != member_id => {
-                    return Err(GroupError::FencedInstanceId)
-                }
+                Some(current) if current != member_id => return Err(GroupError::FencedInstanceId),
                 Some(_) => {}
             }
         }
@@ -798,7 +808,10 @@ impl Group {
     }
 
     /// The group as its metadata record stores it, with `assignment` per member.
-    pub fn metadata_value(&self, assignment: Option<&HashMap<String, Bytes>>) -> GroupMetadataValue {
+    pub fn metadata_value(
+        &self,
+        assignment: Option<&HashMap<String, Bytes>>,
+    ) -> GroupMetadataValue {
         let protocol = self.protocol_name.clone().unwrap_or_default();
         GroupMetadataValue {
             protocol_type: self.protocol_type.clone().unwrap_or_default(),
@@ -879,7 +892,10 @@ impl Group {
         }
         if !self.accept_joining_member(&req.member_id, cfg) {
             self.remove(&req.member_id, &mut fx);
-            fx.join(waiter, JoinReply::error("", GroupError::GroupMaxSizeReached));
+            fx.join(
+                waiter,
+                JoinReply::error("", GroupError::GroupMaxSizeReached),
+            );
             return fx;
         }
         if req.member_id.is_empty() {
@@ -917,11 +933,17 @@ impl Group {
     ) {
         if self.state == GroupState::Dead {
             // The group was just deleted: let the member find the coordinator again.
-            fx.join(waiter, JoinReply::error("", GroupError::CoordinatorNotAvailable));
+            fx.join(
+                waiter,
+                JoinReply::error("", GroupError::CoordinatorNotAvailable),
+            );
             return;
         }
         if !self.supports_protocols(&req.protocol_type, &req.protocols) {
-            fx.join(waiter, JoinReply::error("", GroupError::InconsistentGroupProtocol));
+            fx.join(
+                waiter,
+                JoinReply::error("", GroupError::InconsistentGroupProtocol),
+            );
             return;
         }
         let new_id = req.new_member_id.clone();
@@ -939,7 +961,10 @@ impl Group {
                 // does not leave a member behind for every attempt.
                 self.pending_join
                     .insert(new_id.clone(), now_ms + req.session_timeout_ms as i64);
-                fx.join(waiter, JoinReply::error(&new_id, GroupError::MemberIdRequired));
+                fx.join(
+                    waiter,
+                    JoinReply::error(&new_id, GroupError::MemberIdRequired),
+                );
             }
             None => self.add_member_and_rebalance(new_id, req, waiter, cfg, now_ms, fx),
         }
@@ -1005,9 +1030,10 @@ impl Group {
             GroupState::CompletingRebalance | GroupState::Stable => {
                 self.update_member_and_rebalance(&member_id, req, waiter, cfg, now_ms, fx)
             }
-            GroupState::Empty | GroupState::Dead => {
-                fx.join(waiter, JoinReply::error(&member_id, GroupError::UnknownMemberId))
-            }
+            GroupState::Empty | GroupState::Dead => fx.join(
+                waiter,
+                JoinReply::error(&member_id, GroupError::UnknownMemberId),
+            ),
         }
     }
 
@@ -1035,8 +1061,7 @@ impl Group {
             is_new: true,
             heartbeat_deadline_ms: Some(now_ms + cfg.new_member_join_timeout_ms as i64),
         };
-        if self.state == GroupState::PreparingRebalance
-            && self.previous_state == GroupState::Empty
+        if self.state == GroupState::PreparingRebalance && self.previous_state == GroupState::Empty
         {
             self.new_member_added = true;
         }
@@ -1083,7 +1108,11 @@ impl Group {
         let current_leader = self.leader_id.clone();
         let (old_protocols, old_rebalance, old_session) = {
             let m = &self.members[old_id];
-            (m.protocols.clone(), m.rebalance_timeout_ms, m.session_timeout_ms)
+            (
+                m.protocols.clone(),
+                m.rebalance_timeout_ms,
+                m.session_timeout_ms,
+            )
         };
         self.replace_static_member(instance, old_id, new_id, fx);
         self.reschedule_heartbeat(new_id, now_ms);
@@ -1122,7 +1151,11 @@ impl Group {
             GroupState::PreparingRebalance => self.maybe_complete_join_phase(cfg, now_ms, fx),
             // Unreachable: a group with a static member is neither Empty nor Dead here.
             GroupState::Empty | GroupState::Dead => {
-                self.reply_join(new_id, JoinReply::error("", GroupError::UnknownServerError), fx);
+                self.reply_join(
+                    new_id,
+                    JoinReply::error("", GroupError::UnknownServerError),
+                    fx,
+                );
             }
         }
     }
@@ -1380,9 +1413,7 @@ impl Group {
         if req.generation_id != self.generation_id {
             return Err(GroupError::IllegalGeneration);
         }
-        let inconsistent = |asked: &Option<String>, ours: &Option<String>| {
-            matches!((asked, ours), (Some(a), Some(o)) if a != o)
-        };
+        let inconsistent = |asked: &Option<String>, ours: &Option<String>| matches!((asked, ours), (Some(a), Some(o)) if a != o);
         if inconsistent(&req.protocol_type, &self.protocol_type)
             || inconsistent(&req.protocol_name, &self.protocol_name)
         {
@@ -1492,8 +1523,7 @@ impl Group {
                             &mut fx,
                         );
                         self.reschedule_heartbeat(&r.old_member_id, now_ms);
-                        let mut reply =
-                            self.current_reply("", r.current_leader.clone(), false);
+                        let mut reply = self.current_reply("", r.current_leader.clone(), false);
                         reply.error = Some(e);
                         fx.join(r.waiter, reply);
                     }
@@ -1805,7 +1835,11 @@ impl Group {
         GroupDescription {
             state: self.state,
             protocol_type: self.protocol_type.clone().unwrap_or_default(),
-            protocol_data: if stable { protocol.clone() } else { String::new() },
+            protocol_data: if stable {
+                protocol.clone()
+            } else {
+                String::new()
+            },
             members: self
                 .members
                 .values()
@@ -1814,7 +1848,11 @@ impl Group {
                     group_instance_id: m.group_instance_id.clone(),
                     client_id: m.client_id.clone(),
                     client_host: m.client_host.clone(),
-                    metadata: if stable { m.metadata(&protocol) } else { Bytes::new() },
+                    metadata: if stable {
+                        m.metadata(&protocol)
+                    } else {
+                        Bytes::new()
+                    },
                     assignment: if stable {
                         m.assignment.clone()
                     } else {

@@ -65,7 +65,9 @@ pub async fn handle(ctx: &Ctx<'_>, req: JoinGroupRequest) -> JoinGroupResponse {
     resp.protocol_name = if ctx.version >= 7 {
         reply.protocol_name.map(StrBytes::from_string)
     } else {
-        Some(StrBytes::from_string(reply.protocol_name.unwrap_or_default()))
+        Some(StrBytes::from_string(
+            reply.protocol_name.unwrap_or_default(),
+        ))
     };
     if ctx.version >= 7 {
         resp.protocol_type = reply.protocol_type.map(StrBytes::from_string);

@@ -31,10 +31,7 @@ pub fn handle(ctx: &Ctx<'_>, req: LeaveGroupRequest) -> LeaveGroupResponse {
     match result {
         Err(e) => resp.error_code = e.code(),
         Ok(results) if ctx.version < 3 => {
-            resp.error_code = results
-                .iter()
-                .find_map(|r| r.err())
-                .map_or(0, |e| e.code());
+            resp.error_code = results.iter().find_map(|r| r.err()).map_or(0, |e| e.code());
         }
         Ok(results) => {
             resp.members = members

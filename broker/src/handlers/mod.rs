@@ -130,14 +130,20 @@ pub async fn handle(
         RequestKind::FindCoordinator(r) => Some(ResponseKind::FindCoordinator(
             find_coordinator::handle(&ctx, r),
         )),
-        RequestKind::JoinGroup(r) => Some(ResponseKind::JoinGroup(join_group::handle(&ctx, r).await)),
-        RequestKind::SyncGroup(r) => Some(ResponseKind::SyncGroup(sync_group::handle(&ctx, r).await)),
+        RequestKind::JoinGroup(r) => {
+            Some(ResponseKind::JoinGroup(join_group::handle(&ctx, r).await))
+        }
+        RequestKind::SyncGroup(r) => {
+            Some(ResponseKind::SyncGroup(sync_group::handle(&ctx, r).await))
+        }
         RequestKind::Heartbeat(r) => Some(ResponseKind::Heartbeat(heartbeat::handle(&ctx, r))),
         RequestKind::LeaveGroup(r) => Some(ResponseKind::LeaveGroup(leave_group::handle(&ctx, r))),
         RequestKind::OffsetCommit(r) => Some(ResponseKind::OffsetCommit(
             offset_commit::handle(&ctx, r).await,
         )),
-        RequestKind::OffsetFetch(r) => Some(ResponseKind::OffsetFetch(offset_fetch::handle(&ctx, r))),
+        RequestKind::OffsetFetch(r) => {
+            Some(ResponseKind::OffsetFetch(offset_fetch::handle(&ctx, r)))
+        }
         RequestKind::DescribeGroups(r) => Some(ResponseKind::DescribeGroups(
             describe_groups::handle(&ctx, r),
         )),

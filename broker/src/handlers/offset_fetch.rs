@@ -50,7 +50,11 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
             .map(|t| (t.name.to_string(), t.partition_indexes.clone()))
             .collect()
     });
-    match ctx.broker.groups.fetch_offsets(req.group_id.as_str(), topics.clone()) {
+    match ctx
+        .broker
+        .groups
+        .fetch_offsets(req.group_id.as_str(), topics.clone())
+    {
         Ok(found) => resp.topics = single_topics(ctx, found, None),
         // v1 has no top-level error: every partition asked for carries it.
         Err(e) if ctx.version < 2 => {

@@ -408,7 +408,9 @@ fn sample_groups(broker: &Broker, r: &mut Registry) {
         GroupState::Stable,
         GroupState::Dead,
     ] {
-        states.get_or_create(&StateLabels { state: s.as_str() }).set(0);
+        states
+            .get_or_create(&StateLabels { state: s.as_str() })
+            .set(0);
     }
     let committed = Family::<GroupPartitionLabels, Gauge>::default();
     let lag = Family::<GroupPartitionLabels, Gauge>::default();
@@ -440,7 +442,11 @@ fn sample_groups(broker: &Broker, r: &mut Registry) {
             }
         }
     }
-    r.register("consumer_groups", "Consumer groups coordinated here, per state", states);
+    r.register(
+        "consumer_groups",
+        "Consumer groups coordinated here, per state",
+        states,
+    );
     r.register(
         "consumer_group_committed_offset",
         "Committed offset per group and partition",
