@@ -320,6 +320,9 @@ fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
+/// ListOffsets answers: (topic, partition) -> (offset, timestamp).
+pub type ListedOffsets = HashMap<(String, i32), (i64, i64)>;
+
 /// ListOffsets' special timestamps.
 pub const LATEST: i64 = -1;
 pub const EARLIEST: i64 = -2;
@@ -542,7 +545,7 @@ impl Client {
     pub fn list_offsets(
         &mut self,
         wanted: &[(String, i32, i64)],
-    ) -> Result<HashMap<(String, i32), (i64, i64)>, ClientError> {
+    ) -> Result<ListedOffsets, ClientError> {
         use kafka_protocol::messages::list_offsets_request::{
             ListOffsetsPartition, ListOffsetsTopic,
         };

@@ -187,8 +187,16 @@ struct Described {
     state: String,
     protocol_type: String,
     protocol: String,
-    /// member id, group instance id, client id, host, assigned (topic, partition)s.
-    members: Vec<(String, Option<String>, String, String, Vec<(String, i32)>)>,
+    members: Vec<Member>,
+}
+
+struct Member {
+    member_id: String,
+    group_instance_id: Option<String>,
+    client_id: String,
+    host: String,
+    /// Assigned (topic, partition)s, decoded when the protocol type is "consumer".
+    assignment: Vec<(String, i32)>,
 }
 
 fn describe_group(
@@ -237,13 +245,13 @@ fn describe_group(
             } else {
                 Vec::new()
             };
-            (
-                m.member_id.to_string(),
-                m.group_instance_id.as_ref().map(|s| s.to_string()),
-                m.client_id.to_string(),
-                m.client_host.to_string(),
-                assigned,
-            )
+            Member {
+                member_id: m.member_id.to_string(),
+                group_instance_id: m.group_instance_id.as_ref().map(|s| s.to_string()),
+                client_id: m.client_id.to_string(),
+                host: m.client_host.to_string(),
+                assignment: assigned,
+            }
         })
         .collect();
     Ok(Described {
@@ -300,9 +308,9 @@ fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<
     for tp in committed.keys() {
         partitions.insert(tp.clone(), None);
     }
-    for (member_id, _, _, _, assigned) in &described.members {
-        for tp in assigned {
-            partitions.insert(tp.clone(), Some(member_id.clone()));
+    for m in &described.members {
+        for tp in &m.assignment {
+            partitions.insert(tp.clone(), Some(m.member_id.clone()));
         }
     }
     let topics: Vec<String> = {
@@ -337,12 +345,12 @@ fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<
         "state": described.state,
         "protocol_type": described.protocol_type,
         "protocol": described.protocol,
-        "members": described.members.iter().map(|(id, instance, client_id, host, assigned)| json!({
-            "member_id": id,
-            "group_instance_id": instance,
-            "client_id": client_id,
-            "host": host,
-            "assignment": assigned.iter().map(|(t, p)| json!({"topic": t, "partition": p})).collect::<Vec<_>>(),
+        "members": described.members.iter().map(|m| json!({
+            "member_id": m.member_id,
+            "group_instance_id": m.group_instance_id,
+            "client_id": m.client_id,
+            "host": m.host,
+            "assignment": m.assignment.iter().map(|(t, p)| json!({"topic": t, "partition": p})).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "offsets": rows.iter().map(|(t, p, c, e, lag, member)| json!({
             "topic": t,
@@ -371,12 +379,16 @@ fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<
         );
         if !described.members.is_empty() {
             let mut t = Table::new(&["MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"]);
-            for (id, _, client_id, host, assigned) in &described.members {
-                let a: Vec<String> = assigned.iter().map(|(t, p)| format!("{t}-{p}")).collect();
+            for m in &described.members {
+                let a: Vec<String> = m
+                    .assignment
+                    .iter()
+                    .map(|(t, p)| format!("{t}-{p}"))
+                    .collect();
                 t.row(vec![
-                    id.clone(),
-                    client_id.clone(),
-                    host.clone(),
+                    m.member_id.clone(),
+                    m.client_id.clone(),
+                    m.host.clone(),
                     a.join(","),
                 ]);
             }

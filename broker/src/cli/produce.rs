@@ -130,7 +130,7 @@ struct Produced {
 pub fn run(global: &Global, args: &ProduceArgs) -> anyhow::Result<()> {
     let mut client = global.connect()?;
     // A producer's Metadata may create the topic when the broker auto-creates topics.
-    let meta = client.metadata_with(Some(&[args.topic.clone()]), true)?;
+    let meta = client.metadata_with(Some(std::slice::from_ref(&args.topic)), true)?;
     let t = meta
         .topics
         .first()
@@ -313,6 +313,15 @@ fn encode_batch(records: &mut [Record], compression: Compression) -> anyhow::Res
     Ok(buf.freeze())
 }
 
+/// One partition's records, encoded.
+struct EncodedBatch {
+    partition: i32,
+    records: usize,
+    /// Key and value bytes (what the summary reports).
+    bytes: u64,
+    batch: Bytes,
+}
+
 /// Sends everything pending, one request per partition leader, and checks every answer.
 fn send(
     client: &mut Client,
@@ -324,7 +333,7 @@ fn send(
     if pending.by_partition.is_empty() {
         return Ok(());
     }
-    let mut by_leader: BTreeMap<String, (Node, Vec<(i32, usize, u64, Bytes)>)> = BTreeMap::new();
+    let mut by_leader: BTreeMap<String, (Node, Vec<EncodedBatch>)> = BTreeMap::new();
     for (partition, mut records) in std::mem::take(&mut pending.by_partition) {
         let bytes: u64 = records
             .iter()
@@ -339,7 +348,12 @@ fn send(
             .entry(format!("{node:?}"))
             .or_insert_with(|| (node, Vec::new()))
             .1
-            .push((partition, records.len(), bytes, batch));
+            .push(EncodedBatch {
+                partition,
+                records: records.len(),
+                bytes,
+                batch,
+            });
     }
     pending.bytes = 0;
     pending.bytes_by_partition.clear();
@@ -350,10 +364,10 @@ fn send(
             t.name = TopicName(StrBytes::from_string(args.topic.clone()));
             t.partition_data = batches
                 .iter()
-                .map(|(p, _, _, b)| {
+                .map(|b| {
                     let mut pd = PartitionProduceData::default();
-                    pd.index = *p;
-                    pd.records = Some(b.clone());
+                    pd.index = b.partition;
+                    pd.records = Some(b.batch.clone());
                     pd
                 })
                 .collect();
@@ -379,13 +393,13 @@ fn send(
                 }
             }
         }
-        for (p, count, bytes, _) in &batches {
-            produced.records += *count as u64;
-            produced.bytes += bytes;
-            let entry = produced.partitions.entry(*p).or_insert((0, -1));
-            entry.0 += *count as u64;
-            entry.1 = match last_offsets.get(p) {
-                Some(base) if *base >= 0 => base + *count as i64 - 1,
+        for b in &batches {
+            produced.records += b.records as u64;
+            produced.bytes += b.bytes;
+            let entry = produced.partitions.entry(b.partition).or_insert((0, -1));
+            entry.0 += b.records as u64;
+            entry.1 = match last_offsets.get(&b.partition) {
+                Some(base) if *base >= 0 => base + b.records as i64 - 1,
                 _ => -1,
             };
         }

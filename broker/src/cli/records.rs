@@ -8,6 +8,9 @@ use samsa_storage::{compression, records};
 /// Largest decompressed payload of one batch the CLI accepts.
 pub const DECOMPRESSED_BYTES_MAX: usize = 256 * 1024 * 1024;
 
+/// A record's headers: name and value (null allowed), in order.
+pub type Headers = Vec<(String, Option<Vec<u8>>)>;
+
 /// One record with its absolute offset and timestamp.
 #[derive(Debug, Clone)]
 pub struct Record {
@@ -15,7 +18,7 @@ pub struct Record {
     pub timestamp: i64,
     pub key: Option<Vec<u8>>,
     pub value: Option<Vec<u8>>,
-    pub headers: Vec<(String, Option<Vec<u8>>)>,
+    pub headers: Headers,
 }
 
 /// The records of one batch (decompressed as needed). Control batches (transaction markers)
@@ -57,7 +60,7 @@ pub fn decode(batch: &RecordBatch<'_>) -> Result<Vec<Record>, String> {
 }
 
 /// Decodes a record's header block: count varint, then key and value per header.
-fn headers(buf: &[u8]) -> Result<Vec<(String, Option<Vec<u8>>)>, String> {
+fn headers(buf: &[u8]) -> Result<Headers, String> {
     let mut pos = 0;
     let count = records::read_varint(buf, &mut pos).map_err(|e| e.to_string())?;
     let mut out = Vec::new();

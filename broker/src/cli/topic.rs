@@ -17,7 +17,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use serde_json::json;
 
-use super::client::{check, Client, ClientError, Node, EARLIEST, LATEST};
+use super::client::{check, Client, ClientError, ListedOffsets, Node, EARLIEST, LATEST};
 use super::output::{emit, Table};
 use super::{key_value, Global};
 
@@ -252,9 +252,8 @@ fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<
     let ends = client.list_offsets(&wanted(LATEST))?;
     let configs = topic_overrides(client, name)?;
     let ids = |v: &[kafka_protocol::messages::BrokerId]| v.iter().map(|b| b.0).collect::<Vec<_>>();
-    let offset = |m: &std::collections::HashMap<(String, i32), (i64, i64)>, p: i32| {
-        m.get(&(name.to_string(), p)).map(|o| o.0).unwrap_or(-1)
-    };
+    let offset =
+        |m: &ListedOffsets, p: i32| m.get(&(name.to_string(), p)).map(|o| o.0).unwrap_or(-1);
     let rows: Vec<serde_json::Value> = partitions
         .iter()
         .map(|p| {
