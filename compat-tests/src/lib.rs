@@ -289,7 +289,34 @@ pub fn run_with_timeout(
     cmd: &mut Command,
     timeout: Duration,
 ) -> anyhow::Result<(ExitStatus, String, String)> {
+    run(cmd, None, timeout)
+}
+
+/// Like [`run_with_timeout`], with `input` written to the command's stdin (then closed).
+pub fn run_with_input(
+    cmd: &mut Command,
+    input: &[u8],
+    timeout: Duration,
+) -> anyhow::Result<(ExitStatus, String, String)> {
+    run(cmd, Some(input.to_vec()), timeout)
+}
+
+fn run(
+    cmd: &mut Command,
+    input: Option<Vec<u8>>,
+    timeout: Duration,
+) -> anyhow::Result<(ExitStatus, String, String)> {
+    if input.is_some() {
+        cmd.stdin(Stdio::piped());
+    }
     let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    // A writer thread, so that a command that stops reading cannot block us.
+    let writer = match (input, child.stdin.take()) {
+        (Some(data), Some(mut stdin)) => Some(std::thread::spawn(move || {
+            let _ = std::io::Write::write_all(&mut stdin, &data);
+        })),
+        _ => None,
+    };
     let mut stdout = child.stdout.take().unwrap();
     let mut stderr = child.stderr.take().unwrap();
     let out = std::thread::spawn(move || {
@@ -317,6 +344,9 @@ pub fn run_with_timeout(
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    if let Some(w) = writer {
+        let _ = w.join();
+    }
     Ok((
         status,
         out.join().unwrap_or_default(),

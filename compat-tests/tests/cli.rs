@@ -5,9 +5,8 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -19,45 +18,15 @@ const CLI_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs `samsa -b <broker> ARGS` with `stdin` as its input; returns (status, stdout, stderr).
 fn samsa_in(bootstrap: &str, args: &[&str], stdin: &[u8]) -> (ExitStatus, String, String) {
-    let mut child = Command::new(compat_tests::samsa_bin())
-        .arg("-b")
-        .arg(bootstrap)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run samsa");
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut s).ok();
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut s).ok();
-        s
-    });
-    let deadline = Instant::now() + CLI_TIMEOUT;
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("samsa {args:?} did not finish within {CLI_TIMEOUT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    writer.join().unwrap();
-    (status, out.join().unwrap(), err.join().unwrap())
+    compat_tests::run_with_input(
+        Command::new(compat_tests::samsa_bin())
+            .arg("-b")
+            .arg(bootstrap)
+            .args(args),
+        stdin,
+        CLI_TIMEOUT,
+    )
+    .unwrap_or_else(|e| panic!("samsa {args:?}: {e}"))
 }
 
 fn samsa(broker: &Broker, args: &[&str]) -> (ExitStatus, String, String) {
@@ -601,20 +570,6 @@ fn dump_log_reads_a_segment_written_by_a_real_client_and_catches_a_flipped_byte(
     let (status, _, err) = samsa(&broker, &["dump-log", torn.to_str().unwrap()]);
     assert_eq!(status.code(), Some(1));
     assert!(err.contains("torn"), "{err}");
-}
-
-/// A librdkafka consumer in `group`, subscribed to `topic`, committing only by hand.
-fn group_consumer(broker: &Broker, group: &str, topic: &str) -> rdkafka::consumer::BaseConsumer {
-    use rdkafka::consumer::Consumer;
-    let mut c = client_config(broker);
-    c.set("group.id", group)
-        .set("enable.auto.commit", "false")
-        .set("auto.offset.reset", "earliest")
-        .set("session.timeout.ms", "6000")
-        .set("enable.partition.eof", "false");
-    let consumer: rdkafka::consumer::BaseConsumer = c.create().expect("consumer");
-    consumer.subscribe(&[topic]).expect("subscribe");
-    consumer
 }
 
 fn commit(consumer: &rdkafka::consumer::BaseConsumer, topic: &str, offsets: &[(i32, i64)]) {

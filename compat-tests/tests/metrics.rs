@@ -271,7 +271,7 @@ fn an_empty_metrics_listener_disables_the_endpoint() {
 
 #[test]
 fn consumer_lag_per_group_drops_to_zero_when_the_group_catches_up() {
-    use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+    use rdkafka::consumer::{CommitMode, Consumer};
     let broker = Broker::start();
     create_topic(&broker, "lagging", 1, &[]);
     let producer = producer(&broker, &[]);
@@ -280,13 +280,7 @@ fn consumer_lag_per_group_drops_to_zero_when_the_group_catches_up() {
         .collect();
     produce_all(&producer, "lagging", &records, Some(0));
 
-    let mut c = client_config(&broker);
-    c.set("group.id", "lag-watchers")
-        .set("enable.auto.commit", "false")
-        .set("auto.offset.reset", "earliest")
-        .set("session.timeout.ms", "6000");
-    let consumer: BaseConsumer = c.create().unwrap();
-    consumer.subscribe(&["lagging"]).unwrap();
+    let consumer = group_consumer(&broker, "lag-watchers", "lagging");
     consume_n(&consumer, 20, Duration::from_secs(30));
     let commit = |o: i64| {
         let mut tpl = rdkafka::TopicPartitionList::new();
