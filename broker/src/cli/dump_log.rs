@@ -39,6 +39,14 @@ fn codec_name(c: Option<Compression>) -> &'static str {
 
 pub fn run(global: &Global, args: &DumpLogArgs) -> anyhow::Result<()> {
     let path = &args.path;
+    // Kafka's segment directory also holds .index, .timeindex and .snapshot files, which are
+    // not record batches: say so rather than report them as corrupt.
+    if path.extension().is_some_and(|e| e != "log") {
+        anyhow::bail!(
+            "{} is not a segment file: dump-log reads <base offset>.log files",
+            path.display()
+        );
+    }
     let meta = std::fs::metadata(path)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
     if meta.len() > SEGMENT_BYTES_MAX {

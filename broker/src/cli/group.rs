@@ -45,12 +45,15 @@ pub enum GroupCommand {
     "to_earliest", "to_latest", "to_offset", "to_datetime", "shift_by",
 ])))]
 pub struct ResetArgs {
+    /// The group.
     pub name: String,
     /// TOPIC or TOPIC:P1,P2 (repeatable).
     #[arg(long = "topic", required = true)]
     pub topics: Vec<String>,
+    /// The first offset still in each partition.
     #[arg(long)]
     pub to_earliest: bool,
+    /// The end of each partition (skip everything not yet consumed).
     #[arg(long)]
     pub to_latest: bool,
     /// An absolute offset (clamped into each partition's range, as Kafka does).

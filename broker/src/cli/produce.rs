@@ -20,6 +20,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::records::{
     Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
+use kafka_protocol::ResponseError;
 use serde_json::json;
 
 use super::client::{check, Client, Node};
@@ -127,23 +128,38 @@ struct Produced {
     partitions: BTreeMap<i32, (u64, i64)>,
 }
 
+/// How long a topic that the broker is still creating may take to get its partitions.
+const TOPIC_CREATION_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The partitions of `topic`, created by this Metadata request when the broker auto-creates
+/// topics, as a producer's first Metadata does. A broker answers LEADER_NOT_AVAILABLE (or no
+/// partitions) while a new topic's leaders are being elected: wait for them, briefly.
+fn topic_partitions(client: &mut Client, topic: &str) -> anyhow::Result<Vec<i32>> {
+    let deadline = std::time::Instant::now() + TOPIC_CREATION_WAIT;
+    loop {
+        let meta = client.metadata_with(Some(&[topic.to_string()]), true)?;
+        let t = meta
+            .topics
+            .first()
+            .ok_or_else(|| anyhow::anyhow!("metadata answered nothing for '{topic}'"))?;
+        let electing = t.error_code == ResponseError::LeaderNotAvailable.code()
+            || (t.error_code == 0 && t.partitions.is_empty());
+        if !electing || std::time::Instant::now() >= deadline {
+            check(t.error_code, &format!("topic '{topic}'"), None)?;
+            let mut partitions: Vec<i32> = t.partitions.iter().map(|p| p.partition_index).collect();
+            partitions.sort_unstable();
+            if partitions.is_empty() {
+                anyhow::bail!("topic '{topic}' has no partitions yet; retry in a moment");
+            }
+            return Ok(partitions);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 pub fn run(global: &Global, args: &ProduceArgs) -> anyhow::Result<()> {
     let mut client = global.connect()?;
-    // A producer's Metadata may create the topic when the broker auto-creates topics.
-    let meta = client.metadata_with(Some(std::slice::from_ref(&args.topic)), true)?;
-    let t = meta
-        .topics
-        .first()
-        .ok_or_else(|| anyhow::anyhow!("metadata answered nothing for '{}'", args.topic))?;
-    check(t.error_code, &format!("topic '{}'", args.topic), None)?;
-    let mut partitions: Vec<i32> = t.partitions.iter().map(|p| p.partition_index).collect();
-    partitions.sort_unstable();
-    if partitions.is_empty() {
-        anyhow::bail!(
-            "topic '{}' has no partitions yet; retry in a moment",
-            args.topic
-        );
-    }
+    let partitions = topic_partitions(&mut client, &args.topic)?;
     if let Some(p) = args.partition {
         if !partitions.contains(&p) {
             anyhow::bail!(

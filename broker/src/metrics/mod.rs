@@ -82,7 +82,6 @@ struct ApiHandles {
 }
 
 /// Cached handles of one topic.
-#[derive(Clone)]
 struct TopicHandles {
     bytes_in: Counter,
     records_in: Counter,
@@ -247,9 +246,11 @@ impl Metrics {
         }
     }
 
-    fn topic(&self, topic: &str) -> TopicHandles {
+    /// Runs `f` on the topic's cached handles (made on first use), under the read lock so the
+    /// common case clones nothing.
+    fn with_topic(&self, topic: &str, f: impl FnOnce(&TopicHandles)) {
         if let Some(h) = self.topics.read().get(topic) {
-            return h.clone();
+            return f(h);
         }
         let labels = TopicLabels {
             topic: topic.to_string(),
@@ -260,15 +261,16 @@ impl Metrics {
             bytes_out: self.bytes_out.get_or_create(&labels).clone(),
             records_out: self.records_out.get_or_create(&labels).clone(),
         };
-        self.topics.write().insert(topic.to_string(), h.clone());
-        h
+        f(&h);
+        self.topics.write().insert(topic.to_string(), h);
     }
 
     /// A producer's batches were appended to `topic`.
     pub fn produced(&self, topic: &str, bytes: usize, records: u64) {
-        let h = self.topic(topic);
-        h.bytes_in.inc_by(bytes as u64);
-        h.records_in.inc_by(records);
+        self.with_topic(topic, |h| {
+            h.bytes_in.inc_by(bytes as u64);
+            h.records_in.inc_by(records);
+        });
     }
 
     /// Batches of `topic` went out in a fetch response. Counts records from the batch
@@ -281,9 +283,10 @@ impl Metrics {
             .map_while(Result::ok)
             .map(|b| b.header().record_count.max(0) as u64)
             .sum();
-        let h = self.topic(topic);
-        h.bytes_out.inc_by(batches.len() as u64);
-        h.records_out.inc_by(records);
+        self.with_topic(topic, |h| {
+            h.bytes_out.inc_by(batches.len() as u64);
+            h.records_out.inc_by(records);
+        });
     }
 
     /// Drops the per-topic series of topics that no longer exist.
