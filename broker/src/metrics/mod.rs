@@ -46,6 +46,7 @@ struct ApiLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ErrorLabels {
     api: String,
+    version: i16,
     error: String,
 }
 
@@ -152,7 +153,7 @@ impl Metrics {
         );
         registry.register(
             "request_errors",
-            "Error codes in responses (per partition or resource where the API has them), per API and Kafka error name",
+            "Error codes in responses (per partition or resource where the API has them), per API, version and Kafka error name",
             errors.clone(),
         );
         registry.register(
@@ -239,6 +240,7 @@ impl Metrics {
                 self.errors
                     .get_or_create(&ErrorLabels {
                         api: api.name.clone(),
+                        version,
                         error: crate::util::error_name(code),
                     })
                     .inc();
