@@ -51,16 +51,27 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 
 /// Writes `contents` to `path` atomically (temp file, fsync, rename, fsync the directory).
 pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
-    let dir = path
+    write_atomic_all(&[(path, contents)])
+}
+
+/// `write_atomic` for several files of one directory, sharing the directory fsync: each file
+/// is replaced atomically (readers see old or new), and all are durable on return.
+pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> io::Result<()> {
+    let Some((first, _)) = files.first() else {
+        return Ok(());
+    };
+    let dir = first
         .parent()
         .ok_or_else(|| io::Error::other("checkpoint path has no parent"))?;
-    let mut tmp_name = path
-        .file_name()
-        .expect("checkpoint file name")
-        .to_os_string();
-    tmp_name.push(".tmp");
-    let tmp = dir.join(tmp_name);
-    {
+    let mut renames = Vec::with_capacity(files.len());
+    for (path, contents) in files {
+        debug_assert_eq!(path.parent(), Some(dir), "one directory per call");
+        let mut tmp_name = path
+            .file_name()
+            .expect("checkpoint file name")
+            .to_os_string();
+        tmp_name.push(".tmp");
+        let tmp = dir.join(tmp_name);
         let mut f = OpenOptions::new()
             .write(true)
             .create(true)
@@ -68,8 +79,11 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
             .open(&tmp)?;
         f.write_all(contents)?;
         f.sync_all()?;
+        renames.push((tmp, *path));
     }
-    fs::rename(&tmp, path)?;
+    for (tmp, path) in renames {
+        fs::rename(&tmp, path)?;
+    }
     sync_dir(dir)
 }
 
@@ -125,11 +139,17 @@ fn read_lines(path: &Path) -> io::Result<Option<Vec<String>>> {
 }
 
 /// Writes an offset checkpoint of a log directory.
+#[cfg(test)]
 pub fn write_offsets(path: &Path, offsets: &[(TopicPartition, i64)]) -> io::Result<()> {
+    write_atomic(path, &encode_offsets(offsets))
+}
+
+/// The text of an offset checkpoint.
+pub fn encode_offsets(offsets: &[(TopicPartition, i64)]) -> Vec<u8> {
     let lines = offsets
         .iter()
         .map(|(tp, o)| format!("{} {} {}", tp.topic, tp.partition, o));
-    write_atomic(path, &encode(lines.collect::<Vec<_>>().into_iter()))
+    encode(lines.collect::<Vec<_>>().into_iter())
 }
 
 /// Reads an offset checkpoint; a missing file is an empty map.

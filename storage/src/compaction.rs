@@ -4,9 +4,12 @@
 //!
 //! One pass, after Kafka's `LogCleaner`:
 //! 1. The cleanable range is every closed segment up to the first one holding a record younger
-//!    than `min.compaction.lag.ms`. The active segment is never cleaned.
-//! 2. Build a map key -> latest offset over that range (bounded by `OFFSET_MAP_KEY_BYTES_MAX`;
-//!    if the map fills, only the segments it fully covers are cleaned this time).
+//!    than `min.compaction.lag.ms`. The active segment is never cleaned. Its *dirty* part is
+//!    what no earlier pass has seen (from `first_dirty_offset`, Kafka's cleaner checkpoint,
+//!    kept in memory here). Nothing dirty and no tombstone waiting to expire: nothing to do.
+//! 2. Build a map key -> latest offset over the dirty part (bounded by
+//!    `OFFSET_MAP_KEY_BYTES_MAX`; if the map fills, only the segments up to the last one it
+//!    fully covers are cleaned this time).
 //! 3. Rewrite each segment into `<base>.log.cleaned`, keeping a record iff it is the latest
 //!    for its key (and, for a tombstone, younger than `delete.retention.ms`). A batch with
 //!    every record kept is copied byte for byte; a partly kept batch is re-encoded with its
@@ -29,7 +32,8 @@ use crate::batch::{encode_batch, BatchFields, Compression, RecordBatch};
 use crate::checkpoint::sync_dir;
 use crate::compression;
 use crate::error::LogError;
-use crate::log::{for_each_record, Log};
+use crate::log::Log;
+use crate::records::for_each_record;
 use crate::recovery;
 use crate::segment::file_name;
 
@@ -37,6 +41,15 @@ use crate::segment::file_name;
 pub const OFFSET_MAP_KEY_BYTES_MAX: usize = 128 << 20;
 /// Output is written in chunks of this size.
 const WRITE_CHUNK_BYTES: usize = 1 << 20;
+
+/// Compaction progress of one log.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct CleanerState {
+    /// Every offset below this has been through a pass (its keys deduplicated).
+    pub first_dirty_offset: i64,
+    /// The last pass kept tombstones that will expire with time.
+    pub tombstones_retained: bool,
+}
 
 /// What one compaction pass did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -68,14 +81,19 @@ impl Log {
             }
             cleanable.push(base);
         }
-        if cleanable.is_empty() {
+        // A segment is dirty if it holds offsets at or above `first_dirty_offset`.
+        let first_dirty = self.cleaner.first_dirty_offset;
+        let dirty_from = cleanable
+            .iter()
+            .position(|&b| self.segment_end(b) > first_dirty);
+        if cleanable.is_empty() || (dirty_from.is_none() && !self.cleaner.tombstones_retained) {
             return Ok(report);
         }
-        // Pass 1: the latest offset of every key.
+        // Pass 1: the latest offset of every key in the dirty part.
         let mut map: HashMap<Vec<u8>, i64> = HashMap::new();
         let mut key_bytes = 0usize;
-        let mut mapped = 0;
-        for &base in &cleanable {
+        let mut mapped_through = dirty_from.map_or(cleanable.len(), |d| d);
+        for &base in &cleanable[mapped_through..] {
             self.open_segment(base)?;
             let seg = &self.segments[&base];
             let file = seg.log_file().clone();
@@ -101,10 +119,11 @@ impl Log {
             if full {
                 break;
             }
-            mapped += 1;
+            mapped_through += 1;
         }
-        cleanable.truncate(mapped);
+        cleanable.truncate(mapped_through);
         // Pass 2: rewrite and swap each segment.
+        let mut tombstones_retained = false;
         let delete_horizon = now_ms.saturating_sub(self.config.delete_retention_ms);
         for &base in &cleanable {
             self.open_segment(base)?;
@@ -114,10 +133,11 @@ impl Log {
                 .next()
                 .map(|(b, _)| b)
                 .expect("the active segment follows");
-            let (before, after, removed) = self
+            let (before, after, removed, tombstones) = self
                 .clean_segment(base, &map, delete_horizon)
                 .map_err(|e| self.io("compaction", e))?;
             report.segments_cleaned += 1;
+            tombstones_retained |= tombstones;
             report.records_removed += removed;
             report.bytes_before += before;
             report.bytes_after += after;
@@ -132,19 +152,32 @@ impl Log {
                 .close_files()
                 .map_err(|e| self.io("compaction", e))?;
         }
+        if let Some(&last) = cleanable.last() {
+            self.cleaner.first_dirty_offset =
+                self.cleaner.first_dirty_offset.max(self.segment_end(last));
+        }
+        self.cleaner.tombstones_retained = tombstones_retained;
         // The cache may hold records that were just cleaned away.
         self.tail.clear();
         Ok(report)
     }
 
+    /// The offset where the segment at `base` ends: the next segment's base offset.
+    fn segment_end(&self, base: i64) -> i64 {
+        self.segments
+            .range(base + 1..)
+            .next()
+            .map_or(self.log_end_offset(), |(b, _)| *b)
+    }
+
     /// Writes the cleaned copy of segment `base` and swaps it in. Returns (bytes before,
-    /// bytes after, records removed).
+    /// bytes after, records removed, whether tombstones were kept).
     fn clean_segment(
         &self,
         base: i64,
         map: &HashMap<Vec<u8>, i64>,
         delete_horizon: i64,
-    ) -> io::Result<(u64, u64, u64)> {
+    ) -> io::Result<(u64, u64, u64, bool)> {
         let seg = &self.segments[&base];
         let file = seg.log_file().clone();
         let dir = &self.dir;
@@ -157,18 +190,23 @@ impl Log {
         let mut buf: Vec<u8> = Vec::with_capacity(WRITE_CHUNK_BYTES);
         let mut written = 0u64;
         let mut removed = 0u64;
+        let mut tombstones = false;
         let mut failure: Option<io::Error> = None;
         recovery::scan(&*file, 0, seg.size, i64::MIN, i64::MAX, |_, b| {
             if failure.is_some() {
                 return;
             }
             match clean_batch(b, map, delete_horizon) {
-                Ok(Cleaned::Keep) => buf.extend_from_slice(b.as_bytes()),
-                Ok(Cleaned::Rewritten(bytes, n)) => {
+                Ok((Cleaned::Keep, t)) => {
+                    buf.extend_from_slice(b.as_bytes());
+                    tombstones |= t;
+                }
+                Ok((Cleaned::Rewritten(bytes, n), t)) => {
                     buf.extend_from_slice(&bytes);
                     removed += n;
+                    tombstones |= t;
                 }
-                Ok(Cleaned::Drop(n)) => removed += n,
+                Ok((Cleaned::Drop(n), _)) => removed += n,
                 Err(e) => failure = Some(e),
             }
             if buf.len() >= WRITE_CHUNK_BYTES {
@@ -188,7 +226,7 @@ impl Log {
         out.sync_all()?;
         drop(out);
         swap_in(dir, base)?;
-        Ok((seg.size, written, removed))
+        Ok((seg.size, written, removed, tombstones))
     }
 }
 
@@ -202,14 +240,15 @@ fn clean_batch(
     b: &RecordBatch<'_>,
     map: &HashMap<Vec<u8>, i64>,
     delete_horizon: i64,
-) -> io::Result<Cleaned> {
+) -> io::Result<(Cleaned, bool)> {
     let h = *b.header();
     if h.is_control() {
-        return Ok(Cleaned::Keep);
+        return Ok((Cleaned::Keep, false));
     }
     let mut kept_payload: Vec<u8> = Vec::new();
     let mut kept = 0i32;
     let mut max_timestamp = i64::MIN;
+    let mut tombstones = false;
     let parsed = for_each_record(b, |offset, timestamp, r| {
         let keep = match r.key {
             None => true,
@@ -219,6 +258,7 @@ fn clean_batch(
             }
         };
         if keep {
+            tombstones |= r.key.is_some() && r.value.is_none();
             kept_payload.extend_from_slice(r.encoded);
             kept += 1;
             max_timestamp = max_timestamp.max(timestamp);
@@ -227,10 +267,10 @@ fn clean_batch(
     });
     if parsed.is_err() {
         // Records we cannot read are kept as they are: compaction never loses what it cannot judge.
-        return Ok(Cleaned::Keep);
+        return Ok((Cleaned::Keep, false));
     }
     if kept == h.record_count {
-        return Ok(Cleaned::Keep);
+        return Ok((Cleaned::Keep, tombstones));
     }
     let removed = (h.record_count - kept) as u64;
     let mut fields = BatchFields {
@@ -251,15 +291,21 @@ fn clean_batch(
     };
     if kept == 0 {
         if h.producer_id < 0 {
-            return Ok(Cleaned::Drop(removed));
+            return Ok((Cleaned::Drop(removed), false));
         }
         // Empty batches are written uncompressed, as Kafka's `writeEmptyHeader` does.
         fields.attributes &= !0x07;
-        return Ok(Cleaned::Rewritten(encode_batch(&fields, &[]), removed));
+        return Ok((
+            Cleaned::Rewritten(encode_batch(&fields, &[]), removed),
+            false,
+        ));
     }
     let codec = h.compression().unwrap_or(Compression::None);
     let payload = compression::compress(codec, &kept_payload)?;
-    Ok(Cleaned::Rewritten(encode_batch(&fields, &payload), removed))
+    Ok((
+        Cleaned::Rewritten(encode_batch(&fields, &payload), removed),
+        tombstones,
+    ))
 }
 
 /// The crash-safe swap of `<base>.log.cleaned` over `<base>.log`.

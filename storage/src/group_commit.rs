@@ -34,6 +34,10 @@ pub(crate) struct FlushState {
 struct FlushInner {
     generation: u64,
     flushed: i64,
+    /// A failed fdatasync: the page cache may have dropped data, so the log takes no more
+    /// appends until it is reopened and recovered (fsync errors are not retried: after one,
+    /// Linux may report later fsyncs as successful although the data is gone).
+    failure: Option<String>,
 }
 
 impl FlushState {
@@ -42,6 +46,7 @@ impl FlushState {
             inner: Mutex::new(FlushInner {
                 generation: 0,
                 flushed,
+                failure: None,
             }),
         })
     }
@@ -57,6 +62,12 @@ impl FlushState {
         if g.generation == generation && up_to > g.flushed {
             g.flushed = up_to;
         }
+    }
+    pub fn failure(&self) -> Option<String> {
+        self.inner.lock().failure.clone()
+    }
+    fn fail(&self, why: String) {
+        self.inner.lock().failure.get_or_insert(why);
     }
     /// The log was truncated or reset: start a new generation with `flushed`.
     pub fn reset(&self, flushed: i64) {
@@ -108,6 +119,8 @@ struct Queue {
     shutdown: bool,
     /// fdatasync calls made so far (for tests and metrics).
     syncs: u64,
+    /// Test hook: fail every file of the next round with EIO.
+    fail_next_round: bool,
     /// Rounds (drains of the queue) so far.
     rounds: u64,
 }
@@ -125,6 +138,7 @@ impl GroupCommit {
                 waiters: Vec::new(),
                 shutdown: false,
                 syncs: 0,
+                fail_next_round: false,
                 rounds: 0,
             }),
             wake: Condvar::new(),
@@ -174,6 +188,12 @@ impl GroupCommit {
         rx
     }
 
+    /// Test hook: the next round's fdatasyncs all fail with EIO.
+    #[doc(hidden)]
+    pub fn inject_sync_failure(&self) {
+        self.shared.queue.lock().fail_next_round = true;
+    }
+
     /// fdatasync calls made so far.
     pub fn syncs(&self) -> u64 {
         self.shared.queue.lock().syncs
@@ -204,8 +224,12 @@ fn run(shared: &Shared) {
             if q.waiters.is_empty() && q.shutdown {
                 return;
             }
-            std::mem::take(&mut q.waiters)
+            (
+                std::mem::take(&mut q.waiters),
+                std::mem::take(&mut q.fail_next_round),
+            )
         };
+        let (batch, inject_failure) = batch;
         // Each distinct file once, in the order first seen (a log's rolled segments first).
         let mut seen: HashSet<*const File> = HashSet::new();
         let mut failed: Vec<(*const File, std::io::Error)> = Vec::new();
@@ -218,7 +242,12 @@ fn run(shared: &Shared) {
                 let ptr = Arc::as_ptr(f);
                 if seen.insert(ptr) {
                     syncs += 1;
-                    if let Err(e) = f.sync_data() {
+                    let result = if inject_failure {
+                        Err(std::io::Error::from_raw_os_error(libc::EIO))
+                    } else {
+                        f.sync_data()
+                    };
+                    if let Err(e) = result {
                         failed.push((ptr, e));
                     }
                 }
@@ -234,10 +263,11 @@ fn run(shared: &Shared) {
                     req.state.advance(req.generation, req.up_to);
                     Ok(())
                 }
-                Some((_, e)) => Err(LogError::Storage(std::io::Error::new(
-                    e.kind(),
-                    format!("fdatasync for {}: {e}", req.partition),
-                ))),
+                Some((_, e)) => {
+                    let why = format!("fdatasync for {}: {e}", req.partition);
+                    req.state.fail(why.clone());
+                    Err(LogError::Storage(std::io::Error::new(e.kind(), why)))
+                }
             };
             let _ = tx.send(result);
         }

@@ -111,7 +111,13 @@ impl<E: Entry> Index<E> {
         if whole_entries > INDEX_ENTRIES_HARD_MAX {
             clean = false;
         }
-        let count = whole_entries.min(INDEX_ENTRIES_HARD_MAX);
+        // Read no more than the configured size allows (+1 for the entry `seal` may force in).
+        let count = whole_entries
+            .min(entries_max.saturating_add(1))
+            .min(INDEX_ENTRIES_HARD_MAX);
+        if count < whole_entries {
+            clean = false;
+        }
         let mut raw = vec![0u8; count * E::BYTES];
         file.read_exact_at(&mut raw, 0)?;
         let mut entries: Vec<E> = Vec::with_capacity(count);

@@ -61,6 +61,34 @@
 //! pub enum LogError { OffsetOutOfRange{..}, CorruptBatch(String), InvalidRecord(String),
 //!     MessageTooLarge{..}, Storage(io::Error), .. }   // thiserror; messages name the partition and the limit
 //! ```
+//!
+//! ## As built (additions to the contract above; nothing in it was renamed or re-typed)
+//!
+//! - `LogConfig` has public fields, `LogConfig::set(kafka_name, value)` and a
+//!   `tail_cache_bytes` field (bytes of recent appends served from memory, default 4 MiB).
+//! - `LogError` also has `InvalidRequest(String)` (negative offsets and the like).
+//!   `OffsetOutOfRange` and `MessageTooLarge` carry `partition` plus the numbers.
+//! - `Log` adds: `append_as_follower` (replication: offsets and epochs kept), `high_watermark`
+//!   / `set_high_watermark` (restored from `replication-offset-checkpoint`), `checkpoint()`
+//!   (what to pass to `LogDir::write_checkpoints`), `flush_now`, `set_group_commit`,
+//!   `compact_with_report`, `leader_epochs`, `latest_epoch`, `segment_count`,
+//!   `segment_base_offsets`. `offset_for_timestamp` also answers ListOffsets' special
+//!   timestamps -2 (earliest), -1 (latest) and -3 (max timestamp).
+//! - `LogSlice::len` is exact for memory slices and an upper bound for segment slices: the
+//!   last batch is only known to be whole once `load` has read it (it trims a partial one).
+//! - `GroupCommit::shared()` is the process-wide instance used for flush.messages / flush.ms /
+//!   roll flushes of logs that were not given one; `syncs()` and `rounds()` count its work.
+//! - `LogDir::read_checkpoints`; the directory is `flock`ed against a second owner.
+//!
+//! ## Files
+//!
+//! `batch` (v2 header views, validation, in-place rewrites), `records` (record varints),
+//! `compression` (codecs), `index` (offset and time index files), `segment` (one segment),
+//! `recovery` (the validating scan and what `open` scans), `log` (the partition log: open,
+//! append, roll, flush, truncate, close), `read` (Fetch, ListOffsets, OffsetForLeaderEpoch),
+//! `slice` (`LogSlice`), `retention` (maintenance, DeleteRecords), `compaction`, `tail_cache`,
+//! `leader_epoch`, `checkpoint` (Kafka's checkpoint text files), `log_dir`, `group_commit`,
+//! `config`, `error`; `test_support` and `fuzzing` (hidden) serve tests, benches and fuzzing.
 
 pub mod batch;
 mod checkpoint;
@@ -68,14 +96,19 @@ pub mod compaction;
 pub mod compression;
 mod config;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod group_commit;
 mod index;
 mod leader_epoch;
 mod log;
 mod log_dir;
+mod read;
 pub mod records;
 pub mod recovery;
+mod retention;
 mod segment;
+mod slice;
 mod tail_cache;
 #[doc(hidden)]
 pub mod test_support;
@@ -89,7 +122,8 @@ pub use error::LogError;
 pub use group_commit::{GroupCommit, SyncRequest};
 pub use log::OPEN_CLOSED_SEGMENTS_MAX;
 pub use log::{
-    AppendInfo, Log, LogSlice, MaintenanceReport, PartitionCheckpoint, EARLIEST_TIMESTAMP,
-    LATEST_TIMESTAMP, MAX_TIMESTAMP,
+    AppendInfo, Log, PartitionCheckpoint, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP,
 };
 pub use log_dir::{LogDir, CLEAN_SHUTDOWN_FILE};
+pub use retention::MaintenanceReport;
+pub use slice::LogSlice;

@@ -1,6 +1,8 @@
-//! `Log`: one partition's log — a sequence of segments, the offsets that describe it, and
-//! every operation the broker performs on it (append, read, offset lookups, truncation,
-//! retention, compaction, flushing, close).
+//! `Log`: one partition's log — a sequence of segments and the offsets that describe it —
+//! with opening, appending (as leader and as follower), rolling, flushing, truncation and
+//! close. The other operations are `impl Log` blocks beside it: `read.rs` (Fetch, ListOffsets,
+//! OffsetForLeaderEpoch), `retention.rs` (maintenance, DeleteRecords), `compaction.rs`, and
+//! `recovery.rs` (what `open` scans).
 //!
 //! Invariants:
 //! - segments are keyed by base offset; the last is the *active* segment, always open;
@@ -14,22 +16,19 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::fs::{self, File};
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 
-use crate::batch::{self, BatchHeader, Compression, RecordBatch};
+use crate::batch::{self, RecordBatch};
 use crate::checkpoint::LEADER_EPOCH_CHECKPOINT;
-use crate::compression;
 use crate::config::{LogConfig, TimestampType, TopicPartition};
 use crate::error::LogError;
 use crate::group_commit::{FlushState, GroupCommit, SyncRequest};
 use crate::leader_epoch::LeaderEpochCache;
-use crate::records;
-use crate::segment::{self, BatchMeta, Segment, NO_TIMESTAMP};
-use crate::tail_cache::{ReadBounds, TailCache};
+use crate::segment::{BatchMeta, Segment, WriteFault, NO_TIMESTAMP};
+use crate::tail_cache::TailCache;
 
 /// Closed segments a log keeps open at once (file handles and loaded indexes) besides the
 /// active one; older ones are closed least-recently-used first.
@@ -64,16 +63,6 @@ pub struct AppendInfo {
     pub record_count: u32,
 }
 
-/// What `maintenance` did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MaintenanceReport {
-    pub rolled: bool,
-    pub deleted_segments: usize,
-    pub deleted_bytes: u64,
-    pub log_start_offset: i64,
-    pub flush_submitted: bool,
-}
-
 /// Hints from the log directory's checkpoints for opening a log.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct OpenHints {
@@ -81,98 +70,6 @@ pub(crate) struct OpenHints {
     pub log_start_offset: Option<i64>,
     pub high_watermark: Option<i64>,
     pub clean_shutdown: bool,
-}
-
-/// Whole batches of a log. `load()` reads them without the log (and its mutex).
-#[derive(Clone, Debug)]
-pub struct LogSlice {
-    repr: SliceRepr,
-}
-
-#[derive(Clone, Debug)]
-enum SliceRepr {
-    Memory(Bytes),
-    File {
-        file: Arc<File>,
-        position: u64,
-        len: usize,
-        base_offset: i64,
-        exact: bool,
-    },
-}
-
-impl LogSlice {
-    pub fn empty() -> LogSlice {
-        LogSlice {
-            repr: SliceRepr::Memory(Bytes::new()),
-        }
-    }
-
-    /// The batches' bytes. From memory this is free; from a segment it is one `pread`, after
-    /// which a trailing partial batch (the read limit fell inside it) is dropped.
-    pub fn load(&self) -> io::Result<Bytes> {
-        match &self.repr {
-            SliceRepr::Memory(b) => Ok(b.clone()),
-            SliceRepr::File {
-                file,
-                position,
-                len,
-                base_offset,
-                exact,
-            } => {
-                let mut buf = BytesMut::zeroed(*len);
-                let n = read_at_most(file, &mut buf, *position)?;
-                buf.truncate(n);
-                if let Ok(h) = BatchHeader::parse(&buf) {
-                    if h.base_offset != *base_offset {
-                        // The log was truncated and rewritten between read() and load().
-                        return Err(io::Error::new(
-                            io::ErrorKind::InvalidData,
-                            "segment changed under a pending read; retry the fetch",
-                        ));
-                    }
-                }
-                let keep = if *exact && n == *len {
-                    n
-                } else {
-                    batch::whole_batches_len(&buf)
-                };
-                buf.truncate(keep);
-                Ok(buf.freeze())
-            }
-        }
-    }
-
-    /// The bytes `load` returns: exact in memory; from a segment an upper bound, as the last
-    /// batch is only known to be whole once read.
-    pub fn len(&self) -> usize {
-        match &self.repr {
-            SliceRepr::Memory(b) => b.len(),
-            SliceRepr::File { len, .. } => *len,
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// True when `load` will not touch the disk.
-    pub fn is_in_memory(&self) -> bool {
-        matches!(self.repr, SliceRepr::Memory(_))
-    }
-}
-
-fn read_at_most(file: &File, buf: &mut [u8], position: u64) -> io::Result<usize> {
-    let mut done = 0;
-    while done < buf.len() {
-        match file.read_at(&mut buf[done..], position + done as u64) {
-            Ok(0) => break,
-            Ok(n) => done += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(done)
 }
 
 pub struct Log {
@@ -193,8 +90,10 @@ pub struct Log {
     /// Set when a failed append could not be rolled back; appends are refused until reopen.
     pub(crate) failed: Option<String>,
     pub(crate) open_closed: VecDeque<i64>,
-    pub(crate) fault_next_append: Option<usize>,
+    pub(crate) fault_next_append: Option<WriteFault>,
     pub(crate) metas: Vec<BatchMeta>,
+    /// Compaction's progress (in memory; after a restart the first pass reads everything).
+    pub(crate) cleaner: crate::compaction::CleanerState,
 }
 
 fn wall_clock_ms() -> i64 {
@@ -216,7 +115,8 @@ impl Log {
         let io = |what: &str, e| LogError::io(&tp, what, e);
         fs::create_dir_all(dir).map_err(|e| io("create the partition directory", e))?;
         let now_ms = wall_clock_ms();
-        let bases = prepare_directory(dir).map_err(|e| io("list segment files", e))?;
+        let bases =
+            crate::recovery::prepare_directory(dir).map_err(|e| io("list segment files", e))?;
         let mut segments = BTreeMap::new();
         for (i, &(base, size, mtime_ms)) in bases.iter().enumerate() {
             let mut seg = Segment::closed(dir, base, size, mtime_ms);
@@ -247,6 +147,7 @@ impl Log {
             open_closed: VecDeque::new(),
             fault_next_append: None,
             metas: Vec::new(),
+            cleaner: Default::default(),
             tp,
         };
         log.recover(hints)
@@ -270,76 +171,6 @@ impl Log {
             .truncate_from_start(log.log_start_offset)
             .map_err(|e| LogError::io(&log.tp, "write leader-epoch-checkpoint", e))?;
         Ok(log)
-    }
-
-    fn recover(&mut self, hints: OpenHints) -> io::Result<()> {
-        let bases: Vec<i64> = self.segments.keys().copied().collect();
-        let last = *bases.last().expect("a segment");
-        // With a clean shutdown everything was flushed: only the active segment's tail after
-        // its last index entry is looked at (headers, no CRC).
-        let recovery_point = if hints.clean_shutdown {
-            i64::MAX
-        } else {
-            hints.recovery_point.unwrap_or(0)
-        };
-        for (i, &base) in bases.iter().enumerate() {
-            let next_base = bases.get(i + 1).copied().unwrap_or(i64::MAX);
-            let config = self.config.clone();
-            let seg = self.segments.get_mut(&base).expect("listed");
-            if next_base <= recovery_point && base != last {
-                // Flushed before the crash: trust it, learn its max timestamp cheaply.
-                if !seg.load_max_timestamp()? {
-                    seg.open(&config)?;
-                    seg.recompute_tail()?;
-                    seg.next_offset = next_base;
-                    seg.close_files()?;
-                }
-                continue;
-            }
-            seg.open(&config)?;
-            if base == last && hints.clean_shutdown {
-                if seg.recompute_tail().is_ok() && seg.next_offset >= seg.base_offset {
-                    break;
-                }
-                tracing::warn!(partition = %self.tp, "clean-shutdown log has a bad tail; recovering it");
-            }
-            let from = (recovery_point > base && !hints.clean_shutdown).then_some(recovery_point);
-            let max_last = next_base.saturating_sub(1);
-            let result = seg.recover(from, max_last)?;
-            seg.flush()?;
-            let truncated = result.valid_end < seg.log_file().metadata()?.len()
-                || result.stop != crate::recovery::ScanStop::End;
-            if base != last {
-                seg.next_offset = next_base;
-                seg.close_files()?;
-            }
-            if truncated && base != last {
-                // Kafka deletes every segment after a corrupt one: their offsets can no longer
-                // follow on densely.
-                tracing::warn!(partition = %self.tp, segment = base, "deleting segments after a corrupt batch");
-                let later: Vec<i64> = self.segments.range(base + 1..).map(|(b, _)| *b).collect();
-                for b in later {
-                    if let Some(s) = self.segments.remove(&b) {
-                        s.delete_files()?;
-                    }
-                }
-                let seg = self.segments.get_mut(&base).expect("kept");
-                seg.open(&config)?;
-                seg.recompute_tail()?;
-                break;
-            }
-        }
-        let config = self.config.clone();
-        let active = self.active_mut();
-        active.open(&config)?;
-        // segment.ms counts from the first batch (Kafka's `rollingBasedTimestamp`), not from the
-        // file's mtime, which every append refreshes.
-        if let Some(h) = active.header_at(0)? {
-            if h.max_timestamp > 0 {
-                active.created_ms = h.max_timestamp;
-            }
-        }
-        Ok(())
     }
 
     // ---------------------------------------------------------------- accessors
@@ -409,13 +240,13 @@ impl Log {
         self.group_commit = Some(gc);
     }
 
-    fn active(&self) -> &Segment {
+    pub(crate) fn active(&self) -> &Segment {
         self.segments
             .values()
             .next_back()
             .expect("a log always has an active segment")
     }
-    fn active_mut(&mut self) -> &mut Segment {
+    pub(crate) fn active_mut(&mut self) -> &mut Segment {
         self.segments
             .values_mut()
             .next_back()
@@ -436,7 +267,19 @@ impl Log {
     /// ENOSPC, as a full disk would.
     #[doc(hidden)]
     pub fn inject_append_failure(&mut self, partial_bytes: usize) {
-        self.fault_next_append = Some(partial_bytes);
+        self.fault_next_append = Some(WriteFault {
+            partial_bytes,
+            cut_back_fails: false,
+        });
+    }
+
+    /// Test hook: like `inject_append_failure`, and cutting the partial bytes back fails too.
+    #[doc(hidden)]
+    pub fn inject_unrecoverable_append_failure(&mut self, partial_bytes: usize) {
+        self.fault_next_append = Some(WriteFault {
+            partial_bytes,
+            cut_back_fails: true,
+        });
     }
 
     // ---------------------------------------------------------------- append
@@ -449,12 +292,7 @@ impl Log {
         leader_epoch: i32,
         now_ms: i64,
     ) -> Result<AppendInfo, LogError> {
-        if let Some(reason) = &self.failed {
-            return Err(LogError::Storage(io::Error::other(format!(
-                "{} refuses appends until it is reopened, after: {reason}",
-                self.tp
-            ))));
-        }
+        self.check_writable()?;
         if batches.is_empty() {
             return Err(LogError::InvalidRecord(format!(
                 "produce to {} carries no record batches",
@@ -482,15 +320,138 @@ impl Log {
             pos += m.size as usize;
         }
         let last_offset = next - 1;
-        if self
-            .active()
-            .should_roll(&self.config, buf.len() as u64, last_offset, now_ms)
-        {
-            self.roll(now_ms)?;
+        self.write_batches(
+            buf.freeze(),
+            base_offset,
+            last_offset,
+            info.record_count,
+            now_ms,
+        )?;
+        if leader_epoch >= 0 {
+            if let Err(e) = self.epochs.assign(leader_epoch, base_offset) {
+                tracing::error!(partition = %self.tp, error = %e, "could not write leader-epoch-checkpoint");
+            }
+        }
+        Ok(AppendInfo {
+            last_offset,
+            ..info
+        })
+    }
+
+    /// After a failed append that could not be rolled back, or a failed fdatasync, what is on
+    /// disk is unknown: refuse appends until the log is reopened (recovery then validates and
+    /// truncates the tail). Reads go on. Kafka takes the whole log directory offline instead.
+    fn check_writable(&self) -> Result<(), LogError> {
+        let reason = self.failed.clone().or_else(|| self.flush.failure());
+        match reason {
+            None => Ok(()),
+            Some(reason) => Err(LogError::Storage(io::Error::other(format!(
+                "{} refuses appends until it is reopened, after: {reason}",
+                self.tp
+            )))),
+        }
+    }
+
+    /// Why appends are refused, if they are (see `append`).
+    pub fn failure(&self) -> Option<String> {
+        self.failed.clone().or_else(|| self.flush.failure())
+    }
+
+    /// Appends batches a leader already assigned offsets to (replication, Kafka's
+    /// `appendAsFollower`): checks length, magic and CRC, requires offsets to start at or past
+    /// the log end and to increase, writes the bytes unchanged, and records each batch's leader
+    /// epoch in the epoch cache. Compacted batches (fewer records than offsets) are accepted.
+    pub fn append_as_follower(
+        &mut self,
+        batches: Bytes,
+        now_ms: i64,
+    ) -> Result<AppendInfo, LogError> {
+        self.check_writable()?;
+        self.metas.clear();
+        let mut expected = self.log_end_offset();
+        let mut first_offset = None;
+        let mut record_count = 0u32;
+        let mut max_timestamp = NO_TIMESTAMP;
+        let mut epochs: Vec<(i32, i64)> = Vec::new();
+        for item in batch::batches(&batches) {
+            let b = item.map_err(|e| {
+                LogError::CorruptBatch(format!("{e} in replica fetch for {}", self.tp))
+            })?;
+            b.validate_integrity().map_err(|e| {
+                LogError::CorruptBatch(format!("{e} in replica fetch for {}", self.tp))
+            })?;
+            let h = *b.header();
+            if h.base_offset < expected {
+                return Err(LogError::InvalidRecord(format!(
+                    "replicated batch at offset {} is below the expected offset {expected} for {}",
+                    h.base_offset, self.tp
+                )));
+            }
+            if self.metas.len() >= APPEND_BATCHES_MAX {
+                return Err(LogError::InvalidRecord(format!(
+                    "replica fetch for {} has more than {APPEND_BATCHES_MAX} batches",
+                    self.tp
+                )));
+            }
+            first_offset.get_or_insert(h.base_offset);
+            if h.partition_leader_epoch >= 0
+                && epochs
+                    .last()
+                    .is_none_or(|&(e, _)| h.partition_leader_epoch > e)
+            {
+                epochs.push((h.partition_leader_epoch, h.base_offset));
+            }
+            self.metas.push(BatchMeta {
+                last_offset: h.last_offset(),
+                max_timestamp: h.max_timestamp,
+                size: b.size_bytes() as u32,
+            });
+            record_count = record_count.saturating_add(h.record_count.max(0) as u32);
+            max_timestamp = max_timestamp.max(h.max_timestamp);
+            expected = h.next_offset();
+        }
+        let Some(first_offset) = first_offset else {
+            return Err(LogError::InvalidRecord(format!(
+                "replica fetch for {} carries no record batches",
+                self.tp
+            )));
+        };
+        self.write_batches(batches, first_offset, expected - 1, record_count, now_ms)?;
+        for (epoch, start) in epochs {
+            if let Err(e) = self.epochs.assign(epoch, start) {
+                tracing::error!(partition = %self.tp, error = %e, "could not write leader-epoch-checkpoint");
+            }
+        }
+        Ok(AppendInfo {
+            base_offset: first_offset,
+            last_offset: expected - 1,
+            log_append_time_ms: -1,
+            max_timestamp_ms: max_timestamp,
+            record_count,
+        })
+    }
+
+    /// Writes whole batches described by `self.metas` at the log end (rolling first if needed)
+    /// with one write, then caches them and applies flush.messages.
+    fn write_batches(
+        &mut self,
+        bytes: Bytes,
+        first_offset: i64,
+        last_offset: i64,
+        record_count: u32,
+        now_ms: i64,
+    ) -> Result<(), LogError> {
+        let leo = self.log_end_offset();
+        let needs_roll = self.active().should_roll(&self.config, bytes.len() as u64, last_offset, now_ms)
+            // A follower's batch may start past the end (a compacted leader): the active
+            // segment must still be able to express its offsets relative to its base.
+            || (first_offset > leo && last_offset - self.active_base() > i32::MAX as i64);
+        if needs_roll {
+            self.roll_at(first_offset.max(leo), now_ms)?;
         }
         let fault = self.fault_next_append.take();
         let metas = std::mem::take(&mut self.metas);
-        let result = self.active_mut().append(&buf, &metas, now_ms, fault);
+        let result = self.active_mut().append(&bytes, &metas, now_ms, fault);
         self.metas = metas;
         if let Err((e, rolled_back)) = result {
             if !rolled_back {
@@ -498,20 +459,18 @@ impl Log {
             }
             return Err(self.io("append", e));
         }
-        if leader_epoch >= 0 {
-            if let Err(e) = self.epochs.assign(leader_epoch, base_offset) {
-                tracing::error!(partition = %self.tp, error = %e, "could not write leader-epoch-checkpoint");
-            }
-        }
-        self.tail.push(base_offset, buf.freeze());
-        self.unflushed_messages += info.record_count as u64;
+        assert_eq!(
+            self.log_end_offset(),
+            last_offset + 1,
+            "the log end must follow the last appended batch of {}",
+            self.tp
+        );
+        self.tail.push(first_offset, bytes);
+        self.unflushed_messages += record_count as u64;
         if self.unflushed_messages >= self.config.flush_messages {
             self.request_flush(now_ms);
         }
-        Ok(AppendInfo {
-            last_offset,
-            ..info
-        })
+        Ok(())
     }
 
     /// Checks every batch and fills `self.metas` with offsets assigned from `base_offset`.
@@ -581,7 +540,12 @@ impl Log {
     }
 
     /// Starts a new active segment at the log end offset.
-    fn roll(&mut self, now_ms: i64) -> Result<(), LogError> {
+    pub(crate) fn roll(&mut self, now_ms: i64) -> Result<(), LogError> {
+        self.roll_at(self.log_end_offset(), now_ms)
+    }
+
+    /// Starts a new active segment at `base` (the log end offset, or past it for a follower).
+    fn roll_at(&mut self, base: i64, now_ms: i64) -> Result<(), LogError> {
         let leo = self.log_end_offset();
         let flushed = self.flush.flushed();
         let active_base = self.active_base();
@@ -595,9 +559,10 @@ impl Log {
                 .map_err(|e| LogError::io(&tp, "write index entries", e))?;
             self.pending_sync.push((leo, files));
         }
-        let seg = Segment::create(&self.dir, leo, now_ms, &self.config)
+        debug_assert!(base >= leo && base > active_base);
+        let seg = Segment::create(&self.dir, base, now_ms, &self.config)
             .map_err(|e| self.io("roll a segment", e))?;
-        self.segments.insert(leo, seg);
+        self.segments.insert(base, seg);
         self.note_open(active_base);
         // Like Kafka's roll, flush the finished segment in the background: the recovery point
         // keeps up with rolls even when flush.messages / flush.ms never fire.
@@ -610,13 +575,13 @@ impl Log {
                 .unwrap_or_else(GroupCommit::shared);
             drop(gc.submit(req));
         }
-        tracing::debug!(partition = %self.tp, base_offset = leo, "rolled a new segment");
+        tracing::debug!(partition = %self.tp, base_offset = base, "rolled a new segment");
         Ok(())
     }
 
     /// Records that closed segment `base` was opened; closes the least recently used beyond
     /// the limit.
-    fn note_open(&mut self, base: i64) {
+    pub(crate) fn note_open(&mut self, base: i64) {
         if base == self.active_base() {
             return;
         }
@@ -671,7 +636,7 @@ impl Log {
     }
 
     /// Submits an asynchronous flush of everything appended so far (flush.messages, flush.ms).
-    fn request_flush(&mut self, now_ms: i64) -> bool {
+    pub(crate) fn request_flush(&mut self, now_ms: i64) -> bool {
         self.unflushed_messages = 0;
         self.last_flush_ms = now_ms;
         self.prune_pending_sync();
@@ -687,7 +652,7 @@ impl Log {
         true
     }
 
-    fn prune_pending_sync(&mut self) {
+    pub(crate) fn prune_pending_sync(&mut self) {
         let flushed = self.flush.flushed();
         self.pending_sync.retain(|(end, _)| *end > flushed);
     }
@@ -715,201 +680,7 @@ impl Log {
 impl Log {
     // ---------------------------------------------------------------- read
 
-    /// Whole batches starting with the one containing `from_offset`, none with an offset at or
-    /// past `max_offset`, at most `max_bytes` of them unless the first alone is larger and
-    /// `min_one_batch` is set. Never crosses a segment boundary (the next read continues).
-    pub fn read(
-        &mut self,
-        from_offset: i64,
-        max_bytes: usize,
-        max_offset: i64,
-        min_one_batch: bool,
-    ) -> Result<LogSlice, LogError> {
-        let leo = self.log_end_offset();
-        if from_offset < self.log_start_offset || from_offset > leo {
-            return Err(LogError::OffsetOutOfRange {
-                partition: self.tp.to_string(),
-                offset: from_offset,
-                log_start_offset: self.log_start_offset,
-                log_end_offset: leo,
-            });
-        }
-        let max_offset = max_offset.min(leo);
-        if from_offset >= max_offset {
-            return Ok(LogSlice::empty());
-        }
-        let bounds = ReadBounds {
-            from_offset,
-            max_bytes,
-            max_offset,
-            min_one_batch,
-        };
-        if let Some(bytes) = self.tail.read(bounds) {
-            return Ok(LogSlice {
-                repr: SliceRepr::Memory(bytes),
-            });
-        }
-        let mut base = *self
-            .segments
-            .range(..=from_offset)
-            .next_back()
-            .map(|(b, _)| b)
-            .unwrap_or_else(|| self.segments.keys().next().expect("a segment"));
-        loop {
-            self.open_segment(base)?;
-            let seg = &self.segments[&base];
-            let found = seg
-                .find_batch(from_offset)
-                .map_err(|e| self.io("read", e))?;
-            let Some((position, h)) = found else {
-                // Nothing at or after `from_offset` here (a compaction gap): try the next one.
-                match self.segments.range(base + 1..).next() {
-                    Some((&next, _)) => {
-                        base = next;
-                        continue;
-                    }
-                    None => return Ok(LogSlice::empty()),
-                }
-            };
-            return self.slice_from(base, position, &h, bounds);
-        }
-    }
-
-    fn slice_from(
-        &self,
-        base: i64,
-        position: u64,
-        first: &BatchHeader,
-        b: ReadBounds,
-    ) -> Result<LogSlice, LogError> {
-        let seg = &self.segments[&base];
-        if first.last_offset() >= b.max_offset {
-            return Ok(LogSlice::empty());
-        }
-        let first_size = first.size_bytes();
-        let file = seg.log_file().clone();
-        if first_size > b.max_bytes {
-            if !b.min_one_batch {
-                return Ok(LogSlice::empty());
-            }
-            return Ok(LogSlice {
-                repr: SliceRepr::File {
-                    file,
-                    position,
-                    len: first_size,
-                    base_offset: first.base_offset,
-                    exact: true,
-                },
-            });
-        }
-        let mut end = seg.size;
-        let limit = position + b.max_bytes as u64;
-        if b.max_offset < seg.next_offset && seg.index_position_for(b.max_offset) < limit.min(end) {
-            // The upper offset lies in this segment: stop at the batch that contains it.
-            let stop = seg
-                .scan_headers(
-                    seg.index_position_for(b.max_offset).max(position),
-                    end,
-                    |h| h.last_offset() >= b.max_offset,
-                )
-                .map_err(|e| self.io("read", e))?;
-            if let Some((p, _)) = stop {
-                end = p;
-            }
-        }
-        let len = (end.min(limit) - position) as usize;
-        let exact = end <= limit;
-        Ok(LogSlice {
-            repr: SliceRepr::File {
-                file,
-                position,
-                len,
-                base_offset: first.base_offset,
-                exact,
-            },
-        })
-    }
-
     // ---------------------------------------------------------------- offsets by time and epoch
-
-    /// The first record whose timestamp is at or after `ts_ms` (ListOffsets by timestamp):
-    /// `(offset, timestamp)`. Also answers Kafka's special timestamps: -2 earliest, -1 latest
-    /// (timestamp -1), -3 max timestamp.
-    pub fn offset_for_timestamp(&mut self, ts_ms: i64) -> Result<Option<(i64, i64)>, LogError> {
-        match ts_ms {
-            EARLIEST_TIMESTAMP => return Ok(Some((self.log_start_offset, NO_TIMESTAMP))),
-            LATEST_TIMESTAMP => return Ok(Some((self.log_end_offset(), NO_TIMESTAMP))),
-            MAX_TIMESTAMP => return Ok(self.max_timestamp()),
-            t if t < 0 => return Ok(None),
-            _ => {}
-        }
-        let candidates: Vec<i64> = self
-            .segments
-            .iter()
-            .filter(|(_, s)| {
-                s.max_timestamp >= ts_ms && s.size > 0 && s.next_offset > self.log_start_offset
-            })
-            .map(|(b, _)| *b)
-            .collect();
-        for base in candidates {
-            self.open_segment(base)?;
-            if let Some(found) = self
-                .offset_for_timestamp_in(base, ts_ms)
-                .map_err(|e| self.io("search by timestamp", e))?
-            {
-                return Ok(Some(found));
-            }
-        }
-        Ok(None)
-    }
-
-    fn offset_for_timestamp_in(&self, base: i64, ts_ms: i64) -> io::Result<Option<(i64, i64)>> {
-        let seg = &self.segments[&base];
-        let start_offset = seg
-            .time_lookup(ts_ms)
-            .map_or(base, |(_, off)| off)
-            .max(self.log_start_offset);
-        let position = seg.index_position_for(start_offset);
-        let log_start = self.log_start_offset;
-        let Some((pos, h)) = seg.scan_headers(position, seg.size, |h| {
-            h.max_timestamp >= ts_ms && h.last_offset() >= log_start
-        })?
-        else {
-            return Ok(None);
-        };
-        let mut buf = vec![0u8; h.size_bytes()];
-        seg.log_file().read_exact_at(&mut buf, pos)?;
-        let fallback = Some((h.base_offset.max(log_start), h.max_timestamp));
-        let Ok(b) = RecordBatch::parse(&buf) else {
-            return Ok(fallback);
-        };
-        let found = for_each_record(&b, |offset, timestamp, _| {
-            (timestamp >= ts_ms && offset >= log_start).then_some((offset, timestamp))
-        });
-        Ok(found.ok().flatten().or(fallback))
-    }
-
-    /// The largest timestamp in the log and the (last) offset of the batch holding it.
-    pub fn max_timestamp(&self) -> Option<(i64, i64)> {
-        let mut best: Option<(i64, i64)> = None;
-        for s in self.segments.values() {
-            if s.size == 0
-                || s.max_timestamp == NO_TIMESTAMP
-                || s.next_offset <= self.log_start_offset
-            {
-                continue;
-            }
-            if best.is_none_or(|(_, ts)| s.max_timestamp > ts) {
-                best = Some((s.offset_of_max_timestamp, s.max_timestamp));
-            }
-        }
-        best
-    }
-
-    /// OffsetForLeaderEpoch: `(epoch, end offset)` of the largest epoch at or below `epoch`.
-    pub fn end_offset_for_epoch(&self, epoch: i32) -> Option<(i32, i64)> {
-        self.epochs.end_offset_for(epoch, self.log_end_offset())
-    }
 
     // ---------------------------------------------------------------- truncation
 
@@ -978,6 +749,8 @@ impl Log {
 
     fn after_truncation(&mut self) -> Result<(), LogError> {
         let leo = self.log_end_offset();
+        // A batch straddling the log start can take the end below it (Kafka lowers the start).
+        self.log_start_offset = self.log_start_offset.min(leo);
         self.epochs
             .truncate_from_end(leo)
             .map_err(|e| self.io("write leader-epoch-checkpoint", e))?;
@@ -985,10 +758,12 @@ impl Log {
         self.pending_sync.retain(|(end, _)| *end <= leo);
         self.high_watermark = self.high_watermark.clamp(self.log_start_offset, leo);
         self.failed = None;
+        // Offsets at and above the new end will be written again: they are dirty.
+        self.cleaner.first_dirty_offset = self.cleaner.first_dirty_offset.min(leo);
         Ok(())
     }
 
-    fn remove_segment(&mut self, base: i64) -> Result<u64, LogError> {
+    pub(crate) fn remove_segment(&mut self, base: i64) -> Result<u64, LogError> {
         self.open_closed.retain(|&b| b != base);
         let Some(seg) = self.segments.remove(&base) else {
             return Ok(0);
@@ -999,119 +774,7 @@ impl Log {
         Ok(size)
     }
 
-    /// DeleteRecords: moves the log start offset up to `offset` and deletes segments wholly
-    /// below it. Returns the new log start offset.
-    pub fn delete_records_before(&mut self, offset: i64) -> Result<i64, LogError> {
-        let leo = self.log_end_offset();
-        if offset > leo || offset < 0 {
-            return Err(LogError::OffsetOutOfRange {
-                partition: self.tp.to_string(),
-                offset,
-                log_start_offset: self.log_start_offset,
-                log_end_offset: leo,
-            });
-        }
-        if offset <= self.log_start_offset {
-            return Ok(self.log_start_offset);
-        }
-        self.log_start_offset = offset;
-        self.delete_segments_below_log_start()?;
-        self.epochs
-            .truncate_from_start(offset)
-            .map_err(|e| self.io("write leader-epoch-checkpoint", e))?;
-        self.high_watermark = self.high_watermark.max(offset).min(leo);
-        Ok(self.log_start_offset)
-    }
-
-    /// Deletes segments whose every offset is below the log start offset (never the active).
-    fn delete_segments_below_log_start(&mut self) -> Result<(usize, u64), LogError> {
-        let mut deleted = (0, 0);
-        loop {
-            let bases: Vec<i64> = self.segments.keys().take(2).copied().collect();
-            let [first, second] = bases[..] else { break };
-            if second > self.log_start_offset {
-                break;
-            }
-            deleted.1 += self.remove_segment(first)?;
-            deleted.0 += 1;
-        }
-        Ok(deleted)
-    }
-
     // ---------------------------------------------------------------- maintenance
-
-    /// Periodic work: segment.ms rolls, retention (time, size, log start), flush.ms flushes.
-    pub fn maintenance(&mut self, now_ms: i64) -> Result<MaintenanceReport, LogError> {
-        let mut report = MaintenanceReport::default();
-        if !self.active().is_empty()
-            && now_ms.saturating_sub(self.active().created_ms) >= self.config.segment_ms
-        {
-            self.roll(now_ms)?;
-            report.rolled = true;
-        }
-        let (n, bytes) = self.delete_segments_below_log_start()?;
-        report.deleted_segments += n;
-        report.deleted_bytes += bytes;
-        if self.config.cleanup_policy.deletes() {
-            let (n, bytes) = self.apply_retention(now_ms)?;
-            report.deleted_segments += n;
-            report.deleted_bytes += bytes;
-        }
-        self.prune_pending_sync();
-        if self.log_end_offset() > self.flush.flushed()
-            && now_ms.saturating_sub(self.last_flush_ms) >= self.config.flush_ms
-        {
-            report.flush_submitted = self.request_flush(now_ms);
-        }
-        report.log_start_offset = self.log_start_offset;
-        Ok(report)
-    }
-
-    /// retention.ms and retention.bytes: delete whole segments from the oldest, never the
-    /// active one (Kafka's `deleteRetentionMsBreachedSegments` / `...SizeBreachedSegments`).
-    fn apply_retention(&mut self, now_ms: i64) -> Result<(usize, u64), LogError> {
-        let mut deleted = (0usize, 0u64);
-        let retention_ms = self.config.retention_ms;
-        let retention_bytes = self.config.retention_bytes;
-        let mut size = self.size_bytes() as i64;
-        loop {
-            let active = self.active_base();
-            let Some((&base, seg)) = self.segments.iter().next() else {
-                break;
-            };
-            if base == active {
-                break;
-            }
-            let newest = if seg.max_timestamp == NO_TIMESTAMP {
-                seg.created_ms
-            } else {
-                seg.max_timestamp
-            };
-            let by_time = retention_ms >= 0 && now_ms.saturating_sub(newest) > retention_ms;
-            let by_size = retention_bytes >= 0 && size - seg.size as i64 >= retention_bytes;
-            if !by_time && !by_size {
-                break;
-            }
-            let next_base = *self
-                .segments
-                .range(base + 1..)
-                .next()
-                .expect("the active segment follows")
-                .0;
-            let bytes = self.remove_segment(base)?;
-            size -= bytes as i64;
-            deleted.0 += 1;
-            deleted.1 += bytes;
-            self.log_start_offset = self.log_start_offset.max(next_base);
-        }
-        if deleted.0 > 0 {
-            self.epochs
-                .truncate_from_start(self.log_start_offset)
-                .map_err(|e| self.io("write leader-epoch-checkpoint", e))?;
-            self.high_watermark = self.high_watermark.max(self.log_start_offset);
-        }
-        Ok(deleted)
-    }
 
     /// Closes the log: records the final index entries and fdatasyncs everything.
     pub fn close(mut self) -> Result<PartitionCheckpoint, LogError> {
@@ -1131,40 +794,10 @@ impl Log {
     }
 }
 
-/// Calls `f(offset, timestamp, record)` for each record of a batch (decompressing if needed)
-/// until it returns `Some`.
-pub(crate) fn for_each_record<T>(
-    b: &RecordBatch<'_>,
-    mut f: impl FnMut(i64, i64, &records::Record<'_>) -> Option<T>,
-) -> Result<Option<T>, String> {
-    let h = b.header();
-    let codec = h.compression().ok_or("unknown compression codec")?;
-    let decompressed;
-    let payload = if codec == Compression::None {
-        b.records_bytes()
-    } else {
-        decompressed = compression::decompress(codec, b.records_bytes(), DECOMPRESSED_BYTES_MAX)
-            .map_err(|e| e.to_string())?;
-        &decompressed[..]
-    };
-    for r in records::records(payload, h.record_count) {
-        let r = r.map_err(|e| e.to_string())?;
-        let timestamp = if h.is_log_append_time() {
-            h.max_timestamp
-        } else {
-            h.base_timestamp.saturating_add(r.timestamp_delta)
-        };
-        if let Some(t) = f(h.base_offset + r.offset_delta as i64, timestamp, &r) {
-            return Ok(Some(t));
-        }
-    }
-    Ok(None)
-}
-
 /// Compacted topics need a key on every record (Kafka's `LogValidator`: "Compacted topic
 /// cannot accept message without key").
 fn check_keys(b: &RecordBatch<'_>) -> Result<(), String> {
-    let missing = for_each_record(b, |offset, _, r| {
+    let missing = crate::records::for_each_record(b, |offset, _, r| {
         r.key.is_none().then_some(offset - b.header().base_offset)
     })?;
     match missing {
@@ -1173,56 +806,4 @@ fn check_keys(b: &RecordBatch<'_>) -> Result<(), String> {
         )),
         None => Ok(()),
     }
-}
-
-/// Tidies a partition directory before loading: finishes or discards compaction swaps, removes
-/// temporary and deleted files. Returns the segments as (base offset, size, mtime ms).
-fn prepare_directory(dir: &Path) -> io::Result<Vec<(i64, u64, i64)>> {
-    let mut names: Vec<String> = Vec::new();
-    for entry in fs::read_dir(dir)? {
-        let entry = entry?;
-        if let Ok(name) = entry.file_name().into_string() {
-            names.push(name);
-        }
-    }
-    // A `.swap` is a cleaned segment that was fully written and synced: complete the swap.
-    for name in &names {
-        if let Some(stem) = name.strip_suffix(".swap") {
-            fs::rename(dir.join(name), dir.join(stem))?;
-            if stem.ends_with(".log") {
-                // Indexes of the replaced segment no longer match; rebuild them.
-                let base = &stem[..stem.len() - 4];
-                for suffix in [".index", ".timeindex"] {
-                    let p = dir.join(format!("{base}{suffix}"));
-                    if !names.iter().any(|n| n == &format!("{base}{suffix}.swap")) {
-                        let _ = fs::remove_file(p);
-                    }
-                }
-            }
-        }
-    }
-    let mut segments = Vec::new();
-    for entry in fs::read_dir(dir)? {
-        let entry = entry?;
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
-        if name.ends_with(".cleaned") || name.ends_with(".deleted") || name.ends_with(".tmp") {
-            fs::remove_file(entry.path())?;
-            continue;
-        }
-        if let Some((base, ".log")) = segment::parse_file_name(&name) {
-            let meta = entry.metadata()?;
-            let mtime_ms = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_millis() as i64);
-            segments.push((base, meta.len(), mtime_ms));
-        }
-    }
-    segments.sort_unstable();
-    // Orphan indexes of missing logs are harmless; they are overwritten when a segment of that
-    // base is created.
-    Ok(segments)
 }

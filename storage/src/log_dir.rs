@@ -192,14 +192,20 @@ impl LogDir {
         let pick = |f: fn(&PartitionCheckpoint) -> i64| -> Vec<(TopicPartition, i64)> {
             parts.iter().map(|(tp, c)| (tp.clone(), f(c))).collect()
         };
-        for (name, offsets) in [
+        let contents: Vec<(std::path::PathBuf, Vec<u8>)> = [
             (RECOVERY_POINT_CHECKPOINT, pick(|c| c.recovery_point)),
             (REPLICATION_CHECKPOINT, pick(|c| c.high_watermark)),
             (LOG_START_CHECKPOINT, pick(|c| c.log_start_offset)),
-        ] {
-            checkpoint::write_offsets(&self.path.join(name), &offsets)
-                .map_err(|e| dir_io(&self.path, &format!("write {name}"), e))?;
-        }
+        ]
+        .into_iter()
+        .map(|(name, offsets)| (self.path.join(name), checkpoint::encode_offsets(&offsets)))
+        .collect();
+        let files: Vec<(&Path, &[u8])> = contents
+            .iter()
+            .map(|(p, c)| (p.as_path(), c.as_slice()))
+            .collect();
+        checkpoint::write_atomic_all(&files)
+            .map_err(|e| dir_io(&self.path, "write the offset checkpoints", e))?;
         Ok(())
     }
 

@@ -12,6 +12,10 @@
 
 use std::fmt;
 
+use crate::batch::{Compression, RecordBatch};
+use crate::compression;
+use crate::log::DECOMPRESSED_BYTES_MAX;
+
 /// A malformed record payload.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecordError(pub String);
@@ -214,6 +218,36 @@ pub fn encode_record(
     }
     write_varint(out, body.len() as i32);
     out.extend_from_slice(&body);
+}
+
+/// Calls `f(offset, timestamp, record)` for each record of a batch (decompressing if needed)
+/// until it returns `Some`.
+pub(crate) fn for_each_record<T>(
+    b: &RecordBatch<'_>,
+    mut f: impl FnMut(i64, i64, &Record<'_>) -> Option<T>,
+) -> Result<Option<T>, String> {
+    let h = b.header();
+    let codec = h.compression().ok_or("unknown compression codec")?;
+    let decompressed;
+    let payload = if codec == Compression::None {
+        b.records_bytes()
+    } else {
+        decompressed = compression::decompress(codec, b.records_bytes(), DECOMPRESSED_BYTES_MAX)
+            .map_err(|e| e.to_string())?;
+        &decompressed[..]
+    };
+    for r in records(payload, h.record_count) {
+        let r = r.map_err(|e| e.to_string())?;
+        let timestamp = if h.is_log_append_time() {
+            h.max_timestamp
+        } else {
+            h.base_timestamp.saturating_add(r.timestamp_delta)
+        };
+        if let Some(t) = f(h.base_offset + r.offset_delta as i64, timestamp, &r) {
+            return Ok(Some(t));
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
-//! The recovery scan: walk batches from a starting position, validate length, magic and CRC
-//! of each, and report where the valid prefix ends. `Segment::recover` truncates the file
-//! there and rebuilds the indexes from the batches it saw.
+//! Recovery. The scan walks batches from a starting position, validates length, magic and
+//! CRC of each, and reports where the valid prefix ends; `Segment::recover` truncates the file
+//! there and rebuilds the indexes from the batches it saw. `Log::recover` decides, at open,
+//! which segments are trusted (flushed before the recovery point, or a clean shutdown) and
+//! scans only the rest, starting at the index entry below the recovery point.
 //!
 //! Invariants: every length read from the bytes is checked against the bytes that remain
 //! before it is used; a batch is accepted only if its offsets follow the previous batch's
@@ -8,11 +10,14 @@
 //! use is one chunk buffer plus at most one batch, and a batch is never larger than the
 //! bytes that remain in the file.
 
-use std::fs::File;
+use std::fs::{self, File};
 use std::io;
 use std::os::unix::fs::FileExt;
+use std::path::Path;
 
 use crate::batch::{BatchHeader, RecordBatch, HEADER_BYTES};
+use crate::log::{Log, OpenHints};
+use crate::segment;
 
 /// Bytes read per syscall while scanning.
 pub(crate) const SCAN_CHUNK_BYTES: usize = 1 << 20;
@@ -159,6 +164,130 @@ pub(crate) fn scan<R: ReadAt + ?Sized>(
 pub fn scan_bytes(bytes: &[u8]) -> ScanResult {
     scan(bytes, 0, bytes.len() as u64, i64::MIN, i64::MAX, |_, _| {})
         .expect("reading from memory within bounds cannot fail")
+}
+
+/// Log recovery at open: which segments to trust, which to scan, and from where.
+impl Log {
+    pub(crate) fn recover(&mut self, hints: OpenHints) -> io::Result<()> {
+        let bases: Vec<i64> = self.segments.keys().copied().collect();
+        let last = *bases.last().expect("a segment");
+        // With a clean shutdown everything was flushed: only the active segment's tail after
+        // its last index entry is looked at (headers, no CRC).
+        let recovery_point = if hints.clean_shutdown {
+            i64::MAX
+        } else {
+            hints.recovery_point.unwrap_or(0)
+        };
+        for (i, &base) in bases.iter().enumerate() {
+            let next_base = bases.get(i + 1).copied().unwrap_or(i64::MAX);
+            let config = self.config.clone();
+            let seg = self.segments.get_mut(&base).expect("listed");
+            if next_base <= recovery_point && base != last {
+                // Flushed before the crash: trust it, learn its max timestamp cheaply.
+                if !seg.load_max_timestamp()? {
+                    seg.open(&config)?;
+                    seg.recompute_tail()?;
+                    seg.next_offset = next_base;
+                    seg.close_files()?;
+                }
+                continue;
+            }
+            seg.open(&config)?;
+            if base == last && hints.clean_shutdown {
+                if seg.recompute_tail().is_ok() && seg.next_offset >= seg.base_offset {
+                    break;
+                }
+                tracing::warn!(partition = %self.tp, "clean-shutdown log has a bad tail; recovering it");
+            }
+            let from = (recovery_point > base && !hints.clean_shutdown).then_some(recovery_point);
+            let max_last = next_base.saturating_sub(1);
+            let result = seg.recover(from, max_last)?;
+            seg.flush()?;
+            let truncated = result.valid_end < seg.log_file().metadata()?.len()
+                || result.stop != crate::recovery::ScanStop::End;
+            if base != last {
+                seg.next_offset = next_base;
+                seg.close_files()?;
+            }
+            if truncated && base != last {
+                // Kafka deletes every segment after a corrupt one: their offsets can no longer
+                // follow on densely.
+                tracing::warn!(partition = %self.tp, segment = base, "deleting segments after a corrupt batch");
+                let later: Vec<i64> = self.segments.range(base + 1..).map(|(b, _)| *b).collect();
+                for b in later {
+                    if let Some(s) = self.segments.remove(&b) {
+                        s.delete_files()?;
+                    }
+                }
+                let seg = self.segments.get_mut(&base).expect("kept");
+                seg.open(&config)?;
+                seg.recompute_tail()?;
+                break;
+            }
+        }
+        let config = self.config.clone();
+        let active = self.active_mut();
+        active.open(&config)?;
+        // segment.ms counts from the first batch (Kafka's `rollingBasedTimestamp`), not from the
+        // file's mtime, which every append refreshes.
+        if let Some(h) = active.header_at(0)? {
+            if h.max_timestamp > 0 {
+                active.created_ms = h.max_timestamp;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Tidies a partition directory before loading: finishes or discards compaction swaps, removes
+/// temporary and deleted files. Returns the segments as (base offset, size, mtime ms).
+pub(crate) fn prepare_directory(dir: &Path) -> io::Result<Vec<(i64, u64, i64)>> {
+    let mut names: Vec<String> = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        if let Ok(name) = entry.file_name().into_string() {
+            names.push(name);
+        }
+    }
+    // A `.swap` is a cleaned segment that was fully written and synced: complete the swap.
+    for name in &names {
+        if let Some(stem) = name.strip_suffix(".swap") {
+            fs::rename(dir.join(name), dir.join(stem))?;
+            if let Some(base) = stem.strip_suffix(".log") {
+                // The replaced segment's indexes no longer match: drop them to be rebuilt.
+                for suffix in [".index", ".timeindex"] {
+                    let p = dir.join(format!("{base}{suffix}"));
+                    if !names.iter().any(|n| n == &format!("{base}{suffix}.swap")) {
+                        let _ = fs::remove_file(p);
+                    }
+                }
+            }
+        }
+    }
+    let mut segments = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        if name.ends_with(".cleaned") || name.ends_with(".deleted") || name.ends_with(".tmp") {
+            fs::remove_file(entry.path())?;
+            continue;
+        }
+        if let Some((base, ".log")) = segment::parse_file_name(&name) {
+            let meta = entry.metadata()?;
+            let mtime_ms = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_millis() as i64);
+            segments.push((base, meta.len(), mtime_ms));
+        }
+    }
+    segments.sort_unstable();
+    // Orphan indexes of missing logs are harmless; they are overwritten when a segment of that
+    // base is created.
+    Ok(segments)
 }
 
 #[cfg(test)]

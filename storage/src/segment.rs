@@ -49,6 +49,14 @@ fn open_rw(path: &Path, create: bool) -> io::Result<File> {
         .open(path)
 }
 
+/// A simulated write failure (tests): write `partial_bytes`, fail with ENOSPC, and leave the
+/// partial bytes in place when `cut_back_fails`, as if the truncate had failed too.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WriteFault {
+    pub partial_bytes: usize,
+    pub cut_back_fails: bool,
+}
+
 /// What one appended batch contributes to the indexes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct BatchMeta {
@@ -251,13 +259,13 @@ impl Segment {
         buf: &[u8],
         metas: &[BatchMeta],
         now_ms: i64,
-        fault: Option<usize>,
+        fault: Option<WriteFault>,
     ) -> Result<(), (io::Error, bool)> {
         let position = self.size;
         let result = match fault {
             None => self.files().log.write_all_at(buf, position),
-            Some(partial) => {
-                let n = partial.min(buf.len());
+            Some(f) => {
+                let n = f.partial_bytes.min(buf.len());
                 let _ = self.files().log.write_all_at(&buf[..n], position);
                 Err(io::Error::from_raw_os_error(libc::ENOSPC))
             }
@@ -265,7 +273,8 @@ impl Segment {
         if let Err(e) = result {
             // Leave no partial batch visible: Kafka would mark the directory offline; we cut
             // the tail so the log stays usable for reads and later appends.
-            let rolled_back = self.files().log.set_len(position).is_ok();
+            let cut_back_fails = fault.is_some_and(|f| f.cut_back_fails);
+            let rolled_back = !cut_back_fails && self.files().log.set_len(position).is_ok();
             return Err((e, rolled_back));
         }
         if self.is_empty() {
@@ -287,6 +296,11 @@ impl Segment {
             pos += m.size as u64;
             self.bytes_since_last_index_entry += m.size as u64;
         }
+        assert_eq!(
+            pos,
+            position + buf.len() as u64,
+            "batch metadata must cover the written bytes"
+        );
         self.size = pos;
         if let Some(m) = metas.last() {
             self.next_offset = m.last_offset + 1;
@@ -304,9 +318,10 @@ impl Segment {
         Ok(())
     }
 
-    fn add_index_entries(&mut self, last_offset: i64, position: u64) {
+    /// One index point: the offset entry for the batch at `position`, and a time entry if the
+    /// largest timestamp so far grew (Kafka's `timeIndex.maybeAppend`).
+    fn push_index_entries(&mut self, last_offset: i64, position: u64, max_ts: i64, max_off: i64) {
         let base = self.base_offset;
-        let (max_ts, max_off) = (self.max_timestamp, self.offset_of_max_timestamp);
         let f = self.files_mut();
         f.offset_index.push(OffsetEntry {
             relative_offset: (last_offset - base) as u32,
@@ -318,6 +333,11 @@ impl Segment {
                 relative_offset: (max_off - base) as u32,
             });
         }
+    }
+
+    fn add_index_entries(&mut self, last_offset: i64, position: u64) {
+        let (max_ts, max_off) = (self.max_timestamp, self.offset_of_max_timestamp);
+        self.push_index_entries(last_offset, position, max_ts, max_off);
     }
 
     /// Called when the segment stops being active (roll, close): records the final largest
@@ -463,15 +483,24 @@ impl Segment {
         Ok(removed)
     }
 
+    /// The largest timestamp the time index knows, and its offset ((-1, base) when empty).
+    fn indexed_max_timestamp(&self) -> (i64, i64) {
+        let base = self.base_offset;
+        self.files()
+            .time_index
+            .last()
+            .map_or((NO_TIMESTAMP, base), |e| {
+                (e.timestamp, base + e.relative_offset as i64)
+            })
+    }
+
     /// Re-derives `next_offset`, `max_timestamp` and the index cursor from the last index
     /// entry and the batches after it (a bounded scan).
     pub fn recompute_tail(&mut self) -> io::Result<()> {
         let base = self.base_offset;
         let f = self.files();
         let start = f.offset_index.last().map_or(0, |e| e.position as u64);
-        let (mut max_ts, mut max_off) = f.time_index.last().map_or((NO_TIMESTAMP, base), |e| {
-            (e.timestamp, base + e.relative_offset as i64)
-        });
+        let (mut max_ts, mut max_off) = self.indexed_max_timestamp();
         let mut next = if start == 0 {
             base
         } else {
@@ -538,10 +567,7 @@ impl Segment {
             // The index claims more than the file holds: rebuild from scratch.
             return self.recover(None, max_last_offset);
         }
-        let f = self.files();
-        let (mut max_ts, mut max_off) = f.time_index.last().map_or((NO_TIMESTAMP, base), |e| {
-            (e.timestamp, base + e.relative_offset as i64)
-        });
+        let (mut max_ts, mut max_off) = self.indexed_max_timestamp();
         self.max_timestamp = max_ts;
         self.offset_of_max_timestamp = max_off;
         self.bytes_since_last_index_entry = 0;
@@ -578,18 +604,8 @@ impl Segment {
             // loss): nothing at or after it can be trusted; rebuild from the start.
             return self.recover(None, max_last_offset);
         }
-        let f = self.files_mut();
         for (last, pos, ts, off) in pending {
-            f.offset_index.push(OffsetEntry {
-                relative_offset: (last - base) as u32,
-                position: pos as u32,
-            });
-            if ts > f.time_index.last().map_or(NO_TIMESTAMP, |e| e.timestamp) {
-                f.time_index.push(TimeEntry {
-                    timestamp: ts,
-                    relative_offset: (off - base) as u32,
-                });
-            }
+            self.push_index_entries(last, pos, ts, off);
         }
         if result.valid_end < file_len {
             tracing::warn!(

@@ -170,3 +170,57 @@ impl BatchBuilder {
         )
     }
 }
+
+/// Opens `dir` as a log directory and returns its only log, creating the log for `tp` with
+/// `config` if the directory holds none. Every partition found is opened with `config`.
+pub fn open_log(
+    dir: &std::path::Path,
+    tp: &crate::TopicPartition,
+    config: crate::LogConfig,
+) -> (crate::LogDir, crate::Log) {
+    let c = config.clone();
+    let (d, mut logs) = crate::LogDir::open(dir, move |_| c.clone()).expect("open the log dir");
+    let log = match logs.pop() {
+        Some((_, log)) => log,
+        None => d.create_log(tp, config).expect("create the log"),
+    };
+    (d, log)
+}
+
+/// A keyed record as read back: (offset, key, value; `None` is a tombstone).
+pub type KeyedRecord = (i64, Vec<u8>, Option<Vec<u8>>);
+
+/// Every record in the log from its start, decompressing as needed; every batch read must pass
+/// the integrity check and every record must have a key (compacted-topic tests).
+pub fn read_keyed_records(log: &mut crate::Log) -> Vec<KeyedRecord> {
+    let mut out = Vec::new();
+    let mut next = log.log_start_offset();
+    while next < log.log_end_offset() {
+        let bytes = log
+            .read(next, 1 << 20, i64::MAX, true)
+            .expect("read")
+            .load()
+            .expect("load");
+        if bytes.is_empty() {
+            break;
+        }
+        for b in crate::batch::batches(&bytes) {
+            let b = b.expect("whole batch");
+            b.validate_integrity().expect("valid batch");
+            let h = *b.header();
+            let codec = h.compression().expect("known codec");
+            let payload =
+                compression::decompress(codec, b.records_bytes(), 1 << 24).expect("decompress");
+            for r in crate::records::records(&payload, h.record_count) {
+                let r = r.expect("record");
+                out.push((
+                    h.base_offset + r.offset_delta as i64,
+                    r.key.expect("keyed record").to_vec(),
+                    r.value.map(<[u8]>::to_vec),
+                ));
+            }
+            next = h.next_offset();
+        }
+    }
+    out
+}

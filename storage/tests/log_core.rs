@@ -5,7 +5,7 @@ use std::path::Path;
 
 use bytes::Bytes;
 use samsa_storage::batch::{BatchHeader, RecordBatch};
-use samsa_storage::test_support::BatchBuilder;
+use samsa_storage::test_support::{open_log, BatchBuilder};
 use samsa_storage::{
     CleanupPolicy, GroupCommit, Log, LogConfig, LogDir, LogError, TimestampType, TopicPartition,
 };
@@ -17,13 +17,7 @@ fn tp() -> TopicPartition {
 }
 
 fn open(dir: &Path, config: LogConfig) -> (LogDir, Log) {
-    let c = config.clone();
-    let (d, mut logs) = LogDir::open(dir, move |_| c.clone()).unwrap();
-    let log = match logs.pop() {
-        Some((_, log)) => log,
-        None => d.create_log(&tp(), config).unwrap(),
-    };
-    (d, log)
+    open_log(dir, &tp(), config)
 }
 
 fn batch(n: usize, value_bytes: usize) -> Bytes {
@@ -424,4 +418,39 @@ fn offsets_for_timestamps_go_through_the_time_index() {
     assert_eq!(log.max_timestamp(), Some((59, NOW + 295)));
     assert_eq!(log.offset_for_timestamp(-2).unwrap(), Some((0, -1)));
     assert_eq!(log.offset_for_timestamp(-1).unwrap(), Some((60, -1)));
+}
+
+#[test]
+fn followers_append_leader_batches_unchanged_and_learn_epochs() {
+    let leader_dir = tempfile::tempdir().unwrap();
+    let follower_dir = tempfile::tempdir().unwrap();
+    let (_ld, mut leader) = open(leader_dir.path(), LogConfig::default());
+    leader.append(batch(2, 10), 1, NOW).unwrap();
+    leader.append(batch(3, 10), 4, NOW).unwrap();
+    let fetched = leader
+        .read(0, 1 << 20, i64::MAX, true)
+        .unwrap()
+        .load()
+        .unwrap();
+    let (_fd, mut follower) = open(follower_dir.path(), LogConfig::default());
+    let info = follower.append_as_follower(fetched.clone(), NOW).unwrap();
+    assert_eq!(
+        (info.base_offset, info.last_offset, info.record_count),
+        (0, 4, 5)
+    );
+    assert_eq!(
+        follower
+            .read(0, 1 << 20, i64::MAX, true)
+            .unwrap()
+            .load()
+            .unwrap(),
+        fetched
+    );
+    assert_eq!(follower.leader_epochs(), &[(1, 0), (4, 2)]);
+    assert_eq!(follower.end_offset_for_epoch(1), Some((1, 2)));
+    // The same batches again overlap what the follower has: refused.
+    assert!(matches!(
+        follower.append_as_follower(fetched, NOW),
+        Err(LogError::InvalidRecord(_))
+    ));
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use samsa_storage::batch::BatchHeader;
-use samsa_storage::test_support::BatchBuilder;
+use samsa_storage::test_support::{open_log, BatchBuilder};
 use samsa_storage::{GroupCommit, Log, LogConfig, LogDir, LogError, TopicPartition};
 
 const NOW: i64 = 1_700_000_000_000;
@@ -17,13 +17,7 @@ fn tp() -> TopicPartition {
 }
 
 fn open(dir: &Path, config: LogConfig) -> (LogDir, Log) {
-    let c = config.clone();
-    let (d, mut logs) = LogDir::open(dir, move |_| c.clone()).unwrap();
-    let log = match logs.pop() {
-        Some((_, log)) => log,
-        None => d.create_log(&tp(), config).unwrap(),
-    };
-    (d, log)
+    open_log(dir, &tp(), config)
 }
 
 fn part_dir(dir: &Path) -> PathBuf {
@@ -510,4 +504,126 @@ fn closed_segments_are_opened_lazily_and_bounded() {
         before,
         fds()
     );
+}
+
+#[test]
+fn an_append_whose_partial_write_cannot_be_cut_back_fences_the_log_until_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let (d, mut log) = open(dir.path(), LogConfig::default());
+    log.append(batch_at(NOW, 2, 100), 0, NOW).unwrap();
+    log.inject_unrecoverable_append_failure(70);
+    assert!(matches!(
+        log.append(batch_at(NOW, 2, 100), 0, NOW),
+        Err(LogError::Storage(_))
+    ));
+    assert!(log.failure().is_some());
+    let refused = log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap_err();
+    assert!(refused.to_string().contains("reopened"), "{refused}");
+    // Reads still serve the acknowledged data and never the partial bytes.
+    assert_eq!(offsets_read(&mut log), vec![0, 1]);
+    drop(log);
+    drop(d);
+    let (_d, mut log) = open(dir.path(), LogConfig::default());
+    assert!(log.failure().is_none());
+    assert_eq!(
+        log.append(batch_at(NOW, 1, 10), 0, NOW)
+            .unwrap()
+            .base_offset,
+        2
+    );
+    assert_eq!(offsets_read(&mut log), vec![0, 1, 2]);
+}
+
+#[test]
+fn a_failed_fdatasync_is_reported_to_waiters_and_fences_appends() {
+    let dir = tempfile::tempdir().unwrap();
+    let (d, mut log) = open(
+        dir.path(),
+        LogConfig {
+            durable: true,
+            ..LogConfig::default()
+        },
+    );
+    let gc = GroupCommit::new();
+    let info = log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
+    gc.inject_sync_failure();
+    let err = gc
+        .submit(log.sync_request(info.last_offset + 1))
+        .blocking_recv()
+        .unwrap()
+        .unwrap_err();
+    assert!(err.to_string().contains("events-0"), "{err}");
+    assert_eq!(log.flushed_offset(), 0);
+    assert!(log.append(batch_at(NOW, 1, 10), 0, NOW).is_err());
+    assert_eq!(offsets_read(&mut log), vec![0]);
+    drop(log);
+    drop(d);
+    let (_d, mut log) = open(
+        dir.path(),
+        LogConfig {
+            durable: true,
+            ..LogConfig::default()
+        },
+    );
+    let info = log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
+    gc.submit(log.sync_request(info.last_offset + 1))
+        .blocking_recv()
+        .unwrap()
+        .unwrap();
+    assert_eq!(log.flushed_offset(), 2);
+}
+
+#[test]
+fn logs_and_slices_can_move_between_threads() {
+    fn send<T: Send>() {}
+    fn send_sync<T: Send + Sync>() {}
+    send::<Log>();
+    send_sync::<samsa_storage::LogSlice>();
+    send_sync::<LogDir>();
+    send_sync::<GroupCommit>();
+    send::<samsa_storage::SyncRequest>();
+    send_sync::<LogError>();
+}
+
+#[test]
+fn a_slice_stays_loadable_after_its_segment_is_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig {
+        retention_bytes: 0,
+        retention_ms: -1,
+        ..small_segments()
+    };
+    let (_d, mut log) = open(dir.path(), config);
+    for _ in 0..10 {
+        log.append(batch_at(NOW, 1, 600), 0, NOW).unwrap();
+    }
+    let slice = log.read(0, 1 << 20, i64::MAX, true).unwrap();
+    assert!(!slice.is_in_memory());
+    assert!(log.maintenance(NOW).unwrap().deleted_segments > 0);
+    assert!(!part_dir(dir.path())
+        .join("00000000000000000000.log")
+        .exists());
+    let bytes = slice.load().unwrap();
+    assert_eq!(BatchHeader::parse(&bytes).unwrap().base_offset, 0);
+}
+
+#[test]
+fn a_slice_of_truncated_and_rewritten_bytes_fails_to_load_instead_of_lying() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(
+        dir.path(),
+        LogConfig {
+            tail_cache_bytes: 0,
+            ..LogConfig::default()
+        },
+    );
+    for _ in 0..4 {
+        log.append(batch_at(NOW, 2, 100), 0, NOW).unwrap();
+    }
+    let slice = log.read(4, 1 << 20, i64::MAX, true).unwrap();
+    log.truncate_to(2).unwrap();
+    log.append(batch_at(NOW, 1, 100), 0, NOW).unwrap();
+    log.append(batch_at(NOW, 1, 100), 0, NOW).unwrap();
+    // The bytes at the slice's position now belong to other offsets.
+    assert!(slice.load().is_err());
 }

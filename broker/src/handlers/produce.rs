@@ -24,7 +24,7 @@ pub fn log_error_code(e: &LogError) -> ResponseError {
         LogError::InvalidRecord(_) => ResponseError::InvalidRecord,
         LogError::MessageTooLarge { .. } => ResponseError::MessageTooLarge,
         LogError::Storage(_) => ResponseError::KafkaStorageError,
-        _ => ResponseError::UnknownServerError,
+        LogError::InvalidRequest(_) => ResponseError::InvalidRequest,
     }
 }
 

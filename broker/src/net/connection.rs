@@ -40,6 +40,7 @@ pub async fn serve<R: SocketRead, W: SocketWrite>(
     let read_side = read_loop(&broker, &conn, &mut reader, tx);
     let write_side = write_loop(writer, rx);
     let (end, _) = tokio::join!(read_side, write_side);
+    reader.shutdown();
     match end {
         End::ClientClosed | End::Shutdown => tracing::debug!(%peer, "connection closed"),
         End::Idle(ms) => {

@@ -13,6 +13,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 /// appended after its existing contents.
 pub trait SocketRead {
     async fn read(&mut self, buf: BytesMut) -> (io::Result<usize>, BytesMut);
+
+    /// Shuts the socket down in both directions. With io_uring a read abandoned by a timeout
+    /// stays queued in the kernel and keeps the descriptor open; shutdown completes it, so the
+    /// connection really closes when we are done with it.
+    fn shutdown(&self);
 }
 
 /// Writes whole buffers.
@@ -29,6 +34,10 @@ impl SocketRead for EpollRead {
     async fn read(&mut self, mut buf: BytesMut) -> (io::Result<usize>, BytesMut) {
         let r = self.0.read_buf(&mut buf).await;
         (r, buf)
+    }
+
+    fn shutdown(&self) {
+        // Dropping both halves closes the socket; nothing is left queued with epoll.
     }
 }
 
@@ -51,6 +60,10 @@ impl SocketRead for UringRead {
         let start = buf.len();
         let (r, slice) = self.0.read(buf.slice(start..)).await;
         (r, slice.into_inner())
+    }
+
+    fn shutdown(&self) {
+        let _ = self.0.shutdown(std::net::Shutdown::Both);
     }
 }
 

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs librdkafka's own regression suite (the test-runner with tests 0001...01xx) against a
+# Samsa broker this script starts on a private port.
+#
+# The librdkafka source comes from the cargo registry (the `rdkafka-sys` crate ships it whole,
+# tests included); nothing is fetched from GitHub. It is copied to .tools/librdkafka-tests and
+# built there once: ./configure && make libs && make -C tests build.
+#
+#   scripts/compat/librdkafka.sh                 # every test, quick mode (-Q)
+#   scripts/compat/librdkafka.sh --full          # without -Q
+#   scripts/compat/librdkafka.sh --idempotence   # with -P (enable.idempotence forced on)
+#   scripts/compat/librdkafka.sh --subset ci     # the tests listed in librdkafka-ci.txt
+#   scripts/compat/librdkafka.sh --tests 0001,0012
+#
+# Prints one line per failed test and a final `librdkafka: N passed, M failed` line; writes a
+# JSON summary to target/compat/librdkafka[-mode].json. Exit status 0 only when nothing failed.
+# Tests that need Kafka's Java tools are skipped by librdkafka-skip.txt, each with its reason.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+RDKAFKA_SYS_VERSION="4.10.0+2.12.1"
+DEST=.tools/librdkafka-tests
+STAMP="$DEST/.built-from"
+
+if [ ! -x "$DEST/tests/test-runner" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$RDKAFKA_SYS_VERSION" ]; then
+  if ! dpkg -s libzstd-dev >/dev/null 2>&1; then
+    echo "librdkafka.sh: installing libzstd-dev from Debian" >&2
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get install -y -q libzstd-dev >/dev/null 2>&1 || { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q libzstd-dev >/dev/null; }
+  fi
+  find_src() {
+    ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"rdkafka-sys-$RDKAFKA_SYS_VERSION"/librdkafka 2>/dev/null | head -n 1
+  }
+  SRC="$(find_src)"
+  if [ -z "$SRC" ]; then
+    cargo fetch --quiet   # compat-tests depend on rdkafka-sys: this brings its source
+    SRC="$(find_src)"
+  fi
+  [ -n "$SRC" ] || { echo "librdkafka.sh: rdkafka-sys-$RDKAFKA_SYS_VERSION is not in the cargo registry" >&2; exit 1; }
+  echo "librdkafka.sh: building librdkafka and its test-runner from $SRC (a few minutes, once)" >&2
+  rm -rf "$DEST"
+  mkdir -p .tools
+  cp -r "$SRC" "$DEST"
+  chmod -R u+w "$DEST"
+  (
+    cd "$DEST"
+    ./configure --disable-ssl --disable-gssapi --disable-curl --enable-zstd --enable-zlib >../librdkafka-tests-configure.txt 2>&1 \
+      || { tail -n 30 ../librdkafka-tests-configure.txt >&2; exit 1; }
+    make -j"$(nproc)" libs >../librdkafka-tests-make.txt 2>&1 || { tail -n 30 ../librdkafka-tests-make.txt >&2; exit 1; }
+    make -j"$(nproc)" -C tests build >>../librdkafka-tests-make.txt 2>&1 || { tail -n 30 ../librdkafka-tests-make.txt >&2; exit 1; }
+  )
+  echo "$RDKAFKA_SYS_VERSION" >"$STAMP"
+fi
+
+SAMSA_BIN="${TEST_SAMSA_BIN:-target/debug/samsa}"
+if [ -z "${TEST_SAMSA_BIN:-}" ]; then
+  cargo build --quiet -p samsa-broker --bin samsa
+fi
+exec python3 scripts/compat/run_librdkafka.py --runner-dir "$DEST/tests" --samsa "$SAMSA_BIN" "$@"

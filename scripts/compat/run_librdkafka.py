@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Runs librdkafka's test-runner against a Samsa broker started here, one test id per runner
+invocation (a test that hits its timeout ends the whole runner, and every later test would
+report "did not start"), each under its own time limit, and adds the reports up.
+
+Called by scripts/compat/librdkafka.sh, which builds the runner first."""
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+# Broker settings the suite expects, through Samsa's ordinary configuration (trivup, which
+# librdkafka's CI uses, sets the same): auto-created topics get 4 partitions; groups form
+# without the initial rebalance delay; short transaction timeouts are allowed.
+BROKER_PROPS = {
+    "num.partitions": "4",
+    "auto.create.topics.enable": "true",
+    "group.initial.rebalance.delay.ms": "0",
+    "group.min.session.timeout.ms": "1000",
+    "transaction.max.timeout.ms": "900000",
+    "offsets.topic.num.partitions": "4",
+    "transaction.state.log.num.partitions": "4",
+}
+TEST_KAFKA_VERSION = "4.0.0"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def read_list(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            tid, _, reason = line.partition(" ")
+            out[tid] = reason.strip()
+    return out
+
+
+def all_test_ids(runner_dir):
+    ids = set()
+    for path in glob.glob(os.path.join(runner_dir, "[0-9][0-9][0-9][0-9]-*.c*")):
+        ids.add(os.path.basename(path)[:4])
+    # 0000 is librdkafka's unit tests (no broker) and 8xxx are manual tests.
+    return sorted(i for i in ids if i != "0000" and not i.startswith("8"))
+
+
+class Broker:
+    def __init__(self, samsa, workdir):
+        self.port = free_port()
+        self.data = os.path.join(workdir, "data")
+        self.log_path = os.path.join(workdir, "samsa.log")
+        args = [samsa, "--listeners=PLAINTEXT://127.0.0.1:%d" % self.port, "--log.dirs=" + self.data,
+                "--metrics.listener="]
+        args += ["--%s=%s" % kv for kv in BROKER_PROPS.items()]
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise SystemExit("samsa exited at start; see " + self.log_path)
+            with open(self.log_path) as f:
+                if "samsa is serving" in f.read():
+                    return
+            time.sleep(0.05)
+        raise SystemExit("samsa did not start within 60 s; see " + self.log_path)
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def run_one(tid, runner_dir, args, conf_path, workdir):
+    """Runs one test id; returns a list of (test name, state, duration, reason)."""
+    env = dict(os.environ)
+    env.update({
+        "TESTS": tid,
+        "TEST_KAFKA_VERSION": TEST_KAFKA_VERSION,
+        "RDKAFKA_TEST_CONF": conf_path,
+        "LD_LIBRARY_PATH": "../src:../src-cpp",
+    })
+    env.pop("KAFKA_PATH", None)
+    for f in glob.glob(os.path.join(runner_dir, "test_report_*.json")):
+        os.remove(f)
+    cmd = ["./test-runner", "-r"] + (["-Q"] if not args.full else []) + (["-P"] if args.idempotence else [])
+    log_path = os.path.join(workdir, "test-%s.log" % tid)
+    with open(log_path, "w") as log:
+        started = time.time()
+        try:
+            proc = subprocess.run(cmd, cwd=runner_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                  timeout=args.timeout)
+            code = proc.returncode
+        except subprocess.TimeoutExpired:
+            code = None
+        elapsed = time.time() - started
+    reports = glob.glob(os.path.join(runner_dir, "test_report_*.json"))
+    results = []
+    if reports:
+        with open(reports[0]) as f:
+            try:
+                report = json.load(f)
+            except json.JSONDecodeError:
+                report = {}
+        for name, t in (report.get("tests") or {}).items():
+            # The report lists every registered test; only this id's ran.
+            if not name.startswith(tid):
+                continue
+            state = t.get("state", "?")
+            results.append((name, state, float(t.get("duration") or 0), t.get("failure") or ""))
+    if not results:
+        reason = "timed out after %d s" % args.timeout if code is None else "exit status %s, no report" % code
+        results.append((tid, "FAILED", elapsed, reason))
+    elif code is None:
+        results = [(n, "FAILED" if s in ("RUNNING", "PASSED") else s, d, r or "runner timed out") for n, s, d, r in results]
+    # The failure reason from the log when the report has none.
+    final = []
+    for name, state, dur, reason in results:
+        if state == "FAILED" and not reason:
+            with open(log_path, errors="replace") as f:
+                m = re.findall(r"Test assertion failed: (.*)|(timed out.*)", f.read())
+            if m:
+                reason = (m[-1][0] or m[-1][1]).strip()
+        final.append((name, state, dur, reason))
+    return final, log_path
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--runner-dir", required=True)
+    p.add_argument("--samsa", required=True)
+    p.add_argument("--full", action="store_true", help="run without quick mode (-Q)")
+    p.add_argument("--idempotence", action="store_true", help="run with -P (enable.idempotence=true)")
+    p.add_argument("--subset", help="run the tests listed in librdkafka-<subset>.txt")
+    p.add_argument("--tests", help="comma-separated test ids")
+    p.add_argument("--timeout", type=int, default=300, help="seconds per test id")
+    args = p.parse_args()
+
+    runner_dir = os.path.abspath(args.runner_dir)
+    skip = read_list(os.path.join(HERE, "librdkafka-skip.txt"))
+    if args.tests:
+        ids = [t.strip() for t in args.tests.split(",") if t.strip()]
+    elif args.subset:
+        ids = list(read_list(os.path.join(HERE, "librdkafka-%s.txt" % args.subset)))
+    else:
+        ids = all_test_ids(runner_dir)
+    mode = "full" if args.full else "quick"
+    if args.idempotence:
+        mode += "-idempotence"
+    if args.subset:
+        mode += "-" + args.subset
+
+    workdir = tempfile.mkdtemp(prefix="samsa-librdkafka-")
+    broker = Broker(os.path.abspath(args.samsa), workdir)
+    conf_path = os.path.join(workdir, "test.conf")
+    with open(conf_path, "w") as f:
+        f.write("bootstrap.servers=127.0.0.1:%d\n" % broker.port)
+    engine = os.environ.get("SAMSA_IO_ENGINE", "auto")
+    print("librdkafka: %d test ids, %s mode, broker 127.0.0.1:%d (io engine %s), logs in %s" % (
+        len(ids), mode, broker.port, engine, workdir), flush=True)
+
+    summary = {"suite": "librdkafka", "version": "2.12.1", "mode": mode, "engine": engine, "tests": []}
+    passed = failed = skipped = 0
+    try:
+        for tid in ids:
+            if tid in skip:
+                summary["tests"].append({"id": tid, "name": tid, "state": "SKIPPED", "reason": skip[tid]})
+                skipped += 1
+                continue
+            if not broker.alive():
+                print("librdkafka: samsa died before test %s; restarting it (see %s)" % (tid, broker.log_path), flush=True)
+                broker = Broker(os.path.abspath(args.samsa), tempfile.mkdtemp(prefix="samsa-librdkafka-"))
+                with open(conf_path, "w") as f:
+                    f.write("bootstrap.servers=127.0.0.1:%d\n" % broker.port)
+            results, log_path = run_one(tid, runner_dir, args, conf_path, workdir)
+            for name, state, dur, reason in results:
+                summary["tests"].append({"id": tid, "name": name, "state": state, "duration_s": round(dur, 3),
+                                         "reason": reason, "log": log_path})
+                if state == "PASSED":
+                    passed += 1
+                elif state == "SKIPPED":
+                    skipped += 1
+                else:
+                    failed += 1
+                    print("FAILED %s (%s): %s  [log: %s]" % (name, tid, reason[:300], log_path), flush=True)
+    finally:
+        broker.stop()
+    summary.update({"passed": passed, "failed": failed, "skipped": skipped})
+    out_dir = os.path.join(ROOT, "target", "compat")
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "librdkafka-%s.json" % mode), "w") as f:
+        json.dump(summary, f, indent=1)
+    print("librdkafka: %d passed, %d failed (%d skipped)" % (passed, failed, skipped), flush=True)
+    if failed == 0:
+        shutil.rmtree(workdir, ignore_errors=True)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,8 @@
+#![no_main]
+//! See `samsa_storage::fuzzing::recovery_scan`.
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    samsa_storage::fuzzing::recovery_scan(data);
+});

@@ -1,0 +1,135 @@
+//! Retention and the log start offset: `maintenance` (segment.ms rolls, retention.ms and
+//! retention.bytes, flush.ms) and DeleteRecords.
+//!
+//! Invariants: only whole segments are deleted, never the active one, oldest first (Kafka's
+//! `deleteRetentionMsBreachedSegments` / `deleteRetentionSizeBreachedSegments` /
+//! `deleteLogStartOffsetBreachedSegments`); the log start offset only moves forward here and
+//! the leader-epoch cache and high watermark follow it.
+
+use crate::error::LogError;
+use crate::log::Log;
+use crate::segment::NO_TIMESTAMP;
+
+/// What `maintenance` did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MaintenanceReport {
+    pub rolled: bool,
+    pub deleted_segments: usize,
+    pub deleted_bytes: u64,
+    pub log_start_offset: i64,
+    pub flush_submitted: bool,
+}
+
+impl Log {
+    /// DeleteRecords: moves the log start offset up to `offset` and deletes segments wholly
+    /// below it. Returns the new log start offset.
+    pub fn delete_records_before(&mut self, offset: i64) -> Result<i64, LogError> {
+        let leo = self.log_end_offset();
+        if offset > leo || offset < 0 {
+            return Err(LogError::OffsetOutOfRange {
+                partition: self.tp.to_string(),
+                offset,
+                log_start_offset: self.log_start_offset,
+                log_end_offset: leo,
+            });
+        }
+        if offset <= self.log_start_offset {
+            return Ok(self.log_start_offset);
+        }
+        self.log_start_offset = offset;
+        self.delete_segments_below_log_start()?;
+        self.epochs
+            .truncate_from_start(offset)
+            .map_err(|e| self.io("write leader-epoch-checkpoint", e))?;
+        self.high_watermark = self.high_watermark.max(offset).min(leo);
+        Ok(self.log_start_offset)
+    }
+
+    /// Deletes segments whose every offset is below the log start offset (never the active).
+    fn delete_segments_below_log_start(&mut self) -> Result<(usize, u64), LogError> {
+        let mut deleted = (0, 0);
+        loop {
+            let bases: Vec<i64> = self.segments.keys().take(2).copied().collect();
+            let [first, second] = bases[..] else { break };
+            if second > self.log_start_offset {
+                break;
+            }
+            deleted.1 += self.remove_segment(first)?;
+            deleted.0 += 1;
+        }
+        Ok(deleted)
+    }
+
+    /// Periodic work: segment.ms rolls, retention (time, size, log start), flush.ms flushes.
+    pub fn maintenance(&mut self, now_ms: i64) -> Result<MaintenanceReport, LogError> {
+        let mut report = MaintenanceReport::default();
+        if !self.active().is_empty()
+            && now_ms.saturating_sub(self.active().created_ms) >= self.config.segment_ms
+        {
+            self.roll(now_ms)?;
+            report.rolled = true;
+        }
+        let (n, bytes) = self.delete_segments_below_log_start()?;
+        report.deleted_segments += n;
+        report.deleted_bytes += bytes;
+        if self.config.cleanup_policy.deletes() {
+            let (n, bytes) = self.apply_retention(now_ms)?;
+            report.deleted_segments += n;
+            report.deleted_bytes += bytes;
+        }
+        self.prune_pending_sync();
+        if self.log_end_offset() > self.flush.flushed()
+            && now_ms.saturating_sub(self.last_flush_ms) >= self.config.flush_ms
+        {
+            report.flush_submitted = self.request_flush(now_ms);
+        }
+        report.log_start_offset = self.log_start_offset;
+        Ok(report)
+    }
+
+    /// retention.ms and retention.bytes: delete whole segments from the oldest, never the
+    /// active one (Kafka's `deleteRetentionMsBreachedSegments` / `...SizeBreachedSegments`).
+    fn apply_retention(&mut self, now_ms: i64) -> Result<(usize, u64), LogError> {
+        let mut deleted = (0usize, 0u64);
+        let retention_ms = self.config.retention_ms;
+        let retention_bytes = self.config.retention_bytes;
+        let mut size = self.size_bytes() as i64;
+        loop {
+            let active = self.active_base();
+            let Some((&base, seg)) = self.segments.iter().next() else {
+                break;
+            };
+            if base == active {
+                break;
+            }
+            let newest = if seg.max_timestamp == NO_TIMESTAMP {
+                seg.created_ms
+            } else {
+                seg.max_timestamp
+            };
+            let by_time = retention_ms >= 0 && now_ms.saturating_sub(newest) > retention_ms;
+            let by_size = retention_bytes >= 0 && size - seg.size as i64 >= retention_bytes;
+            if !by_time && !by_size {
+                break;
+            }
+            let next_base = *self
+                .segments
+                .range(base + 1..)
+                .next()
+                .expect("the active segment follows")
+                .0;
+            let bytes = self.remove_segment(base)?;
+            size -= bytes as i64;
+            deleted.0 += 1;
+            deleted.1 += bytes;
+            self.log_start_offset = self.log_start_offset.max(next_base);
+        }
+        if deleted.0 > 0 {
+            self.epochs
+                .truncate_from_start(self.log_start_offset)
+                .map_err(|e| self.io("write leader-epoch-checkpoint", e))?;
+            self.high_watermark = self.high_watermark.max(self.log_start_offset);
+        }
+        Ok(deleted)
+    }
+}

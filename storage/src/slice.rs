@@ -1,0 +1,127 @@
+//! `LogSlice`: the answer to a read — whole batches, either `Bytes` from the tail cache or a
+//! range of a segment file that `load()` reads without the log's mutex.
+//!
+//! Invariants: a slice holds an `Arc<File>`, so it stays loadable after its segment is deleted;
+//! `load` returns only whole batches and only if they still start with the batch the read
+//! found (a concurrent truncation makes it fail instead of serving other offsets).
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+
+use crate::batch::{self, BatchHeader};
+
+/// Whole batches of a log. `load()` reads them without the log (and its mutex).
+#[derive(Clone, Debug)]
+pub struct LogSlice {
+    repr: SliceRepr,
+}
+
+#[derive(Clone, Debug)]
+enum SliceRepr {
+    Memory(Bytes),
+    File {
+        file: Arc<File>,
+        position: u64,
+        len: usize,
+        base_offset: i64,
+    },
+}
+
+impl LogSlice {
+    pub fn empty() -> LogSlice {
+        LogSlice {
+            repr: SliceRepr::Memory(Bytes::new()),
+        }
+    }
+
+    /// The batches' bytes. From memory this is free; from a segment it is one `pread`, after
+    /// which a trailing partial batch (the read limit fell inside it) is dropped.
+    pub fn load(&self) -> io::Result<Bytes> {
+        match &self.repr {
+            SliceRepr::Memory(b) => Ok(b.clone()),
+            SliceRepr::File {
+                file,
+                position,
+                len,
+                base_offset,
+            } => {
+                let mut buf = BytesMut::zeroed(*len);
+                let n = read_at_most(file, &mut buf, *position)?;
+                buf.truncate(n);
+                // The log may have been truncated (and rewritten) between read() and load():
+                // serve nothing rather than other offsets or half a batch.
+                let first = BatchHeader::parse(&buf).ok();
+                if first.is_none_or(|h| h.base_offset != *base_offset) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "segment changed under a pending read; retry the fetch",
+                    ));
+                }
+                // Whole batches only: the limit may fall inside the last one, and a concurrent
+                // truncation may have moved batch boundaries. (A header walk in memory.)
+                let keep = batch::whole_batches_len(&buf);
+                buf.truncate(keep);
+                Ok(buf.freeze())
+            }
+        }
+    }
+
+    /// The bytes `load` returns: exact in memory; from a segment an upper bound, as the last
+    /// batch is only known to be whole once read.
+    pub fn len(&self) -> usize {
+        match &self.repr {
+            SliceRepr::Memory(b) => b.len(),
+            SliceRepr::File { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True when `load` will not touch the disk.
+    pub fn is_in_memory(&self) -> bool {
+        matches!(self.repr, SliceRepr::Memory(_))
+    }
+}
+
+fn read_at_most(file: &File, buf: &mut [u8], position: u64) -> io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], position + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+impl LogSlice {
+    pub(crate) fn memory(bytes: Bytes) -> LogSlice {
+        LogSlice {
+            repr: SliceRepr::Memory(bytes),
+        }
+    }
+
+    pub(crate) fn segment(
+        file: Arc<File>,
+        position: u64,
+        len: usize,
+        base_offset: i64,
+    ) -> LogSlice {
+        LogSlice {
+            repr: SliceRepr::File {
+                file,
+                position,
+                len,
+                base_offset,
+            },
+        }
+    }
+}
