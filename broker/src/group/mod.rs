@@ -389,6 +389,9 @@ impl GroupCoordinator {
     fn settle(&self, broker: &Broker, g: &mut Group, mut fx: Effects, now_ms: i64) -> Outcome {
         let mut out = Outcome::default();
         for _ in 0..1_000 {
+            for e in fx.events.drain(..) {
+                tracing::info!(group = %g.group_id, "{e}");
+            }
             out.join.append(&mut fx.join_replies);
             out.sync.append(&mut fx.sync_replies);
             let stores = std::mem::take(&mut fx.store);
@@ -398,6 +401,7 @@ impl GroupCoordinator {
                     if fx.join_replies.is_empty()
                         && fx.sync_replies.is_empty()
                         && fx.store.is_empty()
+                        && fx.events.is_empty()
                     {
                         break;
                     }
@@ -925,7 +929,13 @@ impl GroupCoordinator {
         for id in ids {
             let offsets = loaded.offsets.remove(&id).unwrap_or_default();
             let g = match loaded.groups.remove(&id) {
-                Some(value) => Group::loaded(&id, value, offsets, &self.cfg, now_ms).0,
+                Some(value) => {
+                    let (g, fx) = Group::loaded(&id, value, offsets, &self.cfg, now_ms);
+                    for e in fx.events {
+                        tracing::info!(group = %id, "{e}");
+                    }
+                    g
+                }
                 None => {
                     let mut g = Group::new(&id, now_ms);
                     g.offsets = offsets;

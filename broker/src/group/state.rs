@@ -262,12 +262,70 @@ pub struct StaticReplace {
     pub waiter: WaiterId,
 }
 
+/// Something worth a line in the broker's log (the coordinator logs them; tests read them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupEvent {
+    PreparingRebalance {
+        reason: &'static str,
+    },
+    /// The join phase completed: the members wait for the leader's assignment.
+    Stabilized {
+        generation_id: i32,
+        members: usize,
+    },
+    /// The join phase completed with nobody left.
+    Emptied {
+        generation_id: i32,
+    },
+    MemberRemoved {
+        member_id: String,
+        reason: &'static str,
+    },
+    StaticMemberReplaced {
+        group_instance_id: String,
+        old_member_id: String,
+        new_member_id: String,
+    },
+}
+
+impl std::fmt::Display for GroupEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GroupEvent::PreparingRebalance { reason } => {
+                write!(f, "preparing to rebalance: {reason}")
+            }
+            GroupEvent::Stabilized {
+                generation_id,
+                members,
+            } => write!(
+                f,
+                "stabilized generation {generation_id} with {members} members"
+            ),
+            GroupEvent::Emptied { generation_id } => {
+                write!(f, "generation {generation_id} is empty")
+            }
+            GroupEvent::MemberRemoved { member_id, reason } => {
+                write!(f, "removed member {member_id}: {reason}")
+            }
+            GroupEvent::StaticMemberReplaced {
+                group_instance_id,
+                old_member_id,
+                new_member_id,
+            } => write!(
+                f,
+                "static member {group_instance_id} rejoined as {new_member_id}, fencing {old_member_id}"
+            ),
+        }
+    }
+}
+
 /// What an operation asks the caller to do.
 #[derive(Debug, Default)]
 pub struct Effects {
     pub join_replies: Vec<(WaiterId, JoinReply)>,
     pub sync_replies: Vec<(WaiterId, SyncReply)>,
     pub store: Vec<Store>,
+    pub events: Vec<GroupEvent>,
 }
 
 impl Effects {
@@ -278,6 +336,13 @@ impl Effects {
         self.join_replies.extend(other.join_replies);
         self.sync_replies.extend(other.sync_replies);
         self.store.extend(other.store);
+        self.events.extend(other.events);
+    }
+    fn removed(&mut self, member_id: &str, reason: &'static str) {
+        self.events.push(GroupEvent::MemberRemoved {
+            member_id: member_id.to_string(),
+            reason,
+        });
     }
 }
 
@@ -498,7 +563,7 @@ impl Group {
         if g.members.len() > cfg.max_size {
             // group.max.size was lowered since the group formed: rebalance so that members
             // can commit before the excess is refused.
-            g.prepare_rebalance(cfg, now_ms, &mut fx);
+            g.prepare_rebalance("more members than group.max.size", cfg, now_ms, &mut fx);
         }
         (g, fx)
     }
@@ -891,6 +956,9 @@ impl Group {
             return fx;
         }
         if !self.accept_joining_member(&req.member_id, cfg) {
+            if self.members.contains_key(&req.member_id) {
+                fx.removed(&req.member_id, "group.max.size reached");
+            }
             self.remove(&req.member_id, &mut fx);
             fx.join(
                 waiter,
@@ -1066,7 +1134,7 @@ impl Group {
             self.new_member_added = true;
         }
         self.add(member);
-        self.maybe_prepare_rebalance_or_complete_join(cfg, now_ms, fx);
+        self.maybe_prepare_rebalance_or_complete_join("a member joined", cfg, now_ms, fx);
     }
 
     fn update_member_and_rebalance(
@@ -1086,7 +1154,12 @@ impl Group {
             Some(waiter),
             fx,
         );
-        self.maybe_prepare_rebalance_or_complete_join(cfg, now_ms, fx);
+        self.maybe_prepare_rebalance_or_complete_join(
+            "a member rejoined with new metadata, or the leader rejoined",
+            cfg,
+            now_ms,
+            fx,
+        );
     }
 
     /// KIP-345: a static member that comes back with an unknown member id takes over its
@@ -1115,6 +1188,11 @@ impl Group {
             )
         };
         self.replace_static_member(instance, old_id, new_id, fx);
+        fx.events.push(GroupEvent::StaticMemberReplaced {
+            group_instance_id: instance.to_string(),
+            old_member_id: old_id.to_string(),
+            new_member_id: new_id.to_string(),
+        });
         self.reschedule_heartbeat(new_id, now_ms);
         self.update_member(
             new_id,
@@ -1142,12 +1220,22 @@ impl Group {
                         })),
                     });
                 } else {
-                    self.maybe_prepare_rebalance_or_complete_join(cfg, now_ms, fx);
+                    self.maybe_prepare_rebalance_or_complete_join(
+                        "a static member rejoined with protocols that change the selection",
+                        cfg,
+                        now_ms,
+                        fx,
+                    );
                 }
             }
             // The leader may already be assigning with the old member id, which the new one
             // would not match: rebalance.
-            GroupState::CompletingRebalance => self.prepare_rebalance(cfg, now_ms, fx),
+            GroupState::CompletingRebalance => self.prepare_rebalance(
+                "a static member rejoined while the assignment was computed",
+                cfg,
+                now_ms,
+                fx,
+            ),
             GroupState::PreparingRebalance => self.maybe_complete_join_phase(cfg, now_ms, fx),
             // Unreachable: a group with a static member is neither Empty nor Dead here.
             GroupState::Empty | GroupState::Dead => {
@@ -1186,6 +1274,10 @@ impl Group {
         if self.leader_id.as_deref() == Some(old_id) {
             self.leader_id = Some(new_id.to_string());
         }
+        // The new incarnation owes the SyncGroup the old one had not sent yet.
+        if self.pending_sync.remove(old_id) {
+            self.pending_sync.insert(new_id.to_string());
+        }
         self.static_members
             .insert(instance.to_string(), new_id.to_string());
     }
@@ -1204,12 +1296,13 @@ impl Group {
 
     fn maybe_prepare_rebalance_or_complete_join(
         &mut self,
+        reason: &'static str,
         cfg: &GroupConfig,
         now_ms: i64,
         fx: &mut Effects,
     ) {
         if self.can_rebalance() {
-            self.prepare_rebalance(cfg, now_ms, fx);
+            self.prepare_rebalance(reason, cfg, now_ms, fx);
         } else {
             self.maybe_complete_join_phase(cfg, now_ms, fx);
         }
@@ -1226,7 +1319,14 @@ impl Group {
         }
     }
 
-    fn prepare_rebalance(&mut self, cfg: &GroupConfig, now_ms: i64, fx: &mut Effects) {
+    fn prepare_rebalance(
+        &mut self,
+        reason: &'static str,
+        cfg: &GroupConfig,
+        now_ms: i64,
+        fx: &mut Effects,
+    ) {
+        fx.events.push(GroupEvent::PreparingRebalance { reason });
         if self.state == GroupState::CompletingRebalance {
             // Members waiting for their assignment must rejoin instead.
             self.reset_and_propagate_assignment_error(GroupError::RebalanceInProgress, now_ms, fx);
@@ -1266,6 +1366,7 @@ impl Group {
             .map(|m| m.member_id.clone())
             .collect();
         for id in not_rejoined {
+            fx.removed(&id, "did not rejoin within the rebalance timeout");
             self.remove(&id, fx);
         }
         if self.state == GroupState::Dead {
@@ -1282,12 +1383,19 @@ impl Group {
         }
         self.init_next_generation(now_ms);
         if self.state == GroupState::Empty {
+            fx.events.push(GroupEvent::Emptied {
+                generation_id: self.generation_id,
+            });
             fx.store.push(Store {
                 value: self.metadata_value(Some(&HashMap::new())),
                 then: AfterStore::Nothing,
             });
             return;
         }
+        fx.events.push(GroupEvent::Stabilized {
+            generation_id: self.generation_id,
+            members: self.members.len(),
+        });
         let leader = self.leader_id.clone();
         let ids: Vec<String> = self.members.keys().cloned().collect();
         for id in ids {
@@ -1492,7 +1600,12 @@ impl Group {
                 match result {
                     Err(e) => {
                         self.reset_and_propagate_assignment_error(e, now_ms, &mut fx);
-                        self.maybe_prepare_rebalance_or_complete_join(cfg, now_ms, &mut fx);
+                        self.maybe_prepare_rebalance_or_complete_join(
+                            "the assignment could not be stored",
+                            cfg,
+                            now_ms,
+                            &mut fx,
+                        );
                     }
                     Ok(()) => {
                         for (id, a) in assignment {
@@ -1603,6 +1716,7 @@ impl Group {
                     .and_then(|i| self.static_members.get(i).cloned())
                 {
                     Some(current) => {
+                        fx.removed(&current, "removed by its group.instance.id (LeaveGroup)");
                         self.remove(&current, &mut fx);
                         Ok(())
                     }
@@ -1613,15 +1727,17 @@ impl Group {
                 Ok(())
             } else {
                 self.validate_member(member_id, instance.as_deref())
-                    .map(|()| self.remove(member_id, &mut fx))
+                    .map(|()| {
+                        fx.removed(member_id, "left the group (LeaveGroup)");
+                        self.remove(member_id, &mut fx)
+                    })
             };
             results.push(r);
         }
         if results.iter().any(Result::is_ok) {
             match self.state {
-                GroupState::Stable | GroupState::CompletingRebalance => {
-                    self.maybe_prepare_rebalance_or_complete_join(cfg, now_ms, &mut fx)
-                }
+                GroupState::Stable | GroupState::CompletingRebalance => self
+                    .maybe_prepare_rebalance_or_complete_join("members left", cfg, now_ms, &mut fx),
                 GroupState::PreparingRebalance => {
                     self.maybe_complete_join_phase(cfg, now_ms, &mut fx)
                 }
@@ -1679,6 +1795,12 @@ impl Group {
                 };
                 m.heartbeat_deadline_ms = None;
                 if !m.has_satisfied_heartbeat() {
+                    let reason = if m.is_new {
+                        "a new member's JoinGroup waited too long"
+                    } else {
+                        "session timeout expired"
+                    };
+                    fx.removed(&id, reason);
                     self.remove_member_and_update(&id, cfg, now_ms, &mut fx);
                 }
             }
@@ -1724,9 +1846,10 @@ impl Group {
         {
             let late: Vec<String> = self.pending_sync.iter().cloned().collect();
             for id in late {
+                fx.removed(&id, "did not send SyncGroup within the rebalance timeout");
                 self.remove(&id, fx);
             }
-            self.prepare_rebalance(cfg, now_ms, fx);
+            self.prepare_rebalance("members missed the SyncGroup deadline", cfg, now_ms, fx);
         }
     }
 
@@ -1739,9 +1862,13 @@ impl Group {
     ) {
         self.remove(member_id, fx);
         match self.state {
-            GroupState::Stable | GroupState::CompletingRebalance => {
-                self.maybe_prepare_rebalance_or_complete_join(cfg, now_ms, fx)
-            }
+            GroupState::Stable | GroupState::CompletingRebalance => self
+                .maybe_prepare_rebalance_or_complete_join(
+                    "a member's session expired",
+                    cfg,
+                    now_ms,
+                    fx,
+                ),
             GroupState::PreparingRebalance if self.has_all_members_joined() => {
                 self.complete_join(cfg, now_ms, fx)
             }
