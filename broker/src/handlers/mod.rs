@@ -80,6 +80,7 @@ pub async fn handle(
     }
     let key = req.api_key;
     let version = req.api_version();
+    let started = std::time::Instant::now();
     let ctx = Ctx {
         broker,
         conn,
@@ -160,6 +161,9 @@ pub async fn handle(
             ))
         }
     };
+    broker
+        .metrics
+        .request(key, version, started.elapsed(), response.as_ref());
     match response {
         // Fetch goes out as chunks so the records are not copied into a response buffer.
         Some(ResponseKind::Fetch(fetch)) => {
