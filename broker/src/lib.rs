@@ -1,11 +1,13 @@
 //! Samsa's broker: the network layer, one handler per Kafka API, and the state they share.
 //! The `samsa` binary (src/main.rs) serves it and carries the admin CLI.
 
+pub mod cli;
 pub mod config;
 pub mod group;
 pub mod handlers;
 pub mod maintenance;
 pub mod meta;
+pub mod metrics;
 pub mod net;
 pub mod partition;
 pub mod server;

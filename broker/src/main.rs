@@ -7,6 +7,11 @@ use std::process::ExitCode;
 
 use samsa_broker::config::BrokerConfig;
 
+/// mimalloc keeps freed memory for reuse instead of returning large blocks to the kernel at
+/// once: with glibc, every ~1 MiB fetch buffer was a fresh mmap whose pages faulted in again.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const USAGE: &str = "\
 samsa: a Kafka-compatible message broker
 
@@ -19,10 +24,20 @@ USAGE:
     Samsa's own: --io-engine=auto|uring|epoll, --shards=N, --log.durable=true.
 
     samsa --help | --version
+
+ADMIN (Kafka protocol; works against Apache Kafka too; -b host:port, --format json):
+    samsa topic create|list|describe|delete|alter-config|add-partitions ...
+    samsa group list|describe|delete|reset-offsets ...
+    samsa produce TOPIC < lines        samsa consume TOPIC [-g GROUP] [-n COUNT]
+    samsa cluster info                 samsa dump-log SEGMENT.log
+    samsa <command> --help shows the options of each.
 ";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if samsa_broker::cli::is_command(&args) {
+        return samsa_broker::cli::run(&args);
+    }
     let rest: &[String] = match args.first().map(String::as_str) {
         Some("serve") => &args[1..],
         Some("-h" | "--help" | "help") => {
@@ -90,6 +105,26 @@ fn serve(args: &[String]) -> anyhow::Result<()> {
         config = %if explicit.is_empty() { "defaults".to_string() } else { explicit.join(" ") },
         "starting samsa"
     );
+    // What the broker will actually do, defaults included, so a log alone answers "how was
+    // this node configured?".
+    let listed = |key: &str| config.list(key).join(",");
+    tracing::info!(
+        listeners = %listed("listeners"),
+        advertised_listeners = %config
+            .advertised_listeners()
+            .iter()
+            .map(|l| format!("{}://{}:{}", l.name, l.host, l.port))
+            .collect::<Vec<_>>()
+            .join(","),
+        log_dirs = %config.log_dir().display(),
+        node_id = config.int("node.id"),
+        io_engine = %config.get("io.engine").unwrap_or_default(),
+        num_partitions = config.int("num.partitions"),
+        auto_create_topics = config.bool("auto.create.topics.enable"),
+        log_durable = config.bool("log.durable"),
+        metrics_listener = %config.get("metrics.listener").unwrap_or_default(),
+        "effective configuration"
+    );
     samsa_broker::server::run(config)
 }
 
@@ -98,11 +133,24 @@ fn init_logging(config: &BrokerConfig) {
         .ok()
         .or_else(|| config.get("log.level"))
         .unwrap_or_else(|| "info".into());
-    let filter = tracing_subscriber::EnvFilter::try_new(&filter)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let (filter, bad_filter) = match tracing_subscriber::EnvFilter::try_new(&filter) {
+        Ok(f) => (f, None),
+        Err(e) => (
+            tracing_subscriber::EnvFilter::new("info"),
+            Some((filter, e)),
+        ),
+    };
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_target(false)
+        // Colour only for people: a log file or a pipe gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
+    if let Some((filter, e)) = bad_filter {
+        tracing::warn!(
+            "log level '{filter}' is not a level or tracing filter ({e}); logging at info. \
+             Use error, warn, info, debug or trace, or a filter such as samsa_broker=debug"
+        );
+    }
 }

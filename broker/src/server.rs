@@ -36,6 +36,8 @@ pub struct Broker {
     pub groups: Arc<GroupCoordinator>,
     pub connections: AtomicUsize,
     pub io_engine: IoEngine,
+    /// Prometheus metrics (served on `metrics.listener`).
+    pub metrics: crate::metrics::Metrics,
     shutdown: watch::Sender<bool>,
 }
 
@@ -93,6 +95,7 @@ impl Broker {
             groups,
             connections: AtomicUsize::new(0),
             io_engine,
+            metrics: crate::metrics::Metrics::new(),
             shutdown,
             config,
         });
@@ -114,6 +117,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("cannot listen on {addr} ({}): {e}", l.name))?;
         sockets.push((l.clone(), socket));
     }
+    let metrics_socket = bind_metrics_listener(&config)?;
     let shards = match config.int("num.shards") {
         n if n > 0 => n as usize,
         _ => std::thread::available_parallelism()
@@ -135,6 +139,9 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
             "listening"
         );
     }
+    if let Some(m) = &metrics_socket {
+        tracing::info!(address = %m.local_addr()?, path = "/metrics", "metrics listening");
+    }
     tracing::info!(engine = %engine, shards, node_id = broker.node_id, cluster_id = %broker.cluster_id, "samsa is serving");
 
     let control = tokio::runtime::Builder::new_multi_thread()
@@ -145,6 +152,8 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
     control.block_on(async {
         let maintenance = tokio::spawn(crate::maintenance::run(broker.clone()));
         let txn_timers = tokio::spawn(broker.txn.clone().run_timers(broker.clone()));
+        let metrics =
+            metrics_socket.map(|s| tokio::spawn(crate::metrics::http::serve(s, broker.clone())));
         let loader = broker.clone();
         tokio::task::spawn_blocking(move || loader.groups.load_all(&loader));
         let group_timers = tokio::spawn(broker.groups.clone().run_timers(broker.clone()));
@@ -154,6 +163,9 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         broker.shutdown.send_replace(true);
         maintenance.abort();
         txn_timers.abort();
+        if let Some(m) = metrics {
+            m.abort();
+        }
         group_timers.abort();
         offset_expiry.abort();
     });
@@ -176,6 +188,27 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
     }
     control.shutdown_timeout(Duration::from_secs(1));
     Ok(())
+}
+
+/// The Prometheus endpoint's socket, bound at start so that a taken port fails the start
+/// with a clear message; `None` when `metrics.listener` is empty (disabled).
+fn bind_metrics_listener(config: &BrokerConfig) -> anyhow::Result<Option<std::net::TcpListener>> {
+    let value = config.get("metrics.listener").unwrap_or_default();
+    let value = value.trim();
+    if value.is_empty() {
+        tracing::info!("metrics.listener is empty: no Prometheus endpoint");
+        return Ok(None);
+    }
+    use std::net::ToSocketAddrs;
+    let addr = value
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(|| anyhow::anyhow!("metrics.listener '{value}' is not host:port"))?;
+    let socket = bind_with_patience(addr).map_err(|e| {
+        anyhow::anyhow!("cannot listen on {addr} (metrics.listener): {e}; choose another port or set metrics.listener= to disable it")
+    })?;
+    Ok(Some(socket))
 }
 
 /// How long start-up waits for a busy port. A process killed while it had io_uring operations

@@ -92,6 +92,8 @@ impl BrokerOptions {
 pub struct Broker {
     child: Option<Child>,
     pub port: u16,
+    /// The Prometheus endpoint's port (`metrics.listener`).
+    pub metrics_port: u16,
     pub data_dir: PathBuf,
     _temp: Option<Arc<tempfile::TempDir>>,
     log: Arc<Mutex<Vec<String>>>,
@@ -119,11 +121,13 @@ impl Broker {
         // A free port can be taken between choosing it and binding it: retry on a new one.
         for _ in 0..5 {
             let port = options.port.unwrap_or_else(free_port);
-            match Broker::spawn(&options, port, &data_dir) {
+            let metrics_port = free_port();
+            match Broker::spawn(&options, port, metrics_port, &data_dir) {
                 Ok((child, log)) => {
                     return Broker {
                         child: Some(child),
                         port,
+                        metrics_port,
                         data_dir: data_dir.clone(),
                         _temp: temp,
                         log,
@@ -142,12 +146,13 @@ impl Broker {
     fn spawn(
         options: &BrokerOptions,
         port: u16,
+        metrics_port: u16,
         data_dir: &Path,
     ) -> Result<(Child, Arc<Mutex<Vec<String>>>), String> {
         let mut cmd = Command::new(samsa_bin());
         cmd.arg(format!("--listeners=PLAINTEXT://127.0.0.1:{port}"))
             .arg(format!("--log.dirs={}", data_dir.display()))
-            .arg(format!("--metrics.listener=127.0.0.1:{}", free_port()))
+            .arg(format!("--metrics.listener=127.0.0.1:{metrics_port}"))
             .arg("--group.initial.rebalance.delay.ms=0");
         for (k, v) in &options.props {
             cmd.arg(format!("--{k}={v}"));
@@ -205,6 +210,24 @@ impl Broker {
         format!("127.0.0.1:{}", self.port)
     }
 
+    /// The body of `GET /metrics` (OpenMetrics text), fetched with a plain HTTP/1.1 request.
+    pub fn scrape_metrics(&self) -> anyhow::Result<String> {
+        use std::io::{Read, Write};
+        let mut s = TcpStream::connect(("127.0.0.1", self.metrics_port))?;
+        s.set_read_timeout(Some(Duration::from_secs(10)))?;
+        write!(
+            s,
+            "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        )?;
+        let mut response = String::new();
+        s.read_to_string(&mut response)?;
+        let (head, body) = response
+            .split_once("\r\n\r\n")
+            .ok_or_else(|| anyhow::anyhow!("no HTTP head in {response:?}"))?;
+        anyhow::ensure!(head.starts_with("HTTP/1.1 200"), "scrape failed: {head}");
+        Ok(body.to_string())
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.as_ref().expect("running").id()
     }
@@ -246,8 +269,9 @@ impl Broker {
     /// Starts a new process on the same port and data directory (after `stop` or `kill`).
     pub fn restart(&mut self) {
         assert!(self.child.is_none(), "stop or kill the broker first");
-        let (child, log) = Broker::spawn(&self.options, self.port, &self.data_dir)
-            .unwrap_or_else(|e| panic!("restart failed: {e}"));
+        let (child, log) =
+            Broker::spawn(&self.options, self.port, self.metrics_port, &self.data_dir)
+                .unwrap_or_else(|e| panic!("restart failed: {e}"));
         self.child = Some(child);
         self.log = log;
     }
@@ -267,7 +291,34 @@ pub fn run_with_timeout(
     cmd: &mut Command,
     timeout: Duration,
 ) -> anyhow::Result<(ExitStatus, String, String)> {
+    run(cmd, None, timeout)
+}
+
+/// Like [`run_with_timeout`], with `input` written to the command's stdin (then closed).
+pub fn run_with_input(
+    cmd: &mut Command,
+    input: &[u8],
+    timeout: Duration,
+) -> anyhow::Result<(ExitStatus, String, String)> {
+    run(cmd, Some(input.to_vec()), timeout)
+}
+
+fn run(
+    cmd: &mut Command,
+    input: Option<Vec<u8>>,
+    timeout: Duration,
+) -> anyhow::Result<(ExitStatus, String, String)> {
+    if input.is_some() {
+        cmd.stdin(Stdio::piped());
+    }
     let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    // A writer thread, so that a command that stops reading cannot block us.
+    let writer = match (input, child.stdin.take()) {
+        (Some(data), Some(mut stdin)) => Some(std::thread::spawn(move || {
+            let _ = std::io::Write::write_all(&mut stdin, &data);
+        })),
+        _ => None,
+    };
     let mut stdout = child.stdout.take().unwrap();
     let mut stderr = child.stderr.take().unwrap();
     let out = std::thread::spawn(move || {
@@ -295,6 +346,9 @@ pub fn run_with_timeout(
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    if let Some(w) = writer {
+        let _ = w.join();
+    }
     Ok((
         status,
         out.join().unwrap_or_default(),

@@ -7,6 +7,7 @@
 //! Message bodies themselves are `kafka-protocol`'s structs; nothing here re-implements them.
 
 pub mod api_table;
+pub mod fetch_response;
 pub mod frame;
 pub mod header;
 pub mod response;

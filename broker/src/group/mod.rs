@@ -17,9 +17,12 @@
 //! marker on the group's partition ([`GroupCoordinator::complete_txn`]): COMMIT makes them the
 //! committed offsets, ABORT drops them.
 //!
-//! Bounds: `group.max.size` members per group; JoinGroup protocol lists of at most
-//! [`PROTOCOLS_PER_MEMBER_MAX`] entries and [`PROTOCOL_METADATA_BYTES_MAX`] bytes;
-//! `offset.metadata.max.bytes` per committed offset; and `group.coordinator.memory.max.bytes`
+//! Bounds: `group.max.size` members per group and
+//! [`state::PENDING_MEMBERS_PER_GROUP_MAX`] member ids handed out but not yet used; JoinGroup
+//! protocol lists of at most [`PROTOCOLS_PER_MEMBER_MAX`] entries and
+//! [`PROTOCOL_METADATA_BYTES_MAX`] bytes; `offset.metadata.max.bytes` per committed offset;
+//! group metadata records within `__consumer_offsets`' `max.message.bytes` (as in Kafka, a
+//! larger assignment fails SyncGroup); and `group.coordinator.memory.max.bytes`
 //! over everything the coordinator holds (members, pending member ids, committed offsets):
 //! beyond it new members, new groups and offsets of new partitions are refused with
 //! COORDINATOR_NOT_AVAILABLE (retriable) until groups leave or offsets expire.

@@ -98,6 +98,9 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> FetchResponse {
             || *shutdown.borrow()
         {
             for (w, pd) in wanted.iter().zip(answers) {
+                if let (Some(p), Some(records)) = (&w.partition, &pd.records) {
+                    ctx.broker.metrics.fetched(&p.tp.topic, records);
+                }
                 resp.responses[w.topic_index].partitions.push(pd);
             }
             return resp;

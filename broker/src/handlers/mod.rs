@@ -79,7 +79,7 @@ pub async fn handle(
     broker: &Arc<Broker>,
     conn: &Rc<Connection>,
     req: DecodedRequest,
-    out: &mut BytesMut,
+    out: &mut Vec<bytes::Bytes>,
 ) -> Result<(), String> {
     if conn.client_id.borrow().is_none() {
         if let Some(id) = &req.header.client_id {
@@ -88,6 +88,7 @@ pub async fn handle(
     }
     let key = req.api_key;
     let version = req.api_version();
+    let started = std::time::Instant::now();
     let ctx = Ctx {
         broker,
         conn,
@@ -190,9 +191,33 @@ pub async fn handle(
             ))
         }
     };
-    if let Some(response) = response {
-        samsa_protocol::encode_response(out, key, version, req.header.correlation_id, &response)
+    broker
+        .metrics
+        .request(key, version, started.elapsed(), response.as_ref());
+    match response {
+        // Fetch goes out as chunks so the records are not copied into a response buffer.
+        Some(ResponseKind::Fetch(fetch)) => {
+            let chunks = samsa_protocol::fetch_response::encode_fetch_response(
+                fetch,
+                version,
+                req.header.correlation_id,
+            )
             .map_err(|e| e.to_string())?;
+            out.extend(chunks);
+        }
+        Some(response) => {
+            let mut buf = BytesMut::new();
+            samsa_protocol::encode_response(
+                &mut buf,
+                key,
+                version,
+                req.header.correlation_id,
+                &response,
+            )
+            .map_err(|e| e.to_string())?;
+            out.push(buf.freeze());
+        }
+        None => {}
     }
     Ok(())
 }

@@ -246,8 +246,14 @@ fn append(
             Vec::new(),
         ));
     }
+    let bytes = records.len();
     match p.append(records, now, &ctx.broker.group_commit) {
-        Ok((info, wait)) => Ok((info, wait, p.clone())),
+        Ok((info, wait)) => {
+            ctx.broker
+                .metrics
+                .produced(&p.tp.topic, bytes, info.record_count as u64);
+            Ok((info, wait, p.clone()))
+        }
         Err(e) => {
             if matches!(e, LogError::Storage(_)) {
                 tracing::error!(partition = %p.tp, "append failed: {e}");

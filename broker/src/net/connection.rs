@@ -35,7 +35,7 @@ pub async fn serve<R: SocketRead, W: SocketWrite>(
     mut reader: R,
     writer: W,
 ) {
-    let (tx, rx) = mpsc::channel::<Bytes>(WRITE_QUEUE_DEPTH);
+    let (tx, rx) = mpsc::channel::<Vec<Bytes>>(WRITE_QUEUE_DEPTH);
     let conn = Rc::new(Connection::new(peer));
     let read_side = read_loop(&broker, &conn, &mut reader, tx);
     let write_side = write_loop(writer, rx);
@@ -65,7 +65,7 @@ async fn read_loop<R: SocketRead>(
     broker: &Arc<Broker>,
     conn: &Rc<Connection>,
     reader: &mut R,
-    tx: mpsc::Sender<Bytes>,
+    tx: mpsc::Sender<Vec<Bytes>>,
 ) -> End {
     let decoder = FrameDecoder::new(broker.limits.socket_request_max_bytes);
     let idle = Duration::from_millis(broker.limits.connections_max_idle_ms);
@@ -79,12 +79,12 @@ async fn read_loop<R: SocketRead>(
                 Ok(None) => break,
                 Err(e) => return End::Protocol(e.to_string()),
             };
-            let mut out = BytesMut::new();
+            let mut out = Vec::new();
             match handle_frame(broker, conn, frame, &mut out).await {
                 Ok(()) => {}
                 Err(reason) => return End::Protocol(reason),
             }
-            if !out.is_empty() && tx.send(out.freeze()).await.is_err() {
+            if !out.is_empty() && tx.send(out).await.is_err() {
                 return End::ClientClosed;
             }
             if *shutdown.borrow() {
@@ -112,27 +112,56 @@ async fn read_loop<R: SocketRead>(
     }
 }
 
-async fn write_loop<W: SocketWrite>(mut writer: W, mut rx: mpsc::Receiver<Bytes>) {
+async fn write_loop<W: SocketWrite>(mut writer: W, mut rx: mpsc::Receiver<Vec<Bytes>>) {
     while let Some(first) = rx.recv().await {
-        // Coalesce whatever else is already queued into one write.
-        let data = match rx.try_recv() {
-            Err(_) => first,
-            Ok(second) => {
-                let mut joined = BytesMut::with_capacity(first.len() + second.len());
-                joined.extend_from_slice(&first);
-                joined.extend_from_slice(&second);
-                while let Ok(more) = rx.try_recv() {
-                    joined.extend_from_slice(&more);
-                    if joined.len() >= 1 << 20 {
-                        break;
-                    }
-                }
-                joined.freeze()
+        // Everything already queued goes out in one vectored write: small chunks (most
+        // responses) are copied together, large ones (fetched records) are passed as they are.
+        let mut batch = Coalescer::default();
+        batch.extend(first);
+        while batch.bytes < COALESCE_MAX_BYTES {
+            match rx.try_recv() {
+                Ok(more) => batch.extend(more),
+                Err(_) => break,
             }
-        };
-        if writer.write_all(data).await.is_err() {
+        }
+        if writer.write_all_vectored(batch.finish()).await.is_err() {
             return;
         }
+    }
+}
+
+/// Stop gathering queued responses past this many bytes and write.
+const COALESCE_MAX_BYTES: usize = 4 << 20;
+/// Chunks smaller than this are copied into a shared buffer rather than given their own iovec.
+const COPY_BELOW_BYTES: usize = 16 * 1024;
+
+#[derive(Default)]
+struct Coalescer {
+    chunks: Vec<Bytes>,
+    small: BytesMut,
+    bytes: usize,
+}
+
+impl Coalescer {
+    fn extend(&mut self, chunks: Vec<Bytes>) {
+        for c in chunks {
+            self.bytes += c.len();
+            if c.len() < COPY_BELOW_BYTES {
+                self.small.extend_from_slice(&c);
+            } else {
+                if !self.small.is_empty() {
+                    self.chunks.push(self.small.split().freeze());
+                }
+                self.chunks.push(c);
+            }
+        }
+    }
+
+    fn finish(mut self) -> Vec<Bytes> {
+        if !self.small.is_empty() {
+            self.chunks.push(self.small.split().freeze());
+        }
+        self.chunks
     }
 }
 
@@ -142,25 +171,32 @@ async fn handle_frame(
     broker: &Arc<Broker>,
     conn: &Rc<Connection>,
     frame: Bytes,
-    out: &mut BytesMut,
+    out: &mut Vec<Bytes>,
 ) -> Result<(), String> {
-    match samsa_protocol::decode_request(frame.clone()) {
+    // Produce v0-2 is advertised but refused, in that version's own layout: decided from the
+    // header prefix, so the frame is not cloned (a clone would force the log to copy every
+    // produced batch before rewriting its offsets).
+    if let Some((key, version, correlation_id)) = samsa_protocol::header::peek_prefix(&frame) {
+        if key == ApiKey::Produce as i16
+            && (0..samsa_protocol::api_table::PRODUCE_REFUSED_BELOW).contains(&version)
+        {
+            let mut body = BytesMut::new();
+            handlers::produce::refuse_legacy_version(&frame, version, correlation_id, &mut body)?;
+            out.push(body.freeze());
+            return Ok(());
+        }
+    }
+    match samsa_protocol::decode_request(frame) {
         Ok(req) => handlers::handle(broker, conn, req, out).await,
         Err(RequestError::UnsupportedVersion {
             api_key: ApiKey::ApiVersions,
             correlation_id,
             ..
         }) => {
-            handlers::api_versions::unsupported_version(out, correlation_id);
+            let mut body = BytesMut::new();
+            handlers::api_versions::unsupported_version(&mut body, correlation_id);
+            out.push(body.freeze());
             Ok(())
-        }
-        Err(RequestError::UnsupportedVersion {
-            api_key: ApiKey::Produce,
-            api_version,
-            correlation_id,
-            ..
-        }) if api_version < samsa_protocol::api_table::PRODUCE_REFUSED_BELOW => {
-            handlers::produce::refuse_legacy_version(&frame, api_version, correlation_id, out)
         }
         Err(e) => Err(e.to_string()),
     }

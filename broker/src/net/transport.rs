@@ -22,7 +22,26 @@ pub trait SocketRead {
 
 /// Writes whole buffers.
 pub trait SocketWrite {
-    async fn write_all(&mut self, buf: Bytes) -> io::Result<()>;
+    /// Writes every chunk, in order, with as few (vectored) writes as the socket allows.
+    async fn write_all_vectored(&mut self, chunks: Vec<Bytes>) -> io::Result<()>;
+}
+
+/// Most iovecs one vectored write takes (Linux's IOV_MAX).
+const IOV_MAX: usize = 1024;
+
+/// Drops the first `n` written bytes from `chunks`.
+fn advance(chunks: &mut Vec<Bytes>, mut n: usize) {
+    let mut done = 0;
+    for c in chunks.iter_mut() {
+        if n >= c.len() {
+            n -= c.len();
+            done += 1;
+        } else {
+            let _ = c.split_to(n);
+            break;
+        }
+    }
+    chunks.drain(..done);
 }
 
 // ---- epoll (tokio's driver) ----
@@ -42,8 +61,24 @@ impl SocketRead for EpollRead {
 }
 
 impl SocketWrite for EpollWrite {
-    async fn write_all(&mut self, buf: Bytes) -> io::Result<()> {
-        self.0.write_all(&buf).await
+    async fn write_all_vectored(&mut self, mut chunks: Vec<Bytes>) -> io::Result<()> {
+        if chunks.len() == 1 {
+            return self.0.write_all(&chunks[0]).await;
+        }
+        while !chunks.is_empty() {
+            let slices: Vec<io::IoSlice<'_>> = chunks
+                .iter()
+                .take(IOV_MAX)
+                .map(|c| io::IoSlice::new(c))
+                .collect();
+            let n = self.0.write_vectored(&slices).await?;
+            if n == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            drop(slices);
+            advance(&mut chunks, n);
+        }
+        Ok(())
     }
 }
 
@@ -68,8 +103,22 @@ impl SocketRead for UringRead {
 }
 
 impl SocketWrite for UringWrite {
-    async fn write_all(&mut self, buf: Bytes) -> io::Result<()> {
-        let (r, _) = self.0.write_all(buf).await;
-        r
+    async fn write_all_vectored(&mut self, mut chunks: Vec<Bytes>) -> io::Result<()> {
+        if chunks.len() == 1 {
+            let (r, _) = self.0.write_all(chunks.pop().expect("one chunk")).await;
+            return r;
+        }
+        while !chunks.is_empty() {
+            let rest = chunks.split_off(chunks.len().min(IOV_MAX));
+            let (r, mut written) = self.0.writev(chunks).await;
+            let n = r?;
+            if n == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            advance(&mut written, n);
+            written.extend(rest);
+            chunks = written;
+        }
+        Ok(())
     }
 }

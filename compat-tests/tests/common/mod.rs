@@ -145,3 +145,21 @@ pub fn consume_n(consumer: &BaseConsumer, n: usize, timeout: Duration) -> Vec<Go
     }
     out
 }
+
+/// A librdkafka consumer in `group`, subscribed to `topic`, committing only by hand.
+pub fn group_consumer(
+    broker: &Broker,
+    group: &str,
+    topic: &str,
+) -> rdkafka::consumer::BaseConsumer {
+    use rdkafka::consumer::Consumer;
+    let mut c = client_config(broker);
+    c.set("group.id", group)
+        .set("enable.auto.commit", "false")
+        .set("auto.offset.reset", "earliest")
+        .set("session.timeout.ms", "6000")
+        .set("enable.partition.eof", "false");
+    let consumer: rdkafka::consumer::BaseConsumer = c.create().expect("consumer");
+    consumer.subscribe(&[topic]).expect("subscribe");
+    consumer
+}

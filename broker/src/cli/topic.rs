@@ -1,0 +1,440 @@
+//! `samsa topic ...`: the everyday jobs of Kafka's `kafka-topics.sh` and the topic half of
+//! `kafka-configs.sh`, through CreateTopics, Metadata, ListOffsets, DescribeConfigs,
+//! DeleteTopics, IncrementalAlterConfigs and CreatePartitions.
+
+use clap::Subcommand;
+use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
+use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+use kafka_protocol::messages::delete_topics_request::DeleteTopicState;
+use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
+use kafka_protocol::messages::incremental_alter_configs_request::{
+    AlterConfigsResource, AlterableConfig,
+};
+use kafka_protocol::messages::{
+    CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, DescribeConfigsRequest,
+    IncrementalAlterConfigsRequest, TopicName,
+};
+use kafka_protocol::protocol::StrBytes;
+use serde_json::json;
+
+use super::client::{check, Client, ClientError, ListedOffsets, Node, EARLIEST, LATEST};
+use super::output::{emit, Table};
+use super::{key_value, Global};
+
+/// DescribeConfigs / IncrementalAlterConfigs resource type of a topic.
+const RESOURCE_TOPIC: i8 = 2;
+/// DescribeConfigs `config_source` of a per-topic override (DYNAMIC_TOPIC_CONFIG): what
+/// differs from the broker's defaults, the configs `kafka-topics.sh --describe` lists.
+const SOURCE_TOPIC_OVERRIDE: i8 = 1;
+/// IncrementalAlterConfigs operations.
+const OP_SET: i8 = 0;
+const OP_DELETE: i8 = 1;
+
+#[derive(Debug, Subcommand)]
+pub enum TopicCommand {
+    /// Create a topic.
+    Create {
+        name: String,
+        /// Partitions (the broker's num.partitions when omitted).
+        #[arg(short, long)]
+        partitions: Option<i32>,
+        /// Replication factor (the broker's default.replication.factor when omitted).
+        #[arg(short = 'r', long)]
+        replicas: Option<i16>,
+        /// Topic config, key=value (repeatable), e.g. -c cleanup.policy=compact.
+        #[arg(short = 'c', long = "config", value_parser = key_value)]
+        configs: Vec<(String, String)>,
+    },
+    /// List topics.
+    List {
+        /// Include internal topics (__consumer_offsets, ...).
+        #[arg(long)]
+        internal: bool,
+    },
+    /// Partitions, leaders, replicas, ISR, offsets and the configs that differ from defaults.
+    Describe { name: String },
+    /// Delete a topic and its data.
+    Delete { name: String },
+    /// Set (-s key=value) or remove (-d key) topic configs.
+    AlterConfig {
+        name: String,
+        #[arg(short = 's', long = "set", value_parser = key_value)]
+        set: Vec<(String, String)>,
+        #[arg(short = 'd', long = "delete")]
+        delete: Vec<String>,
+    },
+    /// Grow a topic to TOTAL partitions.
+    AddPartitions {
+        name: String,
+        /// The new total number of partitions.
+        #[arg(short = 'n', long = "total")]
+        total: i32,
+    },
+}
+
+pub fn run(global: &Global, cmd: &TopicCommand) -> anyhow::Result<()> {
+    let mut client = global.connect()?;
+    match cmd {
+        TopicCommand::Create {
+            name,
+            partitions,
+            replicas,
+            configs,
+        } => create(global, &mut client, name, *partitions, *replicas, configs),
+        TopicCommand::List { internal } => list(global, &mut client, *internal),
+        TopicCommand::Describe { name } => describe(global, &mut client, name),
+        TopicCommand::Delete { name } => delete(global, &mut client, name),
+        TopicCommand::AlterConfig { name, set, delete } => {
+            alter_config(global, &mut client, name, set, delete)
+        }
+        TopicCommand::AddPartitions { name, total } => {
+            add_partitions(global, &mut client, name, *total)
+        }
+    }
+}
+
+fn topic_name(name: &str) -> TopicName {
+    TopicName(StrBytes::from_string(name.to_string()))
+}
+
+fn timeout_ms(global: &Global) -> i32 {
+    global.timeout_ms.min(i32::MAX as u64) as i32
+}
+
+fn create(
+    global: &Global,
+    client: &mut Client,
+    name: &str,
+    partitions: Option<i32>,
+    replicas: Option<i16>,
+    configs: &[(String, String)],
+) -> anyhow::Result<()> {
+    let (version, resp) = client.call(Node::Any, |v| {
+        let mut t = CreatableTopic::default();
+        t.name = topic_name(name);
+        // -1 asks for the broker's defaults (CreateTopics v4+, KIP-464).
+        let default = if v >= 4 { -1 } else { 1 };
+        t.num_partitions = partitions.unwrap_or(default);
+        t.replication_factor = replicas.unwrap_or(default as i16);
+        t.configs = configs
+            .iter()
+            .map(|(k, val)| {
+                let mut c = CreatableTopicConfig::default();
+                c.name = StrBytes::from_string(k.clone());
+                c.value = Some(StrBytes::from_string(val.clone()));
+                c
+            })
+            .collect();
+        let mut req = CreateTopicsRequest::default();
+        req.topics = vec![t];
+        req.timeout_ms = timeout_ms(global);
+        req
+    })?;
+    let r = resp
+        .topics
+        .first()
+        .ok_or_else(|| anyhow::anyhow!("CreateTopics answered nothing"))?;
+    check(
+        r.error_code,
+        &format!("topic '{name}'"),
+        r.error_message.as_ref(),
+    )?;
+    // v5+ reports what was created; older brokers do not, so ask.
+    let (count, rf) = if version >= 5 {
+        (r.num_partitions, r.replication_factor)
+    } else {
+        let ids = client.partitions(name)?;
+        (ids.len() as i32, replicas.unwrap_or(-1))
+    };
+    let topic_id = (version >= 7).then(|| r.topic_id.to_string());
+    emit(
+        global.format,
+        &json!({
+            "topic": name,
+            "topic_id": topic_id,
+            "partitions": count,
+            "replication_factor": rf,
+        }),
+        || format!("created topic '{name}' with {count} partitions, replication factor {rf}\n"),
+    );
+    Ok(())
+}
+
+fn list(global: &Global, client: &mut Client, internal: bool) -> anyhow::Result<()> {
+    let resp = client.metadata(None)?;
+    let mut topics: Vec<_> = resp
+        .topics
+        .iter()
+        .filter(|t| internal || !t.is_internal)
+        .filter_map(|t| {
+            let name = t.name.as_ref()?.to_string();
+            let rf = t
+                .partitions
+                .first()
+                .map(|p| p.replica_nodes.len())
+                .unwrap_or(0);
+            Some((name, t.partitions.len(), rf, t.is_internal, t.topic_id))
+        })
+        .collect();
+    topics.sort();
+    let value = json!(topics
+        .iter()
+        .map(|(name, p, rf, internal, id)| json!({
+            "name": name,
+            "topic_id": id.to_string(),
+            "partitions": p,
+            "replication_factor": rf,
+            "internal": internal,
+        }))
+        .collect::<Vec<_>>());
+    emit(global.format, &value, || {
+        let mut t = Table::new(&["TOPIC", "PARTITIONS", "REPLICAS"]);
+        for (name, p, rf, internal, _) in &topics {
+            let name = if *internal {
+                format!("{name} (internal)")
+            } else {
+                name.clone()
+            };
+            t.row(vec![name, p.to_string(), rf.to_string()]);
+        }
+        t.render()
+    });
+    Ok(())
+}
+
+/// The configs of a topic that override the broker's defaults.
+fn topic_overrides(
+    client: &mut Client,
+    name: &str,
+) -> Result<Vec<(String, Option<String>)>, ClientError> {
+    let (_, resp) = client.call(Node::Any, |_| {
+        let mut r = DescribeConfigsResource::default();
+        r.resource_type = RESOURCE_TOPIC;
+        r.resource_name = StrBytes::from_string(name.to_string());
+        r.configuration_keys = None;
+        let mut req = DescribeConfigsRequest::default();
+        req.resources = vec![r];
+        req
+    })?;
+    let mut out = Vec::new();
+    for r in resp.results {
+        check(
+            r.error_code,
+            &format!("topic '{name}'"),
+            r.error_message.as_ref(),
+        )?;
+        for c in r.configs {
+            if c.config_source == SOURCE_TOPIC_OVERRIDE {
+                out.push((c.name.to_string(), c.value.map(|v| v.to_string())));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<()> {
+    let resp = client.metadata(Some(&[name.to_string()]))?;
+    let t = resp
+        .topics
+        .first()
+        .ok_or_else(|| anyhow::anyhow!("metadata answered nothing for topic '{name}'"))?;
+    check(t.error_code, &format!("topic '{name}'"), None)?;
+    let mut partitions = t.partitions.clone();
+    partitions.sort_by_key(|p| p.partition_index);
+    let wanted = |ts: i64| -> Vec<(String, i32, i64)> {
+        partitions
+            .iter()
+            .map(|p| (name.to_string(), p.partition_index, ts))
+            .collect()
+    };
+    let starts = client.list_offsets(&wanted(EARLIEST))?;
+    let ends = client.list_offsets(&wanted(LATEST))?;
+    let configs = topic_overrides(client, name)?;
+    let ids = |v: &[kafka_protocol::messages::BrokerId]| v.iter().map(|b| b.0).collect::<Vec<_>>();
+    let offset =
+        |m: &ListedOffsets, p: i32| m.get(&(name.to_string(), p)).map(|o| o.0).unwrap_or(-1);
+    let rows: Vec<serde_json::Value> = partitions
+        .iter()
+        .map(|p| {
+            json!({
+                "partition": p.partition_index,
+                "leader": p.leader_id.0,
+                "leader_epoch": p.leader_epoch,
+                "replicas": ids(&p.replica_nodes),
+                "isr": ids(&p.isr_nodes),
+                "offline_replicas": ids(&p.offline_replicas),
+                "log_start_offset": offset(&starts, p.partition_index),
+                "log_end_offset": offset(&ends, p.partition_index),
+                "error": (p.error_code != 0).then(|| crate::util::error_name(p.error_code)),
+            })
+        })
+        .collect();
+    let value = json!({
+        "topic": name,
+        "topic_id": t.topic_id.to_string(),
+        "internal": t.is_internal,
+        "partitions": rows,
+        "configs": configs.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
+    });
+    emit(global.format, &value, || {
+        let rf = partitions
+            .first()
+            .map(|p| p.replica_nodes.len())
+            .unwrap_or(0);
+        let mut out = format!(
+            "topic {name}  id {}  partitions {}  replication factor {rf}\n",
+            t.topic_id,
+            partitions.len()
+        );
+        if configs.is_empty() {
+            out.push_str("configs: (all defaults)\n");
+        } else {
+            let list: Vec<String> = configs
+                .iter()
+                .map(|(k, v)| format!("{k}={}", v.as_deref().unwrap_or("null")))
+                .collect();
+            out.push_str(&format!("configs: {}\n", list.join(", ")));
+        }
+        out.push('\n');
+        let mut table = Table::new(&[
+            "PARTITION",
+            "LEADER",
+            "REPLICAS",
+            "ISR",
+            "LOG-START-OFFSET",
+            "LOG-END-OFFSET",
+        ]);
+        let join = |v: Vec<i32>| v.iter().map(i32::to_string).collect::<Vec<_>>().join(",");
+        for p in &partitions {
+            table.row(vec![
+                p.partition_index.to_string(),
+                p.leader_id.0.to_string(),
+                join(ids(&p.replica_nodes)),
+                join(ids(&p.isr_nodes)),
+                offset(&starts, p.partition_index).to_string(),
+                offset(&ends, p.partition_index).to_string(),
+            ]);
+        }
+        out + &table.render()
+    });
+    Ok(())
+}
+
+fn delete(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<()> {
+    let (_, resp) = client.call(Node::Any, |v| {
+        let mut req = DeleteTopicsRequest::default();
+        if v >= 6 {
+            let mut s = DeleteTopicState::default();
+            s.name = Some(topic_name(name));
+            req.topics = vec![s];
+        } else {
+            req.topic_names = vec![topic_name(name)];
+        }
+        req.timeout_ms = timeout_ms(global);
+        req
+    })?;
+    let r = resp
+        .responses
+        .first()
+        .ok_or_else(|| anyhow::anyhow!("DeleteTopics answered nothing"))?;
+    check(
+        r.error_code,
+        &format!("topic '{name}'"),
+        r.error_message.as_ref(),
+    )?;
+    emit(
+        global.format,
+        &json!({ "topic": name, "deleted": true }),
+        || format!("deleted topic '{name}'\n"),
+    );
+    Ok(())
+}
+
+fn alter_config(
+    global: &Global,
+    client: &mut Client,
+    name: &str,
+    set: &[(String, String)],
+    delete: &[String],
+) -> anyhow::Result<()> {
+    if set.is_empty() && delete.is_empty() {
+        anyhow::bail!("nothing to change: give -s key=value and/or -d key");
+    }
+    let (_, resp) = client.call(Node::Any, |_| {
+        let mut r = AlterConfigsResource::default();
+        r.resource_type = RESOURCE_TOPIC;
+        r.resource_name = StrBytes::from_string(name.to_string());
+        for (k, v) in set {
+            let mut c = AlterableConfig::default();
+            c.name = StrBytes::from_string(k.clone());
+            c.config_operation = OP_SET;
+            c.value = Some(StrBytes::from_string(v.clone()));
+            r.configs.push(c);
+        }
+        for k in delete {
+            let mut c = AlterableConfig::default();
+            c.name = StrBytes::from_string(k.clone());
+            c.config_operation = OP_DELETE;
+            r.configs.push(c);
+        }
+        let mut req = IncrementalAlterConfigsRequest::default();
+        req.resources = vec![r];
+        req
+    })?;
+    for r in &resp.responses {
+        check(
+            r.error_code,
+            &format!("topic '{name}'"),
+            r.error_message.as_ref(),
+        )?;
+    }
+    let configs = topic_overrides(client, name)?;
+    let value = json!({
+        "topic": name,
+        "configs": configs.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
+    });
+    emit(global.format, &value, || {
+        let mut out = format!("updated configs of topic '{name}'\n");
+        let mut t = Table::new(&["CONFIG", "VALUE"]);
+        for (k, v) in &configs {
+            t.row(vec![k.clone(), v.clone().unwrap_or_else(|| "null".into())]);
+        }
+        if !configs.is_empty() {
+            out.push_str(&t.render());
+        }
+        out
+    });
+    Ok(())
+}
+
+fn add_partitions(
+    global: &Global,
+    client: &mut Client,
+    name: &str,
+    total: i32,
+) -> anyhow::Result<()> {
+    let (_, resp) = client.call(Node::Any, |_| {
+        let mut t = CreatePartitionsTopic::default();
+        t.name = topic_name(name);
+        t.count = total;
+        t.assignments = None;
+        let mut req = CreatePartitionsRequest::default();
+        req.topics = vec![t];
+        req.timeout_ms = timeout_ms(global);
+        req
+    })?;
+    for r in &resp.results {
+        check(
+            r.error_code,
+            &format!("topic '{name}'"),
+            r.error_message.as_ref(),
+        )?;
+    }
+    emit(
+        global.format,
+        &json!({ "topic": name, "partitions": total }),
+        || format!("topic '{name}' now has {total} partitions\n"),
+    );
+    Ok(())
+}

@@ -1,0 +1,465 @@
+//! The broker's Prometheus metrics, served on `metrics.listener` at `/metrics` (see [`http`]).
+//!
+//! Two kinds:
+//! - Counted on the request path: requests per API and version, errors per API and error
+//!   code, latency per API, bytes and records in and out per topic. Handles are made once
+//!   (per API and version at start, per topic on first use) and cached, so a request costs a
+//!   table lookup and a few atomic increments, with no allocation for labels.
+//! - Sampled at scrape time from the broker's state: connections, partitions per state,
+//!   log start/end offsets and high watermark per partition, under-replicated partitions,
+//!   consumer group states, and each group's committed offset and lag per partition.
+//!   Sampling means deleted topics and partitions disappear from the output by themselves.
+//!
+//! Names follow Prometheus conventions with a `samsa_` prefix; the exposition is OpenMetrics
+//! text (counters end in `_total`), which Prometheus scrapes natively.
+
+pub mod errors;
+pub mod http;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use kafka_protocol::messages::{ApiKey, ResponseKind};
+use parking_lot::RwLock;
+use prometheus_client::encoding::text::{encode_eof, encode_registry};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+use crate::server::Broker;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    api: String,
+    version: i16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ApiLabels {
+    api: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ErrorLabels {
+    api: String,
+    version: i16,
+    error: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TopicLabels {
+    topic: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PartitionLabels {
+    topic: String,
+    partition: i32,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GroupPartitionLabels {
+    group: String,
+    topic: String,
+    partition: i32,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StateLabels {
+    state: &'static str,
+}
+
+/// Cached handles of one API, made on first use so that APIs nobody calls add no series.
+struct ApiHandles {
+    name: String,
+    min_version: i16,
+    /// Indexed by `version - min_version`.
+    requests: Vec<OnceLock<Counter>>,
+    latency: OnceLock<Histogram>,
+}
+
+/// Cached handles of one topic.
+struct TopicHandles {
+    bytes_in: Counter,
+    records_in: Counter,
+    bytes_out: Counter,
+    records_out: Counter,
+}
+
+/// Highest API key the handle table has room for (Kafka's keys are below 100).
+const API_KEYS_MAX: usize = 128;
+
+/// Latency buckets: 50 µs to about 13 s, doubling.
+fn latency_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.000_05, 2.0, 19))
+}
+
+pub struct Metrics {
+    registry: Registry,
+    apis: Vec<Option<ApiHandles>>,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<ApiLabels, Histogram, fn() -> Histogram>,
+    errors: Family<ErrorLabels, Counter>,
+    topics: RwLock<HashMap<String, TopicHandles>>,
+    bytes_in: Family<TopicLabels, Counter>,
+    records_in: Family<TopicLabels, Counter>,
+    bytes_out: Family<TopicLabels, Counter>,
+    records_out: Family<TopicLabels, Counter>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Metrics")
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("samsa");
+        let requests = Family::<RequestLabels, Counter>::default();
+        let latency = Family::<ApiLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            latency_histogram,
+        );
+        let errors = Family::<ErrorLabels, Counter>::default();
+        let mut apis: Vec<Option<ApiHandles>> = (0..API_KEYS_MAX).map(|_| None).collect();
+        for a in samsa_protocol::SUPPORTED_APIS {
+            let name = format!("{:?}", a.key);
+            let handles = ApiHandles {
+                min_version: a.min_version,
+                requests: (a.min_version..=a.max_version)
+                    .map(|_| OnceLock::new())
+                    .collect(),
+                latency: OnceLock::new(),
+                name,
+            };
+            if let Some(slot) = apis.get_mut(a.key as i16 as usize) {
+                *slot = Some(handles);
+            }
+        }
+        registry.register(
+            "requests",
+            "Requests handled, per API and version",
+            requests.clone(),
+        );
+        registry.register(
+            "request_errors",
+            "Error codes in responses (per partition or resource where the API has them), per API, version and Kafka error name",
+            errors.clone(),
+        );
+        registry.register(
+            "request_duration_seconds",
+            "Time from a decoded request to its encoded response, per API",
+            latency.clone(),
+        );
+        let bytes_in = Family::<TopicLabels, Counter>::default();
+        let records_in = Family::<TopicLabels, Counter>::default();
+        let bytes_out = Family::<TopicLabels, Counter>::default();
+        let records_out = Family::<TopicLabels, Counter>::default();
+        registry.register(
+            "topic_bytes_in",
+            "Record batch bytes appended by producers, per topic",
+            bytes_in.clone(),
+        );
+        registry.register(
+            "topic_records_in",
+            "Records appended by producers, per topic",
+            records_in.clone(),
+        );
+        registry.register(
+            "topic_bytes_out",
+            "Record batch bytes returned to fetchers, per topic",
+            bytes_out.clone(),
+        );
+        registry.register(
+            "topic_records_out",
+            "Records in batches returned to fetchers, per topic",
+            records_out.clone(),
+        );
+        Metrics {
+            registry,
+            apis,
+            requests,
+            latency,
+            errors,
+            topics: RwLock::new(HashMap::new()),
+            bytes_in,
+            records_in,
+            bytes_out,
+            records_out,
+        }
+    }
+
+    /// Counts one handled request: its API and version, its latency and the error codes in
+    /// its response (`None` for an acks=0 produce, which gets no response).
+    pub fn request(
+        &self,
+        key: ApiKey,
+        version: i16,
+        elapsed: Duration,
+        response: Option<&ResponseKind>,
+    ) {
+        let Some(Some(api)) = self.apis.get(key as i16 as usize) else {
+            return;
+        };
+        if let Some(c) = usize::try_from(version - api.min_version)
+            .ok()
+            .and_then(|i| api.requests.get(i))
+        {
+            c.get_or_init(|| {
+                self.requests
+                    .get_or_create(&RequestLabels {
+                        api: api.name.clone(),
+                        version,
+                    })
+                    .clone()
+            })
+            .inc();
+        }
+        api.latency
+            .get_or_init(|| {
+                self.latency
+                    .get_or_create(&ApiLabels {
+                        api: api.name.clone(),
+                    })
+                    .clone()
+            })
+            .observe(elapsed.as_secs_f64());
+        if let Some(response) = response {
+            errors::for_each_error(response, |code| {
+                // Errors are the rare path: the label allocation is acceptable here.
+                self.errors
+                    .get_or_create(&ErrorLabels {
+                        api: api.name.clone(),
+                        version,
+                        error: crate::util::error_name(code),
+                    })
+                    .inc();
+            });
+        }
+    }
+
+    /// Runs `f` on the topic's cached handles (made on first use), under the read lock so the
+    /// common case clones nothing.
+    fn with_topic(&self, topic: &str, f: impl FnOnce(&TopicHandles)) {
+        if let Some(h) = self.topics.read().get(topic) {
+            return f(h);
+        }
+        let labels = TopicLabels {
+            topic: topic.to_string(),
+        };
+        let h = TopicHandles {
+            bytes_in: self.bytes_in.get_or_create(&labels).clone(),
+            records_in: self.records_in.get_or_create(&labels).clone(),
+            bytes_out: self.bytes_out.get_or_create(&labels).clone(),
+            records_out: self.records_out.get_or_create(&labels).clone(),
+        };
+        f(&h);
+        self.topics.write().insert(topic.to_string(), h);
+    }
+
+    /// A producer's batches were appended to `topic`.
+    pub fn produced(&self, topic: &str, bytes: usize, records: u64) {
+        self.with_topic(topic, |h| {
+            h.bytes_in.inc_by(bytes as u64);
+            h.records_in.inc_by(records);
+        });
+    }
+
+    /// Batches of `topic` went out in a fetch response. Counts records from the batch
+    /// headers (one read per batch, never per record).
+    pub fn fetched(&self, topic: &str, batches: &[u8]) {
+        if batches.is_empty() {
+            return;
+        }
+        let records: u64 = samsa_storage::batch::batches(batches)
+            .map_while(Result::ok)
+            .map(|b| b.header().record_count.max(0) as u64)
+            .sum();
+        self.with_topic(topic, |h| {
+            h.bytes_out.inc_by(batches.len() as u64);
+            h.records_out.inc_by(records);
+        });
+    }
+
+    /// Drops the per-topic series of topics that no longer exist.
+    fn forget_deleted_topics(&self, broker: &Broker) {
+        let gone: Vec<String> = self
+            .topics
+            .read()
+            .keys()
+            .filter(|t| broker.topics.get(t).is_none())
+            .cloned()
+            .collect();
+        if gone.is_empty() {
+            return;
+        }
+        let mut topics = self.topics.write();
+        for t in gone {
+            topics.remove(&t);
+            let labels = TopicLabels { topic: t };
+            for f in [
+                &self.bytes_in,
+                &self.records_in,
+                &self.bytes_out,
+                &self.records_out,
+            ] {
+                f.remove(&labels);
+            }
+        }
+    }
+
+    /// The whole exposition: counted metrics plus a sample of the broker's state now.
+    pub fn render(&self, broker: &Broker) -> String {
+        self.forget_deleted_topics(broker);
+        let mut out = String::with_capacity(16 * 1024);
+        // Writing to a String cannot fail.
+        let _ = encode_registry(&mut out, &self.registry);
+        let _ = encode_registry(&mut out, &sample(broker));
+        let _ = encode_eof(&mut out);
+        out
+    }
+}
+
+/// A registry of gauges read from the broker's state at this moment.
+fn sample(broker: &Broker) -> Registry {
+    let mut r = Registry::with_prefix("samsa");
+    let connections = Gauge::<i64>::default();
+    connections.set(
+        broker
+            .connections
+            .load(std::sync::atomic::Ordering::Relaxed) as i64,
+    );
+    r.register("connections", "Open client connections", connections);
+
+    let log_end = Family::<PartitionLabels, Gauge>::default();
+    let log_start = Family::<PartitionLabels, Gauge>::default();
+    let high_watermark = Family::<PartitionLabels, Gauge>::default();
+    let mut online = 0i64;
+    for topic in broker.topics.all() {
+        for p in &topic.partitions {
+            online += 1;
+            let labels = PartitionLabels {
+                topic: topic.name.clone(),
+                partition: p.tp.partition,
+            };
+            log_end.get_or_create(&labels).set(p.log_end_offset());
+            log_start.get_or_create(&labels).set(p.log_start_offset());
+            high_watermark
+                .get_or_create(&labels)
+                .set(p.high_watermark());
+        }
+    }
+    r.register(
+        "partition_log_end_offset",
+        "Offset after the last record, per partition",
+        log_end,
+    );
+    r.register(
+        "partition_log_start_offset",
+        "First offset still in the log, per partition",
+        log_start,
+    );
+    r.register(
+        "partition_high_watermark",
+        "Offset up to which records are replicated and visible to consumers, per partition",
+        high_watermark,
+    );
+    // Every partition of a single node is online and led here; replication will add states.
+    let states = Family::<StateLabels, Gauge>::default();
+    states
+        .get_or_create(&StateLabels { state: "online" })
+        .set(online);
+    states
+        .get_or_create(&StateLabels { state: "offline" })
+        .set(0);
+    r.register(
+        "partitions",
+        "Partitions led by this broker, per state",
+        states,
+    );
+    sample_groups(broker, &mut r);
+    let under_replicated = Gauge::<i64>::default();
+    r.register(
+        "under_replicated_partitions",
+        "Partitions whose ISR is smaller than their replica set (0 on a single node)",
+        under_replicated,
+    );
+    r
+}
+
+/// Group states, and per group and partition the committed offset and the lag behind the
+/// high watermark: the number Kafka needs an external exporter for. Skipped (for this scrape)
+/// while the coordinator is still loading `__consumer_offsets`.
+fn sample_groups(broker: &Broker, r: &mut Registry) {
+    use crate::group::GroupState;
+    let Ok(groups) = broker.groups.list() else {
+        return;
+    };
+    let states = Family::<StateLabels, Gauge>::default();
+    for s in [
+        GroupState::Empty,
+        GroupState::PreparingRebalance,
+        GroupState::CompletingRebalance,
+        GroupState::Stable,
+        GroupState::Dead,
+    ] {
+        states
+            .get_or_create(&StateLabels { state: s.as_str() })
+            .set(0);
+    }
+    let committed = Family::<GroupPartitionLabels, Gauge>::default();
+    let lag = Family::<GroupPartitionLabels, Gauge>::default();
+    for g in &groups {
+        states
+            .get_or_create(&StateLabels {
+                state: g.state.as_str(),
+            })
+            .inc();
+        let Ok(offsets) = broker.groups.fetch_offsets(&g.group_id, None) else {
+            continue;
+        };
+        for (topic, partitions) in offsets {
+            let Some(t) = broker.topics.get(&topic) else {
+                continue;
+            };
+            for (partition, value) in partitions {
+                let (Some(value), Some(p)) = (value, t.partition(partition)) else {
+                    continue;
+                };
+                let labels = GroupPartitionLabels {
+                    group: g.group_id.clone(),
+                    topic: topic.clone(),
+                    partition,
+                };
+                committed.get_or_create(&labels).set(value.offset);
+                lag.get_or_create(&labels)
+                    .set((p.high_watermark() - value.offset).max(0));
+            }
+        }
+    }
+    r.register(
+        "consumer_groups",
+        "Consumer groups coordinated here, per state",
+        states,
+    );
+    r.register(
+        "consumer_group_committed_offset",
+        "Committed offset per group and partition",
+        committed,
+    );
+    r.register(
+        "consumer_group_lag",
+        "High watermark minus committed offset, per group and partition",
+        lag,
+    );
+}
