@@ -75,14 +75,16 @@ pub fn produce_all(
                 producer.send(rec, Duration::from_secs(30))
             })
             .collect();
-        let mut out = Vec::with_capacity(futures.len());
-        for f in futures {
-            let d = f
-                .await
-                .unwrap_or_else(|(e, _)| panic!("produce failed: {e}"));
-            out.push((d.partition, d.offset));
-        }
-        out
+        // Polled together: a send future enqueues its record only when first polled, so
+        // awaiting them one by one would wait out linger.ms for every record.
+        futures::future::join_all(futures)
+            .await
+            .into_iter()
+            .map(|r| {
+                let d = r.unwrap_or_else(|(e, _)| panic!("produce failed: {e}"));
+                (d.partition, d.offset)
+            })
+            .collect()
     })
 }
 
