@@ -393,14 +393,15 @@ fn produce(broker: &Arc<Broker>, transactional_id: &str, batch: Bytes) -> i16 {
     RequestKind::Produce(req).encode(&mut frame, 8).unwrap();
     let decoded = samsa_protocol::decode_request(frame.freeze()).unwrap();
     let conn = Rc::new(Connection::new("127.0.0.1:1".parse().unwrap()));
-    let mut out = BytesMut::new();
+    let mut chunks = Vec::new();
     let rt = runtime();
     let local = tokio::task::LocalSet::new();
     local
-        .block_on(&rt, handlers::handle(broker, &conn, decoded, &mut out))
+        .block_on(&rt, handlers::handle(broker, &conn, decoded, &mut chunks))
         .unwrap();
+    let out: Vec<u8> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
     // Size, correlation id (header v0), then the body.
-    let mut body = out.freeze().slice(8..);
+    let mut body = Bytes::from(out).slice(8..);
     let resp = ProduceResponse::decode(&mut body, 8).unwrap();
     resp.responses[0].partition_responses[0].error_code
 }
