@@ -98,3 +98,42 @@ fn sigterm_shuts_down_cleanly_with_exit_code_zero() {
     let log = broker.log_lines().join("\n");
     assert!(log.contains("clean shutdown"), "{log}");
 }
+
+#[test]
+fn durable_mode_acknowledges_pipelined_produces_and_keeps_them_across_sigkill() {
+    let mut broker = Broker::start_with(BrokerOptions::default().prop("log.durable", "true"));
+    create_topic(&broker, "durable", 2, &[]);
+    // Many requests in flight per connection: they share fsyncs and are answered in order.
+    let producer = producer(
+        &broker,
+        &[
+            ("acks", "all"),
+            ("linger.ms", "0"),
+            ("batch.num.messages", "10"),
+        ],
+    );
+    let records: Vec<_> = (0..2000)
+        .map(|i| (None, format!("durable-{i}").into_bytes()))
+        .collect();
+    let acks = produce_all(&producer, "durable", &records, None);
+    let mut per_partition: std::collections::HashMap<i32, Vec<i64>> =
+        std::collections::HashMap::new();
+    for (p, o) in &acks {
+        per_partition.entry(*p).or_default().push(*o);
+    }
+    for offsets in per_partition.values() {
+        let mut sorted = offsets.clone();
+        sorted.sort_unstable();
+        assert_eq!(
+            sorted,
+            (0..offsets.len() as i64).collect::<Vec<_>>(),
+            "dense offsets per partition"
+        );
+    }
+    drop(producer);
+    broker.kill();
+    broker.restart();
+    let consumer = assigned_consumer(&broker, "durable", &[0, 1], Offset::Beginning);
+    let got = consume_n(&consumer, records.len(), Duration::from_secs(60));
+    assert_eq!(got.len(), records.len());
+}

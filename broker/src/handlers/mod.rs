@@ -74,13 +74,38 @@ pub struct Ctx<'a> {
     pub version: i16,
 }
 
-/// Handles one request and appends its response frame to `out` (nothing for acks=0 produce).
+/// A response frame as chunks, or one still waiting for something (an fsync) that the
+/// connection can await while it goes on reading and handling the requests behind it.
+pub enum Reply {
+    Ready(Vec<bytes::Bytes>),
+    Deferred(
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<bytes::Bytes>, String>>>>,
+    ),
+}
+
+/// Handles one request and appends its response frame to `out` (nothing for acks=0 produce),
+/// waiting for deferred responses in place.
 pub async fn handle(
     broker: &Arc<Broker>,
     conn: &Rc<Connection>,
     req: DecodedRequest,
     out: &mut Vec<bytes::Bytes>,
 ) -> Result<(), String> {
+    match handle_request(broker, conn, req).await? {
+        Reply::Ready(chunks) => out.extend(chunks),
+        Reply::Deferred(later) => out.extend(later.await?),
+    }
+    Ok(())
+}
+
+/// Handles one request. Everything that orders requests (appends, group and transaction
+/// state changes) happens before this returns; only waiting may be deferred.
+pub async fn handle_request(
+    broker: &Arc<Broker>,
+    conn: &Rc<Connection>,
+    req: DecodedRequest,
+) -> Result<Reply, String> {
+    let mut out = Vec::new();
     if conn.client_id.borrow().is_none() {
         if let Some(id) = &req.header.client_id {
             *conn.client_id.borrow_mut() = Some(id.to_string());
@@ -100,7 +125,24 @@ pub async fn handle(
             Some(ResponseKind::ApiVersions(api_versions::handle(&ctx, r)))
         }
         RequestKind::Metadata(r) => Some(ResponseKind::Metadata(metadata::handle(&ctx, r))),
-        RequestKind::Produce(r) => produce::handle(&ctx, r).await?.map(ResponseKind::Produce),
+        RequestKind::Produce(r) => match produce::handle(&ctx, r).await? {
+            produce::Produced::Nothing => None,
+            produce::Produced::Now(resp) => Some(ResponseKind::Produce(resp)),
+            produce::Produced::Later(later) => {
+                // acks=all in durable mode: answered when its fsync lands.
+                let broker = broker.clone();
+                let correlation_id = req.header.correlation_id;
+                return Ok(Reply::Deferred(Box::pin(async move {
+                    let response = Some(ResponseKind::Produce(later.await));
+                    broker
+                        .metrics
+                        .request(key, version, started.elapsed(), response.as_ref());
+                    let mut chunks = Vec::new();
+                    encode(response, key, version, correlation_id, &mut chunks)?;
+                    Ok(chunks)
+                })));
+            }
+        },
         RequestKind::Fetch(r) => Some(ResponseKind::Fetch(fetch::handle(&ctx, r).await)),
         RequestKind::ListOffsets(r) => {
             Some(ResponseKind::ListOffsets(list_offsets::handle(&ctx, r)))
@@ -194,27 +236,33 @@ pub async fn handle(
     broker
         .metrics
         .request(key, version, started.elapsed(), response.as_ref());
+    encode(response, key, version, req.header.correlation_id, &mut out)?;
+    Ok(Reply::Ready(out))
+}
+
+/// Encodes a response frame into `out`: Fetch as chunks so the records are not copied into a
+/// response buffer, everything else into one buffer.
+fn encode(
+    response: Option<ResponseKind>,
+    key: kafka_protocol::messages::ApiKey,
+    version: i16,
+    correlation_id: i32,
+    out: &mut Vec<bytes::Bytes>,
+) -> Result<(), String> {
     match response {
-        // Fetch goes out as chunks so the records are not copied into a response buffer.
         Some(ResponseKind::Fetch(fetch)) => {
             let chunks = samsa_protocol::fetch_response::encode_fetch_response(
                 fetch,
                 version,
-                req.header.correlation_id,
+                correlation_id,
             )
             .map_err(|e| e.to_string())?;
             out.extend(chunks);
         }
         Some(response) => {
             let mut buf = BytesMut::new();
-            samsa_protocol::encode_response(
-                &mut buf,
-                key,
-                version,
-                req.header.correlation_id,
-                &response,
-            )
-            .map_err(|e| e.to_string())?;
+            samsa_protocol::encode_response(&mut buf, key, version, correlation_id, &response)
+                .map_err(|e| e.to_string())?;
             out.push(buf.freeze());
         }
         None => {}

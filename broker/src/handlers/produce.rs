@@ -54,7 +54,18 @@ pub fn log_error_code(e: &LogError) -> ResponseError {
     }
 }
 
-pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Option<ProduceResponse>, String> {
+/// What a Produce request gets back.
+pub enum Produced {
+    /// acks=0 and nothing went wrong: no response.
+    Nothing,
+    Now(ProduceResponse),
+    /// acks=all in durable mode: the response, once the batches' fsync has landed. The appends
+    /// are done; the connection awaits this while it handles the requests behind it, so one
+    /// producer's pipelined requests share fsyncs instead of waiting for one each.
+    Later(std::pin::Pin<Box<dyn std::future::Future<Output = ProduceResponse>>>),
+}
+
+pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, String> {
     let acks = req.acks;
     let version = ctx.version;
     let now = crate::util::now_ms();
@@ -134,8 +145,8 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Option<Produce
                     }
                     if let Some(rx) = wait {
                         waits.push((
+                            resp.responses.len(),
                             tr.partition_responses.len(),
-                            topic_data.name.clone(),
                             partition,
                             rx,
                         ));
@@ -157,37 +168,38 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Option<Produce
     drop(txn_guard);
     // Durable mode: acks=all answers after the shared fsync; other acks only move the high
     // watermark when it lands.
-    for (index, name, partition, rx) in waits {
-        if acks == -1 {
-            let synced = rx.await;
-            partition.synced();
-            if let Some(e) = sync_failure(synced) {
-                let tr = resp
-                    .responses
-                    .iter_mut()
-                    .find(|t| t.name == name)
-                    .expect("topic answered above");
-                tr.partition_responses[index].error_code = ResponseError::KafkaStorageError.code();
-                if version >= 8 {
-                    tr.partition_responses[index].error_message = Some(StrBytes::from_string(e));
-                }
-            }
-        } else {
+    if acks != -1 {
+        for (_, _, partition, rx) in waits {
             tokio::task::spawn_local(async move {
                 let _ = rx.await;
                 partition.synced();
             });
         }
+    } else if !waits.is_empty() {
+        return Ok(Produced::Later(Box::pin(async move {
+            for (topic_index, partition_index, partition, rx) in waits {
+                let synced = rx.await;
+                partition.synced();
+                if let Some(e) = sync_failure(synced) {
+                    let pr = &mut resp.responses[topic_index].partition_responses[partition_index];
+                    pr.error_code = ResponseError::KafkaStorageError.code();
+                    if version >= 8 {
+                        pr.error_message = Some(StrBytes::from_string(e));
+                    }
+                }
+            }
+            resp
+        })));
     }
     if acks == 0 {
         return match first_error {
             Some(e) => Err(format!(
                 "acks=0 produce failed ({e}); closing the connection so the producer notices"
             )),
-            None => Ok(None),
+            None => Ok(Produced::Nothing),
         };
     }
-    Ok(Some(resp))
+    Ok(Produced::Now(resp))
 }
 
 type Appended = (

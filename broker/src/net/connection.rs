@@ -19,7 +19,7 @@ use samsa_protocol::FrameDecoder;
 use tokio::sync::mpsc;
 
 use super::transport::{SocketRead, SocketWrite};
-use crate::handlers::{self, Connection};
+use crate::handlers::{self, Connection, Reply};
 use crate::server::Broker;
 
 /// Responses waiting for the writer; beyond this the reader stops reading (backpressure).
@@ -35,12 +35,16 @@ pub async fn serve<R: SocketRead, W: SocketWrite>(
     mut reader: R,
     writer: W,
 ) {
-    let (tx, rx) = mpsc::channel::<Vec<Bytes>>(WRITE_QUEUE_DEPTH);
+    let (tx, rx) = mpsc::channel::<Reply>(WRITE_QUEUE_DEPTH);
     let conn = Rc::new(Connection::new(peer));
     let read_side = read_loop(&broker, &conn, &mut reader, tx);
     let write_side = write_loop(writer, rx);
-    let (end, _) = tokio::join!(read_side, write_side);
+    let (end, write_failure) = tokio::join!(read_side, write_side);
     reader.shutdown();
+    let end = match write_failure {
+        Some(reason) => End::Protocol(reason),
+        None => end,
+    };
     match end {
         End::ClientClosed | End::Shutdown => tracing::debug!(%peer, "connection closed"),
         End::Idle(ms) => {
@@ -65,7 +69,7 @@ async fn read_loop<R: SocketRead>(
     broker: &Arc<Broker>,
     conn: &Rc<Connection>,
     reader: &mut R,
-    tx: mpsc::Sender<Vec<Bytes>>,
+    tx: mpsc::Sender<Reply>,
 ) -> End {
     let decoder = FrameDecoder::new(broker.limits.socket_request_max_bytes);
     let idle = Duration::from_millis(broker.limits.connections_max_idle_ms);
@@ -79,12 +83,12 @@ async fn read_loop<R: SocketRead>(
                 Ok(None) => break,
                 Err(e) => return End::Protocol(e.to_string()),
             };
-            let mut out = Vec::new();
-            match handle_frame(broker, conn, frame, &mut out).await {
-                Ok(()) => {}
+            let reply = match handle_frame(broker, conn, frame).await {
+                Ok(reply) => reply,
                 Err(reason) => return End::Protocol(reason),
-            }
-            if !out.is_empty() && tx.send(out).await.is_err() {
+            };
+            let empty = matches!(&reply, Reply::Ready(chunks) if chunks.is_empty());
+            if !empty && tx.send(reply).await.is_err() {
                 return End::ClientClosed;
             }
             if *shutdown.borrow() {
@@ -112,22 +116,42 @@ async fn read_loop<R: SocketRead>(
     }
 }
 
-async fn write_loop<W: SocketWrite>(mut writer: W, mut rx: mpsc::Receiver<Vec<Bytes>>) {
-    while let Some(first) = rx.recv().await {
-        // Everything already queued goes out in one vectored write: small chunks (most
-        // responses) are copied together, large ones (fetched records) are passed as they are.
+async fn write_loop<W: SocketWrite>(
+    mut writer: W,
+    mut rx: mpsc::Receiver<Reply>,
+) -> Option<String> {
+    let mut next = rx.recv().await;
+    while let Some(reply) = next.take() {
+        let first = match reply {
+            Reply::Ready(chunks) => chunks,
+            // In request order: later responses wait behind this one.
+            Reply::Deferred(later) => match later.await {
+                Ok(chunks) => chunks,
+                Err(reason) => return Some(reason),
+            },
+        };
+        // Everything already queued and ready goes out in one vectored write: small chunks
+        // (most responses) are copied together, large ones (fetched records) passed as they are.
         let mut batch = Coalescer::default();
         batch.extend(first);
         while batch.bytes < COALESCE_MAX_BYTES {
             match rx.try_recv() {
-                Ok(more) => batch.extend(more),
+                Ok(Reply::Ready(more)) => batch.extend(more),
+                Ok(deferred) => {
+                    next = Some(deferred);
+                    break;
+                }
                 Err(_) => break,
             }
         }
         if writer.write_all_vectored(batch.finish()).await.is_err() {
-            return;
+            return None;
+        }
+        if next.is_none() {
+            next = rx.recv().await;
         }
     }
+    None
 }
 
 /// Stop gathering queued responses past this many bytes and write.
@@ -171,8 +195,7 @@ async fn handle_frame(
     broker: &Arc<Broker>,
     conn: &Rc<Connection>,
     frame: Bytes,
-    out: &mut Vec<Bytes>,
-) -> Result<(), String> {
+) -> Result<Reply, String> {
     // Produce v0-2 is advertised but refused, in that version's own layout: decided from the
     // header prefix, so the frame is not cloned (a clone would force the log to copy every
     // produced batch before rewriting its offsets).
@@ -182,12 +205,11 @@ async fn handle_frame(
         {
             let mut body = BytesMut::new();
             handlers::produce::refuse_legacy_version(&frame, version, correlation_id, &mut body)?;
-            out.push(body.freeze());
-            return Ok(());
+            return Ok(Reply::Ready(vec![body.freeze()]));
         }
     }
     match samsa_protocol::decode_request(frame) {
-        Ok(req) => handlers::handle(broker, conn, req, out).await,
+        Ok(req) => handlers::handle_request(broker, conn, req).await,
         Err(RequestError::UnsupportedVersion {
             api_key: ApiKey::ApiVersions,
             correlation_id,
@@ -195,8 +217,7 @@ async fn handle_frame(
         }) => {
             let mut body = BytesMut::new();
             handlers::api_versions::unsupported_version(&mut body, correlation_id);
-            out.push(body.freeze());
-            Ok(())
+            Ok(Reply::Ready(vec![body.freeze()]))
         }
         Err(e) => Err(e.to_string()),
     }
