@@ -60,7 +60,10 @@ fn main() -> ExitCode {
 }
 
 /// Parses `--config FILE`, `--key=value` and `--key value` into the broker configuration.
-fn parse_serve_args(args: &[String]) -> anyhow::Result<(Option<PathBuf>, Vec<(String, String)>)> {
+/// `serve`'s arguments: an optional properties file and `--key=value` properties.
+type ServeArgs = (Option<PathBuf>, Vec<(String, String)>);
+
+fn parse_serve_args(args: &[String]) -> anyhow::Result<ServeArgs> {
     let mut file = None;
     let mut flags = Vec::new();
     let mut i = 0;

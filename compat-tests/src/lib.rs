@@ -70,6 +70,9 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// What the broker logged so far, collected from its stderr.
+type BrokerLog = Arc<Mutex<Vec<String>>>;
+
 /// Options for a broker under test.
 #[derive(Clone, Debug, Default)]
 pub struct BrokerOptions {
@@ -148,7 +151,7 @@ impl Broker {
         port: u16,
         metrics_port: u16,
         data_dir: &Path,
-    ) -> Result<(Child, Arc<Mutex<Vec<String>>>), String> {
+    ) -> Result<(Child, BrokerLog), String> {
         let mut cmd = Command::new(samsa_bin());
         cmd.arg(format!("--listeners=PLAINTEXT://127.0.0.1:{port}"))
             .arg(format!("--log.dirs={}", data_dir.display()))

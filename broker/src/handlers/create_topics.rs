@@ -16,6 +16,10 @@ use super::Ctx;
 use crate::config::topic::{self as topic_config, TopicOverrides};
 use crate::topics::TopicError;
 
+/// A topic that was (or, validating only, would be) created: partitions, replication factor,
+/// overrides and its id.
+type Created = (i32, i16, TopicOverrides, Option<uuid::Uuid>);
+
 pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
     let broker = ctx.broker;
     let mut resp = CreateTopicsResponse::default();
@@ -29,7 +33,7 @@ pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
         r.name = t.name.clone();
         r.num_partitions = -1;
         r.replication_factor = -1;
-        let result = (|| -> Result<(i32, i16, TopicOverrides, Option<uuid::Uuid>), (ResponseError, String)> {
+        let result = (|| -> Result<Created, (ResponseError, String)> {
             if seen[&name] > 1 {
                 return Err((
                     ResponseError::InvalidRequest,
@@ -42,7 +46,11 @@ pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
                 overrides.insert(c.name.to_string(), v.to_string());
             }
             let (partitions, rf) = if t.assignments.is_empty() {
-                let p = if t.num_partitions == -1 { broker.config.int("num.partitions") } else { t.num_partitions };
+                let p = if t.num_partitions == -1 {
+                    broker.config.int("num.partitions")
+                } else {
+                    t.num_partitions
+                };
                 let rf = if t.replication_factor == -1 {
                     broker.config.int("default.replication.factor") as i16
                 } else {
@@ -72,13 +80,23 @@ pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
                 (t.assignments.len() as i32, 1)
             };
             let code = |e: TopicError| {
-                (ResponseError::try_from_code(e.code()).unwrap_or(ResponseError::UnknownServerError), e.to_string())
+                (
+                    ResponseError::try_from_code(e.code())
+                        .unwrap_or(ResponseError::UnknownServerError),
+                    e.to_string(),
+                )
             };
             if req.validate_only {
-                broker.topics.validate_new(&name, partitions, rf, &overrides).map_err(code)?;
+                broker
+                    .topics
+                    .validate_new(&name, partitions, rf, &overrides)
+                    .map_err(code)?;
                 return Ok((partitions, rf, overrides, None));
             }
-            let topic = broker.topics.create(&name, partitions, rf, overrides.clone()).map_err(code)?;
+            let topic = broker
+                .topics
+                .create(&name, partitions, rf, overrides.clone())
+                .map_err(code)?;
             Ok((partitions, rf, overrides, Some(topic.id)))
         })();
         match result {

@@ -103,7 +103,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
             } else {
                 ResponseError::UnknownTopicOrPartition
             };
-            let result = if !matches!(acks, -1 | 0 | 1) {
+            let result = if !(-1..=1).contains(&acks) {
                 Err((
                     ResponseError::InvalidRequiredAcks,
                     format!("acks={acks} is not -1, 0 or 1"),
