@@ -82,6 +82,9 @@ pub struct BrokerOptions {
     pub data_dir: Option<PathBuf>,
     /// Reuse this port (restart tests).
     pub port: Option<u16>,
+    /// Run the broker through this wrapper program (`wrapper samsa args...`), e.g. the
+    /// `without_io_uring` binary of this crate.
+    pub wrapper: Option<PathBuf>,
 }
 
 impl BrokerOptions {
@@ -152,7 +155,14 @@ impl Broker {
         metrics_port: u16,
         data_dir: &Path,
     ) -> Result<(Child, BrokerLog), String> {
-        let mut cmd = Command::new(samsa_bin());
+        let mut cmd = match &options.wrapper {
+            Some(wrapper) => {
+                let mut c = Command::new(wrapper);
+                c.arg(samsa_bin());
+                c
+            }
+            None => Command::new(samsa_bin()),
+        };
         cmd.arg(format!("--listeners=PLAINTEXT://127.0.0.1:{port}"))
             .arg(format!("--log.dirs={}", data_dir.display()))
             .arg(format!("--metrics.listener=127.0.0.1:{metrics_port}"))
