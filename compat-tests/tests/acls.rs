@@ -775,3 +775,19 @@ fn anonymous_clients_are_refused_until_an_acl_allows_a_deny_wins_and_acls_surviv
         "CLUSTER_AUTHORIZATION_FAILED"
     );
 }
+
+/// kafka-python's admin client (its own protocol code, not librdkafka's) on every resource
+/// type, USER ACLs included (CreateAcls v3).
+#[test]
+fn kafka_python_administers_acls_of_every_resource_type() {
+    let broker = Broker::start_with(authorizer_options().prop("super.users", ANONYMOUS));
+    let script = compat_tests::workspace_root().join("compat-tests/python/kafka_python_acls.py");
+    let mut cmd = std::process::Command::new(compat_tests::python());
+    cmd.arg(&script).arg(broker.bootstrap());
+    let (status, out, err) =
+        compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(120)).unwrap();
+    assert!(
+        status.success(),
+        "kafka_python_acls.py failed ({status}):\nstdout:\n{out}\nstderr:\n{err}"
+    );
+}

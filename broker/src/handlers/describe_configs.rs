@@ -21,9 +21,12 @@ pub const RESOURCE_TOPIC: i8 = 2;
 pub const RESOURCE_BROKER: i8 = 4;
 pub const RESOURCE_BROKER_LOGGER: i8 = 8;
 
+/// Group configs (KIP-848); not served yet, but authorized as Kafka does.
+const RESOURCE_GROUP: i8 = 32;
+
 /// The ACL check of the config APIs (Kafka's `ConfigHelper` and `ConfigAdminManager`): a
-/// topic's configs need `operation` on the topic, a broker's and its loggers' on the cluster.
-/// Other resource types are left to the caller's own refusal.
+/// topic's configs need `operation` on the topic, a group's on the group, a broker's and its
+/// loggers' on the cluster. Other resource types are left to the caller's own refusal.
 pub fn authorize_resource(
     ctx: &Ctx<'_>,
     operation: AclOperation,
@@ -32,6 +35,7 @@ pub fn authorize_resource(
 ) -> Result<(), (ResponseError, String)> {
     let (acl_type, acl_name) = match resource_type {
         RESOURCE_TOPIC => (ResourceType::Topic, name),
+        RESOURCE_GROUP => (ResourceType::Group, name),
         RESOURCE_BROKER | RESOURCE_BROKER_LOGGER => (ResourceType::Cluster, CLUSTER_NAME),
         _ => return Ok(()),
     };
