@@ -294,29 +294,11 @@ mod tests {
     use PermissionType::{Allow, Deny};
     use ResourceType::{Cluster, Group, Topic};
 
+    use crate::acl::binding::acl;
+
     const ALICE: &str = "User:alice";
     const BOB: &str = "User:bob";
     const HOST: &str = "10.0.0.1";
-
-    fn acl(
-        rt: ResourceType,
-        name: &str,
-        pt: PatternType,
-        principal: &str,
-        host: &str,
-        op: AclOperation,
-        perm: PermissionType,
-    ) -> AclBinding {
-        AclBinding {
-            resource_type: rt,
-            resource_name: name.into(),
-            pattern_type: pt,
-            principal: principal.into(),
-            host: host.into(),
-            operation: op,
-            permission_type: perm,
-        }
-    }
 
     struct Fixture {
         _dir: tempfile::TempDir,

@@ -124,6 +124,27 @@ impl AclFilter {
         }
     }
 
+    /// A filter as DescribeAcls and DeleteAcls carry it: Kafka's codes, `None` for null.
+    pub fn from_wire(
+        resource_type: i8,
+        resource_name: Option<&str>,
+        pattern_type: i8,
+        principal: Option<&str>,
+        host: Option<&str>,
+        operation: i8,
+        permission_type: i8,
+    ) -> AclFilter {
+        AclFilter {
+            resource_type: ResourceType::from_code(resource_type),
+            resource_name: resource_name.map(str::to_string),
+            pattern_type: PatternType::from_code(pattern_type),
+            principal: principal.map(str::to_string),
+            host: host.map(str::to_string),
+            operation: AclOperation::from_code(operation),
+            permission_type: PermissionType::from_code(permission_type),
+        }
+    }
+
     /// Refuses filters with values the broker cannot interpret (Kafka's
     /// `AclControlManager.validateFilter`: an UNKNOWN field makes the filter indefinite).
     pub fn validate(&self) -> Result<(), AclError> {
@@ -185,35 +206,39 @@ impl AclFilter {
     }
 }
 
+/// A binding, for the ACL module's tests.
+#[cfg(test)]
+pub fn acl(
+    resource_type: ResourceType,
+    name: &str,
+    pattern_type: PatternType,
+    principal: &str,
+    host: &str,
+    operation: AclOperation,
+    permission_type: PermissionType,
+) -> AclBinding {
+    AclBinding {
+        resource_type,
+        resource_name: name.into(),
+        pattern_type,
+        principal: principal.into(),
+        host: host.into(),
+        operation,
+        permission_type,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    pub fn binding(
-        rt: ResourceType,
-        name: &str,
-        pt: PatternType,
-        principal: &str,
-        op: AclOperation,
-        perm: PermissionType,
-    ) -> AclBinding {
-        AclBinding {
-            resource_type: rt,
-            resource_name: name.into(),
-            pattern_type: pt,
-            principal: principal.into(),
-            host: "*".into(),
-            operation: op,
-            permission_type: perm,
-        }
-    }
-
     fn topic(name: &str, pt: PatternType) -> AclBinding {
-        binding(
+        acl(
             ResourceType::Topic,
             name,
             pt,
             "User:alice",
+            "*",
             AclOperation::Read,
             PermissionType::Allow,
         )

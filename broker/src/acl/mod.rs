@@ -35,55 +35,102 @@ pub const WILDCARD_PRINCIPAL: &str = "User:*";
 /// The principal of a connection that did not authenticate.
 pub const ANONYMOUS: &str = "User:ANONYMOUS";
 
-/// Kafka's `ResourceType`, with its wire codes. Codes Samsa does not know read as `Unknown`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-#[repr(i8)]
-pub enum ResourceType {
-    Unknown = 0,
-    Any = 1,
-    Topic = 2,
-    Group = 3,
-    Cluster = 4,
-    TransactionalId = 5,
-    DelegationToken = 6,
-    User = 7,
+/// One of Kafka's ACL enums: its variants with their wire codes and Kafka's names. A code the
+/// broker does not know reads as `Unknown`, which validation then refuses.
+macro_rules! kafka_enum {
+    (
+        $(#[$doc:meta])*
+        $name:ident { $($(#[$vdoc:meta])* $variant:ident = $code:literal => $text:literal,)+ }
+    ) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+        #[repr(i8)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant = $code,)+
+        }
+
+        impl $name {
+            pub fn from_code(code: i8) -> $name {
+                match code {
+                    $($code => $name::$variant,)+
+                    _ => $name::Unknown,
+                }
+            }
+
+            pub fn code(self) -> i8 {
+                self as i8
+            }
+
+            /// Kafka's name (`TOPIC`, `PREFIXED`, `DESCRIBE_CONFIGS`, ...).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+        }
+    };
+}
+
+kafka_enum! {
+    /// Kafka's `ResourceType`.
+    ResourceType {
+        Unknown = 0 => "UNKNOWN",
+        Any = 1 => "ANY",
+        Topic = 2 => "TOPIC",
+        Group = 3 => "GROUP",
+        Cluster = 4 => "CLUSTER",
+        TransactionalId = 5 => "TRANSACTIONAL_ID",
+        DelegationToken = 6 => "DELEGATION_TOKEN",
+        User = 7 => "USER",
+    }
+}
+
+kafka_enum! {
+    /// Kafka's `PatternType`. `Any` and `Match` exist only in filters.
+    PatternType {
+        Unknown = 0 => "UNKNOWN",
+        Any = 1 => "ANY",
+        Match = 2 => "MATCH",
+        Literal = 3 => "LITERAL",
+        Prefixed = 4 => "PREFIXED",
+    }
+}
+
+kafka_enum! {
+    /// Kafka's `AclOperation`. `Any` exists only in filters; `All` matches every operation.
+    AclOperation {
+        Unknown = 0 => "UNKNOWN",
+        Any = 1 => "ANY",
+        All = 2 => "ALL",
+        Read = 3 => "READ",
+        Write = 4 => "WRITE",
+        Create = 5 => "CREATE",
+        Delete = 6 => "DELETE",
+        Alter = 7 => "ALTER",
+        Describe = 8 => "DESCRIBE",
+        ClusterAction = 9 => "CLUSTER_ACTION",
+        DescribeConfigs = 10 => "DESCRIBE_CONFIGS",
+        AlterConfigs = 11 => "ALTER_CONFIGS",
+        IdempotentWrite = 12 => "IDEMPOTENT_WRITE",
+        CreateTokens = 13 => "CREATE_TOKENS",
+        DescribeTokens = 14 => "DESCRIBE_TOKENS",
+        /// KIP-939 (Kafka 4.1): two-phase commit with a transactional id.
+        TwoPhaseCommit = 15 => "TWO_PHASE_COMMIT",
+    }
+}
+
+kafka_enum! {
+    /// Kafka's `AclPermissionType`. `Any` exists only in filters.
+    PermissionType {
+        Unknown = 0 => "UNKNOWN",
+        Any = 1 => "ANY",
+        Deny = 2 => "DENY",
+        Allow = 3 => "ALLOW",
+    }
 }
 
 impl ResourceType {
-    pub fn from_code(code: i8) -> ResourceType {
-        use ResourceType::*;
-        match code {
-            1 => Any,
-            2 => Topic,
-            3 => Group,
-            4 => Cluster,
-            5 => TransactionalId,
-            6 => DelegationToken,
-            7 => User,
-            _ => Unknown,
-        }
-    }
-
-    pub fn code(self) -> i8 {
-        self as i8
-    }
-
-    /// Kafka's name (`TOPIC`, `TRANSACTIONAL_ID`, ...).
-    pub fn name(self) -> &'static str {
-        use ResourceType::*;
-        match self {
-            Unknown => "UNKNOWN",
-            Any => "ANY",
-            Topic => "TOPIC",
-            Group => "GROUP",
-            Cluster => "CLUSTER",
-            TransactionalId => "TRANSACTIONAL_ID",
-            DelegationToken => "DELEGATION_TOKEN",
-            User => "USER",
-        }
-    }
-
     /// The operations that mean something on this resource type (Kafka's
     /// `AclEntry.supportedOperations`): what `*_authorized_operations` fields are made of.
     pub fn supported_operations(self) -> &'static [AclOperation] {
@@ -124,157 +171,6 @@ impl ResourceType {
             ResourceType::TransactionalId => ResponseError::TransactionalIdAuthorizationFailed,
             ResourceType::DelegationToken => ResponseError::DelegationTokenAuthorizationFailed,
             _ => ResponseError::ClusterAuthorizationFailed,
-        }
-    }
-}
-
-/// Kafka's `PatternType`. `Any` and `Match` exist only in filters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-#[repr(i8)]
-pub enum PatternType {
-    Unknown = 0,
-    Any = 1,
-    Match = 2,
-    Literal = 3,
-    Prefixed = 4,
-}
-
-impl PatternType {
-    pub fn from_code(code: i8) -> PatternType {
-        use PatternType::*;
-        match code {
-            1 => Any,
-            2 => Match,
-            3 => Literal,
-            4 => Prefixed,
-            _ => Unknown,
-        }
-    }
-
-    pub fn code(self) -> i8 {
-        self as i8
-    }
-
-    pub fn name(self) -> &'static str {
-        use PatternType::*;
-        match self {
-            Unknown => "UNKNOWN",
-            Any => "ANY",
-            Match => "MATCH",
-            Literal => "LITERAL",
-            Prefixed => "PREFIXED",
-        }
-    }
-}
-
-/// Kafka's `AclOperation`. `Any` exists only in filters; `All` matches every operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-#[repr(i8)]
-pub enum AclOperation {
-    Unknown = 0,
-    Any = 1,
-    All = 2,
-    Read = 3,
-    Write = 4,
-    Create = 5,
-    Delete = 6,
-    Alter = 7,
-    Describe = 8,
-    ClusterAction = 9,
-    DescribeConfigs = 10,
-    AlterConfigs = 11,
-    IdempotentWrite = 12,
-    CreateTokens = 13,
-    DescribeTokens = 14,
-    /// KIP-939 (Kafka 4.1): two-phase commit with a transactional id.
-    TwoPhaseCommit = 15,
-}
-
-impl AclOperation {
-    pub fn from_code(code: i8) -> AclOperation {
-        use AclOperation::*;
-        match code {
-            1 => Any,
-            2 => All,
-            3 => Read,
-            4 => Write,
-            5 => Create,
-            6 => Delete,
-            7 => Alter,
-            8 => Describe,
-            9 => ClusterAction,
-            10 => DescribeConfigs,
-            11 => AlterConfigs,
-            12 => IdempotentWrite,
-            13 => CreateTokens,
-            14 => DescribeTokens,
-            15 => TwoPhaseCommit,
-            _ => Unknown,
-        }
-    }
-
-    pub fn code(self) -> i8 {
-        self as i8
-    }
-
-    pub fn name(self) -> &'static str {
-        use AclOperation::*;
-        match self {
-            Unknown => "UNKNOWN",
-            Any => "ANY",
-            All => "ALL",
-            Read => "READ",
-            Write => "WRITE",
-            Create => "CREATE",
-            Delete => "DELETE",
-            Alter => "ALTER",
-            Describe => "DESCRIBE",
-            ClusterAction => "CLUSTER_ACTION",
-            DescribeConfigs => "DESCRIBE_CONFIGS",
-            AlterConfigs => "ALTER_CONFIGS",
-            IdempotentWrite => "IDEMPOTENT_WRITE",
-            CreateTokens => "CREATE_TOKENS",
-            DescribeTokens => "DESCRIBE_TOKENS",
-            TwoPhaseCommit => "TWO_PHASE_COMMIT",
-        }
-    }
-}
-
-/// Kafka's `AclPermissionType`. `Any` exists only in filters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-#[repr(i8)]
-pub enum PermissionType {
-    Unknown = 0,
-    Any = 1,
-    Deny = 2,
-    Allow = 3,
-}
-
-impl PermissionType {
-    pub fn from_code(code: i8) -> PermissionType {
-        use PermissionType::*;
-        match code {
-            1 => Any,
-            2 => Deny,
-            3 => Allow,
-            _ => Unknown,
-        }
-    }
-
-    pub fn code(self) -> i8 {
-        self as i8
-    }
-
-    pub fn name(self) -> &'static str {
-        use PermissionType::*;
-        match self {
-            Unknown => "UNKNOWN",
-            Any => "ANY",
-            Deny => "DENY",
-            Allow => "ALLOW",
         }
     }
 }
@@ -356,6 +252,26 @@ impl Ctx<'_> {
             .iter()
             .filter(|op| self.authorize(**op, resource_type, name))
             .fold(0, |bits, op| bits | (1 << op.code()))
+    }
+
+    /// The authorizer an ACL API works on, after Kafka's checks (`AclApis`): SECURITY_DISABLED
+    /// without one (with `disabled_message`: Kafka words it differently per API), and
+    /// CLUSTER_AUTHORIZATION_FAILED without `operation` on the cluster.
+    pub fn acl_admin(
+        &self,
+        operation: AclOperation,
+        disabled_message: &str,
+    ) -> Result<&Authorizer, (ResponseError, String)> {
+        let Some(authorizer) = &self.broker.authorizer else {
+            return Err((ResponseError::SecurityDisabled, disabled_message.into()));
+        };
+        if !self.authorize(operation, ResourceType::Cluster, CLUSTER_NAME) {
+            return Err((
+                ResponseError::ClusterAuthorizationFailed,
+                self.denied(operation, ResourceType::Cluster, CLUSTER_NAME),
+            ));
+        }
+        Ok(authorizer)
     }
 
     /// The message that goes with a refusal: who may not do what to which resource.

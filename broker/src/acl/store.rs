@@ -232,15 +232,15 @@ mod tests {
     use crate::acl::{AclOperation, PatternType, PermissionType, ResourceType};
 
     fn acl(name: &str, principal: &str, op: AclOperation) -> AclBinding {
-        AclBinding {
-            resource_type: ResourceType::Topic,
-            resource_name: name.into(),
-            pattern_type: PatternType::Literal,
-            principal: principal.into(),
-            host: "*".into(),
-            operation: op,
-            permission_type: PermissionType::Allow,
-        }
+        crate::acl::binding::acl(
+            ResourceType::Topic,
+            name,
+            PatternType::Literal,
+            principal,
+            "*",
+            op,
+            PermissionType::Allow,
+        )
     }
 
     #[test]

@@ -11,9 +11,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
-use crate::acl::{
-    AclBinding, AclOperation, PatternType, PermissionType, ResourceType, CLUSTER_NAME,
-};
+use crate::acl::{AclBinding, AclOperation, PatternType, PermissionType, ResourceType};
 
 pub fn handle(ctx: &Ctx<'_>, req: CreateAclsRequest) -> CreateAclsResponse {
     let mut resp = CreateAclsResponse::default();
@@ -23,20 +21,13 @@ pub fn handle(ctx: &Ctx<'_>, req: CreateAclsRequest) -> CreateAclsResponse {
             .map(|_| failure(e, message.clone()))
             .collect()
     };
-    let Some(authorizer) = &ctx.broker.authorizer else {
-        resp.results = refuse_all(
-            ResponseError::SecurityDisabled,
-            "No Authorizer is configured.".into(),
-        );
-        return resp;
+    let authorizer = match ctx.acl_admin(AclOperation::Alter, "No Authorizer is configured.") {
+        Ok(a) => a,
+        Err((e, message)) => {
+            resp.results = refuse_all(e, message);
+            return resp;
+        }
     };
-    if !ctx.authorize(AclOperation::Alter, ResourceType::Cluster, CLUSTER_NAME) {
-        resp.results = refuse_all(
-            ResponseError::ClusterAuthorizationFailed,
-            ctx.denied(AclOperation::Alter, ResourceType::Cluster, CLUSTER_NAME),
-        );
-        return resp;
-    }
     let bindings = req.creations.iter().map(binding).collect();
     resp.results = authorizer
         .store

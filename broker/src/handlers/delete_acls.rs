@@ -3,7 +3,6 @@
 //! filter with an unknown code gets INVALID_REQUEST and deletes nothing. The caller needs ALTER
 //! on the cluster. Without an authorizer every filter gets SECURITY_DISABLED, as in Kafka.
 
-use kafka_protocol::messages::delete_acls_request::DeleteAclsFilter;
 use kafka_protocol::messages::delete_acls_response::{
     DeleteAclsFilterResult, DeleteAclsMatchingAcl,
 };
@@ -12,9 +11,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
-use crate::acl::{
-    AclFilter, AclOperation, PatternType, PermissionType, ResourceType, CLUSTER_NAME,
-};
+use crate::acl::{AclFilter, AclOperation};
 
 /// Filters one request may carry: each is matched against every ACL.
 const FILTERS_PER_REQUEST_MAX: usize = 1_000;
@@ -27,20 +24,13 @@ pub fn handle(ctx: &Ctx<'_>, req: DeleteAclsRequest) -> DeleteAclsResponse {
             .map(|_| failure(e, message.clone()))
             .collect()
     };
-    let Some(authorizer) = &ctx.broker.authorizer else {
-        resp.filter_results = refuse_all(
-            ResponseError::SecurityDisabled,
-            "No Authorizer is configured.".into(),
-        );
-        return resp;
+    let authorizer = match ctx.acl_admin(AclOperation::Alter, "No Authorizer is configured.") {
+        Ok(a) => a,
+        Err((e, message)) => {
+            resp.filter_results = refuse_all(e, message);
+            return resp;
+        }
     };
-    if !ctx.authorize(AclOperation::Alter, ResourceType::Cluster, CLUSTER_NAME) {
-        resp.filter_results = refuse_all(
-            ResponseError::ClusterAuthorizationFailed,
-            ctx.denied(AclOperation::Alter, ResourceType::Cluster, CLUSTER_NAME),
-        );
-        return resp;
-    }
     if req.filters.len() > FILTERS_PER_REQUEST_MAX {
         resp.filter_results = refuse_all(
             ResponseError::InvalidRequest,
@@ -51,7 +41,21 @@ pub fn handle(ctx: &Ctx<'_>, req: DeleteAclsRequest) -> DeleteAclsResponse {
         );
         return resp;
     }
-    let filters: Vec<AclFilter> = req.filters.iter().map(filter).collect();
+    let filters: Vec<AclFilter> = req
+        .filters
+        .iter()
+        .map(|f| {
+            AclFilter::from_wire(
+                f.resource_type_filter,
+                f.resource_name_filter.as_deref(),
+                f.pattern_type_filter,
+                f.principal_filter.as_deref(),
+                f.host_filter.as_deref(),
+                f.operation,
+                f.permission_type,
+            )
+        })
+        .collect();
     resp.filter_results = authorizer
         .store
         .delete(&filters)
@@ -79,18 +83,6 @@ pub fn handle(ctx: &Ctx<'_>, req: DeleteAclsRequest) -> DeleteAclsResponse {
         })
         .collect();
     resp
-}
-
-fn filter(f: &DeleteAclsFilter) -> AclFilter {
-    AclFilter {
-        resource_type: ResourceType::from_code(f.resource_type_filter),
-        resource_name: f.resource_name_filter.as_ref().map(|s| s.to_string()),
-        pattern_type: PatternType::from_code(f.pattern_type_filter),
-        principal: f.principal_filter.as_ref().map(|s| s.to_string()),
-        host: f.host_filter.as_ref().map(|s| s.to_string()),
-        operation: AclOperation::from_code(f.operation),
-        permission_type: PermissionType::from_code(f.permission_type),
-    }
 }
 
 fn failure(e: ResponseError, message: String) -> DeleteAclsFilterResult {

@@ -7,45 +7,38 @@
 use kafka_protocol::messages::describe_acls_response::{AclDescription, DescribeAclsResource};
 use kafka_protocol::messages::{DescribeAclsRequest, DescribeAclsResponse};
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::ResponseError;
 
 use super::Ctx;
-use crate::acl::{
-    AclBinding, AclFilter, AclOperation, PatternType, PermissionType, ResourceType, CLUSTER_NAME,
-};
+use crate::acl::{AclBinding, AclFilter, AclOperation};
 
 pub fn handle(ctx: &Ctx<'_>, req: DescribeAclsRequest) -> DescribeAclsResponse {
     let mut resp = DescribeAclsResponse::default();
-    let mut fail = |e: ResponseError, message: String| {
-        resp.error_code = e.code();
-        resp.error_message = Some(StrBytes::from_string(message));
-    };
-    let Some(authorizer) = &ctx.broker.authorizer else {
-        fail(
-            ResponseError::SecurityDisabled,
-            "No Authorizer is configured on the broker".into(),
-        );
-        return resp;
-    };
-    if !ctx.authorize(AclOperation::Describe, ResourceType::Cluster, CLUSTER_NAME) {
-        fail(
-            ResponseError::ClusterAuthorizationFailed,
-            ctx.denied(AclOperation::Describe, ResourceType::Cluster, CLUSTER_NAME),
-        );
-        return resp;
-    }
-    let filter = AclFilter {
-        resource_type: ResourceType::from_code(req.resource_type_filter),
-        resource_name: req.resource_name_filter.as_ref().map(|s| s.to_string()),
-        pattern_type: PatternType::from_code(req.pattern_type_filter),
-        principal: req.principal_filter.as_ref().map(|s| s.to_string()),
-        host: req.host_filter.as_ref().map(|s| s.to_string()),
-        operation: AclOperation::from_code(req.operation),
-        permission_type: PermissionType::from_code(req.permission_type),
-    };
-    match authorizer.store.describe(&filter) {
+    let filter = AclFilter::from_wire(
+        req.resource_type_filter,
+        req.resource_name_filter.as_deref(),
+        req.pattern_type_filter,
+        req.principal_filter.as_deref(),
+        req.host_filter.as_deref(),
+        req.operation,
+        req.permission_type,
+    );
+    let described = ctx
+        .acl_admin(
+            AclOperation::Describe,
+            "No Authorizer is configured on the broker",
+        )
+        .and_then(|authorizer| {
+            authorizer
+                .store
+                .describe(&filter)
+                .map_err(|e| (e.response_error(), e.to_string()))
+        });
+    match described {
         Ok(bindings) => resp.resources = by_resource(bindings),
-        Err(e) => fail(e.response_error(), e.to_string()),
+        Err((e, message)) => {
+            resp.error_code = e.code();
+            resp.error_message = Some(StrBytes::from_string(message));
+        }
     }
     resp
 }
