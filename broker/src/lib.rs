@@ -1,6 +1,7 @@
 //! Samsa's broker: the network layer, one handler per Kafka API, and the state they share.
 //! The `samsa` binary (src/main.rs) serves it and carries the admin CLI.
 
+pub mod acl;
 pub mod cli;
 pub mod config;
 pub mod group;

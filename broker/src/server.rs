@@ -38,6 +38,8 @@ pub struct Broker {
     pub io_engine: IoEngine,
     /// Prometheus metrics (served on `metrics.listener`).
     pub metrics: crate::metrics::Metrics,
+    /// ACL authorization; `None` when `authorizer.class.name` is empty.
+    pub authorizer: Option<crate::acl::Authorizer>,
     shutdown: watch::Sender<bool>,
 }
 
@@ -81,6 +83,7 @@ impl Broker {
             .get(crate::group::OFFSETS_TOPIC)
             .map(|t| t.partitions.len() as i32);
         let groups = Arc::new(GroupCoordinator::new(&config, offsets_partitions));
+        let authorizer = crate::acl::Authorizer::from_config(&config, &dir)?;
         let broker = Arc::new(Broker {
             limits: Limits {
                 socket_request_max_bytes: config.int("socket.request.max.bytes") as usize,
@@ -96,6 +99,7 @@ impl Broker {
             connections: AtomicUsize::new(0),
             io_engine,
             metrics: crate::metrics::Metrics::new(),
+            authorizer,
             shutdown,
             config,
         });

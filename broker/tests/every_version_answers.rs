@@ -422,6 +422,44 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             r.topics = vec![t];
             RequestKind::OffsetDelete(r)
         }
+        ApiKey::CreateAcls => {
+            let mut ok = create_acls_request::AclCreation::default();
+            ok.resource_type = 2; // TOPIC
+            ok.resource_name = s("t");
+            ok.resource_pattern_type = 3; // LITERAL
+            ok.principal = s("User:alice");
+            ok.host = s("*");
+            ok.operation = 3; // READ
+            ok.permission_type = 3; // ALLOW
+            let mut bad = ok.clone();
+            bad.resource_pattern_type = 2; // MATCH: refused in a creation
+            let mut r = CreateAclsRequest::default();
+            r.creations = vec![ok, bad];
+            RequestKind::CreateAcls(r)
+        }
+        ApiKey::DescribeAcls => {
+            let mut r = DescribeAclsRequest::default();
+            r.resource_type_filter = 1; // ANY
+            r.resource_name_filter = Some(s("t"));
+            r.pattern_type_filter = 2; // MATCH
+            r.operation = 1;
+            r.permission_type = 1;
+            RequestKind::DescribeAcls(r)
+        }
+        ApiKey::DeleteAcls => {
+            let mut f = delete_acls_request::DeleteAclsFilter::default();
+            f.resource_type_filter = 2;
+            f.resource_name_filter = Some(s("t"));
+            f.pattern_type_filter = 3;
+            f.principal_filter = Some(s("User:alice"));
+            f.operation = 1;
+            f.permission_type = 1;
+            let mut unknown = f.clone();
+            unknown.operation = 0; // UNKNOWN: refused
+            let mut r = DeleteAclsRequest::default();
+            r.filters = vec![f, unknown];
+            RequestKind::DeleteAcls(r)
+        }
         other => panic!("{other:?} is advertised but this test has no request for it: add one"),
     }
 }
@@ -442,8 +480,35 @@ fn frame(key: ApiKey, version: i16, body: &RequestKind) -> Bytes {
 
 #[test]
 fn every_advertised_version_decodes_a_populated_request_and_encodes_its_answer() {
+    answer_every_version(&[]);
+}
+
+/// With an authorizer that lets the (anonymous) caller do everything, the ACL APIs really
+/// create, describe and delete, and `*_authorized_operations` are computed.
+#[test]
+fn every_version_answers_with_an_authorizer_that_allows() {
+    answer_every_version(&[
+        (
+            "authorizer.class.name",
+            "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        ),
+        ("super.users", "User:ANONYMOUS"),
+    ]);
+}
+
+/// With an authorizer and no ACLs every handler takes its refusal path, which must encode in
+/// every version too.
+#[test]
+fn every_version_answers_with_an_authorizer_that_denies() {
+    answer_every_version(&[(
+        "authorizer.class.name",
+        "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    )]);
+}
+
+fn answer_every_version(extra: &[(&str, &str)]) {
     let dir = tempfile::tempdir().unwrap();
-    let flags = vec![
+    let mut flags = vec![
         (
             "log.dirs".to_string(),
             dir.path().join("data").display().to_string(),
@@ -454,6 +519,7 @@ fn every_advertised_version_decodes_a_populated_request_and_encodes_its_answer()
             "0".to_string(),
         ),
     ];
+    flags.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let config = BrokerConfig::load(None, vec![], flags).unwrap();
     let broker: Arc<Broker> = Broker::open(config, IoEngine::Epoll).unwrap();
     let topic = broker.topics.create("t", 1, 1, Default::default()).unwrap();

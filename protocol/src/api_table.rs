@@ -54,6 +54,10 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::AddOffsetsToTxn, 0, 4),
     api(ApiKey::EndTxn, 0, 5),
     api(ApiKey::TxnOffsetCommit, 0, 5),
+    // KIP-140 ACL APIs, from Kafka 4's baseline (v0 removed by KIP-896).
+    api(ApiKey::DescribeAcls, 1, 3),
+    api(ApiKey::CreateAcls, 1, 3),
+    api(ApiKey::DeleteAcls, 1, 3),
     api(ApiKey::DescribeConfigs, 1, 4),
     api(ApiKey::AlterConfigs, 0, 2),
     api(ApiKey::DescribeLogDirs, 1, 4),

@@ -436,6 +436,26 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         Some("producer"),
         "default compression.type",
     ),
+    // Authorization (ACLs). Any non-empty class name enables Samsa's built-in authorizer, which
+    // follows Kafka's StandardAuthorizer.
+    def(
+        "authorizer.class.name",
+        String,
+        Some(""),
+        "non-empty enables ACL authorization (e.g. org.apache.kafka.metadata.authorizer.StandardAuthorizer)",
+    ),
+    def(
+        "super.users",
+        String,
+        None,
+        "principals allowed everything, separated by ';' (User:admin;User:ops)",
+    ),
+    def(
+        "allow.everyone.if.no.acl.found",
+        Boolean,
+        Some("false"),
+        "allow an operation on a resource that no ACL matches",
+    ),
     // Kafka keys with no effect on a single Samsa node.
     inert("process.roles", List, None),
     inert("controller.quorum.voters", List, None),

@@ -1,17 +1,34 @@
 //! AddOffsetsToTxn: adds the group's partition of `__consumer_offsets` to the producer's
 //! transaction, so that the offsets it then commits with TxnOffsetCommit are committed or
 //! aborted with the transaction's data (Kafka's `sendOffsetsToTransaction`, first step).
+//! ACLs: WRITE on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then READ on the
+//! group (GROUP_AUTHORIZATION_FAILED).
 
 use std::collections::BTreeSet;
 
 use kafka_protocol::messages::{AddOffsetsToTxnRequest, AddOffsetsToTxnResponse};
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
 use crate::group::OFFSETS_TOPIC;
+use kafka_protocol::ResponseError;
 
 pub async fn handle(ctx: &Ctx<'_>, req: AddOffsetsToTxnRequest) -> AddOffsetsToTxnResponse {
     let mut resp = AddOffsetsToTxnResponse::default();
     let group_id = req.group_id.as_str();
+    let transactional_id = req.transactional_id.as_str();
+    if !ctx.authorize(
+        AclOperation::Write,
+        ResourceType::TransactionalId,
+        transactional_id,
+    ) {
+        resp.error_code = ResponseError::TransactionalIdAuthorizationFailed.code();
+        return resp;
+    }
+    if !ctx.authorize(AclOperation::Read, ResourceType::Group, group_id) {
+        resp.error_code = ResponseError::GroupAuthorizationFailed.code();
+        return resp;
+    }
     // The group's partition of __consumer_offsets must exist to be part of a transaction.
     if let Err(e) = ctx.broker.groups.find_coordinator(ctx.broker, group_id) {
         resp.error_code = e.code();

@@ -7,8 +7,13 @@
 //! topics fail with UNKNOWN_TOPIC_OR_PARTITION and then nothing is added: the others of that
 //! transaction get OPERATION_NOT_ATTEMPTED. Otherwise the coordinator's answer applies to every
 //! partition.
+//!
+//! ACLs: WRITE on the transactional id (else every partition gets
+//! TRANSACTIONAL_ID_AUTHORIZATION_FAILED) and on each topic (TOPIC_AUTHORIZATION_FAILED, the
+//! others OPERATION_NOT_ATTEMPTED); v4+ also CLUSTER_ACTION on the cluster, as Kafka requires of
+//! the brokers that send it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
 use kafka_protocol::messages::add_partitions_to_txn_response::{
@@ -18,6 +23,7 @@ use kafka_protocol::messages::{AddPartitionsToTxnRequest, AddPartitionsToTxnResp
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 
 /// Transactions one v4+ request may carry.
 const TRANSACTIONS_PER_REQUEST_MAX: usize = 1_000;
@@ -34,6 +40,15 @@ pub async fn handle(ctx: &Ctx<'_>, req: AddPartitionsToTxnRequest) -> AddPartiti
             false,
         )
         .await;
+        return resp;
+    }
+    // v4+ is sent by brokers (KIP-890 verification): Kafka requires CLUSTER_ACTION.
+    if !ctx.authorize(
+        AclOperation::ClusterAction,
+        ResourceType::Cluster,
+        CLUSTER_NAME,
+    ) {
+        resp.error_code = ResponseError::ClusterAuthorizationFailed.code();
         return resp;
     }
     if req.transactions.len() > TRANSACTIONS_PER_REQUEST_MAX {
@@ -66,28 +81,40 @@ async fn one_transaction(
     verify_only: bool,
 ) -> Vec<AddPartitionsToTxnTopicResult> {
     let mut partitions: Vec<(String, i32)> = Vec::new();
-    let mut unknown: BTreeSet<(String, i32)> = BTreeSet::new();
+    let mut refused: BTreeMap<(String, i32), ResponseError> = BTreeMap::new();
+    let txn_authorized = ctx.authorize(
+        AclOperation::Write,
+        ResourceType::TransactionalId,
+        transactional_id,
+    );
     for t in topics {
         let topic = ctx.broker.topics.get(t.name.as_str());
+        let topic_authorized = ctx.authorize(AclOperation::Write, ResourceType::Topic, &t.name);
         for &p in &t.partitions {
             let key = (t.name.as_str().to_string(), p);
-            if topic.as_ref().and_then(|tp| tp.partition(p)).is_none() {
-                unknown.insert(key.clone());
+            if !txn_authorized {
+                refused.insert(
+                    key.clone(),
+                    ResponseError::TransactionalIdAuthorizationFailed,
+                );
+            } else if !topic_authorized {
+                refused.insert(key.clone(), ResponseError::TopicAuthorizationFailed);
+            } else if topic.as_ref().and_then(|tp| tp.partition(p)).is_none() {
+                refused.insert(key.clone(), ResponseError::UnknownTopicOrPartition);
             }
             partitions.push(key);
         }
     }
     partitions.sort();
     partitions.dedup();
-    let codes: Vec<i16> = if !unknown.is_empty() {
+    let codes: Vec<i16> = if !refused.is_empty() {
         partitions
             .iter()
             .map(|p| {
-                if unknown.contains(p) {
-                    ResponseError::UnknownTopicOrPartition.code()
-                } else {
-                    ResponseError::OperationNotAttempted.code()
-                }
+                refused
+                    .get(p)
+                    .unwrap_or(&ResponseError::OperationNotAttempted)
+                    .code()
             })
             .collect()
     } else if verify_only {

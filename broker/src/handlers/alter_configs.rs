@@ -1,14 +1,16 @@
 //! AlterConfigs (the legacy, non-incremental form): a topic's overrides are replaced by exactly
 //! the configs in the request. Broker configs are static (server.properties, flags,
-//! environment) and are refused here with a message that says so.
+//! environment) and are refused here with a message that says so. ACLs: ALTER_CONFIGS on the
+//! topic (TOPIC_AUTHORIZATION_FAILED), or on the cluster (CLUSTER_AUTHORIZATION_FAILED).
 
 use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceResponse;
 use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::describe_configs::{RESOURCE_BROKER, RESOURCE_TOPIC};
+use super::describe_configs::{authorize_resource, RESOURCE_BROKER, RESOURCE_TOPIC};
 use super::Ctx;
+use crate::acl::AclOperation;
 use crate::config::topic::TopicOverrides;
 
 pub fn handle(ctx: &Ctx<'_>, req: AlterConfigsRequest) -> AlterConfigsResponse {
@@ -17,7 +19,14 @@ pub fn handle(ctx: &Ctx<'_>, req: AlterConfigsRequest) -> AlterConfigsResponse {
         let mut r = AlterConfigsResourceResponse::default();
         r.resource_type = res.resource_type;
         r.resource_name = res.resource_name.clone();
+        let authorized = authorize_resource(
+            ctx,
+            AclOperation::AlterConfigs,
+            res.resource_type,
+            &res.resource_name,
+        );
         let result = match res.resource_type {
+            _ if authorized.is_err() => authorized,
             RESOURCE_TOPIC => {
                 let overrides: TopicOverrides = res
                     .configs

@@ -1,5 +1,6 @@
 //! CreatePartitions: grow a topic to a new total. Partitions can only be added; explicit
-//! assignments must name this broker (a single node has no other).
+//! assignments must name this broker (a single node has no other). ACLs: ALTER on the topic,
+//! else TOPIC_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
 use kafka_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse};
@@ -7,6 +8,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
 
 pub fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartitionsResponse {
     let broker = ctx.broker;
@@ -26,6 +28,10 @@ pub fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartitionsRe
                 })
         });
         let result = match bad_assignment {
+            _ if !ctx.authorize(AclOperation::Alter, ResourceType::Topic, &t.name) => Err((
+                ResponseError::TopicAuthorizationFailed,
+                ctx.denied(AclOperation::Alter, ResourceType::Topic, &t.name),
+            )),
             Some(m) => Err((ResponseError::InvalidReplicaAssignment, m)),
             None => broker
                 .topics

@@ -2,6 +2,9 @@
 //! then create those that passed unless `validate_only`. Partition count and replication
 //! factor -1 take `num.partitions` and `default.replication.factor`. From v5 the answer also
 //! carries the topic's effective configs, as Kafka's does.
+//!
+//! ACLs: CREATE on the cluster or on the topic (else TOPIC_AUTHORIZATION_FAILED); the configs
+//! in the answer need DESCRIBE_CONFIGS on the topic (else `topic_config_error_code`).
 
 use std::collections::HashMap;
 
@@ -13,6 +16,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::config::topic::{self as topic_config, TopicOverrides};
 use crate::topics::TopicError;
 
@@ -23,6 +27,8 @@ type Created = (i32, i16, TopicOverrides, Option<uuid::Uuid>);
 pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
     let broker = ctx.broker;
     let mut resp = CreateTopicsResponse::default();
+    // CREATE on the cluster allows every topic; otherwise each needs CREATE of its own.
+    let may_create_any = ctx.authorize(AclOperation::Create, ResourceType::Cluster, CLUSTER_NAME);
     let mut seen: HashMap<String, usize> = HashMap::new();
     for t in &req.topics {
         *seen.entry(t.name.to_string()).or_default() += 1;
@@ -38,6 +44,12 @@ pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
                 return Err((
                     ResponseError::InvalidRequest,
                     format!("topic '{name}' appears more than once in the request"),
+                ));
+            }
+            if !may_create_any && !ctx.authorize(AclOperation::Create, ResourceType::Topic, &name) {
+                return Err((
+                    ResponseError::TopicAuthorizationFailed,
+                    ctx.denied(AclOperation::Create, ResourceType::Topic, &name),
                 ));
             }
             let mut overrides = TopicOverrides::new();
@@ -100,6 +112,21 @@ pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
             Ok((partitions, rf, overrides, Some(topic.id)))
         })();
         match result {
+            // Configs, partitions and replication factor are shown only to a caller that may
+            // describe the topic's configs (Kafka's `topic_config_error_code`).
+            Ok((_, _, _, id))
+                if ctx.version >= 5
+                    && !ctx.authorize(
+                        AclOperation::DescribeConfigs,
+                        ResourceType::Topic,
+                        &name,
+                    ) =>
+            {
+                r.topic_config_error_code = ResponseError::TopicAuthorizationFailed.code();
+                if ctx.version >= 7 {
+                    r.topic_id = id.unwrap_or_default();
+                }
+            }
             Ok((partitions, rf, overrides, id)) if ctx.version >= 5 => {
                 r.num_partitions = partitions;
                 r.replication_factor = rf;

@@ -1,17 +1,25 @@
 //! DeleteGroups: removes empty groups with their committed offsets (tombstones in
 //! `__consumer_offsets`, so compaction drops them). A group with members gets
-//! NON_EMPTY_GROUP, an unknown one GROUP_ID_NOT_FOUND.
+//! NON_EMPTY_GROUP, an unknown one GROUP_ID_NOT_FOUND. ACLs: DELETE on the group, else
+//! GROUP_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
 use kafka_protocol::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
+use kafka_protocol::ResponseError;
 
 pub async fn handle(ctx: &Ctx<'_>, req: DeleteGroupsRequest) -> DeleteGroupsResponse {
     let mut resp = DeleteGroupsResponse::default();
     for group_id in &req.groups_names {
         let mut r = DeletableGroupResult::default();
         r.group_id = group_id.clone();
+        if !ctx.authorize(AclOperation::Delete, ResourceType::Group, group_id) {
+            r.error_code = ResponseError::GroupAuthorizationFailed.code();
+            resp.results.push(r);
+            continue;
+        }
         r.error_code = match ctx
             .broker
             .groups

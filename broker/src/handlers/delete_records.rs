@@ -1,6 +1,7 @@
 //! DeleteRecords: move a partition's log start offset forward (offset -1 means the high
 //! watermark). Whole segments below the new start go; readers below it get
-//! OFFSET_OUT_OF_RANGE. An offset above the high watermark is OFFSET_OUT_OF_RANGE.
+//! OFFSET_OUT_OF_RANGE. An offset above the high watermark is OFFSET_OUT_OF_RANGE. ACLs: DELETE
+//! on the topic, else TOPIC_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::delete_records_response::{
     DeleteRecordsPartitionResult, DeleteRecordsTopicResult,
@@ -10,10 +11,12 @@ use kafka_protocol::ResponseError;
 
 use super::produce::log_error_code;
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
 
 pub fn handle(ctx: &Ctx<'_>, req: DeleteRecordsRequest) -> DeleteRecordsResponse {
     let mut resp = DeleteRecordsResponse::default();
     for t in req.topics {
+        let authorized = ctx.authorize(AclOperation::Delete, ResourceType::Topic, &t.name);
         let topic = ctx.broker.topics.get(t.name.as_str());
         let mut tr = DeleteRecordsTopicResult::default();
         tr.name = t.name.clone();
@@ -25,6 +28,7 @@ pub fn handle(ctx: &Ctx<'_>, req: DeleteRecordsRequest) -> DeleteRecordsResponse
                 .as_ref()
                 .and_then(|tp| tp.partition(p.partition_index))
             {
+                _ if !authorized => pr.error_code = ResponseError::TopicAuthorizationFailed.code(),
                 None => pr.error_code = ResponseError::UnknownTopicOrPartition.code(),
                 Some(part) => {
                     let hw = part.high_watermark();

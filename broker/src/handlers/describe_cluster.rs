@@ -1,4 +1,6 @@
 //! DescribeCluster: cluster id, controller and brokers (the admin client's view of Metadata).
+//! `cluster_authorized_operations` comes from the authorizer (0 without DESCRIBE on the
+//! cluster, as Kafka answers).
 
 use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
 use kafka_protocol::messages::{BrokerId, DescribeClusterRequest, DescribeClusterResponse};
@@ -6,6 +8,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 
 /// `endpoint_type` values (KIP-919): 1 brokers, 2 controllers.
 const ENDPOINT_BROKERS: i8 = 1;
@@ -22,10 +25,13 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeClusterRequest) -> DescribeClusterResp
     }
     resp.cluster_id = StrBytes::from_string(ctx.broker.cluster_id.clone());
     resp.controller_id = BrokerId(ctx.broker.node_id);
-    resp.cluster_authorized_operations = if req.include_cluster_authorized_operations {
-        32672
-    } else {
+    // Kafka reports no operations to a caller that may not describe the cluster.
+    resp.cluster_authorized_operations = if !req.include_cluster_authorized_operations {
         i32::MIN
+    } else if ctx.authorize(AclOperation::Describe, ResourceType::Cluster, CLUSTER_NAME) {
+        ctx.authorized_operations(ResourceType::Cluster, CLUSTER_NAME)
+    } else {
+        0
     };
     if let Some(l) = ctx.broker.config.advertised_listeners().into_iter().next() {
         let mut b = DescribeClusterBroker::default();

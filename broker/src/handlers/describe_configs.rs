@@ -1,6 +1,8 @@
 //! DescribeConfigs: every topic or broker config with its value, source, type, documentation
 //! and (when asked) synonyms, as Kafka reports them. Tools rely on it (Schema Registry reads
 //! `cleanup.policy`; Kafka's admin tools list what differs from defaults by `config_source`).
+//! ACLs: DESCRIBE_CONFIGS on the topic (TOPIC_AUTHORIZATION_FAILED), or on the cluster for broker
+//! configs (CLUSTER_AUTHORIZATION_FAILED).
 
 use kafka_protocol::messages::describe_configs_response::{
     DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
@@ -10,6 +12,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::config::defs::{self, BROKER_CONFIGS};
 use crate::config::topic::{self as topic_config, source_code, TopicValueSource};
 use crate::config::{BrokerConfig, Source};
@@ -17,6 +20,34 @@ use crate::config::{BrokerConfig, Source};
 pub const RESOURCE_TOPIC: i8 = 2;
 pub const RESOURCE_BROKER: i8 = 4;
 pub const RESOURCE_BROKER_LOGGER: i8 = 8;
+
+/// Group configs (KIP-848); not served yet, but authorized as Kafka does.
+const RESOURCE_GROUP: i8 = 32;
+
+/// The ACL check of the config APIs (Kafka's `ConfigHelper` and `ConfigAdminManager`): a
+/// topic's configs need `operation` on the topic, a group's on the group, a broker's and its
+/// loggers' on the cluster. Other resource types are left to the caller's own refusal.
+pub fn authorize_resource(
+    ctx: &Ctx<'_>,
+    operation: AclOperation,
+    resource_type: i8,
+    name: &str,
+) -> Result<(), (ResponseError, String)> {
+    let (acl_type, acl_name) = match resource_type {
+        RESOURCE_TOPIC => (ResourceType::Topic, name),
+        RESOURCE_GROUP => (ResourceType::Group, name),
+        RESOURCE_BROKER | RESOURCE_BROKER_LOGGER => (ResourceType::Cluster, CLUSTER_NAME),
+        _ => return Ok(()),
+    };
+    if ctx.authorize(operation, acl_type, acl_name) {
+        Ok(())
+    } else {
+        Err((
+            acl_type.authorization_error(),
+            ctx.denied(operation, acl_type, acl_name),
+        ))
+    }
+}
 
 pub fn handle(ctx: &Ctx<'_>, req: DescribeConfigsRequest) -> DescribeConfigsResponse {
     let mut resp = DescribeConfigsResponse::default();
@@ -28,7 +59,14 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeConfigsRequest) -> DescribeConfigsResp
             .configuration_keys
             .map(|k| k.iter().map(|s| s.to_string()).collect());
         let wanted = |name: &str| keys.as_ref().is_none_or(|k| k.iter().any(|x| x == name));
+        let authorized = authorize_resource(
+            ctx,
+            AclOperation::DescribeConfigs,
+            res.resource_type,
+            &res.resource_name,
+        );
         let configs = match res.resource_type {
+            _ if authorized.is_err() => authorized.map(|()| Vec::new()),
             RESOURCE_TOPIC => match ctx.broker.topics.get(res.resource_name.as_str()) {
                 None => Err((
                     ResponseError::UnknownTopicOrPartition,

@@ -1,31 +1,42 @@
 //! DescribeGroups: state, protocol and members of each group. Member metadata and
 //! assignments, and the protocol name, are shown only for a Stable group (as Kafka does:
 //! otherwise they are in flux). A group that does not exist is reported as "Dead" with no
-//! error, or GROUP_ID_NOT_FOUND from v6 (KIP-1043).
+//! error, or GROUP_ID_NOT_FOUND from v6 (KIP-1043). ACLs: DESCRIBE on the group, else
+//! GROUP_AUTHORIZATION_FAILED; `authorized_operations` (v3+) comes from the authorizer.
 
 use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
 use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
 use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
 use crate::group::{GroupError, GroupState};
 
 /// Kafka's "authorized operations not requested" marker.
 const OPERATIONS_OMITTED: i32 = i32::MIN;
-/// Bit n stands for AclOperation n: READ (3), DELETE (6), DESCRIBE (8), the operations a
-/// group has. There is no authorizer yet, so all are allowed.
-const GROUP_OPERATIONS_ALL: i32 = (1 << 3) | (1 << 6) | (1 << 8);
 
 pub fn handle(ctx: &Ctx<'_>, req: DescribeGroupsRequest) -> DescribeGroupsResponse {
     let mut resp = DescribeGroupsResponse::default();
     for group_id in &req.groups {
         let mut g = DescribedGroup::default();
         g.group_id = group_id.clone();
-        g.authorized_operations = if ctx.version >= 3 && req.include_authorized_operations {
-            GROUP_OPERATIONS_ALL
-        } else {
-            OPERATIONS_OMITTED
-        };
+        g.authorized_operations = OPERATIONS_OMITTED;
+        if !ctx.authorize(AclOperation::Describe, ResourceType::Group, group_id) {
+            g.error_code = ResponseError::GroupAuthorizationFailed.code();
+            if ctx.version >= 6 {
+                g.error_message = Some(StrBytes::from_string(ctx.denied(
+                    AclOperation::Describe,
+                    ResourceType::Group,
+                    group_id,
+                )));
+            }
+            resp.groups.push(g);
+            continue;
+        }
+        if ctx.version >= 3 && req.include_authorized_operations {
+            g.authorized_operations = ctx.authorized_operations(ResourceType::Group, group_id);
+        }
         match ctx.broker.groups.describe(group_id.as_str()) {
             Ok(d) => {
                 g.group_state = StrBytes::from_static_str(d.state.as_str());

@@ -1,5 +1,6 @@
 //! DescribeLogDirs: the log directory with the size of each partition in it, and (v4) the
-//! filesystem's total and usable bytes.
+//! filesystem's total and usable bytes. ACLs: DESCRIBE on the cluster, else nothing (and
+//! CLUSTER_AUTHORIZATION_FAILED from v3).
 
 use std::collections::BTreeMap;
 
@@ -10,8 +11,18 @@ use kafka_protocol::messages::{DescribeLogDirsRequest, DescribeLogDirsResponse, 
 use kafka_protocol::protocol::StrBytes;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+use kafka_protocol::ResponseError;
 
 pub fn handle(ctx: &Ctx<'_>, req: DescribeLogDirsRequest) -> DescribeLogDirsResponse {
+    if !ctx.authorize(AclOperation::Describe, ResourceType::Cluster, CLUSTER_NAME) {
+        // No log directories; the error itself exists from v3.
+        let mut resp = DescribeLogDirsResponse::default();
+        if ctx.version >= 3 {
+            resp.error_code = ResponseError::ClusterAuthorizationFailed.code();
+        }
+        return resp;
+    }
     let mut wanted: Option<BTreeMap<String, Vec<i32>>> = None;
     if let Some(topics) = req.topics {
         wanted = Some(

@@ -1,7 +1,8 @@
 //! DescribeProducers: the producers a partition knows (id, epoch, last sequence and
 //! timestamp, coordinator epoch, and the first offset of an open transaction), from the
 //! partition's producer state, for operators looking for hanging transactions
-//! (`kafka-transactions.sh describe-producers`).
+//! (`kafka-transactions.sh describe-producers`). ACLs: READ on the topic, else
+//! TOPIC_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::describe_producers_response::{
     PartitionResponse, ProducerState, TopicResponse,
@@ -11,10 +12,12 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
 
 pub fn handle(ctx: &Ctx<'_>, req: DescribeProducersRequest) -> DescribeProducersResponse {
     let mut resp = DescribeProducersResponse::default();
     for t in req.topics {
+        let authorized = ctx.authorize(AclOperation::Read, ResourceType::Topic, &t.name);
         let topic = ctx.broker.topics.get(t.name.as_str());
         let mut tr = TopicResponse::default();
         tr.name = t.name.clone();
@@ -22,6 +25,14 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeProducersRequest) -> DescribeProducers
             let mut pr = PartitionResponse::default();
             pr.partition_index = index;
             match topic.as_ref().and_then(|tp| tp.partition(index)) {
+                _ if !authorized => {
+                    pr.error_code = ResponseError::TopicAuthorizationFailed.code();
+                    pr.error_message = Some(StrBytes::from_string(ctx.denied(
+                        AclOperation::Read,
+                        ResourceType::Topic,
+                        &t.name,
+                    )));
+                }
                 None => {
                     pr.error_code = ResponseError::UnknownTopicOrPartition.code();
                     pr.error_message = Some(StrBytes::from_string(format!(

@@ -3,13 +3,24 @@
 //! partition of the transaction, then CompleteCommit/CompleteAbort, before answering, so a
 //! read_committed consumer sees the outcome as soon as the producer does. A retry of an
 //! EndTxn that already completed the same way is answered with success (Kafka's behaviour).
+//! ACLs: WRITE on the transactional id, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::{EndTxnRequest, EndTxnResponse, ProducerId};
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
+use kafka_protocol::ResponseError;
 
 pub async fn handle(ctx: &Ctx<'_>, req: EndTxnRequest) -> EndTxnResponse {
     let mut resp = EndTxnResponse::default();
+    if !ctx.authorize(
+        AclOperation::Write,
+        ResourceType::TransactionalId,
+        &req.transactional_id,
+    ) {
+        resp.error_code = ResponseError::TransactionalIdAuthorizationFailed.code();
+        return resp;
+    }
     let result = ctx
         .broker
         .txn

@@ -6,6 +6,8 @@
 //! transactions overlapping the returned batches (from the `.txnindex` files), which the
 //! client uses to drop their records; markers themselves are never shown to applications.
 //!
+//! ACLs: READ on each topic; the partitions of others get TOPIC_AUTHORIZATION_FAILED.
+//!
 //! Fetch sessions (KIP-227) are declined by answering session id 0, which the protocol allows:
 //! clients then send full fetch requests, which is what this handler serves.
 
@@ -22,6 +24,7 @@ use samsa_storage::LogError;
 
 use super::produce::log_error_code;
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
 use crate::partition::Partition;
 
 /// Longest long poll we honour, whatever the client asks.
@@ -29,7 +32,9 @@ const MAX_WAIT_MS_LIMIT: i32 = 60_000;
 
 struct Wanted {
     topic_index: usize,
+    /// `None` for an unknown or unauthorized partition, answered with `refused`.
     partition: Option<Arc<Partition>>,
+    refused: ResponseError,
     index: i32,
     fetch_offset: i64,
     partition_max_bytes: i32,
@@ -55,13 +60,31 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> FetchResponse {
         tr.topic = t.topic.clone();
         tr.topic_id = t.topic_id;
         resp.responses.push(tr);
+        // By name the check comes before the lookup, so that an unauthorized client cannot
+        // learn which topics exist; an unknown topic id names nothing to check.
+        let name = match &topic {
+            Some(tp) => tp.name.as_str(),
+            None => t.topic.as_str(),
+        };
+        let refused = if (topic.is_some() || !by_id)
+            && !ctx.authorize(AclOperation::Read, ResourceType::Topic, name)
+        {
+            ResponseError::TopicAuthorizationFailed
+        } else if by_id {
+            ResponseError::UnknownTopicId
+        } else {
+            ResponseError::UnknownTopicOrPartition
+        };
+        let authorized = refused != ResponseError::TopicAuthorizationFailed;
         for p in &t.partitions {
             wanted.push(Wanted {
                 topic_index: ti,
                 partition: topic
                     .as_ref()
+                    .filter(|_| authorized)
                     .and_then(|tp| tp.partition(p.partition))
                     .cloned(),
+                refused,
                 index: p.partition,
                 fetch_offset: p.fetch_offset,
                 partition_max_bytes: p.partition_max_bytes,
@@ -69,11 +92,6 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> FetchResponse {
             });
         }
     }
-    let unknown = if by_id {
-        ResponseError::UnknownTopicId
-    } else {
-        ResponseError::UnknownTopicOrPartition
-    };
     let read_committed = req.isolation_level == 1;
     let max_wait = Duration::from_millis(req.max_wait_ms.clamp(0, MAX_WAIT_MS_LIMIT) as u64);
     let deadline = tokio::time::Instant::now() + max_wait;
@@ -89,7 +107,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> FetchResponse {
             a.as_mut().enable();
         }
         let (answers, bytes, errors) =
-            read_all(&wanted, req.max_bytes, unknown, read_committed, ctx.version);
+            read_all(&wanted, req.max_bytes, read_committed, ctx.version);
         let now = tokio::time::Instant::now();
         if bytes >= req.min_bytes.max(0) as usize
             || errors
@@ -118,7 +136,6 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> FetchResponse {
 fn read_all(
     wanted: &[Wanted],
     max_bytes: i32,
-    unknown: ResponseError,
     read_committed: bool,
     version: i16,
 ) -> (Vec<PartitionData>, usize, bool) {
@@ -141,7 +158,7 @@ fn read_all(
             None
         };
         let Some(p) = &w.partition else {
-            pd.error_code = unknown.code();
+            pd.error_code = w.refused.code();
             errors = true;
             out.push(pd);
             continue;

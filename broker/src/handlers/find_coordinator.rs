@@ -3,7 +3,8 @@
 //! the group's partition of `__consumer_offsets`, which is created here on first use as Kafka
 //! does. v4+ batches keys (`coordinator_keys`) and answers one entry per key. A transactional
 //! id's coordinator leads its partition of `__transaction_state`, likewise created on first
-//! use.
+//! use. ACLs: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or transactional id
+//! (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
@@ -11,6 +12,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
 
 const KEY_TYPE_GROUP: i8 = 0;
 const KEY_TYPE_TRANSACTION: i8 = 1;
@@ -40,6 +42,20 @@ fn coordinator(ctx: &Ctx<'_>, key: &StrBytes, key_type: i8) -> Coordinator {
     let mut c = Coordinator::default();
     c.key = key.clone();
     let found = match key_type {
+        KEY_TYPE_GROUP if !ctx.authorize(AclOperation::Describe, ResourceType::Group, key) => {
+            Err((
+                ResponseError::GroupAuthorizationFailed,
+                ctx.denied(AclOperation::Describe, ResourceType::Group, key),
+            ))
+        }
+        KEY_TYPE_TRANSACTION
+            if !ctx.authorize(AclOperation::Describe, ResourceType::TransactionalId, key) =>
+        {
+            Err((
+                ResponseError::TransactionalIdAuthorizationFailed,
+                ctx.denied(AclOperation::Describe, ResourceType::TransactionalId, key),
+            ))
+        }
         KEY_TYPE_GROUP => ctx
             .broker
             .groups

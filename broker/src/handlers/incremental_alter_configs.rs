@@ -1,6 +1,7 @@
 //! IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a topic's overrides. APPEND and
 //! SUBTRACT work on list configs (`cleanup.policy`) starting from the effective value, as
-//! Kafka's do. All operations of one resource apply together or not at all.
+//! Kafka's do. All operations of one resource apply together or not at all. ACLs: ALTER_CONFIGS
+//! on the topic (TOPIC_AUTHORIZATION_FAILED), or on the cluster (CLUSTER_AUTHORIZATION_FAILED).
 
 use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
 use kafka_protocol::messages::{IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse};
@@ -8,8 +9,9 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::alter_configs::{apply_topic_overrides, static_broker_configs};
-use super::describe_configs::{RESOURCE_BROKER, RESOURCE_TOPIC};
+use super::describe_configs::{authorize_resource, RESOURCE_BROKER, RESOURCE_TOPIC};
 use super::Ctx;
+use crate::acl::AclOperation;
 use crate::config::defs::{self, ConfigType};
 use crate::config::topic;
 
@@ -27,7 +29,14 @@ pub fn handle(
         let mut r = AlterConfigsResourceResponse::default();
         r.resource_type = res.resource_type;
         r.resource_name = res.resource_name.clone();
+        let authorized = authorize_resource(
+            ctx,
+            AclOperation::AlterConfigs,
+            res.resource_type,
+            &res.resource_name,
+        );
         let result = match res.resource_type {
+            _ if authorized.is_err() => authorized,
             RESOURCE_TOPIC => match ctx.broker.topics.get(res.resource_name.as_str()) {
                 None => Err((
                     ResponseError::UnknownTopicOrPartition,

@@ -7,27 +7,56 @@
 //! producer of that id), aborts a transaction it left open (answering CONCURRENT_TRANSACTIONS
 //! so the client retries), and rotates to a new producer id once the epoch is exhausted.
 //! v3+ may name the producer id and epoch the client holds, to recover without being fenced.
+//!
+//! ACLs: WRITE on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); without one,
+//! IDEMPOTENT_WRITE on the cluster or WRITE on at least one topic (CLUSTER_AUTHORIZATION_FAILED).
 
 use kafka_protocol::messages::{InitProducerIdRequest, InitProducerIdResponse, ProducerId};
+use kafka_protocol::ResponseError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::txn::state::TxnError;
 
 pub async fn handle(ctx: &Ctx<'_>, req: InitProducerIdRequest) -> InitProducerIdResponse {
     let mut resp = InitProducerIdResponse::default();
-    let result = init(ctx, &req).await;
+    let result = match unauthorized(ctx, &req) {
+        Some(e) => Err(e.code()),
+        None => init(ctx, &req)
+            .await
+            .map_err(|e| e.code_for(ctx.version, 4)),
+    };
     match result {
         Ok((producer_id, producer_epoch)) => {
             resp.producer_id = ProducerId(producer_id);
             resp.producer_epoch = producer_epoch;
         }
-        Err(e) => {
-            resp.error_code = e.code_for(ctx.version, 4);
+        Err(code) => {
+            resp.error_code = code;
             resp.producer_id = ProducerId(-1);
             resp.producer_epoch = -1;
         }
     }
     resp
+}
+
+/// A transactional producer needs WRITE on its transactional id; an idempotent one
+/// IDEMPOTENT_WRITE on the cluster or WRITE on some topic (KIP-679), as in Kafka.
+fn unauthorized(ctx: &Ctx<'_>, req: &InitProducerIdRequest) -> Option<ResponseError> {
+    match &req.transactional_id {
+        Some(id) if !ctx.authorize(AclOperation::Write, ResourceType::TransactionalId, id) => {
+            Some(ResponseError::TransactionalIdAuthorizationFailed)
+        }
+        None if !ctx.authorize(
+            AclOperation::IdempotentWrite,
+            ResourceType::Cluster,
+            CLUSTER_NAME,
+        ) && !ctx.authorize_any(AclOperation::Write, ResourceType::Topic) =>
+        {
+            Some(ResponseError::ClusterAuthorizationFailed)
+        }
+        _ => None,
+    }
 }
 
 async fn init(ctx: &Ctx<'_>, req: &InitProducerIdRequest) -> Result<(i64, i16), TxnError> {

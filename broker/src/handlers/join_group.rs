@@ -3,16 +3,27 @@
 //! passed); the leader's response lists every member's metadata so that it can compute the
 //! assignment. A new dynamic member first gets MEMBER_ID_REQUIRED with its id (v4+,
 //! KIP-394); a static member (`group.instance.id`, v5+, KIP-345) takes its place back without
-//! a rebalance. See `crate::group::state` for every rule and error code.
+//! a rebalance. See `crate::group::state` for every rule and error code. ACLs: READ on the
+//! group, else GROUP_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
 use kafka_protocol::messages::{JoinGroupRequest, JoinGroupResponse};
 use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
 use crate::group::{JoinRequest, Protocol};
 
 pub async fn handle(ctx: &Ctx<'_>, req: JoinGroupRequest) -> JoinGroupResponse {
+    if !ctx.authorize(AclOperation::Read, ResourceType::Group, &req.group_id) {
+        // Kafka's error response: no generation, member or leader.
+        let mut resp = JoinGroupResponse::default();
+        resp.error_code = ResponseError::GroupAuthorizationFailed.code();
+        resp.generation_id = -1;
+        resp.protocol_name = (ctx.version < 7).then(StrBytes::default);
+        return resp;
+    }
     let client_id = ctx.header.client_id.as_deref().unwrap_or("").to_string();
     let group_instance_id = if ctx.version >= 5 {
         req.group_instance_id.as_ref().map(|s| s.to_string())

@@ -1,15 +1,23 @@
 //! LeaveGroup: members leave at once instead of waiting for their session to expire, which
 //! starts the rebalance that hands their partitions to the others. v3+ takes a batch, and a
 //! member named only by its `group.instance.id` is removed administratively (KIP-345).
-//! Before v3 there is one member and one error code.
+//! Before v3 there is one member and one error code. ACLs: READ on the group, else
+//! GROUP_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::leave_group_response::MemberResponse;
 use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse};
 use kafka_protocol::protocol::StrBytes;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
+use kafka_protocol::ResponseError;
 
 pub fn handle(ctx: &Ctx<'_>, req: LeaveGroupRequest) -> LeaveGroupResponse {
+    if !ctx.authorize(AclOperation::Read, ResourceType::Group, &req.group_id) {
+        let mut resp = LeaveGroupResponse::default();
+        resp.error_code = ResponseError::GroupAuthorizationFailed.code();
+        return resp;
+    }
     let members: Vec<(String, Option<String>)> = if ctx.version >= 3 {
         req.members
             .iter()

@@ -1,13 +1,15 @@
 //! ListGroups: every group this broker coordinates, with its protocol type, state (v4+,
 //! filtered by `states_filter`, case-insensitively) and type (v5+: all groups here are
 //! "classic"; `types_filter` selects them). While groups are loading the answer is
-//! COORDINATOR_LOAD_IN_PROGRESS.
+//! COORDINATOR_LOAD_IN_PROGRESS. ACLs: every group with DESCRIBE on the cluster, else only the
+//! groups the caller may DESCRIBE.
 
 use kafka_protocol::messages::list_groups_response::ListedGroup;
 use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse};
 use kafka_protocol::protocol::StrBytes;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 
 const GROUP_TYPE_CLASSIC: &str = "classic";
 
@@ -34,7 +36,13 @@ pub fn handle(ctx: &Ctx<'_>, req: ListGroupsRequest) -> ListGroupsResponse {
     if !types_ok {
         return resp;
     }
+    // DESCRIBE on the cluster shows every group; otherwise those the caller may describe.
+    let all_visible = ctx.authorize(AclOperation::Describe, ResourceType::Cluster, CLUSTER_NAME);
     for g in groups {
+        if !all_visible && !ctx.authorize(AclOperation::Describe, ResourceType::Group, &g.group_id)
+        {
+            continue;
+        }
         if !states.is_empty() && !states.contains(&g.state.as_str().to_lowercase()) {
             continue;
         }

@@ -2,7 +2,8 @@
 //! -2 earliest (log start), -1 latest (high watermark, or the last stable offset under
 //! read_committed), -3 the record with the largest timestamp (v7+), -4 earliest local and -5
 //! earliest tiered (both the log start here: nothing is tiered). A real timestamp finds the
-//! first record at or after it through the time index; none found is offset -1.
+//! first record at or after it through the time index; none found is offset -1. ACLs: DESCRIBE
+//! on the topic, else TOPIC_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::list_offsets_response::{
     ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
@@ -12,6 +13,7 @@ use kafka_protocol::ResponseError;
 
 use super::produce::log_error_code;
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
 
 pub const LATEST: i64 = -1;
 pub const EARLIEST: i64 = -2;
@@ -24,6 +26,7 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
     // isolation_level exists from v2; 1 is read_committed.
     let read_committed = ctx.version >= 2 && req.isolation_level == 1;
     for t in req.topics {
+        let authorized = ctx.authorize(AclOperation::Describe, ResourceType::Topic, &t.name);
         let topic = ctx.broker.topics.get(t.name.as_str());
         let mut tr = ListOffsetsTopicResponse::default();
         tr.name = t.name.clone();
@@ -37,6 +40,7 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
                 .as_ref()
                 .and_then(|tp| tp.partition(p.partition_index))
             {
+                _ if !authorized => pr.error_code = ResponseError::TopicAuthorizationFailed.code(),
                 None => pr.error_code = ResponseError::UnknownTopicOrPartition.code(),
                 Some(part)
                     if p.current_leader_epoch >= 0

@@ -1,7 +1,8 @@
 //! ListTransactions: every transactional id the coordinator knows, filtered by state names,
 //! producer ids and (v1+) by how long the transaction has been running
 //! (`kafka-transactions.sh list`, `find-hanging`). State names the broker does not know are
-//! echoed in `unknown_state_filters`, as Kafka does; expired (Dead) ids are never listed.
+//! echoed in `unknown_state_filters`, as Kafka does; expired (Dead) ids are never listed. ACLs:
+//! only the transactional ids the caller may DESCRIBE are listed.
 
 use std::collections::HashSet;
 
@@ -10,6 +11,7 @@ use kafka_protocol::messages::{ListTransactionsRequest, ListTransactionsResponse
 use kafka_protocol::protocol::StrBytes;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
 use crate::txn::state::TxnState;
 
 pub async fn handle(ctx: &Ctx<'_>, req: ListTransactionsRequest) -> ListTransactionsResponse {
@@ -33,6 +35,11 @@ pub async fn handle(ctx: &Ctx<'_>, req: ListTransactionsRequest) -> ListTransact
     let now = crate::util::now_ms();
     for m in ctx.broker.txn.list().await {
         let listed = m.state != TxnState::Dead
+            && ctx.authorize(
+                AclOperation::Describe,
+                ResourceType::TransactionalId,
+                &m.transactional_id,
+            )
             && (producer_ids.is_empty() || producer_ids.contains(&m.producer_id))
             && (req.state_filters.is_empty() || states.contains(&m.state))
             && (min_duration_ms < 0 || now - m.txn_start_ms > min_duration_ms);

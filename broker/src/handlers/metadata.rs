@@ -2,6 +2,10 @@
 //! leader, replicas and ISR. Topics named here are created when `auto.create.topics.enable` is
 //! on and the client allows it (always before v4), as Kafka does; unlike Kafka, creation is
 //! synchronous, so the first answer already has the partitions instead of LEADER_NOT_AVAILABLE.
+//!
+//! ACLs: a topic needs DESCRIBE (named ones get TOPIC_AUTHORIZATION_FAILED, the all-topics
+//! answer leaves them out), auto-creation needs CREATE on the cluster or the topic, and the
+//! `*_authorized_operations` fields (v8+) come from the authorizer.
 
 use kafka_protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
@@ -11,17 +15,12 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::config::topic::TopicOverrides;
 use crate::topics::{Topic, TopicError};
 
 /// Kafka's "authorized operations not requested" marker.
 const OPERATIONS_OMITTED: i32 = i32::MIN;
-/// Bit n stands for AclOperation n. Topics: READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE,
-/// DESCRIBE_CONFIGS, ALTER_CONFIGS; the cluster: CREATE, ALTER, DESCRIBE, CLUSTER_ACTION,
-/// DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, CREATE_TOKENS, DESCRIBE_TOKENS. There is no
-/// authorizer yet, so everything is allowed.
-const TOPIC_OPERATIONS_ALL: i32 = 0b1101_1111_1000;
-const CLUSTER_OPERATIONS_ALL: i32 = 32672;
 
 pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
     let broker = ctx.broker;
@@ -35,7 +34,13 @@ pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
         resp.controller_id = BrokerId(broker.node_id);
     }
     if (8..=10).contains(&ctx.version) && req.include_cluster_authorized_operations {
-        resp.cluster_authorized_operations = CLUSTER_OPERATIONS_ALL;
+        // Kafka reports none to a caller that may not describe the cluster.
+        resp.cluster_authorized_operations =
+            if ctx.authorize(AclOperation::Describe, ResourceType::Cluster, CLUSTER_NAME) {
+                ctx.authorized_operations(ResourceType::Cluster, CLUSTER_NAME)
+            } else {
+                0
+            };
     }
     let include_ops = req.include_topic_authorized_operations;
 
@@ -45,10 +50,12 @@ pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
         Some(t) => t.is_empty() && ctx.version == 0,
     };
     if all {
+        // Topics the caller may not describe are left out, as if they did not exist.
         resp.topics = broker
             .topics
             .all()
             .iter()
+            .filter(|t| ctx.authorize(AclOperation::Describe, ResourceType::Topic, &t.name))
             .map(|t| describe(ctx, t, include_ops))
             .collect();
         return resp;
@@ -57,10 +64,26 @@ pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
         && broker.config.bool("auto.create.topics.enable");
     for wanted in req.topics.unwrap_or_default() {
         let topic = match &wanted.name {
+            // Named topics the caller may not describe are refused whether they exist or not.
+            Some(name) if !ctx.authorize(AclOperation::Describe, ResourceType::Topic, name) => {
+                Err(ResponseError::TopicAuthorizationFailed)
+            }
             Some(name) => {
                 let name = name.as_str();
                 match broker.topics.get(name) {
                     Some(t) => Ok(t),
+                    // Auto-creation needs CREATE on the cluster or on the topic.
+                    None if allow_auto_create
+                        && !name.starts_with("__")
+                        && !ctx.authorize(
+                            AclOperation::Create,
+                            ResourceType::Cluster,
+                            CLUSTER_NAME,
+                        )
+                        && !ctx.authorize(AclOperation::Create, ResourceType::Topic, name) =>
+                    {
+                        Err(ResponseError::TopicAuthorizationFailed)
+                    }
                     None if allow_auto_create && !name.starts_with("__") => {
                         let partitions = broker.config.int("num.partitions");
                         let rf = broker.config.int("default.replication.factor") as i16;
@@ -83,10 +106,14 @@ pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
                     None => Err(ResponseError::UnknownTopicOrPartition),
                 }
             }
-            None => broker
-                .topics
-                .get_by_id(&wanted.topic_id)
-                .ok_or(ResponseError::UnknownTopicId),
+            // Topic ids are not secret (Kafka answers TOPIC_AUTHORIZATION_FAILED with the id).
+            None => match broker.topics.get_by_id(&wanted.topic_id) {
+                Some(t) if !ctx.authorize(AclOperation::Describe, ResourceType::Topic, &t.name) => {
+                    Err(ResponseError::TopicAuthorizationFailed)
+                }
+                Some(t) => Ok(t),
+                None => Err(ResponseError::UnknownTopicId),
+            },
         };
         resp.topics.push(match topic {
             Ok(t) => describe(ctx, &t, include_ops),
@@ -127,7 +154,7 @@ fn describe(ctx: &Ctx<'_>, topic: &Topic, include_ops: bool) -> MetadataResponse
         t.is_internal = topic.is_internal();
     }
     t.topic_authorized_operations = if include_ops {
-        TOPIC_OPERATIONS_ALL
+        ctx.authorized_operations(ResourceType::Topic, &topic.name)
     } else {
         OPERATIONS_OMITTED
     };

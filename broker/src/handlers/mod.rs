@@ -6,11 +6,14 @@ pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod alter_configs;
 pub mod api_versions;
+pub mod create_acls;
 pub mod create_partitions;
 pub mod create_topics;
+pub mod delete_acls;
 pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_topics;
+pub mod describe_acls;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
@@ -52,6 +55,10 @@ use crate::server::Broker;
 pub struct Connection {
     pub peer: SocketAddr,
     client_id: RefCell<Option<String>>,
+    /// Who the ACLs see: `User:ANONYMOUS` until an authentication layer sets it.
+    principal: RefCell<String>,
+    /// The peer's IP address as ACLs name hosts.
+    host: String,
 }
 
 impl Connection {
@@ -59,10 +66,22 @@ impl Connection {
         Connection {
             peer,
             client_id: RefCell::new(None),
+            principal: RefCell::new(crate::acl::ANONYMOUS.to_string()),
+            host: peer.ip().to_string(),
         }
     }
     pub fn client_id(&self) -> Option<String> {
         self.client_id.borrow().clone()
+    }
+    pub fn principal(&self) -> std::cell::Ref<'_, String> {
+        self.principal.borrow()
+    }
+    /// For an authentication layer (SASL, TLS client certificates): `Type:name`.
+    pub fn set_principal(&self, principal: String) {
+        *self.principal.borrow_mut() = principal;
+    }
+    pub fn host(&self) -> &str {
+        &self.host
     }
 }
 
@@ -226,6 +245,11 @@ pub async fn handle_request(
         RequestKind::OffsetDelete(r) => Some(ResponseKind::OffsetDelete(
             offset_delete::handle(&ctx, r).await,
         )),
+        RequestKind::DescribeAcls(r) => {
+            Some(ResponseKind::DescribeAcls(describe_acls::handle(&ctx, r)))
+        }
+        RequestKind::CreateAcls(r) => Some(ResponseKind::CreateAcls(create_acls::handle(&ctx, r))),
+        RequestKind::DeleteAcls(r) => Some(ResponseKind::DeleteAcls(delete_acls::handle(&ctx, r))),
         other => {
             return Err(format!(
                 "{key:?} is advertised but has no handler ({})",

@@ -5,6 +5,9 @@
 //! with generation -1 while the group has no members. Partitions of unknown topics get
 //! UNKNOWN_TOPIC_OR_PARTITION, metadata longer than `offset.metadata.max.bytes`
 //! OFFSET_METADATA_TOO_LARGE; the metadata string is kept and returned by OffsetFetch.
+//!
+//! ACLs: READ on the group (else every partition gets GROUP_AUTHORIZATION_FAILED) and on each
+//! topic (TOPIC_AUTHORIZATION_FAILED).
 
 use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
@@ -13,18 +16,30 @@ use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
 use crate::group::{CommitRequest, OffsetToCommit};
 
 pub async fn handle(ctx: &Ctx<'_>, req: OffsetCommitRequest) -> OffsetCommitResponse {
-    // Partitions that do not exist are answered here; the rest go to the coordinator.
+    let group_authorized = ctx.authorize(AclOperation::Read, ResourceType::Group, &req.group_id);
+    // Partitions that do not exist, or that the caller may not commit, are answered here; the
+    // rest go to the coordinator.
     let mut answers: Vec<(usize, Vec<(i32, i16)>)> = Vec::with_capacity(req.topics.len());
     let mut valid = Vec::new();
     for (i, t) in req.topics.iter().enumerate() {
         let topic = ctx.broker.topics.get(t.name.as_str());
+        let refused = if !group_authorized {
+            Some(ResponseError::GroupAuthorizationFailed)
+        } else if !ctx.authorize(AclOperation::Read, ResourceType::Topic, &t.name) {
+            Some(ResponseError::TopicAuthorizationFailed)
+        } else {
+            None
+        };
         let mut pre = Vec::new();
         let mut ok = Vec::new();
         for p in &t.partitions {
-            if topic
+            if let Some(e) = refused {
+                pre.push((p.partition_index, e.code()));
+            } else if topic
                 .as_ref()
                 .and_then(|tp| tp.partition(p.partition_index))
                 .is_none()

@@ -1,7 +1,9 @@
 //! OffsetDelete: removes a group's committed offsets for some partitions (KIP-496). Allowed
 //! for an empty group, or for a consumer group on topics it no longer subscribes to (those
 //! it does get GROUP_SUBSCRIBED_TO_TOPIC); a group with members of another protocol type
-//! gets NON_EMPTY_GROUP. Partitions of unknown topics get UNKNOWN_TOPIC_OR_PARTITION.
+//! gets NON_EMPTY_GROUP. Partitions of unknown topics get UNKNOWN_TOPIC_OR_PARTITION. ACLs:
+//! DELETE on the group (GROUP_AUTHORIZATION_FAILED) and READ on each topic
+//! (TOPIC_AUTHORIZATION_FAILED).
 
 use kafka_protocol::messages::offset_delete_response::{
     OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
@@ -10,12 +12,18 @@ use kafka_protocol::messages::{OffsetDeleteRequest, OffsetDeleteResponse};
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
 
 pub async fn handle(ctx: &Ctx<'_>, req: OffsetDeleteRequest) -> OffsetDeleteResponse {
     let mut resp = OffsetDeleteResponse::default();
+    if !ctx.authorize(AclOperation::Delete, ResourceType::Group, &req.group_id) {
+        resp.error_code = ResponseError::GroupAuthorizationFailed.code();
+        return resp;
+    }
+    let may_read = |topic: &str| ctx.authorize(AclOperation::Read, ResourceType::Topic, topic);
     let mut known = Vec::new();
     for t in &req.topics {
-        if ctx.broker.topics.get(t.name.as_str()).is_some() {
+        if may_read(&t.name) && ctx.broker.topics.get(t.name.as_str()).is_some() {
             known.push((
                 t.name.to_string(),
                 t.partitions.iter().map(|p| p.partition_index).collect(),
@@ -38,10 +46,12 @@ pub async fn handle(ctx: &Ctx<'_>, req: OffsetDeleteRequest) -> OffsetDeleteResp
         let mut rt = OffsetDeleteResponseTopic::default();
         rt.name = t.name.clone();
         let found = results.iter().find(|(name, _)| name == t.name.as_str());
+        let authorized = may_read(&t.name);
         for p in &t.partitions {
             let mut rp = OffsetDeleteResponsePartition::default();
             rp.partition_index = p.partition_index;
             rp.error_code = match found {
+                _ if !authorized => ResponseError::TopicAuthorizationFailed.code(),
                 None => ResponseError::UnknownTopicOrPartition.code(),
                 Some((_, ps)) => ps
                     .iter()

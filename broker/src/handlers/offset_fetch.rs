@@ -4,6 +4,11 @@
 //! with its own error. With `require_stable` (v7+, KIP-447; read_committed consumers set it)
 //! a partition whose offset an open transaction is about to change answers
 //! UNSTABLE_OFFSET_COMMIT, and the client asks again once the transaction ended.
+//!
+//! ACLs: DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED) and on each topic (else its
+//! partitions answer TOPIC_AUTHORIZATION_FAILED, or it is left out of an all-topics answer).
+
+use std::collections::HashSet;
 
 use kafka_protocol::messages::offset_fetch_response::{
     OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
@@ -14,8 +19,9 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
 use crate::group::records::OffsetCommitValue;
-use crate::group::{FetchedOffsets, GroupError};
+use crate::group::FetchedOffsets;
 
 /// One partition's answer: (offset, leader epoch, metadata, error code).
 type Answer = (i64, i32, String, i16);
@@ -38,13 +44,23 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
             });
             let mut rg = OffsetFetchResponseGroup::default();
             rg.group_id = g.group_id.clone();
+            if !ctx.authorize(AclOperation::Describe, ResourceType::Group, &g.group_id) {
+                rg.error_code = ResponseError::GroupAuthorizationFailed.code();
+                resp.groups.push(rg);
+                continue;
+            }
+            let all_topics = topics.is_none();
             match ctx.broker.groups.fetch_offsets(g.group_id.as_str(), topics) {
-                Ok(found) => {
+                Ok(mut found) => {
+                    let denied = hide_unauthorized(ctx, &mut found, all_topics);
                     let unstable = unstable(ctx, &req, g.group_id.as_str(), &found);
                     rg.topics = batched_topics(found);
                     for t in &mut rg.topics {
                         for p in &mut t.partitions {
-                            if unstable.contains(&(t.name.to_string(), p.partition_index)) {
+                            if denied.contains(t.name.as_str()) {
+                                p.committed_offset = -1;
+                                p.error_code = ResponseError::TopicAuthorizationFailed.code();
+                            } else if unstable.contains(&(t.name.to_string(), p.partition_index)) {
                                 p.committed_offset = -1;
                                 p.error_code = ResponseError::UnstableOffsetCommit.code();
                             }
@@ -63,17 +79,37 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
             .map(|t| (t.name.to_string(), t.partition_indexes.clone()))
             .collect()
     });
+    if !ctx.authorize(AclOperation::Describe, ResourceType::Group, &req.group_id) {
+        let e = ResponseError::GroupAuthorizationFailed.code();
+        if ctx.version < 2 {
+            // v1 has no top-level error: every partition asked for carries it.
+            let asked: FetchedOffsets = topics
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(t, ps)| (t, ps.into_iter().map(|p| (p, None)).collect()))
+                .collect();
+            resp.topics = single_topics(ctx, asked, Some(e));
+        } else {
+            resp.error_code = e;
+        }
+        return resp;
+    }
+    let all_topics = topics.is_none();
     match ctx
         .broker
         .groups
         .fetch_offsets(req.group_id.as_str(), topics.clone())
     {
-        Ok(found) => {
+        Ok(mut found) => {
+            let denied = hide_unauthorized(ctx, &mut found, all_topics);
             let unstable = unstable(ctx, &req, req.group_id.as_str(), &found);
             resp.topics = single_topics(ctx, found, None);
             for t in &mut resp.topics {
                 for p in &mut t.partitions {
-                    if unstable.contains(&(t.name.to_string(), p.partition_index)) {
+                    if denied.contains(t.name.as_str()) {
+                        p.committed_offset = -1;
+                        p.error_code = ResponseError::TopicAuthorizationFailed.code();
+                    } else if unstable.contains(&(t.name.to_string(), p.partition_index)) {
                         p.committed_offset = -1;
                         p.error_code = ResponseError::UnstableOffsetCommit.code();
                     }
@@ -87,7 +123,7 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
                 .into_iter()
                 .map(|(t, ps)| (t, ps.into_iter().map(|p| (p, None)).collect()))
                 .collect();
-            resp.topics = single_topics(ctx, asked, Some(e));
+            resp.topics = single_topics(ctx, asked, Some(e.code()));
         }
         Err(e) => resp.error_code = e.code(),
     }
@@ -109,10 +145,34 @@ fn unstable(
     }
 }
 
+/// Offsets of topics the caller may not describe are not shown: left out of an all-topics
+/// answer, or (asked for by name) answered TOPIC_AUTHORIZATION_FAILED. Returns the latter.
+fn hide_unauthorized(
+    ctx: &Ctx<'_>,
+    found: &mut FetchedOffsets,
+    all_topics: bool,
+) -> HashSet<String> {
+    let may = |topic: &str| ctx.authorize(AclOperation::Describe, ResourceType::Topic, topic);
+    if all_topics {
+        found.retain(|(topic, _)| may(topic));
+        return HashSet::new();
+    }
+    let mut denied = HashSet::new();
+    for (topic, partitions) in found.iter_mut() {
+        if !may(topic) {
+            for (_, value) in partitions.iter_mut() {
+                *value = None;
+            }
+            denied.insert(topic.clone());
+        }
+    }
+    denied
+}
+
 fn single_topics(
     ctx: &Ctx<'_>,
     found: FetchedOffsets,
-    error: Option<GroupError>,
+    error: Option<i16>,
 ) -> Vec<OffsetFetchResponseTopic> {
     found
         .into_iter()
@@ -130,7 +190,7 @@ fn single_topics(
                         rp.committed_leader_epoch = epoch;
                     }
                     rp.metadata = Some(StrBytes::from_string(metadata));
-                    rp.error_code = error.map_or(code, |e| e.code());
+                    rp.error_code = error.unwrap_or(code);
                     rp
                 })
                 .collect();

@@ -1,6 +1,7 @@
 //! OffsetForLeaderEpoch: the end offset of a leader epoch, from the log's leader-epoch cache.
 //! Clients use it to detect log truncation after a leader change (KIP-320); followers use it
-//! to find where to truncate (KIP-101).
+//! to find where to truncate (KIP-101). ACLs: DESCRIBE on the topic, else
+//! TOPIC_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::offset_for_leader_epoch_response::{
     EpochEndOffset, OffsetForLeaderTopicResult,
@@ -9,10 +10,12 @@ use kafka_protocol::messages::{OffsetForLeaderEpochRequest, OffsetForLeaderEpoch
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
 
 pub fn handle(ctx: &Ctx<'_>, req: OffsetForLeaderEpochRequest) -> OffsetForLeaderEpochResponse {
     let mut resp = OffsetForLeaderEpochResponse::default();
     for t in req.topics {
+        let authorized = ctx.authorize(AclOperation::Describe, ResourceType::Topic, &t.topic);
         let topic = ctx.broker.topics.get(t.topic.as_str());
         let mut tr = OffsetForLeaderTopicResult::default();
         tr.topic = t.topic.clone();
@@ -22,6 +25,7 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetForLeaderEpochRequest) -> OffsetForLeade
             e.leader_epoch = -1;
             e.end_offset = -1;
             match topic.as_ref().and_then(|tp| tp.partition(p.partition)) {
+                _ if !authorized => e.error_code = ResponseError::TopicAuthorizationFailed.code(),
                 None => e.error_code = ResponseError::UnknownTopicOrPartition.code(),
                 Some(part)
                     if p.current_leader_epoch >= 0

@@ -10,6 +10,9 @@
 //! producer's ongoing transaction, else INVALID_TXN_STATE; the transactional id stays locked
 //! until the batches are appended, so the transaction cannot end in between. A keyless record
 //! on a compacted topic is reported per record in `record_errors` (KIP-467, v8+).
+//!
+//! ACLs: WRITE on the transactional id for transactional records (else every partition gets
+//! TRANSACTIONAL_ID_AUTHORIZATION_FAILED), WRITE on each topic (TOPIC_AUTHORIZATION_FAILED).
 
 use std::sync::Arc;
 
@@ -23,6 +26,7 @@ use kafka_protocol::ResponseError;
 use samsa_storage::LogError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
 use crate::partition::Partition;
 use crate::txn::state::TxnError;
 use crate::txn::TxnGuard;
@@ -77,10 +81,27 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
             .iter()
             .any(|p| transactional_producer(p.records.as_ref()).is_some())
     });
-    // Kafka refuses transactional records without a transactional id as unauthorized.
-    let refuse_all = transactional && req.transactional_id.is_none();
+    // Kafka refuses transactional records without a transactional id, or with one the
+    // principal may not WRITE, as unauthorized.
+    let refuse_all = match (&req.transactional_id, transactional) {
+        (None, true) => Some("transactional records without a transactional id".to_string()),
+        (Some(id), true)
+            if !ctx.authorize(
+                AclOperation::Write,
+                ResourceType::TransactionalId,
+                id.as_str(),
+            ) =>
+        {
+            Some(ctx.denied(
+                AclOperation::Write,
+                ResourceType::TransactionalId,
+                id.as_str(),
+            ))
+        }
+        _ => None,
+    };
     let txn_guard = match (&req.transactional_id, transactional) {
-        (Some(id), true) => ctx.broker.txn.lock(id.0.as_str()).await,
+        (Some(id), true) if refuse_all.is_none() => ctx.broker.txn.lock(id.0.as_str()).await,
         _ => None,
     };
     for topic_data in req.topic_data {
@@ -92,6 +113,14 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
         let mut tr = TopicProduceResponse::default();
         tr.name = topic_data.name.clone();
         tr.topic_id = topic_data.topic_id;
+        // By name the check comes first, so that an unauthorized client cannot learn which
+        // topics exist; an unknown topic id names nothing to check.
+        let name = match &topic {
+            Some(t) => t.name.as_str(),
+            None => topic_data.name.as_str(),
+        };
+        let unauthorized = (topic.is_some() || ctx.version < 13)
+            && !ctx.authorize(AclOperation::Write, ResourceType::Topic, name);
         for pd in topic_data.partition_data {
             let mut pr = PartitionProduceResponse::default();
             pr.index = pd.index;
@@ -109,10 +138,16 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
                     format!("acks={acks} is not -1, 0 or 1"),
                     Vec::new(),
                 ))
-            } else if refuse_all {
+            } else if let Some(why) = &refuse_all {
                 Err((
                     ResponseError::TransactionalIdAuthorizationFailed,
-                    "transactional records without a transactional id".to_string(),
+                    why.clone(),
+                    Vec::new(),
+                ))
+            } else if unauthorized {
+                Err((
+                    ResponseError::TopicAuthorizationFailed,
+                    ctx.denied(AclOperation::Write, ResourceType::Topic, name),
                     Vec::new(),
                 ))
             } else if let Err(e) = verify_transactional(

@@ -1,15 +1,23 @@
 //! SyncGroup: after JoinGroup, every member asks for its assignment; the leader's request
 //! carries everyone's. The group stores the assignment in `__consumer_offsets` and only then
 //! answers each parked SyncGroup (so an acknowledged generation survives a crash). v5+ checks
-//! the protocol type and name against the group's (INCONSISTENT_GROUP_PROTOCOL).
+//! the protocol type and name against the group's (INCONSISTENT_GROUP_PROTOCOL). ACLs: READ
+//! on the group, else GROUP_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::{SyncGroupRequest, SyncGroupResponse};
 use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
 use crate::group::SyncRequest;
 
 pub async fn handle(ctx: &Ctx<'_>, req: SyncGroupRequest) -> SyncGroupResponse {
+    if !ctx.authorize(AclOperation::Read, ResourceType::Group, &req.group_id) {
+        let mut resp = SyncGroupResponse::default();
+        resp.error_code = ResponseError::GroupAuthorizationFailed.code();
+        return resp;
+    }
     let sync = SyncRequest {
         member_id: req.member_id.to_string(),
         group_instance_id: if ctx.version >= 3 {

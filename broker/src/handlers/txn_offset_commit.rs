@@ -9,6 +9,9 @@
 //! (KIP-447) carry the consumer's member id, instance id and generation, checked like an
 //! OffsetCommit's so that a zombie consumer cannot commit. Partitions of unknown topics get
 //! UNKNOWN_TOPIC_OR_PARTITION.
+//!
+//! ACLs: WRITE on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), READ on the
+//! group (GROUP_AUTHORIZATION_FAILED), READ on each topic (TOPIC_AUTHORIZATION_FAILED).
 
 use std::collections::HashMap;
 
@@ -19,17 +22,37 @@ use kafka_protocol::messages::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
 use crate::group::{CommitRequest, OffsetToCommit, OFFSETS_TOPIC};
 use crate::txn::state::TxnError;
 
 pub async fn handle(ctx: &Ctx<'_>, req: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse {
     let mut codes: HashMap<(String, i32), i16> = HashMap::new();
     let mut valid: Vec<(String, Vec<OffsetToCommit>)> = Vec::new();
+    // WRITE on the transactional id, then READ on the group; a refusal applies to every
+    // partition. Then READ on each topic.
+    let refused_all = if !ctx.authorize(
+        AclOperation::Write,
+        ResourceType::TransactionalId,
+        &req.transactional_id,
+    ) {
+        Some(ResponseError::TransactionalIdAuthorizationFailed)
+    } else if !ctx.authorize(AclOperation::Read, ResourceType::Group, &req.group_id) {
+        Some(ResponseError::GroupAuthorizationFailed)
+    } else {
+        None
+    };
     for t in &req.topics {
         let topic = ctx.broker.topics.get(t.name.as_str());
+        let refused = refused_all.or_else(|| {
+            (!ctx.authorize(AclOperation::Read, ResourceType::Topic, &t.name))
+                .then_some(ResponseError::TopicAuthorizationFailed)
+        });
         let mut ok = Vec::new();
         for p in &t.partitions {
-            if topic
+            if let Some(e) = refused {
+                codes.insert((t.name.to_string(), p.partition_index), e.code());
+            } else if topic
                 .as_ref()
                 .and_then(|tp| tp.partition(p.partition_index))
                 .is_none()
