@@ -31,6 +31,10 @@ BROKER_PROPS = {
     "transaction.max.timeout.ms": "900000",
     "offsets.topic.num.partitions": "4",
     "transaction.state.log.num.partitions": "4",
+    # trivup runs Kafka with an authorizer; 0081 creates, describes and deletes ACLs and
+    # checks authorized operations. Everyone is allowed where no ACL names the resource.
+    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "allow.everyone.if.no.acl.found": "true",
 }
 TEST_KAFKA_VERSION = "4.0.0"
 
