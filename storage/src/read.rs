@@ -131,7 +131,7 @@ impl Log {
         match ts_ms {
             EARLIEST_TIMESTAMP => return Ok(Some((self.log_start_offset, NO_TIMESTAMP))),
             LATEST_TIMESTAMP => return Ok(Some((self.log_end_offset(), NO_TIMESTAMP))),
-            MAX_TIMESTAMP => return Ok(self.max_timestamp()),
+            MAX_TIMESTAMP => return self.exact_max_timestamp(),
             t if t < 0 => return Ok(None),
             _ => {}
         }
@@ -181,7 +181,30 @@ impl Log {
         Ok(found.ok().flatten().or(fallback))
     }
 
-    /// The largest timestamp in the log and the (last) offset of the batch holding it.
+    /// ListOffsets' max timestamp (-3): the largest timestamp in the log and the offset of the
+    /// first record that carries it, found inside its batch (KIP-734; a batch's
+    /// max timestamp need not be its last record's, e.g. timestamps 100, 400, 250 answer the
+    /// second record).
+    fn exact_max_timestamp(&mut self) -> Result<Option<(i64, i64)>, LogError> {
+        let Some((batch_offset, ts)) = self.max_timestamp() else {
+            return Ok(None);
+        };
+        let Some((&base, _)) = self.segments.range(..=batch_offset).next_back() else {
+            return Ok(Some((batch_offset, ts)));
+        };
+        self.open_segment(base)?;
+        let found = self
+            .offset_for_timestamp_in(base, ts)
+            .map_err(|e| self.io("search by timestamp", e))?;
+        Ok(Some(
+            found
+                .filter(|(_, t)| *t == ts)
+                .unwrap_or((batch_offset, ts)),
+        ))
+    }
+
+    /// The largest timestamp in the log and the (last) offset of the batch holding it; see
+    /// `offset_for_timestamp(MAX_TIMESTAMP)` for the exact record.
     pub fn max_timestamp(&self) -> Option<(i64, i64)> {
         let mut best: Option<(i64, i64)> = None;
         for s in self.segments.values() {

@@ -93,7 +93,11 @@ impl LogSlice {
 
 /// Reads up to `buf.len()` bytes at `position`, returning how many were read; the first that
 /// many bytes of `buf` are then initialised.
-fn read_at_most(file: &File, buf: &mut [std::mem::MaybeUninit<u8>], position: u64) -> io::Result<usize> {
+fn read_at_most(
+    file: &File,
+    buf: &mut [std::mem::MaybeUninit<u8>],
+    position: u64,
+) -> io::Result<usize> {
     use std::os::fd::AsRawFd;
     let mut done = 0;
     while done < buf.len() {
@@ -101,9 +105,18 @@ fn read_at_most(file: &File, buf: &mut [std::mem::MaybeUninit<u8>], position: u6
         // SAFETY: pread writes at most `rest.len()` bytes into memory we own; uninitialised
         // bytes are only read after pread reports them written.
         let r = unsafe {
-            libc::pread(file.as_raw_fd(), rest.as_mut_ptr().cast(), rest.len(), (position + done as u64) as libc::off_t)
+            libc::pread(
+                file.as_raw_fd(),
+                rest.as_mut_ptr().cast(),
+                rest.len(),
+                (position + done as u64) as libc::off_t,
+            )
         };
-        let r = if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r as usize) };
+        let r = if r < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(r as usize)
+        };
         match r {
             Ok(0) => break,
             Ok(n) => done += n,

@@ -454,3 +454,25 @@ fn followers_append_leader_batches_unchanged_and_learn_epochs() {
         Err(LogError::InvalidRecord { .. })
     ));
 }
+
+#[test]
+fn max_timestamp_answers_the_exact_record_inside_its_batch() {
+    // KIP-734: ListOffsets(-3) names the record with the largest timestamp, even when it is
+    // not the last record of its batch (librdkafka's 0081 produces 100, 400, 250).
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(dir.path(), LogConfig::default());
+    let b = BatchBuilder::new()
+        .record_at(None, Some(b"a"), NOW + 100)
+        .record_at(None, Some(b"b"), NOW + 400)
+        .record_at(None, Some(b"c"), NOW + 250)
+        .build();
+    log.append(b, 0, NOW).unwrap();
+    assert_eq!(log.offset_for_timestamp(-3).unwrap(), Some((1, NOW + 400)));
+    let compressed = BatchBuilder::new()
+        .compression(samsa_storage::batch::Compression::Lz4)
+        .record_at(None, Some(b"d"), NOW + 900)
+        .record_at(None, Some(b"e"), NOW + 300)
+        .build();
+    log.append(compressed, 0, NOW).unwrap();
+    assert_eq!(log.offset_for_timestamp(-3).unwrap(), Some((3, NOW + 900)));
+}

@@ -98,7 +98,6 @@ impl Model {
     }
 }
 
-
 fn tp() -> TopicPartition {
     TopicPartition::new("eos", 0)
 }

@@ -13,7 +13,6 @@ use samsa_storage::{
 
 const NOW: i64 = 1_700_000_000_000;
 
-
 fn tp() -> TopicPartition {
     TopicPartition::new("payments", 0)
 }

@@ -75,10 +75,14 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
                             pr.leader_epoch = epoch;
                         }
                         MAX_TIMESTAMP => {
-                            if let Some((offset, ts)) = part.with_log(|log| log.max_timestamp()) {
-                                pr.offset = offset;
-                                pr.timestamp = ts;
-                                pr.leader_epoch = epoch;
+                            match part.with_log(|log| log.offset_for_timestamp(MAX_TIMESTAMP)) {
+                                Ok(Some((offset, ts))) => {
+                                    pr.offset = offset;
+                                    pr.timestamp = ts;
+                                    pr.leader_epoch = epoch;
+                                }
+                                Ok(None) => {}
+                                Err(e) => pr.error_code = log_error_code(&e).code(),
                             }
                         }
                         ts if ts >= 0 => match part.with_log(|log| log.offset_for_timestamp(ts)) {
