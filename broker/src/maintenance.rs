@@ -16,7 +16,6 @@ pub async fn run(broker: Arc<Broker>) {
         .config
         .long("log.flush.offset.checkpoint.interval.ms")
         .max(100) as u64;
-    let cleaner_every_ms = broker.config.long("log.cleaner.backoff.ms").max(10) as u64;
     let cleaner = broker.config.bool("log.cleaner.enable");
     let mut since_checkpoint = 0u64;
     let mut since_cleaner = 0u64;
@@ -26,6 +25,12 @@ pub async fn run(broker: Arc<Broker>) {
         interval.tick().await;
         since_checkpoint += tick_ms;
         since_cleaner += tick_ms;
+        // log.cleaner.backoff.ms is a dynamic broker config: read it at every tick.
+        let cleaner_every_ms = broker
+            .dynamic_configs
+            .effective()
+            .long("log.cleaner.backoff.ms")
+            .max(10) as u64;
         let checkpoint = since_checkpoint >= checkpoint_every_ms;
         let clean = cleaner && since_cleaner >= cleaner_every_ms;
         if checkpoint {

@@ -19,12 +19,15 @@ use crate::txn::{TransactionCoordinator, TRANSACTION_STATE_TOPIC};
 pub struct Limits {
     pub socket_request_max_bytes: usize,
     pub connections_max_idle_ms: u64,
-    pub max_connections: usize,
 }
 
 /// State shared by every shard and handler.
 pub struct Broker {
+    /// The static configuration, as the broker started with it.
     pub config: BrokerConfig,
+    /// Dynamic broker and group configs (KIP-226, KIP-848): `dynamic_configs.effective()` is
+    /// the configuration in force now, for the keys that may change while the broker runs.
+    pub dynamic_configs: crate::config::dynamic::DynamicConfigs,
     pub limits: Limits,
     pub node_id: i32,
     pub cluster_id: String,
@@ -67,7 +70,9 @@ impl Broker {
         std::fs::create_dir_all(&dir)
             .map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;
         let (node_id, cluster_id) = crate::meta::load_or_init(&dir, &config)?;
-        let topics = TopicRegistry::open(&dir, &config)?;
+        // Dynamic broker configs first: the topic defaults they set apply to the logs opened next.
+        let dynamic_configs = crate::config::dynamic::DynamicConfigs::open(&dir, &config)?;
+        let topics = TopicRegistry::open(&dir, &dynamic_configs.effective())?;
         let txn_partitions = topics
             .get(TRANSACTION_STATE_TOPIC)
             .map(|t| t.partitions.len() as i32);
@@ -88,8 +93,8 @@ impl Broker {
             limits: Limits {
                 socket_request_max_bytes: config.int("socket.request.max.bytes") as usize,
                 connections_max_idle_ms: config.long("connections.max.idle.ms").max(1) as u64,
-                max_connections: config.int("max.connections") as usize,
             },
+            dynamic_configs,
             node_id,
             cluster_id,
             topics,

@@ -95,13 +95,15 @@ pub struct TopicRegistry {
     by_id: RwLock<HashMap<Uuid, Arc<Topic>>>,
     log_dir: LogDir,
     dir: PathBuf,
-    broker: BrokerConfig,
+    /// The effective broker configuration (static and dynamic): topic defaults come from it.
+    broker: RwLock<BrokerConfig>,
     /// Serialises create/delete/alter so the metadata file and the logs agree.
     admin: Mutex<()>,
 }
 
 impl TopicRegistry {
     /// Opens the log directory, recovering every partition log, and matches logs to topics.
+    /// `broker` is the effective configuration (dynamic broker configs included).
     pub fn open(dir: &Path, broker: &BrokerConfig) -> anyhow::Result<TopicRegistry> {
         std::fs::create_dir_all(dir)
             .map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;
@@ -130,7 +132,7 @@ impl TopicRegistry {
             by_id: RwLock::new(HashMap::new()),
             log_dir,
             dir: dir.to_path_buf(),
-            broker: broker.clone(),
+            broker: RwLock::new(broker.clone()),
             admin: Mutex::new(()),
         };
         for r in records.values() {
@@ -228,9 +230,8 @@ impl TopicRegistry {
                 "replication factor: {replication_factor} larger than available brokers: 1"
             )));
         }
-        for (k, v) in overrides {
-            topic_config::validate_value(k, v).map_err(TopicError::InvalidConfig)?;
-        }
+        topic_config::validate_overrides(&self.broker.read(), overrides)
+            .map_err(TopicError::InvalidConfig)?;
         Ok(())
     }
 
@@ -245,7 +246,7 @@ impl TopicRegistry {
         let _admin = self.admin.lock();
         self.validate_new(name, partitions, replication_factor, &overrides)?;
         let id = Uuid::new_v4();
-        let config = topic_config::log_config(&self.broker, &overrides);
+        let config = topic_config::log_config(&self.broker.read(), &overrides);
         let mut parts = Vec::with_capacity(partitions as usize);
         for i in 0..partitions {
             let tp = TopicPartition::new(name, i);
@@ -327,7 +328,7 @@ impl TopicRegistry {
             return Ok(());
         }
         let overrides = topic.overrides.read().clone();
-        let config = topic_config::log_config(&self.broker, &overrides);
+        let config = topic_config::log_config(&self.broker.read(), &overrides);
         let mut parts = topic.partitions.clone();
         for i in current..total {
             let tp = TopicPartition::new(name, i);
@@ -354,22 +355,37 @@ impl TopicRegistry {
         validate_only: bool,
     ) -> Result<(), TopicError> {
         let _admin = self.admin.lock();
+        // Kafka validates the configs before it checks that the topic exists.
+        topic_config::validate_overrides(&self.broker.read(), &overrides)
+            .map_err(TopicError::InvalidConfig)?;
         let topic = self
             .get(name)
             .ok_or_else(|| TopicError::Unknown(name.to_string()))?;
-        for (k, v) in &overrides {
-            topic_config::validate_value(k, v).map_err(TopicError::InvalidConfig)?;
-        }
         if validate_only {
             return Ok(());
         }
-        let config = topic_config::log_config(&self.broker, &overrides);
+        let config = topic_config::log_config(&self.broker.read(), &overrides);
         *topic.overrides.write() = overrides;
         for p in &topic.partitions {
             p.set_config(config.clone());
         }
         self.persist()?;
         Ok(())
+    }
+
+    /// Takes a new effective broker configuration (a dynamic broker config changed, KIP-226)
+    /// and applies the topic defaults it implies to every partition whose topic does not
+    /// override them, as Kafka's `DynamicLogConfig` reconfigures every log.
+    pub fn set_broker_config(&self, broker: BrokerConfig) {
+        let _admin = self.admin.lock();
+        *self.broker.write() = broker;
+        let broker = self.broker.read();
+        for topic in self.all() {
+            let config = topic_config::log_config(&broker, &topic.overrides.read());
+            for p in &topic.partitions {
+                p.set_config(config.clone());
+            }
+        }
     }
 
     fn persist(&self) -> std::io::Result<()> {

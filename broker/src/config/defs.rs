@@ -12,6 +12,7 @@ pub enum ConfigType {
     Long,
     Double,
     List,
+    Class,
     Password,
 }
 
@@ -26,6 +27,7 @@ impl ConfigType {
             ConfigType::Long => 5,
             ConfigType::Double => 6,
             ConfigType::List => 7,
+            ConfigType::Class => 8,
             ConfigType::Password => 9,
         }
     }
@@ -41,6 +43,23 @@ pub enum Effect {
     Accepted,
 }
 
+/// Whether and where a broker key may change while the broker runs (KIP-226's dynamic broker
+/// configs; Kafka's "update mode" in its documentation, `DynamicBrokerConfig` in its code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Update {
+    /// Read at start only (properties file, environment, flags): AlterConfigs refuses it with
+    /// "Cannot update these configs dynamically".
+    ReadOnly,
+    /// Dynamic for one broker (resource name = its node id), never as the cluster-wide default
+    /// (Kafka's `PerBrokerConfigs`: listener, SSL and SASL settings).
+    PerBroker,
+    /// Dynamic for one broker or as the cluster-wide default (resource name "").
+    ClusterWide,
+    /// Dynamic only with a listener prefix, `listener.name.<listener>.<key>` (Kafka's
+    /// `DynamicSecurityConfigs`: keystores and truststores belong to a listener).
+    PerListener,
+}
+
 /// One known key.
 #[derive(Debug, Clone, Copy)]
 pub struct ConfigDef {
@@ -49,7 +68,40 @@ pub struct ConfigDef {
     /// `None`: no default (null).
     pub default: Option<&'static str>,
     pub effect: Effect,
+    pub update: Update,
     pub doc: &'static str,
+}
+
+impl ConfigDef {
+    /// Dynamic per broker and as the cluster-wide default.
+    const fn cluster_wide(self) -> ConfigDef {
+        ConfigDef {
+            update: Update::ClusterWide,
+            ..self
+        }
+    }
+
+    /// Dynamic per broker only.
+    const fn per_broker(self) -> ConfigDef {
+        ConfigDef {
+            update: Update::PerBroker,
+            ..self
+        }
+    }
+
+    /// Dynamic only as `listener.name.<listener>.<key>`.
+    const fn per_listener(self) -> ConfigDef {
+        ConfigDef {
+            update: Update::PerListener,
+            ..self
+        }
+    }
+
+    /// Whether AlterConfigs may change the key at all (DescribeConfigs' `read_only` is the
+    /// opposite).
+    pub fn is_dynamic(&self) -> bool {
+        self.update != Update::ReadOnly
+    }
 }
 
 const fn def(
@@ -63,6 +115,7 @@ const fn def(
         kind,
         default,
         effect: Effect::Used,
+        update: Update::ReadOnly,
         doc,
     }
 }
@@ -73,6 +126,7 @@ const fn inert(name: &'static str, kind: ConfigType, default: Option<&'static st
         kind,
         default,
         effect: Effect::Accepted,
+        update: Update::ReadOnly,
         doc: "accepted for compatibility",
     }
 }
@@ -153,7 +207,7 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         Int,
         Some("10000"),
         "connections accepted at once",
-    ),
+    ).cluster_wide(),
     def(
         "num.shards",
         Int,
@@ -203,7 +257,7 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         Long,
         Some("15000"),
         "pause between cleaner passes",
-    ),
+    ).cluster_wide(),
     def(
         "log.durable",
         Boolean,
@@ -215,13 +269,13 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         Int,
         Some("1"),
         "default min.insync.replicas of topics",
-    ),
+    ).cluster_wide(),
     def(
         "message.max.bytes",
         Int,
         Some("1048588"),
         "default max.message.bytes of topics",
-    ),
+    ).cluster_wide(),
     def(
         "offsets.topic.num.partitions",
         Int,
@@ -341,15 +395,15 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         Int,
         Some("86400000"),
         "forget idle producer ids after this",
-    ),
+    ).cluster_wide(),
     // Broker-level defaults of topic configs (Kafka's names; see TOPIC_CONFIGS for the synonyms).
     def(
         "log.segment.bytes",
         Int,
         Some("1073741824"),
         "default segment.bytes",
-    ),
-    def("log.roll.ms", Long, None, "default segment.ms"),
+    ).cluster_wide(),
+    def("log.roll.ms", Long, None, "default segment.ms").cluster_wide(),
     def(
         "log.roll.hours",
         Int,
@@ -361,14 +415,14 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         Int,
         Some("10485760"),
         "default segment.index.bytes",
-    ),
+    ).cluster_wide(),
     def(
         "log.index.interval.bytes",
         Int,
         Some("4096"),
         "default index.interval.bytes",
-    ),
-    def("log.retention.ms", Long, None, "default retention.ms"),
+    ).cluster_wide(),
+    def("log.retention.ms", Long, None, "default retention.ms").cluster_wide(),
     def(
         "log.retention.minutes",
         Int,
@@ -386,56 +440,56 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         Long,
         Some("-1"),
         "default retention.bytes",
-    ),
+    ).cluster_wide(),
     def(
         "log.cleanup.policy",
         List,
         Some("delete"),
         "default cleanup.policy",
-    ),
+    ).cluster_wide(),
     def(
         "log.cleaner.delete.retention.ms",
         Long,
         Some("86400000"),
         "default delete.retention.ms",
-    ),
+    ).cluster_wide(),
     def(
         "log.cleaner.min.compaction.lag.ms",
         Long,
         Some("0"),
         "default min.compaction.lag.ms",
-    ),
+    ).cluster_wide(),
     def(
         "log.cleaner.min.cleanable.ratio",
         Double,
         Some("0.5"),
         "default min.cleanable.dirty.ratio",
-    ),
+    ).cluster_wide(),
     def(
         "log.message.timestamp.type",
         String,
         Some("CreateTime"),
         "default message.timestamp.type",
-    ),
+    ).cluster_wide(),
     def(
         "log.flush.interval.messages",
         Long,
         Some("9223372036854775807"),
         "default flush.messages",
-    ),
-    def("log.flush.interval.ms", Long, None, "default flush.ms"),
+    ).cluster_wide(),
+    def("log.flush.interval.ms", Long, None, "default flush.ms").cluster_wide(),
     def(
         "log.segment.delete.delay.ms",
         Long,
         Some("60000"),
         "default file.delete.delay.ms",
-    ),
+    ).cluster_wide(),
     def(
         "compression.type",
         String,
         Some("producer"),
         "default compression.type",
-    ),
+    ).cluster_wide(),
     // Authorization (ACLs). Any non-empty class name enables Samsa's built-in authorizer, which
     // follows Kafka's StandardAuthorizer.
     def(
@@ -462,12 +516,12 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     inert("controller.quorum.bootstrap.servers", List, None),
     inert("controller.listener.names", List, None),
     inert("inter.broker.listener.name", String, None),
-    inert("listener.security.protocol.map", List, None),
-    inert("num.network.threads", Int, Some("3")),
-    inert("num.io.threads", Int, Some("8")),
+    inert("listener.security.protocol.map", List, None).per_broker(),
+    inert("num.network.threads", Int, Some("3")).cluster_wide(),
+    inert("num.io.threads", Int, Some("8")).cluster_wide(),
     inert("socket.send.buffer.bytes", Int, Some("102400")),
     inert("socket.receive.buffer.bytes", Int, Some("102400")),
-    inert("num.recovery.threads.per.data.dir", Int, Some("1")),
+    inert("num.recovery.threads.per.data.dir", Int, Some("2")).cluster_wide(),
     inert(
         "share.coordinator.state.topic.replication.factor",
         Short,
@@ -479,21 +533,127 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         List,
         Some("classic,consumer"),
     ),
-    inert("unclean.leader.election.enable", Boolean, Some("false")),
+    inert("unclean.leader.election.enable", Boolean, Some("false")).cluster_wide(),
     inert("auto.leader.rebalance.enable", Boolean, Some("true")),
+    // Defaults and bounds of the KIP-848 group configs (`consumer.session.timeout.ms`, ...).
+    // They matter only to consumer and share groups, which Samsa does not serve yet; they are
+    // what DescribeConfigs on a GROUP resource reports and what IncrementalAlterConfigs checks.
+    def("group.consumer.session.timeout.ms", Int, Some("45000"), "default consumer.session.timeout.ms of groups"),
+    def("group.consumer.min.session.timeout.ms", Int, Some("45000"), "smallest consumer.session.timeout.ms a group may set"),
+    def("group.consumer.max.session.timeout.ms", Int, Some("60000"), "largest consumer.session.timeout.ms a group may set"),
+    def("group.consumer.heartbeat.interval.ms", Int, Some("5000"), "default consumer.heartbeat.interval.ms of groups"),
+    def("group.consumer.min.heartbeat.interval.ms", Int, Some("5000"), "smallest consumer.heartbeat.interval.ms a group may set"),
+    def("group.consumer.max.heartbeat.interval.ms", Int, Some("15000"), "largest consumer.heartbeat.interval.ms a group may set"),
+    def("group.share.session.timeout.ms", Int, Some("45000"), "default share.session.timeout.ms of groups"),
+    def("group.share.min.session.timeout.ms", Int, Some("45000"), "smallest share.session.timeout.ms a group may set"),
+    def("group.share.max.session.timeout.ms", Int, Some("60000"), "largest share.session.timeout.ms a group may set"),
+    def("group.share.heartbeat.interval.ms", Int, Some("5000"), "default share.heartbeat.interval.ms of groups"),
+    def("group.share.min.heartbeat.interval.ms", Int, Some("5000"), "smallest share.heartbeat.interval.ms a group may set"),
+    def("group.share.max.heartbeat.interval.ms", Int, Some("15000"), "largest share.heartbeat.interval.ms a group may set"),
+    def("group.share.record.lock.duration.ms", Int, Some("30000"), "default share.record.lock.duration.ms of groups"),
+    def("group.share.min.record.lock.duration.ms", Int, Some("15000"), "smallest share.record.lock.duration.ms a group may set"),
+    def("group.share.max.record.lock.duration.ms", Int, Some("60000"), "largest share.record.lock.duration.ms a group may set"),
+    // Broker-level defaults of Kafka 4 topic configs that Samsa accepts but does not enforce
+    // (see TOPIC_CONFIGS); dynamic like every primary topic-config synonym (DynamicLogConfig).
+    inert("log.roll.jitter.ms", Long, None).cluster_wide(),
+    inert("log.roll.jitter.hours", Int, Some("0")),
+    inert("log.cleaner.max.compaction.lag.ms", Long, Some("9223372036854775807")).cluster_wide(),
+    inert("compression.gzip.level", Int, Some("-1")).cluster_wide(),
+    inert("compression.lz4.level", Int, Some("9")).cluster_wide(),
+    inert("compression.zstd.level", Int, Some("3")).cluster_wide(),
+    inert("log.preallocate", Boolean, Some("false")).cluster_wide(),
+    inert("log.message.timestamp.before.max.ms", Long, Some("9223372036854775807")).cluster_wide(),
+    inert("log.message.timestamp.after.max.ms", Long, Some("3600000")).cluster_wide(),
+    inert("log.local.retention.ms", Long, Some("-2")).cluster_wide(),
+    inert("log.local.retention.bytes", Long, Some("-2")).cluster_wide(),
+    // Kafka's other dynamically updatable broker configs (`DynamicBrokerConfig.AllDynamicConfigs`):
+    // stored, persisted and described with Kafka's defaults, without effect on a single Samsa
+    // node. Thread counts follow Kafka's rule (DynamicThreadPool): at least half and at most
+    // double the current value.
+    inert("background.threads", Int, Some("10")).cluster_wide(),
+    inert("num.replica.fetchers", Int, Some("1")).cluster_wide(),
+    inert("log.cleaner.threads", Int, Some("1")).cluster_wide(),
+    inert("log.cleaner.dedupe.buffer.size", Long, Some("134217728")).cluster_wide(),
+    inert("log.cleaner.io.buffer.load.factor", Double, Some("0.9")).cluster_wide(),
+    inert("log.cleaner.io.buffer.size", Int, Some("524288")).cluster_wide(),
+    inert("log.cleaner.io.max.bytes.per.second", Double, Some("1.7976931348623157E308")).cluster_wide(),
+    inert("metric.reporters", List, Some("org.apache.kafka.common.metrics.JmxReporter")).cluster_wide(),
+    inert("max.connections.per.ip", Int, Some("2147483647")).cluster_wide(),
+    inert("max.connections.per.ip.overrides", String, Some("")).cluster_wide(),
+    inert("max.connection.creation.rate", Int, Some("2147483647")).cluster_wide(),
+    inert("transaction.partition.verification.enable", Boolean, Some("true")).cluster_wide(),
+    inert("remote.log.index.file.cache.total.size.bytes", Long, Some("1073741824")).cluster_wide(),
+    inert("remote.fetch.max.wait.ms", Int, Some("500")).cluster_wide(),
+    inert("remote.log.manager.copy.max.bytes.per.second", Long, Some("9223372036854775807")).cluster_wide(),
+    inert("remote.log.manager.fetch.max.bytes.per.second", Long, Some("9223372036854775807")).cluster_wide(),
+    inert("remote.list.offsets.request.timeout.ms", Long, Some("30000")).cluster_wide(),
+    inert("config.providers", List, Some("")).cluster_wide(),
+    inert("leader.replication.throttled.rate", Long, Some("9223372036854775807")).cluster_wide(),
+    inert("follower.replication.throttled.rate", Long, Some("9223372036854775807")).cluster_wide(),
+    inert("replica.alter.log.dirs.io.max.bytes.per.second", Long, Some("9223372036854775807")).cluster_wide(),
+    // Listener security (TLS and SASL), dynamic per broker in Kafka (DynamicListenerConfig).
+    // Samsa serves PLAINTEXT only for now; these are stored for the day it does more.
+    inert("principal.builder.class", Class, Some("org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder")).per_broker(),
+    inert("ssl.protocol", String, Some("TLSv1.3")).per_broker(),
+    inert("ssl.provider", String, None).per_broker(),
+    inert("ssl.cipher.suites", List, Some("")).per_broker(),
+    inert("ssl.enabled.protocols", List, Some("TLSv1.2,TLSv1.3")).per_broker(),
+    inert("ssl.keymanager.algorithm", String, Some("SunX509")).per_broker(),
+    inert("ssl.trustmanager.algorithm", String, Some("PKIX")).per_broker(),
+    inert("ssl.endpoint.identification.algorithm", String, Some("https")).per_broker(),
+    inert("ssl.secure.random.implementation", String, None).per_broker(),
+    inert("ssl.client.auth", String, Some("none")).per_broker(),
+    inert("ssl.engine.factory.class", Class, None).per_broker(),
+    inert("ssl.keystore.type", String, Some("JKS")).per_listener(),
+    inert("ssl.keystore.location", String, None).per_listener(),
+    inert("ssl.keystore.password", Password, None).per_listener(),
+    inert("ssl.key.password", Password, None).per_listener(),
+    inert("ssl.keystore.key", Password, None).per_listener(),
+    inert("ssl.keystore.certificate.chain", Password, None).per_listener(),
+    inert("ssl.truststore.type", String, Some("JKS")).per_listener(),
+    inert("ssl.truststore.location", String, None).per_listener(),
+    inert("ssl.truststore.password", Password, None).per_listener(),
+    inert("ssl.truststore.certificates", Password, None).per_listener(),
+    inert("sasl.mechanism.inter.broker.protocol", String, Some("GSSAPI")).per_broker(),
+    inert("sasl.jaas.config", Password, None).per_broker(),
+    inert("sasl.enabled.mechanisms", List, Some("GSSAPI")).per_broker(),
+    inert("sasl.kerberos.service.name", String, None).per_broker(),
+    inert("sasl.kerberos.kinit.cmd", String, Some("/usr/bin/kinit")).per_broker(),
+    inert("sasl.kerberos.ticket.renew.window.factor", Double, Some("0.8")).per_broker(),
+    inert("sasl.kerberos.ticket.renew.jitter", Double, Some("0.05")).per_broker(),
+    inert("sasl.kerberos.min.time.before.relogin", Long, Some("60000")).per_broker(),
+    inert("sasl.kerberos.principal.to.local.rules", List, Some("DEFAULT")).per_broker(),
+    inert("sasl.login.refresh.window.factor", Double, Some("0.8")).per_broker(),
+    inert("sasl.login.refresh.window.jitter", Double, Some("0.05")).per_broker(),
+    inert("sasl.login.refresh.min.period.seconds", Short, Some("60")).per_broker(),
+    inert("sasl.login.refresh.buffer.seconds", Short, Some("300")).per_broker(),
 ];
 
 /// Topic-level keys and their broker-level synonyms, most specific first (Kafka's order in
-/// DescribeConfigs' `synonyms`).
+/// DescribeConfigs' `synonyms`). Every topic config of Kafka 4.0 is here: `effect` says which
+/// Samsa enforces and which it accepts, validates and reports without acting on them.
 pub struct TopicConfigDef {
     pub name: &'static str,
     pub kind: ConfigType,
     /// Broker keys that supply the default, in priority order, with a conversion factor to the
-    /// topic unit (hours -> ms is 3_600_000).
+    /// topic unit (hours -> ms is 3_600_000). Kafka's `ServerTopicConfigSynonyms`.
     pub synonyms: &'static [(&'static str, i64)],
+    /// The default when no broker synonym has a value (Kafka's `LogConfig` default).
+    pub default: Option<&'static str>,
+    pub effect: Effect,
     pub doc: &'static str,
 }
 
+impl TopicConfigDef {
+    const fn with_default(self, value: &'static str) -> TopicConfigDef {
+        TopicConfigDef {
+            default: Some(value),
+            ..self
+        }
+    }
+}
+
+/// A topic key Samsa enforces.
 const fn topic(
     name: &'static str,
     kind: ConfigType,
@@ -504,9 +664,31 @@ const fn topic(
         name,
         kind,
         synonyms,
+        default: None,
+        effect: Effect::Used,
         doc,
     }
 }
+
+/// A topic key Samsa accepts for compatibility: validated, stored and described, but without
+/// effect (a single replica, no tiered storage, no recompression, no timestamp bounds).
+const fn topic_accepted(
+    name: &'static str,
+    kind: ConfigType,
+    synonyms: &'static [(&'static str, i64)],
+    doc: &'static str,
+) -> TopicConfigDef {
+    TopicConfigDef {
+        name,
+        kind,
+        synonyms,
+        default: None,
+        effect: Effect::Accepted,
+        doc,
+    }
+}
+
+const I64_MAX: &str = "9223372036854775807";
 
 pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     topic(
@@ -515,11 +697,29 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         &[("log.cleanup.policy", 1)],
         "delete, compact or both",
     ),
-    topic(
+    topic_accepted(
+        "compression.gzip.level",
+        Int,
+        &[("compression.gzip.level", 1)],
+        "gzip level when the broker recompresses (accepted: Samsa stores batches as sent)",
+    ),
+    topic_accepted(
+        "compression.lz4.level",
+        Int,
+        &[("compression.lz4.level", 1)],
+        "lz4 level when the broker recompresses (accepted: Samsa stores batches as sent)",
+    ),
+    topic_accepted(
         "compression.type",
         String,
         &[("compression.type", 1)],
-        "producer, uncompressed, gzip, snappy, lz4 or zstd",
+        "producer, uncompressed, gzip, snappy, lz4 or zstd (accepted: Samsa stores batches as sent)",
+    ),
+    topic_accepted(
+        "compression.zstd.level",
+        Int,
+        &[("compression.zstd.level", 1)],
+        "zstd level when the broker recompresses (accepted: Samsa stores batches as sent)",
     ),
     topic(
         "delete.retention.ms",
@@ -538,18 +738,52 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         Long,
         &[("log.flush.interval.messages", 1)],
         "fsync after this many messages",
-    ),
+    )
+    .with_default(I64_MAX),
     topic(
         "flush.ms",
         Long,
         &[("log.flush.interval.ms", 1)],
         "fsync after this long",
-    ),
+    )
+    .with_default(I64_MAX),
+    topic_accepted(
+        "follower.replication.throttled.replicas",
+        List,
+        &[],
+        "replicas throttled on followers, partition:broker or * (accepted: one replica)",
+    )
+    .with_default(""),
     topic(
         "index.interval.bytes",
         Int,
         &[("log.index.interval.bytes", 1)],
         "bytes between offset index entries",
+    ),
+    topic_accepted(
+        "leader.replication.throttled.replicas",
+        List,
+        &[],
+        "replicas throttled on leaders, partition:broker or * (accepted: one replica)",
+    )
+    .with_default(""),
+    topic_accepted(
+        "local.retention.bytes",
+        Long,
+        &[("log.local.retention.bytes", 1)],
+        "local size with tiered storage, -2: retention.bytes (accepted: no tiered storage)",
+    ),
+    topic_accepted(
+        "local.retention.ms",
+        Long,
+        &[("log.local.retention.ms", 1)],
+        "local age with tiered storage, -2: retention.ms (accepted: no tiered storage)",
+    ),
+    topic_accepted(
+        "max.compaction.lag.ms",
+        Long,
+        &[("log.cleaner.max.compaction.lag.ms", 1)],
+        "longest a record stays uncompacted (accepted: Samsa compacts every log.cleaner.backoff.ms)",
     ),
     topic(
         "max.message.bytes",
@@ -557,17 +791,36 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         &[("message.max.bytes", 1)],
         "largest record batch",
     ),
+    topic_accepted(
+        "message.downconversion.enable",
+        Boolean,
+        &[],
+        "accepted for compatibility (message format v2 only)",
+    )
+    .with_default("true"),
+    topic_accepted(
+        "message.timestamp.after.max.ms",
+        Long,
+        &[("log.message.timestamp.after.max.ms", 1)],
+        "how far in the future a CreateTime timestamp may be (accepted, not enforced)",
+    ),
+    topic_accepted(
+        "message.timestamp.before.max.ms",
+        Long,
+        &[("log.message.timestamp.before.max.ms", 1)],
+        "how far in the past a CreateTime timestamp may be (accepted, not enforced)",
+    ),
     topic(
         "message.timestamp.type",
         String,
         &[("log.message.timestamp.type", 1)],
         "CreateTime or LogAppendTime",
     ),
-    topic(
+    topic_accepted(
         "min.cleanable.dirty.ratio",
         Double,
         &[("log.cleaner.min.cleanable.ratio", 1)],
-        "dirty ratio that triggers compaction",
+        "dirty ratio that triggers compaction (accepted: Samsa compacts whatever is dirty)",
     ),
     topic(
         "min.compaction.lag.ms",
@@ -575,12 +828,39 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         &[("log.cleaner.min.compaction.lag.ms", 1)],
         "records younger than this are not compacted",
     ),
-    topic(
+    topic_accepted(
         "min.insync.replicas",
         Int,
         &[("min.insync.replicas", 1)],
-        "replicas that must have an acks=all write",
+        "replicas that must have an acks=all write (accepted: one replica)",
     ),
+    topic_accepted(
+        "preallocate",
+        Boolean,
+        &[("log.preallocate", 1)],
+        "preallocate segment files (accepted)",
+    ),
+    topic_accepted(
+        "remote.log.copy.disable",
+        Boolean,
+        &[],
+        "stop copying to tiered storage (accepted: no tiered storage)",
+    )
+    .with_default("false"),
+    topic_accepted(
+        "remote.log.delete.on.disable",
+        Boolean,
+        &[],
+        "delete tiered data when tiering is disabled (accepted: no tiered storage)",
+    )
+    .with_default("false"),
+    topic_accepted(
+        "remote.storage.enable",
+        Boolean,
+        &[],
+        "tiered storage; only false is accepted (no tiered storage)",
+    )
+    .with_default("false"),
     topic(
         "retention.bytes",
         Long,
@@ -609,26 +889,116 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         &[("log.index.size.max.bytes", 1)],
         "offset index size",
     ),
+    topic_accepted(
+        "segment.jitter.ms",
+        Long,
+        &[("log.roll.jitter.ms", 1), ("log.roll.jitter.hours", 3_600_000)],
+        "random jitter subtracted from segment.ms (accepted, not applied)",
+    ),
     topic(
         "segment.ms",
         Long,
         &[("log.roll.ms", 1), ("log.roll.hours", 3_600_000)],
         "roll the active segment after this long",
     ),
-    topic(
+    topic_accepted(
         "unclean.leader.election.enable",
         Boolean,
         &[("unclean.leader.election.enable", 1)],
-        "accepted for compatibility",
+        "elect an out-of-sync replica (accepted: one replica)",
     ),
-    topic(
-        "message.downconversion.enable",
-        Boolean,
-        &[],
-        "accepted for compatibility",
-    ),
-    topic("preallocate", Boolean, &[], "accepted for compatibility"),
 ];
+
+/// A group config (KIP-848 `GroupConfig`, Kafka 4.0): a per-group override of a broker default.
+pub struct GroupConfigDef {
+    pub name: &'static str,
+    pub kind: ConfigType,
+    /// The broker key whose value is the group's default, when there is one.
+    pub broker_default: Option<&'static str>,
+    /// Kafka's built-in default, which its validation fills in for keys a group does not set.
+    pub default: &'static str,
+    /// The smallest value the key's own definition allows (Kafka's `atLeast`).
+    pub min: i64,
+    /// The broker keys bounding the value (`group.consumer.min.session.timeout.ms`, ...).
+    pub bounds: Option<(&'static str, &'static str)>,
+    pub doc: &'static str,
+}
+
+pub const GROUP_CONFIGS: &[GroupConfigDef] = &[
+    GroupConfigDef {
+        name: "consumer.session.timeout.ms",
+        kind: Int,
+        broker_default: Some("group.consumer.session.timeout.ms"),
+        default: "45000",
+        min: 1,
+        bounds: Some((
+            "group.consumer.min.session.timeout.ms",
+            "group.consumer.max.session.timeout.ms",
+        )),
+        doc: "timeout to detect a failed consumer of a consumer group (KIP-848)",
+    },
+    GroupConfigDef {
+        name: "consumer.heartbeat.interval.ms",
+        kind: Int,
+        broker_default: Some("group.consumer.heartbeat.interval.ms"),
+        default: "5000",
+        min: 1,
+        bounds: Some((
+            "group.consumer.min.heartbeat.interval.ms",
+            "group.consumer.max.heartbeat.interval.ms",
+        )),
+        doc: "heartbeat interval given to the members of a consumer group (KIP-848)",
+    },
+    GroupConfigDef {
+        name: "share.session.timeout.ms",
+        kind: Int,
+        broker_default: Some("group.share.session.timeout.ms"),
+        default: "45000",
+        min: 1,
+        bounds: Some((
+            "group.share.min.session.timeout.ms",
+            "group.share.max.session.timeout.ms",
+        )),
+        doc: "timeout to detect a failed member of a share group (KIP-932)",
+    },
+    GroupConfigDef {
+        name: "share.heartbeat.interval.ms",
+        kind: Int,
+        broker_default: Some("group.share.heartbeat.interval.ms"),
+        default: "5000",
+        min: 1,
+        bounds: Some((
+            "group.share.min.heartbeat.interval.ms",
+            "group.share.max.heartbeat.interval.ms",
+        )),
+        doc: "heartbeat interval given to the members of a share group (KIP-932)",
+    },
+    GroupConfigDef {
+        name: "share.record.lock.duration.ms",
+        kind: Int,
+        broker_default: Some("group.share.record.lock.duration.ms"),
+        default: "30000",
+        min: 1000,
+        bounds: Some((
+            "group.share.min.record.lock.duration.ms",
+            "group.share.max.record.lock.duration.ms",
+        )),
+        doc: "how long a share group member holds a record it fetched (KIP-932)",
+    },
+    GroupConfigDef {
+        name: "share.auto.offset.reset",
+        kind: String,
+        broker_default: None,
+        default: "latest",
+        min: 0,
+        bounds: None,
+        doc: "where a share group starts reading a partition: latest or earliest (KIP-932)",
+    },
+];
+
+pub fn group_def(name: &str) -> Option<&'static GroupConfigDef> {
+    GROUP_CONFIGS.iter().find(|d| d.name == name)
+}
 
 pub fn broker_def(name: &str) -> Option<&'static ConfigDef> {
     BROKER_CONFIGS.iter().find(|d| d.name == name)
@@ -646,7 +1016,7 @@ pub fn validate(name: &str, kind: ConfigType, value: &str) -> Result<(), std::st
         Short => value.trim().parse::<i16>().is_ok(),
         Long => value.trim().parse::<i64>().is_ok(),
         Double => value.trim().parse::<f64>().is_ok(),
-        String | List | Password => true,
+        String | List | Class | Password => true,
     };
     if ok {
         Ok(())
@@ -667,6 +1037,7 @@ fn kind_name(kind: ConfigType) -> &'static str {
         Double => "a number",
         String => "a string",
         List => "a comma-separated list",
+        Class => "a class name",
         Password => "a password",
     }
 }

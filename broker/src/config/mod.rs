@@ -3,6 +3,8 @@
 //! are refused at start with a message naming the key.
 
 pub mod defs;
+pub mod dynamic;
+pub mod group;
 pub mod topic;
 
 use std::collections::BTreeMap;
@@ -11,13 +13,37 @@ use std::path::{Path, PathBuf};
 
 pub use defs::{ConfigDef, ConfigType};
 
-/// Where a broker value came from (DescribeConfigs' `config_source`).
+/// Where a broker value came from (DescribeConfigs' `config_source`), highest priority first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
+    /// Set dynamically for this broker (AlterConfigs on resource name = node id, KIP-226).
+    DynamicBroker,
+    /// Set dynamically as the cluster-wide default (AlterConfigs on resource name "").
+    DynamicDefault,
     /// Set in the properties file, the environment or a flag.
     Static,
     /// Kafka's (or Samsa's) default.
     Default,
+}
+
+impl Source {
+    /// Every source, in Kafka's order of precedence (and of DescribeConfigs' synonyms).
+    pub const PRECEDENCE: [Source; 4] = [
+        Source::DynamicBroker,
+        Source::DynamicDefault,
+        Source::Static,
+        Source::Default,
+    ];
+
+    /// DescribeConfigs' `config_source` code (Kafka's `ConfigSource`).
+    pub fn code(self) -> i8 {
+        match self {
+            Source::DynamicBroker => topic::source_code::DYNAMIC_BROKER_CONFIG,
+            Source::DynamicDefault => topic::source_code::DYNAMIC_DEFAULT_BROKER_CONFIG,
+            Source::Static => topic::source_code::STATIC_BROKER_CONFIG,
+            Source::Default => topic::source_code::DEFAULT_CONFIG,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -78,11 +104,18 @@ impl Listener {
     }
 }
 
-/// The broker's effective configuration.
+/// The broker's configuration: the static keys (file, environment, flags) and, in the
+/// effective configuration that `config::dynamic::DynamicConfigs` keeps, the dynamic layers
+/// above them. A value is looked up in Kafka's order: dynamic per-broker, dynamic cluster-wide
+/// default, static, default.
 #[derive(Debug, Clone, Default)]
 pub struct BrokerConfig {
     /// Keys set explicitly, with the origin that set them last.
     explicit: BTreeMap<String, (String, String)>,
+    /// Dynamic configs of this broker (empty in the static configuration).
+    dynamic_broker: BTreeMap<String, String>,
+    /// Dynamic cluster-wide defaults (empty in the static configuration).
+    dynamic_default: BTreeMap<String, String>,
 }
 
 impl BrokerConfig {
@@ -183,55 +216,70 @@ impl BrokerConfig {
                 return Err(invalid(key, format!("{key} must be at least 1")));
             }
         }
-        for (key, value) in self.explicit.iter().filter(|(k, _)| {
-            k.starts_with("log.")
-                || k.as_str() == "message.max.bytes"
-                || k.as_str() == "compression.type"
-                || k.as_str() == "min.insync.replicas"
-        }) {
-            if let Some(tdef) = defs::TOPIC_CONFIGS
-                .iter()
-                .find(|t| t.synonyms.iter().any(|(s, _)| s == key))
-            {
-                let (scaled, _) = tdef
-                    .synonyms
-                    .iter()
-                    .find(|(s, _)| s == key)
-                    .map(|(_, f)| (*f, ()))
-                    .unwrap();
-                let as_topic = topic::scale(&value.0, scaled);
-                topic::validate_value(tdef.name, &as_topic)
-                    .map_err(|m| invalid(key, format!("{key}: {m}")))?;
-            }
+        for (key, (value, _)) in &self.explicit {
+            topic::validate_broker_synonym(key, value)
+                .map_err(|m| invalid(key, format!("{key}: {m}")))?;
         }
         Ok(())
     }
 
-    /// The effective value of a broker key (explicit or default), `None` when null.
-    pub fn get(&self, key: &str) -> Option<String> {
-        if let Some((v, _)) = self.explicit.get(key) {
-            return Some(v.clone());
+    /// This static configuration with dynamic layers on top: the effective configuration.
+    pub fn with_dynamic(
+        &self,
+        dynamic_broker: BTreeMap<String, String>,
+        dynamic_default: BTreeMap<String, String>,
+    ) -> BrokerConfig {
+        BrokerConfig {
+            explicit: self.explicit.clone(),
+            dynamic_broker,
+            dynamic_default,
         }
-        defs::broker_def(key)
-            .and_then(|d| d.default)
-            .map(str::to_string)
     }
 
-    /// Whether the key was set explicitly, and by what.
+    /// The effective value of a broker key (dynamic, explicit or default), `None` when null.
+    pub fn get(&self, key: &str) -> Option<String> {
+        Source::PRECEDENCE.iter().find_map(|s| self.get_at(key, *s))
+    }
+
+    /// The key's value at one level only (`Default`: the built-in default).
+    pub fn get_at(&self, key: &str, source: Source) -> Option<String> {
+        match source {
+            Source::DynamicBroker => self.dynamic_broker.get(key).cloned(),
+            Source::DynamicDefault => self.dynamic_default.get(key).cloned(),
+            Source::Static => self.explicit.get(key).map(|(v, _)| v.clone()),
+            Source::Default => defs::broker_def(key)
+                .and_then(|d| d.default)
+                .map(str::to_string),
+        }
+    }
+
+    /// Whether the key was set explicitly (statically), and by what.
     pub fn origin(&self, key: &str) -> Option<&str> {
         self.explicit.get(key).map(|(_, o)| o.as_str())
     }
 
+    /// The level the effective value comes from.
     pub fn source(&self, key: &str) -> Source {
-        if self.explicit.contains_key(key) {
-            Source::Static
-        } else {
-            Source::Default
-        }
+        Source::PRECEDENCE
+            .iter()
+            .copied()
+            .find(|s| *s == Source::Default || self.get_at(key, *s).is_some())
+            .unwrap_or(Source::Default)
     }
 
+    /// Whether the key was set, statically or dynamically.
     pub fn is_set(&self, key: &str) -> bool {
-        self.explicit.contains_key(key)
+        self.source(key) != Source::Default
+    }
+
+    /// The keys set in one dynamic layer.
+    pub fn dynamic_layer(&self, source: Source) -> &BTreeMap<String, String> {
+        static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+        match source {
+            Source::DynamicBroker => &self.dynamic_broker,
+            Source::DynamicDefault => &self.dynamic_default,
+            Source::Static | Source::Default => &EMPTY,
+        }
     }
 
     /// Every explicitly set key, for the start-up log line.

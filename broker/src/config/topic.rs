@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use samsa_storage::{CleanupPolicy, LogConfig, TimestampType};
 
 use super::defs::{self, TopicConfigDef};
-use super::BrokerConfig;
+use super::{BrokerConfig, Source};
 
 /// Per-topic overrides (only what was set on the topic).
 pub type TopicOverrides = BTreeMap<String, String>;
@@ -16,8 +16,9 @@ pub type TopicOverrides = BTreeMap<String, String>;
 pub enum TopicValueSource {
     /// Set on the topic.
     Topic,
-    /// From this broker key (static broker config).
-    Broker(&'static str),
+    /// From this broker key, set at this level (dynamic per-broker, dynamic cluster-wide
+    /// default, or static).
+    Broker(&'static str, Source),
     /// From the default of this broker key, or a built-in default.
     Default(Option<&'static str>),
 }
@@ -34,11 +35,18 @@ pub fn scale(value: &str, factor: i64) -> String {
     }
 }
 
-/// Checks one topic value; the message names the key and what was expected.
+/// Checks one topic value; the message names the key and what was expected (Kafka's
+/// `LogConfig` validators).
 pub fn validate_value(name: &str, value: &str) -> Result<(), String> {
     let def = defs::topic_def(name).ok_or_else(|| format!("unknown topic config '{name}'"))?;
     defs::validate(name, def.kind, value)?;
     let v = value.trim();
+    let at_least = |min: i64| v.parse::<i64>().map(|n| n >= min).unwrap_or(false);
+    let within = |min: i64, max: i64| {
+        v.parse::<i64>()
+            .map(|n| (min..=max).contains(&n))
+            .unwrap_or(false)
+    };
     let ok = match name {
         "cleanup.policy" => {
             !v.is_empty()
@@ -50,24 +58,36 @@ pub fn validate_value(name: &str, value: &str) -> Result<(), String> {
             v,
             "producer" | "uncompressed" | "gzip" | "snappy" | "lz4" | "zstd"
         ),
+        // Kafka's CompressionType level ranges (gzip: -1 is zlib's default).
+        "compression.gzip.level" => within(1, 9) || v == "-1",
+        "compression.lz4.level" => within(1, 17),
+        "compression.zstd.level" => within(-131_072, 22),
         "message.timestamp.type" => matches!(v, "CreateTime" | "LogAppendTime"),
-        "segment.bytes" => v.parse::<i64>().map(|n| n >= 14).unwrap_or(false),
-        "segment.index.bytes" => v.parse::<i64>().map(|n| n >= 8).unwrap_or(false),
-        "max.message.bytes" | "index.interval.bytes" => {
-            v.parse::<i64>().map(|n| n >= 0).unwrap_or(false)
-        }
-        "min.insync.replicas" => v.parse::<i64>().map(|n| n >= 1).unwrap_or(false),
-        "segment.ms" | "flush.ms" | "flush.messages" => {
-            v.parse::<i64>().map(|n| n >= 1).unwrap_or(false)
-        }
-        "delete.retention.ms" | "min.compaction.lag.ms" | "file.delete.delay.ms" => {
-            v.parse::<i64>().map(|n| n >= 0).unwrap_or(false)
-        }
-        "retention.ms" | "retention.bytes" => v.parse::<i64>().map(|n| n >= -1).unwrap_or(false),
+        "segment.bytes" => at_least(14),
+        "segment.index.bytes" => at_least(8),
+        "max.message.bytes" | "index.interval.bytes" => at_least(0),
+        "min.insync.replicas" => at_least(1),
+        "segment.ms" | "flush.ms" | "flush.messages" | "max.compaction.lag.ms" => at_least(1),
+        "delete.retention.ms"
+        | "min.compaction.lag.ms"
+        | "file.delete.delay.ms"
+        | "segment.jitter.ms"
+        | "message.timestamp.before.max.ms"
+        | "message.timestamp.after.max.ms" => at_least(0),
+        "retention.ms" | "retention.bytes" => at_least(-1),
+        "local.retention.ms" | "local.retention.bytes" => at_least(-2),
         "min.cleanable.dirty.ratio" => v
             .parse::<f64>()
             .map(|r| (0.0..=1.0).contains(&r))
             .unwrap_or(false),
+        "leader.replication.throttled.replicas" | "follower.replication.throttled.replicas" => {
+            throttled_replicas_valid(v)
+        }
+        "remote.storage.enable" if v.eq_ignore_ascii_case("true") => {
+            // Kafka's answer when remote.log.storage.system.enable is off, which it always is
+            // here: Samsa has no tiered storage.
+            return Err("Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.".into());
+        }
         _ => true,
     };
     if ok {
@@ -75,6 +95,50 @@ pub fn validate_value(name: &str, value: &str) -> Result<(), String> {
     } else {
         Err(format!("invalid value '{value}' for topic config {name}"))
     }
+}
+
+/// Checks a broker key that supplies a topic default (`log.retention.hours`, `message.max.bytes`,
+/// ...) as the topic value it becomes; other keys pass.
+pub fn validate_broker_synonym(key: &str, value: &str) -> Result<(), String> {
+    for tdef in defs::TOPIC_CONFIGS {
+        if let Some((_, factor)) = tdef.synonyms.iter().find(|(s, _)| *s == key) {
+            return validate_value(tdef.name, &scale(value, *factor));
+        }
+    }
+    Ok(())
+}
+
+/// Kafka's `ThrottledReplicaListValidator`: `*`, or `partition:broker` pairs.
+fn throttled_replicas_valid(v: &str) -> bool {
+    if v.is_empty() || v == "*" {
+        return true;
+    }
+    v.split(',')
+        .all(|entry| match entry.trim().split_once(':') {
+            Some((p, b)) => p.trim().parse::<u32>().is_ok() && b.trim().parse::<u32>().is_ok(),
+            None => false,
+        })
+}
+
+/// Checks a topic's complete set of overrides: every value, then the rules between keys that
+/// Kafka's `LogConfig.validate` applies.
+pub fn validate_overrides(broker: &BrokerConfig, overrides: &TopicOverrides) -> Result<(), String> {
+    for (k, v) in overrides {
+        validate_value(k, v)?;
+    }
+    let long = |name: &str| {
+        effective(broker, overrides, name)
+            .0
+            .and_then(|v| v.trim().parse::<i64>().ok())
+    };
+    if let (Some(min), Some(max)) = (long("min.compaction.lag.ms"), long("max.compaction.lag.ms")) {
+        if min > max {
+            return Err(format!(
+                "conflict topic config setting min.compaction.lag.ms ({min}) > max.compaction.lag.ms ({max})"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The effective value of a topic key and its source. `None` value means null (Kafka shows
@@ -90,11 +154,14 @@ pub fn effective(
     let Some(def) = defs::topic_def(name) else {
         return (None, TopicValueSource::Default(None));
     };
+    // The first synonym set at any level wins, at its highest level: only the first synonym
+    // of each topic key is dynamic in Kafka, so a dynamic value always beats a static one.
     for (syn, factor) in def.synonyms {
-        if broker.is_set(syn) {
+        let source = broker.source(syn);
+        if source != Source::Default {
             return (
                 broker.get(syn).map(|v| scale(&v, *factor)),
-                TopicValueSource::Broker(syn),
+                TopicValueSource::Broker(syn, source),
             );
         }
     }
@@ -106,18 +173,10 @@ pub fn effective(
             );
         }
     }
-    (builtin_default(def), TopicValueSource::Default(None))
-}
-
-/// Defaults of topic keys whose broker synonyms have none (Kafka's values).
-fn builtin_default(def: &TopicConfigDef) -> Option<String> {
-    let v = match def.name {
-        "flush.ms" | "flush.messages" => "9223372036854775807",
-        "unclean.leader.election.enable" | "preallocate" => "false",
-        "message.downconversion.enable" => "true",
-        _ => return None,
-    };
-    Some(v.to_string())
+    (
+        def.default.map(str::to_string),
+        TopicValueSource::Default(None),
+    )
 }
 
 /// Every topic key with its effective value, for DescribeConfigs.
@@ -200,7 +259,7 @@ mod tests {
             effective(&b, &TopicOverrides::new(), "retention.ms"),
             (
                 Some("7200000".into()),
-                TopicValueSource::Broker("log.retention.hours")
+                TopicValueSource::Broker("log.retention.hours", Source::Static)
             )
         );
         let mut o = TopicOverrides::new();
@@ -249,17 +308,20 @@ mod tests {
 
 /// DescribeConfigs' `config_source` codes (Kafka's `DescribeConfigsResponse.ConfigSource`).
 pub mod source_code {
+    pub const UNKNOWN: i8 = 0;
     pub const DYNAMIC_TOPIC_CONFIG: i8 = 1;
     pub const DYNAMIC_BROKER_CONFIG: i8 = 2;
+    pub const DYNAMIC_DEFAULT_BROKER_CONFIG: i8 = 3;
     pub const STATIC_BROKER_CONFIG: i8 = 4;
     pub const DEFAULT_CONFIG: i8 = 5;
+    pub const GROUP_CONFIG: i8 = 8;
 }
 
 impl TopicValueSource {
     pub fn code(&self) -> i8 {
         match self {
             TopicValueSource::Topic => source_code::DYNAMIC_TOPIC_CONFIG,
-            TopicValueSource::Broker(_) => source_code::STATIC_BROKER_CONFIG,
+            TopicValueSource::Broker(_, source) => source.code(),
             TopicValueSource::Default(_) => source_code::DEFAULT_CONFIG,
         }
     }

@@ -134,7 +134,7 @@ pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
                     r.topic_id = id.unwrap_or_default();
                 }
                 r.configs = Some(
-                    topic_config::all_effective(&broker.config, &overrides)
+                    topic_config::all_effective(&broker.dynamic_configs.effective(), &overrides)
                         .into_iter()
                         .map(|(def, value, source)| {
                             let mut c = CreatableTopicConfigs::default();

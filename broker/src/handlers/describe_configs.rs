@@ -1,8 +1,18 @@
-//! DescribeConfigs: every topic or broker config with its value, source, type, documentation
-//! and (when asked) synonyms, as Kafka reports them. Tools rely on it (Schema Registry reads
-//! `cleanup.policy`; Kafka's admin tools list what differs from defaults by `config_source`).
-//! ACLs: DESCRIBE_CONFIGS on the topic (TOPIC_AUTHORIZATION_FAILED), or on the cluster for broker
-//! configs (CLUSTER_AUTHORIZATION_FAILED).
+//! DescribeConfigs: every topic, broker or group config with its value, source, type,
+//! documentation and (when asked) synonyms, as Kafka reports them. Tools rely on it (Schema
+//! Registry reads `cleanup.policy`; Kafka's admin tools list what differs from defaults by
+//! `config_source`).
+//!
+//! - A topic: every topic config, from the topic's override or the broker key that supplies it
+//!   (dynamic per-broker, dynamic cluster-wide default, static, default: KIP-226's order).
+//! - A broker by node id: every broker config with the level its value comes from; `read_only`
+//!   unless it may change dynamically. By the empty name (the cluster-wide default): only the
+//!   keys set in the dynamic default layer, as Kafka answers.
+//! - A group (KIP-848), existing or not: its group configs, overridden or the broker defaults.
+//!
+//! Sensitive values (passwords, and custom keys whose type is unknown) are never returned, as
+//! in Kafka. ACLs: DESCRIBE_CONFIGS on the topic (TOPIC_AUTHORIZATION_FAILED), the group
+//! (GROUP_AUTHORIZATION_FAILED), or the cluster for broker configs (CLUSTER_AUTHORIZATION_FAILED).
 
 use kafka_protocol::messages::describe_configs_response::{
     DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
@@ -13,16 +23,16 @@ use kafka_protocol::ResponseError;
 
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
-use crate::config::defs::{self, BROKER_CONFIGS};
-use crate::config::topic::{self as topic_config, source_code, TopicValueSource};
-use crate::config::{BrokerConfig, Source};
+use crate::config::defs::{self, ConfigType, BROKER_CONFIGS, GROUP_CONFIGS};
+use crate::config::dynamic::{broker_key_def, broker_synonyms, synonym_values};
+use crate::config::topic::{self as topic_config, source_code};
+use crate::config::{group as group_config, BrokerConfig, Source};
 
 pub const RESOURCE_TOPIC: i8 = 2;
 pub const RESOURCE_BROKER: i8 = 4;
 pub const RESOURCE_BROKER_LOGGER: i8 = 8;
-
-/// Group configs (KIP-848); not served yet, but authorized as Kafka does.
-const RESOURCE_GROUP: i8 = 32;
+/// Group configs (KIP-848).
+pub const RESOURCE_GROUP: i8 = 32;
 
 /// The ACL check of the config APIs (Kafka's `ConfigHelper` and `ConfigAdminManager`): a
 /// topic's configs need `operation` on the topic, a group's on the group, a broker's and its
@@ -49,94 +59,83 @@ pub fn authorize_resource(
     }
 }
 
+/// Which broker layer a BROKER resource name designates: this broker (`true`) or the
+/// cluster-wide default (the empty name, `false`). Anything else is INVALID_REQUEST, with the
+/// words Kafka uses in DescribeConfigs (`ConfigHelper`) or in the alter APIs
+/// (`ConfigAdminManager.validateResourceNameIsCurrentNodeId`).
+pub fn broker_resource(
+    ctx: &Ctx<'_>,
+    name: &str,
+    describe: bool,
+) -> Result<bool, (ResponseError, String)> {
+    if name.is_empty() {
+        return Ok(false);
+    }
+    let node_id = ctx.broker.node_id;
+    let id: i32 = name.parse().map_err(|_| {
+        let what = if describe { "Broker" } else { "Node" };
+        (
+            ResponseError::InvalidRequest,
+            format!("{what} id must be an integer, but it is: {name}"),
+        )
+    })?;
+    if id != node_id {
+        let expected = if describe {
+            format!("{node_id} or empty string")
+        } else {
+            node_id.to_string()
+        };
+        return Err((
+            ResponseError::InvalidRequest,
+            format!("Unexpected broker id, expected {expected}, but received {name}"),
+        ));
+    }
+    Ok(true)
+}
+
+/// What one request asks to describe.
+struct Wanted {
+    keys: Option<Vec<String>>,
+    synonyms: bool,
+    documentation: bool,
+}
+
+impl Wanted {
+    /// Kafka lists everything when the key list is null or empty.
+    fn wants(&self, name: &str) -> bool {
+        self.keys
+            .as_ref()
+            .is_none_or(|k| k.is_empty() || k.iter().any(|x| x == name))
+    }
+}
+
 pub fn handle(ctx: &Ctx<'_>, req: DescribeConfigsRequest) -> DescribeConfigsResponse {
     let mut resp = DescribeConfigsResponse::default();
+    let cfg = ctx.broker.dynamic_configs.effective();
     for res in req.resources {
         let mut r = DescribeConfigsResult::default();
         r.resource_type = res.resource_type;
         r.resource_name = res.resource_name.clone();
-        let keys: Option<Vec<String>> = res
-            .configuration_keys
-            .map(|k| k.iter().map(|s| s.to_string()).collect());
-        let wanted = |name: &str| keys.as_ref().is_none_or(|k| k.iter().any(|x| x == name));
-        let authorized = authorize_resource(
-            ctx,
-            AclOperation::DescribeConfigs,
-            res.resource_type,
-            &res.resource_name,
-        );
+        let wanted = Wanted {
+            keys: res
+                .configuration_keys
+                .map(|k| k.iter().map(|s| s.to_string()).collect()),
+            synonyms: req.include_synonyms,
+            documentation: req.include_documentation,
+        };
+        let name = res.resource_name.as_str();
+        let authorized =
+            authorize_resource(ctx, AclOperation::DescribeConfigs, res.resource_type, name);
         let configs = match res.resource_type {
             _ if authorized.is_err() => authorized.map(|()| Vec::new()),
-            RESOURCE_TOPIC => match ctx.broker.topics.get(res.resource_name.as_str()) {
-                None => Err((
-                    ResponseError::UnknownTopicOrPartition,
-                    format!("topic '{}' does not exist", res.resource_name.as_str()),
-                )),
-                Some(topic) => {
-                    let overrides = topic.overrides.read().clone();
-                    Ok(topic_config::all_effective(&ctx.broker.config, &overrides)
-                        .into_iter()
-                        .filter(|(d, _, _)| wanted(d.name))
-                        .map(|(d, value, source)| {
-                            let mut c = DescribeConfigsResourceResult::default();
-                            c.name = StrBytes::from_static_str(d.name);
-                            c.value = value.clone().map(StrBytes::from_string);
-                            c.config_source = source.code();
-                            c.config_type = d.kind.describe_code();
-                            if req.include_documentation {
-                                c.documentation = Some(StrBytes::from_static_str(d.doc));
-                            }
-                            if req.include_synonyms {
-                                c.synonyms = topic_synonyms(
-                                    &ctx.broker.config,
-                                    d.name,
-                                    overrides.get(d.name),
-                                    &source,
-                                );
-                            }
-                            c
-                        })
-                        .collect())
-                }
-            },
-            RESOURCE_BROKER => {
-                let name = res.resource_name.as_str();
-                if !name.is_empty() && name != ctx.broker.node_id.to_string() {
-                    Err((
-                        ResponseError::InvalidRequest,
-                        format!(
-                            "unexpected broker id '{name}'; this is broker {}",
-                            ctx.broker.node_id
-                        ),
-                    ))
-                } else {
-                    Ok(BROKER_CONFIGS
-                        .iter()
-                        .filter(|d| wanted(d.name))
-                        .map(|d| {
-                            let cfg = &ctx.broker.config;
-                            let mut c = DescribeConfigsResourceResult::default();
-                            c.name = StrBytes::from_static_str(d.name);
-                            c.value = cfg.get(d.name).map(StrBytes::from_string);
-                            c.read_only = true;
-                            c.config_source = broker_source(cfg, d.name);
-                            c.config_type = d.kind.describe_code();
-                            if req.include_documentation {
-                                c.documentation = Some(StrBytes::from_static_str(d.doc));
-                            }
-                            if req.include_synonyms {
-                                c.synonyms =
-                                    vec![synonym(d.name, c.value.clone(), c.config_source)];
-                            }
-                            c
-                        })
-                        .collect())
-                }
-            }
+            RESOURCE_TOPIC => describe_topic(ctx, &cfg, name, &wanted),
+            RESOURCE_BROKER => broker_resource(ctx, name, true)
+                .map(|per_broker| describe_broker(&cfg, per_broker, &wanted)),
             RESOURCE_BROKER_LOGGER => Ok(Vec::new()),
+            RESOURCE_GROUP => describe_group(ctx, &cfg, name, &wanted),
             other => Err((
                 ResponseError::InvalidRequest,
-                format!("unsupported resource type {other}"),
+                format!("Unsupported resource type: {other}"),
             )),
         };
         match configs {
@@ -151,55 +150,188 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeConfigsRequest) -> DescribeConfigsResp
     resp
 }
 
-fn broker_source(cfg: &BrokerConfig, name: &str) -> i8 {
-    match cfg.source(name) {
-        Source::Static => source_code::STATIC_BROKER_CONFIG,
-        Source::Default => source_code::DEFAULT_CONFIG,
+fn entry(
+    name: &str,
+    value: Option<String>,
+    source: i8,
+    kind: Option<ConfigType>,
+    doc: Option<&'static str>,
+    wanted: &Wanted,
+) -> DescribeConfigsResourceResult {
+    let mut c = DescribeConfigsResourceResult::default();
+    c.name = StrBytes::from_string(name.to_string());
+    c.value = value.map(StrBytes::from_string);
+    c.config_source = source;
+    // Kafka's type codes; 0 (UNKNOWN) for custom keys.
+    c.config_type = kind.map_or(0, ConfigType::describe_code);
+    if wanted.documentation {
+        c.documentation = doc.map(StrBytes::from_static_str);
     }
+    c
 }
 
-fn synonym(name: &str, value: Option<StrBytes>, source: i8) -> DescribeConfigsSynonym {
+fn synonym(name: &str, value: Option<String>, source: i8) -> DescribeConfigsSynonym {
     let mut s = DescribeConfigsSynonym::default();
     s.name = StrBytes::from_string(name.to_string());
-    s.value = value;
+    s.value = value.map(StrBytes::from_string);
     s.source = source;
     s
 }
 
-/// Kafka's synonym list for a topic key: the topic override, then each broker synonym that is
-/// set, then the default, most specific first.
-fn topic_synonyms(
+fn describe_topic(
+    ctx: &Ctx<'_>,
     cfg: &BrokerConfig,
     name: &str,
-    override_value: Option<&String>,
-    source: &TopicValueSource,
-) -> Vec<DescribeConfigsSynonym> {
-    let mut out = Vec::new();
-    if let Some(v) = override_value {
-        out.push(synonym(
-            name,
-            Some(StrBytes::from_string(v.clone())),
-            source_code::DYNAMIC_TOPIC_CONFIG,
-        ));
-    }
-    let Some(def) = defs::topic_def(name) else {
-        return out;
+    wanted: &Wanted,
+) -> Result<Vec<DescribeConfigsResourceResult>, (ResponseError, String)> {
+    let topic = ctx.broker.topics.get(name).ok_or_else(|| {
+        (
+            ResponseError::UnknownTopicOrPartition,
+            format!("topic '{name}' does not exist"),
+        )
+    })?;
+    let overrides = topic.overrides.read().clone();
+    Ok(topic_config::all_effective(cfg, &overrides)
+        .into_iter()
+        .filter(|(d, _, _)| wanted.wants(d.name))
+        .map(|(d, value, source)| {
+            let mut c = entry(
+                d.name,
+                value.clone(),
+                source.code(),
+                Some(d.kind),
+                Some(d.doc),
+                wanted,
+            );
+            if wanted.synonyms {
+                // The topic's override, then every broker synonym at every level it is set.
+                let mut synonyms = Vec::new();
+                if let Some(v) = overrides.get(d.name) {
+                    synonyms.push(synonym(
+                        d.name,
+                        Some(v.clone()),
+                        source_code::DYNAMIC_TOPIC_CONFIG,
+                    ));
+                }
+                let names: Vec<String> = d.synonyms.iter().map(|(s, _)| s.to_string()).collect();
+                for (n, v, s) in synonym_values(cfg, &names) {
+                    synonyms.push(synonym(&n, v, s.code()));
+                }
+                c.synonyms = synonyms;
+            }
+            c
+        })
+        .collect())
+}
+
+/// Kafka's `KafkaConfig.maybeSensitive`: passwords, and keys of unknown type (custom keys).
+fn sensitive(kind: Option<ConfigType>) -> bool {
+    kind.is_none_or(|k| k == ConfigType::Password)
+}
+
+fn describe_broker(
+    cfg: &BrokerConfig,
+    per_broker: bool,
+    wanted: &Wanted,
+) -> Vec<DescribeConfigsResourceResult> {
+    let defaults = cfg.dynamic_layer(Source::DynamicDefault);
+    let names: Vec<String> = if per_broker {
+        let custom = cfg
+            .dynamic_layer(Source::DynamicBroker)
+            .keys()
+            .chain(defaults.keys())
+            .filter(|k| defs::broker_def(k).is_none())
+            .cloned()
+            .collect::<std::collections::BTreeSet<_>>();
+        BROKER_CONFIGS
+            .iter()
+            .map(|d| d.name.to_string())
+            .chain(custom)
+            .collect()
+    } else {
+        defaults.keys().cloned().collect()
     };
-    for (syn, _) in def.synonyms {
-        if cfg.is_set(syn) {
-            out.push(synonym(
-                syn,
-                cfg.get(syn).map(StrBytes::from_string),
-                source_code::STATIC_BROKER_CONFIG,
-            ));
-        }
-    }
-    if let TopicValueSource::Default(Some(syn)) = source {
-        out.push(synonym(
-            syn,
-            cfg.get(syn).map(StrBytes::from_string),
-            source_code::DEFAULT_CONFIG,
+    names
+        .iter()
+        .filter(|n| wanted.wants(n))
+        .map(|name| {
+            let def = broker_key_def(name);
+            let kind = def.map(|d| d.kind);
+            let hide = sensitive(kind);
+            // Every level the key or a synonym is set at; at the default level only the
+            // default layer's own entries; then from the key's own first entry on (Kafka drops
+            // the more specific synonyms before it, e.g. log.retention.ms for .hours).
+            let mut levels = synonym_values(cfg, &broker_synonyms(name));
+            if !per_broker {
+                levels.retain(|(_, _, s)| *s == Source::DynamicDefault);
+            }
+            let own = levels
+                .iter()
+                .position(|(n, _, _)| n == name)
+                .unwrap_or(levels.len());
+            levels.drain(..own);
+            let source = levels
+                .first()
+                .map_or(source_code::DEFAULT_CONFIG, |(_, _, s)| s.code());
+            let value = if hide {
+                None
+            } else if per_broker {
+                cfg.get(name)
+            } else {
+                cfg.get_at(name, Source::DynamicDefault)
+            };
+            let mut c = entry(name, value, source, kind, def.map(|d| d.doc), wanted);
+            c.is_sensitive = hide;
+            c.read_only = !def.is_none_or(|d| d.is_dynamic());
+            if wanted.synonyms {
+                c.synonyms = levels
+                    .into_iter()
+                    .map(|(n, v, s)| synonym(&n, if hide { None } else { v }, s.code()))
+                    .collect();
+            }
+            c
+        })
+        .collect()
+}
+
+fn describe_group(
+    ctx: &Ctx<'_>,
+    cfg: &BrokerConfig,
+    name: &str,
+    wanted: &Wanted,
+) -> Result<Vec<DescribeConfigsResourceResult>, (ResponseError, String)> {
+    if name.is_empty() {
+        return Err((
+            ResponseError::InvalidRequest,
+            "Group name must not be empty".into(),
         ));
     }
-    out
+    let overrides = ctx
+        .broker
+        .dynamic_configs
+        .layer(&crate::config::dynamic::Resource::Group(name.to_string()));
+    Ok(GROUP_CONFIGS
+        .iter()
+        .filter(|d| wanted.wants(d.name))
+        .map(|d| {
+            let (value, set) = group_config::effective(cfg, &overrides, d);
+            let source = if set {
+                source_code::GROUP_CONFIG
+            } else {
+                source_code::DEFAULT_CONFIG
+            };
+            let mut c = entry(
+                d.name,
+                Some(value.clone()),
+                source,
+                Some(d.kind),
+                Some(d.doc),
+                wanted,
+            );
+            if wanted.synonyms {
+                c.synonyms = vec![synonym(d.name, Some(value), source)];
+            }
+            c
+        })
+        .collect())
 }

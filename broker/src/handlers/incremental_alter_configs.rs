@@ -1,125 +1,86 @@
-//! IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a topic's overrides. APPEND and
-//! SUBTRACT work on list configs (`cleanup.policy`) starting from the effective value, as
-//! Kafka's do. All operations of one resource apply together or not at all. ACLs: ALTER_CONFIGS
-//! on the topic (TOPIC_AUTHORIZATION_FAILED), or on the cluster (CLUSTER_AUTHORIZATION_FAILED).
+//! IncrementalAlterConfigs (KIP-339): SET, DELETE, APPEND and SUBTRACT on a topic's overrides,
+//! a broker's dynamic configs (KIP-226: node id, or "" for the cluster-wide default) or a
+//! group's configs (KIP-848). APPEND and SUBTRACT work on list configs only (`cleanup.policy`,
+//! `log.cleanup.policy`); on a topic they start from the effective value, on a broker from the
+//! dynamic value or Kafka's default. All operations of one resource apply together or not at
+//! all. Kafka's request checks come first: a resource named twice, a key named twice, a null
+//! value for anything but DELETE, or an unknown operation is INVALID_REQUEST. ACLs:
+//! ALTER_CONFIGS on the topic (TOPIC_AUTHORIZATION_FAILED), the group
+//! (GROUP_AUTHORIZATION_FAILED) or the cluster (CLUSTER_AUTHORIZATION_FAILED).
 
 use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
 use kafka_protocol::messages::{IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::alter_configs::{apply_topic_overrides, static_broker_configs};
-use super::describe_configs::{authorize_resource, RESOURCE_BROKER, RESOURCE_TOPIC};
+use super::alter_configs::{
+    alter_broker, alter_group, apply_topic_overrides, repeated_resource, repeated_resources,
+    to_response,
+};
+use super::describe_configs::{
+    authorize_resource, RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC,
+};
 use super::Ctx;
 use crate::acl::AclOperation;
 use crate::config::defs::{self, ConfigType};
+use crate::config::dynamic::{
+    apply_incremental, broker_list_base, check_ops, AlterOp, DynamicConfigError, OpType,
+};
 use crate::config::topic;
-
-const SET: i8 = 0;
-const DELETE: i8 = 1;
-const APPEND: i8 = 2;
-const SUBTRACT: i8 = 3;
 
 pub fn handle(
     ctx: &Ctx<'_>,
     req: IncrementalAlterConfigsRequest,
 ) -> IncrementalAlterConfigsResponse {
     let mut resp = IncrementalAlterConfigsResponse::default();
+    let repeated = repeated_resources(
+        req.resources
+            .iter()
+            .map(|r| (r.resource_type, &r.resource_name)),
+    );
     for res in req.resources {
         let mut r = AlterConfigsResourceResponse::default();
         r.resource_type = res.resource_type;
         r.resource_name = res.resource_name.clone();
-        let authorized = authorize_resource(
-            ctx,
-            AclOperation::AlterConfigs,
-            res.resource_type,
-            &res.resource_name,
-        );
-        let result = match res.resource_type {
-            _ if authorized.is_err() => authorized,
-            RESOURCE_TOPIC => match ctx.broker.topics.get(res.resource_name.as_str()) {
-                None => Err((
-                    ResponseError::UnknownTopicOrPartition,
-                    format!("topic '{}' does not exist", res.resource_name.as_str()),
-                )),
-                Some(t) => {
-                    let mut overrides = t.overrides.read().clone();
-                    let mut outcome = Ok(());
-                    for c in &res.configs {
-                        let name = c.name.to_string();
-                        let Some(def) = defs::topic_def(&name) else {
-                            outcome = Err((
-                                ResponseError::InvalidConfig,
-                                format!("unknown topic config '{name}'"),
-                            ));
-                            break;
-                        };
-                        let value = c.value.as_ref().map(|v| v.to_string());
-                        match (c.config_operation, value) {
-                            (SET, Some(v)) => {
-                                overrides.insert(name, v);
-                            }
-                            (SET, None) => {
-                                outcome = Err((
-                                    ResponseError::InvalidRequest,
-                                    format!("SET of {name} needs a value"),
-                                ));
-                                break;
-                            }
-                            (DELETE, _) => {
-                                overrides.remove(&name);
-                            }
-                            (op @ (APPEND | SUBTRACT), Some(v)) => {
-                                if def.kind != ConfigType::List {
-                                    outcome = Err((
-                                        ResponseError::InvalidConfig,
-                                        format!("{name} is not a list; APPEND and SUBTRACT apply to lists only"),
-                                    ));
-                                    break;
-                                }
-                                let current =
-                                    topic::effective(&ctx.broker.config, &overrides, &name)
-                                        .0
-                                        .unwrap_or_default();
-                                let mut items: Vec<String> = current
-                                    .split(',')
-                                    .map(|s| s.trim().to_string())
-                                    .filter(|s| !s.is_empty())
-                                    .collect();
-                                for item in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                                    if op == APPEND && !items.iter().any(|i| i == item) {
-                                        items.push(item.to_string());
-                                    } else if op == SUBTRACT {
-                                        items.retain(|i| i != item);
-                                    }
-                                }
-                                overrides.insert(name, items.join(","));
-                            }
-                            (op, _) => {
-                                outcome = Err((
-                                    ResponseError::InvalidRequest,
-                                    format!("invalid config operation {op} for {name}"),
-                                ));
-                                break;
-                            }
-                        }
-                    }
-                    outcome.and_then(|()| {
-                        apply_topic_overrides(
-                            ctx,
-                            res.resource_name.as_str(),
-                            overrides,
-                            req.validate_only,
-                        )
-                    })
+        let name = res.resource_name.as_str();
+        let result = authorize_resource(ctx, AclOperation::AlterConfigs, res.resource_type, name)
+            .and_then(|()| {
+                if repeated.contains(&(res.resource_type, name.to_string())) {
+                    return Err(repeated_resource());
                 }
-            },
-            RESOURCE_BROKER => Err(static_broker_configs()),
-            other => Err((
-                ResponseError::InvalidRequest,
-                format!("unsupported resource type {other}"),
-            )),
-        };
+                let ops = res
+                    .configs
+                    .iter()
+                    .map(|c| {
+                        Ok(AlterOp {
+                            name: c.name.to_string(),
+                            op: OpType::from_code(c.config_operation)?,
+                            value: c.value.as_ref().map(|v| v.to_string()),
+                        })
+                    })
+                    .collect::<Result<Vec<_>, DynamicConfigError>>()
+                    .and_then(|ops| check_ops(&ops).map(|()| ops))
+                    .map_err(to_response)?;
+                match res.resource_type {
+                    RESOURCE_TOPIC => alter_topic(ctx, name, &ops, req.validate_only),
+                    RESOURCE_BROKER => alter_broker(ctx, name, req.validate_only, |current| {
+                        apply_incremental(current, &ops, broker_list_base)
+                    }),
+                    RESOURCE_GROUP => alter_group(ctx, name, req.validate_only, |current| {
+                        // No group config is a list (Kafka's controller words the refusal so).
+                        apply_incremental(current, &ops, |key, op| {
+                            Err(DynamicConfigError::InvalidConfig(format!(
+                                "Can't {} to key {key} because its type is not LIST.",
+                                op.name()
+                            )))
+                        })
+                    }),
+                    other => Err((
+                        ResponseError::InvalidRequest,
+                        format!("Unknown resource type {other}"),
+                    )),
+                }
+            });
         if let Err((code, message)) = result {
             r.error_code = code.code();
             r.error_message = Some(StrBytes::from_string(message));
@@ -127,4 +88,36 @@ pub fn handle(
         resp.responses.push(r);
     }
     resp
+}
+
+/// Applies the operations to a topic's overrides; APPEND and SUBTRACT start from the topic's
+/// effective value.
+fn alter_topic(
+    ctx: &Ctx<'_>,
+    name: &str,
+    ops: &[AlterOp],
+    validate_only: bool,
+) -> Result<(), (ResponseError, String)> {
+    let Some(t) = ctx.broker.topics.get(name) else {
+        return Err((
+            ResponseError::UnknownTopicOrPartition,
+            format!("topic '{name}' does not exist"),
+        ));
+    };
+    let cfg = ctx.broker.dynamic_configs.effective();
+    let current = t.overrides.read().clone();
+    let overrides = apply_incremental(&current, ops, |key, op| {
+        let def = defs::topic_def(key).ok_or_else(|| {
+            DynamicConfigError::InvalidConfig(format!("unknown topic config '{key}'"))
+        })?;
+        if def.kind != ConfigType::List {
+            return Err(DynamicConfigError::InvalidConfig(format!(
+                "{key} is not a list; {} applies to lists only",
+                op.name()
+            )));
+        }
+        Ok(topic::effective(&cfg, &current, key).0)
+    })
+    .map_err(to_response)?;
+    apply_topic_overrides(ctx, name, overrides, validate_only)
 }

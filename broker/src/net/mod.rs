@@ -192,10 +192,16 @@ struct ConnectionSlot(Arc<Broker>);
 
 impl ConnectionSlot {
     fn take(broker: &Arc<Broker>, peer: SocketAddr) -> Option<ConnectionSlot> {
+        // Read at every accept: max.connections is a dynamic broker config (cluster-wide).
+        let max_connections = broker
+            .dynamic_configs
+            .effective()
+            .long("max.connections")
+            .max(0) as usize;
         let open = broker.connections.fetch_add(1, Ordering::AcqRel) + 1;
-        if open > broker.limits.max_connections {
+        if open > max_connections {
             broker.connections.fetch_sub(1, Ordering::AcqRel);
-            tracing::warn!(%peer, "refusing connection: max.connections={} reached", broker.limits.max_connections);
+            tracing::warn!(%peer, "refusing connection: max.connections={max_connections} reached");
             return None;
         }
         Some(ConnectionSlot(broker.clone()))
