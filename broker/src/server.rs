@@ -43,6 +43,8 @@ pub struct Broker {
     pub metrics: crate::metrics::Metrics,
     /// ACL authorization; `None` when `authorizer.class.name` is empty.
     pub authorizer: Option<crate::acl::Authorizer>,
+    /// SCRAM credentials (KIP-554), for a SASL/SCRAM authenticator.
+    pub scram_credentials: crate::scram::ScramCredentials,
     shutdown: watch::Sender<bool>,
 }
 
@@ -89,6 +91,7 @@ impl Broker {
             .map(|t| t.partitions.len() as i32);
         let groups = Arc::new(GroupCoordinator::new(&config, offsets_partitions));
         let authorizer = crate::acl::Authorizer::from_config(&config, &dir)?;
+        let scram_credentials = crate::scram::ScramCredentials::open(&dir)?;
         let broker = Arc::new(Broker {
             limits: Limits {
                 socket_request_max_bytes: config.int("socket.request.max.bytes") as usize,
@@ -105,6 +108,7 @@ impl Broker {
             io_engine,
             metrics: crate::metrics::Metrics::new(),
             authorizer,
+            scram_credentials,
             shutdown,
             config,
         });

@@ -409,9 +409,31 @@ impl TopicRegistry {
 
 /// Writes `dir/name` so that a crash leaves either the old or the new content.
 pub fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically_with_mode(dir, name, bytes, 0o666)
+}
+
+/// [`write_atomically`] for secrets (credentials, passwords): readable by the broker's user only.
+pub fn write_atomically_private(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically_with_mode(dir, name, bytes, 0o600)
+}
+
+fn write_atomically_with_mode(
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+    mode: u32,
+) -> std::io::Result<()> {
     use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     let tmp = dir.join(format!("{name}.tmp"));
-    let mut f = std::fs::File::create(&tmp)?;
+    // A leftover of a crash would keep its own permissions: start afresh.
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .open(&tmp)?;
     f.write_all(bytes)?;
     f.sync_all()?;
     std::fs::rename(&tmp, dir.join(name))?;

@@ -158,8 +158,14 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             let mut b = describe_configs_request::DescribeConfigsResource::default();
             b.resource_type = 4;
             b.resource_name = s("1");
+            let mut default = describe_configs_request::DescribeConfigsResource::default();
+            default.resource_type = 4;
+            default.resource_name = s("");
+            let mut group = describe_configs_request::DescribeConfigsResource::default();
+            group.resource_type = 32;
+            group.resource_name = s("g");
             let mut r = DescribeConfigsRequest::default();
-            r.resources = vec![topic, b];
+            r.resources = vec![topic, b, default, group];
             r.include_synonyms = version >= 1;
             r.include_documentation = version >= 3;
             RequestKind::DescribeConfigs(r)
@@ -172,8 +178,15 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             res.resource_type = 2;
             res.resource_name = s("t");
             res.configs = vec![c];
+            let mut relogin = alter_configs_request::AlterableConfig::default();
+            relogin.name = s("sasl.kerberos.min.time.before.relogin");
+            relogin.value = Some(s("58000"));
+            let mut broker = alter_configs_request::AlterConfigsResource::default();
+            broker.resource_type = 4;
+            broker.resource_name = s("1");
+            broker.configs = vec![relogin];
             let mut r = AlterConfigsRequest::default();
-            r.resources = vec![res];
+            r.resources = vec![res, broker];
             r.validate_only = true;
             RequestKind::AlterConfigs(r)
         }
@@ -195,8 +208,23 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             res.resource_type = 2;
             res.resource_name = s("t");
             res.configs = vec![c];
+            let mut policy = incremental_alter_configs_request::AlterableConfig::default();
+            policy.name = s("log.cleanup.policy");
+            policy.config_operation = 2; // APPEND
+            policy.value = Some(s("compact"));
+            let mut broker = incremental_alter_configs_request::AlterConfigsResource::default();
+            broker.resource_type = 4;
+            broker.resource_name = s("");
+            broker.configs = vec![policy];
+            let mut timeout = incremental_alter_configs_request::AlterableConfig::default();
+            timeout.name = s("consumer.session.timeout.ms");
+            timeout.value = Some(s("50000"));
+            let mut group = incremental_alter_configs_request::AlterConfigsResource::default();
+            group.resource_type = 32;
+            group.resource_name = s("g");
+            group.configs = vec![timeout];
             let mut r = IncrementalAlterConfigsRequest::default();
-            r.resources = vec![res];
+            r.resources = vec![res, broker, group];
             r.validate_only = true;
             RequestKind::IncrementalAlterConfigs(r)
         }
@@ -459,6 +487,35 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             let mut r = DeleteAclsRequest::default();
             r.filters = vec![f, unknown];
             RequestKind::DeleteAcls(r)
+        }
+        ApiKey::DescribeUserScramCredentials => {
+            let users = ["alice", "nobody", "nobody"].iter().map(|n| {
+                let mut u = describe_user_scram_credentials_request::UserName::default();
+                u.name = s(n);
+                u
+            });
+            let mut r = DescribeUserScramCredentialsRequest::default();
+            r.users = Some(users.collect());
+            RequestKind::DescribeUserScramCredentials(r)
+        }
+        ApiKey::AlterUserScramCredentials => {
+            let mut ok = alter_user_scram_credentials_request::ScramCredentialUpsertion::default();
+            ok.name = s("alice");
+            ok.mechanism = 1; // SCRAM-SHA-256
+            ok.iterations = 8192;
+            ok.salt = Bytes::from_static(b"salt");
+            ok.salted_password = Bytes::from_static(&[7; 32]);
+            let mut too_few = ok.clone();
+            too_few.name = s("bob");
+            too_few.iterations = 1; // UNACCEPTABLE_CREDENTIAL
+            let mut missing =
+                alter_user_scram_credentials_request::ScramCredentialDeletion::default();
+            missing.name = s("nobody");
+            missing.mechanism = 2; // RESOURCE_NOT_FOUND
+            let mut r = AlterUserScramCredentialsRequest::default();
+            r.upsertions = vec![ok, too_few];
+            r.deletions = vec![missing];
+            RequestKind::AlterUserScramCredentials(r)
         }
         other => panic!("{other:?} is advertised but this test has no request for it: add one"),
     }

@@ -502,7 +502,8 @@ impl DynamicConfigs {
         }
         next.version = 1;
         let bytes = serde_json::to_vec_pretty(&next).expect("serialisable");
-        crate::topics::write_atomically(&self.dir, FILE, &bytes)?;
+        // Private: dynamic configs may hold passwords (sasl.jaas.config, keystore passwords).
+        crate::topics::write_atomically_private(&self.dir, FILE, &bytes)?;
         let effective = Arc::new(candidate);
         {
             let mut s = self.state.write();

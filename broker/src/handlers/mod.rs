@@ -5,6 +5,7 @@
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod alter_configs;
+pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod create_acls;
 pub mod create_partitions;
@@ -20,6 +21,7 @@ pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
 pub mod describe_transactions;
+pub mod describe_user_scram_credentials;
 pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
@@ -250,6 +252,14 @@ pub async fn handle_request(
         }
         RequestKind::CreateAcls(r) => Some(ResponseKind::CreateAcls(create_acls::handle(&ctx, r))),
         RequestKind::DeleteAcls(r) => Some(ResponseKind::DeleteAcls(delete_acls::handle(&ctx, r))),
+        RequestKind::DescribeUserScramCredentials(r) => {
+            Some(ResponseKind::DescribeUserScramCredentials(
+                describe_user_scram_credentials::handle(&ctx, r),
+            ))
+        }
+        RequestKind::AlterUserScramCredentials(r) => Some(ResponseKind::AlterUserScramCredentials(
+            alter_user_scram_credentials::handle(&ctx, r),
+        )),
         other => {
             return Err(format!(
                 "{key:?} is advertised but has no handler ({})",

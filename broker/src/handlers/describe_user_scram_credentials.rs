@@ -1,0 +1,76 @@
+//! DescribeUserScramCredentials (KIP-554): the SCRAM mechanisms and iteration counts of the
+//! named users, or of every user with credentials when none is named. A user without
+//! credentials is RESOURCE_NOT_FOUND, a user named twice DUPLICATE_RESOURCE (Kafka's
+//! `ScramImage.describe`). Salts and salted passwords are never returned. ACLs: DESCRIBE on the
+//! cluster, else CLUSTER_AUTHORIZATION_FAILED for the whole request, as Kafka answers.
+
+use kafka_protocol::messages::describe_user_scram_credentials_response::{
+    CredentialInfo, DescribeUserScramCredentialsResult,
+};
+use kafka_protocol::messages::{
+    DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse,
+};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+
+use super::Ctx;
+use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+
+pub fn handle(
+    ctx: &Ctx<'_>,
+    req: DescribeUserScramCredentialsRequest,
+) -> DescribeUserScramCredentialsResponse {
+    let mut resp = DescribeUserScramCredentialsResponse::default();
+    let users: Vec<String> = req
+        .users
+        .unwrap_or_default()
+        .iter()
+        .map(|u| u.name.to_string())
+        .collect();
+    if !ctx.authorize(AclOperation::Describe, ResourceType::Cluster, CLUSTER_NAME) {
+        let message = ctx.denied(AclOperation::Describe, ResourceType::Cluster, CLUSTER_NAME);
+        let code = ResponseError::ClusterAuthorizationFailed.code();
+        resp.error_code = code;
+        resp.error_message = Some(StrBytes::from_string(message.clone()));
+        resp.results = users
+            .into_iter()
+            .map(|u| {
+                let mut r = DescribeUserScramCredentialsResult::default();
+                r.user = StrBytes::from_string(u);
+                r.error_code = code;
+                r.error_message = Some(StrBytes::from_string(message.clone()));
+                r
+            })
+            .collect();
+        return resp;
+    }
+    resp.results = ctx
+        .broker
+        .scram_credentials
+        .describe(&users)
+        .into_iter()
+        .map(|(user, described)| {
+            let mut r = DescribeUserScramCredentialsResult::default();
+            r.user = StrBytes::from_string(user);
+            match described {
+                Ok(infos) => {
+                    r.credential_infos = infos
+                        .into_iter()
+                        .map(|(mechanism, iterations)| {
+                            let mut i = CredentialInfo::default();
+                            i.mechanism = mechanism.code();
+                            i.iterations = iterations;
+                            i
+                        })
+                        .collect();
+                }
+                Err((code, message)) => {
+                    r.error_code = code.code();
+                    r.error_message = Some(StrBytes::from_string(message));
+                }
+            }
+            r
+        })
+        .collect();
+    resp
+}
