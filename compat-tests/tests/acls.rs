@@ -6,19 +6,15 @@
 mod common;
 
 use std::ffi::{c_char, CStr, CString};
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::ptr;
 use std::time::{Duration, Instant};
 
-use bytes::{Buf, BufMut, BytesMut};
 use common::*;
 use kafka_protocol::messages::create_acls_request::AclCreation;
 use kafka_protocol::messages::{
     ApiKey, CreateAclsRequest, CreateAclsResponse, DescribeAclsRequest, DescribeAclsResponse,
-    RequestHeader, ResponseHeader,
 };
-use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use kafka_protocol::protocol::StrBytes;
 use rdkafka::admin::AdminClient;
 use rdkafka::bindings as rd;
 use rdkafka::client::DefaultClientContext;
@@ -551,38 +547,6 @@ fn describe_error(broker: &Broker) -> (i16, String) {
         resp.error_code,
         resp.error_message.as_deref().unwrap_or("").to_string(),
     )
-}
-
-fn raw_request<Req: Encodable, Resp: Decodable>(
-    broker: &Broker,
-    key: ApiKey,
-    version: i16,
-    body: &Req,
-) -> Resp {
-    let mut buf = BytesMut::new();
-    buf.put_i32(0);
-    let mut h = RequestHeader::default();
-    h.request_api_key = key as i16;
-    h.request_api_version = version;
-    h.correlation_id = 1;
-    h.client_id = Some(StrBytes::from_static_str("acl-test"));
-    h.encode(&mut buf, key.request_header_version(version))
-        .unwrap();
-    body.encode(&mut buf, version).unwrap();
-    let len = (buf.len() - 4) as i32;
-    buf[..4].copy_from_slice(&len.to_be_bytes());
-    let mut s = TcpStream::connect(broker.bootstrap()).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(&buf).unwrap();
-    let mut size = [0u8; 4];
-    s.read_exact(&mut size).unwrap();
-    let mut frame = vec![0u8; i32::from_be_bytes(size) as usize];
-    s.read_exact(&mut frame).unwrap();
-    let mut frame = bytes::Bytes::from(frame);
-    ResponseHeader::decode(&mut frame, key.response_header_version(version)).unwrap();
-    let resp = Resp::decode(&mut frame, version).unwrap();
-    assert_eq!(frame.remaining(), 0, "whole response decoded");
-    resp
 }
 
 /// Produces one record with a fresh producer (fresh metadata); the delivery error, if any.

@@ -1,7 +1,13 @@
 //! Client helpers shared by the compatibility tests (rdkafka = librdkafka through Rust).
 #![allow(dead_code, unused_imports)]
 
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::time::Duration;
+
+use bytes::{Buf, BufMut, BytesMut};
+use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
+use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
@@ -164,4 +170,38 @@ pub fn group_consumer(
     let consumer: rdkafka::consumer::BaseConsumer = c.create().expect("consumer");
     consumer.subscribe(&[topic]).expect("subscribe");
     consumer
+}
+
+/// Sends one request on a fresh connection and decodes the answer: for the APIs the client
+/// libraries do not wrap, and for asserting exact error codes and messages.
+pub fn raw_request<Req: Encodable, Resp: Decodable>(
+    broker: &Broker,
+    key: ApiKey,
+    version: i16,
+    body: &Req,
+) -> Resp {
+    let mut buf = BytesMut::new();
+    buf.put_i32(0);
+    let mut h = RequestHeader::default();
+    h.request_api_key = key as i16;
+    h.request_api_version = version;
+    h.correlation_id = 1;
+    h.client_id = Some(StrBytes::from_static_str("compat-test"));
+    h.encode(&mut buf, key.request_header_version(version))
+        .unwrap();
+    body.encode(&mut buf, version).unwrap();
+    let len = (buf.len() - 4) as i32;
+    buf[..4].copy_from_slice(&len.to_be_bytes());
+    let mut s = TcpStream::connect(broker.bootstrap()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(&buf).unwrap();
+    let mut size = [0u8; 4];
+    s.read_exact(&mut size).unwrap();
+    let mut frame = vec![0u8; i32::from_be_bytes(size) as usize];
+    s.read_exact(&mut frame).unwrap();
+    let mut frame = bytes::Bytes::from(frame);
+    ResponseHeader::decode(&mut frame, key.response_header_version(version)).unwrap();
+    let resp = Resp::decode(&mut frame, version).unwrap();
+    assert_eq!(frame.remaining(), 0, "whole response decoded");
+    resp
 }
