@@ -310,6 +310,71 @@ fn config_apis_refuse_topics_and_the_broker_with_their_own_codes() {
 }
 
 #[test]
+fn group_and_broker_configs_and_scram_credentials_need_their_acls() {
+    let f = Fixture::new();
+    let group_timeout = || {
+        let mut c = incremental_alter_configs_request::AlterableConfig::default();
+        c.name = s("consumer.session.timeout.ms");
+        c.value = Some(s("50000"));
+        let mut res = incremental_alter_configs_request::AlterConfigsResource::default();
+        res.resource_type = 32;
+        res.resource_name = s("g");
+        res.configs = vec![c];
+        let mut r = IncrementalAlterConfigsRequest::default();
+        r.resources = vec![res];
+        handlers::incremental_alter_configs::handle(&f.ctx(1), r).responses[0].error_code
+    };
+    let broker_threads = || {
+        let mut c = alter_configs_request::AlterableConfig::default();
+        c.name = s("background.threads");
+        c.value = Some(s("9"));
+        let mut res = alter_configs_request::AlterConfigsResource::default();
+        res.resource_type = 4;
+        res.resource_name = s("");
+        res.configs = vec![c];
+        let mut r = AlterConfigsRequest::default();
+        r.resources = vec![res];
+        handlers::alter_configs::handle(&f.ctx(2), r).responses[0].error_code
+    };
+    let scram_upsert = || {
+        let mut u = alter_user_scram_credentials_request::ScramCredentialUpsertion::default();
+        u.name = s("alice");
+        u.mechanism = 1;
+        u.iterations = 4096;
+        u.salted_password = bytes::Bytes::from_static(&[1; 32]);
+        let mut r = AlterUserScramCredentialsRequest::default();
+        r.upsertions = vec![u];
+        let resp = handlers::alter_user_scram_credentials::handle(&f.ctx(0), r);
+        (resp.results[0].user.to_string(), resp.results[0].error_code)
+    };
+    let scram_describe = || {
+        let r = DescribeUserScramCredentialsRequest::default();
+        let resp = handlers::describe_user_scram_credentials::handle(&f.ctx(0), r);
+        (resp.error_code, resp.results.len())
+    };
+    assert_eq!(group_timeout(), GROUP_AUTHORIZATION_FAILED);
+    assert_eq!(broker_threads(), CLUSTER_AUTHORIZATION_FAILED);
+    assert_eq!(
+        scram_upsert(),
+        ("alice".into(), CLUSTER_AUTHORIZATION_FAILED)
+    );
+    assert_eq!(scram_describe(), (CLUSTER_AUTHORIZATION_FAILED, 0));
+
+    f.allow(ResourceType::Group, "g", AclOperation::AlterConfigs);
+    f.allow(
+        ResourceType::Cluster,
+        "kafka-cluster",
+        AclOperation::AlterConfigs,
+    );
+    f.allow(ResourceType::Cluster, "kafka-cluster", AclOperation::Alter);
+    assert_eq!(group_timeout(), 0);
+    assert_eq!(broker_threads(), 0);
+    assert_eq!(scram_upsert(), ("alice".into(), 0));
+    // ALTER on the cluster implies DESCRIBE.
+    assert_eq!(scram_describe(), (0, 1));
+}
+
+#[test]
 fn group_apis_need_the_group_acl() {
     let f = Fixture::new();
     let mut fc = FindCoordinatorRequest::default();

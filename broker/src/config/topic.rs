@@ -297,6 +297,71 @@ mod tests {
     }
 
     #[test]
+    fn kafka_4_topic_configs_are_known_with_kafkas_defaults_and_checks() {
+        let b = broker(&[]);
+        let o = TopicOverrides::new();
+        for (name, default) in [
+            ("max.compaction.lag.ms", "9223372036854775807"),
+            ("message.timestamp.after.max.ms", "3600000"),
+            ("message.timestamp.before.max.ms", "9223372036854775807"),
+            ("segment.jitter.ms", "0"),
+            ("local.retention.ms", "-2"),
+            ("local.retention.bytes", "-2"),
+            ("remote.storage.enable", "false"),
+            ("leader.replication.throttled.replicas", ""),
+            ("compression.zstd.level", "3"),
+        ] {
+            assert_eq!(
+                effective(&b, &o, name).0.as_deref(),
+                Some(default),
+                "{name}"
+            );
+        }
+        assert!(validate_value("max.compaction.lag.ms", "3600000").is_ok());
+        assert!(validate_value("max.compaction.lag.ms", "0").is_err());
+        assert!(validate_value("follower.replication.throttled.replicas", "0:1,1:1").is_ok());
+        assert!(validate_value("follower.replication.throttled.replicas", "0-1").is_err());
+        assert!(validate_value("compression.gzip.level", "10").is_err());
+        let e = validate_value("remote.storage.enable", "true").unwrap_err();
+        assert!(
+            e.contains("Tiered Storage functionality is disabled"),
+            "{e}"
+        );
+        let mut conflict = TopicOverrides::new();
+        conflict.insert("min.compaction.lag.ms".into(), "10".into());
+        conflict.insert("max.compaction.lag.ms".into(), "5".into());
+        let e = validate_overrides(&b, &conflict).unwrap_err();
+        assert!(
+            e.contains("min.compaction.lag.ms (10) > max.compaction.lag.ms (5)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn dynamic_broker_defaults_beat_static_ones_and_report_their_level() {
+        let b = broker(&[
+            ("log.retention.hours", "2"),
+            ("log.cleanup.policy", "compact"),
+        ]);
+        let dynamic = b.with_dynamic(
+            [("log.retention.ms".to_string(), "1000".to_string())].into(),
+            [("log.cleanup.policy".to_string(), "delete".to_string())].into(),
+        );
+        let o = TopicOverrides::new();
+        let (value, source) = effective(&dynamic, &o, "retention.ms");
+        assert_eq!(value.as_deref(), Some("1000"));
+        assert_eq!(source.code(), source_code::DYNAMIC_BROKER_CONFIG);
+        let (value, source) = effective(&dynamic, &o, "cleanup.policy");
+        assert_eq!(value.as_deref(), Some("delete"));
+        assert_eq!(source.code(), source_code::DYNAMIC_DEFAULT_BROKER_CONFIG);
+        assert_eq!(log_config(&dynamic, &o).retention_ms, 1000);
+        assert_eq!(
+            log_config(&dynamic, &o).cleanup_policy,
+            CleanupPolicy::Delete
+        );
+    }
+
+    #[test]
     fn bad_topic_values_are_refused() {
         assert!(validate_value("cleanup.policy", "compact,delete").is_ok());
         assert!(validate_value("cleanup.policy", "shred").is_err());
