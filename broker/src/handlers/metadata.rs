@@ -12,7 +12,7 @@ use kafka_protocol::ResponseError;
 
 use super::Ctx;
 use crate::config::topic::TopicOverrides;
-use crate::topics::{Topic, TopicError};
+use crate::topics::{is_internal_topic, Topic, TopicError};
 
 /// Kafka's "authorized operations not requested" marker.
 const OPERATIONS_OMITTED: i32 = i32::MIN;
@@ -61,7 +61,7 @@ pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
                 let name = name.as_str();
                 match broker.topics.get(name) {
                     Some(t) => Ok(t),
-                    None if allow_auto_create && !name.starts_with("__") => {
+                    None if allow_auto_create && !is_internal_topic(name) => {
                         let partitions = broker.config.int("num.partitions");
                         let rf = broker.config.int("default.replication.factor") as i16;
                         match broker
