@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 
+from report import read_list
 from samsa_broker import Broker
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -33,18 +34,6 @@ BROKER_PROPS = {
     "transaction.state.log.num.partitions": "4",
 }
 TEST_KAFKA_VERSION = "4.0.0"
-
-
-def read_list(path):
-    out = {}
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            tid, _, reason = line.partition(" ")
-            out[tid] = reason.strip()
-    return out
 
 
 def all_test_ids(runner_dir):
