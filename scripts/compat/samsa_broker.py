@@ -15,17 +15,23 @@ START_TIMEOUT_S = 60
 START_ATTEMPTS = 3
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_port(preferred=None):
+    """`preferred` when nothing listens on it, else any free port."""
+    for port in ([preferred] if preferred else []) + [0]:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
 
 
 class Broker:
     """`props` are Kafka property names and values (`{"num.partitions": "4"}`); `{port}` in a
-    value becomes the broker's port (`"advertised.listeners": "PLAINTEXT://127.0.0.1:{port}"`)."""
+    value becomes the broker's port (`"advertised.listeners": "PLAINTEXT://127.0.0.1:{port}"`).
+    `preferred_port` is used when it is free (for suites that assume Kafka's 9092)."""
 
-    def __init__(self, samsa, workdir, props=None):
+    def __init__(self, samsa, workdir, props=None, preferred_port=None):
         self.samsa = samsa
         self.workdir = workdir
         self.props = dict(props or {})
@@ -34,7 +40,7 @@ class Broker:
         self.log = None
         self.proc = None
         for attempt in range(START_ATTEMPTS):
-            self.port = free_port()
+            self.port = free_port(preferred_port if attempt == 0 else None)
             if self._start() or attempt + 1 == START_ATTEMPTS:
                 break
         if not self.alive():
