@@ -58,19 +58,22 @@ def test_binaries(crate_dir):
 
 
 def failure_reasons(output):
-    """{test name: first lines of its panic message} from libtest's failure sections."""
+    """{test name: first lines of its panic message or returned error} from libtest's failure
+    sections."""
     reasons, current, lines = {}, None, []
     for line in output.splitlines():
         m = STDOUT_HEADER.match(line)
         if m or line.startswith("failures:") or line.startswith("test result:"):
             if current:
-                reasons[current] = " ".join(lines)
+                reasons[current] = " ".join(lines).strip()
             current, lines = (m.group(1) if m else None), []
             continue
         if current is None:
             continue
         if "panicked at" in line:
             lines = [line.split("panicked at", 1)[1].strip()]
+        elif line.startswith("Error: ") and not lines:  # a test that returned Err
+            lines = [line[len("Error: "):].strip()]
         elif lines and len(lines) < 4 and not line.startswith("stack backtrace") and not line.startswith("note:"):
             lines.append(line.strip())
     return reasons
