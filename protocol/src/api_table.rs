@@ -51,12 +51,18 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::OffsetForLeaderEpoch, 2, 4),
     api(ApiKey::DescribeConfigs, 1, 4),
     api(ApiKey::AlterConfigs, 0, 2),
+    api(ApiKey::AlterReplicaLogDirs, 1, 2),
     api(ApiKey::DescribeLogDirs, 1, 4),
     api(ApiKey::CreatePartitions, 0, 3),
     api(ApiKey::DeleteGroups, 0, 2),
+    api(ApiKey::ElectLeaders, 0, 2),
     api(ApiKey::IncrementalAlterConfigs, 0, 1),
+    api(ApiKey::AlterPartitionReassignments, 0, 1),
+    api(ApiKey::ListPartitionReassignments, 0, 0),
     api(ApiKey::OffsetDelete, 0, 0),
     api(ApiKey::DescribeCluster, 0, 2),
+    api(ApiKey::ListConfigResources, 0, 1),
+    api(ApiKey::DescribeTopicPartitions, 0, 0),
 ];
 
 /// Versions of Produce that are advertised but refused (see [`SUPPORTED_APIS`]).

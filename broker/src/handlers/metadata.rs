@@ -20,7 +20,7 @@ const OPERATIONS_OMITTED: i32 = i32::MIN;
 /// DESCRIBE_CONFIGS, ALTER_CONFIGS; the cluster: CREATE, ALTER, DESCRIBE, CLUSTER_ACTION,
 /// DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, CREATE_TOKENS, DESCRIBE_TOKENS. There is no
 /// authorizer yet, so everything is allowed.
-const TOPIC_OPERATIONS_ALL: i32 = 0b1101_1111_1000;
+pub const TOPIC_OPERATIONS_ALL: i32 = 0b1101_1111_1000;
 const CLUSTER_OPERATIONS_ALL: i32 = 32672;
 
 pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {

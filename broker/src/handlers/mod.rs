@@ -3,6 +3,8 @@
 //! and frames the answer.
 
 pub mod alter_configs;
+pub mod alter_partition_reassignments;
+pub mod alter_replica_log_dirs;
 pub mod api_versions;
 pub mod create_partitions;
 pub mod create_topics;
@@ -13,14 +15,18 @@ pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
+pub mod describe_topic_partitions;
+pub mod elect_leaders;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
 pub mod incremental_alter_configs;
 pub mod join_group;
 pub mod leave_group;
+pub mod list_config_resources;
 pub mod list_groups;
 pub mod list_offsets;
+pub mod list_partition_reassignments;
 pub mod metadata;
 pub mod offset_commit;
 pub mod offset_delete;
@@ -153,6 +159,26 @@ pub async fn handle(
         )),
         RequestKind::OffsetDelete(r) => Some(ResponseKind::OffsetDelete(
             offset_delete::handle(&ctx, r).await,
+        )),
+        RequestKind::AlterReplicaLogDirs(r) => Some(ResponseKind::AlterReplicaLogDirs(
+            alter_replica_log_dirs::handle(&ctx, r),
+        )),
+        RequestKind::ElectLeaders(r) => {
+            Some(ResponseKind::ElectLeaders(elect_leaders::handle(&ctx, r)))
+        }
+        RequestKind::AlterPartitionReassignments(r) => Some(
+            ResponseKind::AlterPartitionReassignments(alter_partition_reassignments::handle(
+                &ctx, r,
+            )),
+        ),
+        RequestKind::ListPartitionReassignments(r) => Some(
+            ResponseKind::ListPartitionReassignments(list_partition_reassignments::handle(&ctx, r)),
+        ),
+        RequestKind::ListConfigResources(r) => Some(ResponseKind::ListConfigResources(
+            list_config_resources::handle(&ctx, r),
+        )),
+        RequestKind::DescribeTopicPartitions(r) => Some(ResponseKind::DescribeTopicPartitions(
+            describe_topic_partitions::handle(&ctx, r),
         )),
         other => {
             return Err(format!(
