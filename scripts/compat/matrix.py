@@ -147,6 +147,11 @@ def explain(suite, test):
     return "not yet explained; the runner recorded: " + (reason or "no reason")
 
 
+def short(name):
+    """A test's name without the folder every test of its suite shares."""
+    return name[len("test/integration/"):] if name.startswith("test/integration/") else name
+
+
 def load(file):
     path = os.path.join(REPORTS, file)
     if not os.path.exists(path):
@@ -215,7 +220,7 @@ def main():
             for t in failed:
                 by_reason.setdefault(explain(suite, t), []).append(t["name"])
             for reason, names in by_reason.items():
-                gaps.append("- %s: %s" % (reason, ", ".join("`%s`" % n for n in names)))
+                gaps.append("- %s: %s" % (reason, ", ".join("`%s`" % short(n) for n in names)))
             gaps.append("")
         skipped = [t for t in tests if t["state"] == "SKIPPED"]
         if skipped:
@@ -227,7 +232,7 @@ def main():
             skips.append("### %s %s: %s (%d skipped)" % (client, version, what, len(skipped)))
             skips.append("")
             for reason, names in by_reason.items():
-                skips.append("- %s: %s" % (reason, ", ".join("`%s`" % n for n in names)))
+                skips.append("- %s: %s" % (reason, ", ".join("`%s`" % short(n) for n in names)))
             skips.append("")
     out.append("")
     if notes:
