@@ -375,7 +375,8 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             RequestKind::AlterPartitionReassignments(r)
         }
         ApiKey::ListPartitionReassignments => {
-            let mut t = list_partition_reassignments_request::ListPartitionReassignmentsTopics::default();
+            let mut t =
+                list_partition_reassignments_request::ListPartitionReassignmentsTopics::default();
             t.name = name("t");
             t.partition_indexes = vec![0];
             let mut r = ListPartitionReassignmentsRequest::default();

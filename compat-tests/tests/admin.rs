@@ -171,10 +171,15 @@ fn create_partitions_needs_one_assignment_per_added_partition() {
         .unwrap();
     assert_eq!(
         r,
-        vec![Err(("grow".into(), RDKafkaErrorCode::InvalidReplicaAssignment))]
+        vec![Err((
+            "grow".into(),
+            RDKafkaErrorCode::InvalidReplicaAssignment
+        ))]
     );
     let exact = NewPartitions::new("grow", 3).assign(&two);
-    let r = rt.block_on(admin.create_partitions(&[exact], &opts)).unwrap();
+    let r = rt
+        .block_on(admin.create_partitions(&[exact], &opts))
+        .unwrap();
     assert_eq!(r, vec![Ok("grow".to_string())]);
     let md = admin
         .inner()

@@ -2,7 +2,9 @@
 //! has one (see alter_partition_reassignments.rs), so the list is always empty; Kafka's
 //! controller likewise skips named topics and partitions that do not exist.
 
-use kafka_protocol::messages::{ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse};
+use kafka_protocol::messages::{
+    ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse,
+};
 
 use super::Ctx;
 

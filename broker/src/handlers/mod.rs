@@ -166,11 +166,11 @@ pub async fn handle(
         RequestKind::ElectLeaders(r) => {
             Some(ResponseKind::ElectLeaders(elect_leaders::handle(&ctx, r)))
         }
-        RequestKind::AlterPartitionReassignments(r) => Some(
-            ResponseKind::AlterPartitionReassignments(alter_partition_reassignments::handle(
-                &ctx, r,
-            )),
-        ),
+        RequestKind::AlterPartitionReassignments(r) => {
+            Some(ResponseKind::AlterPartitionReassignments(
+                alter_partition_reassignments::handle(&ctx, r),
+            ))
+        }
         RequestKind::ListPartitionReassignments(r) => Some(
             ResponseKind::ListPartitionReassignments(list_partition_reassignments::handle(&ctx, r)),
         ),
