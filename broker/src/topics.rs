@@ -27,9 +27,15 @@ pub struct Topic {
     pub overrides: RwLock<TopicOverrides>,
 }
 
+/// Kafka's internal topics: created by their coordinators, never by a client's Metadata request.
+/// Other names starting with `__` are ordinary topics to Kafka (`Topic.isInternal`).
+pub fn is_internal_topic(name: &str) -> bool {
+    name.starts_with("__consumer_offsets") || name == "__transaction_state"
+}
+
 impl Topic {
     pub fn is_internal(&self) -> bool {
-        self.name.starts_with("__consumer_offsets") || self.name == "__transaction_state"
+        is_internal_topic(&self.name)
     }
     pub fn partition(&self, index: i32) -> Option<&Arc<Partition>> {
         usize::try_from(index)

@@ -517,6 +517,65 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             r.deletions = vec![missing];
             RequestKind::AlterUserScramCredentials(r)
         }
+        ApiKey::AlterReplicaLogDirs => {
+            let mut t = alter_replica_log_dirs_request::AlterReplicaLogDirTopic::default();
+            t.name = name("t");
+            t.partitions = vec![0, 9];
+            let mut d = alter_replica_log_dirs_request::AlterReplicaLogDir::default();
+            d.path = s("/nowhere");
+            d.topics = vec![t];
+            let mut r = AlterReplicaLogDirsRequest::default();
+            r.dirs = vec![d];
+            RequestKind::AlterReplicaLogDirs(r)
+        }
+        ApiKey::ElectLeaders => {
+            let mut t = elect_leaders_request::TopicPartitions::default();
+            t.topic = name("t");
+            t.partitions = vec![0, 9];
+            let mut r = ElectLeadersRequest::default();
+            r.topic_partitions = Some(vec![t]);
+            RequestKind::ElectLeaders(r)
+        }
+        ApiKey::AlterPartitionReassignments => {
+            let mut p = alter_partition_reassignments_request::ReassignablePartition::default();
+            p.partition_index = 0;
+            p.replicas = Some(vec![BrokerId(1)]);
+            let mut cancel = p.clone();
+            cancel.replicas = None;
+            let mut t = alter_partition_reassignments_request::ReassignableTopic::default();
+            t.name = name("t");
+            t.partitions = vec![p, cancel];
+            let mut r = AlterPartitionReassignmentsRequest::default();
+            r.topics = vec![t];
+            RequestKind::AlterPartitionReassignments(r)
+        }
+        ApiKey::ListPartitionReassignments => {
+            let mut t =
+                list_partition_reassignments_request::ListPartitionReassignmentsTopics::default();
+            t.name = name("t");
+            t.partition_indexes = vec![0];
+            let mut r = ListPartitionReassignmentsRequest::default();
+            r.topics = Some(vec![t]);
+            RequestKind::ListPartitionReassignments(r)
+        }
+        ApiKey::ListConfigResources => {
+            let mut r = ListConfigResourcesRequest::default();
+            if version >= 1 {
+                r.resource_types = vec![2, 4];
+            }
+            RequestKind::ListConfigResources(r)
+        }
+        ApiKey::DescribeTopicPartitions => {
+            let topics = ["t", "missing"].map(|n| {
+                let mut t = describe_topic_partitions_request::TopicRequest::default();
+                t.name = name(n);
+                t
+            });
+            let mut r = DescribeTopicPartitionsRequest::default();
+            r.topics = topics.to_vec();
+            r.response_partition_limit = 1;
+            RequestKind::DescribeTopicPartitions(r)
+        }
         other => panic!("{other:?} is advertised but this test has no request for it: add one"),
     }
 }

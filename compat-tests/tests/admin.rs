@@ -153,3 +153,37 @@ fn topics_and_their_configs_survive_a_restart() {
         .unwrap();
     assert_eq!(md.topics()[0].partitions().len(), 4);
 }
+
+/// Kafka wants one replica list per added partition; a request with more (or fewer) is refused
+/// with INVALID_REPLICA_ASSIGNMENT and adds nothing.
+#[test]
+fn create_partitions_needs_one_assignment_per_added_partition() {
+    let broker = Broker::start();
+    create_topic(&broker, "grow", 1, &[]);
+    let admin = admin(&broker);
+    let rt = runtime();
+    let opts = AdminOptions::new();
+    let node: &[i32] = &[1];
+    let two = [node, node];
+    let too_many = NewPartitions::new("grow", 2).assign(&two);
+    let r = rt
+        .block_on(admin.create_partitions(&[too_many], &opts))
+        .unwrap();
+    assert_eq!(
+        r,
+        vec![Err((
+            "grow".into(),
+            RDKafkaErrorCode::InvalidReplicaAssignment
+        ))]
+    );
+    let exact = NewPartitions::new("grow", 3).assign(&two);
+    let r = rt
+        .block_on(admin.create_partitions(&[exact], &opts))
+        .unwrap();
+    assert_eq!(r, vec![Ok("grow".to_string())]);
+    let md = admin
+        .inner()
+        .fetch_metadata(Some("grow"), std::time::Duration::from_secs(10))
+        .unwrap();
+    assert_eq!(md.topics()[0].partitions().len(), 3);
+}

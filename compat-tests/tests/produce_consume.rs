@@ -168,3 +168,18 @@ fn list_offsets_by_timestamp_finds_the_first_record_at_or_after_it() {
         .unwrap();
     assert_eq!((low, high), (0, 100));
 }
+
+/// Kafka auto-creates any valid topic name a producer asks for, including names starting with
+/// `__` (rust-rdkafka's own tests name theirs `__test_...`); only its internal topics are
+/// left to their coordinators.
+#[test]
+fn a_topic_whose_name_starts_with_two_underscores_is_auto_created() {
+    let broker = Broker::start();
+    let producer = producer(&broker, &[("message.timeout.ms", "10000")]);
+    let records = vec![(None, b"first".to_vec()), (None, b"second".to_vec())];
+    let acks = produce_all(&producer, "__app_events", &records, Some(0));
+    assert_eq!(acks, vec![(0, 0), (0, 1)]);
+    let consumer = assigned_consumer(&broker, "__app_events", &[0], Offset::Beginning);
+    let got = consume_n(&consumer, 2, Duration::from_secs(30));
+    assert_eq!(got[1].value, b"second");
+}

@@ -45,3 +45,9 @@ fn kafka_python_administers_consumer_groups() {
     let broker = Broker::start();
     run_script(&broker, "kafka_python_group_admin.py", &[]);
 }
+
+#[test]
+fn kafka_python_administers_the_cluster_of_one_node() {
+    let broker = Broker::start_with(BrokerOptions::default().prop("node.id", 7));
+    run_script(&broker, "kafka_python_cluster_admin.py", &["7"]);
+}

@@ -60,10 +60,14 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::DeleteAcls, 1, 3),
     api(ApiKey::DescribeConfigs, 1, 4),
     api(ApiKey::AlterConfigs, 0, 2),
+    api(ApiKey::AlterReplicaLogDirs, 1, 2),
     api(ApiKey::DescribeLogDirs, 1, 4),
     api(ApiKey::CreatePartitions, 0, 3),
     api(ApiKey::DeleteGroups, 0, 2),
+    api(ApiKey::ElectLeaders, 0, 2),
     api(ApiKey::IncrementalAlterConfigs, 0, 1),
+    api(ApiKey::AlterPartitionReassignments, 0, 1),
+    api(ApiKey::ListPartitionReassignments, 0, 0),
     api(ApiKey::OffsetDelete, 0, 0),
     // KIP-554 SCRAM credential administration.
     api(ApiKey::DescribeUserScramCredentials, 0, 0),
@@ -72,6 +76,8 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::DescribeProducers, 0, 0),
     api(ApiKey::DescribeTransactions, 0, 0),
     api(ApiKey::ListTransactions, 0, 1),
+    api(ApiKey::ListConfigResources, 0, 1),
+    api(ApiKey::DescribeTopicPartitions, 0, 0),
 ];
 
 /// Versions of Produce that are advertised but refused (see [`SUPPORTED_APIS`]).

@@ -10,12 +10,13 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+from report import read_list
+from samsa_broker import Broker
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -39,24 +40,6 @@ BROKER_PROPS = {
 TEST_KAFKA_VERSION = "4.0.0"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def read_list(path):
-    out = {}
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            tid, _, reason = line.partition(" ")
-            out[tid] = reason.strip()
-    return out
-
-
 def all_test_ids(runner_dir):
     ids = set()
     # Tests linked into the runner (sources that are not, like 1000-unktopic.c, have no object).
@@ -64,40 +47,6 @@ def all_test_ids(runner_dir):
         ids.add(os.path.basename(path)[:4])
     # 0000 is librdkafka's unit tests (no broker) and 8xxx are manual tests.
     return sorted(i for i in ids if i != "0000" and not i.startswith("8"))
-
-
-class Broker:
-    def __init__(self, samsa, workdir):
-        self.port = free_port()
-        self.data = os.path.join(workdir, "data")
-        self.log_path = os.path.join(workdir, "samsa.log")
-        args = [samsa, "--listeners=PLAINTEXT://127.0.0.1:%d" % self.port, "--log.dirs=" + self.data,
-                "--metrics.listener="]
-        args += ["--%s=%s" % kv for kv in BROKER_PROPS.items()]
-        self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise SystemExit("samsa exited at start; see " + self.log_path)
-            with open(self.log_path) as f:
-                if "samsa is serving" in f.read():
-                    return
-            time.sleep(0.05)
-        raise SystemExit("samsa did not start within 60 s; see " + self.log_path)
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
 
 
 def run_one(tid, runner_dir, args, conf_path, workdir):
@@ -180,7 +129,7 @@ def main():
         mode += "-" + args.subset
 
     workdir = tempfile.mkdtemp(prefix="samsa-librdkafka-")
-    broker = Broker(os.path.abspath(args.samsa), workdir)
+    broker = Broker(os.path.abspath(args.samsa), workdir, BROKER_PROPS)
     conf_path = os.path.join(workdir, "test.conf")
     with open(conf_path, "w") as f:
         f.write("bootstrap.servers=127.0.0.1:%d\n" % broker.port)
@@ -198,7 +147,7 @@ def main():
                 continue
             if not broker.alive():
                 print("librdkafka: samsa died before test %s; restarting it (see %s)" % (tid, broker.log_path), flush=True)
-                broker = Broker(os.path.abspath(args.samsa), tempfile.mkdtemp(prefix="samsa-librdkafka-"))
+                broker = Broker(os.path.abspath(args.samsa), tempfile.mkdtemp(prefix="samsa-librdkafka-"), BROKER_PROPS)
                 with open(conf_path, "w") as f:
                     f.write("bootstrap.servers=127.0.0.1:%d\n" % broker.port)
             results, log_path = run_one(tid, runner_dir, args, conf_path, workdir)

@@ -197,6 +197,12 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         "largest request frame accepted",
     ),
     def(
+        "max.request.partition.size.limit",
+        Int,
+        Some("2000"),
+        "partitions in one DescribeTopicPartitions response (KIP-966)",
+    ),
+    def(
         "connections.max.idle.ms",
         Long,
         Some("600000"),

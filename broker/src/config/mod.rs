@@ -211,6 +211,7 @@ impl BrokerConfig {
             "offsets.topic.num.partitions",
             "transaction.state.log.num.partitions",
             "max.connections",
+            "max.request.partition.size.limit",
         ] {
             if self.int(key) < 1 {
                 return Err(invalid(key, format!("{key} must be at least 1")));

@@ -17,7 +17,7 @@ use kafka_protocol::ResponseError;
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::config::topic::TopicOverrides;
-use crate::topics::{Topic, TopicError};
+use crate::topics::{is_internal_topic, Topic, TopicError};
 
 /// Kafka's "authorized operations not requested" marker.
 const OPERATIONS_OMITTED: i32 = i32::MIN;
@@ -74,7 +74,7 @@ pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
                     Some(t) => Ok(t),
                     // Auto-creation needs CREATE on the cluster or on the topic.
                     None if allow_auto_create
-                        && !name.starts_with("__")
+                        && !is_internal_topic(name)
                         && !ctx.authorize(
                             AclOperation::Create,
                             ResourceType::Cluster,
@@ -84,7 +84,7 @@ pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
                     {
                         Err(ResponseError::TopicAuthorizationFailed)
                     }
-                    None if allow_auto_create && !name.starts_with("__") => {
+                    None if allow_auto_create && !is_internal_topic(name) => {
                         let partitions = broker.config.int("num.partitions");
                         let rf = broker.config.int("default.replication.factor") as i16;
                         match broker

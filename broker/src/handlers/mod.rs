@@ -5,6 +5,8 @@
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod alter_configs;
+pub mod alter_partition_reassignments;
+pub mod alter_replica_log_dirs;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod create_acls;
@@ -20,8 +22,10 @@ pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
+pub mod describe_topic_partitions;
 pub mod describe_transactions;
 pub mod describe_user_scram_credentials;
+pub mod elect_leaders;
 pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
@@ -30,8 +34,10 @@ pub mod incremental_alter_configs;
 pub mod init_producer_id;
 pub mod join_group;
 pub mod leave_group;
+pub mod list_config_resources;
 pub mod list_groups;
 pub mod list_offsets;
+pub mod list_partition_reassignments;
 pub mod list_transactions;
 pub mod metadata;
 pub mod offset_commit;
@@ -259,6 +265,26 @@ pub async fn handle_request(
         }
         RequestKind::AlterUserScramCredentials(r) => Some(ResponseKind::AlterUserScramCredentials(
             alter_user_scram_credentials::handle(&ctx, r),
+        )),
+        RequestKind::AlterReplicaLogDirs(r) => Some(ResponseKind::AlterReplicaLogDirs(
+            alter_replica_log_dirs::handle(&ctx, r),
+        )),
+        RequestKind::ElectLeaders(r) => {
+            Some(ResponseKind::ElectLeaders(elect_leaders::handle(&ctx, r)))
+        }
+        RequestKind::AlterPartitionReassignments(r) => {
+            Some(ResponseKind::AlterPartitionReassignments(
+                alter_partition_reassignments::handle(&ctx, r),
+            ))
+        }
+        RequestKind::ListPartitionReassignments(r) => Some(
+            ResponseKind::ListPartitionReassignments(list_partition_reassignments::handle(&ctx, r)),
+        ),
+        RequestKind::ListConfigResources(r) => Some(ResponseKind::ListConfigResources(
+            list_config_resources::handle(&ctx, r),
+        )),
+        RequestKind::DescribeTopicPartitions(r) => Some(ResponseKind::DescribeTopicPartitions(
+            describe_topic_partitions::handle(&ctx, r),
         )),
         other => {
             return Err(format!(

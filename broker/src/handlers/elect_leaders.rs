@@ -1,0 +1,72 @@
+//! ElectLeaders (KIP-460): elect the preferred (or, unclean, any) replica as leader. On a single
+//! node every partition is already led by its only, preferred replica, so an election is never
+//! needed: named partitions answer ELECTION_NOT_NEEDED, as Kafka answers for a partition whose
+//! leader is already the one asked for. A request for every partition (null list) lists only
+//! partitions whose election did something, as Kafka's controller does: here, none. ACLs: ALTER
+//! on the cluster, else CLUSTER_AUTHORIZATION_FAILED (top level from v1, and per partition).
+
+use kafka_protocol::messages::elect_leaders_response::{PartitionResult, ReplicaElectionResult};
+use kafka_protocol::messages::{ElectLeadersRequest, ElectLeadersResponse};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+
+use super::Ctx;
+use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+
+/// `election_type` values (v1+; v0 means preferred).
+const PREFERRED: i8 = 0;
+const UNCLEAN: i8 = 1;
+
+pub fn handle(ctx: &Ctx<'_>, req: ElectLeadersRequest) -> ElectLeadersResponse {
+    let mut resp = ElectLeadersResponse::default();
+    let known_type = matches!(req.election_type, PREFERRED | UNCLEAN);
+    let authorized = ctx.authorize(AclOperation::Alter, ResourceType::Cluster, CLUSTER_NAME);
+    if !authorized && ctx.version >= 1 {
+        resp.error_code = ResponseError::ClusterAuthorizationFailed.code();
+    } else if !known_type && ctx.version >= 1 {
+        resp.error_code = ResponseError::InvalidRequest.code();
+    }
+    // Null: every partition. None needs an election, and Kafka leaves those out.
+    let Some(topics) = req.topic_partitions else {
+        return resp;
+    };
+    for t in topics {
+        let topic = ctx.broker.topics.get(t.topic.as_str());
+        let mut result = ReplicaElectionResult::default();
+        result.topic = t.topic.clone();
+        for partition_id in t.partitions {
+            let mut p = PartitionResult::default();
+            p.partition_id = partition_id;
+            let (code, message) = if !authorized {
+                (
+                    ResponseError::ClusterAuthorizationFailed,
+                    ctx.denied(AclOperation::Alter, ResourceType::Cluster, CLUSTER_NAME),
+                )
+            } else if !known_type {
+                (
+                    ResponseError::InvalidRequest,
+                    format!("unknown election type {}", req.election_type),
+                )
+            } else if topic
+                .as_ref()
+                .and_then(|t| t.partition(partition_id))
+                .is_none()
+            {
+                (
+                    ResponseError::UnknownTopicOrPartition,
+                    format!("no partition {}-{partition_id}", t.topic.as_str()),
+                )
+            } else {
+                (
+                    ResponseError::ElectionNotNeeded,
+                    "the partition is led by its preferred replica, this broker".to_string(),
+                )
+            };
+            p.error_code = code.code();
+            p.error_message = Some(StrBytes::from_string(message));
+            result.partition_result.push(p);
+        }
+        resp.replica_election_results.push(result);
+    }
+    resp
+}

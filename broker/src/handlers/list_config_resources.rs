@@ -1,0 +1,74 @@
+//! ListConfigResources (KIP-1142; v0 was KIP-714's ListClientMetricsResources): the resources
+//! DescribeConfigs and AlterConfigs can name. v0 lists client-metrics subscriptions only; v1
+//! filters by `resource_types` (empty: every type) and lists, in Kafka's order, this broker as a
+//! broker-logger and as a broker resource, then every topic. Samsa keeps no client-metrics
+//! subscriptions and no group configs, so those types list nothing. A type Kafka does not list
+//! refuses the whole request with UNSUPPORTED_VERSION, as Kafka does. ACLs: DESCRIBE_CONFIGS on
+//! the cluster, else CLUSTER_AUTHORIZATION_FAILED.
+
+use kafka_protocol::messages::list_config_resources_response::ConfigResource;
+use kafka_protocol::messages::{ListConfigResourcesRequest, ListConfigResourcesResponse};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+
+use super::describe_configs::{RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC};
+use super::Ctx;
+use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+
+const RESOURCE_CLIENT_METRICS: i8 = 16;
+const RESOURCE_GROUP: i8 = 32;
+/// What v1 lists (Kafka's `ListConfigResourcesRequest.supportedResourceTypes`).
+const V1_TYPES: [i8; 5] = [
+    RESOURCE_GROUP,
+    RESOURCE_CLIENT_METRICS,
+    RESOURCE_BROKER_LOGGER,
+    RESOURCE_BROKER,
+    RESOURCE_TOPIC,
+];
+
+pub fn handle(ctx: &Ctx<'_>, req: ListConfigResourcesRequest) -> ListConfigResourcesResponse {
+    let mut resp = ListConfigResourcesResponse::default();
+    if !ctx.authorize(
+        AclOperation::DescribeConfigs,
+        ResourceType::Cluster,
+        CLUSTER_NAME,
+    ) {
+        resp.error_code = ResponseError::ClusterAuthorizationFailed.code();
+        return resp;
+    }
+    if ctx.version == 0 {
+        // Client-metrics subscriptions only, and there are none.
+        return resp;
+    }
+    let wanted: Vec<i8> = if req.resource_types.is_empty() {
+        V1_TYPES.to_vec()
+    } else {
+        req.resource_types
+    };
+    if wanted.iter().any(|t| !V1_TYPES.contains(t)) {
+        resp.error_code = ResponseError::UnsupportedVersion.code();
+        return resp;
+    }
+    let node = ctx.broker.node_id.to_string();
+    let mut push = |name: String, resource_type: i8| {
+        let mut r = ConfigResource::default();
+        r.resource_name = StrBytes::from_string(name);
+        r.resource_type = resource_type;
+        resp.config_resources.push(r);
+    };
+    for t in V1_TYPES {
+        if !wanted.contains(&t) {
+            continue;
+        }
+        match t {
+            RESOURCE_BROKER_LOGGER | RESOURCE_BROKER => push(node.clone(), t),
+            RESOURCE_TOPIC => {
+                for topic in ctx.broker.topics.all() {
+                    push(topic.name.clone(), t);
+                }
+            }
+            _ => {}
+        }
+    }
+    resp
+}

@@ -1,0 +1,31 @@
+//! ListPartitionReassignments (KIP-455): the reassignments in progress. A single node never
+//! has one (see alter_partition_reassignments.rs), so the list is always empty; Kafka's
+//! controller likewise skips named topics and partitions that do not exist. ACLs: DESCRIBE on
+//! the cluster, else CLUSTER_AUTHORIZATION_FAILED.
+
+use kafka_protocol::messages::{
+    ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse,
+};
+
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+
+use super::Ctx;
+use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+
+pub fn handle(
+    ctx: &Ctx<'_>,
+    _req: ListPartitionReassignmentsRequest,
+) -> ListPartitionReassignmentsResponse {
+    let mut resp = ListPartitionReassignmentsResponse::default();
+    resp.error_message = None;
+    if !ctx.authorize(AclOperation::Describe, ResourceType::Cluster, CLUSTER_NAME) {
+        resp.error_code = ResponseError::ClusterAuthorizationFailed.code();
+        resp.error_message = Some(StrBytes::from_string(ctx.denied(
+            AclOperation::Describe,
+            ResourceType::Cluster,
+            CLUSTER_NAME,
+        )));
+    }
+    resp
+}

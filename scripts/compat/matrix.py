@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""Writes COMPATIBILITY.md from the suites' reports in target/compat/*.json (see report.py):
+client and version down the side, features across, each cell "passed/ran" of the tests of that
+suite that exercise the feature; then the known gaps, each failing test with a one-line
+explanation, and what was skipped and why.
+
+Which test exercises which feature is decided here, from the tests' names and sources:
+LIBRDKAFKA by test id, the Python and Rust suites by patterns on their test names. A test
+may count for several features (a produce-then-consume test counts for both) or for none
+(configuration and client-only tests count in the total only). librdkafka's _local, _mock
+and _ut tests never reach a broker and count for no feature.
+
+    scripts/compat/matrix.py            # reads target/compat, writes COMPATIBILITY.md
+"""
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+REPORTS = os.path.join(ROOT, "target", "compat")
+
+FEATURES = [
+    ("produce", "produce"), ("gzip", "gzip"), ("snappy", "snappy"), ("lz4", "lz4"), ("zstd", "zstd"),
+    ("fetch", "fetch"), ("eager", "groups: eager"), ("cooperative", "groups: cooperative"),
+    ("static", "static membership"), ("offsets", "offsets"), ("admin", "admin"),
+    ("idempotence", "idempotence"), ("transactions", "transactions"), ("sasl", "SASL"), ("tls", "TLS"),
+]
+CODECS = {"gzip", "snappy", "lz4", "zstd"}
+
+# The rows, in order: report file, client, what ran.
+ROWS = [
+    ("librdkafka-quick.json", "librdkafka", "regression suite, quick mode (`librdkafka.sh`)"),
+    ("librdkafka-full.json", "librdkafka", "regression suite, full mode (`librdkafka.sh --full`)"),
+    ("librdkafka-quick-idempotence.json", "librdkafka",
+     "regression suite, enable.idempotence forced on (`librdkafka.sh --idempotence`)"),
+    ("kafka-python.json", "kafka-python", "its integration tests (`kafka-python.sh`)"),
+    ("rust-rdkafka.json", "rust-rdkafka", "its integration tests (`rust-rdkafka.sh`)"),
+    ("confluent-kafka.json", "confluent-kafka-python", "(`confluent-kafka.sh`)"),
+]
+
+
+def ids(*specs):
+    """ids("0001", "0005-0008") -> {"0001", "0005", "0006", "0007", "0008"}"""
+    out = set()
+    for spec in specs:
+        lo, _, hi = spec.partition("-")
+        for i in range(int(lo), int(hi or lo) + 1):
+            out.add("%04d" % i)
+    return out
+
+
+# librdkafka test id -> features, from the tests' sources (tests/0xxx-*.c, *.cpp).
+LIBRDKAFKA = {}
+for feature, members in {
+    "produce": ids("0001-0003", "0005", "0007", "0008", "0011-0014", "0017", "0021", "0048", "0052",
+                   "0055", "0064", "0068", "0070", "0073-0076", "0085", "0086", "0088", "0090",
+                   "0092", "0094", "0110", "0114", "0125"),
+    "fetch": ids("0012-0015", "0022", "0026", "0029", "0034", "0036", "0041", "0047", "0049",
+                 "0051", "0067", "0070", "0073", "0082", "0093", "0112", "0127", "0137"),
+    "gzip": ids("0017"), "snappy": ids("0017"), "lz4": ids("0017"), "zstd": ids("0017"),
+    "eager": ids("0018", "0033", "0045", "0050", "0056", "0061", "0069", "0089", "0091", "0106",
+                 "0116", "0118", "0120", "0122", "0132", "0153"),
+    "cooperative": ids("0050", "0113", "0120", "0122"),
+    "static": ids("0102"),
+    "offsets": ids("0015", "0029-0031", "0034", "0054", "0099", "0118", "0130", "0140"),
+    "admin": ids("0019", "0044", "0063", "0081", "0107", "0121"),
+    "idempotence": ids("0090", "0094"),
+    "transactions": ids("0098", "0103", "0129"),
+    "sasl": ids("0126", "0128", "0135", "0142"),
+    "tls": ids("0097", "0124", "0133", "0134"),
+}.items():
+    for i in members:
+        LIBRDKAFKA.setdefault(i, set()).add(feature)
+
+# (pattern on the test id, features) for the suites whose names say what they test.
+KAFKA_PYTHON = [
+    (r"test_producer_integration\.py::test_(end_to_end|kafka_producer_proper)", {"produce"}),
+    (r"test_end_to_end", {"fetch"}),
+    (r"\[(gzip|snappy|lz4|zstd)\]", None),  # the codec in the parameter
+    (r"test_idempotent", {"produce", "idempotence"}),
+    (r"test_transactional", {"produce", "transactions"}),
+    (r"test_consumer_integration\.py::test_(consumer|paused|kafka_consumer)", {"fetch"}),
+    (r"offset_commit|offsets_for_time|offsets_search|seek_to_end", {"offsets"}),
+    (r"test_consumer_integration\.py::test_(group|heartbeat_thread)", {"eager"}),
+    (r"test_admin_integration\.py::", {"admin"}),
+    (r"test_sasl_integration", {"sasl"}),
+    (r"test_ssl_integration", {"tls"}),
+]
+RUST_RDKAFKA = [
+    (r"^test_admin::", {"admin"}),
+    (r"^test_(high|low)_producers::", {"produce"}),
+    (r"^test_(high|low)_consumers::", {"produce", "fetch"}),
+    (r"^test_high_consumers::test_(produce_consume_base|consume_partition_order|produce_consume_with)",
+     {"eager"}),
+    (r"commit|store_offset", {"offsets"}),
+    (r"^test_metadata::test_(metadata|subscription)", {"produce"}),
+    (r"^test_metadata::test_group_membership", {"eager"}),
+    (r"^test_transactions::", {"produce", "transactions"}),
+    (r"^utils::", {"produce"}),
+]
+PATTERNS = {"kafka-python": KAFKA_PYTHON, "rust-rdkafka": RUST_RDKAFKA}
+
+
+def features_of(suite, test):
+    if suite == "librdkafka":
+        name = test.get("name") or ""
+        if re.search(r"_(local|mock|ut)$|_mock_|^0009", name):
+            return set()
+        return LIBRDKAFKA.get(test.get("id", name[:4]), set())
+    out = set()
+    for pattern, feats in PATTERNS.get(suite, []):
+        m = re.search(pattern, test["id"])
+        if m:
+            out |= feats if feats is not None else {m.group(1)}
+    return out
+
+
+# Known gaps: (suite, pattern on the test name, explanation). A failing test without an entry
+# is listed with the failure the runner recorded, marked "not yet explained".
+EOS = "transactions and idempotent producers (InitProducerId, sequence checks) are not merged yet"
+KNOWN_GAPS = [
+    ("*", r"idempoten|_txn|transaction|0129_fetch_aborted|0098|0103", EOS),
+    ("kafka-python", r"test_producer_integration|test_kafka_consumer|test_delete_(groups|records)",
+     "kafka-python 3 producers are idempotent by default (KIP-679) and need InitProducerId: " + EOS),
+    ("kafka-python", r"test_create_describe_delete_acls",
+     "ACLs (DescribeAcls, CreateAcls, DeleteAcls) come with authentication and authorization"),
+    ("kafka-python", r"test_describe_metadata_quorum",
+     "DescribeQuorum: a single Samsa node has no KRaft metadata quorum to describe (replication issue)"),
+    ("rust-rdkafka", r"test_configs",
+     "dynamic broker configs (AlterConfigs on a broker resource, KIP-226) are not supported: broker "
+     "configs are static"),
+    ("rust-rdkafka", r"test_base_producer_timeout",
+     "expects 10 records to time out after message.timeout.ms=100 while Kafka creates the topic; "
+     "Samsa creates topics synchronously on Metadata, so they are delivered in time"),
+]
+
+
+# What a failing test's reason or log says when it failed for a known gap (the client names the
+# missing broker feature).
+KNOWN_SIGNATURES = [
+    (r"Idempotent producer not supported|Transactions not supported|'InitProducerIdRequest'", EOS),
+    (r"ACLs Admin API \(KIP-140\) not supported|'(Describe|Create|Delete)AclsRequest'",
+     "ACLs (DescribeAcls, CreateAcls, DeleteAcls) come with authentication and authorization"),
+]
+
+
+def explain(suite, test):
+    for s, pattern, text in KNOWN_GAPS:
+        if s in ("*", suite) and re.search(pattern, test["name"]):
+            return text
+    reason = " ".join((test.get("reason") or "").split())
+    texts = [reason]
+    log = test.get("log")
+    # librdkafka's logs are one per test id; the other suites' are shared by many tests.
+    if suite == "librdkafka" and log and os.path.exists(log):
+        with open(log, errors="replace") as f:
+            texts.append(f.read())
+    for pattern, text in KNOWN_SIGNATURES:
+        if any(re.search(pattern, t) for t in texts):
+            return text
+    return "not yet explained; the runner recorded: " + (reason[:200] or "no reason")
+
+
+def short(name):
+    """A test's name without the folder every test of its suite shares."""
+    return name[len("test/integration/"):] if name.startswith("test/integration/") else name
+
+
+def load(file):
+    path = os.path.join(REPORTS, file)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def cell(tests):
+    ran = [t for t in tests if t["state"] != "SKIPPED"]
+    passed = sum(1 for t in ran if t["state"] == "PASSED")
+    if not ran:
+        return "skipped" if tests else "–"
+    mark = "" if passed == len(ran) else " ✗"
+    return "%d/%d%s" % (passed, len(ran), mark)
+
+
+def git_describe():
+    try:
+        return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True).stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def main():
+    out = []
+    out.append("# Compatibility")
+    out.append("")
+    out.append("Generated by `scripts/compat/matrix.py` from the reports of `scripts/compat/all.sh` "
+               "(Samsa %s, %s). Do not edit by hand: run `scripts/compat/all.sh`." % (
+                   git_describe(), datetime.date.today().isoformat()))
+    out.append("")
+    out.append("Each row is a client's own test suite run against one Samsa node; each cell is "
+               "*passed/ran* for the tests of that suite that exercise the feature (✗: some failed; "
+               "–: no test of that suite exercises it; skipped: its tests could not run here, see "
+               "below). *all* counts every test, including those that exercise none of the columns.")
+    out.append("")
+    header = ["client", "suite", "all"] + [label for _, label in FEATURES]
+    out.append("| " + " | ".join(header) + " |")
+    out.append("|" + "---|" * len(header))
+    gaps, skips, notes = [], [], []
+    for file, client, what in ROWS:
+        report = load(file)
+        if report is None:
+            out.append("| %s | %s | not run | %s |" % (client, what, " | ".join("" for _ in FEATURES)))
+            continue
+        suite = report["suite"]
+        version = report.get("version", "?")
+        if report.get("unavailable"):
+            out.append("| %s %s | %s | no runnable suite (below) | %s |" % (
+                client, version, what, " | ".join("" for _ in FEATURES)))
+            notes.append("**%s %s**: %s" % (client, version, report["unavailable"]))
+            continue
+        tests = report["tests"]
+        row = ["%s %s" % (client, version), "%s; engine %s" % (what, report.get("engine", "auto")),
+               cell(tests)]
+        for key, _ in FEATURES:
+            row.append(cell([t for t in tests if key in features_of(suite, t)]))
+        out.append("| " + " | ".join(row) + " |")
+        failed = [t for t in tests if t["state"] not in ("PASSED", "SKIPPED")]
+        if failed:
+            gaps.append("### %s %s: %s (%d failing)" % (client, version, what, len(failed)))
+            gaps.append("")
+            by_reason = {}
+            for t in failed:
+                by_reason.setdefault(explain(suite, t), []).append(t["name"])
+            for reason, names in by_reason.items():
+                gaps.append("- %s: %s" % (reason, ", ".join("`%s`" % short(n) for n in names)))
+            gaps.append("")
+        skipped = [t for t in tests if t["state"] == "SKIPPED"]
+        if skipped:
+            by_reason = {}
+            for t in skipped:
+                reason = " ".join((t.get("reason") or "").split()) or "skipped by the suite itself " \
+                    "(its own requirement checks: SSL/SASL settings, mock-only or local-only features)"
+                by_reason.setdefault(reason, []).append(t["name"])
+            skips.append("### %s %s: %s (%d skipped)" % (client, version, what, len(skipped)))
+            skips.append("")
+            for reason, names in by_reason.items():
+                skips.append("- %s: %s" % (reason, ", ".join("`%s`" % short(n) for n in names)))
+            skips.append("")
+    out.append("")
+    if notes:
+        out.append("## Clients without a runnable suite")
+        out.append("")
+        out.extend("- " + n for n in notes)
+        out.append("")
+    out.append("## Known gaps")
+    out.append("")
+    out.extend(gaps or ["None: every test that ran passed.", ""])
+    out.append("## Skipped tests")
+    out.append("")
+    out.extend(skips or ["None.", ""])
+    path = os.path.join(ROOT, "COMPATIBILITY.md")
+    with open(path, "w") as f:
+        f.write("\n".join(out).rstrip() + "\n")
+    print("matrix.py: wrote %s" % path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,22 @@
+"""pytest plugin for the compatibility runners: `--skip-list FILE` marks every collected test
+whose node id starts with an entry of FILE (`<node id prefix> <reason>` per line) as skipped
+with that reason, so a skipped test still appears in the report, with why."""
+import pytest
+
+from report import read_list
+
+
+def pytest_addoption(parser):
+    parser.addoption("--skip-list", help="file of `<node id prefix> <reason>` lines")
+
+
+def pytest_collection_modifyitems(config, items):
+    path = config.getoption("--skip-list")
+    if not path:
+        return
+    skips = read_list(path)
+    for item in items:
+        for prefix, reason in skips.items():
+            if item.nodeid.startswith(prefix):
+                item.add_marker(pytest.mark.skip(reason=reason))
+                break

@@ -1,0 +1,102 @@
+"""A Samsa broker for the compatibility-suite runners: the real binary on a free loopback port
+with a private data directory, configured through its ordinary command-line properties.
+
+Used by run_librdkafka.py, run_kafka_python.py, run_confluent_kafka.py and run_rust_rdkafka.py.
+SAMSA_IO_ENGINE (and any other SAMSA_* variable) in the environment reaches the broker as usual."""
+import os
+import signal
+import socket
+import subprocess
+import time
+
+START_TIMEOUT_S = 60
+# Another process may take the free port between our probe and the broker's bind: try again
+# on a new port that many times.
+START_ATTEMPTS = 3
+
+
+def free_port(preferred=None):
+    """`preferred` when nothing listens on it, else any free port."""
+    for port in ([preferred] if preferred else []) + [0]:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+
+
+class Broker:
+    """`props` are Kafka property names and values (`{"num.partitions": "4"}`); `{port}` in a
+    value becomes the broker's port (`"advertised.listeners": "PLAINTEXT://127.0.0.1:{port}"`).
+    `preferred_port` is used when it is free (for suites that assume Kafka's 9092)."""
+
+    def __init__(self, samsa, workdir, props=None, preferred_port=None):
+        self.samsa = samsa
+        self.workdir = workdir
+        self.props = dict(props or {})
+        self.data = os.path.join(workdir, "data")
+        self.log_path = os.path.join(workdir, "samsa.log")
+        self.log = None
+        self.proc = None
+        for attempt in range(START_ATTEMPTS):
+            self.port = free_port(preferred_port if attempt == 0 else None)
+            if self._start() or attempt + 1 == START_ATTEMPTS:
+                break
+        if not self.alive():
+            raise SystemExit("samsa exited at start; see " + self.log_path)
+
+    @property
+    def bootstrap(self):
+        return "127.0.0.1:%d" % self.port
+
+    def _start(self):
+        """Starts the process and waits for it to serve; False when it exited at start."""
+        args = [self.samsa, "--listeners=PLAINTEXT://127.0.0.1:%d" % self.port, "--log.dirs=" + self.data,
+                "--metrics.listener="]
+        args += ["--%s=%s" % (k, v.replace("{port}", str(self.port))) for k, v in self.props.items()]
+        if self.log is not None:
+            self.log.close()
+        self.log = open(self.log_path, "a")
+        start_offset = self.log.tell()  # this start's lines only
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + START_TIMEOUT_S
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            with open(self.log_path) as f:
+                f.seek(start_offset)
+                if "samsa is serving" in f.read():
+                    return True
+            time.sleep(0.05)
+        raise SystemExit("samsa did not start within %d s; see %s" % (START_TIMEOUT_S, self.log_path))
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def restart(self):
+        """SIGTERM, then start again on the same port and data (a broker bounce)."""
+        self._terminate()
+        if not self._start():
+            raise SystemExit("samsa exited at restart; see " + self.log_path)
+
+    def kill(self):
+        """SIGKILL: a crash."""
+        if self.alive():
+            self.proc.kill()
+            self.proc.wait()
+
+    def _terminate(self):
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def stop(self):
+        self._terminate()
+        if self.log is not None:
+            self.log.close()
+            self.log = None
