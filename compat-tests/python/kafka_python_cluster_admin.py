@@ -1,11 +1,12 @@
 """kafka-python's admin client on the cluster-level APIs of a single node: ElectLeaders,
 AlterReplicaLogDirs, Alter/ListPartitionReassignments, DescribeTopicPartitions (paged) and
-ListConfigResources. Exits non-zero with a message when a check fails.
+ListConfigResources (brokers, topics, groups with configs). Exits non-zero with a message when a
+check fails.
 Usage: kafka_python_cluster_admin.py BOOTSTRAP NODE_ID"""
 import sys
 
 from kafka import KafkaAdminClient, TopicPartition
-from kafka.admin import NewTopic
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kafka.errors import (ElectionNotNeededError, InvalidReplicationAssignmentError,
                           LogDirNotFoundError, NoReassignmentInProgressError, NoError,
                           ReplicaNotAvailableError, UnknownTopicOrPartitionError)
@@ -75,5 +76,16 @@ check(r.get("broker") == [str(node)] and r.get("broker_logger") == [str(node)], 
 check({"cadm-a", "cadm-b"} <= set(r.get("topic", [])), "topics: %r" % r)
 r = admin.list_config_resources(["TOPIC"])
 check(set(r) == {"topic"}, "filtered by type: %r" % r)
+# GROUP lists the groups that have configs, even one that has never had a member (KIP-1142).
+check(admin.list_config_resources(["GROUP"]).get("group", []) == [], "no group configs yet")
+group = ConfigResource(ConfigResourceType.GROUP, "cadm-g", {"consumer.session.timeout.ms": "50000"})
+r = admin.alter_configs([group], raise_on_unknown=False)
+check(r == {"group": {"cadm-g": "OK"}}, "set a group config: %r" % r)
+r = admin.list_config_resources(["GROUP"])
+check(r == {"group": ["cadm-g"]}, "groups with configs: %r" % r)
+r = admin.reset_configs([ConfigResource(ConfigResourceType.GROUP, "cadm-g", ["consumer.session.timeout.ms"])],
+                        raise_on_unknown=False)
+check(r == {"group": {"cadm-g": "OK"}}, "delete the group config: %r" % r)
+check(admin.list_config_resources(["GROUP"]).get("group", []) == [], "a group without configs is not listed")
 admin.close()
 print("ok")

@@ -452,6 +452,12 @@ impl DynamicConfigs {
         self.state.read().stored.layer(resource)
     }
 
+    /// The groups that have configs, by name (what ListConfigResources lists as GROUP
+    /// resources: in Kafka a group config may exist before the group has any member).
+    pub fn groups_with_configs(&self) -> Vec<String> {
+        self.state.read().stored.groups.keys().cloned().collect()
+    }
+
     /// Changes one resource's configs: `change` computes the new configs from the current
     /// ones, they are validated as Kafka validates them, and unless `validate_only` they are
     /// persisted and made visible; `applied` then runs, still under the lock, with the new

@@ -1,8 +1,10 @@
 //! ListConfigResources (KIP-1142; v0 was KIP-714's ListClientMetricsResources): the resources
 //! DescribeConfigs and AlterConfigs can name. v0 lists client-metrics subscriptions only; v1
 //! filters by `resource_types` (empty: every type) and lists, in Kafka's order, this broker as a
-//! broker-logger and as a broker resource, then every topic. Samsa keeps no client-metrics
-//! subscriptions and no group configs, so those types list nothing. A type Kafka does not list
+//! broker-logger and as a broker resource, then every topic. GROUP lists the groups that have
+//! dynamic configs (KIP-1142: a group's configs may be set before the group has members, so
+//! `kafka-configs.sh --entity-type groups --describe` adds these to ListGroups' answer), not every
+//! group. Samsa keeps no client-metrics subscriptions, so that type lists nothing. A type Kafka does not list
 //! refuses the whole request with UNSUPPORTED_VERSION, as Kafka does. ACLs: DESCRIBE_CONFIGS on
 //! the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 
@@ -61,6 +63,11 @@ pub fn handle(ctx: &Ctx<'_>, req: ListConfigResourcesRequest) -> ListConfigResou
             continue;
         }
         match t {
+            RESOURCE_GROUP => {
+                for group in ctx.broker.dynamic_configs.groups_with_configs() {
+                    push(group, t);
+                }
+            }
             RESOURCE_BROKER_LOGGER | RESOURCE_BROKER => push(node.clone(), t),
             RESOURCE_TOPIC => {
                 for topic in ctx.broker.topics.all() {
