@@ -378,43 +378,10 @@ mod operator_apis {
     //! DescribeTransactions, ListTransactions and DescribeProducers over the raw protocol
     //! (the Kafka CLI's `kafka-transactions.sh` sends these; librdkafka has no API for them).
 
-    use std::io::{Read, Write};
-    use std::net::TcpStream;
-
-    use bytes::{Buf, BytesMut};
     use kafka_protocol::messages::*;
-    use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+    use kafka_protocol::protocol::StrBytes;
 
     use super::*;
-
-    fn call<Resp: Decodable>(
-        broker: &Broker,
-        key: ApiKey,
-        version: i16,
-        body: RequestKind,
-    ) -> Resp {
-        let mut buf = BytesMut::new();
-        let mut h = RequestHeader::default();
-        h.request_api_key = key as i16;
-        h.request_api_version = version;
-        h.correlation_id = 1;
-        h.client_id = Some(StrBytes::from_static_str("operator"));
-        h.encode(&mut buf, key.request_header_version(version))
-            .unwrap();
-        body.encode(&mut buf, version).unwrap();
-        let mut s = TcpStream::connect(broker.bootstrap()).unwrap();
-        s.write_all(&(buf.len() as i32).to_be_bytes()).unwrap();
-        s.write_all(&buf).unwrap();
-        let mut size = [0u8; 4];
-        s.read_exact(&mut size).unwrap();
-        let mut frame = vec![0u8; i32::from_be_bytes(size) as usize];
-        s.read_exact(&mut frame).unwrap();
-        let mut b = bytes::Bytes::from(frame);
-        ResponseHeader::decode(&mut b, key.response_header_version(version)).unwrap();
-        let resp = Resp::decode(&mut b, version).unwrap();
-        assert_eq!(b.remaining(), 0);
-        resp
-    }
 
     #[test]
     fn operators_see_open_transactions_and_the_producers_of_a_partition() {
@@ -430,12 +397,8 @@ mod operator_apis {
             TransactionalId(StrBytes::from_static_str("ops-app")),
             TransactionalId(StrBytes::from_static_str("nobody")),
         ];
-        let resp: DescribeTransactionsResponse = call(
-            &broker,
-            ApiKey::DescribeTransactions,
-            0,
-            RequestKind::DescribeTransactions(req),
-        );
+        let resp: DescribeTransactionsResponse =
+            raw_request(&broker, ApiKey::DescribeTransactions, 0, &req);
         let app = &resp.transaction_states[0];
         assert_eq!(app.error_code, 0);
         assert_eq!(app.transaction_state.as_str(), "Ongoing");
@@ -452,12 +415,8 @@ mod operator_apis {
             StrBytes::from_static_str("Ongoing"),
             StrBytes::from_static_str("Nonsense"),
         ];
-        let resp: ListTransactionsResponse = call(
-            &broker,
-            ApiKey::ListTransactions,
-            1,
-            RequestKind::ListTransactions(req),
-        );
+        let resp: ListTransactionsResponse =
+            raw_request(&broker, ApiKey::ListTransactions, 1, &req);
         assert_eq!(resp.transaction_states.len(), 1);
         assert_eq!(
             resp.transaction_states[0].transactional_id.0.as_str(),
@@ -470,12 +429,8 @@ mod operator_apis {
         t.partition_indexes = vec![0, 1];
         let mut req = DescribeProducersRequest::default();
         req.topics = vec![t];
-        let resp: DescribeProducersResponse = call(
-            &broker,
-            ApiKey::DescribeProducers,
-            0,
-            RequestKind::DescribeProducers(req),
-        );
+        let resp: DescribeProducersResponse =
+            raw_request(&broker, ApiKey::DescribeProducers, 0, &req);
         let parts = &resp.topics[0].partitions;
         assert!(parts[0].active_producers.is_empty());
         let active = &parts[1].active_producers;

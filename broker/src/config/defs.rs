@@ -685,12 +685,8 @@ const fn topic_accepted(
     doc: &'static str,
 ) -> TopicConfigDef {
     TopicConfigDef {
-        name,
-        kind,
-        synonyms,
-        default: None,
         effect: Effect::Accepted,
-        doc,
+        ..topic(name, kind, synonyms, doc)
     }
 }
 

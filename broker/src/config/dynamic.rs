@@ -566,22 +566,7 @@ pub fn synonym_values(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn layer(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    fn broker(pairs: &[(&str, &str)]) -> BrokerConfig {
-        BrokerConfig::load(
-            None,
-            vec![],
-            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())),
-        )
-        .unwrap()
-    }
+    use crate::config::test_support::{broker, pairs as layer};
 
     fn op(name: &str, op: OpType, value: Option<&str>) -> AlterOp {
         AlterOp {

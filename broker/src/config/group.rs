@@ -114,22 +114,7 @@ pub fn validate(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn configs(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    fn broker(pairs: &[(&str, &str)]) -> BrokerConfig {
-        BrokerConfig::load(
-            None,
-            vec![],
-            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())),
-        )
-        .unwrap()
-    }
+    use crate::config::test_support::{broker, pairs as configs};
 
     #[test]
     fn values_within_the_broker_bounds_are_accepted() {

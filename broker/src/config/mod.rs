@@ -398,6 +398,27 @@ pub fn parse_properties(text: &str) -> Vec<(usize, String, String)> {
     out
 }
 
+/// Builders shared by the unit tests of the config modules.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::collections::BTreeMap;
+
+    use super::BrokerConfig;
+
+    /// Owned key-value pairs (a topic's overrides, a dynamic layer, a group's configs).
+    pub fn pairs(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// A broker configured by command-line properties only.
+    pub fn broker(flags: &[(&str, &str)]) -> BrokerConfig {
+        BrokerConfig::load(None, vec![], pairs(flags)).unwrap()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -242,15 +242,7 @@ pub fn log_config(broker: &BrokerConfig, overrides: &TopicOverrides) -> LogConfi
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn broker(pairs: &[(&str, &str)]) -> BrokerConfig {
-        BrokerConfig::load(
-            None,
-            vec![],
-            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())),
-        )
-        .unwrap()
-    }
+    use crate::config::test_support::broker;
 
     #[test]
     fn retention_hours_become_milliseconds_and_overrides_win() {
