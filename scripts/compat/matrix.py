@@ -137,6 +137,11 @@ KNOWN_GAPS = [
 # missing broker feature).
 KNOWN_SIGNATURES = [
     (r"'DescribeQuorumRequest'", QUORUM),
+    (r"do_test_DescribeConsumerGroups.*\n?.*Failed to delete groups: Broker: The group is not empty",
+     "a race in the test: its static members' sessions are 6 s (test_create_consumer overrides the "
+     "subtest's 5 s), their final OffsetCommit at close refreshes the session as Kafka's coordinator "
+     "does, and the test deletes the groups exactly 6 s after closing them; when the DeleteGroups "
+     "arrives a few milliseconds before the expiry the group is still Stable (NON_EMPTY_GROUP)"),
 ]
 
 

@@ -141,6 +141,16 @@ pub async fn handle_request(
     let key = req.api_key;
     let version = req.api_version();
     let started = std::time::Instant::now();
+    // One line per request at trace level (`log.level=trace`), for following a client's
+    // conversation; the default level logs nothing per request.
+    tracing::trace!(
+        peer = %conn.peer,
+        api = ?key,
+        version,
+        correlation_id = req.header.correlation_id,
+        client_id = req.header.client_id.as_deref().unwrap_or(""),
+        "request"
+    );
     let ctx = Ctx {
         broker,
         conn,
