@@ -108,6 +108,48 @@ fn one_megabyte_records_round_trip() {
     }
 }
 
+/// KIP-74, as librdkafka's 0082 checks it: only the first partition with data may go past
+/// `fetch.max.bytes`; a consumer whose `receive.message.max.bytes` is just above it never gets a
+/// response it must refuse, however large `max.partition.fetch.bytes` is.
+#[test]
+fn a_fetch_stays_within_fetch_max_bytes_across_partitions() {
+    let broker = Broker::start_with(BrokerOptions::default().prop("message.max.bytes", 2_000_000));
+    create_topic(&broker, "wide", 3, &[]);
+    let producer = producer(
+        &broker,
+        &[
+            ("message.max.bytes", "2000000"),
+            ("compression.type", "none"),
+        ],
+    );
+    for p in 0..3 {
+        let records: Vec<_> = (0..4u8).map(|i| (None, vec![i; 900 * 1024])).collect();
+        produce_all(&producer, "wide", &records, Some(p));
+    }
+    let mut c = client_config(&broker);
+    c.set("group.id", "unused")
+        .set("enable.auto.commit", "false")
+        .set("max.partition.fetch.bytes", "20000000")
+        .set("fetch.max.bytes", "1000000")
+        .set("receive.message.max.bytes", "1000512");
+    let consumer: rdkafka::consumer::BaseConsumer = c.create().unwrap();
+    let mut tpl = TopicPartitionList::new();
+    for p in 0..3 {
+        tpl.add_partition_offset("wide", p, Offset::Beginning)
+            .unwrap();
+    }
+    consumer.assign(&tpl).unwrap();
+    let got = consume_n(&consumer, 12, Duration::from_secs(60));
+    for p in 0..3 {
+        let offsets: Vec<i64> = got
+            .iter()
+            .filter(|g| g.partition == p)
+            .map(|g| g.offset)
+            .collect();
+        assert_eq!(offsets, vec![0, 1, 2, 3], "partition {p}");
+    }
+}
+
 #[test]
 fn a_record_over_max_message_bytes_is_refused_and_the_broker_keeps_serving() {
     let broker = Broker::start();

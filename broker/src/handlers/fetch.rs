@@ -186,8 +186,13 @@ fn read_all(
             out.push(pd);
             continue;
         }
+        // Only while nothing has been added yet may a batch exceed the limit (Kafka's
+        // `minOneMessage`): a later partition whose next batch does not fit the remaining
+        // budget returns nothing this time, so the response stays within `max_bytes` plus at
+        // most one batch.
+        let min_one = total == 0;
         match p
-            .read(w.fetch_offset, limit, true, read_committed)
+            .read(w.fetch_offset, limit, min_one, read_committed)
             .and_then(|r| {
                 let bytes = r.slice.load().map_err(LogError::Storage)?;
                 let aborted = match upper_offset(&bytes) {
