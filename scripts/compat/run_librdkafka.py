@@ -111,8 +111,12 @@ def main():
     p.add_argument("--idempotence", action="store_true", help="run with -P (enable.idempotence=true)")
     p.add_argument("--subset", help="run the tests listed in librdkafka-<subset>.txt")
     p.add_argument("--tests", help="comma-separated test ids")
-    p.add_argument("--timeout", type=int, default=300, help="seconds per test id")
+    p.add_argument("--timeout", type=int,
+                   help="seconds per test id (default 300 in quick mode, 900 in full mode: 0081 alone "
+                        "takes about 7 minutes there)")
     args = p.parse_args()
+    if args.timeout is None:
+        args.timeout = 900 if args.full else 300
 
     runner_dir = os.path.abspath(args.runner_dir)
     skip = read_list(os.path.join(HERE, "librdkafka-skip.txt"))
