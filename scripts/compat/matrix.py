@@ -124,8 +124,8 @@ def features_of(suite, test):
 QUORUM = "DescribeQuorum: a single Samsa node has no KRaft metadata quorum to describe (replication issue)"
 KNOWN_GAPS = [
     ("librdkafka", r"_mock(_|$)",
-     "runs against librdkafka's in-process mock cluster, not against Samsa: a timing assertion of "
-     "the client that missed on a loaded two-core machine"),
+     "runs against librdkafka's in-process mock cluster, not against Samsa, so its outcome says "
+     "nothing about Samsa (seen: timing assertions of the client missed on a loaded two-core machine)"),
     ("librdkafka", r"^0103_transactions",
      "creates its topics with replication factor 3 (librdkafka's trivup cluster has three brokers); "
      "a single node answers INVALID_REPLICATION_FACTOR, as Kafka with one broker does (replication issue)"),
