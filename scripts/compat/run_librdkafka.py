@@ -72,7 +72,12 @@ def run_one(tid, runner_dir, args, conf_path, workdir):
         except subprocess.TimeoutExpired:
             code = None
         elapsed = time.time() - started
-    reports = glob.glob(os.path.join(runner_dir, "test_report_*.json"))
+    # The report this run wrote is the one its log names; another runner working in the same
+    # folder (two modes at once) may have left its own there.
+    with open(log_path, errors="replace") as f:
+        named = re.findall(r"Test report written to (test_report_\d+\.json)", f.read())
+    reports = [os.path.join(runner_dir, named[-1])] if named else []
+    reports = [r for r in reports if os.path.exists(r)]
     results = []
     if reports:
         with open(reports[0]) as f:
