@@ -543,3 +543,99 @@ fn without_an_authorizer_the_acl_apis_answer_security_disabled() {
     let resp = handlers::describe_cluster::handle(&ctx, dc);
     assert_eq!(resp.cluster_authorized_operations, 8096);
 }
+
+#[test]
+fn single_node_admin_apis_need_their_cluster_and_topic_acls() {
+    let f = Fixture::new();
+    let elect = || {
+        let mut t = elect_leaders_request::TopicPartitions::default();
+        t.topic = TopicName(s("t"));
+        t.partitions = vec![0];
+        let mut r = ElectLeadersRequest::default();
+        r.topic_partitions = Some(vec![t]);
+        let resp = handlers::elect_leaders::handle(&f.ctx(1), r);
+        let p = &resp.replica_election_results[0].partition_result[0];
+        (resp.error_code, p.error_code)
+    };
+    let reassign = || {
+        let mut p = alter_partition_reassignments_request::ReassignablePartition::default();
+        p.replicas = Some(vec![BrokerId(1)]);
+        let mut t = alter_partition_reassignments_request::ReassignableTopic::default();
+        t.name = TopicName(s("t"));
+        t.partitions = vec![p];
+        let mut r = AlterPartitionReassignmentsRequest::default();
+        r.topics = vec![t];
+        handlers::alter_partition_reassignments::handle(&f.ctx(0), r).error_code
+    };
+    let list_reassignments = || {
+        let r = ListPartitionReassignmentsRequest::default();
+        handlers::list_partition_reassignments::handle(&f.ctx(0), r).error_code
+    };
+    let move_dir = || {
+        let mut t = alter_replica_log_dirs_request::AlterReplicaLogDirTopic::default();
+        t.name = TopicName(s("t"));
+        t.partitions = vec![0];
+        let mut d = alter_replica_log_dirs_request::AlterReplicaLogDir::default();
+        d.path = s("/nowhere");
+        d.topics = vec![t];
+        let mut r = AlterReplicaLogDirsRequest::default();
+        r.dirs = vec![d];
+        handlers::alter_replica_log_dirs::handle(&f.ctx(1), r).results[0].partitions[0].error_code
+    };
+    let config_resources = || {
+        let r = ListConfigResourcesRequest::default();
+        handlers::list_config_resources::handle(&f.ctx(1), r).error_code
+    };
+    let describe_topic = || {
+        let mut t = describe_topic_partitions_request::TopicRequest::default();
+        t.name = TopicName(s("t"));
+        let mut r = DescribeTopicPartitionsRequest::default();
+        r.topics = vec![t];
+        r.response_partition_limit = 10;
+        let resp = handlers::describe_topic_partitions::handle(&f.ctx(0), r);
+        (
+            resp.topics[0].error_code,
+            resp.topics[0].topic_authorized_operations,
+        )
+    };
+    let all_topics = || {
+        let mut r = DescribeTopicPartitionsRequest::default();
+        r.response_partition_limit = 10;
+        handlers::describe_topic_partitions::handle(&f.ctx(0), r)
+            .topics
+            .len()
+    };
+
+    let refused = CLUSTER_AUTHORIZATION_FAILED;
+    assert_eq!(elect(), (refused, refused));
+    assert_eq!(reassign(), refused);
+    assert_eq!(list_reassignments(), refused);
+    assert_eq!(move_dir(), refused);
+    assert_eq!(config_resources(), refused);
+    assert_eq!(describe_topic().0, TOPIC_AUTHORIZATION_FAILED);
+    assert_eq!(
+        all_topics(),
+        0,
+        "the all-topics listing leaves out what may not be described"
+    );
+
+    f.allow(ResourceType::Cluster, "kafka-cluster", AclOperation::Alter);
+    f.allow(
+        ResourceType::Cluster,
+        "kafka-cluster",
+        AclOperation::DescribeConfigs,
+    );
+    f.allow(ResourceType::Topic, "t", AclOperation::Describe);
+    // Authorized, each gets its single-node answer.
+    assert_eq!(elect(), (0, ResponseError::ElectionNotNeeded.code()));
+    assert_eq!(reassign(), 0);
+    assert_eq!(
+        list_reassignments(),
+        0,
+        "ALTER on the cluster implies DESCRIBE"
+    );
+    assert_eq!(move_dir(), ResponseError::LogDirNotFound.code());
+    assert_eq!(config_resources(), 0);
+    assert_eq!(describe_topic(), (0, 1 << 8), "DESCRIBE only");
+    assert_eq!(all_topics(), 1);
+}

@@ -265,13 +265,22 @@ impl Ctx<'_> {
         let Some(authorizer) = &self.broker.authorizer else {
             return Err((ResponseError::SecurityDisabled, disabled_message.into()));
         };
-        if !self.authorize(operation, ResourceType::Cluster, CLUSTER_NAME) {
-            return Err((
-                ResponseError::ClusterAuthorizationFailed,
-                self.denied(operation, ResourceType::Cluster, CLUSTER_NAME),
-            ));
-        }
+        self.authorize_cluster(operation)?;
         Ok(authorizer)
+    }
+
+    /// `operation` on the cluster, else CLUSTER_AUTHORIZATION_FAILED with the refusal message.
+    pub fn authorize_cluster(
+        &self,
+        operation: AclOperation,
+    ) -> Result<(), (ResponseError, String)> {
+        if self.authorize(operation, ResourceType::Cluster, CLUSTER_NAME) {
+            return Ok(());
+        }
+        Err((
+            ResponseError::ClusterAuthorizationFailed,
+            self.denied(operation, ResourceType::Cluster, CLUSTER_NAME),
+        ))
     }
 
     /// The message that goes with a refusal: who may not do what to which resource.

@@ -17,7 +17,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
-use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+use crate::acl::AclOperation;
 
 pub fn handle(
     ctx: &Ctx<'_>,
@@ -28,13 +28,9 @@ pub fn handle(
     if ctx.version >= 1 {
         resp.allow_replication_factor_change = req.allow_replication_factor_change;
     }
-    if !ctx.authorize(AclOperation::Alter, ResourceType::Cluster, CLUSTER_NAME) {
-        resp.error_code = ResponseError::ClusterAuthorizationFailed.code();
-        resp.error_message = Some(StrBytes::from_string(ctx.denied(
-            AclOperation::Alter,
-            ResourceType::Cluster,
-            CLUSTER_NAME,
-        )));
+    if let Err((code, message)) = ctx.authorize_cluster(AclOperation::Alter) {
+        resp.error_code = code.code();
+        resp.error_message = Some(StrBytes::from_string(message));
         return resp;
     }
     let node = ctx.broker.node_id;

@@ -16,7 +16,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
-use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+use crate::acl::AclOperation;
 use crate::scram::{Deletion, Upsertion};
 
 fn result(user: String, error: Option<(ResponseError, String)>) -> AlterUserScramCredentialsResult {
@@ -65,11 +65,8 @@ pub fn handle(
             .map(|u| result(u.to_string(), Some((code, message.clone()))))
             .collect()
     };
-    if !ctx.authorize(AclOperation::Alter, ResourceType::Cluster, CLUSTER_NAME) {
-        resp.results = refuse_all(
-            ResponseError::ClusterAuthorizationFailed,
-            ctx.denied(AclOperation::Alter, ResourceType::Cluster, CLUSTER_NAME),
-        );
+    if let Err((code, message)) = ctx.authorize_cluster(AclOperation::Alter) {
+        resp.results = refuse_all(code, message);
         return resp;
     }
     resp.results = match ctx.broker.scram_credentials.alter(&deletions, &upsertions) {

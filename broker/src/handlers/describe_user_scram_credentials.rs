@@ -11,10 +11,9 @@ use kafka_protocol::messages::{
     DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse,
 };
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::ResponseError;
 
 use super::Ctx;
-use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+use crate::acl::AclOperation;
 
 pub fn handle(
     ctx: &Ctx<'_>,
@@ -27,9 +26,8 @@ pub fn handle(
         .iter()
         .map(|u| u.name.to_string())
         .collect();
-    if !ctx.authorize(AclOperation::Describe, ResourceType::Cluster, CLUSTER_NAME) {
-        let message = ctx.denied(AclOperation::Describe, ResourceType::Cluster, CLUSTER_NAME);
-        let code = ResponseError::ClusterAuthorizationFailed.code();
+    if let Err((error, message)) = ctx.authorize_cluster(AclOperation::Describe) {
+        let code = error.code();
         resp.error_code = code;
         resp.error_message = Some(StrBytes::from_string(message.clone()));
         resp.results = users

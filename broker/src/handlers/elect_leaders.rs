@@ -11,7 +11,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
-use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+use crate::acl::AclOperation;
 
 /// `election_type` values (v1+; v0 means preferred).
 const PREFERRED: i8 = 0;
@@ -20,8 +20,8 @@ const UNCLEAN: i8 = 1;
 pub fn handle(ctx: &Ctx<'_>, req: ElectLeadersRequest) -> ElectLeadersResponse {
     let mut resp = ElectLeadersResponse::default();
     let known_type = matches!(req.election_type, PREFERRED | UNCLEAN);
-    let authorized = ctx.authorize(AclOperation::Alter, ResourceType::Cluster, CLUSTER_NAME);
-    if !authorized && ctx.version >= 1 {
+    let refused = ctx.authorize_cluster(AclOperation::Alter).err();
+    if refused.is_some() && ctx.version >= 1 {
         resp.error_code = ResponseError::ClusterAuthorizationFailed.code();
     } else if !known_type && ctx.version >= 1 {
         resp.error_code = ResponseError::InvalidRequest.code();
@@ -37,11 +37,8 @@ pub fn handle(ctx: &Ctx<'_>, req: ElectLeadersRequest) -> ElectLeadersResponse {
         for partition_id in t.partitions {
             let mut p = PartitionResult::default();
             p.partition_id = partition_id;
-            let (code, message) = if !authorized {
-                (
-                    ResponseError::ClusterAuthorizationFailed,
-                    ctx.denied(AclOperation::Alter, ResourceType::Cluster, CLUSTER_NAME),
-                )
+            let (code, message) = if let Some(refusal) = &refused {
+                refusal.clone()
             } else if !known_type {
                 (
                     ResponseError::InvalidRequest,

@@ -8,10 +8,9 @@ use kafka_protocol::messages::{
 };
 
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::ResponseError;
 
 use super::Ctx;
-use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+use crate::acl::AclOperation;
 
 pub fn handle(
     ctx: &Ctx<'_>,
@@ -19,13 +18,9 @@ pub fn handle(
 ) -> ListPartitionReassignmentsResponse {
     let mut resp = ListPartitionReassignmentsResponse::default();
     resp.error_message = None;
-    if !ctx.authorize(AclOperation::Describe, ResourceType::Cluster, CLUSTER_NAME) {
-        resp.error_code = ResponseError::ClusterAuthorizationFailed.code();
-        resp.error_message = Some(StrBytes::from_string(ctx.denied(
-            AclOperation::Describe,
-            ResourceType::Cluster,
-            CLUSTER_NAME,
-        )));
+    if let Err((code, message)) = ctx.authorize_cluster(AclOperation::Describe) {
+        resp.error_code = code.code();
+        resp.error_message = Some(StrBytes::from_string(message));
     }
     resp
 }
