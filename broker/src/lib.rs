@@ -11,6 +11,7 @@ pub mod meta;
 pub mod metrics;
 pub mod net;
 pub mod partition;
+pub mod quorum;
 pub mod scram;
 pub mod server;
 pub mod topics;

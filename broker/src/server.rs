@@ -45,6 +45,8 @@ pub struct Broker {
     pub authorizer: Option<crate::acl::Authorizer>,
     /// SCRAM credentials (KIP-554), for a SASL/SCRAM authenticator.
     pub scram_credentials: crate::scram::ScramCredentials,
+    /// The metadata quorum (this node alone): what DescribeQuorum reports.
+    pub quorum: crate::quorum::Quorum,
     shutdown: watch::Sender<bool>,
 }
 
@@ -92,6 +94,7 @@ impl Broker {
         let groups = Arc::new(GroupCoordinator::new(&config, offsets_partitions));
         let authorizer = crate::acl::Authorizer::from_config(&config, &dir)?;
         let scram_credentials = crate::scram::ScramCredentials::open(&dir)?;
+        let quorum = crate::quorum::Quorum::elect_self(&dir, node_id)?;
         let broker = Arc::new(Broker {
             limits: Limits {
                 socket_request_max_bytes: config.int("socket.request.max.bytes") as usize,
@@ -109,6 +112,7 @@ impl Broker {
             metrics: crate::metrics::Metrics::new(),
             authorizer,
             scram_credentials,
+            quorum,
             shutdown,
             config,
         });

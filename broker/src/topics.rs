@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -84,6 +85,10 @@ impl TopicError {
 #[derive(Serialize, Deserialize, Default)]
 struct MetadataFile {
     version: u32,
+    /// How many metadata changes this file has taken since the directory was formatted: the
+    /// offset a single node's metadata quorum reports (DescribeQuorum).
+    #[serde(default)]
+    changes: i64,
     topics: Vec<TopicRecord>,
 }
 
@@ -105,6 +110,8 @@ pub struct TopicRegistry {
     broker: RwLock<BrokerConfig>,
     /// Serialises create/delete/alter so the metadata file and the logs agree.
     admin: Mutex<()>,
+    /// Metadata changes committed to the file (`MetadataFile::changes`).
+    changes: AtomicI64,
 }
 
 impl TopicRegistry {
@@ -119,6 +126,7 @@ impl TopicRegistry {
             })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => MetadataFile {
                 version: 1,
+                changes: 0,
                 topics: vec![],
             },
             Err(e) => anyhow::bail!("cannot read {}: {e}", dir.join(METADATA_FILE).display()),
@@ -140,6 +148,7 @@ impl TopicRegistry {
             dir: dir.to_path_buf(),
             broker: RwLock::new(broker.clone()),
             admin: Mutex::new(()),
+            changes: AtomicI64::new(meta.changes),
         };
         for r in records.values() {
             let config = topic_config::log_config(broker, &r.configs);
@@ -394,6 +403,13 @@ impl TopicRegistry {
         }
     }
 
+    /// How many topic metadata changes (creations, deletions, new partitions, config
+    /// overrides) this node has committed since its directory was formatted.
+    pub fn metadata_changes(&self) -> i64 {
+        self.changes.load(Ordering::Acquire)
+    }
+
+    /// Writes the file with one more change; callers hold `admin`.
     fn persist(&self) -> std::io::Result<()> {
         let mut topics: Vec<TopicRecord> = self
             .topics
@@ -407,9 +423,16 @@ impl TopicRegistry {
             })
             .collect();
         topics.sort_by(|a, b| a.name.cmp(&b.name));
-        let bytes =
-            serde_json::to_vec_pretty(&MetadataFile { version: 1, topics }).expect("serialisable");
-        write_atomically(&self.dir, METADATA_FILE, &bytes)
+        let changes = self.changes.load(Ordering::Acquire) + 1;
+        let bytes = serde_json::to_vec_pretty(&MetadataFile {
+            version: 1,
+            changes,
+            topics,
+        })
+        .expect("serialisable");
+        write_atomically(&self.dir, METADATA_FILE, &bytes)?;
+        self.changes.store(changes, Ordering::Release);
+        Ok(())
     }
 }
 

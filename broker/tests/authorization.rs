@@ -598,6 +598,16 @@ fn single_node_admin_apis_need_their_cluster_and_topic_acls() {
             resp.topics[0].topic_authorized_operations,
         )
     };
+    let quorum = || {
+        let mut p = describe_quorum_request::PartitionData::default();
+        p.partition_index = 0;
+        let mut t = describe_quorum_request::TopicData::default();
+        t.topic_name = TopicName(s("__cluster_metadata"));
+        t.partitions = vec![p];
+        let mut r = DescribeQuorumRequest::default();
+        r.topics = vec![t];
+        handlers::describe_quorum::handle(&f.ctx(2), r).error_code
+    };
     let all_topics = || {
         let mut r = DescribeTopicPartitionsRequest::default();
         r.response_partition_limit = 10;
@@ -612,6 +622,7 @@ fn single_node_admin_apis_need_their_cluster_and_topic_acls() {
     assert_eq!(list_reassignments(), refused);
     assert_eq!(move_dir(), refused);
     assert_eq!(config_resources(), refused);
+    assert_eq!(quorum(), refused);
     assert_eq!(describe_topic().0, TOPIC_AUTHORIZATION_FAILED);
     assert_eq!(
         all_topics(),
@@ -636,6 +647,7 @@ fn single_node_admin_apis_need_their_cluster_and_topic_acls() {
     );
     assert_eq!(move_dir(), ResponseError::LogDirNotFound.code());
     assert_eq!(config_resources(), 0);
+    assert_eq!(quorum(), 0);
     assert_eq!(describe_topic(), (0, 1 << 8), "DESCRIBE only");
     assert_eq!(all_topics(), 1);
 }

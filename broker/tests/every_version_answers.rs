@@ -558,6 +558,16 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             r.topics = Some(vec![t]);
             RequestKind::ListPartitionReassignments(r)
         }
+        ApiKey::DescribeQuorum => {
+            let mut p = describe_quorum_request::PartitionData::default();
+            p.partition_index = 0;
+            let mut t = describe_quorum_request::TopicData::default();
+            t.topic_name = name("__cluster_metadata");
+            t.partitions = vec![p];
+            let mut r = DescribeQuorumRequest::default();
+            r.topics = vec![t];
+            RequestKind::DescribeQuorum(r)
+        }
         ApiKey::ListConfigResources => {
             let mut r = ListConfigResourcesRequest::default();
             if version >= 1 {

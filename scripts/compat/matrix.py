@@ -121,7 +121,6 @@ def features_of(suite, test):
 
 # Known gaps: (suite, pattern on the test name, explanation). A failing test without an entry
 # is listed with the failure the runner recorded, marked "not yet explained".
-QUORUM = "DescribeQuorum: a single Samsa node has no KRaft metadata quorum to describe (replication issue)"
 KNOWN_GAPS = [
     ("librdkafka", r"_mock(_|$)",
      "runs against librdkafka's in-process mock cluster, not against Samsa, so its outcome says "
@@ -129,7 +128,6 @@ KNOWN_GAPS = [
     ("librdkafka", r"^0103_transactions",
      "creates its topics with replication factor 3 (librdkafka's trivup cluster has three brokers); "
      "a single node answers INVALID_REPLICATION_FACTOR, as Kafka with one broker does (replication issue)"),
-    ("kafka-python", r"test_describe_metadata_quorum", QUORUM),
     ("rust-rdkafka", r"test_base_producer_timeout",
      "expects 10 records to time out after message.timeout.ms=100 while Kafka creates the topic; "
      "Samsa creates topics synchronously on Metadata, so they are delivered in time"),
@@ -139,7 +137,6 @@ KNOWN_GAPS = [
 # What a failing test's reason or log says when it failed for a known gap (the client names the
 # missing broker feature).
 KNOWN_SIGNATURES = [
-    (r"'DescribeQuorumRequest'", QUORUM),
     (r"do_test_DescribeConsumerGroups.*\n?.*Failed to delete groups: Broker: The group is not empty",
      "a race in the test: its static members' sessions are 6 s (test_create_consumer overrides the "
      "subtest's 5 s), their final OffsetCommit at close refreshes the session as Kafka's coordinator "

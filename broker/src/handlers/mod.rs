@@ -22,6 +22,7 @@ pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
+pub mod describe_quorum;
 pub mod describe_topic_partitions;
 pub mod describe_transactions;
 pub mod describe_user_scram_credentials;
@@ -292,6 +293,9 @@ pub async fn handle_request(
         ),
         RequestKind::ListConfigResources(r) => Some(ResponseKind::ListConfigResources(
             list_config_resources::handle(&ctx, r),
+        )),
+        RequestKind::DescribeQuorum(r) => Some(ResponseKind::DescribeQuorum(
+            describe_quorum::handle(&ctx, r),
         )),
         RequestKind::DescribeTopicPartitions(r) => Some(ResponseKind::DescribeTopicPartitions(
             describe_topic_partitions::handle(&ctx, r),

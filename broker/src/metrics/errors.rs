@@ -60,6 +60,13 @@ pub fn for_each_error(response: &ResponseKind, mut f: impl FnMut(i16)) {
         }
         ResponseKind::CreatePartitions(r) => r.results.iter().for_each(|x| e(x.error_code)),
         ResponseKind::DescribeCluster(r) => e(r.error_code),
+        ResponseKind::DescribeQuorum(r) => {
+            e(r.error_code);
+            r.topics
+                .iter()
+                .flat_map(|t| &t.partitions)
+                .for_each(|p| e(p.error_code));
+        }
         ResponseKind::FindCoordinator(r) => {
             e(r.error_code);
             r.coordinators.iter().for_each(|c| e(c.error_code));
