@@ -2,6 +2,8 @@
 offsets and delete groups, around a KafkaConsumer that commits with metadata.
 Exits non-zero with a message when a check fails.
 Usage: kafka_python_group_admin.py BOOTSTRAP"""
+import collections
+import logging
 import sys
 import time
 
@@ -13,9 +15,36 @@ bootstrap = sys.argv[1]
 topic, group = "kpa", "kpa-group"
 
 
+# The client's own debug log, kept in memory and printed when a check fails.
+client_log = collections.deque(maxlen=400)
+
+
+class Keep(logging.Handler):
+    last, repeats = None, 0
+
+    def emit(self, record):
+        # A client spinning logs one line thousands of times: keep it once, with a count.
+        msg = record.getMessage()
+        if msg == self.last:
+            self.repeats += 1
+            return
+        if self.repeats:
+            client_log.append("    (previous line %d more times)" % self.repeats)
+        self.last, self.repeats = msg, 0
+        client_log.append(self.format(record))
+
+
+keep = Keep()
+keep.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(name)s %(message)s"))
+logging.getLogger("kafka").addHandler(keep)
+logging.getLogger("kafka").setLevel(logging.DEBUG)
+
+
 def check(cond, msg):
     if not cond:
         print("FAILED: " + msg, file=sys.stderr)
+        print("client log (last %d lines):" % len(client_log), file=sys.stderr)
+        print("\n".join(client_log), file=sys.stderr)
         sys.exit(1)
 
 
@@ -34,9 +63,15 @@ for i in range(30):
 producer.flush()
 producer.close()
 
-consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
+consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group,
                          auto_offset_reset="earliest", enable_auto_commit=False,
                          session_timeout_ms=6000, heartbeat_interval_ms=500)
+# The topic's metadata first, then the subscription: a consumer that joins before it knows the
+# topic's partitions assigns nothing and rejoins at once, and in kafka-python 3.0.12 that
+# quick rejoin can leave its poll loop spinning while its I/O thread waits to apply the new
+# assignment (seen under load: the client log stops at "Received SyncGroup response").
+check(consumer.partitions_for_topic(topic) == {0, 1, 2}, "the consumer sees 3 partitions")
+consumer.subscribe([topic])
 seen = 0
 deadline = time.time() + 60
 while seen < 30:

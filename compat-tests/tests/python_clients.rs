@@ -16,10 +16,11 @@ fn run_script(broker: &Broker, script: &str, args: &[&str]) {
     cmd.arg(&path).arg(broker.bootstrap()).args(args);
     let (status, out, err) =
         compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(180)).unwrap();
-    assert!(
-        status.success(),
-        "{script} failed ({status}):\nstdout:\n{out}\nstderr:\n{err}"
-    );
+    if !status.success() {
+        let log = broker.log_lines();
+        let tail = log[log.len().saturating_sub(3000)..].join("\n");
+        panic!("{script} failed ({status}):\nstdout:\n{out}\nstderr:\n{err}\nbroker log (last 200 lines):\n{tail}");
+    }
 }
 
 #[test]

@@ -72,9 +72,9 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     // KIP-554 SCRAM credential administration.
     api(ApiKey::DescribeUserScramCredentials, 0, 0),
     api(ApiKey::AlterUserScramCredentials, 0, 0),
-    api(ApiKey::DescribeCluster, 0, 2),
     // The metadata quorum: a single node is its only voter (KIP-595, KIP-836, KIP-853).
     api(ApiKey::DescribeQuorum, 0, 2),
+    api(ApiKey::DescribeCluster, 0, 2),
     api(ApiKey::DescribeProducers, 0, 0),
     api(ApiKey::DescribeTransactions, 0, 0),
     api(ApiKey::ListTransactions, 0, 1),
