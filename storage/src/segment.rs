@@ -28,6 +28,14 @@ pub const NO_TIMESTAMP: i64 = -1;
 /// Header scans for reads fetch this many bytes per syscall.
 const HEADER_SCAN_BYTES: usize = 4096;
 
+/// Disk blocks are reserved ahead of the active segment's end once it holds this much, so that
+/// appends land in allocated (unwritten) extents: ext4's delayed allocation otherwise reserves
+/// and accounts every page on the appending thread (about a seventh of the write syscall's
+/// cost in a 1 KiB produce profile). Small logs reserve nothing.
+const PREALLOCATE_FROM_BYTES: u64 = 1 << 20;
+/// The most reserved ahead at once; each reservation is as large as the segment already is.
+const PREALLOCATE_MAX_BYTES: u64 = 64 << 20;
+
 pub(crate) fn file_name(base_offset: i64, suffix: &str) -> String {
     format!("{base_offset:020}{suffix}")
 }
@@ -89,6 +97,11 @@ pub(crate) struct Segment {
     pub created_ms: i64,
     bytes_since_last_index_entry: u64,
     index_interval_bytes: u64,
+    /// `segment.bytes`: reservations never reach past it.
+    segment_bytes: u64,
+    /// The file's blocks are reserved up to here (`fallocate` with KEEP_SIZE: the file's
+    /// length stays `size`); `seal` and truncation release what lies past the end.
+    reserved_to: u64,
     pub(crate) files: Option<OpenFiles>,
 }
 
@@ -140,6 +153,8 @@ impl Segment {
             created_ms,
             bytes_since_last_index_entry: 0,
             index_interval_bytes: LogConfig::default().index_interval_bytes,
+            segment_bytes: LogConfig::default().segment_bytes,
+            reserved_to: 0,
             files: None,
         }
     }
@@ -174,6 +189,7 @@ impl Segment {
     /// log. If the indexes were invalid, rebuilds them from the log.
     pub fn open(&mut self, config: &LogConfig) -> io::Result<()> {
         self.index_interval_bytes = config.index_interval_bytes;
+        self.segment_bytes = config.segment_bytes;
         if self.files.is_some() {
             return Ok(());
         }
@@ -271,6 +287,7 @@ impl Segment {
         fault: Option<WriteFault>,
     ) -> Result<(), (io::Error, bool)> {
         let position = self.size;
+        self.reserve_ahead(position + buf.len() as u64);
         let result = match fault {
             None => self.files().log.write_all_at(buf, position),
             Some(f) => {
@@ -284,6 +301,7 @@ impl Segment {
             // the tail so the log stays usable for reads and later appends.
             let cut_back_fails = fault.is_some_and(|f| f.cut_back_fails);
             let rolled_back = !cut_back_fails && self.files().log.set_len(position).is_ok();
+            self.reserved_to = 0;
             return Err((e, rolled_back));
         }
         if self.is_empty() {
@@ -349,12 +367,45 @@ impl Segment {
         self.push_index_entries(last_offset, position, max_ts, max_off);
     }
 
+    /// Reserves disk blocks past `end` (see [`PREALLOCATE_FROM_BYTES`]). Best effort: a file
+    /// system without `fallocate`, or a full disk, just appends without a reservation.
+    fn reserve_ahead(&mut self, end: u64) {
+        if end <= self.reserved_to || self.size < PREALLOCATE_FROM_BYTES {
+            return;
+        }
+        let to = (end + self.size.min(PREALLOCATE_MAX_BYTES)).min(self.segment_bytes.max(end));
+        let from = self.size.max(self.reserved_to);
+        use std::os::fd::AsRawFd;
+        // SAFETY: fallocate on an open descriptor with in-range arguments touches no memory.
+        let r = unsafe {
+            libc::fallocate(
+                self.files().log.as_raw_fd(),
+                libc::FALLOC_FL_KEEP_SIZE,
+                from as libc::off_t,
+                (to - from) as libc::off_t,
+            )
+        };
+        // On failure, try again only past the range asked for now.
+        self.reserved_to = if r == 0 { to } else { end };
+    }
+
+    /// Gives back blocks reserved past the end of the file (a truncate to its own length).
+    fn release_reservation(&mut self) -> io::Result<()> {
+        if self.reserved_to > self.size {
+            self.files().log.set_len(self.size)?;
+        }
+        self.reserved_to = 0;
+        Ok(())
+    }
+
     /// Called when the segment stops being active (roll, close): records the final largest
-    /// timestamp in the time index (Kafka's `onBecomeInactiveSegment`) and writes pending entries.
+    /// timestamp in the time index (Kafka's `onBecomeInactiveSegment`), writes pending entries
+    /// and releases reserved blocks.
     pub fn seal(&mut self) -> io::Result<()> {
         if self.files.is_none() {
             return Ok(());
         }
+        self.release_reservation()?;
         let base = self.base_offset;
         let (max_ts, max_off) = (self.max_timestamp, self.offset_of_max_timestamp);
         let f = self.files_mut();
@@ -526,6 +577,7 @@ impl Segment {
         let removed = self.size - position;
         self.files().log.set_len(position)?;
         self.size = position;
+        self.reserved_to = 0;
         let base = self.base_offset;
         let f = self.files_mut();
         f.offset_index.truncate_to_position(position)?;

@@ -476,3 +476,69 @@ fn max_timestamp_answers_the_exact_record_inside_its_batch() {
     log.append(compressed, 0, NOW).unwrap();
     assert_eq!(log.offset_for_timestamp(-3).unwrap(), Some((3, NOW + 900)));
 }
+
+#[test]
+fn an_append_too_large_for_the_tail_cache_is_read_from_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(
+        dir.path(),
+        LogConfig {
+            tail_cache_bytes: 4 << 20,
+            ..LogConfig::default()
+        },
+    );
+    log.append(batch(1, 1000), 0, NOW).unwrap();
+    log.append(batch(1, 300_000), 0, NOW).unwrap();
+    let s = log.read(0, 1 << 20, i64::MAX, true).unwrap();
+    assert!(!s.is_in_memory(), "the large append emptied the cache");
+    let h = headers(&s.load().unwrap());
+    assert_eq!(h.iter().map(|h| h.base_offset).collect::<Vec<_>>(), [0, 1]);
+    // Small appends are cached again from the next one on.
+    log.append(batch(1, 1000), 0, NOW).unwrap();
+    let s = log.read(2, 1 << 20, i64::MAX, true).unwrap();
+    assert!(s.is_in_memory());
+    assert_eq!(headers(&s.load().unwrap())[0].base_offset, 2);
+    let s = log.read(1, 1 << 20, i64::MAX, true).unwrap();
+    assert!(!s.is_in_memory());
+    let h = headers(&s.load().unwrap());
+    assert_eq!(h.iter().map(|h| h.base_offset).collect::<Vec<_>>(), [1, 2]);
+}
+
+/// Blocks a file holds on disk (what `du` counts).
+fn allocated_bytes(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(path).unwrap().blocks() * 512
+}
+
+#[test]
+fn a_growing_segment_reserves_blocks_ahead_and_gives_them_back_when_sealed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (d, mut log) = open(dir.path(), LogConfig::default());
+    let segment = log.dir().join(format!("{:020}.log", 0));
+    for _ in 0..24 {
+        log.append(batch(100, 1000), 0, NOW).unwrap();
+    }
+    let len = fs::metadata(&segment).unwrap().len();
+    assert!(len > 2 << 20, "{len}");
+    let reserved = allocated_bytes(&segment);
+    // Where the file system has fallocate (ext4, xfs, tmpfs), blocks lie past the end while
+    // the file's length stays that of its batches.
+    if reserved <= len + 4096 {
+        eprintln!("no blocks reserved ahead here (no fallocate?): {reserved} for {len}");
+    }
+    log.close().unwrap();
+    drop(d);
+    assert_eq!(
+        fs::metadata(&segment).unwrap().len(),
+        len,
+        "the length never changes"
+    );
+    assert!(
+        allocated_bytes(&segment) <= len + 64 * 1024,
+        "closing gives reserved blocks back: {} allocated for {len}",
+        allocated_bytes(&segment)
+    );
+    // And the log reads back whole after reopening.
+    let (_d, log) = open(dir.path(), LogConfig::default());
+    assert_eq!(log.log_end_offset(), 2400);
+}

@@ -131,9 +131,16 @@ pub async fn handle(
 pub async fn handle_request(
     broker: &Arc<Broker>,
     conn: &Rc<Connection>,
-    req: DecodedRequest,
+    mut req: DecodedRequest,
 ) -> Result<Reply, String> {
     let mut out = Vec::new();
+    // The decoded client id is a slice of the request frame; an owned copy keeps the header
+    // from sharing the frame's buffer, so the log can rewrite a Produce's batches in place.
+    req.header.client_id = req
+        .header
+        .client_id
+        .take()
+        .map(|id| kafka_protocol::protocol::StrBytes::from_string(id.to_string()));
     if conn.client_id.borrow().is_none() {
         if let Some(id) = &req.header.client_id {
             *conn.client_id.borrow_mut() = Some(id.to_string());

@@ -70,58 +70,65 @@ pub enum Produced {
 }
 
 pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, String> {
-    let acks = req.acks;
+    // Names are copied out of the request: a slice of the frame would share its buffer with
+    // the records, and the log rewrites a batch's offsets in place only when nothing else
+    // holds that buffer (otherwise it copies the batch). The records of the last partition
+    // of a request are then the buffer's only holder.
+    let ProduceRequest {
+        transactional_id,
+        acks,
+        topic_data,
+        ..
+    } = req;
+    let transactional_id = transactional_id.map(|id| id.to_string());
     let version = ctx.version;
     let now = crate::util::now_ms();
     let mut resp = ProduceResponse::default();
     let mut waits = Vec::new();
     let mut first_error: Option<String> = None;
-    let transactional = req.topic_data.iter().any(|t| {
+    let transactional = topic_data.iter().any(|t| {
         t.partition_data
             .iter()
             .any(|p| transactional_producer(p.records.as_ref()).is_some())
     });
     // Kafka refuses transactional records without a transactional id, or with one the
     // principal may not WRITE, as unauthorized.
-    let refuse_all = match (&req.transactional_id, transactional) {
+    let refuse_all = match (&transactional_id, transactional) {
         (None, true) => Some("transactional records without a transactional id".to_string()),
         (Some(id), true)
-            if !ctx.authorize(
-                AclOperation::Write,
-                ResourceType::TransactionalId,
-                id.as_str(),
-            ) =>
+            if !ctx.authorize(AclOperation::Write, ResourceType::TransactionalId, id) =>
         {
-            Some(ctx.denied(
-                AclOperation::Write,
-                ResourceType::TransactionalId,
-                id.as_str(),
-            ))
+            Some(ctx.denied(AclOperation::Write, ResourceType::TransactionalId, id))
         }
         _ => None,
     };
-    let txn_guard = match (&req.transactional_id, transactional) {
-        (Some(id), true) if refuse_all.is_none() => ctx.broker.txn.lock(id.0.as_str()).await,
+    let txn_guard = match (&transactional_id, transactional) {
+        (Some(id), true) if refuse_all.is_none() => ctx.broker.txn.lock(id).await,
         _ => None,
     };
-    for topic_data in req.topic_data {
+    for topic_data in topic_data {
+        let requested_name = topic_data.name.to_string();
+        drop(topic_data.name);
+        let topic_id = topic_data.topic_id;
+        let partition_data = topic_data.partition_data;
         let topic = if ctx.version >= 13 {
-            ctx.broker.topics.get_by_id(&topic_data.topic_id)
+            ctx.broker.topics.get_by_id(&topic_id)
         } else {
-            ctx.broker.topics.get(topic_data.name.as_str())
+            ctx.broker.topics.get(&requested_name)
         };
         let mut tr = TopicProduceResponse::default();
-        tr.name = topic_data.name.clone();
-        tr.topic_id = topic_data.topic_id;
+        tr.name =
+            kafka_protocol::messages::TopicName(StrBytes::from_string(requested_name.clone()));
+        tr.topic_id = topic_id;
         // By name the check comes first, so that an unauthorized client cannot learn which
         // topics exist; an unknown topic id names nothing to check.
         let name = match &topic {
             Some(t) => t.name.as_str(),
-            None => topic_data.name.as_str(),
+            None => requested_name.as_str(),
         };
         let unauthorized = (topic.is_some() || ctx.version < 13)
             && !ctx.authorize(AclOperation::Write, ResourceType::Topic, name);
-        for pd in topic_data.partition_data {
+        for pd in partition_data {
             let mut pr = PartitionProduceResponse::default();
             pr.index = pd.index;
             pr.base_offset = -1;
@@ -152,7 +159,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
                 ))
             } else if let Err(e) = verify_transactional(
                 txn_guard.as_ref(),
-                topic_data.name.as_str(),
+                &requested_name,
                 pd.index,
                 pd.records.as_ref(),
             ) {
@@ -161,11 +168,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
                 match topic.as_ref().and_then(|t| t.partition(pd.index)) {
                     None => Err((
                         unknown,
-                        format!(
-                            "unknown partition {}-{}",
-                            topic_data.name.as_str(),
-                            pd.index
-                        ),
+                        format!("unknown partition {requested_name}-{}", pd.index),
                         Vec::new(),
                     )),
                     Some(p) => append(ctx, p, pd.records.unwrap_or_default(), now),

@@ -24,8 +24,15 @@ use crate::server::Broker;
 
 /// Responses waiting for the writer; beyond this the reader stops reading (backpressure).
 const WRITE_QUEUE_DEPTH: usize = 64;
-/// Initial read buffer; it grows to the size of the largest frame seen.
+/// Read size while the next frame's size is unknown, and the smallest read buffer.
 const READ_BUFFER_BYTES: usize = 64 * 1024;
+/// How far a read may go past the end of the frame being assembled (pipelined small frames
+/// come in with it). Bytes read past a frame are copied into the next frame's buffer, so a
+/// large frame is never followed by more than this.
+const READ_AHEAD_BYTES: usize = 16 * 1024;
+/// A new buffer is sized like the last frame, up to this (a buffer lives as long as any
+/// request batch in it does, in the tail cache for one).
+const GUESS_MAX_BYTES: usize = 4 << 20;
 
 /// Serves one connection until the client closes it, it idles out, it breaks the protocol,
 /// or the broker shuts down.
@@ -75,6 +82,8 @@ async fn read_loop<R: SocketRead>(
     let idle = Duration::from_millis(broker.limits.connections_max_idle_ms);
     let mut shutdown = broker.shutdown_signal();
     let mut buf = BytesMut::with_capacity(READ_BUFFER_BYTES);
+    // Size prefix included: what a new buffer for the next frame starts with.
+    let mut last_frame_bytes = READ_BUFFER_BYTES;
     loop {
         // Handle every complete frame already buffered.
         loop {
@@ -83,6 +92,23 @@ async fn read_loop<R: SocketRead>(
                 Ok(None) => break,
                 Err(e) => return End::Protocol(e.to_string()),
             };
+            last_frame_bytes = frame.len() + 4;
+            // Leave a large frame the only holder of its buffer, so that the log rewrites its
+            // batches in place instead of copying them and the buffer is freed (and reused
+            // while still in the CPU's caches) as soon as they are written: a fresh buffer for
+            // what follows (the bytes read past a large frame are few). Small frames share
+            // one buffer; the log copies their batches.
+            if frame.len() < READ_BUFFER_BYTES {
+                // Shares `buf`.
+            } else if buf.is_empty() {
+                buf = BytesMut::new();
+            } else if buf.len() <= frame.len() / 4 {
+                let mut rest = BytesMut::with_capacity(
+                    last_frame_bytes.clamp(READ_BUFFER_BYTES, GUESS_MAX_BYTES),
+                );
+                rest.extend_from_slice(&buf);
+                buf = rest;
+            }
             let reply = match handle_frame(broker, conn, frame).await {
                 Ok(reply) => reply,
                 Err(reason) => return End::Protocol(reason),
@@ -95,16 +121,26 @@ async fn read_loop<R: SocketRead>(
                 return End::Shutdown;
             }
         }
-        // Make room for the rest of the frame (its size is known and already checked).
-        let want = match decoder.check(&buf) {
-            Ok(FrameStatus::Incomplete { total_bytes }) => total_bytes.max(buf.len() + 1),
-            _ => buf.len() + 1,
+        // Make room for the rest of the frame (its size is known and already checked), reading
+        // no further than a little past its end. A frame's buffer is shared with the frozen
+        // request (the tail cache keeps produced batches), so whatever follows the frame in it
+        // is copied into a new buffer for the next frame: bounded reads keep that copy small,
+        // and a new buffer sized like the last frame usually needs no second one.
+        let (want, max_read) = match decoder.check(&buf) {
+            Ok(FrameStatus::Incomplete { total_bytes }) if buf.len() >= 4 => {
+                (total_bytes, total_bytes - buf.len() + READ_AHEAD_BYTES)
+            }
+            _ => (
+                buf.len() + last_frame_bytes.min(GUESS_MAX_BYTES),
+                READ_BUFFER_BYTES,
+            ),
         };
-        if buf.capacity() < want.max(READ_BUFFER_BYTES) {
-            buf.reserve(want.max(READ_BUFFER_BYTES) - buf.len());
+        let want = want.max(READ_BUFFER_BYTES);
+        if buf.capacity() < want {
+            buf.reserve(want - buf.len());
         }
         let read = tokio::select! {
-            r = tokio::time::timeout(idle, reader.read(buf)) => r,
+            r = tokio::time::timeout(idle, reader.read(buf, max_read)) => r,
             _ = shutdown.changed() => return End::Shutdown,
         };
         match read {

@@ -12,7 +12,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 /// Reads into the spare capacity of a buffer, returning the buffer with the new bytes
 /// appended after its existing contents.
 pub trait SocketRead {
-    async fn read(&mut self, buf: BytesMut) -> (io::Result<usize>, BytesMut);
+    /// Reads at most `max` bytes (at least one) into the spare capacity of `buf`.
+    async fn read(&mut self, buf: BytesMut, max: usize) -> (io::Result<usize>, BytesMut);
 
     /// Shuts the socket down in both directions. With io_uring a read abandoned by a timeout
     /// stays queued in the kernel and keeps the descriptor open; shutdown completes it, so the
@@ -50,8 +51,9 @@ pub struct EpollRead(pub tokio::net::tcp::OwnedReadHalf);
 pub struct EpollWrite(pub tokio::net::tcp::OwnedWriteHalf);
 
 impl SocketRead for EpollRead {
-    async fn read(&mut self, mut buf: BytesMut) -> (io::Result<usize>, BytesMut) {
-        let r = self.0.read_buf(&mut buf).await;
+    async fn read(&mut self, mut buf: BytesMut, max: usize) -> (io::Result<usize>, BytesMut) {
+        use bytes::BufMut;
+        let r = self.0.read_buf(&mut (&mut buf).limit(max.max(1))).await;
         (r, buf)
     }
 
@@ -88,12 +90,13 @@ pub struct UringRead(pub Rc<tokio_uring::net::TcpStream>);
 pub struct UringWrite(pub Rc<tokio_uring::net::TcpStream>);
 
 impl SocketRead for UringRead {
-    async fn read(&mut self, buf: BytesMut) -> (io::Result<usize>, BytesMut) {
+    async fn read(&mut self, buf: BytesMut, max: usize) -> (io::Result<usize>, BytesMut) {
         use tokio_uring::buf::BoundedBuf;
         // Read into the spare capacity only: a read of the whole buffer would write from
         // offset 0 over bytes not yet consumed.
         let start = buf.len();
-        let (r, slice) = self.0.read(buf.slice(start..)).await;
+        let end = buf.capacity().min(start + max.max(1));
+        let (r, slice) = self.0.read(buf.slice(start..end)).await;
         (r, slice.into_inner())
     }
 
