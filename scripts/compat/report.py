@@ -1,12 +1,14 @@
 """What every compatibility-suite runner reports, in one shape: one line per failed test as it is
 known, a final `<suite>: N passed, M failed (K skipped)` line, and target/compat/<name>.json:
 
-    {"suite", "version", "mode", "engine", "tests": [{"id", "name", "state", "duration_s",
-     "reason", ...}], "passed", "failed", "skipped"}
+    {"suite", "version", "mode", "engine", "samsa": {"commit", "date"}, "tests": [{"id", "name",
+     "state", "duration_s", "reason", ...}], "passed", "failed", "skipped"}
 
 `state` is PASSED, FAILED or SKIPPED; scripts/compat/matrix.py reads these files."""
+import datetime
 import json
 import os
+import subprocess
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -27,10 +29,25 @@ def read_list(path):
     return out
 
 
+def samsa_build():
+    """The Samsa source a run tested: the commit (with -dirty for uncommitted changes) and date."""
+    def git(*args):
+        try:
+            return subprocess.run(["git", "-C", ROOT] + list(args), stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True).stdout.strip()
+        except OSError:
+            return ""
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    if git("status", "--porcelain", "--untracked-files=no"):
+        commit += "-dirty"
+    return {"commit": commit, "date": datetime.date.today().isoformat()}
+
+
 class Summary:
     def __init__(self, suite, version, mode):
         self.data = {"suite": suite, "version": version, "mode": mode,
-                     "engine": os.environ.get("SAMSA_IO_ENGINE", "auto"), "tests": []}
+                     "engine": os.environ.get("SAMSA_IO_ENGINE", "auto"), "samsa": samsa_build(),
+                     "tests": []}
         self.passed = self.failed = self.skipped = 0
 
     def add(self, test_id, name, state, duration_s=0.0, reason="", **extra):

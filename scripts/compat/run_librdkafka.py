@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 
-from report import read_list
+from report import read_list, samsa_build
 from samsa_broker import Broker
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -146,7 +146,8 @@ def main():
     print("librdkafka: %d test ids, %s mode, broker 127.0.0.1:%d (io engine %s), logs in %s" % (
         len(ids), mode, broker.port, engine, workdir), flush=True)
 
-    summary = {"suite": "librdkafka", "version": "2.12.1", "mode": mode, "engine": engine, "tests": []}
+    summary = {"suite": "librdkafka", "version": "2.12.1", "mode": mode, "engine": engine,
+               "samsa": samsa_build(), "tests": []}
     passed = failed = skipped = 0
     try:
         for tid in ids:
