@@ -98,16 +98,16 @@ async fn read_loop<R: SocketRead>(
             // while still in the CPU's caches) as soon as they are written: a fresh buffer for
             // what follows (the bytes read past a large frame are few). Small frames share
             // one buffer; the log copies their batches.
-            if frame.len() < READ_BUFFER_BYTES {
-                // Shares `buf`.
-            } else if buf.is_empty() {
-                buf = BytesMut::new();
-            } else if buf.len() <= frame.len() / 4 {
-                let mut rest = BytesMut::with_capacity(
-                    last_frame_bytes.clamp(READ_BUFFER_BYTES, GUESS_MAX_BYTES),
-                );
-                rest.extend_from_slice(&buf);
-                buf = rest;
+            if frame.len() >= READ_BUFFER_BYTES {
+                if buf.is_empty() {
+                    buf = BytesMut::new();
+                } else if buf.len() <= frame.len() / 4 {
+                    let mut rest = BytesMut::with_capacity(
+                        last_frame_bytes.clamp(READ_BUFFER_BYTES, GUESS_MAX_BYTES),
+                    );
+                    rest.extend_from_slice(&buf);
+                    buf = rest;
+                }
             }
             let reply = match handle_frame(broker, conn, frame).await {
                 Ok(reply) => reply,
