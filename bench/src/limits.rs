@@ -87,11 +87,25 @@ fn percentile(values: &mut [f64], p: f64) -> f64 {
     values[((values.len() as f64 * p) as usize).min(values.len() - 1)]
 }
 
+/// CPU time of the calling thread (user + system), seconds.
+fn thread_cpu_s() -> f64 {
+    // SAFETY: getrusage fills the zeroed struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
 /// Sequential-write figures for one directory.
 #[derive(Debug, Clone, Copy)]
 pub struct DiskFigures {
     /// MB/s of writes into the page cache (no sync).
     pub buffered_mb_per_s: f64,
+    /// CPU seconds the writing thread spent per GiB of those writes (the page-cache copy).
+    pub buffered_cpu_s_per_gib: f64,
+    /// The same writes with O_DIRECT from an aligned buffer: MB/s and CPU seconds per GiB
+    /// (`None` where the file system refuses O_DIRECT).
+    pub direct: Option<(f64, f64)>,
     /// MB/s including one fdatasync at the end.
     pub flushed_mb_per_s: f64,
     /// MB/s with fdatasync after every 1 MiB write.
@@ -109,32 +123,59 @@ pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskF
     let writes = total_bytes.div_ceil(WRITE_BYTES as u64).max(1);
     let path = dir.join(".samsa-bench-limits.tmp");
 
-    let run = |sync_each: bool, sync_end: bool| -> std::io::Result<Duration> {
-        let mut f = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(&path)?;
-        let start = Instant::now();
-        for _ in 0..writes {
-            f.write_all(&buf)?;
-            if sync_each {
+    let run_with =
+        |direct: bool, sync_each: bool, sync_end: bool| -> std::io::Result<(Duration, f64)> {
+            use std::os::unix::fs::OpenOptionsExt;
+            let mut f = OpenOptions::new()
+                .create(true)
+                .write(true)
+                .truncate(true)
+                .custom_flags(if direct { libc::O_DIRECT } else { 0 })
+                .open(&path)?;
+            // O_DIRECT needs an aligned buffer: a page-aligned window of a larger allocation.
+            let mut backing = Vec::new();
+            let data: &[u8] = if direct {
+                backing.resize(WRITE_BYTES + 4096, 0xa5u8);
+                let skip = backing.as_ptr().align_offset(4096);
+                &backing[skip..skip + WRITE_BYTES]
+            } else {
+                &buf
+            };
+            let cpu0 = thread_cpu_s();
+            let start = Instant::now();
+            let mut result = Ok(());
+            for _ in 0..writes {
+                result = f.write_all(data);
+                if result.is_err() {
+                    break;
+                }
+                if sync_each {
+                    f.sync_data()?;
+                }
+            }
+            if result.is_ok() && sync_end {
                 f.sync_data()?;
             }
-        }
-        if sync_end {
-            f.sync_data()?;
-        }
-        let took = start.elapsed();
-        drop(f);
-        std::fs::remove_file(&path)?;
-        Ok(took)
+            let took = start.elapsed();
+            let cpu = thread_cpu_s() - cpu0;
+            drop(f);
+            std::fs::remove_file(&path)?;
+            result.map(|_| (took, cpu))
+        };
+    let run = |sync_each: bool, sync_end: bool| -> std::io::Result<Duration> {
+        run_with(false, sync_each, sync_end).map(|(d, _)| d)
     };
     let bytes = writes * WRITE_BYTES as u64;
     // Unmeasured warm-up: the first pass after other work pays for reclaiming page cache
     // (seen here: 200 MB/s, then 2 GB/s for the same writes), which no broker pays steadily.
     run(false, false)?;
-    let buffered = run(false, false)?;
+    let (buffered, buffered_cpu) = run_with(false, false, false)?;
+    let gib = bytes as f64 / (1u64 << 30) as f64;
+    let direct = run_with(true, false, false)
+        .ok()
+        .map(|(d, cpu)| (mb(bytes, d), cpu / gib));
+    // A refused O_DIRECT may leave the probe file behind.
+    let _ = std::fs::remove_file(&path);
     let flushed = run(false, true)?;
     let each = run(true, false)?;
 
@@ -155,6 +196,8 @@ pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskF
     std::fs::remove_file(&path)?;
     Ok(DiskFigures {
         buffered_mb_per_s: mb(bytes, buffered),
+        buffered_cpu_s_per_gib: buffered_cpu / gib,
+        direct,
         flushed_mb_per_s: mb(bytes, flushed),
         fdatasync_each_mb_per_s: mb(bytes, each),
         fdatasync_p50_ms: percentile(&mut lat, 0.50),

@@ -64,7 +64,15 @@ fn main() -> anyhow::Result<()> {
             let mib: u64 = flag("--mib").map_or(Ok(512), |s| s.parse())?;
             let syncs: usize = flag("--syncs").map_or(Ok(200), |s| s.parse())?;
             let f = limits::disk(&dir, mib << 20, syncs)?;
-            println!("LIMIT test=disk_write_buffered MB_per_s={:.0}", f.buffered_mb_per_s);
+            println!(
+                "LIMIT test=disk_write_buffered MB_per_s={:.0} cpu_s_per_GiB={:.3}",
+                f.buffered_mb_per_s, f.buffered_cpu_s_per_gib
+            );
+            if let Some((mb_per_s, cpu)) = f.direct {
+                println!(
+                    "LIMIT test=disk_write_direct MB_per_s={mb_per_s:.0} cpu_s_per_GiB={cpu:.3}"
+                );
+            }
             println!("LIMIT test=disk_write_flushed MB_per_s={:.0}", f.flushed_mb_per_s);
             println!(
                 "LIMIT test=disk_write_fdatasync_each_MiB MB_per_s={:.0}",
