@@ -375,6 +375,9 @@ impl Segment {
         }
         let to = (end + self.size.min(PREALLOCATE_MAX_BYTES)).min(self.segment_bytes.max(end));
         let from = self.size.max(self.reserved_to);
+        if to <= from {
+            return;
+        }
         use std::os::fd::AsRawFd;
         // SAFETY: fallocate on an open descriptor with in-range arguments touches no memory.
         let r = unsafe {

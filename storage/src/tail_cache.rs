@@ -55,10 +55,10 @@ impl TailCache {
     }
 
     /// Adds the whole batches appended at `base_offset`. An append larger than
-    /// [`APPEND_MAX_BYTES`] empties the cache instead: holding it would pin the request buffer it lies in,
-    /// and a producer sending large requests then writes every one into fresh, cache-cold
-    /// memory (1 KiB records at full rate cost the broker about a fifth more CPU that way).
-    /// Consumers at the tail of such a log read from the page cache.
+    /// [`APPEND_MAX_BYTES`] empties the cache instead: holding it would pin the request buffer
+    /// it lies in, and a producer sending large requests would then have every one received
+    /// into fresh, cache-cold memory (1 KiB records at full rate cost the broker about a fifth
+    /// more CPU that way). Consumers at the tail of such a log read from the page cache.
     pub fn push(&mut self, base_offset: i64, bytes: Bytes) {
         if self.limit_bytes == 0 {
             return;
