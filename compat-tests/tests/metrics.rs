@@ -255,10 +255,48 @@ fn deleted_topics_leave_the_exposition() {
     );
 }
 
+/// The TCP ports `pid` listens on: its socket inodes matched against /proc/net/tcp{,6}.
+fn listening_ports(pid: u32) -> Vec<u16> {
+    let inodes: std::collections::HashSet<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter_map(|l| {
+            let l = l.to_string_lossy().into_owned();
+            Some(l.strip_prefix("socket:[")?.strip_suffix(']')?.to_string())
+        })
+        .collect();
+    let mut ports = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // local_address is ADDR:PORT in hex; state 0A is LISTEN; field 9 is the inode.
+            if f.len() > 9 && f[3] == "0A" && inodes.contains(f[9]) {
+                let port = f[1].rsplit(':').next().unwrap();
+                ports.push(u16::from_str_radix(port, 16).unwrap());
+            }
+        }
+    }
+    ports.sort_unstable();
+    ports.dedup();
+    ports
+}
+
 #[test]
 fn an_empty_metrics_listener_disables_the_endpoint() {
     let broker = Broker::start_with(BrokerOptions::default().prop("metrics.listener", ""));
-    assert!(broker.scrape_metrics().is_err());
+    // Only the Kafka listener: asked by socket ownership, not by connecting to a port that
+    // another test's broker may have taken meanwhile.
+    let kafka_port: u16 = broker
+        .bootstrap()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(listening_ports(broker.pid()), vec![kafka_port]);
     assert!(
         broker
             .log_lines()
