@@ -48,10 +48,7 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeQuorumRequest) -> DescribeQuorumRespon
 
     let broker = ctx.broker;
     let offset = broker.topics.metadata_changes();
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
+    let now_ms = crate::util::now_ms();
     let mut me = ReplicaState::default();
     me.replica_id = BrokerId(broker.quorum.leader_id);
     me.log_end_offset = offset;
