@@ -105,8 +105,8 @@ def main():
     workdir = tempfile.mkdtemp(prefix="samsa-rust-rdkafka-")
     broker = Broker(os.path.abspath(args.samsa), workdir, BROKER_PROPS, preferred_port=9092)
     env = dict(os.environ)
-    env.update({"KAFKA_HOST": broker.bootstrap, "KAFKA_VERSION": KAFKA_VERSION, "RUST_LOG": "off",
-                "RUST_BACKTRACE": "0"})
+    env.update({"KAFKA_HOST": broker.bootstrap, "KAFKA_VERSION": KAFKA_VERSION,
+                "RUST_LOG": os.environ.get("SAMSA_RUST_RDKAFKA_LOG", "off"), "RUST_BACKTRACE": "0"})
     print("rust-rdkafka %s: %s, broker %s%s (io engine %s), logs in %s" % (
         args.version, mode, broker.bootstrap, " in a private network namespace" if private else "",
         os.environ.get("SAMSA_IO_ENGINE", "auto"), workdir), flush=True)

@@ -12,6 +12,8 @@
 #
 # Prints one line per failed test and a final `rust-rdkafka: N passed, M failed` line; writes
 # target/compat/rust-rdkafka[-subset].json. Exit status 0 only when nothing failed.
+# SAMSA_RUST_RDKAFKA_LOG sets the tests' RUST_LOG (default off), for example
+# `librdkafka=trace,rdkafka=trace` to see the client's own debug log in the test's log file.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
