@@ -2,6 +2,7 @@
 //! The `samsa` binary (src/main.rs) serves it and carries the admin CLI.
 
 pub mod acl;
+pub mod alloc_count;
 pub mod cli;
 pub mod config;
 pub mod group;

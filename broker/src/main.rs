@@ -9,8 +9,10 @@ use samsa_broker::config::BrokerConfig;
 
 /// mimalloc keeps freed memory for reuse instead of returning large blocks to the kernel at
 /// once: with glibc, every ~1 MiB fetch buffer was a fresh mmap whose pages faulted in again.
+/// Counted, for the metrics endpoint's `samsa_heap_allocations_total`.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: samsa_broker::alloc_count::Counting<mimalloc::MiMalloc> =
+    samsa_broker::alloc_count::Counting(mimalloc::MiMalloc);
 
 const USAGE: &str = "\
 samsa: a Kafka-compatible message broker

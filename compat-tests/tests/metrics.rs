@@ -219,6 +219,55 @@ fn counters_move_as_a_real_client_produces_and_consumes() {
     );
 }
 
+/// The broker's heap allocations per record produced and fetched: per-request work is
+/// allowed (decoding, the response), per-record work is not. 20,000 records go out in a few
+/// large requests (linger), so one allocation per record would show as about 1.0.
+#[test]
+fn produce_and_fetch_allocate_per_request_not_per_record() {
+    const RECORDS: usize = 20_000;
+    let broker = Broker::start();
+    create_topic(&broker, "allocs", 1, &[]);
+    let producer = producer(
+        &broker,
+        &[("linger.ms", "200"), ("batch.num.messages", "100000")],
+    );
+    let records: Vec<_> = (0..RECORDS)
+        .map(|i| (None, format!("record {i:06}").into_bytes()))
+        .collect();
+    // Warm up: the connections, the partition's files and caches, and what the consumer's
+    // start costs once (its group.id has the coordinator create `__consumer_offsets`).
+    produce_all(&producer, "allocs", &records[..1000], Some(0));
+    let consumer = assigned_consumer(&broker, "allocs", &[0], Offset::Beginning);
+    assert_eq!(
+        consume_n(&consumer, 1000, Duration::from_secs(30)).len(),
+        1000
+    );
+    let allocations = |s: &[Sample]| sum(s, "samsa_heap_allocations_total", &[]);
+    let before = scrape(&broker);
+    produce_all(&producer, "allocs", &records, Some(0));
+    let produced = scrape(&broker);
+    let produce_requests = sum(&produced, "samsa_requests_total", &[("api", "Produce")])
+        - sum(&before, "samsa_requests_total", &[("api", "Produce")]);
+    let per_record = (allocations(&produced) - allocations(&before)) / RECORDS as f64;
+    assert!(
+        allocations(&before) > 0.0,
+        "the allocator counts: {before:?}"
+    );
+    assert!(
+        per_record < 0.25,
+        "produce: {per_record:.3} allocations per record over {produce_requests} requests"
+    );
+
+    let got = consume_n(&consumer, RECORDS, Duration::from_secs(60));
+    assert_eq!(got.len(), RECORDS);
+    let fetched = scrape(&broker);
+    let per_record = (allocations(&fetched) - allocations(&produced)) / RECORDS as f64;
+    assert!(
+        per_record < 0.25,
+        "fetch: {per_record:.3} allocations per record"
+    );
+}
+
 #[test]
 fn deleted_topics_leave_the_exposition() {
     let broker = Broker::start();

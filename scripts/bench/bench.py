@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -161,6 +162,7 @@ class Target:
         self.bootstrap = None
         self.data_dir = None
         self.log = None
+        self.metrics_url = None
 
     def start(self, cmd, port, cwd=None, env=None):
         self.log = open(os.path.join(RUN_DIR, f"{self.name}.log"), "a")
@@ -186,6 +188,24 @@ class Target:
     def pid(self):
         return self.proc.pid if self.proc is not None and self.proc.poll() is None else None
 
+    def allocations_and_requests(self):
+        """(heap allocations, requests served) from the broker's Prometheus endpoint, for
+        samsa brokers (None otherwise or when the scrape fails)."""
+        if not self.metrics_url or not self.pid():
+            return None
+        try:
+            with urllib.request.urlopen(self.metrics_url, timeout=5) as resp:
+                text = resp.read().decode()
+        except OSError:
+            return None
+        allocs = requests = 0.0
+        for line in text.splitlines():
+            if line.startswith("samsa_heap_allocations_total "):
+                allocs = float(line.split()[-1])
+            elif line.startswith("samsa_requests_total{"):
+                requests += float(line.split()[-1])
+        return allocs, requests
+
 
 STARTED = []
 RUN_DIR = None
@@ -206,8 +226,13 @@ def samsa_target(args, engine, durable=False):
                + (", log.durable=true (fsync group commit)" if durable else ", default flushing"))
     t.data_dir = tempfile.mkdtemp(prefix=f"bench-{name}-", dir=args.data_root)
     port = free_port()
+    metrics_port = free_port()
+    while metrics_port == port:
+        metrics_port = free_port()
+    t.metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
     cmd = [args.samsa, f"--listeners=PLAINTEXT://127.0.0.1:{port}", f"--log.dirs={t.data_dir}",
-           f"--io-engine={engine}", "--num.partitions=1"]
+           f"--io-engine={engine}", "--num.partitions=1",
+           f"--metrics.listener=127.0.0.1:{metrics_port}"]
     if durable:
         cmd.append("--log.durable=true")
     env = {k: v for k, v in os.environ.items() if not k.startswith("SAMSA_")}
@@ -398,6 +423,7 @@ class Runner:
     def measure(self, target, scenario, body):
         """Runs body() -> (figures, status, limit) with the broker's CPU and RSS around it."""
         pid = target.pid()
+        counted0 = target.allocations_and_requests()
         cpu0 = cpu_seconds(pid) if pid else None
         try:
             figures, status, limit = body()
@@ -405,6 +431,12 @@ class Runner:
             figures, status, limit = None, f"failed:{type(e).__name__}:{e}"[:160], None
         pid_now = target.pid()
         cpu = cpu_seconds(pid_now) - cpu0 if pid_now and cpu0 is not None else None
+        counted = target.allocations_and_requests()
+        if counted0 and counted and counted[1] > counted0[1]:
+            # Includes the scrape's own rendering and the scenario's setup requests: an upper
+            # bound for the data path, which is what it is meant to watch.
+            figures = dict(figures or {})
+            figures["allocs_per_req"] = (counted[0] - counted0[0]) / (counted[1] - counted0[1])
         rss = rss_mib(pid_now) if pid_now else None
         if pid and not pid_now:
             status = "failed:broker-exited"
@@ -701,6 +733,8 @@ def bench_line(r):
                   f"produce_p999_ms={fmt(r['produce_p999_ms'], 3)}"]
     if r.get("stored_ratio") is not None:
         parts.append(f"stored_ratio={fmt(r['stored_ratio'], 3)}")
+    if r.get("allocs_per_req") is not None:
+        parts.append(f"allocs_per_req={fmt(r['allocs_per_req'], 1)}")
     if r.get("consumed_msgs_per_s") is not None:
         parts.append(f"consumed_msgs_per_s={r['consumed_msgs_per_s']}")
     if r.get("runs", 1) > 1:
@@ -955,18 +989,20 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
               "and tail rows; delivery latency (produce call to ack) for produce rows only when "
               "run with `--latency` (it costs the client throughput, so the default leaves it "
               "out of throughput runs). "
-              "`CPU s/M`: broker CPU seconds per million records. `stored`: bytes the broker's log "
+              "`CPU s/M`: broker CPU seconds per million records. `allocs/req`: the broker's "
+              "heap allocations per request served during the scenario (its allocator counts "
+              "them; samsa only). `stored`: bytes the broker's log "
               "holds over the payload bytes produced (samsa only; shows whether a codec reached "
               "the log).", ""]
     lines.append("| test | broker | records/s | MB/s | p50 ms | p99 ms | p99.9 ms | broker CPU s "
-                 "| CPU s/M | RSS MiB | of_sink | of_limit (limit) | stored | status |")
-    lines.append("|" + "---|" * 14)
+                 "| CPU s/M | RSS MiB | allocs/req | of_sink | of_limit (limit) | stored | status |")
+    lines.append("|" + "---|" * 15)
     for r in results:
         lines.append("| " + " | ".join([
             r["test"], r["broker"], fmt(r.get("msgs_per_s")), fmt(r.get("MB_per_s"), 1),
             fmt(r.get("p50_ms"), 3), fmt(r.get("p99_ms"), 3), fmt(r.get("p999_ms"), 3),
             fmt(r.get("broker_cpu_s")), fmt(r.get("cpu_s_per_M"), 3),
-            fmt(r.get("broker_rss_MiB"), 1), fmt(r.get("of_sink")),
+            fmt(r.get("broker_rss_MiB"), 1), fmt(r.get("allocs_per_req"), 1), fmt(r.get("of_sink")),
             f"{fmt(r.get('of_limit'), 3)} ({r.get('limit') or '-'})",
             fmt(r.get("stored_ratio"), 3), r["status"]]) + " |")
     checks = target_checks(results)

@@ -340,6 +340,14 @@ fn sample(broker: &Broker) -> Registry {
             .load(std::sync::atomic::Ordering::Relaxed) as i64,
     );
     r.register("connections", "Open client connections", connections);
+    let allocations = Counter::<u64>::default();
+    allocations.inc_by(crate::alloc_count::allocations());
+    r.register(
+        "heap_allocations",
+        "Heap allocations made by the broker process (counted by its allocator, reported in \
+         batches of 64 per thread)",
+        allocations,
+    );
 
     let log_end = Family::<PartitionLabels, Gauge>::default();
     let log_start = Family::<PartitionLabels, Gauge>::default();
