@@ -130,7 +130,8 @@ KNOWN_GAPS = [
      "a single node answers INVALID_REPLICATION_FACTOR, as Kafka with one broker does (replication issue)"),
     ("rust-rdkafka", r"test_base_producer_timeout",
      "expects 10 records to time out after message.timeout.ms=100 while Kafka creates the topic; "
-     "Samsa creates topics synchronously on Metadata, so they are delivered in time"),
+     "Samsa creates topics synchronously on Metadata, so they are usually delivered in time (the "
+     "test passes when creation and delivery take over 100 ms, as with a debug build under load)"),
 ]
 
 
