@@ -99,7 +99,7 @@ pub fn producer_snapshot(data: &[u8]) {
     // Past the CRC too: the same bytes with a CRC that matches them.
     let mut resealed = data.to_vec();
     if resealed.len() >= 6 {
-        let crc = crc32c::crc32c(&resealed[6..]);
+        let crc = crate::batch::crc32c(&resealed[6..]);
         resealed[2..6].copy_from_slice(&crc.to_be_bytes());
     }
     for bytes in [data, &resealed[..]] {

@@ -582,7 +582,7 @@ impl ProducerStateManager {
         }
         let mut out = Vec::with_capacity(6 + body.len());
         out.extend_from_slice(&SNAPSHOT_VERSION_SAMSA.to_be_bytes());
-        out.extend_from_slice(&crc32c::crc32c(&body).to_be_bytes());
+        out.extend_from_slice(&crate::batch::crc32c(&body).to_be_bytes());
         out.extend_from_slice(&body);
         out
     }
@@ -660,7 +660,7 @@ pub fn decode_snapshot(bytes: &[u8]) -> Result<Vec<ProducerStateEntry>, String> 
     }
     let stored = u32::from_be_bytes(bytes[2..6].try_into().expect("4 bytes"));
     let body = &bytes[6..];
-    let computed = crc32c::crc32c(body);
+    let computed = crate::batch::crc32c(body);
     if stored != computed {
         return Err(format!(
             "snapshot crc32c mismatch: stored {stored:#010x}, computed {computed:#010x}"
@@ -1001,7 +1001,7 @@ mod tests {
         body.extend_from_slice(&2i32.to_be_bytes()); // coordinator epoch
         body.extend_from_slice(&(-1i64).to_be_bytes()); // no open transaction
         let mut bytes = 1i16.to_be_bytes().to_vec();
-        bytes.extend_from_slice(&crc32c::crc32c(&body).to_be_bytes());
+        bytes.extend_from_slice(&crate::batch::crc32c(&body).to_be_bytes());
         bytes.extend_from_slice(&body);
         let e = &decode_snapshot(&bytes).unwrap()[0];
         assert_eq!(e.producer_id, 77);
