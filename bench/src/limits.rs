@@ -5,7 +5,8 @@
 //!   discards; the reader's byte count over its own clock is the bandwidth. Then 100-byte
 //!   round trips between the two: the floor under any request/response latency.
 //! - The data directory's filesystem: sequential 1 MiB writes into a new file, measured three
-//!   ways: into the page cache (what a broker with default flushing waits for), with one
+//!   ways: into the page cache (what a broker with default flushing waits for; also into a
+//!   file with its blocks reserved first, as the broker writes its active segment), with one
 //!   fdatasync at the end (the device's streaming rate), and with fdatasync after every
 //!   write (what a durable broker gets when each group commit carries 1 MiB). The latency of
 //!   a small append plus fdatasync is the floor of a durable acks=all produce.
@@ -103,6 +104,10 @@ pub struct DiskFigures {
     pub buffered_mb_per_s: f64,
     /// CPU seconds the writing thread spent per GiB of those writes (the page-cache copy).
     pub buffered_cpu_s_per_gib: f64,
+    /// The same buffered writes into a file whose blocks were reserved first (`fallocate`
+    /// with KEEP_SIZE, as the broker reserves ahead of its active segment): MB/s and CPU
+    /// seconds per GiB.
+    pub preallocated: (f64, f64),
     /// The same writes with O_DIRECT from an aligned buffer: MB/s and CPU seconds per GiB
     /// (`None` where the file system refuses O_DIRECT).
     pub direct: Option<(f64, f64)>,
@@ -123,8 +128,11 @@ pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskF
     let writes = total_bytes.div_ceil(WRITE_BYTES as u64).max(1);
     let path = dir.join(".samsa-bench-limits.tmp");
 
-    let run_with =
-        |direct: bool, sync_each: bool, sync_end: bool| -> std::io::Result<(Duration, f64)> {
+    let run_with = |direct: bool,
+                    preallocate: bool,
+                    sync_each: bool,
+                    sync_end: bool|
+     -> std::io::Result<(Duration, f64)> {
             use std::os::unix::fs::OpenOptionsExt;
             let mut f = OpenOptions::new()
                 .create(true)
@@ -143,6 +151,16 @@ pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskF
             };
             let cpu0 = thread_cpu_s();
             let start = Instant::now();
+            if preallocate {
+                use std::os::fd::AsRawFd;
+                let len = (writes * WRITE_BYTES as u64) as libc::off_t;
+                // SAFETY: fallocate on an open descriptor touches no memory of ours.
+                if unsafe { libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, len) }
+                    != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
             let mut result = Ok(());
             for _ in 0..writes {
                 result = f.write_all(data);
@@ -163,15 +181,17 @@ pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskF
             result.map(|_| (took, cpu))
         };
     let run = |sync_each: bool, sync_end: bool| -> std::io::Result<Duration> {
-        run_with(false, sync_each, sync_end).map(|(d, _)| d)
+        run_with(false, false, sync_each, sync_end).map(|(d, _)| d)
     };
     let bytes = writes * WRITE_BYTES as u64;
     // Unmeasured warm-up: the first pass after other work pays for reclaiming page cache
     // (seen here: 200 MB/s, then 2 GB/s for the same writes), which no broker pays steadily.
     run(false, false)?;
-    let (buffered, buffered_cpu) = run_with(false, false, false)?;
+    let (buffered, buffered_cpu) = run_with(false, false, false, false)?;
     let gib = bytes as f64 / (1u64 << 30) as f64;
-    let direct = run_with(true, false, false)
+    let preallocated = run_with(false, true, false, false)
+        .map(|(d, cpu)| (mb(bytes, d), cpu / gib))?;
+    let direct = run_with(true, false, false, false)
         .ok()
         .map(|(d, cpu)| (mb(bytes, d), cpu / gib));
     // A refused O_DIRECT may leave the probe file behind.
@@ -197,6 +217,7 @@ pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskF
     Ok(DiskFigures {
         buffered_mb_per_s: mb(bytes, buffered),
         buffered_cpu_s_per_gib: buffered_cpu / gib,
+        preallocated,
         direct,
         flushed_mb_per_s: mb(bytes, flushed),
         fdatasync_each_mb_per_s: mb(bytes, each),
@@ -235,6 +256,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = disk(dir.path(), 2 * WRITE_BYTES as u64, 5).unwrap();
         assert!(f.buffered_mb_per_s > 0.0 && f.flushed_mb_per_s > 0.0);
+        assert!(f.preallocated.0 > 0.0 && f.preallocated.1 >= 0.0);
         assert!(f.fdatasync_each_mb_per_s > 0.0 && f.fdatasync_p50_ms > 0.0);
         assert!(f.fdatasync_p50_ms <= f.fdatasync_p99_ms);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
