@@ -392,32 +392,29 @@ class Runner:
         self.topic_seq += 1
         return f"bench-{base}-{self.topic_seq}".replace(".", "-")
 
-    def create_topics(self, target, topics):
-        """CreateTopics through confluent-kafka's AdminClient (librdkafka again), which every
-        broker here answers; auto-creation would give every topic the same partition count."""
+    def admin(self, target, call, arg):
+        """Runs `call` (an expression over `a`, a confluent-kafka AdminClient, and `arg`, the
+        JSON-decoded argument) and waits for every future it returns: librdkafka's admin
+        client, which every broker here answers."""
         script = (
             "import sys, json\n"
             "from confluent_kafka.admin import AdminClient, NewTopic\n"
             "a = AdminClient({'bootstrap.servers': sys.argv[1]})\n"
-            "topics = json.loads(sys.argv[2])\n"
-            "fs = a.create_topics([NewTopic(n, p, 1) for n, p in topics], operation_timeout=10)\n"
-            "for n, f in fs.items():\n"
+            "arg = json.loads(sys.argv[2])\n"
+            f"for f in ({call}).values():\n"
             "    f.result(timeout=15)\n"
         )
-        subprocess.run([self.args.python, "-c", script, target.bootstrap, json.dumps(topics)],
+        subprocess.run([self.args.python, "-c", script, target.bootstrap, json.dumps(arg)],
                        check=True, timeout=60, capture_output=True, text=True)
+
+    def create_topics(self, target, topics):
+        """CreateTopics (auto-creation would give every topic the same partition count)."""
+        self.admin(target, "a.create_topics([NewTopic(n, p, 1) for n, p in arg], "
+                           "operation_timeout=10)", topics)
         time.sleep(0.2)
 
     def delete_topics(self, target, topics):
-        script = (
-            "import sys, json\n"
-            "from confluent_kafka.admin import AdminClient\n"
-            "a = AdminClient({'bootstrap.servers': sys.argv[1]})\n"
-            "for f in a.delete_topics(json.loads(sys.argv[2]), operation_timeout=10).values():\n"
-            "    f.result(timeout=15)\n"
-        )
-        subprocess.run([self.args.python, "-c", script, target.bootstrap, json.dumps(topics)],
-                       check=True, timeout=60, capture_output=True, text=True)
+        self.admin(target, "a.delete_topics(arg, operation_timeout=10)", topics)
 
     def recycle_page_cache(self, target, s):
         """Before a scenario that writes, the broker writes as much to a scratch topic and
