@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 
 /// Size of each write in the bandwidth probes.
 pub const WRITE_BYTES: usize = 1 << 20;
+/// Size of each write in the append-shaped probe: about a 1 MB produce request's batch.
+pub const APPEND_BYTES: usize = 1_000_000;
 
 /// Reads and discards everything one client sends; returns (bytes, seconds from the first
 /// byte to end of stream).
@@ -108,6 +110,11 @@ pub struct DiskFigures {
     /// with KEEP_SIZE, as the broker reserves ahead of its active segment): MB/s and CPU
     /// seconds per GiB.
     pub preallocated: (f64, f64),
+    /// The same into reserved blocks, in writes of [`APPEND_BYTES`]: the shape of a broker's
+    /// appends, whose offsets are rarely page aligned. ext4 sizes each new page-cache folio
+    /// by the bytes left in the write and the alignment of its index, so unaligned writes
+    /// build runs of small folios at each end. MB/s and CPU seconds per GiB.
+    pub appends: (f64, f64),
     /// The same writes with O_DIRECT from an aligned buffer: MB/s and CPU seconds per GiB
     /// (`None` where the file system refuses O_DIRECT).
     pub direct: Option<(f64, f64)>,
@@ -130,6 +137,7 @@ pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskF
 
     let run_with = |direct: bool,
                     preallocate: bool,
+                    write_bytes: usize,
                     sync_each: bool,
                     sync_end: bool|
      -> std::io::Result<(Duration, f64)> {
@@ -147,13 +155,13 @@ pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskF
                 let skip = backing.as_ptr().align_offset(4096);
                 &backing[skip..skip + WRITE_BYTES]
             } else {
-                &buf
+                &buf[..write_bytes]
             };
             let cpu0 = thread_cpu_s();
             let start = Instant::now();
             if preallocate {
                 use std::os::fd::AsRawFd;
-                let len = (writes * WRITE_BYTES as u64) as libc::off_t;
+                let len = (writes * write_bytes as u64) as libc::off_t;
                 // SAFETY: fallocate on an open descriptor touches no memory of ours.
                 if unsafe { libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, len) }
                     != 0
@@ -181,17 +189,24 @@ pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskF
             result.map(|_| (took, cpu))
         };
     let run = |sync_each: bool, sync_end: bool| -> std::io::Result<Duration> {
-        run_with(false, false, sync_each, sync_end).map(|(d, _)| d)
+        run_with(false, false, WRITE_BYTES, sync_each, sync_end).map(|(d, _)| d)
     };
     let bytes = writes * WRITE_BYTES as u64;
     // Unmeasured warm-up: the first pass after other work pays for reclaiming page cache
     // (seen here: 200 MB/s, then 2 GB/s for the same writes), which no broker pays steadily.
     run(false, false)?;
-    let (buffered, buffered_cpu) = run_with(false, false, false, false)?;
+    let (buffered, buffered_cpu) = run_with(false, false, WRITE_BYTES, false, false)?;
     let gib = bytes as f64 / (1u64 << 30) as f64;
-    let preallocated = run_with(false, true, false, false)
+    let preallocated = run_with(false, true, WRITE_BYTES, false, false)
         .map(|(d, cpu)| (mb(bytes, d), cpu / gib))?;
-    let direct = run_with(true, false, false, false)
+    let append_total = writes * APPEND_BYTES as u64;
+    let appends = run_with(false, true, APPEND_BYTES, false, false).map(|(d, cpu)| {
+        (
+            mb(append_total, d),
+            cpu / (append_total as f64 / (1u64 << 30) as f64),
+        )
+    })?;
+    let direct = run_with(true, false, WRITE_BYTES, false, false)
         .ok()
         .map(|(d, cpu)| (mb(bytes, d), cpu / gib));
     // A refused O_DIRECT may leave the probe file behind.
@@ -218,6 +233,7 @@ pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskF
         buffered_mb_per_s: mb(bytes, buffered),
         buffered_cpu_s_per_gib: buffered_cpu / gib,
         preallocated,
+        appends,
         direct,
         flushed_mb_per_s: mb(bytes, flushed),
         fdatasync_each_mb_per_s: mb(bytes, each),
@@ -257,6 +273,7 @@ mod tests {
         let f = disk(dir.path(), 2 * WRITE_BYTES as u64, 5).unwrap();
         assert!(f.buffered_mb_per_s > 0.0 && f.flushed_mb_per_s > 0.0);
         assert!(f.preallocated.0 > 0.0 && f.preallocated.1 >= 0.0);
+        assert!(f.appends.0 > 0.0 && f.appends.1 >= 0.0);
         assert!(f.fdatasync_each_mb_per_s > 0.0 && f.fdatasync_p50_ms > 0.0);
         assert!(f.fdatasync_p50_ms <= f.fdatasync_p99_ms);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);

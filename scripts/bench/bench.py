@@ -932,11 +932,11 @@ def write_svg(path, results, brokers):
 def cpu_floor(results, limits, test):
     """What any broker that writes records into the page cache must spend per million records
     of `test` on this machine: the discard sink's CPU for the same scenario (receive, decode,
-    acknowledge) plus the preallocated buffered-write probe's CPU for the bytes stored. None
+    acknowledge) plus the append-shaped buffered-write probe's CPU for the bytes stored. None
     when the run lacks either."""
     sink = next((r for r in results if r["test"] == test and r["broker"] == "discard-sink"
                  and r.get("cpu_s_per_M") is not None), None)
-    write = limits.get("disk_write_buffered_preallocated", {}).get("cpu_s_per_GiB")
+    write = limits.get("disk_write_buffered_appends", {}).get("cpu_s_per_GiB")
     size = {"1KiB": 1024, "100B": 100}.get(test.split(".")[1])
     if sink is None or write is None or size is None:
         return None
@@ -1097,8 +1097,9 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
               "time more than the broker.",
               "- The CPU target's row shows a floor: the discard sink's CPU per million records "
               "in the same scenario (receiving, decoding and acknowledging them) plus the CPU "
-              "the `disk_write_buffered_preallocated` probe spent writing as many bytes into the "
-              "page cache. A broker that keeps records in the page cache spends at least that; "
+              "the `disk_write_buffered_appends` probe spent writing as many bytes into the "
+              "page cache (1,000,000-byte writes into reserved blocks, shaped like a broker's "
+              "appends). A broker that keeps records in the page cache spends at least that; "
               "it spends more when it is the bottleneck, because the kernel then runs the "
               "client's loopback transmits in the broker's context when the broker's reads "
               "open the TCP window.",

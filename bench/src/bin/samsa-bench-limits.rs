@@ -72,6 +72,10 @@ fn main() -> anyhow::Result<()> {
                 "LIMIT test=disk_write_buffered_preallocated MB_per_s={:.0} cpu_s_per_GiB={:.3}",
                 f.preallocated.0, f.preallocated.1
             );
+            println!(
+                "LIMIT test=disk_write_buffered_appends MB_per_s={:.0} cpu_s_per_GiB={:.3}",
+                f.appends.0, f.appends.1
+            );
             if let Some((mb_per_s, cpu)) = f.direct {
                 println!(
                     "LIMIT test=disk_write_direct MB_per_s={mb_per_s:.0} cpu_s_per_GiB={cpu:.3}"
