@@ -195,17 +195,30 @@ pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskF
     // Unmeasured warm-up: the first pass after other work pays for reclaiming page cache
     // (seen here: 200 MB/s, then 2 GB/s for the same writes), which no broker pays steadily.
     run(false, false)?;
-    let (buffered, buffered_cpu) = run_with(false, false, WRITE_BYTES, false, false)?;
-    let gib = bytes as f64 / (1u64 << 30) as f64;
-    let preallocated = run_with(false, true, WRITE_BYTES, false, false)
-        .map(|(d, cpu)| (mb(bytes, d), cpu / gib))?;
+    // The page-cache probes run three times each, interleaved, and keep the best pass: on a VM
+    // whose free memory the hypervisor takes back, a pass that lands on such memory costs
+    // several times more (seen: 0.68 against 0.15 CPU-s/GiB), which is the machine's noise,
+    // not its limit.
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     let append_total = writes * APPEND_BYTES as u64;
-    let appends = run_with(false, true, APPEND_BYTES, false, false).map(|(d, cpu)| {
-        (
-            mb(append_total, d),
-            cpu / (append_total as f64 / (1u64 << 30) as f64),
-        )
-    })?;
+    let mut best = [(Duration::MAX, f64::MAX); 3];
+    for _ in 0..3 {
+        for (i, (prealloc, size)) in [
+            (false, WRITE_BYTES),
+            (true, WRITE_BYTES),
+            (true, APPEND_BYTES),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (d, cpu) = run_with(false, prealloc, size, false, false)?;
+            best[i] = (best[i].0.min(d), best[i].1.min(cpu));
+        }
+    }
+    let [(buffered, buffered_cpu), (pre_d, pre_cpu), (app_d, app_cpu)] = best;
+    let preallocated = (mb(bytes, pre_d), pre_cpu / gib(bytes));
+    let appends = (mb(append_total, app_d), app_cpu / gib(append_total));
+    let gib = gib(bytes);
     let direct = run_with(true, false, WRITE_BYTES, false, false)
         .ok()
         .map(|(d, cpu)| (mb(bytes, d), cpu / gib));
