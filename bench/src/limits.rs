@@ -141,53 +141,51 @@ pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskF
                     sync_each: bool,
                     sync_end: bool|
      -> std::io::Result<(Duration, f64)> {
-            use std::os::unix::fs::OpenOptionsExt;
-            let mut f = OpenOptions::new()
-                .create(true)
-                .write(true)
-                .truncate(true)
-                .custom_flags(if direct { libc::O_DIRECT } else { 0 })
-                .open(&path)?;
-            // O_DIRECT needs an aligned buffer: a page-aligned window of a larger allocation.
-            let mut backing = Vec::new();
-            let data: &[u8] = if direct {
-                backing.resize(WRITE_BYTES + 4096, 0xa5u8);
-                let skip = backing.as_ptr().align_offset(4096);
-                &backing[skip..skip + WRITE_BYTES]
-            } else {
-                &buf[..write_bytes]
-            };
-            let cpu0 = thread_cpu_s();
-            let start = Instant::now();
-            if preallocate {
-                use std::os::fd::AsRawFd;
-                let len = (writes * write_bytes as u64) as libc::off_t;
-                // SAFETY: fallocate on an open descriptor touches no memory of ours.
-                if unsafe { libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, len) }
-                    != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .custom_flags(if direct { libc::O_DIRECT } else { 0 })
+            .open(&path)?;
+        // O_DIRECT needs an aligned buffer: a page-aligned window of a larger allocation.
+        let mut backing = Vec::new();
+        let data: &[u8] = if direct {
+            backing.resize(WRITE_BYTES + 4096, 0xa5u8);
+            let skip = backing.as_ptr().align_offset(4096);
+            &backing[skip..skip + WRITE_BYTES]
+        } else {
+            &buf[..write_bytes]
+        };
+        let cpu0 = thread_cpu_s();
+        let start = Instant::now();
+        if preallocate {
+            use std::os::fd::AsRawFd;
+            let len = (writes * write_bytes as u64) as libc::off_t;
+            // SAFETY: fallocate on an open descriptor touches no memory of ours.
+            if unsafe { libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, len) } != 0 {
+                return Err(std::io::Error::last_os_error());
             }
-            let mut result = Ok(());
-            for _ in 0..writes {
-                result = f.write_all(data);
-                if result.is_err() {
-                    break;
-                }
-                if sync_each {
-                    f.sync_data()?;
-                }
+        }
+        let mut result = Ok(());
+        for _ in 0..writes {
+            result = f.write_all(data);
+            if result.is_err() {
+                break;
             }
-            if result.is_ok() && sync_end {
+            if sync_each {
                 f.sync_data()?;
             }
-            let took = start.elapsed();
-            let cpu = thread_cpu_s() - cpu0;
-            drop(f);
-            std::fs::remove_file(&path)?;
-            result.map(|_| (took, cpu))
-        };
+        }
+        if result.is_ok() && sync_end {
+            f.sync_data()?;
+        }
+        let took = start.elapsed();
+        let cpu = thread_cpu_s() - cpu0;
+        drop(f);
+        std::fs::remove_file(&path)?;
+        result.map(|_| (took, cpu))
+    };
     let run = |sync_each: bool, sync_end: bool| -> std::io::Result<Duration> {
         run_with(false, false, WRITE_BYTES, sync_each, sync_end).map(|(d, _)| d)
     };
