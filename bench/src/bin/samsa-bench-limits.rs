@@ -76,6 +76,15 @@ fn main() -> anyhow::Result<()> {
                 "LIMIT test=disk_write_buffered_appends MB_per_s={:.0} cpu_s_per_GiB={:.3}",
                 f.appends.0, f.appends.1
             );
+            for (name, how) in [
+                ("copy", limits::SocketToFile::Copy),
+                ("splice", limits::SocketToFile::Splice),
+            ] {
+                let (mb_per_s, cpu) = limits::socket_to_file(&dir, mib << 20, how)?;
+                println!(
+                    "LIMIT test=socket_to_page_cache_{name} MB_per_s={mb_per_s:.0} cpu_s_per_GiB={cpu:.3}"
+                );
+            }
             if let Some((mb_per_s, cpu)) = f.direct {
                 println!(
                     "LIMIT test=disk_write_direct MB_per_s={mb_per_s:.0} cpu_s_per_GiB={cpu:.3}"
