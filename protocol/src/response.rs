@@ -20,6 +20,9 @@ pub fn response_header_version(key: ApiKey, version: i16) -> i16 {
     }
 }
 
+/// What [`encode_response`] reserves before encoding.
+const RESPONSE_CAPACITY_GUESS: usize = 256;
+
 /// Encodes a whole response frame, size prefix included, into `out`.
 pub fn encode_response(
     out: &mut BytesMut,
@@ -28,6 +31,9 @@ pub fn encode_response(
     correlation_id: i32,
     body: &ResponseKind,
 ) -> Result<(), EncodeError> {
+    // Most responses fit: one allocation instead of a doubling from eight bytes upwards
+    // (about four reallocations per Produce response).
+    out.reserve(RESPONSE_CAPACITY_GUESS);
     let start = out.len();
     out.put_i32(0);
     let mut header = ResponseHeader::default();
