@@ -90,6 +90,25 @@ fn percentile(values: &mut [f64], p: f64) -> f64 {
     values[((values.len() as f64 * p) as usize).min(values.len() - 1)]
 }
 
+/// Reserves the first `len` bytes' blocks of `f` without changing its length (`fallocate`
+/// with KEEP_SIZE), as the broker reserves ahead of its active segment.
+fn reserve_blocks(f: &std::fs::File, len: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: fallocate on an open descriptor touches no memory of ours.
+    if unsafe {
+        libc::fallocate(
+            f.as_raw_fd(),
+            libc::FALLOC_FL_KEEP_SIZE,
+            0,
+            len as libc::off_t,
+        )
+    } != 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// CPU time of the calling thread (user + system), seconds.
 fn thread_cpu_s() -> f64 {
     // SAFETY: getrusage fills the zeroed struct it is given.
@@ -160,12 +179,7 @@ pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskF
         let cpu0 = thread_cpu_s();
         let start = Instant::now();
         if preallocate {
-            use std::os::fd::AsRawFd;
-            let len = (writes * write_bytes as u64) as libc::off_t;
-            // SAFETY: fallocate on an open descriptor touches no memory of ours.
-            if unsafe { libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, len) } != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
+            reserve_blocks(&f, writes * write_bytes as u64)?;
         }
         let mut result = Ok(());
         for _ in 0..writes {
@@ -295,18 +309,7 @@ pub fn socket_to_file(
             .write(true)
             .truncate(true)
             .open(&path)?;
-        // SAFETY: fallocate on an open descriptor touches no memory of ours.
-        if unsafe {
-            libc::fallocate(
-                f.as_raw_fd(),
-                libc::FALLOC_FL_KEEP_SIZE,
-                0,
-                total_bytes as libc::off_t,
-            )
-        } != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
+        reserve_blocks(&f, total_bytes)?;
         let cpu0 = thread_cpu_s();
         let start = Instant::now();
         let mut at: u64 = 0;
