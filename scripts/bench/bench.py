@@ -44,7 +44,11 @@ PAGE_MIB = 1.0 / 1024.0  # VmRSS is in KiB
 # Scenarios
 
 
-def produce(size, acks, partitions, keyed=False, codec="none", quick=False):
+def produce(size, acks, partitions, keyed=False, codec="none", quick=False, linger_ms=None):
+    """A produce scenario. rdkafka_performance sets linger.ms=1000 unless told otherwise, which
+    holds its client to about a third of what it can send on this machine (it idles 70% of the
+    time against the discard sink); `linger_ms=5` gives librdkafka's own default, what an
+    application gets, and the client's real ceiling."""
     size_name = "100B" if size == 100 else "1KiB"
     acks_name = "all" if acks == -1 else str(acks)
     name = f"produce.{size_name}.acks_{acks_name}.p{partitions}"
@@ -52,8 +56,10 @@ def produce(size, acks, partitions, keyed=False, codec="none", quick=False):
         name += ".keyed"
     if codec != "none":
         name += f".{codec}"
+    if linger_ms is not None:
+        name += f".linger{linger_ms}"
     return dict(name=name, kind="produce", size=size, acks=acks, partitions=partitions,
-                keyed=keyed, codec=codec, quick=quick)
+                keyed=keyed, codec=codec, quick=quick, linger_ms=linger_ms)
 
 
 def scenarios():
@@ -70,6 +76,8 @@ def scenarios():
                             or (size, acks, partitions, keyed) == (1024, -1, 1, False)
                         )
                         out.append(produce(size, acks, partitions, keyed, codec, quick))
+    for size in (100, 1024):
+        out.append(produce(size, -1, 1, quick=True, linger_ms=5))
     out.append(dict(name="consume.1KiB.assigned", kind="consume", size=1024, group=False, quick=True))
     out.append(dict(name="consume.1KiB.group", kind="consume", size=1024, group=True, quick=True))
     out.append(dict(name="consume.100B.assigned", kind="consume", size=100, group=False, quick=False))
@@ -504,7 +512,8 @@ class Runner:
         def body():
             count = self.produce_count(s)
             out, _ = run_tool(perf_cmd(self.args, target.bootstrap, "-P", topic,
-                                       self.produce_args(s, count, lat if self.args.latency else None)),
+                                       self.produce_args(s, count, lat if self.args.latency else None,
+                                                         linger_ms=s.get("linger_ms"))),
                               self.cap_s, f"{target.name}.{s['name']}")
             p = parse_produced(out)
             if p is None:
@@ -964,7 +973,8 @@ def target_checks(results, limits=None):
              if b.startswith("samsa-") and not b.endswith("-durable")]
     baseline = [b for b in dict.fromkeys(r["broker"] for r in results) if b.startswith("tansu")]
     for b in samsa:
-        for test in ("produce.1KiB.acks_all.p1", "produce.100B.acks_all.p1"):
+        for test in ("produce.1KiB.acks_all.p1", "produce.100B.acks_all.p1",
+                     "produce.1KiB.acks_all.p1.linger5", "produce.100B.acks_all.p1.linger5"):
             r = find(test, b)
             if r and r.get("of_sink") is not None:
                 checks.append((f"{test} at >= 90% of the discard sink", b,
@@ -973,14 +983,15 @@ def target_checks(results, limits=None):
         if r:
             checks.append(("consume 1 KiB records at >= 2M records/s", b,
                            f"{r['msgs_per_s']:,}", r["msgs_per_s"] >= 2_000_000))
-        r = find("produce.1KiB.acks_all.p1", b)
-        if r and r.get("cpu_s_per_M") is not None:
+        for r in (find("produce.1KiB.acks_all.p1", b), find("produce.1KiB.acks_all.p1.linger5", b)):
+            if not r or r.get("cpu_s_per_M") is None:
+                continue
             figure = f"{r['cpu_s_per_M']:.2f} s"
             floor = cpu_floor(results, limits or {}, r["test"])
             if floor:
                 figure += (f" (floor {sum(floor):.2f}: sink {floor[0]:.2f} + page-cache "
                            f"writes {floor[1]:.2f})")
-            checks.append(("broker CPU < 0.3 s per million 1 KiB records produced", b,
+            checks.append((f"{r['test']}: broker CPU < 0.3 s per million 1 KiB records", b,
                            figure, r["cpu_s_per_M"] < 0.3))
         for rate, bound in ((1000, 1.0), (50000, 5.0)):
             r = find(f"e2e.100B.rate_{rate}", b)
@@ -1112,9 +1123,15 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
               "open the TCP window.",
               "- Raw tool output and per-message latency files of the last run are under "
               "`.tools/bench-runs/`.",
-              "- Scenario names: `produce.<size>.acks_<1|all>.p<partitions>[.keyed][.<codec>]` "
-              "(keyed: one fixed key, so all records go to one partition, as rdkafka_performance "
-              "`-k` does); `consume.<size>.<assigned|group>` reads a 1M-record topic; "
+              "- Scenario names: `produce.<size>.acks_<1|all>.p<partitions>[.keyed][.<codec>]"
+              "[.linger5]` (keyed: one fixed key, so all records go to one partition, as "
+              "rdkafka_performance `-k` does). Produce rows run with rdkafka_performance's own "
+              "setting, linger.ms=1000, unless named `.linger5`: with it, librdkafka's "
+              "default linger.ms=5 (what an application gets), the client sends about three "
+              "times as fast on this machine (the discard sink's 1 KiB ceiling goes from about "
+              "0.7M to about 2.1M records/s; with linger.ms=1000 the machine idles most of the "
+              "time against the sink), so those rows load the broker hardest and leave it the "
+              "least CPU; `consume.<size>.<assigned|group>` reads a 1M-record topic; "
               "`e2e.<size>.rate_<n>` produces at a fixed rate with acks=all and linger.ms=0 while "
               "a consumer tails the partition; `tail` is the same at full speed with acks=1; "
               "`producers_8` runs 8 producer processes at once (one partition each), which "
