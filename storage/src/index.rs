@@ -227,6 +227,15 @@ impl Index<OffsetEntry> {
             .partition_point(|e| e.relative_offset <= relative_offset);
         n.checked_sub(1).map(|i| self.entries[i])
     }
+    /// The entry with the largest position at or below `position`: the start of a batch from
+    /// which a forward scan reaches the batch boundaries just below `position`.
+    pub fn lookup_position(&self, position: u64) -> Option<OffsetEntry> {
+        let n = self
+            .entries
+            .partition_point(|e| e.position as u64 <= position);
+        n.checked_sub(1).map(|i| self.entries[i])
+    }
+
     /// Keeps only entries for batches that start before `position`.
     pub fn truncate_to_position(&mut self, position: u64) -> io::Result<()> {
         let n = self

@@ -103,9 +103,13 @@ impl Log {
                 position,
                 first_size,
                 first.base_offset,
+                first.next_offset(),
             ));
         }
+        // `end` is always a batch boundary and `upper` the offset after the batches before it,
+        // so the slice holds whole batches exactly and can go to a socket unread.
         let mut end = seg.size;
+        let mut upper = seg.next_offset;
         let limit = position + b.max_bytes as u64;
         if b.max_offset < seg.next_offset && seg.index_position_for(b.max_offset) < limit.min(end) {
             // The upper offset lies in this segment: stop at the batch that contains it.
@@ -116,12 +120,31 @@ impl Log {
                     |h| h.last_offset() >= b.max_offset,
                 )
                 .map_err(|e| self.io("read", e))?;
-            if let Some((p, _)) = stop {
+            if let Some((p, h)) = stop {
                 end = p;
+                upper = h.base_offset;
             }
         }
-        let len = (end.min(limit) - position) as usize;
-        Ok(LogSlice::segment(file, position, len, first.base_offset))
+        if limit < end {
+            // The byte limit falls inside a batch: stop at the last boundary at or below it,
+            // scanning from the index entry just below (one index interval of headers). The
+            // first batch fits (checked above), so the scan never stops at `position`.
+            let from = seg.index_position_at_or_below(limit).max(position);
+            let stop = seg
+                .scan_headers_at(from, end, |p, h| p + h.size_bytes() as u64 > limit)
+                .map_err(|e| self.io("read", e))?;
+            if let Some((p, h)) = stop {
+                end = p;
+                upper = h.base_offset;
+            }
+        }
+        Ok(LogSlice::segment(
+            file,
+            position,
+            (end - position) as usize,
+            first.base_offset,
+            upper,
+        ))
     }
 
     /// The first record whose timestamp is at or after `ts_ms` (ListOffsets by timestamp):

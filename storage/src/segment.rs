@@ -563,6 +563,15 @@ impl Segment {
             .map_or(0, |e| e.position as u64)
     }
 
+    /// A batch start at or below `position` (0 when the index has none), from which a forward
+    /// header scan finds the last batch boundary below `position` within one index interval.
+    pub fn index_position_at_or_below(&self, position: u64) -> u64 {
+        self.files()
+            .offset_index
+            .lookup_position(position)
+            .map_or(0, |e| e.position as u64)
+    }
+
     /// The entry in the time index at or below `timestamp`, as (timestamp, absolute offset).
     pub fn time_lookup(&self, timestamp: i64) -> Option<(i64, i64)> {
         self.files()

@@ -1,9 +1,11 @@
 //! `LogSlice`: the answer to a read — whole batches, either `Bytes` from the tail cache or a
-//! range of a segment file that `load()` reads without the log's mutex.
+//! range of a segment file that `load()` reads without the log's mutex, or that a connection
+//! sends to its socket unread (`file_range`, for sendfile).
 //!
 //! Invariants: a slice holds an `Arc<File>`, so it stays loadable after its segment is deleted;
-//! `load` returns only whole batches and only if they still start with the batch the read
-//! found (a concurrent truncation makes it fail instead of serving other offsets).
+//! a segment slice's range is exactly whole batches (the read found their boundaries in the
+//! headers); `load` returns only whole batches and only if they still start with the batch the
+//! read found (a concurrent truncation makes it fail instead of serving other offsets).
 
 use std::fs::File;
 use std::io;
@@ -27,6 +29,8 @@ enum SliceRepr {
         position: u64,
         len: usize,
         base_offset: i64,
+        /// The offset after the last batch in the range.
+        next_offset: i64,
     },
 }
 
@@ -47,6 +51,7 @@ impl LogSlice {
                 position,
                 len,
                 base_offset,
+                ..
             } => {
                 // Read into uninitialised capacity: zeroing a fresh buffer first would touch
                 // every page twice (the profile of a consumer showed most time in page faults).
@@ -72,8 +77,47 @@ impl LogSlice {
         }
     }
 
-    /// The bytes `load` returns: exact in memory; from a segment an upper bound, as the last
-    /// batch is only known to be whole once read.
+    /// A segment slice as the file, position and length of its whole batches, for sending
+    /// them to a socket without reading them here (`None` for memory). Unlike `load`, nothing
+    /// checks them again at send time: a truncation of the segment in between shortens what
+    /// the file holds, which the sender must treat as an error (as Kafka does).
+    pub fn file_range(&self) -> Option<(&Arc<File>, u64, usize)> {
+        match &self.repr {
+            SliceRepr::File {
+                file,
+                position,
+                len,
+                ..
+            } => Some((file, *position, *len)),
+            SliceRepr::Memory(_) => None,
+        }
+    }
+
+    /// The offset after the slice's last batch and the base offset of its first, or `None`
+    /// when empty. From a segment these are known from the read; in memory they come from the
+    /// batch headers.
+    pub fn offsets(&self) -> Option<(i64, i64)> {
+        match &self.repr {
+            SliceRepr::File {
+                base_offset,
+                next_offset,
+                len,
+                ..
+            } => (*len > 0).then_some((*base_offset, *next_offset)),
+            SliceRepr::Memory(b) => {
+                let mut first = None;
+                let mut next = None;
+                for x in batch::batches(b).map_while(Result::ok) {
+                    first.get_or_insert(x.header().base_offset);
+                    next = Some(x.header().next_offset());
+                }
+                Some((first?, next?))
+            }
+        }
+    }
+
+    /// The bytes `load` returns: exact for memory and, as reads find batch boundaries, for
+    /// segments too (less only if the segment was truncated meanwhile).
     pub fn len(&self) -> usize {
         match &self.repr {
             SliceRepr::Memory(b) => b.len(),
@@ -139,6 +183,7 @@ impl LogSlice {
         position: u64,
         len: usize,
         base_offset: i64,
+        next_offset: i64,
     ) -> LogSlice {
         LogSlice {
             repr: SliceRepr::File {
@@ -146,6 +191,7 @@ impl LogSlice {
                 position,
                 len,
                 base_offset,
+                next_offset,
             },
         }
     }

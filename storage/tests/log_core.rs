@@ -114,9 +114,12 @@ fn reads_honour_max_bytes_max_offset_and_min_one_batch() {
             log.append(batch(1, 1000), 0, NOW).unwrap();
         }
         let one = batch(1, 1000).len();
-        // max_bytes cuts at whole batches.
+        // max_bytes cuts at whole batches, found before anything is loaded: from a segment
+        // the slice is a file range of exactly those batches.
         let s = log.read(0, one * 3 + 10, i64::MAX, true).unwrap();
-        assert!(s.len() >= one * 3);
+        assert_eq!(s.len(), one * 3, "cache {cache}");
+        assert_eq!(s.file_range().is_some(), cache == 0);
+        assert_eq!(s.offsets(), Some((0, 3)));
         assert_eq!(headers(&s.load().unwrap()).len(), 3, "cache {cache}");
         // The first batch alone exceeds max_bytes: returned only with min_one_batch.
         assert_eq!(

@@ -173,11 +173,20 @@ fn run(ops: Vec<Op>) {
             }
             Op::Read { at, max_bytes } => {
                 let from = pick(model.log_start, model.log_end, at);
-                let bytes = log
-                    .read(from, max_bytes, i64::MAX, true)
-                    .unwrap()
-                    .load()
-                    .unwrap();
+                let slice = log.read(from, max_bytes, i64::MAX, true).unwrap();
+                let bytes = slice.load().unwrap();
+                // Reads find batch boundaries, so a slice's length is exact before it is
+                // loaded (what lets a connection send a segment range unread), and so are the
+                // offsets it reports.
+                assert_eq!(slice.len(), bytes.len());
+                let hs: Vec<BatchHeader> = samsa_storage::batch::batches(&bytes)
+                    .map(|b| *b.unwrap().header())
+                    .collect();
+                assert_eq!(
+                    slice.offsets(),
+                    hs.first()
+                        .map(|f| (f.base_offset, hs.last().unwrap().next_offset()))
+                );
                 if from < model.log_end {
                     let first = BatchHeader::parse(&bytes).unwrap();
                     assert!(first.base_offset <= from && from <= first.last_offset());
