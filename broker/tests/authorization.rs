@@ -184,7 +184,7 @@ fn fetch_and_list_offsets_are_refused_per_partition_until_allowed() {
         let mut r = FetchRequest::default();
         r.max_bytes = 1 << 20;
         r.topics = vec![t];
-        let resp = f.block_on(handlers::fetch::handle(&f.ctx(12), r));
+        let (resp, _) = f.block_on(handlers::fetch::handle(&f.ctx(12), r));
         resp.responses[0].partitions[0].error_code
     };
     assert_eq!(fetch(), TOPIC_AUTHORIZATION_FAILED);
@@ -230,7 +230,7 @@ fn a_deny_overrides_an_allow_for_its_operation_only() {
     let mut r = FetchRequest::default();
     r.max_bytes = 1 << 20;
     r.topics = vec![t];
-    let resp = f.block_on(handlers::fetch::handle(&f.ctx(12), r));
+    let (resp, _) = f.block_on(handlers::fetch::handle(&f.ctx(12), r));
     assert_eq!(
         resp.responses[0].partitions[0].error_code,
         TOPIC_AUTHORIZATION_FAILED

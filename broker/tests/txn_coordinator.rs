@@ -399,7 +399,7 @@ fn produce(broker: &Arc<Broker>, transactional_id: &str, batch: Bytes) -> i16 {
     local
         .block_on(&rt, handlers::handle(broker, &conn, decoded, &mut chunks))
         .unwrap();
-    let out: Vec<u8> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
+    let out: Vec<u8> = samsa_protocol::chunk::concat(&chunks).unwrap();
     // Size, correlation id (header v0), then the body.
     let mut body = Bytes::from(out).slice(8..);
     let resp = ProduceResponse::decode(&mut body, 8).unwrap();

@@ -1,29 +1,39 @@
 //! Fetch responses encoded as chunks, so record bytes go from the log to the socket without
 //! being copied into a response buffer: the small fields are written into head buffers and
-//! each partition's records are passed through as the `Bytes` the log returned; the
-//! connection writes the chunks with one vectored write.
+//! each partition's records are passed through as the `Bytes` the log returned, or as the
+//! range of a segment file the log found them in (`Chunk::File`, sent with sendfile); the
+//! connection writes the chunks in order.
 //!
 //! The layout is Kafka's FetchResponse v4-18. Fields this encoder does not write itself
 //! (tagged fields other than empty ones) make it fall back to `kafka-protocol`'s encoder, so
 //! the output is always what that encoder would produce; a test checks the two byte for byte.
 
+use std::io;
+
 use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::fetch_response::PartitionData;
 use kafka_protocol::messages::{ApiKey, FetchResponse, ResponseKind};
 
+use crate::chunk::{Chunk, FileRange};
 use crate::response::{encode_response, EncodeError};
 
-/// Records shorter than this are copied into the head buffer: a separate iovec costs more
-/// than copying a few kilobytes.
+/// Records shorter than this are copied into the head buffer: a separate iovec (or sendfile
+/// call) costs more than copying a few kilobytes.
 const INLINE_RECORDS_BYTES: usize = 16 * 1024;
 
-/// Encodes a whole Fetch response frame (size prefix, header, body) as chunks.
+/// Encodes a whole Fetch response frame (size prefix, header, body) as chunks. `files` holds,
+/// for each partition in the response's order (topics, then their partitions), the file range
+/// of its records where they were not loaded; such a partition's `records` must be `None`.
+/// Partitions past the end of `files` have none.
 pub fn encode_fetch_response(
-    resp: FetchResponse,
+    mut resp: FetchResponse,
+    files: Vec<Option<FileRange>>,
     version: i16,
     correlation_id: i32,
-) -> Result<Vec<Bytes>, EncodeError> {
+) -> Result<Vec<Chunk>, EncodeError> {
     if !(4..=18).contains(&version) || needs_full_encoder(&resp, version) {
+        load_files(&mut resp, files)
+            .map_err(|e| EncodeError(format!("Fetch v{version} records: {e}")))?;
         let mut out = BytesMut::new();
         encode_response(
             &mut out,
@@ -32,9 +42,10 @@ pub fn encode_fetch_response(
             correlation_id,
             &ResponseKind::Fetch(resp),
         )?;
-        return Ok(vec![out.freeze()]);
+        return Ok(vec![Chunk::Bytes(out.freeze())]);
     }
     let flexible = version >= 12;
+    let mut files = files.into_iter();
     let mut w = Chunks::default();
     w.head.put_i32(0); // size, patched below
     w.head.put_i32(correlation_id);
@@ -55,7 +66,9 @@ pub fn encode_fetch_response(
         }
         put_array_len(&mut w.head, flexible, Some(topic.partitions.len()));
         for p in topic.partitions {
-            put_partition(&mut w, p, version);
+            let file = files.next().flatten();
+            put_partition(&mut w, p, file, version)
+                .map_err(|e| EncodeError(format!("Fetch v{version} records: {e}")))?;
         }
         if flexible {
             w.head.put_u8(0);
@@ -65,13 +78,29 @@ pub fn encode_fetch_response(
         w.head.put_u8(0);
     }
     let mut chunks = w.finish();
-    let total: usize = chunks.iter().map(Bytes::len).sum();
+    let total: usize = chunks.iter().map(Chunk::len).sum();
     let size = i32::try_from(total - 4)
         .map_err(|_| EncodeError(format!("Fetch response of {total} bytes is too large")))?;
-    let mut first = BytesMut::from(&chunks[0][..]);
+    let Chunk::Bytes(first) = &chunks[0] else {
+        unreachable!("a fetch response starts with its head");
+    };
+    let mut first = BytesMut::from(&first[..]);
     first[..4].copy_from_slice(&size.to_be_bytes());
-    chunks[0] = first.freeze();
+    chunks[0] = Chunk::Bytes(first.freeze());
     Ok(chunks)
+}
+
+/// Reads the file ranges into the partitions' `records` (for the full encoder).
+fn load_files(resp: &mut FetchResponse, files: Vec<Option<FileRange>>) -> io::Result<()> {
+    let mut files = files.into_iter();
+    for t in &mut resp.responses {
+        for p in &mut t.partitions {
+            if let Some(r) = files.next().flatten() {
+                p.records = Some(r.read()?);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// True when the response carries something only the full encoder writes.
@@ -99,7 +128,12 @@ fn needs_full_encoder(resp: &FetchResponse, version: i16) -> bool {
     })
 }
 
-fn put_partition(w: &mut Chunks, p: PartitionData, version: i16) {
+fn put_partition(
+    w: &mut Chunks,
+    p: PartitionData,
+    file: Option<FileRange>,
+    version: i16,
+) -> io::Result<()> {
     let flexible = version >= 12;
     let h = &mut w.head;
     h.put_i32(p.partition_index);
@@ -120,26 +154,35 @@ fn put_partition(w: &mut Chunks, p: PartitionData, version: i16) {
     if version >= 11 {
         h.put_i32(p.preferred_read_replica.0);
     }
-    match p.records {
+    let len = match (&file, &p.records) {
+        (Some(r), _) => Some(r.len),
+        (None, records) => records.as_ref().map(Bytes::len),
+    };
+    match len {
         None if flexible => put_uvarint(h, 0),
         None => h.put_i32(-1),
-        Some(records) => {
+        Some(len) => {
             if flexible {
-                put_uvarint(h, records.len() as u32 + 1);
+                put_uvarint(h, len as u32 + 1);
             } else {
-                h.put_i32(records.len() as i32);
+                h.put_i32(len as i32);
             }
-            w.records(records);
         }
+    }
+    match (file, p.records) {
+        (Some(r), _) => w.file(r)?,
+        (None, Some(records)) => w.records(records),
+        (None, None) => {}
     }
     if flexible {
         w.head.put_u8(0);
     }
+    Ok(())
 }
 
 #[derive(Default)]
 struct Chunks {
-    done: Vec<Bytes>,
+    done: Vec<Chunk>,
     head: BytesMut,
 }
 
@@ -148,14 +191,24 @@ impl Chunks {
         if records.len() < INLINE_RECORDS_BYTES {
             self.head.put_slice(&records);
         } else {
-            self.done.push(self.head.split().freeze());
-            self.done.push(records);
+            self.done.push(Chunk::Bytes(self.head.split().freeze()));
+            self.done.push(Chunk::Bytes(records));
         }
     }
 
-    fn finish(mut self) -> Vec<Bytes> {
+    fn file(&mut self, r: FileRange) -> io::Result<()> {
+        if r.len < INLINE_RECORDS_BYTES {
+            self.head.put_slice(&r.read()?);
+        } else {
+            self.done.push(Chunk::Bytes(self.head.split().freeze()));
+            self.done.push(Chunk::File(r));
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Vec<Chunk> {
         if !self.head.is_empty() || self.done.is_empty() {
-            self.done.push(self.head.split().freeze());
+            self.done.push(Chunk::Bytes(self.head.split().freeze()));
         }
         self.done
     }
@@ -190,6 +243,7 @@ fn put_string(b: &mut BytesMut, flexible: bool, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chunk::concat;
     use kafka_protocol::messages::fetch_response::{AbortedTransaction, FetchableTopicResponse};
     use kafka_protocol::messages::{BrokerId, ProducerId, TopicName};
     use kafka_protocol::protocol::StrBytes;
@@ -258,13 +312,21 @@ mod tests {
                 &ResponseKind::Fetch(resp.clone()),
             )
             .unwrap();
-            let chunks = encode_fetch_response(resp, version, 99).unwrap();
+            let chunks = encode_fetch_response(resp.clone(), Vec::new(), version, 99).unwrap();
             assert!(
                 chunks.len() > 1,
                 "v{version}: large records travel as their own chunks"
             );
-            let joined: Vec<u8> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
-            assert_eq!(joined, &expected[..], "v{version}");
+            assert_eq!(concat(&chunks).unwrap(), &expected[..], "v{version}");
+            // The same records given as ranges of a file instead: the same bytes, the large
+            // ranges as file chunks.
+            let (without, files, _dir) = as_file_ranges(resp);
+            let chunks = encode_fetch_response(without, files, version, 99).unwrap();
+            assert!(
+                chunks.iter().any(|c| matches!(c, Chunk::File(_))),
+                "v{version}"
+            );
+            assert_eq!(concat(&chunks).unwrap(), &expected[..], "v{version}, files");
         }
     }
 
@@ -281,8 +343,56 @@ mod tests {
             &ResponseKind::Fetch(resp.clone()),
         )
         .unwrap();
-        let chunks = encode_fetch_response(resp, 12, 5).unwrap();
+        let chunks = encode_fetch_response(resp.clone(), Vec::new(), 12, 5).unwrap();
         assert_eq!(chunks.len(), 1);
-        assert_eq!(&chunks[0][..], &expected[..]);
+        assert_eq!(concat(&chunks).unwrap(), &expected[..]);
+        // File ranges are read in for the full encoder.
+        let (without, files, _dir) = as_file_ranges(resp);
+        let chunks = encode_fetch_response(without, files, 12, 5).unwrap();
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(concat(&chunks).unwrap(), &expected[..]);
+    }
+
+    #[test]
+    fn a_range_the_file_no_longer_holds_is_an_error_not_a_short_frame() {
+        let resp = sample(12, &[Some(100)]);
+        let (without, files, _dir) = as_file_ranges(resp);
+        files[0].as_ref().unwrap().file.set_len(50).unwrap();
+        let err = encode_fetch_response(without, files, 12, 5).unwrap_err();
+        assert!(err.to_string().contains("truncated"), "{err}");
+    }
+
+    /// Moves every partition's records into one file and gives them back as ranges of it.
+    fn as_file_ranges(
+        mut resp: FetchResponse,
+    ) -> (FetchResponse, Vec<Option<FileRange>>, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = std::sync::Arc::new(
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(dir.path().join("records"))
+                .unwrap(),
+        );
+        let mut files = Vec::new();
+        let mut position = 7u64; // not at the start, so positions matter
+        for t in &mut resp.responses {
+            for p in &mut t.partitions {
+                files.push(p.records.take().map(|r| {
+                    use std::os::unix::fs::FileExt;
+                    file.write_all_at(&r, position).unwrap();
+                    let range = FileRange {
+                        file: file.clone(),
+                        position,
+                        len: r.len(),
+                    };
+                    position += r.len() as u64 + 3;
+                    range
+                }));
+            }
+        }
+        (resp, files, dir)
     }
 }

@@ -7,12 +7,14 @@
 //! Message bodies themselves are `kafka-protocol`'s structs; nothing here re-implements them.
 
 pub mod api_table;
+pub mod chunk;
 pub mod fetch_response;
 pub mod frame;
 pub mod header;
 pub mod response;
 
 pub use api_table::{supported_range, SUPPORTED_APIS};
+pub use chunk::{Chunk, FileRange};
 pub use frame::{FrameDecoder, FrameError};
 pub use header::{decode_request, decode_request_served, DecodedRequest, RequestError};
 pub use kafka_protocol;

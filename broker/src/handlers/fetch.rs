@@ -1,6 +1,8 @@
 //! Fetch: whole record batches from each partition's log, bounded by the high watermark, with
 //! a long poll. The answer goes out as soon as `min_bytes` are available (woken by appends,
-//! not by polling) or when `max_wait_ms` passes. Record bytes are the log's bytes.
+//! not by polling) or when `max_wait_ms` passes. Record bytes are the log's bytes: from the
+//! tail cache as they are in memory, from a segment as a file range that the connection
+//! sends with sendfile, so they are never read into the broker.
 //!
 //! `isolation_level=1` (read_committed) stops at the last stable offset and lists the aborted
 //! transactions overlapping the returned batches (from the `.txnindex` files), which the
@@ -20,6 +22,7 @@ use kafka_protocol::messages::fetch_response::{
 };
 use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, ProducerId};
 use kafka_protocol::ResponseError;
+use samsa_protocol::FileRange;
 use samsa_storage::LogError;
 
 use super::produce::log_error_code;
@@ -41,12 +44,14 @@ struct Wanted {
     current_leader_epoch: i32,
 }
 
-pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> FetchResponse {
+/// The response, and for each of its partitions in order the segment range holding its
+/// records when they were not loaded (that partition's `records` is then `None`).
+pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Option<FileRange>>) {
     let mut resp = FetchResponse::default();
     if req.session_id != 0 {
         // We never hand out session ids, so an incremental fetch names one we do not have.
         resp.error_code = ResponseError::FetchSessionIdNotFound.code();
-        return resp;
+        return (resp, Vec::new());
     }
     let by_id = ctx.version >= 13;
     let mut wanted = Vec::new();
@@ -115,13 +120,23 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> FetchResponse {
             || arrivals.is_empty()
             || *shutdown.borrow()
         {
-            for (w, pd) in wanted.iter().zip(answers) {
-                if let (Some(p), Some(records)) = (&w.partition, &pd.records) {
-                    ctx.broker.metrics.fetched(&p.tp.topic, records);
+            let mut files = Vec::with_capacity(answers.len());
+            for (w, a) in wanted.iter().zip(answers) {
+                if let Some(p) = &w.partition {
+                    match (&a.file, &a.data.records) {
+                        (Some((r, records)), _) => {
+                            ctx.broker
+                                .metrics
+                                .fetched_range(&p.tp.topic, r.len, *records)
+                        }
+                        (None, Some(records)) => ctx.broker.metrics.fetched(&p.tp.topic, records),
+                        (None, None) => {}
+                    }
                 }
-                resp.responses[w.topic_index].partitions.push(pd);
+                files.push(a.file.map(|(r, _)| r));
+                resp.responses[w.topic_index].partitions.push(a.data);
             }
-            return resp;
+            return (resp, files);
         }
         tokio::select! {
             _ = futures::future::select_all(arrivals) => {}
@@ -131,6 +146,13 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> FetchResponse {
     }
 }
 
+/// One partition's answer: its data, and the segment range of its records (with their count)
+/// when they stay in the file.
+struct Answer {
+    data: PartitionData,
+    file: Option<(FileRange, u64)>,
+}
+
 /// Reads every partition once. Returns the answers, the record bytes found and whether any
 /// partition has an error (errors are answered at once, as Kafka does).
 fn read_all(
@@ -138,7 +160,7 @@ fn read_all(
     max_bytes: i32,
     read_committed: bool,
     version: i16,
-) -> (Vec<PartitionData>, usize, bool) {
+) -> (Vec<Answer>, usize, bool) {
     // log_start_offset exists from v5; older versions must leave it at its default.
     let has_log_start = version >= 5;
     let mut budget = max_bytes.max(0) as usize;
@@ -157,10 +179,11 @@ fn read_all(
         } else {
             None
         };
+        let mut file = None;
         let Some(p) = &w.partition else {
             pd.error_code = w.refused.code();
             errors = true;
-            out.push(pd);
+            out.push(Answer { data: pd, file });
             continue;
         };
         pd.high_watermark = p.high_watermark();
@@ -176,14 +199,14 @@ fn read_all(
             };
             pd.error_code = e.code();
             errors = true;
-            out.push(pd);
+            out.push(Answer { data: pd, file });
             continue;
         }
         // KIP-74: the first partition with data returns at least one whole batch, even past
         // the limits; after that the response budget bounds what is added.
         let limit = (w.partition_max_bytes.max(0) as usize).min(budget);
         if budget == 0 {
-            out.push(pd);
+            out.push(Answer { data: pd, file });
             continue;
         }
         // Only while nothing has been added yet may a batch exceed the limit (Kafka's
@@ -194,16 +217,34 @@ fn read_all(
         match p
             .read(w.fetch_offset, limit, min_one, read_committed)
             .and_then(|r| {
-                let bytes = r.slice.load().map_err(LogError::Storage)?;
-                let aborted = match upper_offset(&bytes) {
+                // A segment range stays in the file (its length and offsets are exact);
+                // memory from the tail cache is used as it is.
+                let (records, range, upper) = match r.slice.file_range() {
+                    Some((f, position, len)) => {
+                        let offsets = r.slice.offsets();
+                        let range = FileRange {
+                            file: f.clone(),
+                            position,
+                            len,
+                        };
+                        let count = offsets.map_or(0, |(base, next)| (next - base).max(0) as u64);
+                        (None, Some((range, count)), offsets.map(|(_, next)| next))
+                    }
+                    None => {
+                        let bytes = r.slice.load().map_err(LogError::Storage)?;
+                        let upper = upper_offset(&bytes);
+                        (Some(bytes), None, upper)
+                    }
+                };
+                let aborted = match upper {
                     Some(upper) if read_committed => {
                         p.aborted_transactions(w.fetch_offset, upper)?
                     }
                     _ => Vec::new(),
                 };
-                Ok((r, bytes, aborted))
+                Ok((r, records, range, aborted))
             }) {
-            Ok((r, bytes, aborted)) => {
+            Ok((r, records, range, aborted)) => {
                 pd.high_watermark = r.high_watermark;
                 pd.last_stable_offset = r.last_stable_offset;
                 if read_committed {
@@ -222,9 +263,13 @@ fn read_all(
                 if has_log_start {
                     pd.log_start_offset = r.log_start_offset;
                 }
-                total += bytes.len();
-                budget = budget.saturating_sub(bytes.len());
-                pd.records = Some(bytes);
+                let len = range
+                    .as_ref()
+                    .map_or_else(|| records.as_ref().map_or(0, |b| b.len()), |(f, _)| f.len);
+                total += len;
+                budget = budget.saturating_sub(len);
+                pd.records = records;
+                file = range;
             }
             Err(e) => {
                 if matches!(e, LogError::Storage(_)) {
@@ -234,7 +279,7 @@ fn read_all(
                 errors = true;
             }
         }
-        out.push(pd);
+        out.push(Answer { data: pd, file });
     }
     (out, total, errors)
 }

@@ -56,7 +56,7 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use kafka_protocol::messages::{RequestHeader, RequestKind, ResponseKind};
-use samsa_protocol::DecodedRequest;
+use samsa_protocol::{Chunk, DecodedRequest};
 
 use crate::server::Broker;
 
@@ -105,10 +105,8 @@ pub struct Ctx<'a> {
 /// A response frame as chunks, or one still waiting for something (an fsync) that the
 /// connection can await while it goes on reading and handling the requests behind it.
 pub enum Reply {
-    Ready(Vec<bytes::Bytes>),
-    Deferred(
-        std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<bytes::Bytes>, String>>>>,
-    ),
+    Ready(Vec<Chunk>),
+    Deferred(std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<Chunk>, String>>>>),
 }
 
 /// Handles one request and appends its response frame to `out` (nothing for acks=0 produce),
@@ -117,7 +115,7 @@ pub async fn handle(
     broker: &Arc<Broker>,
     conn: &Rc<Connection>,
     req: DecodedRequest,
-    out: &mut Vec<bytes::Bytes>,
+    out: &mut Vec<Chunk>,
 ) -> Result<(), String> {
     match handle_request(broker, conn, req).await? {
         Reply::Ready(chunks) => out.extend(chunks),
@@ -134,6 +132,7 @@ pub async fn handle_request(
     mut req: DecodedRequest,
 ) -> Result<Reply, String> {
     let mut out = Vec::new();
+    let mut files = Vec::new();
     // The decoded client id is a slice of the request frame; an owned copy keeps the header
     // from sharing the frame's buffer, so the log can rewrite a Produce's batches in place.
     req.header.client_id = req
@@ -183,12 +182,23 @@ pub async fn handle_request(
                         .metrics
                         .request(key, version, started.elapsed(), response.as_ref());
                     let mut chunks = Vec::new();
-                    encode(response, key, version, correlation_id, &mut chunks)?;
+                    encode(
+                        response,
+                        Vec::new(),
+                        key,
+                        version,
+                        correlation_id,
+                        &mut chunks,
+                    )?;
                     Ok(chunks)
                 })));
             }
         },
-        RequestKind::Fetch(r) => Some(ResponseKind::Fetch(fetch::handle(&ctx, r).await)),
+        RequestKind::Fetch(r) => {
+            let (resp, ranges) = fetch::handle(&ctx, r).await;
+            files = ranges;
+            Some(ResponseKind::Fetch(resp))
+        }
         RequestKind::ListOffsets(r) => {
             Some(ResponseKind::ListOffsets(list_offsets::handle(&ctx, r)))
         }
@@ -317,23 +327,33 @@ pub async fn handle_request(
     broker
         .metrics
         .request(key, version, started.elapsed(), response.as_ref());
-    encode(response, key, version, req.header.correlation_id, &mut out)?;
+    encode(
+        response,
+        files,
+        key,
+        version,
+        req.header.correlation_id,
+        &mut out,
+    )?;
     Ok(Reply::Ready(out))
 }
 
 /// Encodes a response frame into `out`: Fetch as chunks so the records are not copied into a
-/// response buffer, everything else into one buffer.
+/// response buffer (and records still in a segment, given in `files`, not read at all),
+/// everything else into one buffer.
 fn encode(
     response: Option<ResponseKind>,
+    files: Vec<Option<samsa_protocol::FileRange>>,
     key: kafka_protocol::messages::ApiKey,
     version: i16,
     correlation_id: i32,
-    out: &mut Vec<bytes::Bytes>,
+    out: &mut Vec<Chunk>,
 ) -> Result<(), String> {
     match response {
         Some(ResponseKind::Fetch(fetch)) => {
             let chunks = samsa_protocol::fetch_response::encode_fetch_response(
                 fetch,
+                files,
                 version,
                 correlation_id,
             )
@@ -344,7 +364,7 @@ fn encode(
             let mut buf = BytesMut::new();
             samsa_protocol::encode_response(&mut buf, key, version, correlation_id, &response)
                 .map_err(|e| e.to_string())?;
-            out.push(buf.freeze());
+            out.push(Chunk::Bytes(buf.freeze()));
         }
         None => {}
     }

@@ -291,6 +291,18 @@ impl Metrics {
         });
     }
 
+    /// `records` records in `bytes` bytes of `topic` went out as a segment range, unread (the
+    /// count is the batches' offset span: exact unless compaction left gaps).
+    pub fn fetched_range(&self, topic: &str, bytes: usize, records: u64) {
+        if bytes == 0 {
+            return;
+        }
+        self.with_topic(topic, |h| {
+            h.bytes_out.inc_by(bytes as u64);
+            h.records_out.inc_by(records);
+        });
+    }
+
     /// Drops the per-topic series of topics that no longer exist.
     fn forget_deleted_topics(&self, broker: &Broker) {
         let gone: Vec<String> = self

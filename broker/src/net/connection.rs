@@ -15,7 +15,7 @@ use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::ApiKey;
 use samsa_protocol::frame::FrameStatus;
 use samsa_protocol::header::RequestError;
-use samsa_protocol::FrameDecoder;
+use samsa_protocol::{Chunk, FrameDecoder};
 use tokio::sync::mpsc;
 
 use super::transport::{SocketRead, SocketWrite};
@@ -180,7 +180,12 @@ async fn write_loop<W: SocketWrite>(
                 Err(_) => break,
             }
         }
-        if writer.write_all_vectored(batch.finish()).await.is_err() {
+        if let Err(e) = write_chunks(&mut writer, batch.finish()).await {
+            // A log file cut short under a pending response leaves the client a frame it
+            // cannot finish: close, as Kafka does, and say why.
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                return Some(e.to_string());
+            }
             return None;
         }
         if next.is_none() {
@@ -197,32 +202,53 @@ const COPY_BELOW_BYTES: usize = 16 * 1024;
 
 #[derive(Default)]
 struct Coalescer {
-    chunks: Vec<Bytes>,
+    chunks: Vec<Chunk>,
     small: BytesMut,
     bytes: usize,
 }
 
 impl Coalescer {
-    fn extend(&mut self, chunks: Vec<Bytes>) {
+    fn extend(&mut self, chunks: Vec<Chunk>) {
         for c in chunks {
             self.bytes += c.len();
-            if c.len() < COPY_BELOW_BYTES {
-                self.small.extend_from_slice(&c);
-            } else {
-                if !self.small.is_empty() {
-                    self.chunks.push(self.small.split().freeze());
+            match c {
+                Chunk::Bytes(b) if b.len() < COPY_BELOW_BYTES => self.small.extend_from_slice(&b),
+                c => {
+                    if !self.small.is_empty() {
+                        self.chunks.push(Chunk::Bytes(self.small.split().freeze()));
+                    }
+                    self.chunks.push(c);
                 }
-                self.chunks.push(c);
             }
         }
     }
 
-    fn finish(mut self) -> Vec<Bytes> {
+    fn finish(mut self) -> Vec<Chunk> {
         if !self.small.is_empty() {
-            self.chunks.push(self.small.split().freeze());
+            self.chunks.push(Chunk::Bytes(self.small.split().freeze()));
         }
         self.chunks
     }
+}
+
+/// Writes chunks in order: runs of bytes with vectored writes, file ranges with sendfile.
+async fn write_chunks<W: SocketWrite>(writer: &mut W, chunks: Vec<Chunk>) -> std::io::Result<()> {
+    let mut run: Vec<Bytes> = Vec::new();
+    for c in chunks {
+        match c {
+            Chunk::Bytes(b) => run.push(b),
+            Chunk::File(r) => {
+                if !run.is_empty() {
+                    writer.write_all_vectored(std::mem::take(&mut run)).await?;
+                }
+                writer.send_file(&r).await?;
+            }
+        }
+    }
+    if !run.is_empty() {
+        writer.write_all_vectored(run).await?;
+    }
+    Ok(())
 }
 
 /// Decodes and handles one frame, appending the response frame (if any) to `out`.
@@ -241,7 +267,7 @@ async fn handle_frame(
         {
             let mut body = BytesMut::new();
             handlers::produce::refuse_legacy_version(&frame, version, correlation_id, &mut body)?;
-            return Ok(Reply::Ready(vec![body.freeze()]));
+            return Ok(Reply::Ready(vec![Chunk::Bytes(body.freeze())]));
         }
     }
     match samsa_protocol::decode_request(frame) {
@@ -253,7 +279,7 @@ async fn handle_frame(
         }) => {
             let mut body = BytesMut::new();
             handlers::api_versions::unsupported_version(&mut body, correlation_id);
-            Ok(Reply::Ready(vec![body.freeze()]))
+            Ok(Reply::Ready(vec![Chunk::Bytes(body.freeze())]))
         }
         Err(e) => Err(e.to_string()),
     }

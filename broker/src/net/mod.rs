@@ -140,7 +140,7 @@ impl Listen for UringListener {
         let stream = Rc::new(stream);
         Ok((
             transport::UringRead(stream.clone()),
-            transport::UringWrite(stream),
+            transport::UringWrite::new(stream),
             peer,
         ))
     }
