@@ -325,7 +325,7 @@ mod tests {
     }
 
     #[test]
-    fn uring_sends_a_file_range_and_its_ring_still_reads_the_socket_after() {
+    fn uring_sends_a_file_range_and_its_ring_still_reads_and_writes_the_socket_after() {
         if io_uring::IoUring::new(8).is_err() || !zero_copy_sends() {
             eprintln!("io_uring unavailable here: skipped");
             return;
@@ -361,6 +361,20 @@ mod tests {
             assert_eq!(n.unwrap(), 5);
             assert_eq!(&buf[..], b"after");
             let client = writer.join().unwrap();
+            // Nor may the ring's writes fail when the socket buffer fills: 8 MiB to a peer
+            // that starts reading only later.
+            let big = Bytes::from(vec![7u8; 8 << 20]);
+            let mut peer = client.try_clone().unwrap();
+            let slow = std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                let mut got = vec![0u8; 1 + (8 << 20)];
+                peer.read_exact(&mut got).unwrap();
+                got[0] == b'x' && got[1..].iter().all(|b| *b == 7)
+            });
+            w.write_all_vectored(vec![Bytes::from_static(b"x"), big])
+                .await
+                .unwrap();
+            assert!(slow.join().unwrap());
             // A truncated file is an error, not a short frame.
             r.file.set_len(10 + 100).unwrap();
             let err = w.send_file(&r).await.unwrap_err();
