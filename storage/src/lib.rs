@@ -74,8 +74,10 @@
 //!   `compact_with_report`, `leader_epochs`, `latest_epoch`, `segment_count`,
 //!   `segment_base_offsets`. `offset_for_timestamp` also answers ListOffsets' special
 //!   timestamps -2 (earliest), -1 (latest) and -3 (max timestamp).
-//! - `LogSlice::len` is exact for memory slices and an upper bound for segment slices: the
-//!   last batch is only known to be whole once `load` has read it (it trims a partial one).
+//! - `LogSlice::len` is exact: a read finds the last whole batch under `max_bytes` in the
+//!   headers (from the offset index entry at or below the limit). `LogSlice::file_range` gives
+//!   a segment slice as (file, position, length) for sending unread (sendfile), and
+//!   `LogSlice::offsets` its first base offset and the offset after it.
 //! - `GroupCommit::shared()` is the process-wide instance used for flush.messages / flush.ms /
 //!   roll flushes of logs that were not given one; `syncs()` and `rounds()` count its work.
 //! - `LogDir::read_checkpoints`; the directory is `flock`ed against a second owner.
