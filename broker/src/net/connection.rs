@@ -231,7 +231,8 @@ impl Coalescer {
     }
 }
 
-/// Writes chunks in order: runs of bytes with vectored writes, file ranges with sendfile.
+/// Writes chunks in order: runs of bytes with vectored writes, file ranges with sendfile (the
+/// bytes just before a range written the same direct way, marked as having more to follow).
 async fn write_chunks<W: SocketWrite>(writer: &mut W, chunks: Vec<Chunk>) -> std::io::Result<()> {
     let mut run: Vec<Bytes> = Vec::new();
     for c in chunks {
@@ -239,7 +240,7 @@ async fn write_chunks<W: SocketWrite>(writer: &mut W, chunks: Vec<Chunk>) -> std
             Chunk::Bytes(b) => run.push(b),
             Chunk::File(r) => {
                 if !run.is_empty() {
-                    writer.write_all_vectored(std::mem::take(&mut run)).await?;
+                    writer.write_before_file(std::mem::take(&mut run)).await?;
                 }
                 writer.send_file(&r).await?;
             }

@@ -36,6 +36,39 @@ pub trait SocketWrite {
     /// Sends a whole file range. A file that ends inside the range (truncated since the range
     /// was taken) is an error: the frame around it promised every byte.
     async fn send_file(&mut self, range: &FileRange) -> io::Result<()>;
+
+    /// Writes the bytes that go just before a file range, the way the range goes: directly,
+    /// with `MSG_MORE` so they leave in one segment with the range's first bytes.
+    async fn write_before_file(&mut self, chunks: Vec<Bytes>) -> io::Result<()>;
+}
+
+/// One non-blocking `sendmsg` of (the first `IOV_MAX` of) `chunks` with `MSG_MORE`.
+fn send_more(socket: RawFd, chunks: &[Bytes]) -> io::Result<usize> {
+    let iov: Vec<libc::iovec> = chunks
+        .iter()
+        .take(IOV_MAX)
+        .map(|c| libc::iovec {
+            iov_base: c.as_ptr() as *mut libc::c_void,
+            iov_len: c.len(),
+        })
+        .collect();
+    // SAFETY: a zeroed msghdr is valid; it points at `iov`, which outlives the call, and the
+    // iovecs point into `chunks`, which the kernel only reads.
+    let n = unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
+        msg.msg_iovlen = iov.len() as _;
+        libc::sendmsg(
+            socket,
+            &msg,
+            libc::MSG_MORE | libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
+    };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
 }
 
 /// Most bytes one `sendfile` call is asked to move.
@@ -122,6 +155,26 @@ impl SocketWrite for EpollWrite {
             }) {
                 Ok(0) => return Err(truncated(r)),
                 Ok(n) => done += n,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                    ) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    async fn write_before_file(&mut self, mut chunks: Vec<Bytes>) -> io::Result<()> {
+        let stream: &tokio::net::TcpStream = self.0.as_ref();
+        while !chunks.is_empty() {
+            stream.writable().await?;
+            match stream.try_io(Interest::WRITABLE, || {
+                send_more(stream.as_raw_fd(), &chunks)
+            }) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => advance(&mut chunks, n),
                 Err(e)
                     if matches!(
                         e.kind(),
@@ -233,6 +286,27 @@ impl SocketWrite for UringWrite {
         Ok(())
     }
 
+    async fn write_before_file(&mut self, mut chunks: Vec<Bytes>) -> io::Result<()> {
+        if !zero_copy_sends() {
+            return self.write_all_vectored(chunks).await;
+        }
+        // Directly, like the range after it: a write through the ring would complete only on
+        // a later turn of the event loop (measured: 3.6 ring entries and epoll waits per fetch
+        // of 1 MiB instead of 1.3), which a consumer waiting for the response pays in latency.
+        let ready = self.ready()?;
+        while !chunks.is_empty() {
+            let mut guard = ready.writable().await?;
+            match guard.try_io(|fd| send_more(fd.as_raw_fd(), &chunks)) {
+                Ok(Ok(0)) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(Ok(n)) => advance(&mut chunks, n),
+                Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                Ok(Err(e)) => return Err(e),
+                Err(_would_block) => {}
+            }
+        }
+        Ok(())
+    }
+
     async fn write_all_vectored(&mut self, mut chunks: Vec<Bytes>) -> io::Result<()> {
         if chunks.len() == 1 {
             let (r, _) = self
@@ -308,7 +382,7 @@ mod tests {
             let mut w = EpollWrite(w);
             // Larger than the socket buffers, so sendfile hits EAGAIN and waits.
             let (_dir, r, bytes) = range(8 << 20);
-            w.write_all_vectored(vec![Bytes::from_static(b"head")])
+            w.write_before_file(vec![Bytes::from_static(b"he"), Bytes::from_static(b"ad")])
                 .await
                 .unwrap();
             w.send_file(&r).await.unwrap();
@@ -341,14 +415,18 @@ mod tests {
             let (_dir, r, bytes) = range(8 << 20);
             let peer = client.try_clone().unwrap();
             let received = std::thread::spawn(move || {
-                let mut got = vec![0u8; bytes.len()];
+                let mut got = vec![0u8; 4 + bytes.len()];
                 let mut peer = peer;
                 peer.read_exact(&mut got).unwrap();
                 (got, bytes)
             });
+            w.write_before_file(vec![Bytes::from_static(b"head")])
+                .await
+                .unwrap();
             w.send_file(&r).await.unwrap();
             let (got, bytes) = received.join().unwrap();
-            assert_eq!(got, bytes);
+            assert_eq!(&got[..4], b"head");
+            assert_eq!(&got[4..], &bytes[..]);
             // The socket is non-blocking now: the ring's reads must still wait for data
             // rather than fail with EAGAIN.
             let pending = reader.read(BytesMut::with_capacity(64), 64);
