@@ -56,14 +56,24 @@ impl FileRange {
     /// Reads the whole range. A file now shorter than the range (truncated since the range was
     /// taken) is an error: the frame around the range already promised `len` bytes.
     pub fn read(&self) -> io::Result<Bytes> {
-        let mut buf = BytesMut::zeroed(self.len);
-        self.file
-            .read_exact_at(&mut buf, self.position)
-            .map_err(|e| match e.kind() {
-                io::ErrorKind::UnexpectedEof => truncated(self),
-                _ => e,
-            })?;
+        let mut buf = BytesMut::new();
+        self.read_into(&mut buf)?;
         Ok(buf.freeze())
+    }
+
+    /// Appends the whole range to `out` (which is left as it was on error).
+    pub fn read_into(&self, out: &mut BytesMut) -> io::Result<()> {
+        let start = out.len();
+        out.resize(start + self.len, 0);
+        self.file
+            .read_exact_at(&mut out[start..], self.position)
+            .map_err(|e| {
+                out.truncate(start);
+                match e.kind() {
+                    io::ErrorKind::UnexpectedEof => truncated(self),
+                    _ => e,
+                }
+            })
     }
 }
 

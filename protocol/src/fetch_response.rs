@@ -198,7 +198,7 @@ impl Chunks {
 
     fn file(&mut self, r: FileRange) -> io::Result<()> {
         if r.len < INLINE_RECORDS_BYTES {
-            self.head.put_slice(&r.read()?);
+            r.read_into(&mut self.head)?;
         } else {
             self.done.push(Chunk::Bytes(self.head.split().freeze()));
             self.done.push(Chunk::File(r));

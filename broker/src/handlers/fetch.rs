@@ -219,28 +219,26 @@ fn read_all(
             .and_then(|r| {
                 // A segment range stays in the file (its length and offsets are exact);
                 // memory from the tail cache is used as it is.
-                let (records, range, upper) = match r.slice.file_range() {
+                let (records, range) = match r.slice.file_range() {
                     Some((f, position, len)) => {
-                        let offsets = r.slice.offsets();
+                        let count = r
+                            .slice
+                            .offsets()
+                            .map_or(0, |(base, next)| (next - base).max(0) as u64);
                         let range = FileRange {
                             file: f.clone(),
                             position,
                             len,
                         };
-                        let count = offsets.map_or(0, |(base, next)| (next - base).max(0) as u64);
-                        (None, Some((range, count)), offsets.map(|(_, next)| next))
+                        (None, Some((range, count)))
                     }
-                    None => {
-                        let bytes = r.slice.load().map_err(LogError::Storage)?;
-                        let upper = upper_offset(&bytes);
-                        (Some(bytes), None, upper)
-                    }
+                    None => (Some(r.slice.load().map_err(LogError::Storage)?), None),
                 };
-                let aborted = match upper {
-                    Some(upper) if read_committed => {
-                        p.aborted_transactions(w.fetch_offset, upper)?
-                    }
-                    _ => Vec::new(),
+                // The upper bound of the aborted transactions to list: the offset after the
+                // last batch returned.
+                let aborted = match read_committed.then(|| r.slice.offsets()).flatten() {
+                    Some((_, upper)) => p.aborted_transactions(w.fetch_offset, upper)?,
+                    None => Vec::new(),
                 };
                 Ok((r, records, range, aborted))
             }) {
@@ -282,12 +280,4 @@ fn read_all(
         out.push(Answer { data: pd, file });
     }
     (out, total, errors)
-}
-
-/// The offset after the last whole batch in `bytes` (the upper bound of a fetched range).
-fn upper_offset(bytes: &[u8]) -> Option<i64> {
-    samsa_storage::batch::batches(bytes)
-        .map_while(Result::ok)
-        .last()
-        .map(|b| b.header().next_offset())
 }
