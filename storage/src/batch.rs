@@ -22,15 +22,10 @@
 
 use std::fmt;
 
-/// CRC-32C (Castagnoli), the checksum of v2 batches and of our snapshot files.
-///
-/// `crc-fast` picks the widest carry-less-multiply folding the CPU has at run time (AVX-512
-/// VPCLMULQDQ on this project's machines): 1.35 times the throughput of the `crc32`
-/// instruction loop for a 61-byte header, 2.1-2.5 times from 16 KiB up (`cargo bench -p
-/// samsa-storage -- crc32c`, table in `storage/README.md`). Validation reads every produced
-/// byte: with the slower loop it was a tenth of the broker's 1 KiB produce profile, now 6%.
+/// CRC-32C (Castagnoli), the checksum of v2 batches and of our snapshot files: see
+/// `crate::crc32c` for which implementation a machine gets.
 pub fn crc32c(bytes: &[u8]) -> u32 {
-    crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, bytes) as u32
+    crate::crc32c::crc32c(bytes)
 }
 
 /// `LOG_OVERHEAD`: baseOffset + batchLength.

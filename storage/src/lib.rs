@@ -112,6 +112,7 @@ mod checkpoint;
 pub mod compaction;
 pub mod compression;
 mod config;
+mod crc32c;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;
