@@ -334,7 +334,7 @@ impl ProducerStateManager {
         entry: &ProducerStateEntry,
         epoch: i16,
         offset: i64,
-        partition: &str,
+        partition: &dyn std::fmt::Display,
     ) -> Result<(), LogError> {
         if epoch < entry.producer_epoch {
             let message = format!(
@@ -356,7 +356,7 @@ impl ProducerStateManager {
         updates: &mut ProducerUpdates,
         origin: AppendOrigin,
         b: StagedBatch,
-        partition: &str,
+        partition: &dyn std::fmt::Display,
     ) -> Result<(), LogError> {
         let current = self.producers.get(&b.producer_id);
         let current_epoch = current.map_or(NO_PRODUCER_EPOCH, |e| e.producer_epoch);
@@ -419,7 +419,7 @@ impl ProducerStateManager {
         marker: EndTxnMarker,
         offset: i64,
         timestamp_ms: i64,
-        partition: &str,
+        partition: &dyn std::fmt::Display,
     ) -> Result<(), LogError> {
         let updated = self.staged(updates, producer_id);
         Self::check_epoch(origin, updated, producer_epoch, offset, partition)?;
@@ -746,7 +746,7 @@ pub(crate) fn read_snapshot(path: &Path) -> io::Result<Vec<ProducerStateEntry>> 
 mod tests {
     use super::*;
 
-    const P: &str = "t-0";
+    const P: &dyn std::fmt::Display = &"t-0";
 
     fn batch(pid: i64, epoch: i16, first_seq: i32, n: i32, first_offset: i64) -> StagedBatch {
         StagedBatch {

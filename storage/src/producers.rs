@@ -90,7 +90,7 @@ impl Log {
         origin: AppendOrigin,
     ) -> Result<Judged, LogError> {
         let mut updates = ProducerUpdates::default();
-        let partition = self.tp.to_string();
+        let partition = &self.tp;
         let mut first_offset = base_offset;
         for (item, meta) in batch::batches(batches).zip(self.metas.iter()) {
             let b = item.expect("validated batches are whole");
@@ -134,7 +134,7 @@ impl Log {
         first_offset: i64,
         last_offset: i64,
         max_timestamp: i64,
-        partition: &str,
+        partition: &dyn std::fmt::Display,
     ) -> Result<(), LogError> {
         let h = b.header();
         if h.is_control() {
@@ -196,7 +196,7 @@ impl Log {
     /// follows them.
     pub(crate) fn judge_replicated(&self, batches: &[u8]) -> ProducerUpdates {
         let mut updates = ProducerUpdates::default();
-        let partition = self.tp.to_string();
+        let partition = &self.tp;
         for b in batch::batches(batches).flatten() {
             let h = b.header();
             if h.producer_id >= 0 {

@@ -117,8 +117,6 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
             ctx.broker.topics.get(&requested_name)
         };
         let mut tr = TopicProduceResponse::default();
-        tr.name =
-            kafka_protocol::messages::TopicName(StrBytes::from_string(requested_name.clone()));
         tr.topic_id = topic_id;
         // By name the check comes first, so that an unauthorized client cannot learn which
         // topics exist; an unknown topic id names nothing to check.
@@ -201,6 +199,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
             }
             tr.partition_responses.push(pr);
         }
+        tr.name = kafka_protocol::messages::TopicName(StrBytes::from_string(requested_name));
         resp.responses.push(tr);
     }
     drop(txn_guard);
