@@ -168,11 +168,18 @@ async fn write_loop<W: SocketWrite>(
         };
         // Everything already queued and ready goes out in one vectored write: small chunks
         // (most responses) are copied together, large ones (fetched records) passed as they are.
+        // A response with nothing queued behind it goes out as it is.
+        let lone_bytes: usize = first.iter().map(Chunk::len).sum();
+        let mut lone = Some(first);
         let mut batch = Coalescer::default();
-        batch.extend(first);
-        while batch.bytes < COALESCE_MAX_BYTES {
+        while batch.bytes + lone.as_ref().map_or(0, |_| lone_bytes) < COALESCE_MAX_BYTES {
             match rx.try_recv() {
-                Ok(Reply::Ready(more)) => batch.extend(more),
+                Ok(Reply::Ready(more)) => {
+                    if let Some(first) = lone.take() {
+                        batch.extend(first);
+                    }
+                    batch.extend(more);
+                }
                 Ok(deferred) => {
                     next = Some(deferred);
                     break;
@@ -180,7 +187,11 @@ async fn write_loop<W: SocketWrite>(
                 Err(_) => break,
             }
         }
-        if let Err(e) = write_chunks(&mut writer, batch.finish()).await {
+        let chunks = match lone {
+            Some(first) => first,
+            None => batch.finish(),
+        };
+        if let Err(e) = write_chunks(&mut writer, chunks).await {
             // A log file cut short under a pending response leaves the client a frame it
             // cannot finish: close, as Kafka does, and say why.
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
@@ -233,7 +244,16 @@ impl Coalescer {
 
 /// Writes chunks in order: runs of bytes with vectored writes, file ranges with sendfile (the
 /// bytes just before a range written the same direct way, marked as having more to follow).
-async fn write_chunks<W: SocketWrite>(writer: &mut W, chunks: Vec<Chunk>) -> std::io::Result<()> {
+async fn write_chunks<W: SocketWrite>(
+    writer: &mut W,
+    mut chunks: Vec<Chunk>,
+) -> std::io::Result<()> {
+    if chunks.len() == 1 && matches!(chunks[0], Chunk::Bytes(_)) {
+        let Some(Chunk::Bytes(b)) = chunks.pop() else {
+            unreachable!("checked: one chunk of bytes")
+        };
+        return writer.write_all(b).await;
+    }
     let mut run: Vec<Bytes> = Vec::new();
     for c in chunks {
         match c {

@@ -30,6 +30,9 @@ pub trait SocketRead {
 
 /// Writes whole buffers and file ranges.
 pub trait SocketWrite {
+    /// Writes one buffer whole.
+    async fn write_all(&mut self, bytes: Bytes) -> io::Result<()>;
+
     /// Writes every chunk, in order, with as few (vectored) writes as the socket allows.
     async fn write_all_vectored(&mut self, chunks: Vec<Bytes>) -> io::Result<()>;
 
@@ -125,6 +128,10 @@ impl SocketRead for EpollRead {
 }
 
 impl SocketWrite for EpollWrite {
+    async fn write_all(&mut self, bytes: Bytes) -> io::Result<()> {
+        self.0.write_all(&bytes).await
+    }
+
     async fn write_all_vectored(&mut self, mut chunks: Vec<Bytes>) -> io::Result<()> {
         if chunks.len() == 1 {
             return self.0.write_all(&chunks[0]).await;
@@ -313,13 +320,13 @@ impl SocketWrite for UringWrite {
         uring_until_done(self.ready()?, |fd| send_more_step(fd, &mut chunks)).await
     }
 
+    async fn write_all(&mut self, bytes: Bytes) -> io::Result<()> {
+        self.stream.write_all(bytes).await.0
+    }
+
     async fn write_all_vectored(&mut self, mut chunks: Vec<Bytes>) -> io::Result<()> {
         if chunks.len() == 1 {
-            let (r, _) = self
-                .stream
-                .write_all(chunks.pop().expect("one chunk"))
-                .await;
-            return r;
+            return self.write_all(chunks.pop().expect("one chunk")).await;
         }
         while !chunks.is_empty() {
             let rest = chunks.split_off(chunks.len().min(IOV_MAX));
