@@ -56,6 +56,7 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use kafka_protocol::messages::{RequestHeader, RequestKind, ResponseKind};
+use kafka_protocol::protocol::StrBytes;
 use samsa_protocol::{Chunk, DecodedRequest};
 
 use crate::server::Broker;
@@ -63,7 +64,8 @@ use crate::server::Broker;
 /// Per-connection state a handler may read or change.
 pub struct Connection {
     pub peer: SocketAddr,
-    client_id: RefCell<Option<String>>,
+    /// The client id of the connection's last request, owned (not a slice of a frame).
+    client_id: RefCell<Option<StrBytes>>,
     /// Who the ACLs see: `User:ANONYMOUS` until an authentication layer sets it.
     principal: RefCell<String>,
     /// The peer's IP address as ACLs name hosts.
@@ -80,7 +82,7 @@ impl Connection {
         }
     }
     pub fn client_id(&self) -> Option<String> {
-        self.client_id.borrow().clone()
+        self.client_id.borrow().as_ref().map(|id| id.to_string())
     }
     pub fn principal(&self) -> std::cell::Ref<'_, String> {
         self.principal.borrow()
@@ -135,16 +137,18 @@ pub async fn handle_request(
     let mut files = Vec::new();
     // The decoded client id is a slice of the request frame; an owned copy keeps the header
     // from sharing the frame's buffer, so the log can rewrite a Produce's batches in place.
-    req.header.client_id = req
-        .header
-        .client_id
-        .take()
-        .map(|id| kafka_protocol::protocol::StrBytes::from_string(id.to_string()));
-    if conn.client_id.borrow().is_none() {
-        if let Some(id) = &req.header.client_id {
-            *conn.client_id.borrow_mut() = Some(id.to_string());
+    // Clients send the same id on every request: the connection's copy is shared.
+    req.header.client_id = req.header.client_id.take().map(|id| {
+        let mut known = conn.client_id.borrow_mut();
+        match &*known {
+            Some(k) if **k == *id => k.clone(),
+            _ => {
+                let owned = StrBytes::from_string(id.to_string());
+                *known = Some(owned.clone());
+                owned
+            }
         }
-    }
+    });
     let key = req.api_key;
     let version = req.api_version();
     let started = std::time::Instant::now();
