@@ -101,15 +101,22 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
     let max_wait = Duration::from_millis(req.max_wait_ms.clamp(0, MAX_WAIT_MS_LIMIT) as u64);
     let deadline = tokio::time::Instant::now() + max_wait;
     let mut shutdown = ctx.broker.shutdown_signal();
+    let nothing_to_wait_for = wanted.iter().all(|w| w.partition.is_none());
+    // The first read registers for nothing: most fetches are answered by it. One that has to
+    // wait registers for wake-ups and reads again, so an append in between is not missed.
+    let mut waiting = false;
     loop {
-        // Register for wake-ups before reading, so an append in between is not missed.
-        let mut arrivals: Vec<Pin<Box<tokio::sync::futures::Notified<'_>>>> = wanted
-            .iter()
-            .filter_map(|w| w.partition.as_ref())
-            .map(|p| Box::pin(p.data_arrived()))
-            .collect();
-        for a in &mut arrivals {
-            a.as_mut().enable();
+        let mut arrivals: Vec<Pin<Box<tokio::sync::futures::Notified<'_>>>> = Vec::new();
+        if waiting {
+            arrivals.extend(
+                wanted
+                    .iter()
+                    .filter_map(|w| w.partition.as_ref())
+                    .map(|p| Box::pin(p.data_arrived())),
+            );
+            for a in &mut arrivals {
+                a.as_mut().enable();
+            }
         }
         let (answers, bytes, errors) =
             read_all(&wanted, req.max_bytes, read_committed, ctx.version);
@@ -117,7 +124,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
         if bytes >= req.min_bytes.max(0) as usize
             || errors
             || now >= deadline
-            || arrivals.is_empty()
+            || nothing_to_wait_for
             || *shutdown.borrow()
         {
             let mut files = Vec::with_capacity(answers.len());
@@ -137,6 +144,10 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
                 resp.responses[w.topic_index].partitions.push(a.data);
             }
             return (resp, files);
+        }
+        if !waiting {
+            waiting = true;
+            continue;
         }
         tokio::select! {
             _ = futures::future::select_all(arrivals) => {}
