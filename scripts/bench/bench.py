@@ -231,7 +231,8 @@ def stop_all():
 def samsa_target(args, engine, durable=False):
     name = f"samsa-{engine}" + ("-durable" if durable else "")
     t = Target(name, "samsa", f"samsa (release build), io.engine={engine}"
-               + (", log.durable=true (fsync group commit)" if durable else ", default flushing"))
+               + (", log.durable=true (fsync group commit)" if durable else ", default flushing")
+               + "".join(f", {a}" for a in args.samsa_arg))
     t.data_dir = tempfile.mkdtemp(prefix=f"bench-{name}-", dir=args.data_root)
     port = free_port()
     metrics_port = free_port()
@@ -243,6 +244,7 @@ def samsa_target(args, engine, durable=False):
            f"--metrics.listener=127.0.0.1:{metrics_port}"]
     if durable:
         cmd.append("--log.durable=true")
+    cmd += args.samsa_arg
     env = {k: v for k, v in os.environ.items() if not k.startswith("SAMSA_")}
     t.start(cmd, port, env=env)
     return t
@@ -1161,6 +1163,9 @@ def main():
     ap.add_argument("--no-recycle", action="store_true",
                     help="skip the scratch write-and-delete before each writing scenario "
                          "(brokers then write into memory fresh from the hypervisor)")
+    ap.add_argument("--samsa-arg", action="append", default=[],
+                    help="one more flag for every samsa broker, such as --num.shards=1 "
+                         "(repeatable; named in the brokers' descriptions)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="run each scenario N times (fresh broker each time) and report the "
                          "median: single runs on a shared 2-core machine vary by tens of percent")
