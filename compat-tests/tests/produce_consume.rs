@@ -268,3 +268,41 @@ fn records_past_the_tail_cache_come_from_the_segment_byte_for_byte() {
         }
     }
 }
+
+/// A fetch long-polling an empty partition is answered by the append that gives it a record,
+/// not by its max wait: with fetch.wait.max.ms at 20 s, a consumer whose fetch is already
+/// waiting gets the record long before that (a lost wake-up would cost the whole 20 s).
+#[test]
+fn a_waiting_fetch_is_answered_by_the_append_not_by_its_max_wait() {
+    let broker = Broker::start();
+    create_topic(&broker, "tailed", 1, &[]);
+    let mut c = client_config(&broker);
+    c.set("group.id", "unused-assign-only")
+        .set("enable.auto.commit", "false")
+        .set("enable.partition.eof", "false")
+        .set("fetch.wait.max.ms", "20000");
+    let consumer: rdkafka::consumer::BaseConsumer = c.create().unwrap();
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition_offset("tailed", 0, Offset::Beginning)
+        .unwrap();
+    consumer.assign(&tpl).unwrap();
+    // Long enough for the consumer to connect, find offset 0 and send a fetch that waits.
+    let settle = std::time::Instant::now() + Duration::from_secs(2);
+    while std::time::Instant::now() < settle {
+        assert!(
+            consumer.poll(Duration::from_millis(100)).is_none(),
+            "nothing was produced yet"
+        );
+    }
+    let producer = producer(&broker, &[]);
+    let sent = std::time::Instant::now();
+    produce_all(&producer, "tailed", &[(None, b"wake".to_vec())], Some(0));
+    let got = consume_n(&consumer, 1, Duration::from_secs(60));
+    let waited = sent.elapsed();
+    assert_eq!(got[0].value, b"wake");
+    assert!(
+        waited < Duration::from_secs(10),
+        "the record reached the consumer {waited:?} after it was produced: the waiting fetch \
+         was answered by fetch.wait.max.ms=20000, not woken by the append"
+    );
+}
