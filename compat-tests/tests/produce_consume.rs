@@ -93,14 +93,13 @@ fn one_megabyte_records_round_trip() {
     let producer = producer(&broker, &[("message.max.bytes", "4000000")]);
     let records: Vec<_> = (0..5u8).map(|i| (None, vec![i; 1024 * 1024])).collect();
     produce_all(&producer, "big", &records, Some(0));
-    let mut c = client_config(&broker);
-    c.set("group.id", "unused")
-        .set("fetch.message.max.bytes", "1048576");
-    let consumer: rdkafka::consumer::BaseConsumer = c.create().unwrap();
-    let mut tpl = TopicPartitionList::new();
-    tpl.add_partition_offset("big", 0, Offset::Beginning)
-        .unwrap();
-    consumer.assign(&tpl).unwrap();
+    let consumer = assigned_consumer_with(
+        &broker,
+        "big",
+        &[0],
+        Offset::Beginning,
+        &[("fetch.message.max.bytes", "1048576")],
+    );
     let got = consume_n(&consumer, 5, Duration::from_secs(30));
     for (i, g) in got.iter().enumerate() {
         assert_eq!(g.value.len(), 1024 * 1024);
@@ -248,15 +247,13 @@ fn records_past_the_tail_cache_come_from_the_segment_byte_for_byte() {
         ("read_uncommitted", 0),
         ("read_uncommitted", 4_321),
     ] {
-        let mut c = client_config(&broker);
-        c.set("group.id", "unused-assign-only")
-            .set("enable.auto.commit", "false")
-            .set("isolation.level", isolation);
-        let consumer: rdkafka::consumer::BaseConsumer = c.create().unwrap();
-        let mut tpl = TopicPartitionList::new();
-        tpl.add_partition_offset("cold", 0, Offset::Offset(from))
-            .unwrap();
-        consumer.assign(&tpl).unwrap();
+        let consumer = assigned_consumer_with(
+            &broker,
+            "cold",
+            &[0],
+            Offset::Offset(from),
+            &[("isolation.level", isolation)],
+        );
         let got = consume_n(&consumer, n - from as usize, Duration::from_secs(60));
         for (k, g) in got.iter().enumerate() {
             let i = from as usize + k;
@@ -276,16 +273,13 @@ fn records_past_the_tail_cache_come_from_the_segment_byte_for_byte() {
 fn a_waiting_fetch_is_answered_by_the_append_not_by_its_max_wait() {
     let broker = Broker::start();
     create_topic(&broker, "tailed", 1, &[]);
-    let mut c = client_config(&broker);
-    c.set("group.id", "unused-assign-only")
-        .set("enable.auto.commit", "false")
-        .set("enable.partition.eof", "false")
-        .set("fetch.wait.max.ms", "20000");
-    let consumer: rdkafka::consumer::BaseConsumer = c.create().unwrap();
-    let mut tpl = TopicPartitionList::new();
-    tpl.add_partition_offset("tailed", 0, Offset::Beginning)
-        .unwrap();
-    consumer.assign(&tpl).unwrap();
+    let consumer = assigned_consumer_with(
+        &broker,
+        "tailed",
+        &[0],
+        Offset::Beginning,
+        &[("fetch.wait.max.ms", "20000")],
+    );
     // Long enough for the consumer to connect, find offset 0 and send a fetch that waits.
     let settle = std::time::Instant::now() + Duration::from_secs(2);
     while std::time::Instant::now() < settle {

@@ -101,10 +101,24 @@ pub fn assigned_consumer(
     partitions: &[i32],
     from: Offset,
 ) -> BaseConsumer {
+    assigned_consumer_with(broker, topic, partitions, from, &[])
+}
+
+/// `assigned_consumer` with more client settings (`fetch.wait.max.ms`, `isolation.level`, ...).
+pub fn assigned_consumer_with(
+    broker: &Broker,
+    topic: &str,
+    partitions: &[i32],
+    from: Offset,
+    extra: &[(&str, &str)],
+) -> BaseConsumer {
     let mut c = client_config(broker);
     c.set("group.id", "unused-assign-only")
         .set("enable.auto.commit", "false")
         .set("enable.partition.eof", "false");
+    for (k, v) in extra {
+        c.set(*k, *v);
+    }
     let consumer: BaseConsumer = c.create().expect("consumer");
     let mut tpl = TopicPartitionList::new();
     for p in partitions {
