@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
+use kafka_protocol::protocol::StrBytes;
 use parking_lot::{Mutex, RwLock};
 use samsa_storage::{LogDir, TopicPartition};
 use serde::{Deserialize, Serialize};
@@ -23,6 +24,8 @@ pub const PARTITIONS_PER_TOPIC_MAX: i32 = 10_000;
 
 pub struct Topic {
     pub name: String,
+    /// `name` as responses carry it: clones share one buffer instead of copying the name.
+    pub wire_name: StrBytes,
     pub id: Uuid,
     pub partitions: Vec<Arc<Partition>>,
     pub overrides: RwLock<TopicOverrides>,
@@ -168,6 +171,7 @@ impl TopicRegistry {
             }
             let topic = Arc::new(Topic {
                 name: r.name.clone(),
+                wire_name: StrBytes::from_string(r.name.clone()),
                 id: r.id,
                 partitions,
                 overrides: RwLock::new(r.configs.clone()),
@@ -270,6 +274,7 @@ impl TopicRegistry {
         }
         let topic = Arc::new(Topic {
             name: name.to_string(),
+            wire_name: StrBytes::from_string(name.to_string()),
             id,
             partitions: parts,
             overrides: RwLock::new(overrides),
@@ -352,6 +357,7 @@ impl TopicRegistry {
         }
         let grown = Arc::new(Topic {
             name: topic.name.clone(),
+            wire_name: topic.wire_name.clone(),
             id: topic.id,
             partitions: parts,
             overrides: RwLock::new(overrides),

@@ -26,27 +26,69 @@ const INLINE_RECORDS_BYTES: usize = 16 * 1024;
 /// of its records where they were not loaded; such a partition's `records` must be `None`.
 /// Partitions past the end of `files` have none.
 pub fn encode_fetch_response(
-    mut resp: FetchResponse,
+    resp: FetchResponse,
     files: Vec<Option<FileRange>>,
     version: i16,
     correlation_id: i32,
 ) -> Result<Vec<Chunk>, EncodeError> {
+    let mut out = Vec::new();
+    encode_fetch_response_into(
+        resp,
+        files,
+        version,
+        correlation_id,
+        &mut BytesMut::new(),
+        &mut out,
+    )?;
+    Ok(out)
+}
+
+/// [`encode_fetch_response`] appending its chunks to `out`, with the head bytes written into
+/// `buf` (empty on entry, and again on return) and split off it: a connection that keeps one
+/// `buf` for its responses reuses that memory once the chunks are written, so a fetch answered
+/// from one file range allocates nothing here.
+pub fn encode_fetch_response_into(
+    resp: FetchResponse,
+    files: Vec<Option<FileRange>>,
+    version: i16,
+    correlation_id: i32,
+    buf: &mut BytesMut,
+    out: &mut Vec<Chunk>,
+) -> Result<(), EncodeError> {
+    debug_assert!(buf.is_empty(), "a response starts in an empty buffer");
+    let start = out.len();
+    let result = encode_chunks(resp, files, version, correlation_id, Chunks::new(buf, out));
+    if result.is_err() {
+        // Nothing of a response that failed halfway stays behind for the next one.
+        out.truncate(start);
+        buf.clear();
+    }
+    result
+}
+
+fn encode_chunks(
+    mut resp: FetchResponse,
+    files: Vec<Option<FileRange>>,
+    version: i16,
+    correlation_id: i32,
+    mut w: Chunks<'_>,
+) -> Result<(), EncodeError> {
     if !(4..=18).contains(&version) || needs_full_encoder(&resp, version) {
         load_files(&mut resp, files)
             .map_err(|e| EncodeError(format!("Fetch v{version} records: {e}")))?;
-        let mut out = BytesMut::new();
         encode_response(
-            &mut out,
+            w.head,
             ApiKey::Fetch,
             version,
             correlation_id,
             &ResponseKind::Fetch(resp),
         )?;
-        return Ok(vec![Chunk::Bytes(out.freeze())]);
+        w.out.push(Chunk::Bytes(w.head.split().freeze()));
+        return Ok(());
     }
     let flexible = version >= 12;
     let mut files = files.into_iter();
-    let mut w = Chunks::default();
+    w.head.reserve(HEAD_CAPACITY_GUESS);
     w.head.put_i32(0); // size, patched below
     w.head.put_i32(correlation_id);
     if flexible {
@@ -57,14 +99,14 @@ pub fn encode_fetch_response(
         w.head.put_i16(resp.error_code);
         w.head.put_i32(resp.session_id);
     }
-    put_array_len(&mut w.head, flexible, Some(resp.responses.len()));
+    put_array_len(w.head, flexible, Some(resp.responses.len()));
     for topic in resp.responses {
         if version < 13 {
-            put_string(&mut w.head, flexible, topic.topic.as_str());
+            put_string(w.head, flexible, topic.topic.as_str());
         } else {
             w.head.put_slice(topic.topic_id.as_bytes());
         }
-        put_array_len(&mut w.head, flexible, Some(topic.partitions.len()));
+        put_array_len(w.head, flexible, Some(topic.partitions.len()));
         for p in topic.partitions {
             let file = files.next().flatten();
             put_partition(&mut w, p, file, version)
@@ -77,18 +119,12 @@ pub fn encode_fetch_response(
     if flexible {
         w.head.put_u8(0);
     }
-    let mut chunks = w.finish();
-    let total: usize = chunks.iter().map(Chunk::len).sum();
-    let size = i32::try_from(total - 4)
-        .map_err(|_| EncodeError(format!("Fetch response of {total} bytes is too large")))?;
-    let Chunk::Bytes(first) = &chunks[0] else {
-        unreachable!("a fetch response starts with its head");
-    };
-    let mut first = BytesMut::from(&first[..]);
-    first[..4].copy_from_slice(&size.to_be_bytes());
-    chunks[0] = Chunk::Bytes(first.freeze());
-    Ok(chunks)
+    w.finish()
 }
+
+/// Room reserved for a response's head bytes up front: one allocation (or none, in a reused
+/// buffer) instead of a doubling from a few bytes upwards.
+const HEAD_CAPACITY_GUESS: usize = 512;
 
 /// Reads the file ranges into the partitions' `records` (for the full encoder).
 fn load_files(resp: &mut FetchResponse, files: Vec<Option<FileRange>>) -> io::Result<()> {
@@ -135,7 +171,7 @@ fn put_partition(
     version: i16,
 ) -> io::Result<()> {
     let flexible = version >= 12;
-    let h = &mut w.head;
+    let h = &mut *w.head;
     h.put_i32(p.partition_index);
     h.put_i16(p.error_code);
     h.put_i64(p.high_watermark);
@@ -180,37 +216,74 @@ fn put_partition(
     Ok(())
 }
 
-#[derive(Default)]
-struct Chunks {
-    done: Vec<Chunk>,
-    head: BytesMut,
+/// A response being cut into chunks: head bytes accumulate in `head` and are split off before
+/// each large piece of records. The first piece stays mutable until the end, when the frame's
+/// size is known and written into its first four bytes.
+struct Chunks<'a> {
+    head: &'a mut BytesMut,
+    out: &'a mut Vec<Chunk>,
+    first: Option<BytesMut>,
+    /// Where this response's chunks start in `out`.
+    start: usize,
 }
 
-impl Chunks {
+impl<'a> Chunks<'a> {
+    fn new(head: &'a mut BytesMut, out: &'a mut Vec<Chunk>) -> Chunks<'a> {
+        let start = out.len();
+        Chunks {
+            head,
+            out,
+            first: None,
+            start,
+        }
+    }
+
     fn records(&mut self, records: Bytes) {
         if records.len() < INLINE_RECORDS_BYTES {
             self.head.put_slice(&records);
         } else {
-            self.done.push(Chunk::Bytes(self.head.split().freeze()));
-            self.done.push(Chunk::Bytes(records));
+            self.cut();
+            self.out.push(Chunk::Bytes(records));
         }
     }
 
     fn file(&mut self, r: FileRange) -> io::Result<()> {
         if r.len < INLINE_RECORDS_BYTES {
-            r.read_into(&mut self.head)?;
+            r.read_into(self.head)?;
         } else {
-            self.done.push(Chunk::Bytes(self.head.split().freeze()));
-            self.done.push(Chunk::File(r));
+            self.cut();
+            self.out.push(Chunk::File(r));
         }
         Ok(())
     }
 
-    fn finish(mut self) -> Vec<Chunk> {
-        if !self.head.is_empty() || self.done.is_empty() {
-            self.done.push(Chunk::Bytes(self.head.split().freeze()));
+    /// Ends the current run of head bytes (the first run is held back, a placeholder in its
+    /// place, until the size is known).
+    fn cut(&mut self) {
+        let run = self.head.split();
+        if self.first.is_none() {
+            self.first = Some(run);
+            self.out.push(Chunk::Bytes(Bytes::new()));
+        } else {
+            self.out.push(Chunk::Bytes(run.freeze()));
         }
-        self.done
+    }
+
+    fn finish(mut self) -> Result<(), EncodeError> {
+        if !self.head.is_empty() || self.first.is_none() {
+            self.cut();
+        }
+        let mut first = self.first.take().expect("cut() set the first run");
+        let total: usize = first.len()
+            + self.out[self.start + 1..]
+                .iter()
+                .map(Chunk::len)
+                .sum::<usize>();
+        let size = i32::try_from(total - 4)
+            .map_err(|_| EncodeError(format!("Fetch response of {total} bytes is too large")))?;
+        first[..4].copy_from_slice(&size.to_be_bytes());
+        self.out[self.start] = Chunk::Bytes(first.freeze());
+        Ok(())
     }
 }
 
@@ -292,6 +365,14 @@ mod tests {
         r
     }
 
+    /// The frame kafka-protocol's own encoder writes for `resp`.
+    fn full_encoding(resp: &FetchResponse, version: i16, correlation_id: i32) -> BytesMut {
+        let mut out = BytesMut::new();
+        let body = ResponseKind::Fetch(resp.clone());
+        encode_response(&mut out, ApiKey::Fetch, version, correlation_id, &body).unwrap();
+        out
+    }
+
     #[test]
     fn chunked_encoding_is_byte_identical_to_kafka_protocol_for_every_version() {
         let sizes = [
@@ -303,15 +384,7 @@ mod tests {
         ];
         for version in 4..=18 {
             let resp = sample(version, &sizes);
-            let mut expected = BytesMut::new();
-            encode_response(
-                &mut expected,
-                ApiKey::Fetch,
-                version,
-                99,
-                &ResponseKind::Fetch(resp.clone()),
-            )
-            .unwrap();
+            let expected = full_encoding(&resp, version, 99);
             let chunks = encode_fetch_response(resp.clone(), Vec::new(), version, 99).unwrap();
             assert!(
                 chunks.len() > 1,
@@ -334,15 +407,7 @@ mod tests {
     fn tagged_fields_fall_back_to_the_full_encoder() {
         let mut resp = sample(12, &[Some(10)]);
         resp.responses[0].partitions[0].current_leader.leader_id = BrokerId(1);
-        let mut expected = BytesMut::new();
-        encode_response(
-            &mut expected,
-            ApiKey::Fetch,
-            12,
-            5,
-            &ResponseKind::Fetch(resp.clone()),
-        )
-        .unwrap();
+        let expected = full_encoding(&resp, 12, 5);
         let chunks = encode_fetch_response(resp.clone(), Vec::new(), 12, 5).unwrap();
         assert_eq!(chunks.len(), 1);
         assert_eq!(concat(&chunks).unwrap(), &expected[..]);
@@ -360,6 +425,35 @@ mod tests {
         files[0].as_ref().unwrap().file.set_len(50).unwrap();
         let err = encode_fetch_response(without, files, 12, 5).unwrap_err();
         assert!(err.to_string().contains("truncated"), "{err}");
+    }
+
+    #[test]
+    fn one_buffer_serves_response_after_response_and_a_failed_one_leaves_nothing() {
+        let sizes = [Some(100), Some(INLINE_RECORDS_BYTES + 5)];
+        let resp = sample(12, &sizes);
+        let expected = full_encoding(&resp, 12, 5);
+        let mut buf = BytesMut::new();
+        let mut out = Vec::new();
+        let (without, files, _dir) = as_file_ranges(resp.clone());
+        encode_fetch_response_into(without, files, 12, 5, &mut buf, &mut out).unwrap();
+        assert!(buf.is_empty());
+        let first = out.len();
+        assert_eq!(concat(&out).unwrap(), &expected[..]);
+
+        // A range cut short under the second response: an error, and neither `out` nor the
+        // buffer keeps any of it.
+        let (without, files, _dir2) = as_file_ranges(resp.clone());
+        files[0].as_ref().unwrap().file.set_len(50).unwrap();
+        assert!(encode_fetch_response_into(without, files, 12, 5, &mut buf, &mut out).is_err());
+        assert_eq!(out.len(), first);
+        assert!(buf.is_empty());
+
+        // The third, through the same buffer, is whole and follows the first.
+        let (without, files, _dir3) = as_file_ranges(resp);
+        encode_fetch_response_into(without, files, 12, 5, &mut buf, &mut out).unwrap();
+        assert!(buf.is_empty());
+        assert_eq!(concat(&out[first..]).unwrap(), &expected[..]);
+        assert_eq!(concat(&out[..first]).unwrap(), &expected[..]);
     }
 
     /// Moves every partition's records into one file and gives them back as ranges of it.

@@ -70,6 +70,9 @@ pub struct Connection {
     principal: RefCell<String>,
     /// The peer's IP address as ACLs name hosts.
     host: String,
+    /// Where responses are encoded: each is split off as it is finished, and the memory is
+    /// reused once the writer has sent it, so a response allocates nothing here in steady state.
+    encode_buf: RefCell<BytesMut>,
 }
 
 impl Connection {
@@ -79,6 +82,7 @@ impl Connection {
             client_id: RefCell::new(None),
             principal: RefCell::new(crate::acl::ANONYMOUS.to_string()),
             host: peer.ip().to_string(),
+            encode_buf: RefCell::new(BytesMut::new()),
         }
     }
     pub fn client_id(&self) -> Option<String> {
@@ -179,6 +183,7 @@ pub async fn handle_request(
             produce::Produced::Later(later) => {
                 // acks=all in durable mode: answered when its fsync lands.
                 let broker = broker.clone();
+                let conn = conn.clone();
                 let correlation_id = req.header.correlation_id;
                 return Ok(Reply::Deferred(Box::pin(async move {
                     let response = Some(ResponseKind::Produce(later.await));
@@ -192,6 +197,7 @@ pub async fn handle_request(
                         key,
                         version,
                         correlation_id,
+                        &mut conn.encode_buf.borrow_mut(),
                         &mut chunks,
                     )?;
                     Ok(chunks)
@@ -337,6 +343,7 @@ pub async fn handle_request(
         key,
         version,
         req.header.correlation_id,
+        &mut conn.encode_buf.borrow_mut(),
         &mut out,
     )?;
     Ok(Reply::Ready(out))
@@ -344,31 +351,37 @@ pub async fn handle_request(
 
 /// Encodes a response frame into `out`: Fetch as chunks so the records are not copied into a
 /// response buffer (and records still in a segment, given in `files`, not read at all),
-/// everything else into one buffer.
+/// everything else as one chunk. The bytes are written into `buf` (the connection's, empty
+/// between responses) and split off it.
 fn encode(
     response: Option<ResponseKind>,
     files: Vec<Option<samsa_protocol::FileRange>>,
     key: kafka_protocol::messages::ApiKey,
     version: i16,
     correlation_id: i32,
+    buf: &mut BytesMut,
     out: &mut Vec<Chunk>,
 ) -> Result<(), String> {
     match response {
         Some(ResponseKind::Fetch(fetch)) => {
-            let chunks = samsa_protocol::fetch_response::encode_fetch_response(
+            samsa_protocol::fetch_response::encode_fetch_response_into(
                 fetch,
                 files,
                 version,
                 correlation_id,
+                buf,
+                out,
             )
             .map_err(|e| e.to_string())?;
-            out.extend(chunks);
         }
         Some(response) => {
-            let mut buf = BytesMut::new();
-            samsa_protocol::encode_response(&mut buf, key, version, correlation_id, &response)
-                .map_err(|e| e.to_string())?;
-            out.push(Chunk::Bytes(buf.freeze()));
+            let encoded =
+                samsa_protocol::encode_response(buf, key, version, correlation_id, &response);
+            if let Err(e) = encoded {
+                buf.clear();
+                return Err(e.to_string());
+            }
+            out.push(Chunk::Bytes(buf.split().freeze()));
         }
         None => {}
     }

@@ -107,22 +107,24 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
         _ => None,
     };
     for topic_data in topic_data {
-        let requested_name = topic_data.name.to_string();
-        drop(topic_data.name);
         let topic_id = topic_data.topic_id;
         let partition_data = topic_data.partition_data;
         let topic = if ctx.version >= 13 {
             ctx.broker.topics.get_by_id(&topic_id)
         } else {
-            ctx.broker.topics.get(&requested_name)
+            ctx.broker.topics.get(topic_data.name.as_str())
         };
+        // The name as requested is copied only when no topic answers to it (for the errors
+        // and the response); a known topic's own name serves otherwise.
+        let unknown_name = topic.is_none().then(|| topic_data.name.to_string());
+        drop(topic_data.name);
         let mut tr = TopicProduceResponse::default();
         tr.topic_id = topic_id;
         // By name the check comes first, so that an unauthorized client cannot learn which
         // topics exist; an unknown topic id names nothing to check.
-        let name = match &topic {
-            Some(t) => t.name.as_str(),
-            None => requested_name.as_str(),
+        let name = match (&topic, &unknown_name) {
+            (Some(t), _) => t.name.as_str(),
+            (None, n) => n.as_deref().unwrap_or_default(),
         };
         let unauthorized = (topic.is_some() || ctx.version < 13)
             && !ctx.authorize(AclOperation::Write, ResourceType::Topic, name);
@@ -155,18 +157,15 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
                     ctx.denied(AclOperation::Write, ResourceType::Topic, name),
                     Vec::new(),
                 ))
-            } else if let Err(e) = verify_transactional(
-                txn_guard.as_ref(),
-                &requested_name,
-                pd.index,
-                pd.records.as_ref(),
-            ) {
+            } else if let Err(e) =
+                verify_transactional(txn_guard.as_ref(), name, pd.index, pd.records.as_ref())
+            {
                 Err(e)
             } else {
                 match topic.as_ref().and_then(|t| t.partition(pd.index)) {
                     None => Err((
                         unknown,
-                        format!("unknown partition {requested_name}-{}", pd.index),
+                        format!("unknown partition {name}-{}", pd.index),
                         Vec::new(),
                     )),
                     Some(p) => append(ctx, p, pd.records.unwrap_or_default(), now),
@@ -199,7 +198,10 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
             }
             tr.partition_responses.push(pr);
         }
-        tr.name = kafka_protocol::messages::TopicName(StrBytes::from_string(requested_name));
+        tr.name = kafka_protocol::messages::TopicName(match (&topic, unknown_name) {
+            (Some(t), _) => t.wire_name.clone(),
+            (None, n) => StrBytes::from_string(n.unwrap_or_default()),
+        });
         resp.responses.push(tr);
     }
     drop(txn_guard);

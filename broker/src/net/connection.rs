@@ -157,6 +157,8 @@ async fn write_loop<W: SocketWrite>(
     mut rx: mpsc::Receiver<Reply>,
 ) -> Option<String> {
     let mut next = rx.recv().await;
+    // Runs of bytes between file ranges, gathered here so the memory is the connection's.
+    let mut run: Vec<Bytes> = Vec::new();
     while let Some(reply) = next.take() {
         let first = match reply {
             Reply::Ready(chunks) => chunks,
@@ -191,7 +193,7 @@ async fn write_loop<W: SocketWrite>(
             Some(first) => first,
             None => batch.finish(),
         };
-        if let Err(e) = write_chunks(&mut writer, chunks).await {
+        if let Err(e) = write_chunks(&mut writer, chunks, &mut run).await {
             // A log file cut short under a pending response leaves the client a frame it
             // cannot finish: close, as Kafka does, and say why.
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
@@ -244,9 +246,11 @@ impl Coalescer {
 
 /// Writes chunks in order: runs of bytes with vectored writes, file ranges with sendfile (the
 /// bytes just before a range written the same direct way, marked as having more to follow).
+/// `run` is an empty vector to gather runs of bytes in (kept by the caller for its capacity).
 async fn write_chunks<W: SocketWrite>(
     writer: &mut W,
     mut chunks: Vec<Chunk>,
+    run: &mut Vec<Bytes>,
 ) -> std::io::Result<()> {
     if chunks.len() == 1 && matches!(chunks[0], Chunk::Bytes(_)) {
         let Some(Chunk::Bytes(b)) = chunks.pop() else {
@@ -254,22 +258,23 @@ async fn write_chunks<W: SocketWrite>(
         };
         return writer.write_all(b).await;
     }
-    let mut run: Vec<Bytes> = Vec::new();
+    run.clear();
     for c in chunks {
         match c {
             Chunk::Bytes(b) => run.push(b),
             Chunk::File(r) => {
                 if !run.is_empty() {
-                    writer.write_before_file(std::mem::take(&mut run)).await?;
+                    writer.write_before_file(run).await?;
                 }
                 writer.send_file(&r).await?;
             }
         }
     }
-    if !run.is_empty() {
-        writer.write_all_vectored(run).await?;
+    match run.len() {
+        0 => Ok(()),
+        1 => writer.write_all(run.pop().expect("one run")).await,
+        _ => writer.write_all_vectored(std::mem::take(run)).await,
     }
-    Ok(())
 }
 
 /// Decodes and handles one frame, appending the response frame (if any) to `out`.
