@@ -4,8 +4,9 @@
 //! transactional id fencing the first; a consume-transform-produce processor (a child process,
 //! `src/bin/eos_processor.rs`) SIGKILLed mid-stream and restarted, processing its input exactly
 //! once; a broker SIGKILL in the middle of a transaction, which ends with the transaction
-//! committed or aborted as a whole; and the operator APIs (DescribeTransactions,
-//! ListTransactions, DescribeProducers) over the raw protocol.
+//! committed or aborted as a whole; the operator APIs (DescribeTransactions,
+//! ListTransactions, DescribeProducers) over the raw protocol; and a transaction whose Produce
+//! (v13) names its topic by id only, over the raw protocol.
 
 mod common;
 
@@ -438,5 +439,98 @@ mod operator_apis {
         assert_eq!(active[0].producer_id, producer_id);
         assert_eq!(active[0].current_txn_start_offset, 0);
         p.commit_transaction(Duration::from_secs(30)).unwrap();
+    }
+
+    /// Produce v13 names topics by id only (KIP-516): a transactional batch sent that way is
+    /// checked against its transaction by the topic's name, which the request does not carry.
+    #[test]
+    fn a_transactional_produce_naming_its_topic_by_id_is_accepted_and_committed() {
+        use kafka_protocol::records::{
+            Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+        };
+        let broker = Broker::start();
+        create_topic(&broker, "txn-by-id", 1, &[]);
+        let name = || TopicName(StrBytes::from_static_str("txn-by-id"));
+        let tid = || TransactionalId(StrBytes::from_static_str("by-id-app"));
+
+        let mut t = metadata_request::MetadataRequestTopic::default();
+        t.name = Some(name());
+        let mut req = MetadataRequest::default();
+        req.topics = Some(vec![t]);
+        let meta: MetadataResponse = raw_request(&broker, ApiKey::Metadata, 12, &req);
+        let topic_id = meta.topics[0].topic_id;
+        assert!(!topic_id.is_nil());
+
+        let mut req = InitProducerIdRequest::default();
+        req.transactional_id = Some(tid());
+        req.transaction_timeout_ms = 60_000;
+        req.producer_id = ProducerId(-1);
+        req.producer_epoch = -1;
+        let init: InitProducerIdResponse = raw_request(&broker, ApiKey::InitProducerId, 4, &req);
+        assert_eq!(init.error_code, 0);
+
+        let mut topic = add_partitions_to_txn_request::AddPartitionsToTxnTopic::default();
+        topic.name = name();
+        topic.partitions = vec![0];
+        let mut req = AddPartitionsToTxnRequest::default();
+        req.v3_and_below_transactional_id = tid();
+        req.v3_and_below_producer_id = init.producer_id;
+        req.v3_and_below_producer_epoch = init.producer_epoch;
+        req.v3_and_below_topics = vec![topic];
+        let added: AddPartitionsToTxnResponse =
+            raw_request(&broker, ApiKey::AddPartitionsToTxn, 3, &req);
+        let result = &added.results_by_topic_v3_and_below[0].results_by_partition[0];
+        assert_eq!(result.partition_error_code, 0);
+
+        let record = Record {
+            transactional: true,
+            control: false,
+            delete_horizon: false,
+            partition_leader_epoch: 0,
+            producer_id: init.producer_id.0,
+            producer_epoch: init.producer_epoch,
+            timestamp_type: TimestampType::Creation,
+            offset: 0,
+            sequence: 0,
+            timestamp: 1_700_000_000_000,
+            key: None,
+            value: Some(bytes::Bytes::from_static(b"by id")),
+            headers: Default::default(),
+        };
+        let mut records = bytes::BytesMut::new();
+        let options = RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        };
+        RecordBatchEncoder::encode(&mut records, [record].iter(), &options).unwrap();
+        let mut pd = produce_request::PartitionProduceData::default();
+        pd.index = 0;
+        pd.records = Some(records.freeze());
+        let mut td = produce_request::TopicProduceData::default();
+        td.topic_id = topic_id;
+        td.partition_data = vec![pd];
+        let mut req = ProduceRequest::default();
+        req.transactional_id = Some(tid());
+        req.acks = -1;
+        req.timeout_ms = 10_000;
+        req.topic_data = vec![td];
+        let produced: ProduceResponse = raw_request(&broker, ApiKey::Produce, 13, &req);
+        let pr = &produced.responses[0].partition_responses[0];
+        assert_eq!(pr.error_code, 0, "{:?}", pr.error_message);
+        assert_eq!(pr.base_offset, 0);
+
+        let mut req = EndTxnRequest::default();
+        req.transactional_id = tid();
+        req.producer_id = init.producer_id;
+        req.producer_epoch = init.producer_epoch;
+        req.committed = true;
+        let ended: EndTxnResponse = raw_request(&broker, ApiKey::EndTxn, 3, &req);
+        assert_eq!(ended.error_code, 0);
+
+        let c = consumer(&broker, "txn-by-id", &[0], "read_committed");
+        assert_eq!(
+            values(&drain(&c, 1, Duration::from_millis(500))),
+            vec!["by id"]
+        );
     }
 }
