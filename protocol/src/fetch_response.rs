@@ -46,7 +46,8 @@ pub fn encode_fetch_response(
 /// [`encode_fetch_response`] appending its chunks to `out`, with the head bytes written into
 /// `buf` (empty on entry, and again on return) and split off it: a connection that keeps one
 /// `buf` for its responses reuses that memory once the chunks are written, so a fetch answered
-/// from one file range allocates nothing here.
+/// from one file range allocates nothing here. Returns how many bytes of `buf` the response
+/// took, so that the caller can let go of a buffer one large response made large.
 pub fn encode_fetch_response_into(
     resp: FetchResponse,
     files: Vec<Option<FileRange>>,
@@ -54,7 +55,7 @@ pub fn encode_fetch_response_into(
     correlation_id: i32,
     buf: &mut BytesMut,
     out: &mut Vec<Chunk>,
-) -> Result<(), EncodeError> {
+) -> Result<usize, EncodeError> {
     debug_assert!(buf.is_empty(), "a response starts in an empty buffer");
     let start = out.len();
     let result = encode_chunks(resp, files, version, correlation_id, Chunks::new(buf, out));
@@ -72,7 +73,7 @@ fn encode_chunks(
     version: i16,
     correlation_id: i32,
     mut w: Chunks<'_>,
-) -> Result<(), EncodeError> {
+) -> Result<usize, EncodeError> {
     if !(4..=18).contains(&version) || needs_full_encoder(&resp, version) {
         load_files(&mut resp, files)
             .map_err(|e| EncodeError(format!("Fetch v{version} records: {e}")))?;
@@ -83,8 +84,10 @@ fn encode_chunks(
             correlation_id,
             &ResponseKind::Fetch(resp),
         )?;
-        w.out.push(Chunk::Bytes(w.head.split().freeze()));
-        return Ok(());
+        let frame = w.head.split().freeze();
+        let taken = frame.len();
+        w.out.push(Chunk::Bytes(frame));
+        return Ok(taken);
     }
     let flexible = version >= 12;
     let mut files = files.into_iter();
@@ -225,6 +228,8 @@ struct Chunks<'a> {
     first: Option<BytesMut>,
     /// Where this response's chunks start in `out`.
     start: usize,
+    /// Bytes split off `head` so far.
+    taken: usize,
 }
 
 impl<'a> Chunks<'a> {
@@ -235,6 +240,7 @@ impl<'a> Chunks<'a> {
             out,
             first: None,
             start,
+            taken: 0,
         }
     }
 
@@ -261,6 +267,7 @@ impl<'a> Chunks<'a> {
     /// place, until the size is known).
     fn cut(&mut self) {
         let run = self.head.split();
+        self.taken += run.len();
         if self.first.is_none() {
             self.first = Some(run);
             self.out.push(Chunk::Bytes(Bytes::new()));
@@ -269,7 +276,7 @@ impl<'a> Chunks<'a> {
         }
     }
 
-    fn finish(mut self) -> Result<(), EncodeError> {
+    fn finish(mut self) -> Result<usize, EncodeError> {
         if !self.head.is_empty() || self.first.is_none() {
             self.cut();
         }
@@ -283,7 +290,7 @@ impl<'a> Chunks<'a> {
             .map_err(|_| EncodeError(format!("Fetch response of {total} bytes is too large")))?;
         first[..4].copy_from_slice(&size.to_be_bytes());
         self.out[self.start] = Chunk::Bytes(first.freeze());
-        Ok(())
+        Ok(self.taken)
     }
 }
 
@@ -435,8 +442,14 @@ mod tests {
         let mut buf = BytesMut::new();
         let mut out = Vec::new();
         let (without, files, _dir) = as_file_ranges(resp.clone());
-        encode_fetch_response_into(without, files, 12, 5, &mut buf, &mut out).unwrap();
+        let taken = encode_fetch_response_into(without, files, 12, 5, &mut buf, &mut out).unwrap();
         assert!(buf.is_empty());
+        let head_bytes: usize = out
+            .iter()
+            .filter(|c| matches!(c, Chunk::Bytes(_)))
+            .map(Chunk::len)
+            .sum();
+        assert_eq!(taken, head_bytes, "what the response took from the buffer");
         let first = out.len();
         assert_eq!(concat(&out).unwrap(), &expected[..]);
 

@@ -362,7 +362,7 @@ fn encode(
     buf: &mut BytesMut,
     out: &mut Vec<Chunk>,
 ) -> Result<(), String> {
-    match response {
+    let taken = match response {
         Some(ResponseKind::Fetch(fetch)) => {
             samsa_protocol::fetch_response::encode_fetch_response_into(
                 fetch,
@@ -372,7 +372,7 @@ fn encode(
                 buf,
                 out,
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.to_string())?
         }
         Some(response) => {
             let encoded =
@@ -381,14 +381,71 @@ fn encode(
                 buf.clear();
                 return Err(e.to_string());
             }
-            out.push(Chunk::Bytes(buf.split().freeze()));
+            let frame = buf.split().freeze();
+            let taken = frame.len();
+            out.push(Chunk::Bytes(frame));
+            taken
         }
-        None => {}
+        None => 0,
+    };
+    // A response larger than this leaves the buffer it grew to the response alone (freed once
+    // sent), so that a connection holds at most about this much between responses.
+    if taken > ENCODE_BUFFER_KEEP_BYTES {
+        *buf = BytesMut::new();
     }
     Ok(())
 }
 
+/// The largest response whose buffer a connection keeps for the next one.
+const ENCODE_BUFFER_KEEP_BYTES: usize = 64 * 1024;
+
 fn variant_name(r: &RequestKind) -> String {
     let s = format!("{r:?}");
     s.split('(').next().unwrap_or("").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use kafka_protocol::messages::metadata_response::MetadataResponseTopic;
+    use kafka_protocol::messages::{ApiKey, MetadataResponse, TopicName};
+
+    use super::*;
+
+    fn metadata_with_topics(n: usize) -> Option<ResponseKind> {
+        let mut resp = MetadataResponse::default();
+        for i in 0..n {
+            let mut t = MetadataResponseTopic::default();
+            t.name = Some(TopicName(StrBytes::from_string(format!("topic-{i:06}"))));
+            resp.topics.push(t);
+        }
+        Some(ResponseKind::Metadata(resp))
+    }
+
+    /// Encodes a Metadata response naming `topics` topics through `buf` into `out`.
+    fn encode_metadata(topics: usize, buf: &mut BytesMut, out: &mut Vec<Chunk>) {
+        let resp = metadata_with_topics(topics);
+        encode(resp, Vec::new(), ApiKey::Metadata, 12, 1, buf, out).unwrap();
+    }
+
+    #[test]
+    fn the_connection_buffer_is_kept_for_small_responses_and_let_go_after_a_large_one() {
+        let mut buf = BytesMut::new();
+        let mut out = Vec::new();
+        encode_metadata(3, &mut buf, &mut out);
+        assert!(buf.is_empty());
+        assert!(buf.capacity() > 0, "kept for the next response");
+        encode_metadata(5000, &mut buf, &mut out);
+        assert!(out[1].len() > ENCODE_BUFFER_KEEP_BYTES);
+        assert_eq!(buf.capacity(), 0, "a large response's buffer goes with it");
+        // Each frame is whole and says its own size.
+        for c in &out {
+            let Chunk::Bytes(b) = c else {
+                panic!("one buffer each")
+            };
+            assert_eq!(
+                i32::from_be_bytes(b[..4].try_into().unwrap()) as usize,
+                b.len() - 4
+            );
+        }
+    }
 }
