@@ -21,34 +21,15 @@ use crate::response::{encode_response, EncodeError};
 /// call) costs more than copying a few kilobytes.
 const INLINE_RECORDS_BYTES: usize = 16 * 1024;
 
-/// Encodes a whole Fetch response frame (size prefix, header, body) as chunks. `files` holds,
-/// for each partition in the response's order (topics, then their partitions), the file range
-/// of its records where they were not loaded; such a partition's `records` must be `None`.
-/// Partitions past the end of `files` have none.
+/// Encodes a whole Fetch response frame (size prefix, header, body) as chunks appended to
+/// `out`. `files` holds, for each partition in the response's order (topics, then their
+/// partitions), the file range of its records where they were not loaded; such a partition's
+/// `records` must be `None`. Partitions past the end of `files` have none. The head bytes are
+/// written into `buf` (empty on entry, and again on return) and split off it: a connection that
+/// keeps one `buf` for its responses reuses that memory once the chunks are written, so a fetch
+/// answered from one file range allocates nothing here. Returns how many bytes of `buf` the
+/// response took, so that the caller can let go of a buffer one large response made large.
 pub fn encode_fetch_response(
-    resp: FetchResponse,
-    files: Vec<Option<FileRange>>,
-    version: i16,
-    correlation_id: i32,
-) -> Result<Vec<Chunk>, EncodeError> {
-    let mut out = Vec::new();
-    encode_fetch_response_into(
-        resp,
-        files,
-        version,
-        correlation_id,
-        &mut BytesMut::new(),
-        &mut out,
-    )?;
-    Ok(out)
-}
-
-/// [`encode_fetch_response`] appending its chunks to `out`, with the head bytes written into
-/// `buf` (empty on entry, and again on return) and split off it: a connection that keeps one
-/// `buf` for its responses reuses that memory once the chunks are written, so a fetch answered
-/// from one file range allocates nothing here. Returns how many bytes of `buf` the response
-/// took, so that the caller can let go of a buffer one large response made large.
-pub fn encode_fetch_response_into(
     resp: FetchResponse,
     files: Vec<Option<FileRange>>,
     version: i16,
@@ -372,6 +353,25 @@ mod tests {
         r
     }
 
+    /// The response's chunks, through a buffer of its own.
+    fn chunks_of(
+        resp: FetchResponse,
+        files: Vec<Option<FileRange>>,
+        version: i16,
+        correlation_id: i32,
+    ) -> Result<Vec<Chunk>, EncodeError> {
+        let mut out = Vec::new();
+        encode_fetch_response(
+            resp,
+            files,
+            version,
+            correlation_id,
+            &mut BytesMut::new(),
+            &mut out,
+        )?;
+        Ok(out)
+    }
+
     /// The frame kafka-protocol's own encoder writes for `resp`.
     fn full_encoding(resp: &FetchResponse, version: i16, correlation_id: i32) -> BytesMut {
         let mut out = BytesMut::new();
@@ -392,7 +392,7 @@ mod tests {
         for version in 4..=18 {
             let resp = sample(version, &sizes);
             let expected = full_encoding(&resp, version, 99);
-            let chunks = encode_fetch_response(resp.clone(), Vec::new(), version, 99).unwrap();
+            let chunks = chunks_of(resp.clone(), Vec::new(), version, 99).unwrap();
             assert!(
                 chunks.len() > 1,
                 "v{version}: large records travel as their own chunks"
@@ -401,7 +401,7 @@ mod tests {
             // The same records given as ranges of a file instead: the same bytes, the large
             // ranges as file chunks.
             let (without, files, _dir) = as_file_ranges(resp);
-            let chunks = encode_fetch_response(without, files, version, 99).unwrap();
+            let chunks = chunks_of(without, files, version, 99).unwrap();
             assert!(
                 chunks.iter().any(|c| matches!(c, Chunk::File(_))),
                 "v{version}"
@@ -415,12 +415,12 @@ mod tests {
         let mut resp = sample(12, &[Some(10)]);
         resp.responses[0].partitions[0].current_leader.leader_id = BrokerId(1);
         let expected = full_encoding(&resp, 12, 5);
-        let chunks = encode_fetch_response(resp.clone(), Vec::new(), 12, 5).unwrap();
+        let chunks = chunks_of(resp.clone(), Vec::new(), 12, 5).unwrap();
         assert_eq!(chunks.len(), 1);
         assert_eq!(concat(&chunks).unwrap(), &expected[..]);
         // File ranges are read in for the full encoder.
         let (without, files, _dir) = as_file_ranges(resp);
-        let chunks = encode_fetch_response(without, files, 12, 5).unwrap();
+        let chunks = chunks_of(without, files, 12, 5).unwrap();
         assert_eq!(chunks.len(), 1);
         assert_eq!(concat(&chunks).unwrap(), &expected[..]);
     }
@@ -430,7 +430,7 @@ mod tests {
         let resp = sample(12, &[Some(100)]);
         let (without, files, _dir) = as_file_ranges(resp);
         files[0].as_ref().unwrap().file.set_len(50).unwrap();
-        let err = encode_fetch_response(without, files, 12, 5).unwrap_err();
+        let err = chunks_of(without, files, 12, 5).unwrap_err();
         assert!(err.to_string().contains("truncated"), "{err}");
     }
 
@@ -442,7 +442,7 @@ mod tests {
         let mut buf = BytesMut::new();
         let mut out = Vec::new();
         let (without, files, _dir) = as_file_ranges(resp.clone());
-        let taken = encode_fetch_response_into(without, files, 12, 5, &mut buf, &mut out).unwrap();
+        let taken = encode_fetch_response(without, files, 12, 5, &mut buf, &mut out).unwrap();
         assert!(buf.is_empty());
         let head_bytes: usize = out
             .iter()
@@ -457,13 +457,13 @@ mod tests {
         // buffer keeps any of it.
         let (without, files, _dir2) = as_file_ranges(resp.clone());
         files[0].as_ref().unwrap().file.set_len(50).unwrap();
-        assert!(encode_fetch_response_into(without, files, 12, 5, &mut buf, &mut out).is_err());
+        assert!(encode_fetch_response(without, files, 12, 5, &mut buf, &mut out).is_err());
         assert_eq!(out.len(), first);
         assert!(buf.is_empty());
 
         // The third, through the same buffer, is whole and follows the first.
         let (without, files, _dir3) = as_file_ranges(resp);
-        encode_fetch_response_into(without, files, 12, 5, &mut buf, &mut out).unwrap();
+        encode_fetch_response(without, files, 12, 5, &mut buf, &mut out).unwrap();
         assert!(buf.is_empty());
         assert_eq!(concat(&out[first..]).unwrap(), &expected[..]);
         assert_eq!(concat(&out[..first]).unwrap(), &expected[..]);

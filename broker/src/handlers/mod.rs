@@ -363,17 +363,15 @@ fn encode(
     out: &mut Vec<Chunk>,
 ) -> Result<(), String> {
     let taken = match response {
-        Some(ResponseKind::Fetch(fetch)) => {
-            samsa_protocol::fetch_response::encode_fetch_response_into(
-                fetch,
-                files,
-                version,
-                correlation_id,
-                buf,
-                out,
-            )
-            .map_err(|e| e.to_string())?
-        }
+        Some(ResponseKind::Fetch(fetch)) => samsa_protocol::fetch_response::encode_fetch_response(
+            fetch,
+            files,
+            version,
+            correlation_id,
+            buf,
+            out,
+        )
+        .map_err(|e| e.to_string())?,
         Some(response) => {
             let encoded =
                 samsa_protocol::encode_response(buf, key, version, correlation_id, &response);
