@@ -270,146 +270,336 @@ pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskF
 /// How a probe moves bytes from a socket into a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SocketToFile {
+    /// `read` into a reused 1 MiB buffer and nothing else: the receive alone, the floor under
+    /// every way of storing what arrives.
+    Discard,
     /// `read` into a reused 1 MiB buffer, then `pwrite` it: what the broker does (two copies).
     Copy,
     /// `splice` from the socket into a pipe, then from the pipe into the file: the socket's
     /// pages move into the pipe by reference, leaving one copy, into the page cache.
     Splice,
+    /// `read` straight into a shared mapping of the file, each 1 MiB window made writable
+    /// first with `MADV_POPULATE_WRITE`: one copy, into page-cache pages, but every page is
+    /// faulted in (and zeroed) before the copy overwrites it.
+    Mmap,
+    /// `read` into a 4 KiB-aligned buffer at the phase of the file position, then an
+    /// O_DIRECT write of the blocks that cover it; the partial last block is carried to the
+    /// buffer's start and written again with the next read. One copy, and no page cache.
+    Direct,
+}
+
+impl SocketToFile {
+    pub const ALL: [SocketToFile; 5] = [
+        SocketToFile::Discard,
+        SocketToFile::Copy,
+        SocketToFile::Splice,
+        SocketToFile::Mmap,
+        SocketToFile::Direct,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SocketToFile::Discard => "discard",
+            SocketToFile::Copy => "copy",
+            SocketToFile::Splice => "splice",
+            SocketToFile::Mmap => "mmap",
+            SocketToFile::Direct => "direct",
+        }
+    }
+}
+
+/// Byte `i` of the stream the probe's sender writes (a pattern the tests check the file for).
+fn stream_byte(i: u64) -> u8 {
+    (i % 251) as u8
 }
 
 /// Moves `total_bytes` that a sender thread streams over loopback into a new file in `dir`
 /// whose blocks are reserved first, as the broker's active segment is; returns (MB/s, CPU
 /// seconds per GiB of the receiving thread). The receiving thread's CPU includes what the
 /// kernel runs on its behalf, such as the sender's transmits that its reads release, as a
-/// broker's does. Best of three passes after an unmeasured one, as for the disk probes.
+/// broker's does. `pace_mb_per_s` holds the sender to that rate (as a producer slower than
+/// the broker is; 0: as fast as it can, where the receiver is the bottleneck). Best of
+/// three passes after an unmeasured one, as for the disk probes.
 pub fn socket_to_file(
     dir: &Path,
     total_bytes: u64,
     how: SocketToFile,
+    pace_mb_per_s: f64,
 ) -> std::io::Result<(f64, f64)> {
-    use std::os::fd::AsRawFd;
-    let path = dir.join(".samsa-bench-limits-socket.tmp");
-    let pass = || -> std::io::Result<(Duration, f64, u64)> {
-        let listener = TcpListener::bind("127.0.0.1:0")?;
-        let addr = listener.local_addr()?;
-        let sender = std::thread::spawn(move || -> std::io::Result<()> {
-            let mut s = TcpStream::connect(addr)?;
-            let buf = vec![0x5au8; WRITE_BYTES];
-            let mut left = total_bytes;
-            while left > 0 {
-                let n = left.min(WRITE_BYTES as u64) as usize;
-                s.write_all(&buf[..n])?;
-                left -= n as u64;
-            }
-            Ok(())
-        });
-        let (mut sock, _) = listener.accept()?;
-        let f = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(&path)?;
-        reserve_blocks(&f, total_bytes)?;
-        let cpu0 = thread_cpu_s();
-        let start = Instant::now();
-        let mut at: u64 = 0;
-        match how {
-            SocketToFile::Copy => {
-                use std::os::unix::fs::FileExt;
-                let mut buf = vec![0u8; WRITE_BYTES];
-                loop {
-                    let n = sock.read(&mut buf)?;
-                    if n == 0 {
-                        break;
-                    }
-                    f.write_all_at(&buf[..n], at)?;
-                    at += n as u64;
-                }
-            }
-            SocketToFile::Splice => {
-                let mut fds = [0; 2];
-                // SAFETY: pipe2 writes two descriptors into the array it is given.
-                if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // SAFETY: the descriptors were just created and are owned here.
-                let (rp, wp) = unsafe {
-                    use std::os::fd::FromRawFd;
-                    (
-                        std::os::fd::OwnedFd::from_raw_fd(fds[0]),
-                        std::os::fd::OwnedFd::from_raw_fd(fds[1]),
-                    )
-                };
-                // A 1 MiB pipe where the system allows it (pipe-max-size); the default
-                // 64 KiB otherwise.
-                // SAFETY: fcntl on an owned descriptor.
-                unsafe { libc::fcntl(wp.as_raw_fd(), libc::F_SETPIPE_SZ, WRITE_BYTES as i32) };
-                loop {
-                    // SAFETY: splice between descriptors owned here; null offsets use the
-                    // socket's and pipe's own positions.
-                    let n = unsafe {
-                        libc::splice(
-                            sock.as_raw_fd(),
-                            std::ptr::null_mut(),
-                            wp.as_raw_fd(),
-                            std::ptr::null_mut(),
-                            WRITE_BYTES,
-                            libc::SPLICE_F_MOVE,
-                        )
-                    };
-                    if n < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    if n == 0 {
-                        break;
-                    }
-                    let mut left = n as usize;
-                    while left > 0 {
-                        let mut off = at as libc::loff_t;
-                        // SAFETY: as above; `off` is the file position to write at.
-                        let m = unsafe {
-                            libc::splice(
-                                rp.as_raw_fd(),
-                                std::ptr::null_mut(),
-                                f.as_raw_fd(),
-                                &mut off,
-                                left,
-                                libc::SPLICE_F_MOVE,
-                            )
-                        };
-                        if m <= 0 {
-                            return Err(std::io::Error::last_os_error());
-                        }
-                        left -= m as usize;
-                        at += m as u64;
-                    }
-                }
-            }
-        }
-        let took = start.elapsed();
-        let cpu = thread_cpu_s() - cpu0;
-        sender.join().expect("sender thread")?;
-        drop(f);
-        std::fs::remove_file(&path)?;
-        Ok((took, cpu, at))
-    };
+    let pass = || pass_socket_to_file(dir, total_bytes, how, pace_mb_per_s, false);
     pass()?;
     let mut best = (Duration::MAX, f64::MAX);
-    let mut moved = 0;
     for _ in 0..3 {
-        let (d, cpu, n) = pass()?;
+        let (d, cpu) = pass()?;
         best = (best.0.min(d), best.1.min(cpu));
-        moved = n;
-    }
-    if moved != total_bytes {
-        return Err(std::io::Error::other(format!(
-            "moved {moved} of {total_bytes} bytes"
-        )));
     }
     Ok((
-        moved as f64 / 1e6 / best.0.as_secs_f64().max(1e-9),
-        best.1 / (moved as f64 / (1u64 << 30) as f64),
+        total_bytes as f64 / 1e6 / best.0.as_secs_f64().max(1e-9),
+        best.1 / (total_bytes as f64 / (1u64 << 30) as f64),
     ))
+}
+
+/// One pass of [`socket_to_file`]: (time, receiving thread's CPU seconds). With `verify`
+/// the file is checked against the stream before it is removed.
+fn pass_socket_to_file(
+    dir: &Path,
+    total_bytes: u64,
+    how: SocketToFile,
+    pace_mb_per_s: f64,
+    verify: bool,
+) -> std::io::Result<(Duration, f64)> {
+    let path = dir.join(".samsa-bench-limits-socket.tmp");
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    let sender = std::thread::spawn(move || -> std::io::Result<()> {
+        let mut s = TcpStream::connect(addr)?;
+        // The pattern repeats every 251 bytes; a buffer of whole periods plus one chunk lets
+        // each write start at any phase.
+        let pattern: Vec<u8> = (0..(WRITE_BYTES + 251) as u64).map(stream_byte).collect();
+        let start = Instant::now();
+        let mut sent: u64 = 0;
+        while sent < total_bytes {
+            if pace_mb_per_s > 0.0 {
+                let due = Duration::from_secs_f64(sent as f64 / (pace_mb_per_s * 1e6));
+                if let Some(wait) = due.checked_sub(start.elapsed()) {
+                    std::thread::sleep(wait);
+                }
+            }
+            let n = (total_bytes - sent).min(WRITE_BYTES as u64) as usize;
+            let phase = (sent % 251) as usize;
+            s.write_all(&pattern[phase..phase + n])?;
+            sent += n as u64;
+        }
+        Ok(())
+    });
+    let (mut sock, _) = listener.accept()?;
+    let f = OpenOptions::new()
+        .create(true)
+        .read(true)
+        .write(true)
+        .truncate(true)
+        .open(&path)?;
+    reserve_blocks(&f, total_bytes)?;
+    let cpu0 = thread_cpu_s();
+    let start = Instant::now();
+    let received = match how {
+        SocketToFile::Discard => receive_discard(&mut sock),
+        SocketToFile::Copy => receive_copy(&mut sock, &f),
+        SocketToFile::Splice => receive_splice(&mut sock, &f),
+        SocketToFile::Mmap => receive_mmap(&mut sock, &f, total_bytes),
+        SocketToFile::Direct => receive_direct(&mut sock, &path),
+    };
+    let took = start.elapsed();
+    let cpu = thread_cpu_s() - cpu0;
+    // A receiver that failed leaves the sender blocked on a full socket: closing it ends the
+    // sender too (with an error of its own, which the receiver's explains).
+    drop(sock);
+    let sent = sender.join().expect("sender thread");
+    let checked = match received.and_then(|n| sent.map(|_| n)) {
+        Ok(n) if n != total_bytes => Err(std::io::Error::other(format!(
+            "{}: moved {n} of {total_bytes} bytes",
+            how.name()
+        ))),
+        Ok(_) if verify && how != SocketToFile::Discard => verify_stream(&path, total_bytes),
+        other => other.map(|_| ()),
+    };
+    drop(f);
+    std::fs::remove_file(&path)?;
+    checked.map(|_| (took, cpu))
+}
+
+/// Checks that the file at `path` holds exactly the first `len` bytes of the probe's stream.
+fn verify_stream(path: &Path, len: u64) -> std::io::Result<()> {
+    let got = std::fs::read(path)?;
+    let bad = (got.len() as u64 != len)
+        .then_some(got.len() as u64)
+        .or_else(|| {
+            got.iter()
+                .enumerate()
+                .find(|(i, b)| **b != stream_byte(*i as u64))
+                .map(|(i, _)| i as u64)
+        });
+    match bad {
+        None => Ok(()),
+        Some(at) => Err(std::io::Error::other(format!(
+            "file of {} bytes differs from the stream at byte {at}",
+            got.len()
+        ))),
+    }
+}
+
+fn receive_discard(sock: &mut TcpStream) -> std::io::Result<u64> {
+    let mut buf = vec![0u8; WRITE_BYTES];
+    let mut at = 0;
+    loop {
+        match sock.read(&mut buf)? {
+            0 => return Ok(at),
+            n => at += n as u64,
+        }
+    }
+}
+
+fn receive_copy(sock: &mut TcpStream, f: &std::fs::File) -> std::io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; WRITE_BYTES];
+    let mut at = 0;
+    loop {
+        let n = sock.read(&mut buf)?;
+        if n == 0 {
+            return Ok(at);
+        }
+        f.write_all_at(&buf[..n], at)?;
+        at += n as u64;
+    }
+}
+
+fn receive_splice(sock: &mut TcpStream, f: &std::fs::File) -> std::io::Result<u64> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the array it is given.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the descriptors were just created and are owned here.
+    let (rp, wp) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // A 1 MiB pipe where the system allows it (pipe-max-size); the default 64 KiB otherwise.
+    // SAFETY: fcntl on an owned descriptor.
+    unsafe { libc::fcntl(wp.as_raw_fd(), libc::F_SETPIPE_SZ, WRITE_BYTES as i32) };
+    let mut at: u64 = 0;
+    loop {
+        // SAFETY: splice between descriptors owned here; null offsets use the socket's and
+        // pipe's own positions.
+        let n = unsafe {
+            libc::splice(
+                sock.as_raw_fd(),
+                std::ptr::null_mut(),
+                wp.as_raw_fd(),
+                std::ptr::null_mut(),
+                WRITE_BYTES,
+                libc::SPLICE_F_MOVE,
+            )
+        };
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if n == 0 {
+            return Ok(at);
+        }
+        let mut left = n as usize;
+        while left > 0 {
+            let mut off = at as libc::loff_t;
+            // SAFETY: as above; `off` is the file position to write at.
+            let m = unsafe {
+                libc::splice(
+                    rp.as_raw_fd(),
+                    std::ptr::null_mut(),
+                    f.as_raw_fd(),
+                    &mut off,
+                    left,
+                    libc::SPLICE_F_MOVE,
+                )
+            };
+            if m <= 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            left -= m as usize;
+            at += m as u64;
+        }
+    }
+}
+
+/// `madvise` advice (Linux 5.14): populate (prefault) page tables writable.
+const MADV_POPULATE_WRITE: libc::c_int = 23;
+
+fn receive_mmap(sock: &mut TcpStream, f: &std::fs::File, total: u64) -> std::io::Result<u64> {
+    use std::os::fd::AsRawFd;
+    // A mapping may only be written within the file's length.
+    f.set_len(total)?;
+    if total == 0 {
+        return Ok(0);
+    }
+    // SAFETY: a shared mapping of the whole file, which is open for reading and writing and
+    // stays so until after the munmap below.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            total as usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    let base = base as *mut u8;
+    let mut at: u64 = 0;
+    let mut populated: u64 = 0;
+    let result = loop {
+        if at >= total {
+            break Ok(at);
+        }
+        if populated <= at {
+            let len = (WRITE_BYTES as u64).min(total - populated) as usize;
+            // SAFETY: the window lies within the mapping.
+            let r = unsafe {
+                libc::madvise(
+                    base.add(populated as usize) as *mut libc::c_void,
+                    len,
+                    MADV_POPULATE_WRITE,
+                )
+            };
+            if r != 0 {
+                break Err(std::io::Error::last_os_error());
+            }
+            populated += len as u64;
+        }
+        let want = (populated - at) as usize;
+        // SAFETY: [at, at + want) lies within the mapping, and nothing else refers to it.
+        let window = unsafe { std::slice::from_raw_parts_mut(base.add(at as usize), want) };
+        match sock.read(window) {
+            Ok(0) => break Ok(at),
+            Ok(n) => at += n as u64,
+            Err(e) => break Err(e),
+        }
+    };
+    // SAFETY: unmapping exactly what was mapped above; no slice into it outlives this.
+    unsafe { libc::munmap(base as *mut libc::c_void, total as usize) };
+    result
+}
+
+/// The block size O_DIRECT writes are aligned to (address, length and file position).
+const DIRECT_BLOCK: usize = 4096;
+
+fn receive_direct(sock: &mut TcpStream, path: &Path) -> std::io::Result<u64> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let f = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)?;
+    let mut backing = vec![0u8; WRITE_BYTES + 3 * DIRECT_BLOCK];
+    let skip = backing.as_ptr().align_offset(DIRECT_BLOCK);
+    let buf = &mut backing[skip..skip + WRITE_BYTES + 2 * DIRECT_BLOCK];
+    let mut at: u64 = 0;
+    loop {
+        // The bytes of the partial block at `at` are at the buffer's start already.
+        let phase = (at % DIRECT_BLOCK as u64) as usize;
+        let n = sock.read(&mut buf[phase..phase + WRITE_BYTES])?;
+        if n == 0 {
+            break;
+        }
+        let end = phase + n;
+        let padded = end.div_ceil(DIRECT_BLOCK) * DIRECT_BLOCK;
+        buf[end..padded].fill(0);
+        f.write_all_at(&buf[..padded], at - phase as u64)?;
+        at += n as u64;
+        let tail = end % DIRECT_BLOCK;
+        buf.copy_within(end - tail..end, 0);
+    }
+    // The last write was padded to a whole block.
+    f.set_len(at)?;
+    Ok(at)
 }
 
 #[cfg(test)]
@@ -438,14 +628,40 @@ mod tests {
     }
 
     #[test]
-    fn socket_to_file_moves_every_byte_both_ways_and_leaves_no_file() {
+    fn socket_to_file_moves_every_byte_every_way_and_leaves_no_file() {
         let dir = tempfile::tempdir().unwrap();
-        for how in [SocketToFile::Copy, SocketToFile::Splice] {
-            let (mb_per_s, cpu) = socket_to_file(dir.path(), 3 * WRITE_BYTES as u64 + 17, how)
-                .unwrap_or_else(|e| panic!("{how:?}: {e}"));
-            assert!(mb_per_s > 0.0 && cpu >= 0.0, "{how:?}");
+        // Not a multiple of the page, the block or the pattern's period; paced and not.
+        let len = 3 * WRITE_BYTES as u64 + 4097;
+        for how in SocketToFile::ALL {
+            for pace in [0.0, 200.0] {
+                match pass_socket_to_file(dir.path(), len, how, pace, true) {
+                    Err(e)
+                        if how == SocketToFile::Direct
+                            && e.kind() == std::io::ErrorKind::InvalidInput =>
+                    {
+                        eprintln!("this file system refuses O_DIRECT: {e}");
+                    }
+                    r => drop(r.unwrap_or_else(|e| panic!("{how:?} paced at {pace}: {e}"))),
+                }
+            }
         }
+        let (mb_per_s, cpu) = socket_to_file(dir.path(), len, SocketToFile::Copy, 0.0).unwrap();
+        assert!(mb_per_s > 0.0 && cpu >= 0.0);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_file_that_differs_from_the_stream_is_caught() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let mut bytes: Vec<u8> = (0..5000).map(stream_byte).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        verify_stream(&path, 5000).unwrap();
+        assert!(verify_stream(&path, 5001).is_err());
+        bytes[4321] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        let err = verify_stream(&path, 5000).unwrap_err();
+        assert!(err.to_string().contains("byte 4321"), "{err}");
     }
 
     #[test]

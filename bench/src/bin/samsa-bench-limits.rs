@@ -2,7 +2,7 @@
 //! line each:
 //!
 //!   samsa-bench-limits loopback [--seconds S]
-//!   samsa-bench-limits disk --dir DIR [--mib N] [--syncs N]
+//!   samsa-bench-limits disk --dir DIR [--mib N] [--syncs N] [--pace-mb-per-s R]
 //!
 //! `loopback` runs the reader (and then an echo server for round trips) in a child process (itself, with the hidden `loopback-reader`
 //! command), so the figure is between two processes, as between a client and a broker.
@@ -63,6 +63,7 @@ fn main() -> anyhow::Result<()> {
             let dir = PathBuf::from(flag("--dir").context("disk needs --dir")?);
             let mib: u64 = flag("--mib").map_or(Ok(512), |s| s.parse())?;
             let syncs: usize = flag("--syncs").map_or(Ok(200), |s| s.parse())?;
+            let pace: f64 = flag("--pace-mb-per-s").map_or(Ok(0.0), |s| s.parse())?;
             let f = limits::disk(&dir, mib << 20, syncs)?;
             println!(
                 "LIMIT test=disk_write_buffered MB_per_s={:.0} cpu_s_per_GiB={:.3}",
@@ -76,13 +77,21 @@ fn main() -> anyhow::Result<()> {
                 "LIMIT test=disk_write_buffered_appends MB_per_s={:.0} cpu_s_per_GiB={:.3}",
                 f.appends.0, f.appends.1
             );
-            for (name, how) in [
-                ("copy", limits::SocketToFile::Copy),
-                ("splice", limits::SocketToFile::Splice),
-            ] {
-                let (mb_per_s, cpu) = limits::socket_to_file(&dir, mib << 20, how)?;
+            for how in limits::SocketToFile::ALL {
+                let (mb_per_s, cpu) = match limits::socket_to_file(&dir, mib << 20, how, pace) {
+                    Ok(figures) => figures,
+                    // A file system that refuses O_DIRECT (tmpfs before Linux 6.6, say).
+                    Err(e)
+                        if how == limits::SocketToFile::Direct
+                            && e.kind() == std::io::ErrorKind::InvalidInput =>
+                    {
+                        continue
+                    }
+                    Err(e) => return Err(e.into()),
+                };
                 println!(
-                    "LIMIT test=socket_to_page_cache_{name} MB_per_s={mb_per_s:.0} cpu_s_per_GiB={cpu:.3}"
+                    "LIMIT test=socket_to_file_{} MB_per_s={mb_per_s:.0} cpu_s_per_GiB={cpu:.3}",
+                    how.name()
                 );
             }
             if let Some((mb_per_s, cpu)) = f.direct {
