@@ -1004,8 +1004,13 @@ def target_checks(results, limits=None):
                                f"{r['of_sink']:.0%}", r["of_sink"] >= 0.9))
         r = find("consume.1KiB.assigned", b)
         if r:
+            figure = f"{r['msgs_per_s']:,}"
+            sink = find("consume.1KiB.assigned", "discard-sink")
+            if sink:
+                # The consumer's own ceiling here: above it no broker can be measured.
+                figure += f" (discard sink {sink['msgs_per_s']:,})"
             checks.append(("consume 1 KiB records at >= 2M records/s", b,
-                           f"{r['msgs_per_s']:,}", r["msgs_per_s"] >= 2_000_000))
+                           figure, r["msgs_per_s"] >= 2_000_000))
         for r in (find("produce.1KiB.acks_all.p1", b), find("produce.1KiB.acks_all.p1.linger5", b)):
             if not r or r.get("cpu_s_per_M") is None:
                 continue
