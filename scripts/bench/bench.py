@@ -818,7 +818,7 @@ def bench_line(r):
                   f"produce_p99_ms={fmt(r['produce_p99_ms'], 3)}",
                   f"produce_p999_ms={fmt(r['produce_p999_ms'], 3)}"]
     if r.get("broker_produce_p99_ms") is not None:
-        parts.append(f"broker_produce_p99_ms<={fmt(r['broker_produce_p99_ms'], 3)}")
+        parts.append(f"broker_produce_p99_le_ms={fmt(r['broker_produce_p99_ms'], 3)}")
     if r.get("stored_ratio") is not None:
         parts.append(f"stored_ratio={fmt(r['stored_ratio'], 3)}")
     if r.get("allocs_per_req") is not None:
