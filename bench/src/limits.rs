@@ -90,6 +90,18 @@ fn percentile(values: &mut [f64], p: f64) -> f64 {
     values[((values.len() as f64 * p) as usize).min(values.len() - 1)]
 }
 
+/// The block size O_DIRECT writes are aligned to (address, length and file position).
+const DIRECT_BLOCK: usize = 4096;
+
+/// A block-aligned window of `len` bytes, each `fill`, in `backing` (grown to hold it): the
+/// memory O_DIRECT writes need.
+fn direct_window(backing: &mut Vec<u8>, len: usize, fill: u8) -> &mut [u8] {
+    backing.clear();
+    backing.resize(len + DIRECT_BLOCK, fill);
+    let skip = backing.as_ptr().align_offset(DIRECT_BLOCK);
+    &mut backing[skip..skip + len]
+}
+
 /// Reserves the first `len` bytes' blocks of `f` without changing its length (`fallocate`
 /// with KEEP_SIZE), as the broker reserves ahead of its active segment.
 fn reserve_blocks(f: &std::fs::File, len: u64) -> std::io::Result<()> {
@@ -167,12 +179,9 @@ pub fn disk(dir: &Path, total_bytes: u64, syncs: usize) -> std::io::Result<DiskF
             .truncate(true)
             .custom_flags(if direct { libc::O_DIRECT } else { 0 })
             .open(&path)?;
-        // O_DIRECT needs an aligned buffer: a page-aligned window of a larger allocation.
         let mut backing = Vec::new();
         let data: &[u8] = if direct {
-            backing.resize(WRITE_BYTES + 4096, 0xa5u8);
-            let skip = backing.as_ptr().align_offset(4096);
-            &backing[skip..skip + WRITE_BYTES]
+            direct_window(&mut backing, WRITE_BYTES, 0xa5)
         } else {
             &buf[..write_bytes]
         };
@@ -569,18 +578,14 @@ fn receive_mmap(sock: &mut TcpStream, f: &std::fs::File, total: u64) -> std::io:
     result
 }
 
-/// The block size O_DIRECT writes are aligned to (address, length and file position).
-const DIRECT_BLOCK: usize = 4096;
-
 fn receive_direct(sock: &mut TcpStream, path: &Path) -> std::io::Result<u64> {
     use std::os::unix::fs::{FileExt, OpenOptionsExt};
     let f = OpenOptions::new()
         .write(true)
         .custom_flags(libc::O_DIRECT)
         .open(path)?;
-    let mut backing = vec![0u8; WRITE_BYTES + 3 * DIRECT_BLOCK];
-    let skip = backing.as_ptr().align_offset(DIRECT_BLOCK);
-    let buf = &mut backing[skip..skip + WRITE_BYTES + 2 * DIRECT_BLOCK];
+    let mut backing = Vec::new();
+    let buf = direct_window(&mut backing, WRITE_BYTES + 2 * DIRECT_BLOCK, 0);
     let mut at: u64 = 0;
     loop {
         // The bytes of the partial block at `at` are at the buffer's start already.

@@ -207,17 +207,18 @@ class Target:
         except OSError:
             return None
 
-    def allocations_and_requests(self, text):
-        """(heap allocations, requests served) from a scrape."""
-        if text is None:
-            return None
-        allocs = requests = 0.0
-        for line in text.splitlines():
-            if line.startswith("samsa_heap_allocations_total "):
-                allocs = float(line.split()[-1])
-            elif line.startswith("samsa_requests_total{"):
-                requests += float(line.split()[-1])
-        return allocs, requests
+
+def allocations_and_requests(text):
+    """(heap allocations, requests served) from a scrape (None without one)."""
+    if text is None:
+        return None
+    allocs = requests = 0.0
+    for line in text.splitlines():
+        if line.startswith("samsa_heap_allocations_total "):
+            allocs = float(line.split()[-1])
+        elif line.startswith("samsa_requests_total{"):
+            requests += float(line.split()[-1])
+    return allocs, requests
 
 
 PRODUCE_BUCKET = re.compile(
@@ -500,7 +501,7 @@ class Runner:
         """Runs body() -> (figures, status, limit) with the broker's CPU and RSS around it."""
         pid = target.pid()
         scrape0 = target.scrape()
-        counted0 = target.allocations_and_requests(scrape0)
+        counted0 = allocations_and_requests(scrape0)
         cpu0 = cpu_seconds(pid) if pid else None
         try:
             figures, status, limit = body()
@@ -509,7 +510,7 @@ class Runner:
         pid_now = target.pid()
         cpu = cpu_seconds(pid_now) - cpu0 if pid_now and cpu0 is not None else None
         scrape1 = target.scrape()
-        counted = target.allocations_and_requests(scrape1)
+        counted = allocations_and_requests(scrape1)
         if scrape0 is not None and scrape1 is not None and figures:
             p99 = bucket_percentile(produce_buckets(scrape0), produce_buckets(scrape1), 0.99)
             if p99 is not None:
