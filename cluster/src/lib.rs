@@ -1,0 +1,17 @@
+//! The control plane of a Samsa cluster as sans-IO state machines (see `docs/design-notes.md`,
+//! "The cluster's state machines live in a crate that cannot do I/O").
+//!
+//! - [`quorum`]: the KRaft metadata quorum (KIP-595 elections and pull-based replication of
+//!   `__cluster_metadata`, KIP-996 pre-vote, KIP-630 snapshots).
+//! - [`metadata`]: KRaft's metadata record types and the metadata image every broker serves from.
+//! - [`placement`]: where the replicas of new partitions go.
+//!
+//! Nothing here reads a clock, opens a socket or a file, or draws randomness from the OS: the
+//! caller passes the time in milliseconds and a seed, and executes the actions returned.
+
+pub mod metadata;
+pub mod placement;
+pub mod quorum;
+
+/// A node's `node.id`.
+pub type NodeId = i32;

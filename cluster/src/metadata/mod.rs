@@ -1,0 +1,1 @@
+//! KRaft metadata records and the metadata image.

@@ -1,0 +1,1 @@
+//! Replica placement.
