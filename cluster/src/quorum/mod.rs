@@ -1,3 +1,21 @@
-//! The KRaft metadata quorum (placeholder while the state machine lands).
+//! The KRaft metadata quorum: Kafka's Raft for `__cluster_metadata` (KIP-595, KIP-630,
+//! KIP-996), as a sans-IO state machine ([`Quorum`]) with the messages it exchanges and the
+//! in-memory view of its log. The broker's driver moves the [`Message`]s as Kafka's RPCs and
+//! executes the [`Action`]s against the log on disk; `cluster/tests/quorum_simulation.rs`
+//! runs whole clusters of it over a lossy simulated network with crashes, seed by seed.
+
 mod batch;
+mod log;
+mod messages;
+mod node;
+
 pub use batch::{Batch, ControlType, Record, SnapshotId};
+pub use messages::*;
+pub use node::{
+    Action, Durable, PersistedState, ProposeError, Quorum, QuorumConfig, QuorumDescription,
+    ReplicaState, Role, RECORDS_PER_BATCH_MAX,
+};
+
+/// The name and only partition of the metadata log, as Kafka names them.
+pub const METADATA_TOPIC: &str = "__cluster_metadata";
+pub const METADATA_PARTITION: i32 = 0;
