@@ -10,6 +10,7 @@
 //! caller passes the time in milliseconds and a seed, and executes the actions returned.
 
 pub mod metadata;
+pub mod partition_change;
 pub mod placement;
 pub mod quorum;
 
