@@ -5,6 +5,7 @@ pub mod acl;
 pub mod alloc_count;
 pub mod cli;
 pub mod config;
+pub mod controller;
 pub mod group;
 pub mod handlers;
 pub mod maintenance;

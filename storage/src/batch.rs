@@ -440,8 +440,9 @@ pub fn update_crc(batch: &mut [u8]) {
     batch[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_be_bytes());
 }
 
-/// Header fields of a batch to encode.
-pub(crate) struct BatchFields {
+/// Header fields of a batch to encode (the CRC is computed by [`encode_batch`]).
+#[derive(Clone, Copy, Debug)]
+pub struct BatchFields {
     pub base_offset: i64,
     pub leader_epoch: i32,
     pub attributes: i16,
@@ -454,8 +455,9 @@ pub(crate) struct BatchFields {
     pub record_count: i32,
 }
 
-/// Encodes a v2 batch from header fields and an already-encoded (maybe compressed) payload.
-pub(crate) fn encode_batch(f: &BatchFields, payload: &[u8]) -> bytes::Bytes {
+/// Encodes a v2 batch from header fields and an already-encoded (maybe compressed) payload
+/// (records as [`crate::records::encode_record`] writes them).
+pub fn encode_batch(f: &BatchFields, payload: &[u8]) -> bytes::Bytes {
     let mut b = Vec::with_capacity(HEADER_BYTES + payload.len());
     b.extend_from_slice(&f.base_offset.to_be_bytes());
     let batch_length = (HEADER_BYTES - LOG_OVERHEAD + payload.len()) as i32;

@@ -81,6 +81,8 @@
 //! - `GroupCommit::shared()` is the process-wide instance used for flush.messages / flush.ms /
 //!   roll flushes of logs that were not given one; `syncs()` and `rounds()` count its work.
 //! - `LogDir::read_checkpoints`; the directory is `flock`ed against a second owner.
+//!   `LogDir::open` skips KRaft's `__cluster_metadata-0`, which the controller opens itself
+//!   with `Log::open_standalone`; `batch::encode_batch` / `BatchFields` encode a v2 batch.
 //! - Idempotence and transactions (`producer_state`, `producers`, `txn_index`): `append`
 //!   judges producer batches (duplicates come back with the original offsets and
 //!   `AppendInfo::duplicate`; gaps, zombie epochs and transaction misuse are
@@ -145,7 +147,7 @@ pub use log::OPEN_CLOSED_SEGMENTS_MAX;
 pub use log::{
     AppendInfo, Log, PartitionCheckpoint, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP,
 };
-pub use log_dir::{LogDir, CLEAN_SHUTDOWN_FILE};
+pub use log_dir::{LogDir, CLEAN_SHUTDOWN_FILE, METADATA_TOPIC};
 pub use producer_state::{AppendOrigin, EndTxnMarker, ProducerStateEntry};
 pub use producers::marker_batch;
 pub use retention::MaintenanceReport;

@@ -188,6 +188,23 @@ impl Log {
         Ok(log)
     }
 
+    /// Opens (creating if needed) a log that no [`crate::LogDir`] manages: KRaft's metadata log
+    /// (`__cluster_metadata-0`), whose start offset is its latest snapshot's end offset rather
+    /// than a log directory checkpoint. Recovery scans every segment (no recovery point), as
+    /// Kafka does for the metadata log; `log_start_offset` is clamped into the log's range.
+    pub fn open_standalone(
+        dir: &Path,
+        tp: TopicPartition,
+        config: LogConfig,
+        log_start_offset: Option<i64>,
+    ) -> Result<Log, LogError> {
+        let hints = OpenHints {
+            log_start_offset,
+            ..OpenHints::default()
+        };
+        Log::open(dir, tp, config, hints)
+    }
+
     // ---------------------------------------------------------------- accessors
 
     pub fn topic_partition(&self) -> &TopicPartition {

@@ -24,6 +24,10 @@ use crate::log::{Log, OpenHints, PartitionCheckpoint};
 pub const CLEAN_SHUTDOWN_FILE: &str = ".kafka_cleanshutdown";
 const LOCK_FILE: &str = ".lock";
 const DELETE_SUFFIX: &str = "-delete";
+/// KRaft's metadata topic. Its log (`__cluster_metadata-0`) may live in a log directory but is
+/// the controller's, opened with [`Log::open_standalone`]: `LogDir::open` leaves it alone, as
+/// Kafka's `LogManager` does.
+pub const METADATA_TOPIC: &str = "__cluster_metadata";
 
 /// Partitions one log directory may hold.
 pub const PARTITIONS_PER_DIR_MAX: usize = 1 << 20;
@@ -119,6 +123,9 @@ impl LogDir {
                 tracing::warn!(dir = %p.display(), "skipping a directory that is not a partition");
                 continue;
             };
+            if tp.topic == METADATA_TOPIC {
+                continue;
+            }
             if logs.len() >= PARTITIONS_PER_DIR_MAX {
                 return Err(LogError::InvalidRequest(format!(
                     "log dir {} holds more than {PARTITIONS_PER_DIR_MAX} partitions",

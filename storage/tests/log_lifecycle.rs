@@ -634,3 +634,36 @@ fn a_slice_of_truncated_and_rewritten_bytes_fails_to_load_instead_of_lying() {
     // The bytes at the slice's position now belong to other offsets.
     assert!(slice.load().is_err());
 }
+
+#[test]
+fn the_metadata_log_opens_standalone_and_log_dir_open_leaves_it_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let meta_tp = TopicPartition::new(samsa_storage::METADATA_TOPIC, 0);
+    let meta_dir = dir.path().join(meta_tp.dir_name());
+    {
+        let mut log =
+            Log::open_standalone(&meta_dir, meta_tp.clone(), LogConfig::default(), None).unwrap();
+        for i in 0..3 {
+            let b = BatchBuilder::new()
+                .base_offset(i * 2)
+                .leader_epoch(1)
+                .records(2, 10)
+                .build();
+            log.append_as_follower(b, 0).unwrap();
+        }
+        log.flush_now().unwrap();
+    }
+    // The start offset given is kept (the latest snapshot's end), clamped to the log end.
+    let log =
+        Log::open_standalone(&meta_dir, meta_tp.clone(), LogConfig::default(), Some(4)).unwrap();
+    assert_eq!((log.log_start_offset(), log.log_end_offset()), (4, 6));
+    drop(log);
+    let log = Log::open_standalone(&meta_dir, meta_tp, LogConfig::default(), Some(99)).unwrap();
+    assert_eq!(log.log_start_offset(), 6);
+    drop(log);
+    let (_d, logs) = LogDir::open(dir.path(), |_| LogConfig::default()).unwrap();
+    assert!(
+        logs.is_empty(),
+        "LogDir::open must skip __cluster_metadata-0"
+    );
+}
