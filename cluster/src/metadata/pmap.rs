@@ -33,8 +33,11 @@ fn shard_of<K: Hash + ?Sized>(key: &K) -> usize {
 
 impl<K: Ord + Hash + Clone, V: Clone> Default for PersistentMap<K, V> {
     fn default() -> Self {
+        // Every shard of an empty map is the same empty `BTreeMap`: one allocation, and the
+        // first write to a shard copies (nothing) out of it.
+        let empty = Arc::new(BTreeMap::new());
         PersistentMap {
-            shards: Arc::new(vec![Arc::new(BTreeMap::new()); SHARDS]),
+            shards: Arc::new((0..SHARDS).map(|_| Arc::clone(&empty)).collect()),
             len: 0,
         }
     }
