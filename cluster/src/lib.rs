@@ -5,10 +5,14 @@
 //!   `__cluster_metadata`, KIP-996 pre-vote, KIP-630 snapshots).
 //! - [`metadata`]: KRaft's metadata record types and the metadata image every broker serves from.
 //! - [`placement`]: where the replicas of new partitions go.
+//! - [`partition_change`]: leader and ISR changes of one partition.
+//! - [`controller`]: the active controller's decisions (registrations, heartbeats, topics,
+//!   producer ids) as records to propose.
 //!
 //! Nothing here reads a clock, opens a socket or a file, or draws randomness from the OS: the
 //! caller passes the time in milliseconds and a seed, and executes the actions returned.
 
+pub mod controller;
 pub mod metadata;
 pub mod partition_change;
 pub mod placement;

@@ -88,11 +88,12 @@ impl PlacementError {
     }
 }
 
-/// Splitmix64: a small, good-enough deterministic generator for tie-break rankings.
-struct SplitMix64(u64);
+/// Splitmix64: a small, good-enough deterministic generator for tie-break rankings (and the
+/// controller's topic ids).
+pub(crate) struct SplitMix64(pub(crate) u64);
 
 impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -1,0 +1,452 @@
+//! The active controller's decisions, sans-IO: Kafka's `QuorumController` with its
+//! `ClusterControlManager` and `BrokerHeartbeatManager` ([`brokers`]), `ReplicationControlManager`
+//! ([`topics`], [`partitions`]), `ProducerIdControlManager` ([`producer_ids`]) and the
+//! bootstrap half of `FeatureControlManager` ([`Controller::activate`]).
+//!
+//! ## The contract with the runtime
+//! The runtime keeps `latest`: the committed [`MetadataImage`] plus every record proposed but not
+//! yet committed. It passes `latest` to each call here, proposes the records returned (in order,
+//! as one batch: they get consecutive offsets from `next_offset`, the quorum's log end offset),
+//! applies them to `latest` before the next call, and sends the reply once the last record is
+//! committed (or NOT_CONTROLLER if leadership is lost first, then calls
+//! [`Controller::deactivate`]). Every record list returned applies to `latest` without error.
+//!
+//! The controller holds only soft state, as Kafka's does: per broker the last heartbeat time,
+//! the last metadata offset it reported, the offset of its `RegisterBrokerRecord` and of the end
+//! of its controlled-shutdown batch; and the times of the periodic tasks. Everything else is read
+//! from the image, so a new active controller starts from the log alone ([`Controller::activate`]
+//! restarts every session, so no broker is fenced before it has had a session timeout to
+//! heartbeat).
+//!
+//! Timers: [`Controller::next_deadline`] is the earliest `now_ms` at which [`Controller::tick`]
+//! has work (fence a broker whose session expired, write a `NoOpRecord`, rebalance leaders). A
+//! tick does one such step, like Kafka's event queue, so that the next step sees its effects:
+//! call it again while the deadline is not in the future.
+//!
+//! Cost: there is no broker-to-partitions index (Kafka's `BrokersToIsrs`); fencing, unfencing,
+//! controlled shutdown and leader rebalancing scan the image's partitions, O(partitions) each.
+//! Heartbeats and registrations are O(brokers).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use kafka_protocol::ResponseError;
+use uuid::Uuid;
+
+use crate::metadata::image::METADATA_VERSION_FEATURE;
+use crate::metadata::records::{FeatureLevelRecord, MetadataRecord, NoOpRecord};
+use crate::metadata::MetadataImage;
+use crate::NodeId;
+
+mod brokers;
+mod partitions;
+mod producer_ids;
+mod topics;
+
+pub use brokers::{
+    BrokerHeartbeatReply, BrokerHeartbeatRequest, BrokerRegistrationReply,
+    BrokerRegistrationRequest,
+};
+pub use partitions::{
+    AlterPartitionData, AlterPartitionPartitionResult, AlterPartitionRequest, AlterPartitionTopic,
+    AlterPartitionTopicResult,
+};
+pub use producer_ids::{ProducerIdsBlock, PRODUCER_ID_BLOCK_SIZE};
+pub use topics::{
+    CreatableTopic, CreatePartitionsResult, CreatePartitionsTopic, CreateTopicResult,
+    DeleteTopicResult, TopicRef, MAX_PARTITIONS_PER_REQUEST,
+};
+
+#[cfg(test)]
+mod scenario_tests;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod topics_tests;
+
+/// `metadata.version` 4.0-IV3, Kafka 4.0's latest production level and what a new cluster starts
+/// at. Every record version the codec writes is valid at it (`PartitionRecord` and
+/// `PartitionChangeRecord` v2 need 4.0-IV1, `RegisterBrokerRecord` v3 needs 3.7-IV2).
+pub const METADATA_VERSION_4_0_IV3: i16 = 25;
+/// `metadata.version` 3.3-IV3, the oldest Kafka 4.x supports: what a broker that sends no
+/// `metadata.version` range is assumed to support.
+pub const METADATA_VERSION_MINIMUM: i16 = 7;
+/// `metadata.version` 3.7-IV2: brokers register their log directories (KIP-858).
+pub const METADATA_VERSION_DIRECTORY_ASSIGNMENT: i16 = 17;
+/// Kafka's `MAX_ELECTIONS_PER_IMBALANCE`: preferred-leader elections per rebalance step.
+pub const MAX_ELECTIONS_PER_IMBALANCE: usize = 1_000;
+
+/// The controller's static configuration (Kafka's names and defaults).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControllerConfig {
+    /// The cluster id brokers must register with (`meta.properties`).
+    pub cluster_id: String,
+    /// `broker.session.timeout.ms` (9000): a broker that has not heartbeated for longer is
+    /// fenced.
+    pub session_timeout_ms: u64,
+    /// `num.partitions` (1), for CreateTopics with `num_partitions` -1.
+    pub default_num_partitions: i32,
+    /// `default.replication.factor` (1), for CreateTopics with `replication_factor` -1.
+    pub default_replication_factor: i16,
+    /// `unclean.leader.election.enable` (false), unless the topic or the cluster-wide broker
+    /// config (`ConfigRecord` for broker "") sets it.
+    pub unclean_leader_election_enable: bool,
+    /// `delete.topic.enable` (true).
+    pub delete_topic_enable: bool,
+    /// `metadata.max.idle.interval.ms` (500): how often to write a `NoOpRecord` so that the
+    /// high watermark moves and brokers can tell they are caught up (KIP-835). `None`: never.
+    pub no_op_interval_ms: Option<u64>,
+    /// `leader.imbalance.check.interval.seconds` (300 s) when `auto.leader.rebalance.enable`
+    /// (true): how often to move leadership back to preferred replicas. `None`: never.
+    pub leader_imbalance_check_interval_ms: Option<u64>,
+    /// The `metadata.version` written when the log is empty.
+    pub bootstrap_metadata_version: i16,
+    /// Other features finalized when the log is empty (e.g. `group.version`), level > 0.
+    pub bootstrap_features: Vec<(String, i16)>,
+}
+
+impl ControllerConfig {
+    /// Kafka's defaults for `cluster_id`.
+    pub fn new(cluster_id: impl Into<String>) -> Self {
+        ControllerConfig {
+            cluster_id: cluster_id.into(),
+            session_timeout_ms: 9_000,
+            default_num_partitions: 1,
+            default_replication_factor: 1,
+            unclean_leader_election_enable: false,
+            delete_topic_enable: true,
+            no_op_interval_ms: Some(500),
+            leader_imbalance_check_interval_ms: Some(300_000),
+            bootstrap_metadata_version: METADATA_VERSION_4_0_IV3,
+            bootstrap_features: Vec::new(),
+        }
+    }
+}
+
+/// Why a whole request was refused. Per-topic and per-partition errors are in the replies.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ControllerError {
+    #[error("this controller is not active")]
+    NotController,
+    #[error("expected cluster id {expected:?}, but got cluster id {got:?}")]
+    InconsistentClusterId { expected: String, got: String },
+    #[error(
+        "broker {broker_id} is registered with incarnation {registered}, whose session is still \
+         live; incarnation {requested} cannot replace it until the session expires"
+    )]
+    DuplicateBrokerRegistration {
+        broker_id: NodeId,
+        registered: Uuid,
+        requested: Uuid,
+    },
+    #[error("broker {broker_id}: {reason}")]
+    BrokerIdNotRegistered {
+        broker_id: NodeId,
+        reason: &'static str,
+    },
+    #[error("broker {broker_id}: expected broker epoch {expected:?}, but got broker epoch {got}")]
+    StaleBrokerEpoch {
+        broker_id: NodeId,
+        /// `None`: the broker is not registered.
+        expected: Option<i64>,
+        got: i64,
+    },
+    #[error("invalid registration of broker {broker_id}: {reason}")]
+    InvalidRegistration { broker_id: NodeId, reason: String },
+    #[error(
+        "broker {broker_id} does not support finalized level {finalized} of {feature}: it \
+         supports {min} to {max}"
+    )]
+    UnsupportedFeatureLevel {
+        broker_id: NodeId,
+        feature: String,
+        finalized: i16,
+        min: i16,
+        max: i16,
+    },
+    #[error("producer ids are exhausted: the next block would pass i64::MAX")]
+    ProducerIdsExhausted,
+}
+
+impl ControllerError {
+    /// The request's error code, as Kafka's controller answers.
+    pub fn error_code(&self) -> i16 {
+        let e = match self {
+            Self::NotController => ResponseError::NotController,
+            Self::InconsistentClusterId { .. } => ResponseError::InconsistentClusterId,
+            Self::DuplicateBrokerRegistration { .. } => ResponseError::DuplicateBrokerRegistration,
+            Self::BrokerIdNotRegistered { .. } => ResponseError::BrokerIdNotRegistered,
+            Self::StaleBrokerEpoch { .. } => ResponseError::StaleBrokerEpoch,
+            Self::InvalidRegistration { .. } => ResponseError::InvalidRegistration,
+            Self::UnsupportedFeatureLevel { .. } => ResponseError::UnsupportedVersion,
+            Self::ProducerIdsExhausted => ResponseError::UnknownServerError,
+        };
+        e.code()
+    }
+}
+
+/// A validator for topic configs on creation: `(name, value)` to `Err(message)` refuses it with
+/// INVALID_CONFIG. The controller knows no config schema itself.
+pub type TopicConfigValidator = Box<dyn Fn(&str, &str) -> Result<(), String> + Send + Sync>;
+
+/// A broker's session (Kafka's `BrokerHeartbeatState`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct BrokerSession {
+    last_contact_ms: u64,
+    /// The last `current_metadata_offset` it reported; -1 before its first heartbeat.
+    metadata_offset: i64,
+    /// The offset of its `RegisterBrokerRecord`, which it must have applied to be unfenced. For
+    /// a registration this controller did not write, the last offset before it became active
+    /// (an upper bound: the record is at or before it).
+    register_record_offset: i64,
+    /// Set once it entered controlled shutdown: the offset of the last record of that batch,
+    /// which every active broker must reach before it may shut down.
+    controlled_shutdown_offset: Option<i64>,
+    /// Mirrors the image's `fenced` (as of the records returned so far).
+    fenced: bool,
+}
+
+impl BrokerSession {
+    fn new(now_ms: u64, register_record_offset: i64, fenced: bool) -> Self {
+        BrokerSession {
+            last_contact_ms: now_ms,
+            metadata_offset: -1,
+            register_record_offset,
+            controlled_shutdown_offset: None,
+            fenced,
+        }
+    }
+}
+
+/// The active controller's state machine. See the module doc.
+pub struct Controller {
+    cfg: ControllerConfig,
+    active: bool,
+    sessions: BTreeMap<NodeId, BrokerSession>,
+    /// The highest offset known to be in the log (from the `next_offset`s passed in): the
+    /// registration offset assumed for a broker the controller has no session for.
+    known_end_offset: i64,
+    next_no_op_ms: Option<u64>,
+    next_rebalance_ms: Option<u64>,
+    topic_config_validator: Option<TopicConfigValidator>,
+}
+
+impl fmt::Debug for Controller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Controller")
+            .field("cfg", &self.cfg)
+            .field("active", &self.active)
+            .field("sessions", &self.sessions)
+            .field("next_no_op_ms", &self.next_no_op_ms)
+            .field("next_rebalance_ms", &self.next_rebalance_ms)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Controller {
+    /// An inactive controller: every request is refused with NOT_CONTROLLER until
+    /// [`Self::activate`].
+    pub fn new(cfg: ControllerConfig) -> Controller {
+        assert!(
+            cfg.session_timeout_ms > 0,
+            "broker.session.timeout.ms must be positive"
+        );
+        Controller {
+            cfg,
+            active: false,
+            sessions: BTreeMap::new(),
+            known_end_offset: -1,
+            next_no_op_ms: None,
+            next_rebalance_ms: None,
+            topic_config_validator: None,
+        }
+    }
+
+    /// Sets the check CreateTopics runs on each config (see [`TopicConfigValidator`]).
+    pub fn set_topic_config_validator(&mut self, validator: TopicConfigValidator) {
+        self.topic_config_validator = Some(validator);
+    }
+
+    pub fn config(&self) -> &ControllerConfig {
+        &self.cfg
+    }
+
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// This node became the active controller; `image` is `latest` and `next_offset` the log end
+    /// offset. Returns the records it must write first: on a log that has never been bootstrapped
+    /// (no `metadata.version`), the `FeatureLevelRecord`s of the bootstrap (Kafka's
+    /// `ActivationRecordsGenerator`, one atomic batch); else none. Every registered broker gets a
+    /// fresh session starting now, as Kafka's heartbeat manager does on activation.
+    pub fn activate(
+        &mut self,
+        now_ms: u64,
+        image: &MetadataImage,
+        next_offset: i64,
+    ) -> Vec<MetadataRecord> {
+        self.active = true;
+        self.known_end_offset = next_offset - 1;
+        self.sessions = image
+            .brokers()
+            .values()
+            .map(|b| (b.id, BrokerSession::new(now_ms, next_offset - 1, b.fenced)))
+            .collect();
+        self.next_no_op_ms = self.cfg.no_op_interval_ms.map(|i| now_ms + i);
+        self.next_rebalance_ms = self
+            .cfg
+            .leader_imbalance_check_interval_ms
+            .map(|i| now_ms + i);
+        if image.metadata_version().is_some() {
+            return Vec::new();
+        }
+        let mut records: Vec<MetadataRecord> = vec![FeatureLevelRecord {
+            name: METADATA_VERSION_FEATURE.into(),
+            feature_level: self.cfg.bootstrap_metadata_version,
+            ..Default::default()
+        }
+        .into()];
+        for (name, level) in &self.cfg.bootstrap_features {
+            assert!(
+                name != METADATA_VERSION_FEATURE && *level > 0,
+                "bootstrap feature {name}={level}: use bootstrap_metadata_version, and levels > 0"
+            );
+            records.push(
+                FeatureLevelRecord {
+                    name: name.clone(),
+                    feature_level: *level,
+                    ..Default::default()
+                }
+                .into(),
+            );
+        }
+        records
+    }
+
+    /// This node is no longer the active controller: drop the soft state.
+    pub fn deactivate(&mut self) {
+        self.active = false;
+        self.sessions.clear();
+        self.next_no_op_ms = None;
+        self.next_rebalance_ms = None;
+    }
+
+    /// The earliest time at which [`Self::tick`] has something to do, if any.
+    pub fn next_deadline(&self) -> Option<u64> {
+        if !self.active {
+            return None;
+        }
+        let expiry = self
+            .sessions
+            .values()
+            .filter(|s| !s.fenced)
+            .map(|s| self.session_expiry_ms(s))
+            .min();
+        [expiry, self.next_no_op_ms, self.next_rebalance_ms]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Does the first of these that is due: fence the broker whose session expired longest ago
+    /// (Kafka's `maybeFenceOneStaleBroker`: the `PartitionChangeRecord`s that move leadership
+    /// off it and take it out of ISRs, then a `BrokerRegistrationChangeRecord`); rebalance up to
+    /// [`MAX_ELECTIONS_PER_IMBALANCE`] partitions to their preferred leaders; write a
+    /// `NoOpRecord`. The records need not be one atomic batch.
+    pub fn tick(&mut self, now_ms: u64, image: &MetadataImage) -> Vec<MetadataRecord> {
+        if !self.active {
+            return Vec::new();
+        }
+        self.sync(now_ms, image);
+        let stale = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| !s.fenced && self.session_expiry_ms(s) <= now_ms)
+            .min_by_key(|(id, s)| (s.last_contact_ms, **id))
+            .map(|(id, _)| *id);
+        if let Some(broker_id) = stale {
+            let records = self.fence_records(image, broker_id);
+            if let Some(s) = self.sessions.get_mut(&broker_id) {
+                s.fenced = true;
+            }
+            return records;
+        }
+        if let (Some(at), Some(interval)) = (
+            self.next_rebalance_ms,
+            self.cfg.leader_imbalance_check_interval_ms,
+        ) {
+            if at <= now_ms {
+                let mut records = Vec::new();
+                let more = partitions::preferred_elections(
+                    image,
+                    MAX_ELECTIONS_PER_IMBALANCE,
+                    &mut records,
+                );
+                // Kafka comes back after 10 ms when it stopped at the cap.
+                self.next_rebalance_ms = Some(now_ms + if more { 10 } else { interval });
+                if !records.is_empty() {
+                    return records;
+                }
+            }
+        }
+        if let (Some(at), Some(interval)) = (self.next_no_op_ms, self.cfg.no_op_interval_ms) {
+            if at <= now_ms {
+                self.next_no_op_ms = Some(now_ms + interval);
+                return vec![NoOpRecord::default().into()];
+            }
+        }
+        Vec::new()
+    }
+
+    // ----- shared helpers -----
+
+    fn check_active(&self) -> Result<(), ControllerError> {
+        if self.active {
+            Ok(())
+        } else {
+            Err(ControllerError::NotController)
+        }
+    }
+
+    /// The first `now_ms` at which the session is no longer valid (Kafka:
+    /// `lastContact + sessionTimeout >= now` is valid).
+    fn session_expiry_ms(&self, s: &BrokerSession) -> u64 {
+        s.last_contact_ms + self.cfg.session_timeout_ms + 1
+    }
+
+    fn has_valid_session(&self, now_ms: u64, broker_id: NodeId) -> bool {
+        self.sessions
+            .get(&broker_id)
+            .is_some_and(|s| !s.fenced && now_ms < self.session_expiry_ms(s))
+    }
+
+    /// Reconciles the sessions with `image`: a session per registered broker, `fenced`
+    /// mirroring the image. Only a runtime that applied records this controller did not return
+    /// makes this change anything.
+    fn sync(&mut self, now_ms: u64, image: &MetadataImage) {
+        let brokers = image.brokers();
+        if self.sessions.len() != brokers.len()
+            || self
+                .sessions
+                .keys()
+                .zip(brokers.keys())
+                .any(|(a, b)| a != b)
+        {
+            self.sessions.retain(|id, _| brokers.contains_key(id));
+            for b in brokers.values() {
+                let bound = self.known_end_offset;
+                self.sessions
+                    .entry(b.id)
+                    .or_insert_with(|| BrokerSession::new(now_ms, bound, b.fenced));
+            }
+        }
+        for (id, s) in self.sessions.iter_mut() {
+            s.fenced = brokers[id].fenced;
+        }
+    }
+
+    fn note_offset(&mut self, next_offset: i64) {
+        self.known_end_offset = self.known_end_offset.max(next_offset - 1);
+    }
+}
