@@ -6,7 +6,8 @@
 //! CONTROLLED_SHUTDOWN once this controller granted one. A heartbeat moves it:
 //! - FENCED: `want_shut_down` shuts it down at once; otherwise, unless `want_fence`, it is
 //!   unfenced once its `current_metadata_offset` reaches the offset of its `RegisterBrokerRecord`
-//!   (it has caught up with its own registration).
+//!   (it has caught up with its own registration), unless it was shut down (then only a new
+//!   incarnation comes back).
 //! - UNFENCED: `want_fence` fences it (and shuts it down if it also wants that);
 //!   `want_shut_down` starts a controlled shutdown if it leads any partition, else shuts it down.
 //! - CONTROLLED_SHUTDOWN: it may shut down once it leads nothing and every active broker has
@@ -214,8 +215,12 @@ impl Controller {
         };
         let next = match current {
             BrokerState::Fenced if req.want_shut_down => BrokerState::ShutdownNow,
+            // A broker that was shut down stays in controlled shutdown until a new
+            // incarnation registers (the record cannot clear the flag); Kafka would unfence
+            // it, and then elect it where it is the last ISR member though it is not active.
             BrokerState::Fenced
                 if !req.want_fence
+                    && !registration.in_controlled_shutdown
                     && req.current_metadata_offset >= session.register_record_offset =>
             {
                 BrokerState::Unfenced
