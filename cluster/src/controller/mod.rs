@@ -1,7 +1,8 @@
 //! The active controller's decisions, sans-IO: Kafka's `QuorumController` with its
-//! `ClusterControlManager` and `BrokerHeartbeatManager` ([`brokers`]), `ReplicationControlManager`
-//! ([`topics`], [`partitions`]), `ProducerIdControlManager` ([`producer_ids`]) and the
-//! bootstrap half of `FeatureControlManager` ([`Controller::activate`]).
+//! `ClusterControlManager` and `BrokerHeartbeatManager` (`brokers.rs`),
+//! `ReplicationControlManager` (`topics.rs`, `partitions.rs`), `ProducerIdControlManager`
+//! (`producer_ids.rs`) and the bootstrap half of `FeatureControlManager`
+//! ([`Controller::activate`]).
 //!
 //! ## The contract with the runtime
 //! The runtime keeps `latest`: the committed [`MetadataImage`] plus every record proposed but not
