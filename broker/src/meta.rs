@@ -9,6 +9,15 @@ const FILE: &str = "meta.properties";
 
 /// Reads the directory's identity, creating it on first start. Returns (node id, cluster id).
 pub fn load_or_init(dir: &Path, config: &BrokerConfig) -> anyhow::Result<(i32, String)> {
+    load_identity(dir, config).map(|(n, c, _)| (n, c))
+}
+
+/// As [`load_or_init`], with the directory's id (KIP-858), which a broker registers with the
+/// controller. A directory formatted before Samsa wrote one gets a new id per start.
+pub fn load_identity(
+    dir: &Path,
+    config: &BrokerConfig,
+) -> anyhow::Result<(i32, String, uuid::Uuid)> {
     let path = dir.join(FILE);
     let node_id = config.node_id();
     match std::fs::read_to_string(&path) {
@@ -39,18 +48,37 @@ pub fn load_or_init(dir: &Path, config: &BrokerConfig) -> anyhow::Result<(i32, S
                     path.display()
                 );
             }
-            Ok((node_id, stored_cluster))
+            let directory_id = get("directory.id")
+                .and_then(|d| crate::controller::quorum_state::parse_kafka_uuid(&d))
+                .unwrap_or_else(uuid::Uuid::new_v4);
+            Ok((node_id, stored_cluster, directory_id))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let cluster_id = config.get("cluster.id").unwrap_or_else(new_cluster_id);
-            let directory_id = new_cluster_id();
+            let several_voters = config
+                .list("controller.quorum.voters")
+                .iter()
+                .filter(|v| !v.trim().is_empty())
+                .count()
+                > 1;
+            let cluster_id = match config.get("cluster.id") {
+                Some(id) => id,
+                // Kafka formats every node of a cluster with one id; a node that made up its
+                // own would be refused by every other (INCONSISTENT_CLUSTER_ID).
+                None if several_voters => anyhow::bail!(
+                    "cluster.id: a new node of a cluster of several voters needs the cluster's id; start every node with the same --cluster.id (a new one: --cluster.id={})",
+                    new_cluster_id()
+                ),
+                None => new_cluster_id(),
+            };
+            let directory = uuid::Uuid::new_v4();
+            let directory_id = crate::controller::quorum_state::kafka_uuid_string(&directory);
             let text = format!(
                 "#\n#Written by samsa {}\ncluster.id={cluster_id}\ndirectory.id={directory_id}\nnode.id={node_id}\nversion=1\n",
                 env!("CARGO_PKG_VERSION")
             );
             crate::topics::write_atomically(dir, FILE, text.as_bytes())?;
             tracing::info!(cluster_id = %cluster_id, node_id, "formatted new log directory");
-            Ok((node_id, cluster_id))
+            Ok((node_id, cluster_id, directory))
         }
         Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
     }

@@ -31,6 +31,8 @@ pub struct Broker {
     pub limits: Limits,
     pub node_id: i32,
     pub cluster_id: String,
+    /// The log directory's id (`directory.id` in meta.properties, KIP-858).
+    pub directory_id: uuid::Uuid,
     pub topics: TopicRegistry,
     pub group_commit: Arc<GroupCommit>,
     /// Producer ids and transactions.
@@ -45,8 +47,12 @@ pub struct Broker {
     pub authorizer: Option<crate::acl::Authorizer>,
     /// SCRAM credentials (KIP-554), for a SASL/SCRAM authenticator.
     pub scram_credentials: crate::scram::ScramCredentials,
-    /// The metadata quorum (this node alone): what DescribeQuorum reports.
-    pub quorum: crate::quorum::Quorum,
+    /// This node's controller: the KRaft metadata quorum and the image of what it committed.
+    pub controller: crate::controller::runtime::Controller,
+    /// This broker's registration with the active controller (`lifecycle.rs`).
+    pub membership: watch::Sender<crate::lifecycle::Membership>,
+    /// The controller listener's name, which clients are never given.
+    controller_listener: String,
     shutdown: watch::Sender<bool>,
 }
 
@@ -62,6 +68,10 @@ impl Broker {
     pub fn log_dir(&self) -> PathBuf {
         self.config.log_dir()
     }
+
+    pub fn is_controller_listener(&self, name: &str) -> bool {
+        name.eq_ignore_ascii_case(&self.controller_listener)
+    }
 }
 
 impl Broker {
@@ -73,7 +83,7 @@ impl Broker {
         let started = std::time::Instant::now();
         std::fs::create_dir_all(&dir)
             .map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;
-        let (node_id, cluster_id) = crate::meta::load_or_init(&dir, &config)?;
+        let (node_id, cluster_id, directory_id) = crate::meta::load_identity(&dir, &config)?;
         // Dynamic broker configs first: the topic defaults they set apply to the logs opened next.
         let dynamic_configs = crate::config::dynamic::DynamicConfigs::open(&dir, &config)?;
         let topics = TopicRegistry::open(&dir, &dynamic_configs.effective())?;
@@ -94,7 +104,9 @@ impl Broker {
         let groups = Arc::new(GroupCoordinator::new(&config, offsets_partitions));
         let authorizer = crate::acl::Authorizer::from_config(&config, &dir)?;
         let scram_credentials = crate::scram::ScramCredentials::open(&dir)?;
-        let quorum = crate::quorum::Quorum::elect_self(&dir, node_id)?;
+        let controller = start_controller(&config, node_id, &cluster_id, &dir)?;
+        let controller_listener =
+            crate::controller::settings::KraftConfig::from_config(&config)?.listener_name;
         let broker = Arc::new(Broker {
             limits: Limits {
                 socket_request_max_bytes: config.int("socket.request.max.bytes") as usize,
@@ -103,6 +115,7 @@ impl Broker {
             dynamic_configs,
             node_id,
             cluster_id,
+            directory_id,
             topics,
             group_commit: GroupCommit::shared(),
             txn,
@@ -112,7 +125,9 @@ impl Broker {
             metrics: crate::metrics::Metrics::new(),
             authorizer,
             scram_credentials,
-            quorum,
+            controller,
+            membership: watch::channel(Default::default()).0,
+            controller_listener,
             shutdown,
             config,
         });
@@ -126,7 +141,15 @@ impl Broker {
 pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
     let engine = net::engine::choose(&config.get("io.engine").unwrap_or_default())
         .map_err(anyhow::Error::msg)?;
-    let listeners = config.listeners();
+    let kraft = crate::controller::settings::KraftConfig::from_config(&config)?;
+    let listeners: Vec<_> = config
+        .listeners()
+        .into_iter()
+        .filter(|l| !kraft.is_controller_listener(l))
+        .collect();
+    if listeners.is_empty() {
+        anyhow::bail!("listeners: no listener for clients besides the controller listener");
+    }
     let mut sockets = Vec::new();
     for l in &listeners {
         let addr = l.socket_addr().map_err(anyhow::Error::msg)?;
@@ -166,7 +189,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         .thread_name("samsa-control")
         .enable_all()
         .build()?;
-    control.block_on(async {
+    let controller_failed = control.block_on(async {
         let maintenance = tokio::spawn(crate::maintenance::run(broker.clone()));
         let txn_timers = tokio::spawn(broker.txn.clone().run_timers(broker.clone()));
         let metrics =
@@ -175,7 +198,24 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         tokio::task::spawn_blocking(move || loader.groups.load_all(&loader));
         let group_timers = tokio::spawn(broker.groups.clone().run_timers(broker.clone()));
         let offset_expiry = tokio::spawn(broker.groups.clone().run_offset_expiry(broker.clone()));
-        wait_for_signal().await;
+        let (leaving, leave) = watch::channel(false);
+        let lifecycle = tokio::spawn(crate::lifecycle::run(
+            broker.clone(),
+            broker.membership.clone(),
+            leave,
+        ));
+        let mut failed = false;
+        tokio::select! {
+            _ = wait_for_signal() => {}
+            why = broker.controller.failed() => {
+                tracing::error!(error = %why, "shutting down: the controller failed");
+                failed = true;
+            }
+        }
+        // Leave the cluster first: the controller moves leadership off this broker while it
+        // still serves (bounded inside the lifecycle task).
+        leaving.send_replace(true);
+        let _ = lifecycle.await;
         tracing::info!("shutting down: no new connections; finishing in-flight requests");
         broker.shutdown.send_replace(true);
         maintenance.abort();
@@ -185,6 +225,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         }
         group_timers.abort();
         offset_expiry.abort();
+        failed
     });
     drop(sockets);
     for h in handles {
@@ -204,7 +245,81 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         }
     }
     control.shutdown_timeout(Duration::from_secs(1));
+    if controller_failed {
+        anyhow::bail!("the controller could not write the metadata log (see the error above)");
+    }
     Ok(())
+}
+
+/// Starts the controller thread: the KRaft quorum over `__cluster_metadata-0`, listening on
+/// the controller listener when there are other voters.
+fn start_controller(
+    config: &BrokerConfig,
+    node_id: i32,
+    cluster_id: &str,
+    dir: &std::path::Path,
+) -> anyhow::Result<crate::controller::runtime::Controller> {
+    use crate::controller::runtime::{Controller, ControllerSettings};
+    let kraft = crate::controller::settings::KraftConfig::from_config(config)?;
+    let listen = match &kraft.listener {
+        Some(l) => {
+            let addr = l.socket_addr().map_err(anyhow::Error::msg)?;
+            let socket = bind_with_patience(addr)
+                .map_err(|e| anyhow::anyhow!("cannot listen on {addr} ({}): {e}", l.name))?;
+            tracing::info!(listener = %l.name, address = %addr, "controller listening");
+            Some(socket)
+        }
+        None => None,
+    };
+    let settings = ControllerSettings {
+        node_id,
+        cluster_id: cluster_id.to_string(),
+        log_dir: dir.to_path_buf(),
+        voters: kraft
+            .voters
+            .iter()
+            .filter_map(|(&id, a)| a.map(|a| (id, a)))
+            .collect(),
+        listen,
+        listener_name: kraft.listener_name.clone(),
+        quorum: kraft.quorum.clone(),
+        log: kraft.log.clone(),
+        snapshot_after_bytes: kraft.snapshot_after_bytes,
+        controller: controller_config(config, cluster_id),
+    };
+    let single = settings.quorum.voters.len() == 1 && settings.quorum.voters.contains(&node_id);
+    let controller = Controller::start(settings)
+        .map_err(|e| anyhow::anyhow!("cannot start the controller: {e}"))?;
+    if single {
+        // A quorum of one elects itself at once: serve only once it leads, so that the first
+        // request already sees a leader.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while controller.status().role != samsa_cluster::quorum::Role::Leader {
+            if std::time::Instant::now() > deadline {
+                anyhow::bail!("the metadata quorum of one did not elect this node within 10 s");
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    Ok(controller)
+}
+
+/// The active controller's settings, from the broker keys Kafka's controller reads.
+fn controller_config(
+    config: &BrokerConfig,
+    cluster_id: &str,
+) -> samsa_cluster::controller::ControllerConfig {
+    let mut c = samsa_cluster::controller::ControllerConfig::new(cluster_id);
+    c.session_timeout_ms = config.long("broker.session.timeout.ms").max(1) as u64;
+    c.default_num_partitions = config.int("num.partitions");
+    c.default_replication_factor = config.int("default.replication.factor") as i16;
+    c.unclean_leader_election_enable = config.bool("unclean.leader.election.enable");
+    c.delete_topic_enable = config.bool("delete.topic.enable");
+    c.no_op_interval_ms = match config.long("metadata.max.idle.interval.ms") {
+        v if v > 0 => Some(v as u64),
+        _ => None,
+    };
+    c
 }
 
 /// The Prometheus endpoint's socket, bound at start so that a taken port fails the start

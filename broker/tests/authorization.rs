@@ -606,7 +606,8 @@ fn single_node_admin_apis_need_their_cluster_and_topic_acls() {
         t.partitions = vec![p];
         let mut r = DescribeQuorumRequest::default();
         r.topics = vec![t];
-        handlers::describe_quorum::handle(&f.ctx(2), r).error_code
+        f.block_on(handlers::describe_quorum::handle(&f.ctx(2), r))
+            .error_code
     };
     let all_topics = || {
         let mut r = DescribeTopicPartitionsRequest::default();

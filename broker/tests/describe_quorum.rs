@@ -1,5 +1,6 @@
-//! DescribeQuorum on a single node: the node is the only voter and the leader; its epoch grows
-//! with every start and the metadata offset with every committed topic change.
+//! DescribeQuorum on a node that is its quorum's only voter: it leads, its epoch grows with
+//! every start (a restarted leader resigns and stands again), and the high watermark covers
+//! every batch of its metadata log, which survives the restart.
 
 use std::rc::Rc;
 
@@ -35,7 +36,7 @@ fn describe(
         header: &header,
         version,
     };
-    handlers::describe_quorum::handle(&ctx, r)
+    futures::executor::block_on(handlers::describe_quorum::handle(&ctx, r))
 }
 
 fn open(dir: &std::path::Path) -> std::sync::Arc<Broker> {
@@ -52,12 +53,29 @@ fn open(dir: &std::path::Path) -> std::sync::Arc<Broker> {
     .unwrap()
 }
 
+/// Waits until the leader's LeaderChange batch of its epoch is committed.
+fn committed(broker: &std::sync::Arc<Broker>, version: i16) -> DescribeQuorumResponse {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let r = describe(broker, version, request("__cluster_metadata", 0));
+        let p = &r.topics[0].partitions[0];
+        if p.high_watermark > 0 && p.current_voters[0].log_end_offset == p.high_watermark {
+            return r;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never committed: {r:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 #[test]
-fn the_node_is_the_only_voter_its_epoch_grows_per_start_and_its_offset_per_change() {
+fn the_node_is_the_only_voter_and_leads_a_new_epoch_per_start() {
     let dir = tempfile::tempdir().unwrap();
     let (epoch, offset) = {
         let broker = open(dir.path());
-        let r = describe(&broker, 2, request("__cluster_metadata", 0));
+        let r = committed(&broker, 2);
         assert_eq!(r.error_code, 0);
         let p = &r.topics[0].partitions[0];
         assert_eq!(r.topics[0].topic_name.0.as_str(), "__cluster_metadata");
@@ -68,18 +86,9 @@ fn the_node_is_the_only_voter_its_epoch_grows_per_start_and_its_offset_per_chang
         let me = &p.current_voters[0];
         assert_eq!((me.replica_id.0, me.log_end_offset), (7, p.high_watermark));
         assert!(me.last_caught_up_timestamp > 0);
-        assert_eq!(r.nodes.len(), 1);
-        assert_eq!(r.nodes[0].listeners[0].port, 19999);
-        let before = p.high_watermark;
 
-        broker.topics.create("t", 2, 1, Default::default()).unwrap();
         let r = describe(&broker, 0, request("__cluster_metadata", 0));
         let p = &r.topics[0].partitions[0];
-        assert_eq!(
-            p.high_watermark,
-            before + 1,
-            "a topic creation is one change"
-        );
         assert_eq!(
             p.current_voters[0].last_fetch_timestamp, -1,
             "v0 has no timestamps"
@@ -87,11 +96,17 @@ fn the_node_is_the_only_voter_its_epoch_grows_per_start_and_its_offset_per_chang
         (p.leader_epoch, p.high_watermark)
     };
 
-    // A restart is a new election of the same node; the metadata offset is kept.
+    // A restart is a new election of the same node, which appends its LeaderChange batch
+    // after everything the log held.
     let broker = open(dir.path());
-    let r = describe(&broker, 1, request("__cluster_metadata", 0));
+    let r = committed(&broker, 1);
     let p = &r.topics[0].partitions[0];
-    assert_eq!((p.leader_epoch, p.high_watermark), (epoch + 1, offset));
+    assert!(p.leader_epoch > epoch, "{} after {epoch}", p.leader_epoch);
+    assert!(
+        p.high_watermark > offset,
+        "{} after {offset}",
+        p.high_watermark
+    );
 
     // Anything but the metadata partition is unknown, as in Kafka.
     let r = describe(&broker, 2, request("__cluster_metadata", 1));

@@ -241,6 +241,23 @@ impl Broker {
         Ok(body.to_string())
     }
 
+    pub fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+
+    /// SIGSTOP: the process stays but does nothing (a long pause, a partition from everyone).
+    pub fn pause(&self) {
+        unsafe {
+            libc::kill(self.pid() as i32, libc::SIGSTOP);
+        }
+    }
+
+    pub fn resume(&self) {
+        unsafe {
+            libc::kill(self.pid() as i32, libc::SIGCONT);
+        }
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.as_ref().expect("running").id()
     }
@@ -296,6 +313,74 @@ impl Drop for Broker {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+}
+
+/// Several `samsa` processes forming one cluster: every node is broker and controller, a voter
+/// of the metadata quorum, with its own client port, controller port and data directory.
+pub struct Cluster {
+    pub nodes: Vec<Broker>,
+    /// `controller.quorum.voters` as every node was given it.
+    pub voters: String,
+}
+
+impl Cluster {
+    pub fn start(n: usize) -> Cluster {
+        Cluster::start_with(n, BrokerOptions::default())
+    }
+
+    /// Starts `n` nodes with ids 1..=n, each with `options`' extra properties.
+    pub fn start_with(n: usize, options: BrokerOptions) -> Cluster {
+        let client_ports: Vec<u16> = (0..n).map(|_| free_port()).collect();
+        let controller_ports: Vec<u16> = (0..n).map(|_| free_port()).collect();
+        let voters = controller_ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("{}@127.0.0.1:{p}", i + 1))
+            .collect::<Vec<_>>()
+            .join(",");
+        // One id for the whole cluster, as `kafka-storage format -t` gives every node.
+        let cluster_id = format!(
+            "samsaTest{:013}",
+            std::process::id() as u64 * 1000 + n as u64
+        )
+        .chars()
+        .take(22)
+        .collect::<String>();
+        let nodes = (0..n)
+            .map(|i| {
+                let mut o = options.clone().prop("cluster.id", &cluster_id);
+                o.port = Some(client_ports[i]);
+                let o = o
+                    .prop("node.id", i + 1)
+                    .prop(
+                        "listeners",
+                        format!(
+                            "PLAINTEXT://127.0.0.1:{},CONTROLLER://127.0.0.1:{}",
+                            client_ports[i], controller_ports[i]
+                        ),
+                    )
+                    .prop("controller.listener.names", "CONTROLLER")
+                    .prop("controller.quorum.voters", &voters);
+                Broker::start_with(o)
+            })
+            .collect();
+        Cluster { nodes, voters }
+    }
+
+    /// The node with `node.id` = `id`.
+    pub fn node(&mut self, id: i32) -> &mut Broker {
+        &mut self.nodes[(id - 1) as usize]
+    }
+
+    /// Every running node's client address, comma-separated.
+    pub fn bootstrap(&self) -> String {
+        self.nodes
+            .iter()
+            .filter(|n| n.is_running())
+            .map(|n| n.bootstrap())
+            .collect::<Vec<_>>()
+            .join(",")
     }
 }
 

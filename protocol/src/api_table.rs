@@ -82,6 +82,22 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::DescribeTopicPartitions, 0, 0),
 ];
 
+/// What a controller listener (`controller.listener.names`) answers: the KRaft RPCs between
+/// controllers, DescribeQuorum, and brokers' registrations and heartbeats, in api-key order. Kafka's controllers serve more (broker
+/// registration and heartbeats, the admin APIs brokers forward); each is listed here only once
+/// it has a handler on that listener.
+pub const CONTROLLER_APIS: &[ApiRange] = &[
+    api(ApiKey::Fetch, 4, 18),
+    api(ApiKey::ApiVersions, 0, 4),
+    api(ApiKey::Vote, 0, 2),
+    api(ApiKey::BeginQuorumEpoch, 0, 1),
+    api(ApiKey::EndQuorumEpoch, 0, 1),
+    api(ApiKey::DescribeQuorum, 0, 2),
+    api(ApiKey::FetchSnapshot, 0, 1),
+    api(ApiKey::BrokerRegistration, 0, 4),
+    api(ApiKey::BrokerHeartbeat, 0, 1),
+];
+
 /// Versions of Produce that are advertised but refused (see [`SUPPORTED_APIS`]).
 pub const PRODUCE_REFUSED_BELOW: i16 = 3;
 
@@ -110,7 +126,7 @@ mod tests {
 
     #[test]
     fn every_advertised_version_is_one_the_codec_can_decode() {
-        for a in SUPPORTED_APIS {
+        for a in SUPPORTED_APIS.iter().chain(CONTROLLER_APIS) {
             let codec = a.key.valid_versions();
             let min = if a.key == ApiKey::Produce {
                 PRODUCE_REFUSED_BELOW
@@ -128,7 +144,7 @@ mod tests {
 
     #[test]
     fn table_is_sorted_and_has_no_duplicates() {
-        for w in SUPPORTED_APIS.windows(2) {
+        for w in SUPPORTED_APIS.windows(2).chain(CONTROLLER_APIS.windows(2)) {
             assert!(
                 (w[0].key as i16) < (w[1].key as i16),
                 "{:?} before {:?}",

@@ -13,7 +13,7 @@ pub mod frame;
 pub mod header;
 pub mod response;
 
-pub use api_table::{supported_range, SUPPORTED_APIS};
+pub use api_table::{supported_range, CONTROLLER_APIS, SUPPORTED_APIS};
 pub use chunk::{Chunk, FileRange};
 pub use frame::{FrameDecoder, FrameError};
 pub use header::{decode_request, decode_request_served, DecodedRequest, RequestError};

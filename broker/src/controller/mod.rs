@@ -6,10 +6,17 @@
 //! - [`snapshot`]: KIP-630 `.checkpoint` files (names, layout, header and footer).
 //! - [`quorum_state`]: the `quorum-state` file in Kafka's JSON shape.
 
+pub mod active;
+pub mod broker_rpcs;
 pub mod codec;
+mod listener;
+pub mod peers;
 pub mod quorum_state;
+pub mod runtime;
+pub mod settings;
 pub mod snapshot;
 pub mod store;
+pub mod wire;
 
 pub use quorum_state::QuorumStateFile;
 pub use snapshot::Snapshot;

@@ -464,6 +464,11 @@ impl MetadataLogStore {
         }
         let last_contained_ms = self.append_time_of(id.end_offset - 1)?;
         let bytes = snapshot::encode(id, records, last_contained_ms, now_ms);
+        self.write_snapshot_file(id, &bytes)
+    }
+
+    /// `<id>.checkpoint.part`, fsync, rename to `<id>.checkpoint`, fsync of the directory.
+    fn write_snapshot_file(&mut self, id: SnapshotId, bytes: &[u8]) -> Result<(), StoreError> {
         let name = snapshot::file_name(id);
         let part = self.dir.join(format!("{name}.part"));
         let path = self.dir.join(&name);
@@ -473,7 +478,7 @@ impl MetadataLogStore {
                 .write(true)
                 .create_new(true)
                 .open(&part)?;
-            f.write_all(&bytes)?;
+            f.write_all(bytes)?;
             f.sync_all()
         };
         write().map_err(io_err(&part, "write"))?;
@@ -539,6 +544,31 @@ impl MetadataLogStore {
             sync_dir(&self.dir)?;
         }
         Ok(())
+    }
+
+    /// A snapshot fetched from the leader (the whole `.checkpoint` file as FetchSnapshot
+    /// served it): checked, written durably as `write_snapshot` writes, and then the log
+    /// restarts empty at its end offset and older snapshots go (what the quorum's
+    /// `InstallSnapshot` asks for). Returns the snapshot as read.
+    pub fn install_snapshot(
+        &mut self,
+        id: SnapshotId,
+        bytes: Bytes,
+    ) -> Result<Snapshot, StoreError> {
+        let path = self.dir.join(snapshot::file_name(id));
+        let decoded = snapshot::decode(id, bytes).map_err(|why| StoreError::Corrupt {
+            path: path.clone(),
+            why: format!("snapshot fetched from the leader: {why}"),
+        })?;
+        if !self.snapshots.contains(&id) {
+            let bytes = decoded.bytes.clone();
+            self.write_snapshot_file(id, &bytes)?;
+        }
+        self.log
+            .truncate_fully_and_start_at(id.end_offset)
+            .map_err(self.log_err("restart the log at the snapshot"))?;
+        self.delete_snapshots_before(id)?;
+        Ok(decoded)
     }
 
     /// Kafka's `truncateToLatestSnapshot`: when the latest snapshot is ahead of the log (a

@@ -304,3 +304,50 @@ fn a_log_beyond_the_load_limit_is_refused() {
         .to_string();
     assert!(err.contains("exceeds the 200-byte limit"), "{err}");
 }
+
+#[test]
+fn a_snapshot_from_the_leader_replaces_the_log_and_a_corrupt_one_changes_nothing() {
+    let leader_dir = tempfile::tempdir().unwrap();
+    let (mut leader, _) = open(leader_dir.path());
+    leader.append(&some_batches(5)).unwrap();
+    leader.flush().unwrap();
+    let id = SnapshotId {
+        end_offset: 7,
+        epoch: 1,
+    };
+    leader
+        .write_snapshot(
+            id,
+            &[Bytes::from_static(b"r1"), Bytes::from_static(b"r2")],
+            T0,
+        )
+        .unwrap();
+    let bytes = leader.read_snapshot(id).unwrap().bytes;
+
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (mut follower, _) = open(dir.path());
+        follower.append(&[leader_change(0, 1)]).unwrap();
+        follower.flush().unwrap();
+        let mut cut = bytes.to_vec();
+        cut.truncate(cut.len() - 3);
+        let e = follower.install_snapshot(id, Bytes::from(cut)).unwrap_err();
+        assert!(matches!(e, StoreError::Corrupt { .. }), "{e}");
+        assert_eq!(follower.latest_snapshot_id(), None);
+        assert_eq!(follower.log_end_offset(), 1, "the log is untouched");
+
+        let s = follower.install_snapshot(id, bytes.clone()).unwrap();
+        assert_eq!(
+            s.records,
+            vec![Bytes::from_static(b"r1"), Bytes::from_static(b"r2")]
+        );
+        assert_eq!(
+            (follower.log_start_offset(), follower.log_end_offset()),
+            (7, 7)
+        );
+    }
+    let (_, loaded) = open(dir.path());
+    assert_eq!(loaded.snapshot.map(|s| s.id), Some(id));
+    assert_eq!(loaded.log_start_offset, 7);
+    assert!(loaded.batches.is_empty());
+}

@@ -1,88 +1,152 @@
-//! DescribeQuorum (KIP-595, KIP-836, KIP-853): the state of the metadata quorum. A single node
-//! is its only voter and leader (`crate::quorum`); no observers. Needs DESCRIBE on the cluster;
-//! any partition but `__cluster_metadata`-0 is UNKNOWN_TOPIC_OR_PARTITION, as Kafka answers.
+//! DescribeQuorum (KIP-595, KIP-836, KIP-853): the state of the metadata quorum as its leader
+//! sees it: every voter's log end offset and last fetch and caught-up times, and observers. A
+//! node that does not lead forwards the request to the leader's controller listener, as a
+//! Kafka broker forwards it to the active controller; with no leader the partition answers
+//! NOT_LEADER_OR_FOLLOWER. Needs DESCRIBE on the cluster; any partition but
+//! `__cluster_metadata`-0 is UNKNOWN_TOPIC_OR_PARTITION, as Kafka answers.
 
 use kafka_protocol::messages::describe_quorum_response::{
     Listener, Node, PartitionData, ReplicaState, TopicData,
 };
-use kafka_protocol::messages::{BrokerId, DescribeQuorumRequest, DescribeQuorumResponse};
+use kafka_protocol::messages::{
+    ApiKey, BrokerId, DescribeQuorumRequest, DescribeQuorumResponse, RequestKind, ResponseKind,
+};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
+use samsa_cluster::quorum::{QuorumDescription, METADATA_PARTITION, METADATA_TOPIC};
 
 use super::Ctx;
 use crate::acl::AclOperation;
-use crate::quorum::{METADATA_PARTITION, METADATA_TOPIC};
+use crate::controller::runtime::{Describe, VoterEndpoint};
 
-pub fn handle(ctx: &Ctx<'_>, req: DescribeQuorumRequest) -> DescribeQuorumResponse {
-    let mut resp = DescribeQuorumResponse::default();
+pub async fn handle(ctx: &Ctx<'_>, req: DescribeQuorumRequest) -> DescribeQuorumResponse {
     if let Err((code, message)) = ctx.authorize_cluster(AclOperation::Describe) {
+        let mut resp = DescribeQuorumResponse::default();
         resp.error_code = code.code();
         if ctx.version >= 2 {
             resp.error_message = Some(StrBytes::from_string(message));
         }
         return resp;
     }
+    let describe = ctx.broker.controller.describe().await;
+    answer(describe, req, ctx.version).await
+}
+
+/// The answer to `req` from what the controller said (shared with the controller listener).
+pub async fn answer(
+    describe: Describe,
+    req: DescribeQuorumRequest,
+    version: i16,
+) -> DescribeQuorumResponse {
     let asks_for_metadata_log = req.topics.len() == 1
         && req.topics[0].topic_name.0.as_str() == METADATA_TOPIC
         && req.topics[0].partitions.len() == 1
         && req.topics[0].partitions[0].partition_index == METADATA_PARTITION;
     if !asks_for_metadata_log {
-        for t in &req.topics {
-            let mut topic = TopicData::default();
-            topic.topic_name = t.topic_name.clone();
-            for p in &t.partitions {
-                let mut part = PartitionData::default();
-                part.partition_index = p.partition_index;
-                part.error_code = ResponseError::UnknownTopicOrPartition.code();
-                if ctx.version >= 2 {
-                    part.error_message = Some(StrBytes::from_string(format!(
-                        "the metadata quorum serves {METADATA_TOPIC}-{METADATA_PARTITION} only"
-                    )));
-                }
-                topic.partitions.push(part);
+        return partition_errors(
+            &req,
+            version,
+            ResponseError::UnknownTopicOrPartition.code(),
+            &format!("the metadata quorum serves {METADATA_TOPIC}-{METADATA_PARTITION} only"),
+        );
+    }
+    match describe {
+        Describe::Local(d, endpoints) => describe_response(&req, &d, &endpoints, version),
+        Describe::Forward(peer) => {
+            let answer = peer.send(
+                ApiKey::DescribeQuorum,
+                version,
+                RequestKind::DescribeQuorum(req.clone()),
+            );
+            match answer.await {
+                Ok(Ok(ResponseKind::DescribeQuorum(r))) => r,
+                Ok(Ok(_)) | Ok(Err(_)) | Err(_) => partition_errors(
+                    &req,
+                    version,
+                    ResponseError::NotLeaderOrFollower.code(),
+                    "the metadata quorum's leader did not answer; retry",
+                ),
             }
-            resp.topics.push(topic);
         }
-        return resp;
+        Describe::NoLeader => partition_errors(
+            &req,
+            version,
+            ResponseError::NotLeaderOrFollower.code(),
+            "the metadata quorum has no leader (is a majority of the voters running?)",
+        ),
     }
+}
 
-    let broker = ctx.broker;
-    let offset = broker.topics.metadata_changes();
-    let now_ms = crate::util::now_ms();
-    let mut me = ReplicaState::default();
-    me.replica_id = BrokerId(broker.quorum.leader_id);
-    me.log_end_offset = offset;
-    if ctx.version >= 1 {
-        // The leader is always caught up with itself.
-        me.last_fetch_timestamp = now_ms;
-        me.last_caught_up_timestamp = now_ms;
+fn partition_errors(
+    req: &DescribeQuorumRequest,
+    version: i16,
+    code: i16,
+    message: &str,
+) -> DescribeQuorumResponse {
+    let mut resp = DescribeQuorumResponse::default();
+    for t in &req.topics {
+        let mut topic = TopicData::default();
+        topic.topic_name = t.topic_name.clone();
+        for p in &t.partitions {
+            let mut part = PartitionData::default();
+            part.partition_index = p.partition_index;
+            part.error_code = code;
+            if version >= 2 {
+                part.error_message = Some(StrBytes::from_string(message.to_string()));
+            }
+            topic.partitions.push(part);
+        }
+        resp.topics.push(topic);
     }
+    resp
+}
+
+fn describe_response(
+    req: &DescribeQuorumRequest,
+    d: &QuorumDescription,
+    endpoints: &[VoterEndpoint],
+    version: i16,
+) -> DescribeQuorumResponse {
+    let replica = |r: &samsa_cluster::quorum::ReplicaState| {
+        let mut s = ReplicaState::default();
+        s.replica_id = BrokerId(r.node_id);
+        s.log_end_offset = r.log_end_offset.unwrap_or(-1);
+        if version >= 1 {
+            s.last_fetch_timestamp = r.last_fetch_ms.map_or(-1, |t| t as i64);
+            s.last_caught_up_timestamp = r.last_caught_up_ms.map_or(-1, |t| t as i64);
+        }
+        s
+    };
     let mut part = PartitionData::default();
     part.partition_index = METADATA_PARTITION;
-    part.leader_id = BrokerId(broker.quorum.leader_id);
-    part.leader_epoch = broker.quorum.leader_epoch;
-    part.high_watermark = offset;
-    part.current_voters = vec![me];
+    part.leader_id = BrokerId(d.leader_id.unwrap_or(-1));
+    part.leader_epoch = d.epoch;
+    part.high_watermark = d.high_watermark;
+    part.current_voters = d.voters.iter().map(replica).collect();
+    part.observers = d.observers.iter().map(replica).collect();
+    if version >= 2 {
+        part.error_message = None;
+    }
     let mut topic = TopicData::default();
     topic.topic_name = req.topics[0].topic_name.clone();
     topic.partitions = vec![part];
+    let mut resp = DescribeQuorumResponse::default();
     resp.topics = vec![topic];
-    if ctx.version >= 2 {
-        let mut node = Node::default();
-        node.node_id = BrokerId(broker.quorum.leader_id);
-        node.listeners = broker
-            .config
-            .advertised_listeners()
-            .into_iter()
-            .map(|l| {
+    if version >= 2 {
+        resp.error_message = None;
+        resp.nodes = endpoints
+            .iter()
+            .map(|e| {
+                let mut node = Node::default();
+                node.node_id = BrokerId(e.node_id);
                 let mut listener = Listener::default();
-                listener.name = StrBytes::from_string(l.name);
-                listener.host = StrBytes::from_string(l.host);
-                listener.port = l.port;
-                listener
+                listener.name = StrBytes::from_string(e.listener.clone());
+                listener.host = StrBytes::from_string(e.host.clone());
+                listener.port = e.port;
+                node.listeners = vec![listener];
+                node
             })
             .collect();
-        resp.nodes = vec![node];
     }
     resp
 }

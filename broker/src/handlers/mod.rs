@@ -322,7 +322,7 @@ pub async fn handle_request(
             list_config_resources::handle(&ctx, r),
         )),
         RequestKind::DescribeQuorum(r) => Some(ResponseKind::DescribeQuorum(
-            describe_quorum::handle(&ctx, r),
+            describe_quorum::handle(&ctx, r).await,
         )),
         RequestKind::DescribeTopicPartitions(r) => Some(ResponseKind::DescribeTopicPartitions(
             describe_topic_partitions::handle(&ctx, r),

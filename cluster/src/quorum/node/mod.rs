@@ -289,8 +289,13 @@ impl Quorum {
         q.next_id = q.random() >> 16;
         let me = q.cfg.node_id;
         q.state = match q.leader_id {
+            // A quorum of one has nobody to hand over to: it stands again at once.
             Some(l) if l == me => State::Resigned {
-                election_at: now + q.cfg.election_timeout_ms,
+                election_at: if q.cfg.voters.len() == 1 {
+                    now
+                } else {
+                    now + q.cfg.election_timeout_ms
+                },
             },
             Some(l) => State::Follower {
                 leader: l,

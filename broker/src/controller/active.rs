@@ -1,0 +1,167 @@
+//! The active controller inside the runtime: `samsa_cluster::controller::Controller` (the
+//! decisions) fed with `latest`, the committed image plus every record this leader proposed
+//! and has not seen committed. Requests that reach a node which does not lead are answered
+//! NOT_CONTROLLER with the leader to ask (the handle forwards them).
+
+use samsa_cluster::controller::{
+    BrokerHeartbeatReply, BrokerHeartbeatRequest, BrokerRegistrationReply,
+    BrokerRegistrationRequest, Controller as Decisions, ControllerConfig,
+};
+use samsa_cluster::metadata::{MetadataImage, MetadataRecord};
+use samsa_cluster::quorum::Quorum;
+
+/// A request for the active controller.
+#[derive(Debug, Clone)]
+pub enum ControllerRequest {
+    RegisterBroker(BrokerRegistrationRequest),
+    BrokerHeartbeat(BrokerHeartbeatRequest),
+}
+
+/// Its answer, or a Kafka error code and message.
+#[derive(Debug, Clone)]
+pub enum ControllerReply {
+    RegisterBroker(BrokerRegistrationReply),
+    BrokerHeartbeat(BrokerHeartbeatReply),
+}
+
+pub type ControllerResult = Result<ControllerReply, (i16, String)>;
+
+/// NOT_CONTROLLER.
+pub const NOT_CONTROLLER: i16 = 41;
+
+pub(super) struct Active {
+    decisions: Decisions,
+    /// The committed image plus this leader's uncommitted records (only while active).
+    latest: MetadataImage,
+}
+
+/// What a request decided: records to propose as one batch, and the reply to send once they
+/// are committed.
+pub(super) type Decided = (Vec<MetadataRecord>, ControllerReply);
+
+impl Active {
+    pub(super) fn new(cfg: ControllerConfig) -> Active {
+        Active {
+            decisions: Decisions::new(cfg),
+            latest: MetadataImage::new(),
+        }
+    }
+
+    pub(super) fn is_active(&self) -> bool {
+        self.decisions.is_active()
+    }
+
+    /// On winning an election: `latest` is the committed image plus every uncommitted data
+    /// batch of the log (a leader's log holds everything committed, and what it will commit).
+    /// Returns the records the new leader writes first.
+    pub(super) fn activate(
+        &mut self,
+        now: u64,
+        committed: &MetadataImage,
+        applied_offset: i64,
+        quorum: &Quorum,
+    ) -> Vec<MetadataRecord> {
+        self.rebuild(committed, applied_offset, quorum);
+        let records = self
+            .decisions
+            .activate(now, &self.latest, quorum.log_end_offset());
+        self.apply(&records);
+        records
+    }
+
+    /// Rebuilds `latest` from the committed image and the log (after a proposal the quorum
+    /// refused, whose records `latest` already holds).
+    pub(super) fn rebuild(
+        &mut self,
+        committed: &MetadataImage,
+        applied_offset: i64,
+        quorum: &Quorum,
+    ) {
+        let mut latest = committed.clone();
+        for batch in quorum.batches().filter(|b| b.base_offset >= applied_offset) {
+            if batch.control {
+                continue;
+            }
+            for r in &batch.records {
+                let Some(v) = &r.value else { continue };
+                match MetadataRecord::decode(v) {
+                    Ok(record) => {
+                        if let Err(e) = latest.apply(&record) {
+                            tracing::error!(error = %e, "uncommitted metadata record does not apply");
+                        }
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "uncommitted metadata record cannot be decoded")
+                    }
+                }
+            }
+        }
+        self.latest = latest;
+    }
+
+    pub(super) fn deactivate(&mut self) {
+        self.decisions.deactivate();
+        self.latest = MetadataImage::new();
+    }
+
+    pub(super) fn next_deadline(&self) -> Option<u64> {
+        self.decisions.next_deadline()
+    }
+
+    /// Periodic work due at `now` (fencing expired sessions, no-op records, rebalancing), one
+    /// step per call, as Kafka's event queue runs them.
+    pub(super) fn tick(&mut self, now: u64) -> Vec<MetadataRecord> {
+        let mut out = Vec::new();
+        // Bounded: each step does one thing, and a step that finds nothing ends the loop.
+        for _ in 0..64 {
+            if self.decisions.next_deadline().is_none_or(|d| d > now) {
+                break;
+            }
+            let records = self.decisions.tick(now, &self.latest);
+            if records.is_empty() {
+                break;
+            }
+            self.apply(&records);
+            out.extend(records);
+        }
+        out
+    }
+
+    pub(super) fn decide(
+        &mut self,
+        now: u64,
+        next_offset: i64,
+        request: ControllerRequest,
+    ) -> Result<Decided, (i16, String)> {
+        let err = |e: samsa_cluster::controller::ControllerError| (e.error_code(), e.to_string());
+        let decided = match request {
+            ControllerRequest::RegisterBroker(r) => {
+                let (records, reply) = self
+                    .decisions
+                    .register_broker(now, &self.latest, next_offset, r)
+                    .map_err(err)?;
+                (records, ControllerReply::RegisterBroker(reply))
+            }
+            ControllerRequest::BrokerHeartbeat(r) => {
+                let (records, reply) = self
+                    .decisions
+                    .broker_heartbeat(now, &self.latest, next_offset, r)
+                    .map_err(err)?;
+                (records, ControllerReply::BrokerHeartbeat(reply))
+            }
+        };
+        self.apply(&decided.0);
+        Ok(decided)
+    }
+
+    /// Records this leader proposes, applied to `latest` at once (the next decision sees them).
+    fn apply(&mut self, records: &[MetadataRecord]) {
+        for r in records {
+            if let Err(e) = self.latest.apply(r) {
+                // The decisions promise records that apply; a failure is a bug there.
+                debug_assert!(false, "a controller record does not apply: {e}");
+                tracing::error!(error = %e, record = r.name(), "a controller record does not apply");
+            }
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! BrokerRegistration and BrokerHeartbeat (KIP-631) as Kafka's wire structs: what a broker
+//! sends the active controller over its controller listener, and the answers.
+
+use kafka_protocol::messages::broker_registration_request::{Feature, Listener};
+use kafka_protocol::messages::{
+    ApiKey, BrokerHeartbeatRequest as KHeartbeat, BrokerHeartbeatResponse, BrokerId,
+    BrokerRegistrationRequest as KRegistration, BrokerRegistrationResponse, RequestKind,
+    ResponseKind,
+};
+use kafka_protocol::protocol::StrBytes;
+use samsa_cluster::controller::{
+    BrokerHeartbeatReply, BrokerHeartbeatRequest, BrokerRegistrationReply,
+    BrokerRegistrationRequest,
+};
+use samsa_cluster::metadata::records::{BrokerEndpoint, BrokerFeature};
+
+use super::active::{ControllerReply, ControllerRequest, ControllerResult};
+
+/// Kafka 4.x's versions: BrokerRegistration v4 (log directories, previous epoch), heartbeat v1.
+pub const REGISTRATION_VERSION: i16 = 4;
+pub const HEARTBEAT_VERSION: i16 = 1;
+
+fn s(v: &str) -> StrBytes {
+    StrBytes::from_string(v.to_string())
+}
+
+/// A request as the Kafka request to send to the active controller.
+pub fn to_kafka(request: &ControllerRequest) -> (ApiKey, i16, RequestKind) {
+    match request {
+        ControllerRequest::RegisterBroker(r) => {
+            let mut k = KRegistration::default();
+            k.broker_id = BrokerId(r.broker_id);
+            k.cluster_id = s(&r.cluster_id);
+            k.incarnation_id = r.incarnation_id;
+            k.listeners = r
+                .listeners
+                .iter()
+                .map(|l| {
+                    let mut x = Listener::default();
+                    x.name = s(&l.name);
+                    x.host = s(&l.host);
+                    x.port = l.port;
+                    x.security_protocol = l.security_protocol;
+                    x
+                })
+                .collect();
+            k.features = r
+                .features
+                .iter()
+                .map(|f| {
+                    let mut x = Feature::default();
+                    x.name = s(&f.name);
+                    x.min_supported_version = f.min_supported_version;
+                    x.max_supported_version = f.max_supported_version;
+                    x
+                })
+                .collect();
+            k.rack = r.rack.as_deref().map(s);
+            k.is_migrating_zk_broker = r.is_migrating_zk_broker;
+            k.log_dirs = r.log_dirs.clone();
+            k.previous_broker_epoch = -1;
+            (
+                ApiKey::BrokerRegistration,
+                REGISTRATION_VERSION,
+                RequestKind::BrokerRegistration(k),
+            )
+        }
+        ControllerRequest::BrokerHeartbeat(r) => {
+            let mut k = KHeartbeat::default();
+            k.broker_id = BrokerId(r.broker_id);
+            k.broker_epoch = r.broker_epoch;
+            k.current_metadata_offset = r.current_metadata_offset;
+            k.want_fence = r.want_fence;
+            k.want_shut_down = r.want_shut_down;
+            (
+                ApiKey::BrokerHeartbeat,
+                HEARTBEAT_VERSION,
+                RequestKind::BrokerHeartbeat(k),
+            )
+        }
+    }
+}
+
+/// A received Kafka request for the active controller.
+pub fn from_kafka(body: RequestKind) -> Option<ControllerRequest> {
+    match body {
+        RequestKind::BrokerRegistration(k) => Some(ControllerRequest::RegisterBroker(
+            BrokerRegistrationRequest {
+                broker_id: k.broker_id.0,
+                cluster_id: k.cluster_id.to_string(),
+                incarnation_id: k.incarnation_id,
+                listeners: k
+                    .listeners
+                    .iter()
+                    .map(|l| BrokerEndpoint {
+                        name: l.name.to_string(),
+                        host: l.host.to_string(),
+                        port: l.port,
+                        security_protocol: l.security_protocol,
+                        unknown_tagged_fields: Default::default(),
+                    })
+                    .collect(),
+                features: k
+                    .features
+                    .iter()
+                    .map(|f| BrokerFeature {
+                        name: f.name.to_string(),
+                        min_supported_version: f.min_supported_version,
+                        max_supported_version: f.max_supported_version,
+                        unknown_tagged_fields: Default::default(),
+                    })
+                    .collect(),
+                rack: k.rack.as_ref().map(|r| r.to_string()),
+                is_migrating_zk_broker: k.is_migrating_zk_broker,
+                log_dirs: k.log_dirs.clone(),
+            },
+        )),
+        RequestKind::BrokerHeartbeat(k) => {
+            Some(ControllerRequest::BrokerHeartbeat(BrokerHeartbeatRequest {
+                broker_id: k.broker_id.0,
+                broker_epoch: k.broker_epoch,
+                current_metadata_offset: k.current_metadata_offset,
+                want_fence: k.want_fence,
+                want_shut_down: k.want_shut_down,
+            }))
+        }
+        _ => None,
+    }
+}
+
+/// The answer as the Kafka response to `key`.
+pub fn response_to_kafka(key: ApiKey, result: &ControllerResult) -> ResponseKind {
+    match key {
+        ApiKey::BrokerRegistration => {
+            let mut r = BrokerRegistrationResponse::default();
+            match result {
+                Ok(ControllerReply::RegisterBroker(x)) => r.broker_epoch = x.broker_epoch,
+                Ok(_) => r.error_code = kafka_protocol::ResponseError::UnknownServerError.code(),
+                Err((code, _)) => {
+                    r.error_code = *code;
+                    r.broker_epoch = -1;
+                }
+            }
+            ResponseKind::BrokerRegistration(r)
+        }
+        _ => {
+            let mut r = BrokerHeartbeatResponse::default();
+            match result {
+                Ok(ControllerReply::BrokerHeartbeat(x)) => {
+                    r.is_caught_up = x.is_caught_up;
+                    r.is_fenced = x.is_fenced;
+                    r.should_shut_down = x.should_shut_down;
+                }
+                Ok(_) => r.error_code = kafka_protocol::ResponseError::UnknownServerError.code(),
+                Err((code, _)) => {
+                    r.error_code = *code;
+                    r.is_fenced = true;
+                }
+            }
+            ResponseKind::BrokerHeartbeat(r)
+        }
+    }
+}
+
+/// The active controller's Kafka response as the answer.
+pub fn response_from_kafka(body: ResponseKind) -> ControllerResult {
+    let failed = |code: i16| {
+        Err((
+            code,
+            kafka_protocol::ResponseError::try_from_code(code)
+                .map(|e| format!("{e:?}"))
+                .unwrap_or_else(|| format!("error {code}")),
+        ))
+    };
+    match body {
+        ResponseKind::BrokerRegistration(r) if r.error_code != 0 => failed(r.error_code),
+        ResponseKind::BrokerRegistration(r) => {
+            Ok(ControllerReply::RegisterBroker(BrokerRegistrationReply {
+                broker_epoch: r.broker_epoch,
+            }))
+        }
+        ResponseKind::BrokerHeartbeat(r) if r.error_code != 0 => failed(r.error_code),
+        ResponseKind::BrokerHeartbeat(r) => {
+            Ok(ControllerReply::BrokerHeartbeat(BrokerHeartbeatReply {
+                is_caught_up: r.is_caught_up,
+                is_fenced: r.is_fenced,
+                in_controlled_shutdown: false,
+                should_shut_down: r.should_shut_down,
+            }))
+        }
+        _ => Err((-1, "an answer of the wrong type".into())),
+    }
+}

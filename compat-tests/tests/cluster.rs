@@ -1,0 +1,134 @@
+//! A cluster of real `samsa` processes: three nodes, each broker and controller, elect one
+//! leader of the KRaft metadata quorum over their controller listeners, report it the same way
+//! through DescribeQuorum (asked of any node, as kafka-python's admin client asks), elect
+//! another when the leader is killed or paused, refuse cleanly with no majority, and catch up
+//! when they come back.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+use compat_tests::Cluster;
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::StrBytes;
+
+fn describe(node: &Broker) -> DescribeQuorumResponse {
+    let mut p = describe_quorum_request::PartitionData::default();
+    p.partition_index = 0;
+    let mut t = describe_quorum_request::TopicData::default();
+    t.topic_name = TopicName(StrBytes::from_static_str("__cluster_metadata"));
+    t.partitions = vec![p];
+    let mut r = DescribeQuorumRequest::default();
+    r.topics = vec![t];
+    raw_request(node, ApiKey::DescribeQuorum, 2, &r)
+}
+
+/// The quorum as `node` reports it once it has a leader and `voters` voters hold the log up
+/// to at least `offset` (the leader writes a no-op record every 500 ms, so "equal to the high
+/// watermark" would be a race): (leader, epoch, high watermark).
+fn settled(node: &Broker, voters: usize, offset: i64, timeout: Duration) -> (i32, i32, i64) {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let r = describe(node);
+        let p = &r.topics[0].partitions[0];
+        let caught_up = p
+            .current_voters
+            .iter()
+            .filter(|v| v.log_end_offset >= offset.max(1))
+            .count();
+        if p.error_code == 0 && p.leader_id.0 >= 0 && p.high_watermark > 0 && caught_up >= voters {
+            return (p.leader_id.0, p.leader_epoch, p.high_watermark);
+        }
+        if Instant::now() > deadline {
+            panic!(
+                "no settled quorum via node {} after {timeout:?}: {r:?}\nlog:\n{}",
+                node.port,
+                node.log_lines().join("\n")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn three_nodes_elect_one_leader_that_every_node_reports() {
+    let cluster = Cluster::start(3);
+    let (leader, epoch, _) = settled(&cluster.nodes[0], 3, 1, Duration::from_secs(30));
+    assert!((1..=3).contains(&leader));
+    for node in &cluster.nodes {
+        let r = describe(node);
+        let p = &r.topics[0].partitions[0];
+        assert_eq!(
+            (p.leader_id.0, p.leader_epoch),
+            (leader, epoch),
+            "asked node {}",
+            node.port
+        );
+        let mut ids: Vec<i32> = p.current_voters.iter().map(|v| v.replica_id.0).collect();
+        ids.sort();
+        assert_eq!(ids, vec![1, 2, 3]);
+        for v in &p.current_voters {
+            assert!(v.last_fetch_timestamp > 0, "{v:?}");
+            assert!(v.last_caught_up_timestamp > 0, "{v:?}");
+        }
+        assert_eq!(r.nodes.len(), 3, "every voter's controller endpoint");
+    }
+    // kafka-python's admin client sees the same quorum.
+    let script = compat_tests::workspace_root().join("compat-tests/python/kafka_python_quorum.py");
+    let mut cmd = Command::new(compat_tests::python());
+    cmd.arg(&script)
+        .arg(cluster.bootstrap())
+        .arg(leader.to_string())
+        .arg("3");
+    let (status, out, err) =
+        compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(120)).unwrap();
+    assert!(status.success(), "kafka_python_quorum.py: {out}\n{err}");
+}
+
+#[test]
+fn a_killed_or_paused_leader_is_replaced_and_no_majority_means_no_leader() {
+    let mut cluster = Cluster::start(3);
+    let (first, epoch, hw) = settled(&cluster.nodes[0], 3, 1, Duration::from_secs(30));
+
+    // Kill the leader: the other two elect one of themselves in a later epoch.
+    cluster.node(first).kill();
+    let survivor = (1..=3).find(|&i| i != first).unwrap();
+    let (second, epoch2, hw2) = settled(cluster.node(survivor), 2, hw, Duration::from_secs(30));
+    assert_ne!(second, first);
+    assert!(epoch2 > epoch, "epoch {epoch2} after {epoch}");
+    assert!(hw2 > hw, "the new leader commits its LeaderChange batch");
+
+    // Pause the new leader too: one node of three is no majority; it answers, and says there
+    // is no leader rather than naming a dead one forever.
+    cluster.node(second).pause();
+    let last = (1..=3).find(|&i| i != first && i != second).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = describe(cluster.node(last));
+        let p = &r.topics[0].partitions[0];
+        if p.error_code == ResponseError::NotLeaderOrFollower.code() {
+            assert!(p
+                .error_message
+                .as_deref()
+                .unwrap_or_default()
+                .contains("leader"));
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still a leader without a majority: {r:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // Both come back: one leader again, and the restarted node catches up.
+    cluster.node(second).resume();
+    cluster.node(first).restart();
+    // It was away while the others committed past `hw2`: it holds that much again.
+    let (_, epoch3, _) = settled(cluster.node(first), 3, hw2, Duration::from_secs(30));
+    assert!(epoch3 >= epoch2);
+}
+
+use kafka_protocol::ResponseError;
