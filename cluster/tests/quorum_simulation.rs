@@ -140,6 +140,9 @@ struct Settings {
 
 struct Sim {
     seed: u64,
+    /// Whether leaders get new records to propose (off: the logs stay level, so only the
+    /// pre-vote rules, not log comparison, keep a node from standing).
+    proposing: bool,
     rng: Rng,
     now: u64,
     seq: u64,
@@ -173,6 +176,7 @@ fn index(id: i32) -> usize {
 impl Sim {
     fn new(seed: u64, s: Settings) -> Sim {
         let mut sim = Sim {
+            proposing: true,
             seed,
             rng: Rng(seed),
             now: 0,
@@ -653,7 +657,7 @@ impl Sim {
                         }
                     }
                 }
-                if self.now + 3 * SECOND < end {
+                if self.proposing && self.now + 3 * SECOND < end {
                     self.propose();
                 }
             }
@@ -914,6 +918,50 @@ fn a_voter_that_was_cut_off_does_not_depose_a_healthy_leader() {
     for seed in 0..40 {
         cut_off_voter_rejoins(seed);
     }
+}
+
+#[test]
+fn a_voter_cut_off_from_the_leader_alone_does_not_depose_it() {
+    for seed in 0..40 {
+        cut_off_from_leader(seed);
+    }
+}
+
+fn cut_off_from_leader(seed: u64) {
+    // KIP-996's other half: the node that lost the leader still reaches the third voter, which
+    // hears from the leader and so refuses its pre-votes; nothing changes until the link heals.
+    let mut s = settings(3);
+    s.drop_per_mille = 0;
+    s.duplicate_per_mille = 0;
+    s.crash_per_mille_per_s = 0;
+    s.partition_per_mille_per_s = 0;
+    s.chaos_ms = 0;
+    s.calm_ms = 5 * SECOND;
+    let mut sim = Sim::new(seed, s);
+    sim.run();
+    let leader = sim.leaders.clone();
+    assert_eq!(leader.len(), 1);
+    let leader_id = *leader.values().next().unwrap();
+    let leader_index = (0..3).find(|&i| id(i) == leader_id).unwrap();
+    let follower = (0..3).find(|&i| id(i) != leader_id).unwrap();
+    sim.cut[follower][leader_index] = true;
+    sim.cut[leader_index][follower] = true;
+    sim.proposing = false;
+    sim.s.calm_ms = 15 * SECOND;
+    sim.run_more();
+    sim.proposing = true;
+    assert_eq!(
+        sim.leaders, leader,
+        "seed {seed}: a node that lost only the leader deposed it"
+    );
+    sim.heal();
+    sim.s.calm_ms = 25 * SECOND;
+    sim.run_more();
+    sim.check_converged();
+    assert_eq!(
+        sim.leaders, leader,
+        "seed {seed}: an election after healing"
+    );
 }
 
 fn cut_off_voter_rejoins(seed: u64) {

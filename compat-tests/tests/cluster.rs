@@ -132,3 +132,29 @@ fn a_killed_or_paused_leader_is_replaced_and_no_majority_means_no_leader() {
 }
 
 use kafka_protocol::ResponseError;
+
+#[test]
+fn a_node_away_while_the_others_snapshotted_catches_up_from_the_leaders_snapshot() {
+    // Snapshots after every few records, so the log the paused node needs is gone by the time
+    // it comes back: it must fetch the leader's snapshot (FetchSnapshot) and go on from there.
+    let options = compat_tests::BrokerOptions::default()
+        .prop("metadata.log.max.record.bytes.between.snapshots", 20)
+        .prop("metadata.log.segment.bytes", 1024);
+    let mut cluster = Cluster::start_with(3, options);
+    let (leader, _, _) = settled(&cluster.nodes[0], 3, 1, Duration::from_secs(30));
+    let away = (1..=3).find(|&i| i != leader).unwrap();
+    cluster.node(away).pause();
+    // The leader writes a no-op record every 500 ms; wait for a few snapshots past the node.
+    let (_, _, hw) = settled(cluster.node(leader), 2, 1, Duration::from_secs(30));
+    std::thread::sleep(Duration::from_secs(4));
+    cluster.node(away).resume();
+    let (_, _, now) = settled(cluster.node(leader), 3, hw + 4, Duration::from_secs(30));
+    assert!(now > hw);
+    let log = cluster.node(away).log_lines();
+    assert!(
+        log.iter()
+            .any(|l| l.contains("metadata snapshot installed from the leader")),
+        "node {away} caught up without the snapshot:\n{}",
+        log.join("\n")
+    );
+}

@@ -608,6 +608,12 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         Some("20971520"),
         "committed metadata bytes after which a snapshot is written",
     ),
+    def(
+        "metadata.log.max.snapshot.interval.ms",
+        Long,
+        Some("3600000"),
+        "a metadata snapshot at least this often while records are committed (0: by size only)",
+    ),
     inert("inter.broker.listener.name", String, None),
     inert("listener.security.protocol.map", List, None).per_broker(),
     inert("num.network.threads", Int, Some("3")).cluster_wide(),

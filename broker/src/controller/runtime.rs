@@ -54,6 +54,9 @@ pub struct ControllerSettings {
     /// `metadata.log.max.record.bytes.between.snapshots`: committed record bytes after which a
     /// new snapshot is written.
     pub snapshot_after_bytes: u64,
+    /// `metadata.log.max.snapshot.interval.ms`: a snapshot at least this often while new
+    /// records are committed (0: only by size).
+    pub snapshot_interval_ms: u64,
     /// The active controller's settings (session timeout, defaults for new topics).
     pub controller: samsa_cluster::controller::ControllerConfig,
 }
@@ -128,6 +131,10 @@ pub(super) enum Command {
     },
     Shutdown,
 }
+
+/// A record batch's header, and a record's framing, on disk (magic v2).
+const BATCH_OVERHEAD_BYTES: u64 = 61;
+const RECORD_OVERHEAD_BYTES: u64 = 8;
 
 /// The broker's handle on its controller thread.
 pub struct Controller {
@@ -334,6 +341,9 @@ struct Runtime {
     applied_offset: i64,
     bytes_since_snapshot: u64,
     snapshot_after_bytes: u64,
+    snapshot_interval_ms: u64,
+    /// When the last snapshot was written or installed (or the node started).
+    last_snapshot_at: u64,
     image_tx: watch::Sender<Arc<MetadataImage>>,
     status_tx: watch::Sender<QuorumStatus>,
     proposals: BTreeMap<i64, Pending>,
@@ -451,6 +461,8 @@ impl Runtime {
             applied_offset,
             bytes_since_snapshot: 0,
             snapshot_after_bytes: settings.snapshot_after_bytes.max(1),
+            snapshot_interval_ms: settings.snapshot_interval_ms,
+            last_snapshot_at: clock.now(),
             image_tx,
             status_tx,
             proposals: BTreeMap::new(),
@@ -747,6 +759,9 @@ impl Runtime {
         let mut bytes = 0u64;
         for batch in self.quorum.committed_batches(applied) {
             debug_assert!(batch.base_offset >= applied, "batches are applied once");
+            // About the batch's size on disk (Kafka counts committed batch bytes), so that
+            // small records, like the no-ops written twice a second, still lead to snapshots.
+            bytes += BATCH_OVERHEAD_BYTES + RECORD_OVERHEAD_BYTES * batch.records.len() as u64;
             if !batch.control {
                 for (i, r) in batch.records.iter().enumerate() {
                     let Some(value) = &r.value else { continue };
@@ -794,9 +809,12 @@ impl Runtime {
             (p.done)(result);
         }
         self.publish_status();
-        if self.bytes_since_snapshot >= self.snapshot_after_bytes
-            && self.applied_offset > self.quorum.log_start_offset()
-        {
+        let due = self.bytes_since_snapshot >= self.snapshot_after_bytes
+            || (self.snapshot_interval_ms > 0
+                && self.bytes_since_snapshot > 0
+                && self.clock.now().saturating_sub(self.last_snapshot_at)
+                    >= self.snapshot_interval_ms);
+        if due && self.applied_offset > self.quorum.log_start_offset() {
             self.snapshot()?;
         }
         Ok(())
