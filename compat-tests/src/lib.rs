@@ -322,6 +322,7 @@ pub struct Cluster {
     pub nodes: Vec<Broker>,
     /// `controller.quorum.voters` as every node was given it.
     pub voters: String,
+    pub cluster_id: String,
 }
 
 impl Cluster {
@@ -365,10 +366,27 @@ impl Cluster {
                 Broker::start_with(o)
             })
             .collect();
-        Cluster { nodes, voters }
+        Cluster {
+            nodes,
+            voters,
+            cluster_id,
+        }
     }
 
-    /// The node with `node.id` = `id`.
+    /// Starts a broker-only node (`process.roles=broker`) with id `id`: it follows the metadata
+    /// quorum as an observer and registers with the active controller.
+    pub fn add_observer(&mut self, id: i32) -> &mut Broker {
+        let o = BrokerOptions::default()
+            .prop("cluster.id", &self.cluster_id)
+            .prop("node.id", id)
+            .prop("process.roles", "broker")
+            .prop("controller.listener.names", "CONTROLLER")
+            .prop("controller.quorum.voters", &self.voters);
+        self.nodes.push(Broker::start_with(o));
+        self.nodes.last_mut().unwrap()
+    }
+
+    /// The node with `node.id` = `id` (voters are 1..=n, observers follow in the order added).
     pub fn node(&mut self, id: i32) -> &mut Broker {
         &mut self.nodes[(id - 1) as usize]
     }

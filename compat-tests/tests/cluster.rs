@@ -85,6 +85,32 @@ fn three_nodes_elect_one_leader_that_every_node_reports() {
     let (status, out, err) =
         compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(120)).unwrap();
     assert!(status.success(), "kafka_python_quorum.py: {out}\n{err}");
+
+    // A broker-only node follows the quorum as an observer, and says so in the leader's view.
+    let mut cluster = cluster;
+    let observer = cluster.add_observer(4);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = describe(observer);
+        let p = &r.topics[0].partitions[0];
+        if p.observers
+            .iter()
+            .any(|o| o.replica_id.0 == 4 && o.log_end_offset > 0)
+        {
+            assert!(p.current_voters.iter().all(|v| v.replica_id.0 != 4));
+            break;
+        }
+        assert!(Instant::now() < deadline, "no observer 4 in {r:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    while !observer
+        .log_lines()
+        .iter()
+        .any(|l| l.contains("the controller unfenced this broker"))
+    {
+        assert!(Instant::now() < deadline, "observer 4 never unfenced");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 #[test]
