@@ -108,14 +108,16 @@ pub async fn run(
         want_shut_down,
     };
     let mut fenced = true;
+    let mut first = true;
     loop {
-        // Heartbeat quickly until unfenced (the controller waits for us to catch up), then at
-        // the configured interval.
-        let wait = if fenced {
-            interval.min(Duration::from_millis(200))
-        } else {
-            interval
+        // The first heartbeat at once and then quickly until unfenced (the controller waits
+        // for this broker to apply its own registration), then at the configured interval.
+        let wait = match (first, fenced) {
+            (true, _) => Duration::ZERO,
+            (false, true) => interval.min(Duration::from_millis(20)),
+            (false, false) => interval,
         };
+        first = false;
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
             _ = shutdown.changed() => {}

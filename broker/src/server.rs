@@ -182,13 +182,36 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
     if let Some(m) = &metrics_socket {
         tracing::info!(address = %m.local_addr()?, path = "/metrics", "metrics listening");
     }
-    tracing::info!(engine = %engine, shards, node_id = broker.node_id, cluster_id = %broker.cluster_id, "samsa is serving");
-
     let control = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .thread_name("samsa-control")
         .enable_all()
         .build()?;
+    let (leaving, leave) = watch::channel(false);
+    let lifecycle = control.spawn(crate::lifecycle::run(
+        broker.clone(),
+        broker.membership.clone(),
+        leave,
+    ));
+    // A quorum of one registers and is unfenced at once: serve once that is done, so that
+    // nothing about membership is logged after "serving". A node of a larger cluster cannot
+    // wait for that here (the other voters may not be up yet); it says so once it is.
+    if broker.controller.voters().len() <= 1 {
+        let mut membership = broker.membership.subscribe();
+        let unfenced = control.block_on(async {
+            tokio::time::timeout(
+                Duration::from_secs(10),
+                membership.wait_for(|m| m.broker_epoch.is_some() && !m.fenced),
+            )
+            .await
+            .is_ok()
+        });
+        if !unfenced {
+            tracing::warn!("not unfenced by the controller within 10 s; serving anyway");
+        }
+    }
+    tracing::info!(engine = %engine, shards, node_id = broker.node_id, cluster_id = %broker.cluster_id, "samsa is serving");
+
     let controller_failed = control.block_on(async {
         let maintenance = tokio::spawn(crate::maintenance::run(broker.clone()));
         let txn_timers = tokio::spawn(broker.txn.clone().run_timers(broker.clone()));
@@ -198,12 +221,6 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         tokio::task::spawn_blocking(move || loader.groups.load_all(&loader));
         let group_timers = tokio::spawn(broker.groups.clone().run_timers(broker.clone()));
         let offset_expiry = tokio::spawn(broker.groups.clone().run_offset_expiry(broker.clone()));
-        let (leaving, leave) = watch::channel(false);
-        let lifecycle = tokio::spawn(crate::lifecycle::run(
-            broker.clone(),
-            broker.membership.clone(),
-            leave,
-        ));
         let mut failed = false;
         tokio::select! {
             _ = wait_for_signal() => {}

@@ -183,6 +183,10 @@ impl Controller {
                     .enable_all()
                     .build()
                     .expect("a tokio runtime for the controller");
+                // A panic here (a broken invariant) stops the controller like a write
+                // failure does: the broker hears of it and shuts down instead of serving on
+                // without a controller.
+                let guard = FailOnDrop(Some(failure_tx.clone()));
                 rt.block_on(async move {
                     let mut runtime =
                         Runtime::new(settings, store, loaded, image, tx2, image_tx, status_tx);
@@ -196,6 +200,7 @@ impl Controller {
                         failure_tx.send_replace(Some(e.to_string()));
                     }
                 });
+                guard.disarm();
             })
             .map_err(|e| StoreError::Io {
                 path: PathBuf::from("controller thread"),
@@ -311,6 +316,27 @@ impl Controller {
 impl Drop for Controller {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+/// Reports a failure if the controller thread ends by a panic.
+struct FailOnDrop(Option<watch::Sender<Option<String>>>);
+
+impl FailOnDrop {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for FailOnDrop {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            if std::thread::panicking() {
+                tx.send_replace(Some(
+                    "the controller thread panicked (see the log above)".into(),
+                ));
+            }
+        }
     }
 }
 
@@ -784,7 +810,10 @@ impl Runtime {
             }
             applied = batch.next_offset();
         }
-        debug_assert!(applied <= high_watermark);
+        // The action's high watermark may be behind the quorum's by now (it moved again
+        // before this action ran); what was applied is never past the quorum's.
+        debug_assert!(applied <= self.quorum.high_watermark());
+        let high_watermark = high_watermark.max(self.quorum.high_watermark());
         self.applied_offset = applied;
         self.bytes_since_snapshot += bytes;
         if changed {
