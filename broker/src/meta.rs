@@ -62,12 +62,13 @@ pub fn load_identity(
                 > 1;
             let cluster_id = match config.get("cluster.id") {
                 Some(id) => id,
-                // Kafka formats every node of a cluster with one id; a node that made up its
-                // own would be refused by every other (INCONSISTENT_CLUSTER_ID).
-                None if several_voters => anyhow::bail!(
-                    "cluster.id: a new node of a cluster of several voters needs the cluster's id; start every node with the same --cluster.id (a new one: --cluster.id={})",
-                    new_cluster_id()
-                ),
+                // Kafka formats every node of a cluster with one id first; here the nodes
+                // that share a voter set derive the same one from it, so that the start
+                // command is the only step (a node that made up its own would be refused by
+                // every other with INCONSISTENT_CLUSTER_ID).
+                None if several_voters => {
+                    cluster_id_for_voters(&config.list("controller.quorum.voters"))
+                }
                 None => new_cluster_id(),
             };
             let directory = uuid::Uuid::new_v4();
@@ -86,8 +87,42 @@ pub fn load_identity(
 
 /// A Kafka-style cluster id: a random UUID in URL-safe base64 without padding (22 characters).
 pub fn new_cluster_id() -> String {
+    encode_cluster_id(uuid::Uuid::new_v4().into_bytes())
+}
+
+/// The cluster id every node of a voter set derives alike: a hash of the voters (sorted,
+/// spaces removed), as a version-8 UUID in Kafka's cluster-id form. Not secret and not meant to
+/// be: it only keeps nodes of different clusters from talking to each other.
+pub fn cluster_id_for_voters(voters: &[String]) -> String {
+    let mut entries: Vec<String> = voters
+        .iter()
+        .map(|v| {
+            v.chars()
+                .filter(|c| !c.is_whitespace())
+                .collect::<String>()
+                .to_ascii_lowercase()
+        })
+        .filter(|v| !v.is_empty())
+        .collect();
+    entries.sort();
+    let text = entries.join(",");
+    // Two FNV-1a hashes with different offset bases: 128 bits, stable across builds.
+    let fnv = |basis: u64| {
+        text.bytes().fold(basis, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    let (hi, lo) = (fnv(0xcbf2_9ce4_8422_2325), fnv(0x6c62_272e_07bb_0142));
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&hi.to_be_bytes());
+    bytes[8..].copy_from_slice(&lo.to_be_bytes());
+    bytes[6] = (bytes[6] & 0x0f) | 0x80; // version 8: custom
+    bytes[8] = (bytes[8] & 0x3f) | 0x80; // RFC 4122 variant
+    encode_cluster_id(bytes)
+}
+
+fn encode_cluster_id(bytes: [u8; 16]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let bytes = uuid::Uuid::new_v4().into_bytes();
     let mut out = String::with_capacity(22);
     let mut acc: u32 = 0;
     let mut bits = 0;
@@ -116,6 +151,23 @@ mod tests {
         assert!(id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+    }
+
+    #[test]
+    fn the_nodes_of_a_voter_set_derive_one_cluster_id() {
+        let a = cluster_id_for_voters(&["1@h:1".into(), "2@h:2".into(), "3@h:3".into()]);
+        let b = cluster_id_for_voters(&["3@h:3".into(), " 1@H:1".into(), "2@h:2".into()]);
+        assert_eq!(a, b, "order, case and spaces do not matter");
+        assert_eq!(a.len(), 22);
+        let c = cluster_id_for_voters(&["1@h:1".into(), "2@h:2".into(), "3@h:4".into()]);
+        assert_ne!(a, c);
+        let dir = tempfile::tempdir().unwrap();
+        let voters = (
+            "controller.quorum.voters".to_string(),
+            "1@h:1,2@h:2,3@h:3".to_string(),
+        );
+        let c = BrokerConfig::load(None, vec![], vec![voters]).unwrap();
+        assert_eq!(load_or_init(dir.path(), &c).unwrap().1, a);
     }
 
     #[test]

@@ -340,17 +340,10 @@ impl Cluster {
             .map(|(i, p)| format!("{}@127.0.0.1:{p}", i + 1))
             .collect::<Vec<_>>()
             .join(",");
-        // One id for the whole cluster, as `kafka-storage format -t` gives every node.
-        let cluster_id = format!(
-            "samsaTest{:013}",
-            std::process::id() as u64 * 1000 + n as u64
-        )
-        .chars()
-        .take(22)
-        .collect::<String>();
-        let nodes = (0..n)
+        // No cluster.id: the nodes derive one from the voter set, as a user's would.
+        let nodes: Vec<Broker> = (0..n)
             .map(|i| {
-                let mut o = options.clone().prop("cluster.id", &cluster_id);
+                let mut o = options.clone();
                 o.port = Some(client_ports[i]);
                 let o = o
                     .prop("node.id", i + 1)
@@ -366,6 +359,11 @@ impl Cluster {
                 Broker::start_with(o)
             })
             .collect();
+        let cluster_id = std::fs::read_to_string(nodes[0].data_dir.join("meta.properties"))
+            .expect("meta.properties")
+            .lines()
+            .find_map(|l| l.strip_prefix("cluster.id=").map(str::to_string))
+            .expect("a cluster.id");
         Cluster {
             nodes,
             voters,

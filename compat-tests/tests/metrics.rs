@@ -131,6 +131,16 @@ fn counters_move_as_a_real_client_produces_and_consumes() {
         "{before:?}"
     );
     assert_eq!(sum(&before, "samsa_under_replicated_partitions", &[]), 0.0);
+    // A quorum of one: this node leads the metadata quorum and is an unfenced broker.
+    assert_eq!(
+        sum(&before, "samsa_raft_current_state", &[("state", "leader")]),
+        1.0,
+        "{before:?}"
+    );
+    assert_eq!(sum(&before, "samsa_raft_current_leader", &[]), 1.0);
+    assert!(sum(&before, "samsa_raft_current_epoch", &[]) >= 1.0);
+    assert!(sum(&before, "samsa_metadata_applied_offset", &[]) >= 1.0);
+    assert_eq!(sum(&before, "samsa_broker_fenced", &[]), 0.0);
 
     let producer = producer(&broker, &[]);
     let records: Vec<_> = (0..100)

@@ -408,6 +408,7 @@ fn sample(broker: &Broker) -> Registry {
         states,
     );
     sample_groups(broker, &mut r);
+    sample_quorum(broker, &mut r);
     let under_replicated = Gauge::<i64>::default();
     r.register(
         "under_replicated_partitions",
@@ -415,6 +416,64 @@ fn sample(broker: &Broker) -> Registry {
         under_replicated,
     );
     r
+}
+
+/// The metadata quorum as this node sees it (Kafka's `raft-metrics`), and this broker's
+/// standing with the active controller.
+fn sample_quorum(broker: &Broker, r: &mut Registry) {
+    let status = broker.controller.status();
+    let gauge = |v: i64| {
+        let g = Gauge::<i64>::default();
+        g.set(v);
+        g
+    };
+    r.register(
+        "raft_current_leader",
+        "The metadata quorum's leader as this node knows it (-1: none)",
+        gauge(status.leader_id.map_or(-1, i64::from)),
+    );
+    r.register(
+        "raft_current_epoch",
+        "The metadata quorum's epoch as this node knows it",
+        gauge(status.epoch as i64),
+    );
+    r.register(
+        "raft_high_watermark",
+        "Offset below which the metadata log is committed, as this node knows it",
+        gauge(status.high_watermark),
+    );
+    r.register(
+        "metadata_applied_offset",
+        "Offset after the last metadata record this node applied to its image",
+        gauge(status.applied_offset),
+    );
+    let states = Family::<StateLabels, Gauge>::default();
+    use samsa_cluster::quorum::Role;
+    for (role, name) in [
+        (Role::Leader, "leader"),
+        (Role::Follower, "follower"),
+        (Role::Candidate, "candidate"),
+        (Role::Prospective, "prospective"),
+        (Role::Unattached, "unattached"),
+        (Role::Resigned, "resigned"),
+    ] {
+        states
+            .get_or_create(&StateLabels { state: name })
+            .set(i64::from(status.role == role));
+    }
+    r.register(
+        "raft_current_state",
+        "This node's role in the metadata quorum (1 for the current one)",
+        states,
+    );
+    let membership = *broker.membership.borrow();
+    r.register(
+        "broker_fenced",
+        "1 while the active controller has this broker fenced (or it is not registered yet)",
+        gauge(i64::from(
+            membership.fenced || membership.broker_epoch.is_none(),
+        )),
+    );
 }
 
 /// Group states, and per group and partition the committed offset and the lag behind the
