@@ -187,3 +187,43 @@ fn the_quorum_agrees_on_every_batch_through_kills_pauses_and_restarts() {
         "the logs never overlapped: nothing was compared"
     );
 }
+
+#[test]
+#[ignore = "a measurement: run by scripts/chaos"]
+fn how_long_a_cluster_is_without_a_leader_after_the_leader_is_killed() {
+    // SIGKILL the leader, time until another node reports a new leader (polled every 10 ms),
+    // restart the killed node, repeat. Printed as milliseconds and as a ratio of
+    // controller.quorum.election.timeout.ms, which bounds what a follower waits before it stands
+    // (after controller.quorum.fetch.timeout.ms without the leader).
+    let rounds: usize = std::env::var("CHAOS_FAILOVERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
+    let mut cluster = Cluster::start(3);
+    let mut took = Vec::new();
+    for _ in 0..rounds {
+        let (old, epoch, _) = leader(&cluster, Duration::from_secs(30));
+        cluster.node(old).kill();
+        let started = Instant::now();
+        loop {
+            let (l, e, _) = leader(&cluster, Duration::from_secs(30));
+            if l != old && e > epoch {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        took.push(started.elapsed());
+        cluster.node(old).restart();
+        let _ = leader(&cluster, Duration::from_secs(30));
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    took.sort();
+    let ms = |d: &Duration| d.as_secs_f64() * 1000.0;
+    let median = ms(&took[took.len() / 2]);
+    let max = ms(took.last().unwrap());
+    eprintln!(
+        "failover: {rounds} kills of the leader; median {median:.0} ms, max {max:.0} ms without a leader; {:.2}x / {:.2}x of fetch timeout + election timeout (3000 ms)",
+        median / 3000.0,
+        max / 3000.0
+    );
+}
