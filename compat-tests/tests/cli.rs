@@ -900,3 +900,272 @@ fn a_long_produce_shows_progress_on_a_terminal_only() {
         "produced 400000 records (2288890 bytes) to 'progress'\n"
     );
 }
+
+/// `samsa cluster local` run as a process, its stdout and stderr collected line by line.
+struct Launcher {
+    child: std::process::Child,
+    out: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    err: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Launcher {
+    fn start(dir: &Path, args: &[&str]) -> Launcher {
+        use std::io::BufRead;
+        let mut child = Command::new(compat_tests::samsa_bin())
+            .args(["cluster", "local", "--dir"])
+            .arg(dir)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run samsa cluster local");
+        let collect = |pipe: Box<dyn std::io::Read + Send>| {
+            let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let sink = lines.clone();
+            std::thread::spawn(move || {
+                for line in std::io::BufReader::new(pipe).lines().map_while(Result::ok) {
+                    sink.lock().unwrap().push(line);
+                }
+            });
+            lines
+        };
+        let out = collect(Box::new(child.stdout.take().unwrap()));
+        let err = collect(Box::new(child.stderr.take().unwrap()));
+        Launcher { child, out, err }
+    }
+
+    fn output(&self) -> String {
+        let out = self.out.lock().unwrap().join("\n");
+        format!(
+            "stdout:\n{out}\nstderr:\n{}",
+            self.err.lock().unwrap().join("\n")
+        )
+    }
+
+    /// Waits for a line of stdout (`err`: of stderr) containing `needle`; `None` if the
+    /// launcher exits first.
+    fn wait_for(&mut self, needle: &str, err: bool) -> Option<String> {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let lines = if err { &self.err } else { &self.out };
+            if let Some(l) = lines.lock().unwrap().iter().find(|l| l.contains(needle)) {
+                return Some(l.clone());
+            }
+            if self.child.try_wait().unwrap().is_some() {
+                std::thread::sleep(Duration::from_millis(100));
+                return None;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no '{needle}' line:\n{}",
+                self.output()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The pid of each node, from its `node <id>  pid <pid>  client ...` line.
+    fn pids(&self) -> Vec<i32> {
+        let out = self.out.lock().unwrap();
+        let pid = |l: &String| l.split_whitespace().nth(3).unwrap().parse().unwrap();
+        out.iter()
+            .filter(|l| l.contains("  pid "))
+            .map(pid)
+            .collect()
+    }
+
+    fn sigterm_and_wait(&mut self) -> ExitStatus {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "launcher still running:\n{}",
+                self.output()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Launcher {
+    fn drop(&mut self) {
+        // The nodes die with the launcher (they get SIGTERM when their parent dies).
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A base port whose plan for three nodes (base + 100*i + 0..=2) is free right now.
+fn free_base_port() -> u16 {
+    loop {
+        let base = compat_tests::free_port();
+        let ports =
+            (0..3u16).flat_map(|i| (0..3u16).map(move |k| base as u32 + 100 * i as u32 + k as u32));
+        let free =
+            |p: u32| p <= 65535 && std::net::TcpListener::bind(("127.0.0.1", p as u16)).is_ok();
+        if ports.clone().all(free) {
+            return base;
+        }
+    }
+}
+
+/// (leader, voters) of the metadata quorum as the node on `port` reports it.
+fn quorum(port: u16) -> (i32, usize) {
+    use kafka_protocol::messages::*;
+    let mut p = describe_quorum_request::PartitionData::default();
+    p.partition_index = 0;
+    let mut t = describe_quorum_request::TopicData::default();
+    t.topic_name = TopicName(kafka_protocol::protocol::StrBytes::from_static_str(
+        "__cluster_metadata",
+    ));
+    t.partitions = vec![p];
+    let mut r = DescribeQuorumRequest::default();
+    r.topics = vec![t];
+    let addr = format!("127.0.0.1:{port}");
+    let resp: DescribeQuorumResponse = raw_request_to(&addr, ApiKey::DescribeQuorum, 2, &r);
+    let p = &resp.topics[0].partitions[0];
+    (p.leader_id.0, p.current_voters.len())
+}
+
+/// Waits until every node in `ports` reports the same leader among three voters; returns it.
+fn one_leader_of_three(ports: &[u16]) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let seen: Vec<_> = ports.iter().map(|p| quorum(*p)).collect();
+        let leader = seen[0].0;
+        if (1..=3).contains(&leader) && seen.iter().all(|q| *q == (leader, 3)) {
+            return leader;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no single leader of 3 voters: {seen:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn gone(pid: i32) -> bool {
+    unsafe { libc::kill(pid, 0) == -1 && *libc::__errno_location() == libc::ESRCH }
+}
+
+/// Starts, stops and restarts `samsa cluster local --nodes 3` with real processes: one leader
+/// among three voters, every node gone after the launcher's SIGTERM, the same cluster (id,
+/// ports) on a second run, a node that dies alone reported while the others go on, and a
+/// different node count refused.
+#[test]
+fn cluster_local_runs_a_three_node_cluster_from_one_command() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path().join("cluster");
+    // A plan port can be taken between our check and the launcher's: it then refuses
+    // before starting anything, and we try another base.
+    let (mut launcher, base) = (0..5)
+        .find_map(|_| {
+            let base = free_base_port();
+            let port = base.to_string();
+            let mut l = Launcher::start(&dir, &["--nodes", "3", "--port", &port]);
+            match l.wait_for("node(s) serving", false) {
+                Some(_) => Some((l, base)),
+                None if l.output().contains("is not free") => None,
+                None => panic!("samsa cluster local failed:\n{}", l.output()),
+            }
+        })
+        .expect("a free base port");
+    let ports = [base, base + 100, base + 200];
+    let out = launcher.output();
+    let first = out
+        .lines()
+        .find(|l| l.starts_with("cluster "))
+        .unwrap()
+        .to_string();
+    assert!(
+        first.contains("(new)") && first.contains("3 node(s)"),
+        "{out}"
+    );
+    let bootstrap = format!(
+        "bootstrap 127.0.0.1:{},127.0.0.1:{},127.0.0.1:{}",
+        ports[0], ports[1], ports[2]
+    );
+    assert!(out.lines().any(|l| l == bootstrap), "{out}");
+    for (i, p) in ports.iter().enumerate() {
+        let line = format!("client 127.0.0.1:{p}  controller 127.0.0.1:{}", p + 1);
+        assert!(
+            out.contains(&line) && out.contains(&format!("node {} serving", i + 1)),
+            "{out}"
+        );
+    }
+    let id = std::fs::read_to_string(dir.join("cluster.id")).unwrap();
+    assert!(
+        first.starts_with(&format!("cluster {} ", id.trim())),
+        "{first}"
+    );
+    one_leader_of_three(&ports);
+
+    let pids = launcher.pids();
+    assert_eq!(pids.len(), 3, "{}", launcher.output());
+    let status = launcher.sigterm_and_wait();
+    assert!(status.success(), "{status}:\n{}", launcher.output());
+    for pid in &pids {
+        assert!(
+            gone(*pid),
+            "node pid {pid} outlived the launcher:\n{}",
+            launcher.output()
+        );
+    }
+    assert_eq!(
+        launcher
+            .output()
+            .matches("stopped (exit status: 0)")
+            .count(),
+        3
+    );
+
+    // Another node count for the same directory: refused, nothing started.
+    let (status, _, err) = compat_tests::run_with_timeout(
+        Command::new(compat_tests::samsa_bin())
+            .args(["cluster", "local", "--nodes", "5", "--dir"])
+            .arg(&dir),
+        CLI_TIMEOUT,
+    )
+    .unwrap();
+    assert_eq!(status.code(), Some(1));
+    assert!(
+        err.contains("holds a cluster with --nodes 3, not 5"),
+        "{err}"
+    );
+
+    // The same command again: the same cluster, on the stored ports.
+    let mut launcher = Launcher::start(&dir, &[]);
+    launcher
+        .wait_for("node(s) serving", false)
+        .unwrap_or_else(|| panic!("restart failed:\n{}", launcher.output()));
+    let first = launcher.out.lock().unwrap()[0].clone();
+    assert!(
+        first.starts_with(&format!("cluster {} (restarted)", id.trim())),
+        "{}",
+        launcher.output()
+    );
+    one_leader_of_three(&ports);
+    // A node that dies alone is reported; the others keep serving.
+    let pids = launcher.pids();
+    unsafe { libc::kill(pids[2], libc::SIGKILL) };
+    let line = launcher
+        .wait_for("exited on its own", true)
+        .expect("launcher still runs");
+    assert!(
+        line.contains(&format!("node 3 (pid {})", pids[2]))
+            && line.contains("2 node(s) still running"),
+        "{line}"
+    );
+    assert!(launcher.child.try_wait().unwrap().is_none());
+    quorum(ports[0]);
+    assert!(
+        launcher.sigterm_and_wait().success(),
+        "{}",
+        launcher.output()
+    );
+    assert!(pids.iter().all(|p| gone(*p)), "{}", launcher.output());
+}

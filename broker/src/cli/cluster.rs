@@ -1,5 +1,6 @@
 //! `samsa cluster info`: cluster id, controller, brokers with their advertised listeners, and
-//! the API versions the bootstrap broker serves (Metadata + ApiVersions).
+//! the API versions the bootstrap broker serves (Metadata + ApiVersions). `samsa cluster
+//! local` (in [`super::local`]) starts a cluster on this machine.
 
 use clap::Subcommand;
 use kafka_protocol::messages::ApiKey;
@@ -12,11 +13,23 @@ use super::Global;
 pub enum ClusterCommand {
     /// Cluster id, controller, brokers, listeners and API versions served.
     Info,
+    /// Start a cluster of N nodes on this machine (one child process each) and wait; Ctrl-C
+    /// stops it.
+    ///
+    /// Node i (1..=N) is broker and controller, a voter of the metadata quorum, and listens on
+    /// 127.0.0.1: PORT+100*(i-1) for clients, +1 for the controllers and +2 for Prometheus
+    /// metrics (`-- --metrics.listener=` disables them). Its data is in DIR/node-<i> and its log
+    /// in DIR/node-<i>.log. Every port is tried before anything starts. The cluster id, N and
+    /// PORT are kept in DIR/cluster.id and DIR/cluster.properties: the same command restarts
+    /// the same cluster. SIGINT/SIGTERM stops every node (SIGTERM, then SIGKILL after 30 s or
+    /// on a second signal); a node that exits on its own is reported and the others go on.
+    Local(super::local::LocalArgs),
 }
 
 pub fn run(global: &Global, cmd: &ClusterCommand) -> anyhow::Result<()> {
     match cmd {
         ClusterCommand::Info => info(global),
+        ClusterCommand::Local(args) => super::local::run(args),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod cluster;
 pub mod consume;
 pub mod dump_log;
 pub mod group;
+pub mod local;
 pub mod output;
 pub mod produce;
 pub mod records;

@@ -194,6 +194,16 @@ pub fn raw_request<Req: Encodable, Resp: Decodable>(
     version: i16,
     body: &Req,
 ) -> Resp {
+    raw_request_to(&broker.bootstrap(), key, version, body)
+}
+
+/// [`raw_request`] to a broker known only by its address (`host:port`).
+pub fn raw_request_to<Req: Encodable, Resp: Decodable>(
+    addr: &str,
+    key: ApiKey,
+    version: i16,
+    body: &Req,
+) -> Resp {
     let mut buf = BytesMut::new();
     buf.put_i32(0);
     let mut h = RequestHeader::default();
@@ -206,7 +216,7 @@ pub fn raw_request<Req: Encodable, Resp: Decodable>(
     body.encode(&mut buf, version).unwrap();
     let len = (buf.len() - 4) as i32;
     buf[..4].copy_from_slice(&len.to_be_bytes());
-    let mut s = TcpStream::connect(broker.bootstrap()).unwrap();
+    let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     s.write_all(&buf).unwrap();
     let mut size = [0u8; 4];
