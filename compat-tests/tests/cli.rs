@@ -470,10 +470,21 @@ fn cluster_info_reports_brokers_listeners_and_api_versions() {
         ),
         (Some(0), Some(4))
     );
+    // The quorum of one: node 1 leads, no lag.
+    let quorum = &info["quorum"];
+    assert_eq!(quorum["leader_id"], 1, "{info}");
+    let replicas = quorum["replicas"].as_array().unwrap();
+    assert_eq!(replicas.len(), 1);
+    assert_eq!(replicas[0]["status"], "leader");
+    assert_eq!(replicas[0]["lag"], 0);
     let (status, table, _) = samsa(&broker, &["cluster", "info"]);
     assert!(status.success());
     assert!(
         table.contains(&format!("1 (controller)  {}", broker.bootstrap())),
+        "{table}"
+    );
+    assert!(
+        table.contains("metadata quorum   leader 1  epoch "),
         "{table}"
     );
 }

@@ -1,5 +1,6 @@
-//! `samsa cluster info`: cluster id, controller, brokers with their advertised listeners, and
-//! the API versions the bootstrap broker serves (Metadata + ApiVersions). `samsa cluster
+//! `samsa cluster info`: cluster id, controller, brokers with their advertised listeners, the
+//! metadata quorum (leader, epoch, high watermark, each voter's and observer's log end, lag and
+//! last fetch, from DescribeQuorum), and the API versions the bootstrap broker serves. `samsa cluster
 //! local` (in [`super::local`]) starts a cluster on this machine.
 
 use clap::Subcommand;
@@ -56,6 +57,7 @@ fn info(global: &Global) -> anyhow::Result<()> {
         .collect();
     brokers.sort();
     let apis = client.served_versions();
+    let quorum = describe_quorum(&mut client);
     let cluster_id = meta.cluster_id.as_ref().map(|c| c.to_string());
     let controller = meta.controller_id.0;
     let value = json!({
@@ -69,6 +71,19 @@ fn info(global: &Global) -> anyhow::Result<()> {
             "listener": format!("{host}:{port}"),
             "rack": rack,
         })).collect::<Vec<_>>(),
+        "quorum": quorum.as_ref().map(|q| json!({
+            "leader_id": q.leader_id,
+            "leader_epoch": q.epoch,
+            "high_watermark": q.high_watermark,
+            "replicas": q.replicas.iter().map(|r| json!({
+                "node_id": r.node_id,
+                "status": r.status,
+                "log_end_offset": r.log_end_offset,
+                "lag": r.lag,
+                "last_fetch_ms_ago": r.last_fetch_ago_ms,
+                "last_caught_up_ms_ago": r.last_caught_up_ago_ms,
+            })).collect::<Vec<_>>(),
+        })),
         "apis": apis.iter().map(|(key, min, max)| json!({
             "api_key": key,
             "name": api_name(*key),
@@ -96,6 +111,34 @@ fn info(global: &Global) -> anyhow::Result<()> {
         }
         out.push_str(&t.render());
         out.push('\n');
+        if let Some(q) = &quorum {
+            // `kafka-metadata-quorum describe --status` and `--replication` as one table.
+            out.push_str(&format!(
+                "metadata quorum   leader {}  epoch {}  high watermark {}\n",
+                q.leader_id, q.epoch, q.high_watermark
+            ));
+            let mut t = Table::new(&[
+                "NODE",
+                "STATUS",
+                "LOG-END",
+                "LAG",
+                "LAST-FETCH",
+                "CAUGHT-UP",
+            ]);
+            let ago = |ms: Option<i64>| ms.map_or("-".to_string(), |ms| format!("{ms} ms ago"));
+            for r in &q.replicas {
+                t.row(vec![
+                    r.node_id.to_string(),
+                    r.status.to_string(),
+                    r.log_end_offset.to_string(),
+                    r.lag.map_or("-".into(), |l| l.to_string()),
+                    ago(r.last_fetch_ago_ms),
+                    ago(r.last_caught_up_ago_ms),
+                ]);
+            }
+            out.push_str(&t.render());
+            out.push('\n');
+        }
         let mut t = Table::new(&["API", "KEY", "VERSIONS"]);
         for (key, min, max) in &apis {
             t.row(vec![
@@ -107,4 +150,78 @@ fn info(global: &Global) -> anyhow::Result<()> {
         out + &t.render()
     });
     Ok(())
+}
+
+/// One replica of the metadata quorum, as `cluster info` shows it.
+struct QuorumReplica {
+    node_id: i32,
+    status: &'static str,
+    log_end_offset: i64,
+    lag: Option<i64>,
+    last_fetch_ago_ms: Option<i64>,
+    last_caught_up_ago_ms: Option<i64>,
+}
+
+struct QuorumView {
+    leader_id: i32,
+    epoch: i32,
+    high_watermark: i64,
+    replicas: Vec<QuorumReplica>,
+}
+
+/// DescribeQuorum through the bootstrap broker (which forwards it to the quorum's leader);
+/// `None` where the broker does not serve it or the quorum has no leader.
+fn describe_quorum(client: &mut super::client::Client) -> Option<QuorumView> {
+    use kafka_protocol::messages::{describe_quorum_request, DescribeQuorumRequest, TopicName};
+    use kafka_protocol::protocol::StrBytes;
+    let (_, resp) = client
+        .call(super::client::Node::Any, |_| {
+            let mut p = describe_quorum_request::PartitionData::default();
+            p.partition_index = 0;
+            let mut t = describe_quorum_request::TopicData::default();
+            t.topic_name = TopicName(StrBytes::from_static_str("__cluster_metadata"));
+            t.partitions = vec![p];
+            let mut r = DescribeQuorumRequest::default();
+            r.topics = vec![t];
+            r
+        })
+        .ok()?;
+    let p = resp.topics.first()?.partitions.first()?;
+    if resp.error_code != 0 || p.error_code != 0 {
+        return None;
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    let ago = |t: i64| (t >= 0).then(|| (now - t).max(0));
+    let replica = |r: &kafka_protocol::messages::describe_quorum_response::ReplicaState,
+                   status: &'static str| QuorumReplica {
+        node_id: r.replica_id.0,
+        status,
+        log_end_offset: r.log_end_offset,
+        lag: (r.log_end_offset >= 0).then(|| (p.high_watermark - r.log_end_offset).max(0)),
+        last_fetch_ago_ms: ago(r.last_fetch_timestamp),
+        last_caught_up_ago_ms: ago(r.last_caught_up_timestamp),
+    };
+    let mut replicas: Vec<QuorumReplica> = p
+        .current_voters
+        .iter()
+        .map(|r| {
+            replica(
+                r,
+                if r.replica_id == p.leader_id {
+                    "leader"
+                } else {
+                    "follower"
+                },
+            )
+        })
+        .collect();
+    replicas.extend(p.observers.iter().map(|r| replica(r, "observer")));
+    Some(QuorumView {
+        leader_id: p.leader_id.0,
+        epoch: p.leader_epoch,
+        high_watermark: p.high_watermark,
+        replicas,
+    })
 }
