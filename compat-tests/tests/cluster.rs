@@ -184,3 +184,71 @@ fn a_node_away_while_the_others_snapshotted_catches_up_from_the_leaders_snapshot
         log.join("\n")
     );
 }
+
+#[test]
+fn the_controller_listener_serves_only_the_controller_apis_and_survives_bad_input() {
+    use std::io::{Read, Write};
+    let cluster = Cluster::start(1);
+    let node = &cluster.nodes[0];
+    settled(node, 1, 1, Duration::from_secs(30));
+    let controller = cluster.voters.split_once('@').unwrap().1.to_string();
+
+    // ApiVersions there lists the controllers' RPCs and DescribeQuorum, not the client APIs.
+    let versions: ApiVersionsResponse = raw_request_to(
+        &controller,
+        ApiKey::ApiVersions,
+        3,
+        &ApiVersionsRequest::default(),
+    );
+    let keys: Vec<i16> = versions.api_keys.iter().map(|k| k.api_key).collect();
+    for k in [
+        ApiKey::Vote,
+        ApiKey::Fetch,
+        ApiKey::DescribeQuorum,
+        ApiKey::BrokerHeartbeat,
+    ] {
+        assert!(keys.contains(&(k as i16)), "{k:?} missing from {keys:?}");
+    }
+    assert!(!keys.contains(&(ApiKey::Produce as i16)), "{keys:?}");
+    // And the client listener does not list the controllers' RPCs.
+    let versions: ApiVersionsResponse =
+        raw_request(node, ApiKey::ApiVersions, 3, &ApiVersionsRequest::default());
+    assert!(!versions
+        .api_keys
+        .iter()
+        .any(|k| k.api_key == ApiKey::Vote as i16));
+
+    // A vote from another cluster is refused with INCONSISTENT_CLUSTER_ID.
+    let mut p = vote_request::PartitionData::default();
+    p.partition_index = 0;
+    p.replica_epoch = 1000;
+    p.replica_id = BrokerId(7);
+    let mut t = vote_request::TopicData::default();
+    t.topic_name = TopicName(StrBytes::from_static_str("__cluster_metadata"));
+    t.partitions = vec![p];
+    let mut vote = VoteRequest::default();
+    vote.cluster_id = Some(StrBytes::from_static_str("someOtherClusterId0000"));
+    vote.topics = vec![t];
+    let r: VoteResponse = raw_request_to(&controller, ApiKey::Vote, 2, &vote);
+    assert_eq!(r.error_code, ResponseError::InconsistentClusterId.code());
+
+    // A client request, and bytes that are no request at all, close only that connection.
+    for junk in [
+        {
+            let mut produce = vec![0, 0, 0, 12];
+            produce.extend_from_slice(&[0, 0, 0, 9, 0, 0, 0, 1, 0xff, 0xff, 0, 0]);
+            produce
+        },
+        vec![0x7f, 0xff, 0xff, 0xff, 1, 2, 3],
+    ] {
+        let mut s = std::net::TcpStream::connect(&controller).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(&junk).unwrap();
+        let mut buf = [0u8; 16];
+        assert_eq!(s.read(&mut buf).unwrap_or(0), 0, "closed without an answer");
+    }
+    // The quorum goes on: still led, still committing.
+    let (leader, _, hw) = settled(node, 1, 1, Duration::from_secs(10));
+    assert_eq!(leader, 1);
+    settled(node, 1, hw + 1, Duration::from_secs(10));
+}

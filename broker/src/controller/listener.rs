@@ -17,6 +17,9 @@ use super::active::NOT_CONTROLLER;
 use super::runtime::{Command, Routed};
 use super::wire;
 
+/// How errors that are the peer's fault begin (logged as warnings; I/O errors are not).
+const REFUSED: &str = "refused request";
+
 /// Largest request frame a controller accepts (Fetch and FetchSnapshot requests are small).
 const REQUEST_BYTES_MAX: usize = 8 << 20;
 
@@ -44,8 +47,14 @@ pub(super) fn spawn(
                     let ids = ids.clone();
                     let cluster_id = cluster_id.clone();
                     tokio::spawn(async move {
-                        if let Err(e) = serve(stream, tx, ids, cluster_id).await {
-                            tracing::debug!(%peer, error = %e, "controller connection closed");
+                        match serve(stream, tx, ids, cluster_id).await {
+                            Err(e) if e.starts_with(REFUSED) => {
+                                tracing::warn!(%peer, error = %e, "controller connection closed")
+                            }
+                            Err(e) => {
+                                tracing::debug!(%peer, error = %e, "controller connection closed")
+                            }
+                            Ok(()) => {}
                         }
                     });
                 }
@@ -69,7 +78,10 @@ async fn serve(
     let mut out = BytesMut::new();
     loop {
         let frame = loop {
-            if let Some(f) = decoder.decode(&mut buf).map_err(|e| e.to_string())? {
+            if let Some(f) = decoder
+                .decode(&mut buf)
+                .map_err(|e| format!("{REFUSED}: {e}"))?
+            {
                 break f;
             }
             if stream.read_buf(&mut buf).await.map_err(|e| e.to_string())? == 0 {
@@ -77,7 +89,7 @@ async fn serve(
             }
         };
         let req = samsa_protocol::decode_request_served(frame, CONTROLLER_APIS)
-            .map_err(|e| format!("refused request: {e}"))?;
+            .map_err(|e| format!("{REFUSED}: {e}"))?;
         let key = req.api_key;
         let version = req.api_version();
         let correlation_id = req.correlation_id();

@@ -158,7 +158,10 @@ impl KraftConfig {
                 format!("node.id={node_id} is a voter, so process.roles must include controller"),
             ));
         }
-        let listener = if voters.len() > 1 && roles.controller {
+        // A controller with other voters needs its listener; a quorum of one serves one too
+        // when configured (for DescribeQuorum and tools that ask the controller directly).
+        let configured_listener = !listener_names.is_empty() && controller_listener.is_some();
+        let listener = if roles.controller && (voters.len() > 1 || configured_listener) {
             if listener_names.is_empty() {
                 return Err(invalid(
                     "controller.listener.names",
@@ -171,8 +174,8 @@ impl KraftConfig {
                     format!("listener '{listener_name}' is not in listeners"),
                 )
             })?;
-            let mine = voters[&node_id].expect("configured voters have addresses");
-            if l.port != mine.port() {
+            let mine = voters[&node_id];
+            if let Some(mine) = mine.filter(|m| m.port() != l.port) {
                 return Err(invalid(
                     "controller.quorum.voters",
                     format!(
