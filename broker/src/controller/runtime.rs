@@ -510,6 +510,11 @@ impl Runtime {
                 cmd = rx.recv() => {
                     let Some(cmd) = cmd else { return Ok(()) };
                     if !self.command(cmd)? {
+                        if !self.peers.is_empty() {
+                            // Let the connection tasks send the EndQuorumEpoch of a resigning
+                            // leader before the runtime (and they) go.
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                        }
                         return Ok(());
                     }
                 }
