@@ -355,7 +355,10 @@ fn bind_metrics_listener(config: &BrokerConfig) -> anyhow::Result<Option<std::ne
         .ok()
         .and_then(|mut a| a.next())
         .ok_or_else(|| anyhow::anyhow!("metrics.listener '{value}' is not host:port"))?;
-    let socket = bind_with_patience(addr).map_err(|e| {
+    // No patience here: the metrics endpoint is a plain socket, released as soon as its
+    // process is gone, so a taken port is another process's (typically a second node on
+    // this machine with the default port) and waiting would only delay the message.
+    let socket = net::bind(addr).map_err(|e| {
         anyhow::anyhow!("cannot listen on {addr} (metrics.listener): {e}; choose another port or set metrics.listener= to disable it")
     })?;
     Ok(Some(socket))

@@ -467,3 +467,29 @@ fn start_logs_its_steps_and_listeners_and_stays_quiet_per_request() {
         .collect();
     assert!(new.is_empty(), "per-request log lines: {new:?}");
 }
+
+#[test]
+fn a_second_node_on_the_same_metrics_port_fails_at_once_naming_the_key() {
+    let first = Broker::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new(compat_tests::samsa_bin());
+    cmd.arg(format!("--log.dirs={}", dir.path().display()))
+        .arg(format!(
+            "--listeners=PLAINTEXT://127.0.0.1:{}",
+            compat_tests::free_port()
+        ))
+        .arg(format!(
+            "--metrics.listener=127.0.0.1:{}",
+            first.metrics_port
+        ));
+    let (status, _, err) =
+        compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(30)).unwrap();
+    assert!(!status.success());
+    assert!(
+        err.contains("metrics.listener") && err.contains(&first.metrics_port.to_string()),
+        "{err}"
+    );
+    // At once: not after the patience the client listeners have for a port still held by a
+    // crashed process's io_uring.
+    assert!(!err.contains("retrying for up to"), "{err}");
+}
