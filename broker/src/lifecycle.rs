@@ -74,82 +74,98 @@ pub async fn run(
         Duration::from_millis(broker.config.long("broker.heartbeat.interval.ms").max(10) as u64);
     let incarnation_id = Uuid::new_v4();
     let backoff = Duration::from_millis(100);
-    // Register, retrying until some controller leads and accepts.
-    let epoch = loop {
-        if *shutdown.borrow() {
-            return;
-        }
-        let req = ControllerRequest::RegisterBroker(registration(&broker, incarnation_id));
-        match broker.controller.request(req).await {
-            Ok(ControllerReply::RegisterBroker(r)) => break r.broker_epoch,
-            Ok(_) => {}
-            Err((code, why)) => {
-                tracing::debug!(code, %why, "broker registration not accepted yet; retrying")
-            }
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(backoff) => {}
-            _ = shutdown.changed() => {}
-        }
-    };
-    tracing::info!(
-        broker_epoch = epoch,
-        "registered with the active controller"
-    );
-    membership.send_replace(Membership {
-        broker_epoch: Some(epoch),
-        fenced: true,
-    });
-    let heartbeat = |want_shut_down: bool| BrokerHeartbeatRequest {
+    let heartbeat = |epoch: i64, want_shut_down: bool| BrokerHeartbeatRequest {
         broker_id: broker.node_id,
         broker_epoch: epoch,
         current_metadata_offset: broker.controller.status().applied_offset - 1,
         want_fence: false,
         want_shut_down,
     };
-    let mut fenced = true;
-    let mut first = true;
-    loop {
-        // The first heartbeat at once and then quickly until unfenced (the controller waits
-        // for this broker to apply its own registration), then at the configured interval.
-        let wait = match (first, fenced) {
-            (true, _) => Duration::ZERO,
-            (false, true) => interval.min(Duration::from_millis(20)),
-            (false, false) => interval,
-        };
-        first = false;
-        tokio::select! {
-            _ = tokio::time::sleep(wait) => {}
-            _ = shutdown.changed() => {}
-        }
-        if *shutdown.borrow() {
-            break;
-        }
-        let req = ControllerRequest::BrokerHeartbeat(heartbeat(false));
-        match broker.controller.request(req).await {
-            Ok(ControllerReply::BrokerHeartbeat(r)) => {
-                if r.is_fenced != fenced {
-                    fenced = r.is_fenced;
-                    if fenced {
-                        tracing::warn!(broker_epoch = epoch, "the controller fenced this broker");
-                    } else {
-                        tracing::info!(broker_epoch = epoch, "the controller unfenced this broker");
-                    }
-                    membership.send_replace(Membership {
-                        broker_epoch: Some(epoch),
-                        fenced,
-                    });
+    let mut epoch;
+    'member: loop {
+        // Register, retrying until some controller leads and accepts.
+        epoch = loop {
+            if *shutdown.borrow() {
+                return;
+            }
+            let req = ControllerRequest::RegisterBroker(registration(&broker, incarnation_id));
+            match broker.controller.request(req).await {
+                Ok(ControllerReply::RegisterBroker(r)) => break r.broker_epoch,
+                Ok(_) => {}
+                Err((code, why)) => {
+                    tracing::debug!(code, %why, "broker registration not accepted yet; retrying")
                 }
             }
-            Ok(_) => {}
-            Err((code, why)) => tracing::debug!(code, %why, "heartbeat failed"),
+            tokio::select! {
+                _ = tokio::time::sleep(backoff) => {}
+                _ = shutdown.changed() => {}
+            }
+        };
+        tracing::info!(
+            broker_epoch = epoch,
+            "registered with the active controller"
+        );
+        membership.send_replace(Membership {
+            broker_epoch: Some(epoch),
+            fenced: true,
+        });
+        let mut fenced = true;
+        let mut first = true;
+        loop {
+            // The first heartbeat at once and then quickly until unfenced (the controller
+            // waits for this broker to apply its own registration), then at the interval.
+            let wait = match (first, fenced) {
+                (true, _) => Duration::ZERO,
+                (false, true) => interval.min(Duration::from_millis(20)),
+                (false, false) => interval,
+            };
+            first = false;
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = shutdown.changed() => {}
+            }
+            if *shutdown.borrow() {
+                break 'member;
+            }
+            let req = ControllerRequest::BrokerHeartbeat(heartbeat(epoch, false));
+            match broker.controller.request(req).await {
+                Ok(ControllerReply::BrokerHeartbeat(r)) => {
+                    if r.is_fenced != fenced {
+                        fenced = r.is_fenced;
+                        if fenced {
+                            tracing::warn!(
+                                broker_epoch = epoch,
+                                "the controller fenced this broker"
+                            );
+                        } else {
+                            tracing::info!(
+                                broker_epoch = epoch,
+                                "the controller unfenced this broker"
+                            );
+                        }
+                        membership.send_replace(Membership {
+                            broker_epoch: Some(epoch),
+                            fenced,
+                        });
+                    }
+                }
+                Ok(_) => {}
+                // STALE_BROKER_EPOCH: the controller knows this broker by another epoch (or
+                // not at all): register again, as Kafka's brokers do.
+                Err((77, why)) => {
+                    tracing::warn!(broker_epoch = epoch, %why, "the controller does not know this broker's epoch; registering again");
+                    membership.send_replace(Membership::default());
+                    continue 'member;
+                }
+                Err((code, why)) => tracing::debug!(code, %why, "heartbeat failed"),
+            }
         }
     }
     // Controlled shutdown: bounded, so that a cluster without a leader does not hold the
     // process forever.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     while tokio::time::Instant::now() < deadline {
-        let req = ControllerRequest::BrokerHeartbeat(heartbeat(true));
+        let req = ControllerRequest::BrokerHeartbeat(heartbeat(epoch, true));
         let answer =
             tokio::time::timeout(Duration::from_secs(2), broker.controller.request(req)).await;
         if let Ok(Ok(ControllerReply::BrokerHeartbeat(r))) = answer {
