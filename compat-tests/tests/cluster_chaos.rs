@@ -6,8 +6,8 @@
 //! each must reach the final high watermark. A fault that made two nodes commit different
 //! records, or lose a committed one, shows as a mismatch.
 //!
-//! Long by design: `scripts/chaos` runs it (`CHAOS_ROUNDS`, default 20, and
-//! `CHAOS_SEED`); the default suite does not.
+//! Long by design: `scripts/chaos` runs it (`CHAOS_ROUNDS`, default 20, `CHAOS_NODES`, default
+//! 3, and `CHAOS_SEED`); the default suite does not.
 
 mod common;
 
@@ -102,15 +102,19 @@ fn the_quorum_agrees_on_every_batch_through_kills_pauses_and_restarts() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| rand::random());
-    eprintln!("chaos: {rounds} rounds, CHAOS_SEED={seed}");
+    let nodes: i32 = std::env::var("CHAOS_NODES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    eprintln!("chaos: {nodes} nodes, {rounds} rounds, CHAOS_SEED={seed}");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let options = BrokerOptions::default()
         .prop("metadata.max.idle.interval.ms", 20)
         .prop("metadata.log.max.record.bytes.between.snapshots", 20_000);
-    let mut cluster = Cluster::start_with(3, options);
+    let mut cluster = Cluster::start_with(nodes as usize, options);
     let (_, mut epoch, _) = leader(&cluster, Duration::from_secs(30));
     for round in 0..rounds {
-        let victim = rng.gen_range(1..=3);
+        let victim = rng.gen_range(1..=nodes);
         let fault = rng.gen_range(0..3);
         let away = Duration::from_millis(rng.gen_range(200..4000));
         eprintln!("round {round}: node {victim}, fault {fault}, {away:?}");
