@@ -855,3 +855,72 @@ fn producer_ids_are_handed_out_in_blocks_of_1000() {
         .unwrap_err();
     assert_eq!(e.error_code(), 77);
 }
+
+#[test]
+fn directory_ids_below_100_are_reserved_and_100_is_not() {
+    let mut h = three_brokers();
+    let mut r = registration(4, 1);
+    r.log_dirs = vec![Uuid::from_u64_pair(0, 99)];
+    let e = h.register(r).unwrap_err();
+    assert_eq!(e.error_code(), ResponseError::InvalidRegistration.code());
+    let mut r = registration(4, 1);
+    r.log_dirs = vec![Uuid::from_u64_pair(0, 100)];
+    assert!(h.register(r).is_ok());
+}
+
+#[test]
+fn a_new_incarnation_is_unfenced_only_once_it_has_applied_its_own_record() {
+    // The new registration's record comes after the partition changes that take the old
+    // incarnation out of its partitions: the broker must have applied that record itself,
+    // not just the batch's first offset.
+    let mut h = three_brokers();
+    h.create_topics(vec![topic("t", 3, 3)]);
+    for _ in 0..4 {
+        h.advance(3_000);
+        h.heartbeat(1);
+        h.heartbeat(3);
+    }
+    let offset = h.offset;
+    let (records, reply) = h
+        .ctl
+        .register_broker(h.now, &h.image, offset, registration(2, 2))
+        .unwrap();
+    assert!(
+        records.len() > 1,
+        "partition changes come first: {records:?}"
+    );
+    let record_offset = offset + records.len() as i64 - 1;
+    h.apply(&records);
+    let heartbeat = |h: &mut Harness, applied: i64| {
+        h.heartbeat_with(BrokerHeartbeatRequest {
+            broker_id: 2,
+            broker_epoch: reply.broker_epoch,
+            current_metadata_offset: applied,
+            want_fence: false,
+            want_shut_down: false,
+        })
+        .unwrap()
+        .1
+    };
+    assert!(heartbeat(&mut h, record_offset - 1).is_fenced);
+    assert!(!heartbeat(&mut h, record_offset).is_fenced);
+}
+
+#[test]
+fn an_unfenced_broker_wanting_both_fence_and_shutdown_is_told_to_shut_down_at_once() {
+    // Kafka's SHUTDOWN_NOW, even while it leads partitions: it asked to be fenced too.
+    let mut h = three_brokers();
+    h.create_topics(vec![topic("t", 3, 3)]);
+    let leader = h.partition("t", 0).leader;
+    let epoch = h.image.broker(leader).unwrap().epoch;
+    let (_, reply) = h
+        .heartbeat_with(BrokerHeartbeatRequest {
+            broker_id: leader,
+            broker_epoch: epoch,
+            current_metadata_offset: h.offset - 1,
+            want_fence: true,
+            want_shut_down: true,
+        })
+        .unwrap();
+    assert!(reply.should_shut_down, "{reply:?}");
+}
