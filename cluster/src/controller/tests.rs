@@ -924,3 +924,46 @@ fn an_unfenced_broker_wanting_both_fence_and_shutdown_is_told_to_shut_down_at_on
         .unwrap();
     assert!(reply.should_shut_down, "{reply:?}");
 }
+
+#[test]
+fn new_partitions_put_each_replica_in_its_brokers_only_log_directory() {
+    let mut h = three_brokers();
+    // Broker 4 registers two directories: the broker chooses (UNASSIGNED).
+    let mut r = registration(4, 1);
+    r.log_dirs = vec![log_dir(4, 1), log_dir(4, 2)];
+    h.register(r).unwrap();
+    h.heartbeat(4);
+    h.heartbeat(4);
+    h.create_topics(vec![topic("t", 8, 3)]);
+    let mut seen_unassigned = false;
+    for p in 0..8 {
+        let p = h.partition("t", p);
+        assert_eq!(p.directories.len(), p.replicas.len(), "{p:?}");
+        for (b, d) in p.replicas.iter().zip(p.directories.iter()) {
+            if *b == 4 {
+                assert_eq!(*d, super::topics::DIRECTORY_UNASSIGNED);
+                seen_unassigned = true;
+            } else {
+                assert_eq!(*d, log_dir(*b, 1), "broker {b}'s only directory");
+            }
+        }
+    }
+    assert!(seen_unassigned, "broker 4 holds a replica somewhere");
+}
+
+#[test]
+fn topic_ids_are_version_4_never_reserved_never_dash_first_and_unique() {
+    let mut h = three_brokers();
+    let names: Vec<String> = (0..300).map(|i| format!("t{i}")).collect();
+    h.create_topics(names.iter().map(|n| topic(n, 1, 1)).collect());
+    let mut ids = std::collections::HashSet::new();
+    for n in &names {
+        let id = h.image.topic_by_name(n).unwrap().id;
+        assert_eq!(id.get_version_num(), 4, "{id}");
+        assert!(
+            id.as_bytes()[0] >> 2 != 62,
+            "base64 would start with '-': {id}"
+        );
+        assert!(ids.insert(id), "{id} twice");
+    }
+}

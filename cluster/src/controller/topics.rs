@@ -32,7 +32,7 @@ const TOPIC_NAME_LENGTH_MAX: usize = 249;
 /// The metadata log's own topic, which cannot be created (`Topic.CLUSTER_METADATA_TOPIC_NAME`).
 const CLUSTER_METADATA_TOPIC: &str = "__cluster_metadata";
 /// Kafka's `DirectoryId.UNASSIGNED`: a replica whose directory the broker will choose.
-const DIRECTORY_UNASSIGNED: Uuid = Uuid::from_u64_pair(0, 1);
+pub(super) const DIRECTORY_UNASSIGNED: Uuid = Uuid::from_u64_pair(0, 1);
 
 /// One topic of a CreateTopics request.
 #[derive(Debug, Clone, PartialEq, Eq)]
