@@ -304,6 +304,18 @@ fn more_than_10_000_partitions_in_one_request_is_a_policy_violation() {
     assert_eq!(h.image.topic_count(), 0);
     let r = h.create_topics(vec![topic("a", 5_000, 1), topic("b", 5_000, 1)]);
     assert!(r.iter().all(|r| r.error_code == 0));
+    // A count of -1 counts as num.partitions.
+    h.ctl.cfg.default_num_partitions = 4_000;
+    let r = h.create_topics(vec![
+        topic("c", -1, 1),
+        topic("d", -1, 1),
+        topic("e", -1, 1),
+    ]);
+    assert!(
+        r.iter()
+            .all(|r| r.error_code == ResponseError::PolicyViolation.code()),
+        "{r:?}"
+    );
 }
 
 #[test]
