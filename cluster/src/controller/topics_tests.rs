@@ -565,3 +565,59 @@ fn alter_partition_checks_the_leaders_epoch_and_the_topic() {
         ResponseError::UnknownTopicOrPartition.code()
     );
 }
+
+#[test]
+fn create_partitions_refuses_duplicates_and_more_than_10_000_new_partitions_per_request() {
+    let mut h = three_brokers();
+    h.create_topics(vec![topic("a", 1, 1), topic("b", 1, 1), topic("c", 1, 1)]);
+    let grow = |name: &str, count: i32| CreatePartitionsTopic {
+        name: name.into(),
+        count,
+        assignments: None,
+    };
+    let (records, results) = h
+        .ctl
+        .create_partitions(
+            &h.image,
+            vec![grow("a", 2), grow("a", 3), grow("b", 2)],
+            false,
+            1,
+        )
+        .unwrap();
+    let code = |n: &str| results.iter().find(|r| r.name == n).unwrap().error_code;
+    assert_eq!(
+        code("a"),
+        ResponseError::InvalidRequest.code(),
+        "{results:?}"
+    );
+    assert_eq!(code("b"), 0);
+    assert_eq!(results.len(), 2, "one result per distinct name");
+    h.apply(&records);
+    // 5,000 + 5,000 new partitions fit; one more on a third topic does not.
+    let (_, results) = h
+        .ctl
+        .create_partitions(
+            &h.image,
+            vec![grow("a", 5_001), grow("b", 5_002), grow("c", 2)],
+            true,
+            1,
+        )
+        .unwrap();
+    let code = |n: &str| results.iter().find(|r| r.name == n).unwrap().error_code;
+    assert_eq!((code("a"), code("b")), (0, 0), "{results:?}");
+    assert_eq!(
+        code("c"),
+        ResponseError::PolicyViolation.code(),
+        "{results:?}"
+    );
+}
+
+#[test]
+fn a_refused_topic_reports_minus_one_partitions_and_replication_factor() {
+    let mut h = three_brokers();
+    h.create_topics(vec![topic("a", 1, 1)]);
+    let r = h.create_topics(vec![topic("a", 3, 1)]);
+    assert_eq!(r[0].error_code, ResponseError::TopicAlreadyExists.code());
+    assert_eq!((r[0].num_partitions, r[0].replication_factor), (-1, -1));
+    assert!(r[0].topic_id.is_nil());
+}
