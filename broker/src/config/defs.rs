@@ -573,6 +573,12 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         "wait before retrying a failed controller request",
     ),
     def(
+        "broker.rack",
+        String,
+        None,
+        "this broker's rack: registered with the controller, reported in Metadata",
+    ),
+    def(
         "broker.session.timeout.ms",
         Int,
         Some("9000"),

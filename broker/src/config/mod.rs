@@ -340,7 +340,16 @@ impl BrokerConfig {
                 .filter_map(|l| Listener::parse(l).ok())
                 .collect()
         } else {
+            // Kafka's default: the listeners, less the controller's (clients never get those).
+            let controller = self.list("controller.listener.names");
             self.listeners()
+                .into_iter()
+                .filter(|l| {
+                    !controller
+                        .iter()
+                        .any(|c| c.trim().eq_ignore_ascii_case(&l.name))
+                })
+                .collect()
         };
         for l in &mut ls {
             if l.host.is_empty() || l.host == "0.0.0.0" || l.host == "::" {
@@ -520,6 +529,27 @@ mod tests {
                 ("c".into(), "3".into()),
                 ("d".into(), "x,y".into())
             ]
+        );
+    }
+
+    #[test]
+    fn clients_are_never_advertised_the_controller_listener() {
+        let flags: Vec<(String, String)> = [
+            (
+                "listeners",
+                "CONTROLLER://127.0.0.1:9093,PLAINTEXT://0.0.0.0:9092",
+            ),
+            ("controller.listener.names", "CONTROLLER"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let c = BrokerConfig::load(None, vec![], flags).unwrap();
+        let ls = c.advertised_listeners();
+        assert_eq!(ls.len(), 1, "{ls:?}");
+        assert_eq!(
+            (ls[0].name.as_str(), ls[0].host.as_str(), ls[0].port),
+            ("PLAINTEXT", "127.0.0.1", 9092)
         );
     }
 }

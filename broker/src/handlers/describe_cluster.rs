@@ -38,6 +38,12 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeClusterRequest) -> DescribeClusterResp
         b.broker_id = BrokerId(ctx.broker.node_id);
         b.host = StrBytes::from_string(l.host);
         b.port = l.port as i32;
+        b.rack = ctx
+            .broker
+            .config
+            .get("broker.rack")
+            .filter(|r| !r.is_empty())
+            .map(StrBytes::from_string);
         resp.brokers.push(b);
     }
     resp

@@ -140,6 +140,12 @@ fn brokers(ctx: &Ctx<'_>) -> Vec<MetadataResponseBroker> {
         b.host = StrBytes::from_string(l.host);
         b.port = l.port as i32;
     }
+    b.rack = ctx
+        .broker
+        .config
+        .get("broker.rack")
+        .filter(|r| !r.is_empty())
+        .map(StrBytes::from_string);
     vec![b]
 }
 
