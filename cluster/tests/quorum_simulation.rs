@@ -920,6 +920,17 @@ fn a_voter_that_was_cut_off_does_not_depose_a_healthy_leader() {
     }
 }
 
+/// A network and disks without faults: what happens is the protocol's doing alone.
+fn calm_settings(nodes: usize) -> Settings {
+    let mut s = settings(nodes);
+    s.drop_per_mille = 0;
+    s.duplicate_per_mille = 0;
+    s.crash_per_mille_per_s = 0;
+    s.partition_per_mille_per_s = 0;
+    s.chaos_ms = 0;
+    s
+}
+
 #[test]
 fn a_voter_cut_off_from_the_leader_alone_does_not_depose_it() {
     for seed in 0..40 {
@@ -930,14 +941,8 @@ fn a_voter_cut_off_from_the_leader_alone_does_not_depose_it() {
 fn cut_off_from_leader(seed: u64) {
     // KIP-996's other half: the node that lost the leader still reaches the third voter, which
     // hears from the leader and so refuses its pre-votes; nothing changes until the link heals.
-    let mut s = settings(3);
-    s.drop_per_mille = 0;
-    s.duplicate_per_mille = 0;
-    s.crash_per_mille_per_s = 0;
-    s.partition_per_mille_per_s = 0;
-    s.chaos_ms = 0;
-    s.calm_ms = 5 * SECOND;
-    let mut sim = Sim::new(seed, s);
+    let mut sim = Sim::new(seed, calm_settings(3));
+    sim.s.calm_ms = 5 * SECOND;
     sim.run();
     let leader = sim.leaders.clone();
     assert_eq!(leader.len(), 1);
@@ -967,12 +972,7 @@ fn cut_off_from_leader(seed: u64) {
 fn cut_off_voter_rejoins(seed: u64) {
     // KIP-996: while the node is away its fetch times out and it stands, but pre-vote keeps
     // it from raising the epoch; back on the network it follows the leader it finds.
-    let mut s = settings(3);
-    s.drop_per_mille = 0;
-    s.duplicate_per_mille = 0;
-    s.crash_per_mille_per_s = 0;
-    s.partition_per_mille_per_s = 0;
-    s.chaos_ms = 0;
+    let mut s = calm_settings(3);
     s.calm_ms = 30 * SECOND;
     let mut sim = Sim::new(seed, s);
     // Let a leader settle, then cut off one follower for ten seconds.

@@ -15,14 +15,7 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 
 fn describe(node: &Broker) -> DescribeQuorumResponse {
-    let mut p = describe_quorum_request::PartitionData::default();
-    p.partition_index = 0;
-    let mut t = describe_quorum_request::TopicData::default();
-    t.topic_name = TopicName(StrBytes::from_static_str("__cluster_metadata"));
-    t.partitions = vec![p];
-    let mut r = DescribeQuorumRequest::default();
-    r.topics = vec![t];
-    raw_request(node, ApiKey::DescribeQuorum, 2, &r)
+    raw_request(node, ApiKey::DescribeQuorum, 2, &describe_quorum_request())
 }
 
 /// The quorum as `node` reports it once it has a leader and `voters` voters hold the log up

@@ -19,17 +19,10 @@ use std::time::{Duration, Instant};
 use common::*;
 use compat_tests::{BrokerOptions, Cluster};
 use kafka_protocol::messages::*;
-use kafka_protocol::protocol::StrBytes;
 use rand::{Rng, SeedableRng};
 
 fn describe(node: &Broker) -> Option<DescribeQuorumResponse> {
-    let mut p = describe_quorum_request::PartitionData::default();
-    p.partition_index = 0;
-    let mut t = describe_quorum_request::TopicData::default();
-    t.topic_name = TopicName(StrBytes::from_static_str("__cluster_metadata"));
-    t.partitions = vec![p];
-    let mut r = DescribeQuorumRequest::default();
-    r.topics = vec![t];
+    let r = describe_quorum_request();
     // A node may be paused or restarting: a failed request is "no answer", not a failure.
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         raw_request(node, ApiKey::DescribeQuorum, 2, &r)

@@ -229,3 +229,16 @@ pub fn raw_request_to<Req: Encodable, Resp: Decodable>(
     assert_eq!(frame.remaining(), 0, "whole response decoded");
     resp
 }
+
+/// DescribeQuorum of `__cluster_metadata`-0, as kafka-python's admin client sends it.
+pub fn describe_quorum_request() -> kafka_protocol::messages::DescribeQuorumRequest {
+    use kafka_protocol::messages::{describe_quorum_request, DescribeQuorumRequest, TopicName};
+    let mut p = describe_quorum_request::PartitionData::default();
+    p.partition_index = 0;
+    let mut t = describe_quorum_request::TopicData::default();
+    t.topic_name = TopicName(StrBytes::from_static_str("__cluster_metadata"));
+    t.partitions = vec![p];
+    let mut r = DescribeQuorumRequest::default();
+    r.topics = vec![t];
+    r
+}
