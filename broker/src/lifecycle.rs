@@ -89,7 +89,13 @@ pub async fn run(
                 return;
             }
             let req = ControllerRequest::RegisterBroker(registration(&broker, incarnation_id));
-            match broker.controller.request(req).await {
+            // A request forwarded to a leader that stopped answering can take the forwarding
+            // timeout (seconds): a shutdown does not wait for it.
+            let answer = tokio::select! {
+                a = broker.controller.request(req) => a,
+                _ = shutdown.changed() => return,
+            };
+            match answer {
                 Ok(ControllerReply::RegisterBroker(r)) => break r.broker_epoch,
                 Ok(_) => {}
                 Err((code, why)) => {
@@ -128,7 +134,11 @@ pub async fn run(
                 break 'member;
             }
             let req = ControllerRequest::BrokerHeartbeat(heartbeat(epoch, false));
-            match broker.controller.request(req).await {
+            let answer = tokio::select! {
+                a = broker.controller.request(req) => a,
+                _ = shutdown.changed() => break 'member,
+            };
+            match answer {
                 Ok(ControllerReply::BrokerHeartbeat(r)) => {
                     if r.is_fenced != fenced {
                         fenced = r.is_fenced;
