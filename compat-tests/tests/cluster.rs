@@ -29,7 +29,7 @@ fn settled(node: &Broker, voters: usize, offset: i64, timeout: Duration) -> (i32
         let caught_up = p
             .current_voters
             .iter()
-            .filter(|v| v.log_end_offset >= offset.max(1))
+            .filter(|v| v.log_end_offset >= offset.max(1) && v.last_caught_up_timestamp > 0)
             .count();
         if p.error_code == 0 && p.leader_id.0 >= 0 && p.high_watermark > 0 && caught_up >= voters {
             return (p.leader_id.0, p.leader_epoch, p.high_watermark);
