@@ -14,6 +14,7 @@ pub mod meta;
 pub mod metrics;
 pub mod net;
 pub mod partition;
+pub mod publisher;
 pub mod scram;
 pub mod server;
 pub mod topics;

@@ -30,6 +30,10 @@ pub struct Partition {
     /// What read_committed readers may see (Kafka's last stable offset).
     last_stable_offset: AtomicI64,
     leader_epoch: AtomicI32,
+    /// Whether this node leads the partition (the metadata image's `leader` is this node).
+    /// Topics this node alone knows (internal topics, topics from before the metadata log)
+    /// are always led here.
+    leader: std::sync::atomic::AtomicBool,
     durable: std::sync::atomic::AtomicBool,
 }
 
@@ -55,6 +59,7 @@ impl Partition {
             high_watermark: AtomicI64::new(0),
             last_stable_offset: AtomicI64::new(0),
             leader_epoch: AtomicI32::new(leader_epoch),
+            leader: true.into(),
             durable: durable.into(),
             data_arrived: Notify::new(),
             log: Mutex::new(log),
@@ -79,6 +84,25 @@ impl Partition {
     pub fn leader_epoch(&self) -> i32 {
         self.leader_epoch.load(Ordering::Acquire)
     }
+    pub fn is_leader(&self) -> bool {
+        self.leader.load(Ordering::Acquire)
+    }
+
+    /// Takes the leadership the metadata image gives this node: whether it leads, and the
+    /// leader epoch that new batches carry. Epochs never go back (the image's only grow).
+    pub fn set_leadership(&self, leader: bool, leader_epoch: i32) {
+        let log = self.log.lock();
+        let current = self.leader_epoch();
+        debug_assert!(
+            leader_epoch >= current,
+            "leader epoch {current} -> {leader_epoch}"
+        );
+        self.leader_epoch
+            .store(leader_epoch.max(current), Ordering::Release);
+        self.leader.store(leader, Ordering::Release);
+        drop(log);
+    }
+
     pub fn last_stable_offset(&self) -> i64 {
         self.last_stable_offset.load(Ordering::Acquire)
     }

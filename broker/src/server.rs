@@ -131,6 +131,12 @@ impl Broker {
             shutdown,
             config,
         });
+        // The topics of the metadata image as far as this node has it, before anything is
+        // served; the publisher follows the image from here on.
+        let mut published = crate::publisher::Published::default();
+        crate::publisher::publish(&broker, &broker.controller.image(), false, &mut published);
+        crate::publisher::spawn(&broker, published)
+            .map_err(|e| anyhow::anyhow!("cannot start the metadata publisher: {e}"))?;
         // Transactions prepared before a stop are completed before anything is served.
         broker.txn.load_all(&broker)?;
         Ok(broker)

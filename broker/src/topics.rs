@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
 use parking_lot::{Mutex, RwLock};
 use samsa_storage::{LogDir, TopicPartition};
 use serde::{Deserialize, Serialize};
@@ -27,8 +28,16 @@ pub struct Topic {
     /// `name` as responses carry it: clones share one buffer instead of copying the name.
     pub wire_name: StrBytes,
     pub id: Uuid,
+    /// The partitions this node hosts, in index order: all of them for a topic only this node
+    /// knows, those placed on this node for a topic of the metadata image.
     pub partitions: Vec<Arc<Partition>>,
+    /// How many partitions the topic has in the cluster (at least `partitions.len()`).
+    pub partition_count: i32,
     pub overrides: RwLock<TopicOverrides>,
+    /// Whether the topic comes from the metadata image (created through the controller), so
+    /// that it follows the image; else only this node knows it (internal topics, topics
+    /// created before the metadata log held topics).
+    pub managed: bool,
 }
 
 /// Kafka's internal topics: created by their coordinators, never by a client's Metadata request.
@@ -41,11 +50,44 @@ impl Topic {
     pub fn is_internal(&self) -> bool {
         is_internal_topic(&self.name)
     }
+    /// The hosted partition `index`, if this node has it.
     pub fn partition(&self, index: i32) -> Option<&Arc<Partition>> {
-        usize::try_from(index)
+        if self.partitions.len() == self.partition_count as usize {
+            return usize::try_from(index)
+                .ok()
+                .and_then(|i| self.partitions.get(i));
+        }
+        self.partitions
+            .binary_search_by_key(&index, |p| p.tp.partition)
             .ok()
-            .and_then(|i| self.partitions.get(i))
+            .map(|i| &self.partitions[i])
     }
+
+    /// The partition `index` if this node leads it, else why not: a partition the topic does
+    /// not have is UNKNOWN_TOPIC_OR_PARTITION, one another broker leads (or none does)
+    /// NOT_LEADER_OR_FOLLOWER, which clients answer by refreshing their metadata.
+    pub fn led_partition(&self, index: i32) -> Result<&Arc<Partition>, ResponseError> {
+        match self.partition(index) {
+            Some(p) if p.is_leader() => Ok(p),
+            Some(_) => Err(ResponseError::NotLeaderOrFollower),
+            None if (0..self.partition_count).contains(&index) => {
+                Err(ResponseError::NotLeaderOrFollower)
+            }
+            None => Err(ResponseError::UnknownTopicOrPartition),
+        }
+    }
+}
+
+/// A topic as the metadata image has it, for this node: what [`TopicRegistry::install`] makes
+/// the local state match.
+#[derive(Debug, Clone)]
+pub struct ImageTopic {
+    pub name: String,
+    pub id: Uuid,
+    pub partition_count: i32,
+    /// The partitions placed on this node: index, whether this node leads it, leader epoch.
+    pub hosted: Vec<(i32, bool, i32)>,
+    pub overrides: TopicOverrides,
 }
 
 /// Why a topic operation was refused; each maps to one Kafka error code.
@@ -99,9 +141,16 @@ struct MetadataFile {
 struct TopicRecord {
     name: String,
     id: Uuid,
+    /// The topic's partition count.
     partitions: i32,
     #[serde(default)]
     configs: TopicOverrides,
+    /// From the metadata image ([`Topic::managed`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    managed: bool,
+    /// The partitions this node hosts, when not all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hosted: Option<Vec<i32>>,
 }
 
 pub struct TopicRegistry {
@@ -115,6 +164,9 @@ pub struct TopicRegistry {
     admin: Mutex<()>,
     /// Metadata changes committed to the file (`MetadataFile::changes`).
     changes: AtomicI64,
+    /// Bumped after every change, for those waiting for one (a CreateTopics waits for the
+    /// controller's topics to be installed here).
+    generation: tokio::sync::watch::Sender<u64>,
 }
 
 impl TopicRegistry {
@@ -152,11 +204,16 @@ impl TopicRegistry {
             broker: RwLock::new(broker.clone()),
             admin: Mutex::new(()),
             changes: AtomicI64::new(meta.changes),
+            generation: tokio::sync::watch::channel(0).0,
         };
         for r in records.values() {
             let config = topic_config::log_config(broker, &r.configs);
-            let mut partitions = Vec::with_capacity(r.partitions as usize);
-            for i in 0..r.partitions {
+            let hosted: Vec<i32> = match &r.hosted {
+                Some(h) => h.clone(),
+                None => (0..r.partitions).collect(),
+            };
+            let mut partitions = Vec::with_capacity(hosted.len());
+            for i in hosted {
                 let tp = TopicPartition::new(r.name.clone(), i);
                 let log = match found.remove(&tp) {
                     Some(log) => log,
@@ -167,14 +224,21 @@ impl TopicRegistry {
                         registry.log_dir.create_log(&tp, config.clone())?
                     }
                 };
-                partitions.push(Arc::new(Partition::new(tp, r.id, log, 0)));
+                let p = Partition::new(tp, r.id, log, 0);
+                // A topic of the metadata image is led here only once the image says so.
+                if r.managed {
+                    p.set_leadership(false, 0);
+                }
+                partitions.push(Arc::new(p));
             }
             let topic = Arc::new(Topic {
                 name: r.name.clone(),
                 wire_name: StrBytes::from_string(r.name.clone()),
                 id: r.id,
                 partitions,
+                partition_count: r.partitions,
                 overrides: RwLock::new(r.configs.clone()),
+                managed: r.managed,
             });
             registry.insert(topic);
         }
@@ -203,6 +267,11 @@ impl TopicRegistry {
         let mut v: Vec<_> = self.topics.read().values().cloned().collect();
         v.sort_by(|a, b| a.name.cmp(&b.name));
         v
+    }
+
+    /// Changes whenever a topic is created, deleted or changed here.
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.generation.subscribe()
     }
 
     pub fn log_dir(&self) -> &LogDir {
@@ -277,7 +346,9 @@ impl TopicRegistry {
             wire_name: StrBytes::from_string(name.to_string()),
             id,
             partitions: parts,
+            partition_count: partitions,
             overrides: RwLock::new(overrides),
+            managed: false,
         });
         self.insert(topic.clone());
         self.persist()?;
@@ -333,7 +404,12 @@ impl TopicRegistry {
         let topic = self
             .get(name)
             .ok_or_else(|| TopicError::Unknown(name.to_string()))?;
-        let current = topic.partitions.len() as i32;
+        if topic.managed {
+            return Err(TopicError::InvalidPartitions(format!(
+                "topic '{name}' belongs to the metadata log: its partitions are added through the controller"
+            )));
+        }
+        let current = topic.partition_count;
         if total <= current {
             return Err(TopicError::InvalidPartitions(format!(
                 "topic '{name}' currently has {current} partitions, {total} would not be an increase"
@@ -360,11 +436,127 @@ impl TopicRegistry {
             wire_name: topic.wire_name.clone(),
             id: topic.id,
             partitions: parts,
+            partition_count: total,
             overrides: RwLock::new(overrides),
+            managed: false,
         });
         self.insert(grown);
         self.persist()?;
         tracing::info!(topic = name, partitions = total, "added partitions");
+        Ok(())
+    }
+
+    /// Makes the local state of a topic of the metadata image match it: creates the topic or
+    /// the logs of partitions newly placed here, and takes each hosted partition's leadership
+    /// and the topic's configs. A topic of the same name but another id, which the image
+    /// replaced while this node was away, is deleted first. A topic only this node knows is
+    /// left alone and refused (an image topic cannot take its name).
+    pub fn install(&self, want: &ImageTopic) -> Result<(), TopicError> {
+        let _admin = self.admin.lock();
+        let existing = self.get(&want.name);
+        let current = match existing {
+            Some(t) if !t.managed => return Err(TopicError::AlreadyExists(format!(
+                "{} (a topic only this node knows has the name of the metadata image's topic {})",
+                want.name, want.id
+            ))),
+            Some(t) if t.id != want.id => {
+                tracing::info!(topic = %want.name, old = %t.id, new = %want.id, "the topic was replaced while this node was away: deleting the old one");
+                self.remove_locked(&t)?;
+                None
+            }
+            other => other,
+        };
+        let config = topic_config::log_config(&self.broker.read(), &want.overrides);
+        let mut parts: Vec<Arc<Partition>> = Vec::with_capacity(want.hosted.len());
+        let mut changed = current.is_none();
+        for &(index, leader, epoch) in &want.hosted {
+            debug_assert!((0..want.partition_count).contains(&index));
+            let existing = current.as_ref().and_then(|t| t.partition(index)).cloned();
+            let p = match existing {
+                Some(p) => p,
+                None => {
+                    let tp = TopicPartition::new(want.name.as_str(), index);
+                    let log = self.log_dir.create_log(&tp, config.clone())?;
+                    changed = true;
+                    Arc::new(Partition::new(tp, want.id, log, epoch))
+                }
+            };
+            p.set_leadership(leader, epoch);
+            parts.push(p);
+        }
+        parts.sort_by_key(|p| p.tp.partition);
+        if let Some(t) = &current {
+            // Partitions no longer placed here (a reassignment) are kept until replication
+            // moves them; the image never removes a partition from a topic.
+            for p in &t.partitions {
+                if parts
+                    .binary_search_by_key(&p.tp.partition, |x| x.tp.partition)
+                    .is_err()
+                {
+                    p.set_leadership(false, p.leader_epoch());
+                    parts.push(p.clone());
+                }
+            }
+            parts.sort_by_key(|p| p.tp.partition);
+            if *t.overrides.read() != want.overrides {
+                *t.overrides.write() = want.overrides.clone();
+                for p in &parts {
+                    p.set_config(config.clone());
+                }
+                changed = true;
+            }
+            changed |=
+                t.partition_count != want.partition_count || t.partitions.len() != parts.len();
+        }
+        if !changed {
+            return Ok(());
+        }
+        let created = current.is_none();
+        self.insert(Arc::new(Topic {
+            name: want.name.clone(),
+            wire_name: StrBytes::from_string(want.name.clone()),
+            id: want.id,
+            partitions: parts,
+            partition_count: want.partition_count,
+            overrides: RwLock::new(want.overrides.clone()),
+            managed: true,
+        }));
+        self.persist()?;
+        if created {
+            tracing::info!(topic = %want.name, id = %want.id, partitions = want.partition_count, hosted = want.hosted.len(), "created topic");
+        }
+        Ok(())
+    }
+
+    /// The topics this node has from the metadata image: (name, id).
+    pub fn managed(&self) -> Vec<(String, Uuid)> {
+        self.topics
+            .read()
+            .values()
+            .filter(|t| t.managed)
+            .map(|t| (t.name.clone(), t.id))
+            .collect()
+    }
+
+    /// Deletes the metadata image's topic `id` here (the image removed it).
+    pub fn remove_managed(&self, id: &Uuid) -> Result<(), TopicError> {
+        let _admin = self.admin.lock();
+        let Some(topic) = self.get_by_id(id).filter(|t| t.managed) else {
+            return Ok(());
+        };
+        self.remove_locked(&topic)?;
+        tracing::info!(topic = %topic.name, id = %id, "deleted topic");
+        Ok(())
+    }
+
+    /// Drops `topic` and deletes its logs; callers hold `admin`.
+    fn remove_locked(&self, topic: &Arc<Topic>) -> Result<(), TopicError> {
+        self.topics.write().remove(&topic.name);
+        self.by_id.write().remove(&topic.id);
+        self.persist()?;
+        for p in &topic.partitions {
+            p.delete_log(&self.log_dir)?;
+        }
         Ok(())
     }
 
@@ -424,8 +616,11 @@ impl TopicRegistry {
             .map(|t| TopicRecord {
                 name: t.name.clone(),
                 id: t.id,
-                partitions: t.partitions.len() as i32,
+                partitions: t.partition_count,
                 configs: t.overrides.read().clone(),
+                managed: t.managed,
+                hosted: (t.partitions.len() != t.partition_count as usize)
+                    .then(|| t.partitions.iter().map(|p| p.tp.partition).collect()),
             })
             .collect();
         topics.sort_by(|a, b| a.name.cmp(&b.name));
@@ -438,6 +633,7 @@ impl TopicRegistry {
         .expect("serialisable");
         write_atomically(&self.dir, METADATA_FILE, &bytes)?;
         self.changes.store(changes, Ordering::Release);
+        self.generation.send_modify(|g| *g += 1);
         Ok(())
     }
 }

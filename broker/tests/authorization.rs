@@ -19,6 +19,8 @@ use samsa_broker::net::IoEngine;
 use samsa_broker::server::Broker;
 
 struct Fixture {
+    /// Set to true on drop: the broker leaves the cluster.
+    _leave: tokio::sync::watch::Sender<bool>,
     _dir: tempfile::TempDir,
     broker: Arc<Broker>,
     conn: Rc<Connection>,
@@ -40,7 +42,33 @@ impl Fixture {
         let config = BrokerConfig::load(None, vec![], flags).unwrap();
         let broker = Broker::open(config, IoEngine::Epoll).unwrap();
         broker.topics.create("t", 1, 1, Default::default()).unwrap();
+        // Registered and unfenced, so that the controller can place topics on this broker.
+        let (leave_tx, leave) = tokio::sync::watch::channel(false);
+        let member = broker.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let membership = member.membership.clone();
+            rt.block_on(samsa_broker::lifecycle::run(member, membership, leave));
+        });
+        let mut joined = broker.membership.subscribe();
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async {
+                tokio::time::timeout(
+                    std::time::Duration::from_secs(10),
+                    joined.wait_for(|m| m.broker_epoch.is_some() && !m.fenced),
+                )
+                .await
+            })
+            .expect("unfenced within 10 s")
+            .unwrap();
         Fixture {
+            _leave: leave_tx,
             _dir: dir,
             broker,
             conn: Rc::new(Connection::new("127.0.0.1:40000".parse().unwrap())),
@@ -252,7 +280,7 @@ fn create_topics_needs_create_and_shows_configs_only_with_describe_configs() {
         t.replication_factor = 1;
         let mut r = CreateTopicsRequest::default();
         r.topics = vec![t];
-        handlers::create_topics::handle(&f.ctx(7), r)
+        f.block_on(handlers::create_topics::handle(&f.ctx(7), r))
             .topics
             .remove(0)
     };

@@ -82,13 +82,16 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::DescribeTopicPartitions, 0, 0),
 ];
 
-/// What a controller listener (`controller.listener.names`) answers: the KRaft RPCs between
-/// controllers, DescribeQuorum, and brokers' registrations and heartbeats, in api-key order. Kafka's controllers serve more (broker
-/// registration and heartbeats, the admin APIs brokers forward); each is listed here only once
-/// it has a handler on that listener.
+/// What a controller listener (`controller.listener.names`) answers, in api-key order: the
+/// KRaft RPCs between controllers, DescribeQuorum, brokers' registrations and heartbeats, and
+/// the topic APIs brokers forward. Kafka's controllers serve more admin APIs; each is listed
+/// here only once it has a handler on that listener.
 pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::Fetch, 4, 18),
     api(ApiKey::ApiVersions, 0, 4),
+    api(ApiKey::CreateTopics, 2, 7),
+    api(ApiKey::DeleteTopics, 1, 6),
+    api(ApiKey::CreatePartitions, 0, 3),
     api(ApiKey::Vote, 0, 2),
     api(ApiKey::BeginQuorumEpoch, 0, 1),
     api(ApiKey::EndQuorumEpoch, 0, 1),

@@ -5,7 +5,8 @@
 
 use samsa_cluster::controller::{
     BrokerHeartbeatReply, BrokerHeartbeatRequest, BrokerRegistrationReply,
-    BrokerRegistrationRequest, Controller as Decisions, ControllerConfig,
+    BrokerRegistrationRequest, Controller as Decisions, ControllerConfig, CreatableTopic,
+    CreatePartitionsResult, CreatePartitionsTopic, CreateTopicResult, DeleteTopicResult, TopicRef,
 };
 use samsa_cluster::metadata::{MetadataImage, MetadataRecord};
 use samsa_cluster::quorum::Quorum;
@@ -15,6 +16,15 @@ use samsa_cluster::quorum::Quorum;
 pub enum ControllerRequest {
     RegisterBroker(BrokerRegistrationRequest),
     BrokerHeartbeat(BrokerHeartbeatRequest),
+    CreateTopics {
+        topics: Vec<CreatableTopic>,
+        validate_only: bool,
+    },
+    DeleteTopics(Vec<TopicRef>),
+    CreatePartitions {
+        topics: Vec<CreatePartitionsTopic>,
+        validate_only: bool,
+    },
 }
 
 /// Its answer, or a Kafka error code and message.
@@ -22,6 +32,9 @@ pub enum ControllerRequest {
 pub enum ControllerReply {
     RegisterBroker(BrokerRegistrationReply),
     BrokerHeartbeat(BrokerHeartbeatReply),
+    CreateTopics(Vec<CreateTopicResult>),
+    DeleteTopics(Vec<DeleteTopicResult>),
+    CreatePartitions(Vec<CreatePartitionsResult>),
 }
 
 pub type ControllerResult = Result<ControllerReply, (i16, String)>;
@@ -148,6 +161,33 @@ impl Active {
                     .broker_heartbeat(now, &self.latest, next_offset, r)
                     .map_err(err)?;
                 (records, ControllerReply::BrokerHeartbeat(reply))
+            }
+            ControllerRequest::CreateTopics {
+                topics,
+                validate_only,
+            } => {
+                let (records, results) = self
+                    .decisions
+                    .create_topics(&self.latest, topics, validate_only, rand::random())
+                    .map_err(err)?;
+                (records, ControllerReply::CreateTopics(results))
+            }
+            ControllerRequest::DeleteTopics(topics) => {
+                let (records, results) = self
+                    .decisions
+                    .delete_topics(&self.latest, topics)
+                    .map_err(err)?;
+                (records, ControllerReply::DeleteTopics(results))
+            }
+            ControllerRequest::CreatePartitions {
+                topics,
+                validate_only,
+            } => {
+                let (records, results) = self
+                    .decisions
+                    .create_partitions(&self.latest, topics, validate_only, rand::random())
+                    .map_err(err)?;
+                (records, ControllerReply::CreatePartitions(results))
             }
         };
         self.apply(&decided.0);

@@ -78,6 +78,7 @@ pub fn to_kafka(request: &ControllerRequest) -> (ApiKey, i16, RequestKind) {
                 RequestKind::BrokerHeartbeat(k),
             )
         }
+        topics => super::topic_rpcs::to_kafka(topics).expect("a topic request"),
     }
 }
 
@@ -124,13 +125,24 @@ pub fn from_kafka(body: RequestKind) -> Option<ControllerRequest> {
                 want_shut_down: k.want_shut_down,
             }))
         }
-        _ => None,
+        body => super::topic_rpcs::from_kafka(body),
     }
 }
 
-/// The answer as the Kafka response to `key`.
-pub fn response_to_kafka(key: ApiKey, result: &ControllerResult) -> ResponseKind {
+/// The answer as the Kafka response to `key` (`request`: what was asked).
+pub fn response_to_kafka(
+    key: ApiKey,
+    request: &ControllerRequest,
+    result: &ControllerResult,
+) -> ResponseKind {
     match key {
+        ApiKey::CreateTopics | ApiKey::DeleteTopics | ApiKey::CreatePartitions => {
+            super::topic_rpcs::response_to_kafka(
+                key,
+                &super::topic_rpcs::request_topics(request),
+                result,
+            )
+        }
         ApiKey::BrokerRegistration => {
             let mut r = BrokerRegistrationResponse::default();
             match result {
@@ -144,6 +156,7 @@ pub fn response_to_kafka(key: ApiKey, result: &ControllerResult) -> ResponseKind
             ResponseKind::BrokerRegistration(r)
         }
         _ => {
+            debug_assert_eq!(key, ApiKey::BrokerHeartbeat);
             let mut r = BrokerHeartbeatResponse::default();
             match result {
                 Ok(ControllerReply::BrokerHeartbeat(x)) => {
@@ -188,6 +201,7 @@ pub fn response_from_kafka(body: ResponseKind) -> ControllerResult {
                 should_shut_down: r.should_shut_down,
             }))
         }
-        _ => Err((-1, "an answer of the wrong type".into())),
+        body => super::topic_rpcs::response_from_kafka(body)
+            .unwrap_or_else(|| Err((-1, "an answer of the wrong type".into()))),
     }
 }

@@ -124,17 +124,26 @@ async fn answer(
                 crate::handlers::describe_quorum::answer(describe, r, version).await,
             ))
         }
-        body @ (RequestKind::BrokerRegistration(_) | RequestKind::BrokerHeartbeat(_)) => {
-            let request = super::broker_rpcs::from_kafka(body).expect("a broker request");
+        body @ (RequestKind::BrokerRegistration(_)
+        | RequestKind::BrokerHeartbeat(_)
+        | RequestKind::CreateTopics(_)
+        | RequestKind::DeleteTopics(_)
+        | RequestKind::CreatePartitions(_)) => {
+            let request = super::broker_rpcs::from_kafka(body).expect("a controller request");
             let (reply, rx) = oneshot::channel();
-            tx.send(Command::Request { request, reply })
-                .map_err(|_| "the controller stopped".to_string())?;
+            tx.send(Command::Request {
+                request: request.clone(),
+                reply,
+            })
+            .map_err(|_| "the controller stopped".to_string())?;
             let result = match rx.await.map_err(|_| "the controller stopped".to_string())? {
                 Routed::Done(r) => r,
                 // Brokers ask the leader; a node that does not lead sends them on their way.
                 Routed::Forward(_) => Err((NOT_CONTROLLER, "not the active controller".into())),
             };
-            Ok(super::broker_rpcs::response_to_kafka(key, &result))
+            Ok(super::broker_rpcs::response_to_kafka(
+                key, &request, &result,
+            ))
         }
         body => {
             let id = ids.fetch_add(1, Ordering::Relaxed);

@@ -16,6 +16,7 @@ pub mod runtime;
 pub mod settings;
 pub mod snapshot;
 pub mod store;
+pub mod topic_rpcs;
 pub mod wire;
 
 pub use quorum_state::QuorumStateFile;

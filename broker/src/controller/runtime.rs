@@ -303,6 +303,24 @@ impl Controller {
         }
     }
 
+    /// [`request`](Self::request), asked again while the quorum has no leader (NOT_CONTROLLER
+    /// for the whole request) until `timeout` passes, as Kafka's forwarding manager retries.
+    pub async fn request_retrying(
+        &self,
+        request: ControllerRequest,
+        timeout: Duration,
+    ) -> ControllerResult {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            match self.request(request.clone()).await {
+                Err((NOT_CONTROLLER, _)) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// Stops the controller thread (a leader first hands over with EndQuorumEpoch) and waits
     /// for it, so that the metadata log's lock is released when this returns.
     pub fn shutdown(&self) {

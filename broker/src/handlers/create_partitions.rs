@@ -1,29 +1,51 @@
-//! CreatePartitions: grow a topic to a new total. Partitions can only be added; explicit
-//! assignments must give one replica list per added partition, naming this broker (a single
-//! node has no other). ACLs: ALTER on the topic, else TOPIC_AUTHORIZATION_FAILED.
+//! CreatePartitions: grow a topic to a new total. Topics of the metadata image (and names this
+//! broker does not know) go to the active controller, which places the new partitions on the
+//! brokers or checks the explicit assignments (one replica list per added partition, naming
+//! registered brokers) and commits them; topics only this broker knows grow here, where the
+//! only broker to assign is this one. ACLs: ALTER on the topic, else TOPIC_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
 use kafka_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
+use samsa_cluster::controller::{CreatePartitionsResult, CreatePartitionsTopic};
 
-use super::Ctx;
+use super::{ctx_timeout, Ctx};
 use crate::acl::{AclOperation, ResourceType};
+use crate::controller::active::{ControllerReply, ControllerRequest};
 
-pub fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartitionsResponse {
+pub async fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartitionsResponse {
     let broker = ctx.broker;
     let mut resp = CreatePartitionsResponse::default();
-    for t in req.topics {
-        let mut r = CreatePartitionsTopicResult::default();
-        r.name = t.name.clone();
+    let mut outcomes: Vec<Result<Result<(), (ResponseError, String)>, usize>> = Vec::new();
+    let mut forwarded: Vec<CreatePartitionsTopic> = Vec::new();
+    for t in &req.topics {
+        if !ctx.authorize(AclOperation::Alter, ResourceType::Topic, &t.name) {
+            outcomes.push(Ok(Err((
+                ResponseError::TopicAuthorizationFailed,
+                ctx.denied(AclOperation::Alter, ResourceType::Topic, &t.name),
+            ))));
+            continue;
+        }
+        let local = broker.topics.get(t.name.as_str()).filter(|t| !t.managed);
+        let Some(local) = local else {
+            outcomes.push(Err(forwarded.len()));
+            forwarded.push(CreatePartitionsTopic {
+                name: t.name.to_string(),
+                count: t.count,
+                assignments: t.assignments.as_ref().map(|a| {
+                    a.iter()
+                        .map(|x| x.broker_ids.iter().map(|b| b.0).collect())
+                        .collect()
+                }),
+            });
+            continue;
+        };
         // Kafka checks the topic and the new total first (add_partitions reports those), then
         // that there is one assignment per added partition, then the brokers named.
-        let current = broker
-            .topics
-            .get(t.name.as_str())
-            .map(|topic| topic.partitions.len() as i32);
-        let bad_assignment = match (&t.assignments, current) {
-            (Some(a), Some(current)) if t.count > current => {
+        let current = local.partition_count;
+        let bad_assignment = match &t.assignments {
+            Some(a) if t.count > current => {
                 let added = (t.count - current) as usize;
                 if a.len() != added {
                     Some(format!(
@@ -35,20 +57,17 @@ pub fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartitionsRe
                         .find(|x| x.broker_ids.len() != 1 || x.broker_ids[0].0 != broker.node_id)
                         .map(|x| {
                             format!(
-                                "assignment {:?} names brokers this cluster does not have (only {})",
+                                "assignment {:?} names brokers other than {}, the only one that has topic '{}'",
                                 x.broker_ids.iter().map(|b| b.0).collect::<Vec<_>>(),
-                                broker.node_id
+                                broker.node_id,
+                                t.name.as_str()
                             )
                         })
                 }
             }
             _ => None,
         };
-        let result = match bad_assignment {
-            _ if !ctx.authorize(AclOperation::Alter, ResourceType::Topic, &t.name) => Err((
-                ResponseError::TopicAuthorizationFailed,
-                ctx.denied(AclOperation::Alter, ResourceType::Topic, &t.name),
-            )),
+        outcomes.push(Ok(match bad_assignment {
             Some(m) => Err((ResponseError::InvalidReplicaAssignment, m)),
             None => broker
                 .topics
@@ -60,10 +79,70 @@ pub fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartitionsRe
                         e.to_string(),
                     )
                 }),
+        }));
+    }
+    let decided: Vec<CreatePartitionsResult> = if forwarded.is_empty() {
+        Vec::new()
+    } else {
+        let request = ControllerRequest::CreatePartitions {
+            topics: forwarded.clone(),
+            validate_only: req.validate_only,
         };
-        if let Err((code, message)) = result {
-            r.error_code = code.code();
-            r.error_message = Some(StrBytes::from_string(message));
+        let failed = |(code, message): (i16, String)| -> Vec<CreatePartitionsResult> {
+            forwarded
+                .iter()
+                .map(|t| CreatePartitionsResult {
+                    name: t.name.clone(),
+                    error_code: code,
+                    error_message: Some(message.clone()),
+                })
+                .collect()
+        };
+        match broker
+            .controller
+            .request_retrying(request, ctx_timeout(req.timeout_ms))
+            .await
+        {
+            Ok(ControllerReply::CreatePartitions(r)) if r.len() == forwarded.len() => r,
+            Ok(_) => failed((
+                ResponseError::UnknownServerError.code(),
+                "the controller answered for other topics".into(),
+            )),
+            Err(e) => failed(e),
+        }
+    };
+    // Answered once this broker has the new partitions too, so that the client's next
+    // Metadata here shows them (bounded: the controller has committed them either way).
+    if !req.validate_only {
+        let grown: Vec<(String, i32)> = forwarded
+            .iter()
+            .zip(&decided)
+            .filter(|(_, d)| d.error_code == 0)
+            .map(|(t, _)| (t.name.clone(), t.count))
+            .collect();
+        super::wait_for_topics(broker, req.timeout_ms, |topics| {
+            grown
+                .iter()
+                .all(|(n, count)| topics.get(n).is_some_and(|t| t.partition_count >= *count))
+        })
+        .await;
+    }
+    for (t, outcome) in req.topics.iter().zip(outcomes) {
+        let mut r = CreatePartitionsTopicResult::default();
+        r.name = t.name.clone();
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err((code, message))) => {
+                r.error_code = code.code();
+                r.error_message = Some(StrBytes::from_string(message));
+            }
+            Err(i) => {
+                r.error_code = decided[i].error_code;
+                r.error_message = decided[i]
+                    .error_message
+                    .as_ref()
+                    .map(|m| StrBytes::from_string(m.clone()));
+            }
         }
         resp.results.push(r);
     }

@@ -1,7 +1,11 @@
-//! CreateTopics: validate every topic first (name, partitions, replication factor, configs),
-//! then create those that passed unless `validate_only`. Partition count and replication
-//! factor -1 take `num.partitions` and `default.replication.factor`. From v5 the answer also
-//! carries the topic's effective configs, as Kafka's does.
+//! CreateTopics: this broker checks what it alone can (ACLs, configs against its
+//! configuration, topics only it knows, the replication factor Samsa can honour: 1 until
+//! replication lands), and forwards the rest to the active controller, which validates the
+//! names and counts against the whole cluster, places the partitions on the brokers and
+//! commits the topics to the metadata log (`validate_only`: decides without committing).
+//! Partition count and replication factor -1 take `num.partitions` and
+//! `default.replication.factor`. From v5 the answer also carries the topic's effective
+//! configs, as Kafka's does.
 //!
 //! ACLs: CREATE on the cluster or on the topic (else TOPIC_AUTHORIZATION_FAILED); the configs
 //! in the answer need DESCRIBE_CONFIGS on the topic (else `topic_config_error_code`).
@@ -15,16 +19,17 @@ use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::Ctx;
+use kafka_protocol::messages::TopicName;
+use samsa_cluster::controller::{CreatableTopic, CreateTopicResult};
+use uuid::Uuid;
+
+use super::{ctx_timeout, Ctx};
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::config::topic::{self as topic_config, TopicOverrides};
-use crate::topics::TopicError;
+use crate::controller::active::{ControllerReply, ControllerRequest};
+use crate::topics::PARTITIONS_PER_TOPIC_MAX;
 
-/// A topic that was (or, validating only, would be) created: partitions, replication factor,
-/// overrides and its id.
-type Created = (i32, i16, TopicOverrides, Option<uuid::Uuid>);
-
-pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
+pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
     let broker = ctx.broker;
     let mut resp = CreateTopicsResponse::default();
     // CREATE on the cluster allows every topic; otherwise each needs CREATE of its own.
@@ -33,13 +38,13 @@ pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
     for t in &req.topics {
         *seen.entry(t.name.to_string()).or_default() += 1;
     }
+    // Checked here: what needs this broker (ACLs, its configuration, the topics only it
+    // knows); the rest goes to the active controller, which decides for the whole cluster.
+    let mut outcomes: Vec<Outcome> = Vec::with_capacity(req.topics.len());
+    let mut forwarded: Vec<CreatableTopic> = Vec::new();
     for t in req.topics {
         let name = t.name.to_string();
-        let mut r = CreatableTopicResult::default();
-        r.name = t.name.clone();
-        r.num_partitions = -1;
-        r.replication_factor = -1;
-        let result = (|| -> Result<Created, (ResponseError, String)> {
+        let checked = (|| -> Result<CreatableTopic, (ResponseError, String)> {
             if seen[&name] > 1 {
                 return Err((
                     ResponseError::InvalidRequest,
@@ -52,65 +57,138 @@ pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
                     ctx.denied(AclOperation::Create, ResourceType::Topic, &name),
                 ));
             }
+            if broker.topics.get(&name).is_some_and(|t| !t.managed) {
+                return Err((
+                    ResponseError::TopicAlreadyExists,
+                    format!("topic '{name}' already exists"),
+                ));
+            }
             let mut overrides = TopicOverrides::new();
             for c in &t.configs {
                 let Some(v) = &c.value else { continue };
                 overrides.insert(c.name.to_string(), v.to_string());
             }
-            let (partitions, rf) = if t.assignments.is_empty() {
-                let p = if t.num_partitions == -1 {
-                    broker.config.int("num.partitions")
-                } else {
-                    t.num_partitions
-                };
-                let rf = if t.replication_factor == -1 {
-                    broker.config.int("default.replication.factor") as i16
-                } else {
-                    t.replication_factor
-                };
-                (p, rf)
+            topic_config::validate_overrides(&broker.dynamic_configs.effective(), &overrides)
+                .map_err(|m| (ResponseError::InvalidConfig, m))?;
+            let rf = if !t.assignments.is_empty() {
+                t.assignments
+                    .iter()
+                    .map(|a| a.broker_ids.len())
+                    .max()
+                    .unwrap_or(0) as i16
+            } else if t.replication_factor == -1 {
+                broker.config.int("default.replication.factor") as i16
             } else {
-                if t.num_partitions != -1 || t.replication_factor != -1 {
-                    return Err((
-                        ResponseError::InvalidRequest,
-                        "both numPartitions or replicationFactor and replicasAssignments were set; both cannot be used at the same time".into(),
-                    ));
-                }
-                for a in &t.assignments {
-                    if a.broker_ids.len() != 1 || a.broker_ids[0].0 != broker.node_id {
-                        return Err((
-                            ResponseError::InvalidReplicaAssignment,
-                            format!(
-                                "partition {} is assigned to brokers {:?}; this cluster has only broker {}",
-                                a.partition_index,
-                                a.broker_ids.iter().map(|b| b.0).collect::<Vec<_>>(),
-                                broker.node_id
-                            ),
-                        ));
-                    }
-                }
-                (t.assignments.len() as i32, 1)
+                t.replication_factor
             };
-            let code = |e: TopicError| {
-                (
-                    ResponseError::try_from_code(e.code())
-                        .unwrap_or(ResponseError::UnknownServerError),
-                    e.to_string(),
-                )
-            };
-            if req.validate_only {
-                broker
-                    .topics
-                    .validate_new(&name, partitions, rf, &overrides)
-                    .map_err(code)?;
-                return Ok((partitions, rf, overrides, None));
+            if rf > 1 {
+                return Err((ResponseError::InvalidReplicationFactor, format!(
+                    "replication factor {rf}: Samsa does not replicate partitions yet, so only replication factor 1 is accepted"
+                )));
             }
-            let topic = broker
-                .topics
-                .create(&name, partitions, rf, overrides.clone())
-                .map_err(code)?;
-            Ok((partitions, rf, overrides, Some(topic.id)))
+            if t.num_partitions > PARTITIONS_PER_TOPIC_MAX {
+                return Err((ResponseError::InvalidPartitions, format!(
+                    "number of partitions must be between 1 and {PARTITIONS_PER_TOPIC_MAX}, got {}", t.num_partitions
+                )));
+            }
+            Ok(CreatableTopic {
+                name: name.clone(),
+                num_partitions: t.num_partitions,
+                replication_factor: t.replication_factor,
+                assignments: t
+                    .assignments
+                    .iter()
+                    .map(|a| {
+                        (
+                            a.partition_index,
+                            a.broker_ids.iter().map(|b| b.0).collect(),
+                        )
+                    })
+                    .collect(),
+                configs: t
+                    .configs
+                    .iter()
+                    .map(|c| (c.name.to_string(), c.value.as_ref().map(|v| v.to_string())))
+                    .collect(),
+            })
         })();
+        match checked {
+            Ok(topic) => {
+                outcomes.push(Outcome::Forwarded(forwarded.len()));
+                forwarded.push(topic);
+            }
+            Err(e) => outcomes.push(Outcome::Refused(name, e)),
+        }
+    }
+    let decided = if forwarded.is_empty() {
+        Vec::new()
+    } else {
+        let request = ControllerRequest::CreateTopics {
+            topics: forwarded.clone(),
+            validate_only: req.validate_only,
+        };
+        match broker
+            .controller
+            .request_retrying(request, ctx_timeout(req.timeout_ms))
+            .await
+        {
+            Ok(ControllerReply::CreateTopics(results)) if results.len() == forwarded.len() => {
+                results
+            }
+            Ok(_) => failed_whole(
+                &forwarded,
+                (
+                    ResponseError::UnknownServerError.code(),
+                    "the controller answered for other topics".into(),
+                ),
+            ),
+            Err(e) => failed_whole(&forwarded, e),
+        }
+    };
+    // The new topics are answered once this broker has them too, so that the client's next
+    // request here finds them (bounded: the controller has committed them either way).
+    if !req.validate_only {
+        let ids: Vec<Uuid> = decided
+            .iter()
+            .filter(|d| d.error_code == 0)
+            .map(|d| d.topic_id)
+            .collect();
+        super::wait_for_topics(broker, req.timeout_ms, |topics| {
+            ids.iter().all(|id| topics.get_by_id(id).is_some())
+        })
+        .await;
+    }
+    for outcome in outcomes {
+        let mut r = CreatableTopicResult::default();
+        r.num_partitions = -1;
+        r.replication_factor = -1;
+        let (name, result) = match outcome {
+            Outcome::Refused(name, e) => (name, Err(e)),
+            Outcome::Forwarded(i) => {
+                let d = &decided[i];
+                let result = if d.error_code == 0 {
+                    let overrides: TopicOverrides = forwarded[i]
+                        .configs
+                        .iter()
+                        .filter_map(|(k, v)| v.as_ref().map(|v| (k.clone(), v.clone())))
+                        .collect();
+                    Ok((
+                        d.num_partitions,
+                        d.replication_factor,
+                        overrides,
+                        d.topic_id,
+                    ))
+                } else {
+                    Err((
+                        ResponseError::try_from_code(d.error_code)
+                            .unwrap_or(ResponseError::UnknownServerError),
+                        d.error_message.clone().unwrap_or_default(),
+                    ))
+                };
+                (d.name.clone(), result)
+            }
+        };
+        r.name = TopicName(StrBytes::from_string(name.clone()));
         match result {
             // Configs, partitions and replication factor are shown only to a caller that may
             // describe the topic's configs (Kafka's `topic_config_error_code`).
@@ -124,14 +202,14 @@ pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
             {
                 r.topic_config_error_code = ResponseError::TopicAuthorizationFailed.code();
                 if ctx.version >= 7 {
-                    r.topic_id = id.unwrap_or_default();
+                    r.topic_id = id;
                 }
             }
             Ok((partitions, rf, overrides, id)) if ctx.version >= 5 => {
                 r.num_partitions = partitions;
                 r.replication_factor = rf;
                 if ctx.version >= 7 {
-                    r.topic_id = id.unwrap_or_default();
+                    r.topic_id = id;
                 }
                 r.configs = Some(
                     topic_config::all_effective(&broker.dynamic_configs.effective(), &overrides)
@@ -155,4 +233,28 @@ pub fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
         resp.topics.push(r);
     }
     resp
+}
+
+/// A topic of the request: refused here, or the index of its answer from the controller.
+enum Outcome {
+    Refused(String, (ResponseError, String)),
+    Forwarded(usize),
+}
+
+/// Every forwarded topic's answer when the controller could not be asked.
+fn failed_whole(
+    topics: &[CreatableTopic],
+    (code, message): (i16, String),
+) -> Vec<CreateTopicResult> {
+    topics
+        .iter()
+        .map(|t| CreateTopicResult {
+            name: t.name.clone(),
+            topic_id: Uuid::nil(),
+            error_code: code,
+            error_message: Some(message.clone()),
+            num_partitions: -1,
+            replication_factor: -1,
+        })
+        .collect()
 }

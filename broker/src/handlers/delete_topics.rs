@@ -1,4 +1,6 @@
-//! DeleteTopics: by name (v0-5) or by name or topic id (v6). Refused when
+//! DeleteTopics: by name (v0-5) or by name or topic id (v6). Topics of the metadata image
+//! (and names this broker does not know) are deleted by the active controller; topics only
+//! this broker knows, here. Refused when
 //! `delete.topic.enable=false` (TOPIC_DELETION_DISABLED) and for internal topics. ACLs: DELETE
 //! on the topic, else TOPIC_AUTHORIZATION_FAILED.
 
@@ -8,10 +10,13 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use uuid::Uuid;
 
-use super::Ctx;
-use crate::acl::{AclOperation, ResourceType};
+use samsa_cluster::controller::{DeleteTopicResult, TopicRef};
 
-pub fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResponse {
+use super::{ctx_timeout, Ctx};
+use crate::acl::{AclOperation, ResourceType};
+use crate::controller::active::{ControllerReply, ControllerRequest};
+
+pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResponse {
     let broker = ctx.broker;
     let mut resp = DeleteTopicsResponse::default();
     let wanted: Vec<(Option<TopicName>, Uuid)> = if ctx.version >= 6 {
@@ -25,15 +30,25 @@ pub fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResponse {
             .map(|n| (Some(n), Uuid::nil()))
             .collect()
     };
+    let image = broker.controller.image();
+    // Topics only this broker knows are deleted here; the others (and names nobody knows,
+    // which the controller answers) go to the active controller.
+    let mut outcomes = Vec::with_capacity(wanted.len());
+    let mut forwarded: Vec<TopicRef> = Vec::new();
     for (name, id) in wanted {
         let mut r = DeletableTopicResult::default();
         r.name = name.clone();
         r.topic_id = id;
-        let topic = match &name {
+        let local = match &name {
             Some(n) => broker.topics.get(n.as_str()),
             None => broker.topics.get_by_id(&id),
+        }
+        .filter(|t| !t.managed);
+        let image_name = match &name {
+            Some(n) => Some(n.to_string()),
+            None => image.topic_by_id(&id).map(|t| t.name.to_string()),
         };
-        let result = match topic {
+        let result = match local {
             // By name the check comes before the lookup (no hint whether the topic exists); by
             // id, a topic the caller may not even describe is refused the same way.
             _ if name
@@ -55,17 +70,24 @@ pub fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResponse {
                     format!("not authorized to delete the topic with id {id}"),
                 ))
             }
-            None if name.is_none() => Err((
-                ResponseError::UnknownTopicId,
-                format!("no topic has id {id}"),
-            )),
-            None => Err((
-                ResponseError::UnknownTopicOrPartition,
-                format!(
-                    "topic '{}' does not exist",
-                    name.as_ref().map(|n| n.as_str()).unwrap_or("")
-                ),
-            )),
+            None if name.is_none()
+                && image_name.as_ref().is_some_and(|n| {
+                    !ctx.authorize(AclOperation::Delete, ResourceType::Topic, n)
+                }) =>
+            {
+                Err((
+                    ResponseError::TopicAuthorizationFailed,
+                    format!("not authorized to delete the topic with id {id}"),
+                ))
+            }
+            None => {
+                outcomes.push(Outcome::Forwarded(forwarded.len()));
+                forwarded.push(match &name {
+                    Some(n) => TopicRef::Name(n.to_string()),
+                    None => TopicRef::Id(id),
+                });
+                continue;
+            }
             Some(_) if !broker.config.bool("delete.topic.enable") => Err((
                 ResponseError::TopicDeletionDisabled,
                 "topic deletion is disabled (delete.topic.enable=false)".to_string(),
@@ -88,11 +110,84 @@ pub fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResponse {
         };
         if let Err((code, message)) = result {
             r.error_code = code.code();
-            if ctx.version >= 5 {
-                r.error_message = Some(StrBytes::from_string(message));
+            r.error_message = Some(StrBytes::from_string(message));
+        }
+        outcomes.push(Outcome::Local(r));
+    }
+    let decided = if forwarded.is_empty() {
+        Vec::new()
+    } else {
+        let request = ControllerRequest::DeleteTopics(forwarded.clone());
+        let failed = |(code, message): (i16, String)| {
+            forwarded
+                .iter()
+                .map(|t| DeleteTopicResult {
+                    name: match t {
+                        TopicRef::Name(n) => Some(n.clone()),
+                        TopicRef::Id(_) => None,
+                    },
+                    topic_id: match t {
+                        TopicRef::Id(id) => *id,
+                        TopicRef::Name(_) => Uuid::nil(),
+                    },
+                    error_code: code,
+                    error_message: Some(message.clone()),
+                })
+                .collect::<Vec<_>>()
+        };
+        match broker
+            .controller
+            .request_retrying(request, ctx_timeout(req.timeout_ms))
+            .await
+        {
+            Ok(ControllerReply::DeleteTopics(results)) if results.len() == forwarded.len() => {
+                results
             }
+            Ok(_) => failed((
+                ResponseError::UnknownServerError.code(),
+                "the controller answered for other topics".into(),
+            )),
+            Err(e) => failed(e),
+        }
+    };
+    let gone: Vec<Uuid> = decided
+        .iter()
+        .filter(|d| d.error_code == 0)
+        .map(|d| d.topic_id)
+        .collect();
+    super::wait_for_topics(broker, req.timeout_ms, |topics| {
+        gone.iter().all(|id| topics.get_by_id(id).is_none())
+    })
+    .await;
+    for outcome in outcomes {
+        let mut r = match outcome {
+            Outcome::Local(r) => r,
+            Outcome::Forwarded(i) => {
+                let d = &decided[i];
+                let mut r = DeletableTopicResult::default();
+                r.name = d
+                    .name
+                    .as_ref()
+                    .map(|n| TopicName(StrBytes::from_string(n.clone())));
+                r.topic_id = d.topic_id;
+                r.error_code = d.error_code;
+                r.error_message = d
+                    .error_message
+                    .as_ref()
+                    .map(|m| StrBytes::from_string(m.clone()));
+                r
+            }
+        };
+        if ctx.version < 5 {
+            r.error_message = None;
         }
         resp.responses.push(r);
     }
     resp
+}
+
+/// A topic of the request: answered here, or the index of its answer from the controller.
+enum Outcome {
+    Local(DeletableTopicResult),
+    Forwarded(usize),
 }

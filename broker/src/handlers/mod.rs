@@ -100,6 +100,31 @@ impl Connection {
     }
 }
 
+/// How long a request forwarded to the controller may take: the client's `timeout_ms`,
+/// within bounds (a client's 0 still gives the controller a moment).
+pub fn ctx_timeout(timeout_ms: i32) -> std::time::Duration {
+    std::time::Duration::from_millis(timeout_ms.clamp(1_000, 60_000) as u64)
+}
+
+/// Waits (at most the client's `timeout_ms`, and 5 s) until `done` holds for this broker's
+/// topics: a topic change committed by the controller is answered once it is installed here.
+pub async fn wait_for_topics(
+    broker: &Broker,
+    timeout_ms: i32,
+    done: impl Fn(&crate::topics::TopicRegistry) -> bool,
+) {
+    let mut changes = broker.topics.watch();
+    let limit = std::time::Duration::from_millis(timeout_ms.clamp(0, 5_000) as u64);
+    let _ = tokio::time::timeout(limit, async {
+        while !done(&broker.topics) {
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    })
+    .await;
+}
+
 /// What every handler gets besides its request.
 pub struct Ctx<'a> {
     pub broker: &'a Arc<Broker>,
@@ -212,14 +237,14 @@ pub async fn handle_request(
         RequestKind::ListOffsets(r) => {
             Some(ResponseKind::ListOffsets(list_offsets::handle(&ctx, r)))
         }
-        RequestKind::CreateTopics(r) => {
-            Some(ResponseKind::CreateTopics(create_topics::handle(&ctx, r)))
-        }
-        RequestKind::DeleteTopics(r) => {
-            Some(ResponseKind::DeleteTopics(delete_topics::handle(&ctx, r)))
-        }
+        RequestKind::CreateTopics(r) => Some(ResponseKind::CreateTopics(
+            create_topics::handle(&ctx, r).await,
+        )),
+        RequestKind::DeleteTopics(r) => Some(ResponseKind::DeleteTopics(
+            delete_topics::handle(&ctx, r).await,
+        )),
         RequestKind::CreatePartitions(r) => Some(ResponseKind::CreatePartitions(
-            create_partitions::handle(&ctx, r),
+            create_partitions::handle(&ctx, r).await,
         )),
         RequestKind::DescribeConfigs(r) => Some(ResponseKind::DescribeConfigs(
             describe_configs::handle(&ctx, r),

@@ -1,0 +1,120 @@
+//! The metadata publisher (Kafka's `BrokerMetadataPublisher`): makes this broker's local
+//! state follow the committed metadata image. For every topic of the image it creates the
+//! logs of the partitions placed on this node and gives each its leadership and leader epoch;
+//! a topic the image removed is deleted here, with its logs.
+//!
+//! Topics only this node knows (internal topics, topics created before the metadata log held
+//! topics) are never touched. A topic of the image that is missing from it is deleted only
+//! once the image is known complete: it was seen in an earlier image of this run, or the
+//! broker has caught up with the quorum (unfenced once), so that a node replaying an old
+//! snapshot at start does not delete what a later record still holds.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Weak};
+
+use samsa_cluster::metadata::image::CONFIG_RESOURCE_TOPIC;
+use samsa_cluster::metadata::MetadataImage;
+use uuid::Uuid;
+
+use crate::server::Broker;
+use crate::topics::ImageTopic;
+
+/// What the publisher remembers between images.
+#[derive(Default)]
+pub struct Published {
+    /// Every topic id some published image held during this run.
+    seen: HashSet<Uuid>,
+    /// The image published last: topics it holds unchanged (the same `Arc`, the same
+    /// configs) are not looked at again.
+    last: Option<Arc<MetadataImage>>,
+}
+
+/// The local form of the image's topics for node `node_id`, leaving out those that are the
+/// same in `last`.
+pub fn image_topics(
+    image: &MetadataImage,
+    last: Option<&MetadataImage>,
+    node_id: i32,
+) -> Vec<ImageTopic> {
+    let configs = |i: &MetadataImage, name: &str| i.configs(CONFIG_RESOURCE_TOPIC, name).cloned();
+    image
+        .topics()
+        .filter(|t| {
+            last.and_then(|l| l.topic_by_id(&t.id).map(|o| (l, o)))
+                .is_none_or(|(l, o)| {
+                    !Arc::ptr_eq(o, t) || configs(l, &t.name) != configs(image, &t.name)
+                })
+        })
+        .map(|t| ImageTopic {
+            name: t.name.to_string(),
+            id: t.id,
+            partition_count: t.partitions().len() as i32,
+            hosted: t
+                .partitions()
+                .iter()
+                .filter(|p| p.replicas.contains(&node_id))
+                .map(|p| (p.partition_id, p.leader == node_id, p.leader_epoch))
+                .collect(),
+            overrides: configs(image, &t.name).unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// Makes the broker's topics match `image`. `complete`: the image holds every committed
+/// record up to the quorum's high watermark as this broker last learnt it (deletions of
+/// topics never seen in this run wait for it).
+pub fn publish(broker: &Broker, image: &Arc<MetadataImage>, complete: bool, state: &mut Published) {
+    for t in image_topics(image, state.last.as_deref(), broker.node_id) {
+        state.seen.insert(t.id);
+        if let Err(e) = broker.topics.install(&t) {
+            tracing::warn!(topic = %t.name, id = %t.id, error = %e, "cannot install the metadata image's topic here");
+        }
+    }
+    for (name, id) in broker.topics.managed() {
+        if image.topic_by_id(&id).is_some() || !(complete || state.seen.contains(&id)) {
+            continue;
+        }
+        if let Err(e) = broker.topics.remove_managed(&id) {
+            tracing::warn!(topic = %name, id = %id, error = %e, "cannot delete a topic the metadata image removed");
+        }
+    }
+    state.last = Some(image.clone());
+}
+
+/// Runs the publisher on its own thread until the broker is gone or shuts down.
+pub fn spawn(broker: &Arc<Broker>, mut state: Published) -> std::io::Result<()> {
+    let weak: Weak<Broker> = Arc::downgrade(broker);
+    let mut images = broker.controller.subscribe();
+    let mut membership = broker.membership.subscribe();
+    let mut shutdown = broker.shutdown_signal();
+    std::thread::Builder::new()
+        .name("metadata-publisher".into())
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime for the metadata publisher");
+            rt.block_on(async move {
+                let mut complete = false;
+                loop {
+                    tokio::select! {
+                        changed = images.changed() => if changed.is_err() { return },
+                        changed = membership.changed() => if changed.is_err() { return },
+                        _ = shutdown.changed() => return,
+                    }
+                    let Some(broker) = weak.upgrade() else { return };
+                    if broker.is_shutting_down() {
+                        return;
+                    }
+                    complete |= broker
+                        .membership
+                        .borrow()
+                        .broker_epoch
+                        .is_some_and(|_| !broker.membership.borrow().fenced);
+                    let image = images.borrow_and_update().clone();
+                    publish(&broker, &image, complete, &mut state);
+                }
+            });
+        })
+        .map(|_| ())
+}
