@@ -8,6 +8,7 @@ pub mod config;
 pub mod controller;
 pub mod group;
 pub mod handlers;
+pub mod internal_topics;
 pub mod lifecycle;
 pub mod maintenance;
 pub mod meta;
@@ -17,6 +18,8 @@ pub mod partition;
 pub mod publisher;
 pub mod scram;
 pub mod server;
+#[doc(hidden)]
+pub mod testing;
 pub mod topics;
 pub mod txn;
 pub mod util;

@@ -79,6 +79,20 @@ pub fn publish(broker: &Broker, image: &Arc<MetadataImage>, complete: bool, stat
         }
     }
     state.last = Some(image.clone());
+    // The coordinators follow the leadership of their internal topics' partitions.
+    broker.groups.follow_leadership(broker);
+    broker.txn.follow_leadership(broker);
+    broker.published.send_replace(image.clone());
+}
+
+/// Waits (at most `timeout`) until the publisher has published the image the controller has
+/// now; returns whether it did.
+pub async fn caught_up(broker: &Broker, timeout: std::time::Duration) -> bool {
+    let target = broker.controller.image();
+    let mut published = broker.published.subscribe();
+    tokio::time::timeout(timeout, published.wait_for(|p| Arc::ptr_eq(p, &target)))
+        .await
+        .is_ok_and(|r| r.is_ok())
 }
 
 /// Runs the publisher on its own thread until the broker is gone or shuts down.

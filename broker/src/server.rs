@@ -51,6 +51,8 @@ pub struct Broker {
     pub controller: crate::controller::runtime::Controller,
     /// This broker's registration with the active controller (`lifecycle.rs`).
     pub membership: watch::Sender<crate::lifecycle::Membership>,
+    /// The metadata image the publisher last made this broker's state follow.
+    pub published: watch::Sender<Arc<samsa_cluster::metadata::MetadataImage>>,
     /// The controller listener's name, which clients are never given.
     controller_listener: String,
     shutdown: watch::Sender<bool>,
@@ -87,9 +89,18 @@ impl Broker {
         // Dynamic broker configs first: the topic defaults they set apply to the logs opened next.
         let dynamic_configs = crate::config::dynamic::DynamicConfigs::open(&dir, &config)?;
         let topics = TopicRegistry::open(&dir, &dynamic_configs.effective())?;
-        let txn_partitions = topics
-            .get(TRANSACTION_STATE_TOPIC)
-            .map(|t| t.partitions.len() as i32);
+        let controller = start_controller(&config, node_id, &cluster_id, &dir)?;
+        // The coordinators hash keys over the partition count their topic has in the cluster
+        // (this node's registry, else the metadata image as far as this node has it).
+        let image = controller.image();
+        let partition_count = |name: &str| {
+            topics.get(name).map(|t| t.partition_count).or_else(|| {
+                image
+                    .topic_by_name(name)
+                    .map(|t| t.partitions().len() as i32)
+            })
+        };
+        let txn_partitions = partition_count(TRANSACTION_STATE_TOPIC);
         let txn = Arc::new(TransactionCoordinator::new(&config, &dir, txn_partitions)?);
         tracing::info!(
             topics = topics.all().len(),
@@ -98,13 +109,10 @@ impl Broker {
         );
         let (shutdown, _) = watch::channel(false);
         // Groups in an existing __consumer_offsets are "loading" until `run` replays them.
-        let offsets_partitions = topics
-            .get(crate::group::OFFSETS_TOPIC)
-            .map(|t| t.partitions.len() as i32);
+        let offsets_partitions = partition_count(crate::group::OFFSETS_TOPIC);
         let groups = Arc::new(GroupCoordinator::new(&config, offsets_partitions));
         let authorizer = crate::acl::Authorizer::from_config(&config, &dir)?;
         let scram_credentials = crate::scram::ScramCredentials::open(&dir)?;
-        let controller = start_controller(&config, node_id, &cluster_id, &dir)?;
         let controller_listener =
             crate::controller::settings::KraftConfig::from_config(&config)?.listener_name;
         let broker = Arc::new(Broker {
@@ -127,6 +135,7 @@ impl Broker {
             scram_credentials,
             controller,
             membership: watch::channel(Default::default()).0,
+            published: watch::channel(Default::default()).0,
             controller_listener,
             shutdown,
             config,
@@ -137,8 +146,6 @@ impl Broker {
         crate::publisher::publish(&broker, &broker.controller.image(), false, &mut published);
         crate::publisher::spawn(&broker, published)
             .map_err(|e| anyhow::anyhow!("cannot start the metadata publisher: {e}"))?;
-        // Transactions prepared before a stop are completed before anything is served.
-        broker.txn.load_all(&broker)?;
         Ok(broker)
     }
 }
@@ -211,6 +218,9 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
             )
             .await
             .is_ok()
+                // And its topics, coordinators and prepared transactions follow what it has
+                // caught up with.
+                && crate::publisher::caught_up(&broker, Duration::from_secs(10)).await
         });
         if !unfenced {
             tracing::warn!("not unfenced by the controller within 10 s; serving anyway");

@@ -63,6 +63,11 @@ impl Topic {
             .map(|i| &self.partitions[i])
     }
 
+    /// Whether the topic has partition `index` in the cluster (hosted here or not).
+    pub fn has_partition(&self, index: i32) -> bool {
+        (0..self.partition_count).contains(&index)
+    }
+
     /// The partition `index` if this node leads it, else why not: a partition the topic does
     /// not have is UNKNOWN_TOPIC_OR_PARTITION, one another broker leads (or none does)
     /// NOT_LEADER_OR_FOLLOWER, which clients answer by refreshing their metadata.
@@ -76,6 +81,17 @@ impl Topic {
             None => Err(ResponseError::UnknownTopicOrPartition),
         }
     }
+}
+
+/// Partition `index` of `topic` if this node leads it, else why not (see
+/// [`Topic::led_partition`]; no topic is UNKNOWN_TOPIC_OR_PARTITION).
+pub fn led_partition(
+    topic: Option<&Arc<Topic>>,
+    index: i32,
+) -> Result<&Arc<Partition>, ResponseError> {
+    topic
+        .ok_or(ResponseError::UnknownTopicOrPartition)
+        .and_then(|t| t.led_partition(index))
 }
 
 /// A topic as the metadata image has it, for this node: what [`TopicRegistry::install`] makes
@@ -455,10 +471,12 @@ impl TopicRegistry {
         let _admin = self.admin.lock();
         let existing = self.get(&want.name);
         let current = match existing {
-            Some(t) if !t.managed => return Err(TopicError::AlreadyExists(format!(
+            Some(t) if !t.managed => {
+                return Err(TopicError::AlreadyExists(format!(
                 "{} (a topic only this node knows has the name of the metadata image's topic {})",
                 want.name, want.id
-            ))),
+            )))
+            }
             Some(t) if t.id != want.id => {
                 tracing::info!(topic = %want.name, old = %t.id, new = %want.id, "the topic was replaced while this node was away: deleting the old one");
                 self.remove_locked(&t)?;

@@ -5,7 +5,6 @@
 //! (`User:ANONYMOUS` from 127.0.0.1).
 
 use std::rc::Rc;
-use std::sync::Arc;
 
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
@@ -17,12 +16,11 @@ use samsa_broker::config::BrokerConfig;
 use samsa_broker::handlers::{self, Connection, Ctx};
 use samsa_broker::net::IoEngine;
 use samsa_broker::server::Broker;
+use samsa_broker::testing::JoinedBroker;
 
 struct Fixture {
-    /// Set to true on drop: the broker leaves the cluster.
-    _leave: tokio::sync::watch::Sender<bool>,
+    broker: JoinedBroker,
     _dir: tempfile::TempDir,
-    broker: Arc<Broker>,
     conn: Rc<Connection>,
     header: RequestHeader,
 }
@@ -40,35 +38,9 @@ impl Fixture {
         ]
         .map(|(k, v)| (k.to_string(), v));
         let config = BrokerConfig::load(None, vec![], flags).unwrap();
-        let broker = Broker::open(config, IoEngine::Epoll).unwrap();
+        let broker = samsa_broker::testing::open_joined(config).unwrap();
         broker.topics.create("t", 1, 1, Default::default()).unwrap();
-        // Registered and unfenced, so that the controller can place topics on this broker.
-        let (leave_tx, leave) = tokio::sync::watch::channel(false);
-        let member = broker.clone();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            let membership = member.membership.clone();
-            rt.block_on(samsa_broker::lifecycle::run(member, membership, leave));
-        });
-        let mut joined = broker.membership.subscribe();
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(async {
-                tokio::time::timeout(
-                    std::time::Duration::from_secs(10),
-                    joined.wait_for(|m| m.broker_epoch.is_some() && !m.fenced),
-                )
-                .await
-            })
-            .expect("unfenced within 10 s")
-            .unwrap();
         Fixture {
-            _leave: leave_tx,
             _dir: dir,
             broker,
             conn: Rc::new(Connection::new("127.0.0.1:40000".parse().unwrap())),
@@ -148,14 +120,23 @@ const CLUSTER_AUTHORIZATION_FAILED: i16 = 31;
 #[test]
 fn metadata_hides_topics_the_caller_may_not_describe_and_reports_its_operations() {
     let f = Fixture::new();
-    let resp = handlers::metadata::handle(&f.ctx(12), metadata_request(Some(&["t"])));
+    let resp = f.block_on(handlers::metadata::handle(
+        &f.ctx(12),
+        metadata_request(Some(&["t"])),
+    ));
     assert_eq!(resp.topics[0].error_code, TOPIC_AUTHORIZATION_FAILED);
     assert!(resp.topics[0].partitions.is_empty());
-    let all = handlers::metadata::handle(&f.ctx(12), metadata_request(None));
+    let all = f.block_on(handlers::metadata::handle(
+        &f.ctx(12),
+        metadata_request(None),
+    ));
     assert!(all.topics.is_empty(), "unauthorized topics are left out");
 
     f.allow(ResourceType::Topic, "t", AclOperation::Read);
-    let resp = handlers::metadata::handle(&f.ctx(12), metadata_request(Some(&["t"])));
+    let resp = f.block_on(handlers::metadata::handle(
+        &f.ctx(12),
+        metadata_request(Some(&["t"])),
+    ));
     assert_eq!(resp.topics[0].error_code, 0);
     assert_eq!(resp.topics[0].partitions.len(), 1);
     // READ, and the DESCRIBE it implies.
@@ -163,7 +144,10 @@ fn metadata_hides_topics_the_caller_may_not_describe_and_reports_its_operations(
         resp.topics[0].topic_authorized_operations,
         (1 << 3) | (1 << 8)
     );
-    let all = handlers::metadata::handle(&f.ctx(12), metadata_request(None));
+    let all = f.block_on(handlers::metadata::handle(
+        &f.ctx(12),
+        metadata_request(None),
+    ));
     assert_eq!(all.topics.len(), 1);
 }
 
@@ -177,7 +161,10 @@ fn auto_creation_needs_create_on_the_cluster_or_the_topic() {
         AclOperation::Describe,
         PermissionType::Allow,
     );
-    let resp = handlers::metadata::handle(&f.ctx(12), metadata_request(Some(&["new"])));
+    let resp = f.block_on(handlers::metadata::handle(
+        &f.ctx(12),
+        metadata_request(Some(&["new"])),
+    ));
     assert_eq!(resp.topics[0].error_code, TOPIC_AUTHORIZATION_FAILED);
     assert!(f.broker.topics.get("new").is_none());
 
@@ -188,14 +175,23 @@ fn auto_creation_needs_create_on_the_cluster_or_the_topic() {
         AclOperation::Create,
         PermissionType::Allow,
     );
-    let resp = handlers::metadata::handle(&f.ctx(12), metadata_request(Some(&["new"])));
+    let resp = f.block_on(handlers::metadata::handle(
+        &f.ctx(12),
+        metadata_request(Some(&["new"])),
+    ));
     assert_eq!(resp.topics[0].error_code, 0);
     assert!(f.broker.topics.get("new").is_some());
 
-    let resp = handlers::metadata::handle(&f.ctx(12), metadata_request(Some(&["other"])));
+    let resp = f.block_on(handlers::metadata::handle(
+        &f.ctx(12),
+        metadata_request(Some(&["other"])),
+    ));
     assert_eq!(resp.topics[0].error_code, TOPIC_AUTHORIZATION_FAILED);
     f.allow(ResourceType::Cluster, "kafka-cluster", AclOperation::Create);
-    let resp = handlers::metadata::handle(&f.ctx(12), metadata_request(Some(&["other"])));
+    let resp = f.block_on(handlers::metadata::handle(
+        &f.ctx(12),
+        metadata_request(Some(&["other"])),
+    ));
     assert_eq!(resp.topics[0].error_code, 0);
 }
 
@@ -263,7 +259,10 @@ fn a_deny_overrides_an_allow_for_its_operation_only() {
         resp.responses[0].partitions[0].error_code,
         TOPIC_AUTHORIZATION_FAILED
     );
-    let resp = handlers::metadata::handle(&f.ctx(12), metadata_request(Some(&["t"])));
+    let resp = f.block_on(handlers::metadata::handle(
+        &f.ctx(12),
+        metadata_request(Some(&["t"])),
+    ));
     assert_eq!(resp.topics[0].error_code, 0, "DESCRIBE is not denied");
     let ops = resp.topics[0].topic_authorized_operations;
     assert_eq!(ops & (1 << 3), 0, "no READ");
@@ -407,7 +406,7 @@ fn group_apis_need_the_group_acl() {
     let f = Fixture::new();
     let mut fc = FindCoordinatorRequest::default();
     fc.coordinator_keys = vec![s("g")];
-    let resp = handlers::find_coordinator::handle(&f.ctx(4), fc.clone());
+    let resp = f.block_on(handlers::find_coordinator::handle(&f.ctx(4), fc.clone()));
     assert_eq!(resp.coordinators[0].error_code, GROUP_AUTHORIZATION_FAILED);
 
     let mut join = JoinGroupRequest::default();
@@ -434,7 +433,7 @@ fn group_apis_need_the_group_acl() {
     assert_eq!(resp.groups[0].error_code, GROUP_AUTHORIZATION_FAILED);
 
     f.allow(ResourceType::Group, "g", AclOperation::Read);
-    let resp = handlers::find_coordinator::handle(&f.ctx(4), fc);
+    let resp = f.block_on(handlers::find_coordinator::handle(&f.ctx(4), fc));
     assert_eq!(resp.coordinators[0].error_code, 0, "READ implies DESCRIBE");
     let resp = handlers::offset_fetch::handle(&f.ctx(8), of);
     assert_eq!(resp.groups[0].error_code, 0);
@@ -467,6 +466,10 @@ fn producer_ids_need_idempotent_write_or_write_on_some_topic() {
     f.allow(ResourceType::Topic, "t", AclOperation::Write);
     assert_eq!(init(None), 0);
     f.allow(ResourceType::TransactionalId, "app", AclOperation::Write);
+    // As a client does, the coordinator is found (and its topic created) first.
+    let spec = f.broker.txn.state_topic_spec();
+    f.block_on(samsa_broker::internal_topics::ensure(&f.broker, &spec))
+        .unwrap();
     assert_eq!(init(Some("app")), 0);
 }
 

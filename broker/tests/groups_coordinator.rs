@@ -11,10 +11,12 @@ use samsa_broker::group::{
     CommitRequest, GroupError, GroupState, JoinRequest, OffsetToCommit, Protocol, SyncRequest,
     OFFSETS_TOPIC,
 };
-use samsa_broker::net::IoEngine;
 use samsa_broker::server::Broker;
+use samsa_broker::testing::JoinedBroker;
 
-fn open(dir: &std::path::Path, extra: &[(&str, &str)]) -> Arc<Broker> {
+/// A broker that has joined its cluster, with `__consumer_offsets` created as a client's first
+/// FindCoordinator creates it.
+fn open(dir: &std::path::Path, extra: &[(&str, &str)]) -> JoinedBroker {
     let mut flags = vec![
         ("log.dirs".to_string(), dir.display().to_string()),
         (
@@ -27,7 +29,14 @@ fn open(dir: &std::path::Path, extra: &[(&str, &str)]) -> Arc<Broker> {
         flags.push((k.to_string(), v.to_string()));
     }
     let config = BrokerConfig::load(None, vec![], flags).unwrap();
-    Broker::open(config, IoEngine::Epoll).unwrap()
+    let broker = samsa_broker::testing::open_joined(config).unwrap();
+    runtime()
+        .block_on(samsa_broker::internal_topics::ensure(
+            &broker,
+            &broker.groups.offsets_topic_spec(),
+        ))
+        .unwrap();
+    broker
 }
 
 fn runtime() -> tokio::runtime::Runtime {

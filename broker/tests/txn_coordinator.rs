@@ -22,17 +22,18 @@ use kafka_protocol::records::{
 use kafka_protocol::ResponseError;
 use samsa_broker::config::BrokerConfig;
 use samsa_broker::handlers::{self, Connection};
-use samsa_broker::net::IoEngine;
 use samsa_broker::partition::Partition;
 use samsa_broker::server::Broker;
+use samsa_broker::testing::JoinedBroker;
 use samsa_broker::txn::state::{TxnError, TxnState};
 use samsa_broker::txn::TRANSACTION_STATE_TOPIC;
 
-fn open(dir: &std::path::Path) -> Arc<Broker> {
+fn open(dir: &std::path::Path) -> JoinedBroker {
     open_with(dir, &[])
 }
 
-fn open_with(dir: &std::path::Path, extra: &[(&str, &str)]) -> Arc<Broker> {
+/// A broker that has joined its cluster, with `__transaction_state` created.
+fn open_with(dir: &std::path::Path, extra: &[(&str, &str)]) -> JoinedBroker {
     let mut flags = vec![
         ("log.dirs".to_string(), dir.display().to_string()),
         (
@@ -44,7 +45,15 @@ fn open_with(dir: &std::path::Path, extra: &[(&str, &str)]) -> Arc<Broker> {
         flags.push((k.to_string(), v.to_string()));
     }
     let config = BrokerConfig::load(None, vec![], flags).unwrap();
-    Broker::open(config, IoEngine::Epoll).unwrap()
+    let broker = samsa_broker::testing::open_joined(config).unwrap();
+    // As a client's FindCoordinator does.
+    runtime()
+        .block_on(samsa_broker::internal_topics::ensure(
+            &broker,
+            &broker.txn.state_topic_spec(),
+        ))
+        .unwrap();
+    broker
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -456,7 +465,9 @@ fn committed_offset(broker: &Broker) -> Option<i64> {
 /// TxnOffsetCommit do it).
 async fn txn_commit_offset(broker: &Arc<Broker>, pid: i64, epoch: i16, offset: i64) {
     use samsa_broker::group::{CommitRequest, OffsetToCommit, OFFSETS_TOPIC};
-    broker.groups.find_coordinator(broker, "g").unwrap();
+    samsa_broker::internal_topics::ensure(broker, &broker.groups.offsets_topic_spec())
+        .await
+        .unwrap();
     let offsets = partitions(&[(OFFSETS_TOPIC, broker.groups.partition_for("g"))]);
     broker
         .txn

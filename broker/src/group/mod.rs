@@ -33,7 +33,7 @@ pub mod records;
 pub mod state;
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -189,6 +189,8 @@ struct Outcome {
 
 type GroupHandle = Arc<Mutex<Group>>;
 
+use crate::internal_topics::{LOADED, LOADING, NOT_COORDINATOR};
+
 pub struct GroupCoordinator {
     cfg: GroupConfig,
     partitions: i32,
@@ -197,17 +199,18 @@ pub struct GroupCoordinator {
     retention_check_interval_ms: u64,
     memory_max_bytes: i64,
     segment_bytes: i64,
+    /// `offsets.topic.replication.factor`.
+    replication_factor: i16,
     groups: RwLock<HashMap<String, GroupHandle>>,
-    /// Per partition of `__consumer_offsets`: false while its groups are being loaded.
-    loaded: Vec<AtomicBool>,
+    /// Per partition of `__consumer_offsets`: whether this broker coordinates its groups
+    /// ([`NOT_COORDINATOR`], [`LOADING`], [`LOADED`]).
+    coordinating: Vec<AtomicU8>,
     join_waiters: Mutex<HashMap<WaiterId, oneshot::Sender<JoinReply>>>,
     sync_waiters: Mutex<HashMap<WaiterId, oneshot::Sender<SyncReply>>>,
     next_waiter: AtomicU64,
     timers: Mutex<Timers>,
     timer_wake: Notify,
     memory_bytes: AtomicI64,
-    /// Serialises the creation of `__consumer_offsets`.
-    create_topic: Mutex<()>,
     /// Groups holding pending transactional offsets, by producer id.
     txn_groups: Mutex<HashMap<i64, BTreeSet<String>>>,
 }
@@ -237,9 +240,18 @@ impl GroupCoordinator {
                 as u64,
             memory_max_bytes: config.long("group.coordinator.memory.max.bytes"),
             segment_bytes: config.long("offsets.topic.segment.bytes"),
+            replication_factor: config.int("offsets.topic.replication.factor") as i16,
             groups: RwLock::new(HashMap::new()),
-            loaded: (0..partitions)
-                .map(|_| AtomicBool::new(existing_partitions.is_none()))
+            // Before the first load nothing is known: requests wait (LOADING) if the topic is
+            // on disk, and are not this broker's until the topic exists otherwise.
+            coordinating: (0..partitions)
+                .map(|_| {
+                    AtomicU8::new(if existing_partitions.is_some() {
+                        LOADING
+                    } else {
+                        NOT_COORDINATOR
+                    })
+                })
                 .collect(),
             join_waiters: Mutex::new(HashMap::new()),
             sync_waiters: Mutex::new(HashMap::new()),
@@ -247,7 +259,6 @@ impl GroupCoordinator {
             timers: Mutex::new(Timers::default()),
             timer_wake: Notify::new(),
             memory_bytes: AtomicI64::new(0),
-            create_topic: Mutex::new(()),
             txn_groups: Mutex::new(HashMap::new()),
         }
     }
@@ -292,21 +303,29 @@ impl GroupCoordinator {
             .fetch_add(after as i64 - before as i64, Ordering::Relaxed);
     }
 
-    /// Refuses requests for a group whose partition is still loading.
+    /// Refuses requests for a group this broker does not coordinate (NOT_COORDINATOR) or
+    /// whose partition is still loading.
     fn check_loaded(&self, group_id: &str) -> Result<(), GroupError> {
         if group_id.is_empty() {
             return Err(GroupError::InvalidGroupId);
         }
-        let p = self.partition_for(group_id) as usize;
-        if self.loaded[p].load(Ordering::Acquire) {
-            Ok(())
-        } else {
-            Err(GroupError::CoordinatorLoadInProgress)
+        match self.coordinating[self.partition_for(group_id) as usize].load(Ordering::Acquire) {
+            LOADED => Ok(()),
+            LOADING => Err(GroupError::CoordinatorLoadInProgress),
+            _ => Err(GroupError::NotCoordinator),
         }
     }
 
+    /// Whether no partition is loading.
     pub fn all_loaded(&self) -> bool {
-        self.loaded.iter().all(|l| l.load(Ordering::Acquire))
+        self.coordinating
+            .iter()
+            .all(|l| l.load(Ordering::Acquire) != LOADING)
+    }
+
+    /// Whether this broker coordinates `group_id` and has loaded its partition.
+    pub fn is_loaded(&self, group_id: &str) -> bool {
+        self.check_loaded(group_id).is_ok()
     }
 
     fn group(&self, group_id: &str) -> Option<GroupHandle> {
@@ -338,48 +357,35 @@ impl GroupCoordinator {
 
     // ---- __consumer_offsets ----
 
-    /// Creates `__consumer_offsets` if it does not exist (Kafka creates it on the first
-    /// FindCoordinator); returns its partition that owns `group_id`.
+    /// The partition of `__consumer_offsets` that owns `group_id`, if this broker leads it.
+    /// The topic is created by FindCoordinator (through the controller), as Kafka does.
     pub fn offsets_partition(
         &self,
         broker: &Broker,
         group_id: &str,
     ) -> Result<Arc<Partition>, GroupError> {
-        let index = self.partition_for(group_id);
-        let topic = match broker.topics.get(OFFSETS_TOPIC) {
-            Some(t) => t,
-            None => self.create_offsets_topic(broker)?,
-        };
-        topic
-            .partition(index)
-            .cloned()
-            .ok_or(GroupError::CoordinatorNotAvailable)
+        let topic = broker
+            .topics
+            .get(OFFSETS_TOPIC)
+            .ok_or(GroupError::CoordinatorNotAvailable)?;
+        match topic.led_partition(self.partition_for(group_id)) {
+            Ok(p) => Ok(p.clone()),
+            Err(ResponseError::NotLeaderOrFollower) => Err(GroupError::NotCoordinator),
+            Err(_) => Err(GroupError::CoordinatorNotAvailable),
+        }
     }
 
-    fn create_offsets_topic(
-        &self,
-        broker: &Broker,
-    ) -> Result<Arc<crate::topics::Topic>, GroupError> {
-        let _creating = self.create_topic.lock();
-        if let Some(t) = broker.topics.get(OFFSETS_TOPIC) {
-            return Ok(t);
-        }
-        let mut overrides = TopicOverrides::new();
-        overrides.insert("cleanup.policy".into(), "compact".into());
-        overrides.insert("segment.bytes".into(), self.segment_bytes.to_string());
-        overrides.insert("compression.type".into(), "producer".into());
-        match broker
-            .topics
-            .create(OFFSETS_TOPIC, self.partitions, 1, overrides)
-        {
-            Ok(t) => Ok(t),
-            Err(e) => {
-                tracing::error!("cannot create {OFFSETS_TOPIC}: {e}");
-                broker
-                    .topics
-                    .get(OFFSETS_TOPIC)
-                    .ok_or(GroupError::CoordinatorNotAvailable)
-            }
+    /// How `__consumer_offsets` is created: partitions, replication factor and configs.
+    pub fn offsets_topic_spec(&self) -> crate::internal_topics::InternalTopicSpec {
+        let mut configs = TopicOverrides::new();
+        configs.insert("cleanup.policy".into(), "compact".into());
+        configs.insert("segment.bytes".into(), self.segment_bytes.to_string());
+        configs.insert("compression.type".into(), "producer".into());
+        crate::internal_topics::InternalTopicSpec {
+            name: OFFSETS_TOPIC,
+            partitions: self.partitions,
+            replication_factor: self.replication_factor,
+            configs,
         }
     }
 
@@ -538,10 +544,6 @@ impl GroupCoordinator {
     // ---- the APIs ----
 
     /// FindCoordinator for a group: this broker, once `__consumer_offsets` exists.
-    pub fn find_coordinator(&self, broker: &Broker, group_id: &str) -> Result<(), GroupError> {
-        self.offsets_partition(broker, group_id).map(|_| ())
-    }
-
     /// JoinGroup: resolves when the group answers (at once, or when the rebalance completes).
     pub async fn join(
         self: &Arc<Self>,
@@ -1030,39 +1032,125 @@ impl GroupCoordinator {
 
     // ---- background work ----
 
-    /// Replays every partition of `__consumer_offsets` (blocking; run off the async threads).
+    /// Loads the groups of every partition of `__consumer_offsets` this broker leads (the
+    /// others are not its to coordinate). Runs once, as the broker starts serving; from then
+    /// on [`GroupCoordinator::follow_leadership`] follows leadership changes.
     pub fn load_all(&self, broker: &Broker) {
-        let Some(topic) = broker.topics.get(OFFSETS_TOPIC) else {
-            for l in &self.loaded {
-                l.store(true, Ordering::Release);
-            }
-            return;
-        };
+        let topic = broker.topics.get(OFFSETS_TOPIC);
         let started = std::time::Instant::now();
         let mut groups_loaded = 0usize;
-        for (i, p) in topic.partitions.iter().enumerate() {
-            let now = crate::util::now_ms();
-            match load::load_partition(p) {
-                Ok(loaded) => {
-                    if loaded.skipped > 0 {
-                        tracing::warn!(partition = %p.tp, skipped = loaded.skipped, "records of __consumer_offsets could not be read");
-                    }
-                    groups_loaded += self.install(loaded, now);
+        for (index, state) in self.coordinating.iter().enumerate() {
+            if state.load(Ordering::Acquire) != LOADING {
+                continue;
+            }
+            let led = topic
+                .as_ref()
+                .and_then(|t| t.led_partition(index as i32).ok());
+            match led {
+                Some(p) => {
+                    groups_loaded += self.load_partition(p);
+                    state.store(LOADED, Ordering::Release);
                 }
-                Err(e) => tracing::error!(partition = %p.tp, "cannot load groups: {e}"),
+                None => state.store(NOT_COORDINATOR, Ordering::Release),
             }
-            if let Some(l) = self.loaded.get(i) {
-                l.store(true, Ordering::Release);
-            }
-        }
-        for l in &self.loaded {
-            l.store(true, Ordering::Release);
         }
         tracing::info!(
             groups = groups_loaded,
             elapsed_ms = started.elapsed().as_millis() as u64,
             "consumer groups loaded from {OFFSETS_TOPIC}"
         );
+    }
+
+    /// Follows the leadership of `__consumer_offsets` partitions (Kafka's `onElection` and
+    /// `onResignation`): loads the groups of a partition this broker now leads and forgets
+    /// those of one it no longer leads. Called whenever the metadata image changed here.
+    pub fn follow_leadership(&self, broker: &Broker) {
+        let Some(topic) = broker.topics.get(OFFSETS_TOPIC) else {
+            return;
+        };
+        let (mut taken, mut given_up, mut groups_loaded, mut groups_unloaded) = (0, 0, 0, 0);
+        for (index, state) in self.coordinating.iter().enumerate() {
+            let led = topic.led_partition(index as i32).ok();
+            match (led, state.load(Ordering::Acquire)) {
+                (Some(p), NOT_COORDINATOR) => {
+                    if state
+                        .compare_exchange(
+                            NOT_COORDINATOR,
+                            LOADING,
+                            Ordering::AcqRel,
+                            Ordering::Acquire,
+                        )
+                        .is_ok()
+                    {
+                        groups_loaded += self.load_partition(p);
+                        state.store(LOADED, Ordering::Release);
+                        taken += 1;
+                    }
+                }
+                (None, LOADED) => {
+                    if state
+                        .compare_exchange(LOADED, LOADING, Ordering::AcqRel, Ordering::Acquire)
+                        .is_ok()
+                    {
+                        groups_unloaded += self.unload_partition(index as i32);
+                        state.store(NOT_COORDINATOR, Ordering::Release);
+                        given_up += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if taken > 0 {
+            tracing::info!(
+                partitions = taken,
+                groups = groups_loaded,
+                "now coordinating the groups of more partitions of {OFFSETS_TOPIC}"
+            );
+        }
+        if given_up > 0 {
+            tracing::info!(
+                partitions = given_up,
+                groups = groups_unloaded,
+                "no longer coordinating the groups of some partitions of {OFFSETS_TOPIC}"
+            );
+        }
+    }
+
+    /// Replays one partition into the coordinator; returns the groups it held.
+    fn load_partition(&self, p: &Partition) -> usize {
+        let now = crate::util::now_ms();
+        match load::load_partition(p) {
+            Ok(loaded) => {
+                if loaded.skipped > 0 {
+                    tracing::warn!(partition = %p.tp, skipped = loaded.skipped, "records of __consumer_offsets could not be read");
+                }
+                self.install(loaded, now)
+            }
+            Err(e) => {
+                tracing::error!(partition = %p.tp, "cannot load groups: {e}");
+                0
+            }
+        }
+    }
+
+    /// Forgets the groups of partition `index` (another broker coordinates them now); their
+    /// members' waiting requests are answered NOT_COORDINATOR when they time out or retry.
+    fn unload_partition(&self, index: i32) -> usize {
+        let gone: Vec<GroupHandle> = {
+            let mut groups = self.groups.write();
+            let ids: Vec<String> = groups
+                .keys()
+                .filter(|g| self.partition_for(g) == index)
+                .cloned()
+                .collect();
+            ids.iter().filter_map(|id| groups.remove(id)).collect()
+        };
+        for g in &gone {
+            let g = g.lock();
+            self.account(g.bytes(), 0);
+            self.timers.lock().set(&g.group_id, None);
+        }
+        gone.len()
     }
 
     fn install(&self, mut loaded: load::LoadedPartition, now_ms: i64) -> usize {

@@ -30,7 +30,8 @@ pub async fn handle(ctx: &Ctx<'_>, req: AddOffsetsToTxnRequest) -> AddOffsetsToT
         return resp;
     }
     // The group's partition of __consumer_offsets must exist to be part of a transaction.
-    if let Err(e) = ctx.broker.groups.find_coordinator(ctx.broker, group_id) {
+    let spec = ctx.broker.groups.offsets_topic_spec();
+    if let Err(e) = crate::internal_topics::ensure(ctx.broker, &spec).await {
         resp.error_code = e.code();
         return resp;
     }

@@ -99,7 +99,7 @@ async fn one_transaction(
                 );
             } else if !topic_authorized {
                 refused.insert(key.clone(), ResponseError::TopicAuthorizationFailed);
-            } else if topic.as_ref().and_then(|tp| tp.partition(p)).is_none() {
+            } else if !topic.as_ref().is_some_and(|tp| tp.has_partition(p)) {
                 refused.insert(key.clone(), ResponseError::UnknownTopicOrPartition);
             }
             partitions.push(key);

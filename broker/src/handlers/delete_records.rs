@@ -12,6 +12,7 @@ use kafka_protocol::ResponseError;
 use super::produce::log_error_code;
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
+use crate::topics::led_partition;
 
 pub fn handle(ctx: &Ctx<'_>, req: DeleteRecordsRequest) -> DeleteRecordsResponse {
     let mut resp = DeleteRecordsResponse::default();
@@ -24,13 +25,10 @@ pub fn handle(ctx: &Ctx<'_>, req: DeleteRecordsRequest) -> DeleteRecordsResponse
             let mut pr = DeleteRecordsPartitionResult::default();
             pr.partition_index = p.partition_index;
             pr.low_watermark = -1;
-            match topic
-                .as_ref()
-                .and_then(|tp| tp.partition(p.partition_index))
-            {
+            match led_partition(topic.as_ref(), p.partition_index) {
                 _ if !authorized => pr.error_code = ResponseError::TopicAuthorizationFailed.code(),
-                None => pr.error_code = ResponseError::UnknownTopicOrPartition.code(),
-                Some(part) => {
+                Err(e) => pr.error_code = e.code(),
+                Ok(part) => {
                     let hw = part.high_watermark();
                     let target = if p.offset == -1 { hw } else { p.offset };
                     if target < 0 || target > hw {

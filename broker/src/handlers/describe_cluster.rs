@@ -1,4 +1,5 @@
-//! DescribeCluster: cluster id, controller and brokers (the admin client's view of Metadata).
+//! DescribeCluster: cluster id, controller and live brokers (the admin client's view of
+//! Metadata), from the committed metadata image as Metadata answers.
 //! `cluster_authorized_operations` comes from the authorizer (0 without DESCRIBE on the
 //! cluster, as Kafka answers).
 
@@ -7,6 +8,7 @@ use kafka_protocol::messages::{BrokerId, DescribeClusterRequest, DescribeCluster
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
+use super::cluster_view::ClusterView;
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 
@@ -24,7 +26,8 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeClusterRequest) -> DescribeClusterResp
         return resp;
     }
     resp.cluster_id = StrBytes::from_string(ctx.broker.cluster_id.clone());
-    resp.controller_id = BrokerId(ctx.broker.node_id);
+    let view = ClusterView::new(ctx.broker);
+    resp.controller_id = BrokerId(view.controller_id());
     // Kafka reports no operations to a caller that may not describe the cluster.
     resp.cluster_authorized_operations = if !req.include_cluster_authorized_operations {
         i32::MIN
@@ -33,18 +36,16 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeClusterRequest) -> DescribeClusterResp
     } else {
         0
     };
-    if let Some(l) = ctx.broker.config.advertised_listeners().into_iter().next() {
-        let mut b = DescribeClusterBroker::default();
-        b.broker_id = BrokerId(ctx.broker.node_id);
-        b.host = StrBytes::from_string(l.host);
-        b.port = l.port as i32;
-        b.rack = ctx
-            .broker
-            .config
-            .get("broker.rack")
-            .filter(|r| !r.is_empty())
-            .map(StrBytes::from_string);
-        resp.brokers.push(b);
-    }
+    resp.brokers = view
+        .live_brokers()
+        .map(|n| {
+            let mut b = DescribeClusterBroker::default();
+            b.broker_id = BrokerId(n.id);
+            b.host = StrBytes::from_string(n.host.clone());
+            b.port = n.port;
+            b.rack = n.rack.clone().map(StrBytes::from_string);
+            b
+        })
+        .collect();
     resp
 }

@@ -13,6 +13,7 @@ use kafka_protocol::ResponseError;
 
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
+use crate::topics::led_partition;
 
 pub fn handle(ctx: &Ctx<'_>, req: DescribeProducersRequest) -> DescribeProducersResponse {
     let mut resp = DescribeProducersResponse::default();
@@ -24,7 +25,7 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeProducersRequest) -> DescribeProducers
         for index in t.partition_indexes {
             let mut pr = PartitionResponse::default();
             pr.partition_index = index;
-            match topic.as_ref().and_then(|tp| tp.partition(index)) {
+            match led_partition(topic.as_ref(), index) {
                 _ if !authorized => {
                     pr.error_code = ResponseError::TopicAuthorizationFailed.code();
                     pr.error_message = Some(StrBytes::from_string(ctx.denied(
@@ -33,14 +34,14 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeProducersRequest) -> DescribeProducers
                         &t.name,
                     )));
                 }
-                None => {
-                    pr.error_code = ResponseError::UnknownTopicOrPartition.code();
+                Err(e) => {
+                    pr.error_code = e.code();
                     pr.error_message = Some(StrBytes::from_string(format!(
-                        "unknown partition {}-{index}",
+                        "partition {}-{index}: {e}",
                         t.name.as_str()
                     )));
                 }
-                Some(p) => {
+                Ok(p) => {
                     for e in p.active_producers() {
                         let mut s = ProducerState::default();
                         s.producer_id = ProducerId(e.producer_id);

@@ -17,9 +17,9 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
+use super::cluster_view::{ClusterView, TopicView};
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
-use crate::topics::Topic;
 
 pub fn handle(
     ctx: &Ctx<'_>,
@@ -32,13 +32,9 @@ pub fn handle(
         .as_ref()
         .map(|c| c.topic_name.to_string())
         .unwrap_or_default();
+    let view = ClusterView::new(ctx.broker);
     let mut names: Vec<String> = if all {
-        ctx.broker
-            .topics
-            .all()
-            .iter()
-            .map(|t| t.name.clone())
-            .collect()
+        view.topics().iter().map(|t| t.name().to_string()).collect()
     } else {
         req.topics.iter().map(|t| t.name.to_string()).collect()
     };
@@ -75,7 +71,7 @@ pub fn handle(
             resp.topics.push(rt);
             continue;
         }
-        let Some(topic) = ctx.broker.topics.get(&name) else {
+        let Some(topic) = view.topic(&name) else {
             // Listing every topic skips one deleted meanwhile; a named one gets its error.
             if !all {
                 let mut rt = DescribeTopicPartitionsResponseTopic::default();
@@ -93,9 +89,9 @@ pub fn handle(
             Some(c) if c.topic_name.as_str() == name => c.partition_index.max(0),
             _ => 0,
         };
-        let count = topic.partitions.len() as i32;
+        let count = topic.partition_count();
         let end = count.min(first.saturating_add(remaining)).max(first);
-        resp.topics.push(describe(ctx, &topic, first..end));
+        resp.topics.push(describe(ctx, &view, &topic, first..end));
         if end < count {
             resp.next_cursor = Some(cursor(&name, end));
             break;
@@ -114,28 +110,35 @@ fn cursor(topic: &str, partition_index: i32) -> Cursor {
 
 fn describe(
     ctx: &Ctx<'_>,
-    topic: &Topic,
+    view: &ClusterView<'_>,
+    topic: &TopicView,
     partitions: std::ops::Range<i32>,
 ) -> DescribeTopicPartitionsResponseTopic {
-    let node = BrokerId(ctx.broker.node_id);
     let mut rt = DescribeTopicPartitionsResponseTopic::default();
-    rt.name = Some(TopicName(StrBytes::from_string(topic.name.clone())));
-    rt.topic_id = topic.id;
+    rt.name = Some(TopicName(StrBytes::from_string(topic.name().to_string())));
+    rt.topic_id = topic.id();
     rt.is_internal = topic.is_internal();
-    rt.topic_authorized_operations = ctx.authorized_operations(ResourceType::Topic, &topic.name);
+    rt.topic_authorized_operations = ctx.authorized_operations(ResourceType::Topic, topic.name());
+    let ids = |v: &[i32]| v.iter().map(|&b| BrokerId(b)).collect::<Vec<_>>();
     for index in partitions {
-        let Some(p) = topic.partition(index) else {
+        let Some(p) = view.partition(topic, index) else {
             continue;
         };
         let mut rp = DescribeTopicPartitionsResponsePartition::default();
         rp.partition_index = index;
-        rp.leader_id = node;
-        rp.leader_epoch = p.leader_epoch();
-        rp.replica_nodes = vec![node];
-        rp.isr_nodes = vec![node];
-        // Eligible leader replicas (KIP-966's ELR) only matter with more replicas than one.
-        rp.eligible_leader_replicas = Some(Vec::new());
-        rp.last_known_elr = Some(Vec::new());
+        match p.leader {
+            Some(l) => rp.leader_id = BrokerId(l),
+            None => {
+                rp.error_code = ResponseError::LeaderNotAvailable.code();
+                rp.leader_id = BrokerId(-1);
+            }
+        }
+        rp.leader_epoch = p.leader_epoch;
+        rp.replica_nodes = ids(&p.replicas);
+        rp.isr_nodes = ids(&p.isr);
+        rp.offline_replicas = ids(&p.offline);
+        rp.eligible_leader_replicas = Some(ids(&p.elr));
+        rp.last_known_elr = Some(ids(&p.last_known_elr));
         rt.partitions.push(rp);
     }
     rt

@@ -18,13 +18,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kafka_protocol::messages::fetch_response::{
-    AbortedTransaction, FetchableTopicResponse, PartitionData,
+    AbortedTransaction, FetchableTopicResponse, NodeEndpoint, PartitionData,
 };
 use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, ProducerId};
+use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use samsa_protocol::FileRange;
 use samsa_storage::LogError;
 
+use super::cluster_view::LeaderHints;
 use super::produce::log_error_code;
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
@@ -42,6 +44,8 @@ struct Wanted {
     fetch_offset: i64,
     partition_max_bytes: i32,
     current_leader_epoch: i32,
+    /// The topic's name, when known (for leader hints).
+    topic_name: Option<StrBytes>,
 }
 
 /// The response, and for each of its partitions in order the segment range holding its
@@ -82,14 +86,22 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
         };
         let authorized = refused != ResponseError::TopicAuthorizationFailed;
         for p in &t.partitions {
+            // A partition of a known topic that another broker leads (or none does) is
+            // NOT_LEADER_OR_FOLLOWER, with the leader where this broker knows it (KIP-951).
+            let led = match topic.as_ref().filter(|_| authorized) {
+                Some(tp) => tp.led_partition(p.partition).cloned(),
+                None => Err(refused),
+            };
+            let (partition, refused) = match led {
+                Ok(partition) => (Some(partition), refused),
+                Err(ResponseError::UnknownTopicOrPartition) => (None, refused),
+                Err(e) => (None, e),
+            };
             wanted.push(Wanted {
                 topic_index: ti,
-                partition: topic
-                    .as_ref()
-                    .filter(|_| authorized)
-                    .and_then(|tp| tp.partition(p.partition))
-                    .cloned(),
+                partition,
                 refused,
+                topic_name: topic.as_ref().map(|tp| tp.wire_name.clone()),
                 index: p.partition,
                 fetch_offset: p.fetch_offset,
                 partition_max_bytes: p.partition_max_bytes,
@@ -128,7 +140,22 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
             || *shutdown.borrow()
         {
             let mut files = Vec::with_capacity(answers.len());
-            for (w, a) in wanted.iter().zip(answers) {
+            let mut hints = LeaderHints::new(ctx.broker);
+            for (w, mut a) in wanted.iter().zip(answers) {
+                let moved = [
+                    ResponseError::NotLeaderOrFollower.code(),
+                    ResponseError::FencedLeaderEpoch.code(),
+                ];
+                if ctx.version >= 12 && moved.contains(&a.data.error_code) {
+                    let leader = w
+                        .topic_name
+                        .as_ref()
+                        .and_then(|name| hints.leader(name, w.index));
+                    if let Some((leader, epoch)) = leader {
+                        a.data.current_leader.leader_id = BrokerId(leader);
+                        a.data.current_leader.leader_epoch = epoch;
+                    }
+                }
                 if let Some(p) = &w.partition {
                     match (&a.file, &a.data.records) {
                         (Some((r, records)), _) => {
@@ -142,6 +169,19 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
                 }
                 files.push(a.file.map(|(r, _)| r));
                 resp.responses[w.topic_index].partitions.push(a.data);
+            }
+            if ctx.version >= 16 {
+                resp.node_endpoints = hints
+                    .endpoints()
+                    .map(|n| {
+                        let mut e = NodeEndpoint::default();
+                        e.node_id = BrokerId(n.id);
+                        e.host = StrBytes::from_string(n.host.clone());
+                        e.port = n.port;
+                        e.rack = n.rack.clone().map(StrBytes::from_string);
+                        e
+                    })
+                    .collect();
             }
             return (resp, files);
         }

@@ -1,7 +1,6 @@
 //! FindCoordinator: which broker coordinates a group (key type 0) or a transactional id
-//! (key type 1). On a single node that is this broker, for every group: the one that leads
-//! the group's partition of `__consumer_offsets`, which is created here on first use as Kafka
-//! does. v4+ batches keys (`coordinator_keys`) and answers one entry per key. A transactional
+//! (key type 1): the broker that leads the group's partition of `__consumer_offsets`, which is
+//! created through the controller on first use as Kafka does. v4+ batches keys (`coordinator_keys`) and answers one entry per key. A transactional
 //! id's coordinator leads its partition of `__transaction_state`, likewise created on first
 //! use. ACLs: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or transactional id
 //! (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
@@ -11,23 +10,23 @@ use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinator
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
+use super::cluster_view::ClusterView;
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 
 const KEY_TYPE_GROUP: i8 = 0;
 const KEY_TYPE_TRANSACTION: i8 = 1;
 
-pub fn handle(ctx: &Ctx<'_>, req: FindCoordinatorRequest) -> FindCoordinatorResponse {
+pub async fn handle(ctx: &Ctx<'_>, req: FindCoordinatorRequest) -> FindCoordinatorResponse {
     let mut resp = FindCoordinatorResponse::default();
     if ctx.version >= 4 {
-        resp.coordinators = req
-            .coordinator_keys
-            .iter()
-            .map(|key| coordinator(ctx, key, req.key_type))
-            .collect();
+        for key in &req.coordinator_keys {
+            resp.coordinators
+                .push(coordinator(ctx, key, req.key_type).await);
+        }
         return resp;
     }
-    let c = coordinator(ctx, &req.key, req.key_type);
+    let c = coordinator(ctx, &req.key, req.key_type).await;
     resp.error_code = c.error_code;
     if ctx.version >= 1 {
         resp.error_message = c.error_message;
@@ -38,10 +37,11 @@ pub fn handle(ctx: &Ctx<'_>, req: FindCoordinatorRequest) -> FindCoordinatorResp
     resp
 }
 
-fn coordinator(ctx: &Ctx<'_>, key: &StrBytes, key_type: i8) -> Coordinator {
+async fn coordinator(ctx: &Ctx<'_>, key: &StrBytes, key_type: i8) -> Coordinator {
     let mut c = Coordinator::default();
     c.key = key.clone();
-    let found = match key_type {
+    let broker = ctx.broker;
+    let wanted = match key_type {
         KEY_TYPE_GROUP if !ctx.authorize(AclOperation::Describe, ResourceType::Group, key) => {
             Err((
                 ResponseError::GroupAuthorizationFailed,
@@ -56,36 +56,53 @@ fn coordinator(ctx: &Ctx<'_>, key: &StrBytes, key_type: i8) -> Coordinator {
                 ctx.denied(AclOperation::Describe, ResourceType::TransactionalId, key),
             ))
         }
-        KEY_TYPE_GROUP => ctx
-            .broker
-            .groups
-            .find_coordinator(ctx.broker, key.as_str())
-            .map_err(|e| (e.response_error(), e.to_string())),
-        KEY_TYPE_TRANSACTION => ctx
-            .broker
-            .txn
-            .find_coordinator(ctx.broker, key.as_str())
-            .map_err(|e| (e.response_error(), e.to_string())),
+        KEY_TYPE_GROUP => Ok((
+            broker.groups.offsets_topic_spec(),
+            broker.groups.partition_for(key),
+        )),
+        KEY_TYPE_TRANSACTION => Ok((broker.txn.state_topic_spec(), broker.txn.partition_for(key))),
         other => Err((
             ResponseError::InvalidRequest,
             format!("unknown coordinator key type {other}"),
         )),
     };
-    let listener = ctx.broker.config.advertised_listeners().into_iter().next();
-    match (found, listener) {
-        (Ok(()), Some(l)) => {
-            c.node_id = BrokerId(ctx.broker.node_id);
-            c.host = StrBytes::from_string(l.host);
-            c.port = l.port as i32;
-            c.error_message = None;
+    let (spec, index) = match wanted {
+        Ok(w) => w,
+        Err((e, message)) => {
+            no_coordinator(&mut c, e, message);
+            return c;
         }
-        (Ok(()), None) => no_coordinator(
+    };
+    if let Err(e) = crate::internal_topics::ensure(broker, &spec).await {
+        no_coordinator(&mut c, e, format!("{} is not available yet", spec.name));
+        return c;
+    }
+    let view = ClusterView::new(broker);
+    let leader = view
+        .topic(spec.name)
+        .and_then(|t| view.partition(&t, index))
+        .and_then(|p| p.leader)
+        .and_then(|l| view.node(l).cloned());
+    let Some(node) = leader else {
+        no_coordinator(
             &mut c,
             ResponseError::CoordinatorNotAvailable,
-            "no advertised listener".into(),
-        ),
-        (Err((e, message)), _) => no_coordinator(&mut c, e, message),
+            format!("partition {index} of {} has no live leader", spec.name),
+        );
+        return c;
+    };
+    // A group this broker has just become the coordinator of is answered once its partition
+    // is loaded, so that the client's JoinGroup is not refused (bounded; it may retry).
+    if node.id == broker.node_id && key_type == KEY_TYPE_GROUP {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !broker.groups.is_loaded(key) && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
     }
+    c.node_id = BrokerId(node.id);
+    c.host = StrBytes::from_string(node.host);
+    c.port = node.port;
+    c.error_message = None;
     c
 }
 

@@ -70,6 +70,12 @@ async fn init(ctx: &Ctx<'_>, req: &InitProducerIdRequest) -> Result<(i64, i16), 
     match &req.transactional_id {
         None => Ok((txn.new_producer_id()?, 0)),
         Some(id) => {
+            // A client finds the coordinator first, which creates `__transaction_state`; one
+            // that comes straight here gets it created too (and NOT_COORDINATOR if another
+            // broker coordinates the id).
+            crate::internal_topics::ensure(ctx.broker, &txn.state_topic_spec())
+                .await
+                .map_err(|_| TxnError::CoordinatorNotAvailable)?;
             txn.init_producer_id(
                 ctx.broker,
                 id.0.as_str(),

@@ -14,6 +14,7 @@ use kafka_protocol::ResponseError;
 use super::produce::log_error_code;
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
+use crate::topics::led_partition;
 
 pub const LATEST: i64 = -1;
 pub const EARLIEST: i64 = -2;
@@ -36,13 +37,10 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
             pr.timestamp = -1;
             pr.offset = -1;
             pr.leader_epoch = -1;
-            match topic
-                .as_ref()
-                .and_then(|tp| tp.partition(p.partition_index))
-            {
+            match led_partition(topic.as_ref(), p.partition_index) {
                 _ if !authorized => pr.error_code = ResponseError::TopicAuthorizationFailed.code(),
-                None => pr.error_code = ResponseError::UnknownTopicOrPartition.code(),
-                Some(part)
+                Err(e) => pr.error_code = e.code(),
+                Ok(part)
                     if p.current_leader_epoch >= 0
                         && p.current_leader_epoch != part.leader_epoch() =>
                 {
@@ -52,7 +50,7 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
                         ResponseError::FencedLeaderEpoch.code()
                     };
                 }
-                Some(part) => {
+                Ok(part) => {
                     // leader_epoch exists from v4; older versions must leave it at its default.
                     let epoch = if ctx.version >= 4 {
                         part.leader_epoch()

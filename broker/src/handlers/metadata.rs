@@ -1,7 +1,9 @@
-//! Metadata: brokers, cluster id, controller, and for each topic asked for its partitions with
-//! leader, replicas and ISR. Topics named here are created when `auto.create.topics.enable` is
-//! on and the client allows it (always before v4), as Kafka does; unlike Kafka, creation is
-//! synchronous, so the first answer already has the partitions instead of LEADER_NOT_AVAILABLE.
+//! Metadata: live brokers, cluster id, controller, and for each topic asked for its partitions
+//! with leader, leader epoch, replicas, ISR and offline replicas, from the committed metadata
+//! image (see [`super::cluster_view`]), so that every broker answers alike. Topics named here are
+//! created when `auto.create.topics.enable` is on and the client allows it (always before v4),
+//! as Kafka does, through the active controller; unlike Kafka, the answer waits for the
+//! creation, so the first answer already has the partitions instead of LEADER_NOT_AVAILABLE.
 //!
 //! ACLs: a topic needs DESCRIBE (named ones get TOPIC_AUTHORIZATION_FAILED, the all-topics
 //! answer leaves them out), auto-creation needs CREATE on the cluster or the topic, and the
@@ -13,25 +15,27 @@ use kafka_protocol::messages::metadata_response::{
 use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
+use samsa_cluster::controller::CreatableTopic;
 
+use super::cluster_view::{ClusterView, TopicView};
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
-use crate::config::topic::TopicOverrides;
-use crate::topics::{is_internal_topic, Topic, TopicError};
+use crate::controller::active::{ControllerReply, ControllerRequest};
+use crate::topics::is_internal_topic;
 
 /// Kafka's "authorized operations not requested" marker.
 const OPERATIONS_OMITTED: i32 = i32::MIN;
 
-pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
+pub async fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
     let broker = ctx.broker;
     let mut resp = MetadataResponse::default();
-    resp.brokers = brokers(ctx);
+    let mut view = ClusterView::new(broker);
     // Fields a version lacks must stay at their defaults, or the encoder refuses the response.
     if ctx.version >= 2 {
         resp.cluster_id = Some(StrBytes::from_string(broker.cluster_id.clone()));
     }
     if ctx.version >= 1 {
-        resp.controller_id = BrokerId(broker.node_id);
+        resp.controller_id = BrokerId(view.controller_id());
     }
     if (8..=10).contains(&ctx.version) && req.include_cluster_authorized_operations {
         // Kafka reports none to a caller that may not describe the cluster.
@@ -51,18 +55,38 @@ pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
     };
     if all {
         // Topics the caller may not describe are left out, as if they did not exist.
-        resp.topics = broker
-            .topics
-            .all()
+        resp.topics = view
+            .topics()
             .iter()
-            .filter(|t| ctx.authorize(AclOperation::Describe, ResourceType::Topic, &t.name))
-            .map(|t| describe(ctx, t, include_ops))
+            .filter(|t| ctx.authorize(AclOperation::Describe, ResourceType::Topic, t.name()))
+            .map(|t| describe(ctx, &view, t, include_ops))
             .collect();
+        resp.brokers = brokers(&view);
         return resp;
     }
     let allow_auto_create = (ctx.version < 4 || req.allow_auto_topic_creation)
         && broker.config.bool("auto.create.topics.enable");
-    for wanted in req.topics.unwrap_or_default() {
+    let wanted = req.topics.unwrap_or_default();
+    // Topics to create first, through the controller, all in one request.
+    let missing: Vec<String> = wanted
+        .iter()
+        .filter_map(|w| w.name.as_ref().map(|n| n.to_string()))
+        .filter(|name| {
+            allow_auto_create
+                && view.topic(name).is_none()
+                && !is_internal_topic(name)
+                && samsa_storage::is_valid_topic_name(name)
+                && ctx.authorize(AclOperation::Describe, ResourceType::Topic, name)
+                && (ctx.authorize(AclOperation::Create, ResourceType::Cluster, CLUSTER_NAME)
+                    || ctx.authorize(AclOperation::Create, ResourceType::Topic, name))
+        })
+        .collect();
+    let mut not_created = std::collections::HashMap::new();
+    if !missing.is_empty() {
+        not_created = auto_create(ctx, &missing).await;
+        view = ClusterView::new(broker);
+    }
+    for wanted in wanted {
         let topic = match &wanted.name {
             // Named topics the caller may not describe are refused whether they exist or not.
             Some(name) if !ctx.authorize(AclOperation::Describe, ResourceType::Topic, name) => {
@@ -70,35 +94,12 @@ pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
             }
             Some(name) => {
                 let name = name.as_str();
-                match broker.topics.get(name) {
+                match view.topic(name) {
                     Some(t) => Ok(t),
+                    None if not_created.contains_key(name) => Err(not_created[name]),
                     // Auto-creation needs CREATE on the cluster or on the topic.
-                    None if allow_auto_create
-                        && !is_internal_topic(name)
-                        && !ctx.authorize(
-                            AclOperation::Create,
-                            ResourceType::Cluster,
-                            CLUSTER_NAME,
-                        )
-                        && !ctx.authorize(AclOperation::Create, ResourceType::Topic, name) =>
-                    {
-                        Err(ResponseError::TopicAuthorizationFailed)
-                    }
                     None if allow_auto_create && !is_internal_topic(name) => {
-                        let partitions = broker.config.int("num.partitions");
-                        let rf = broker.config.int("default.replication.factor") as i16;
-                        match broker
-                            .topics
-                            .create(name, partitions, rf, TopicOverrides::new())
-                        {
-                            Ok(t) => Ok(t),
-                            Err(TopicError::AlreadyExists(_)) => broker
-                                .topics
-                                .get(name)
-                                .ok_or(ResponseError::UnknownTopicOrPartition),
-                            Err(e) => Err(ResponseError::try_from_code(e.code())
-                                .unwrap_or(ResponseError::UnknownServerError)),
-                        }
+                        Err(ResponseError::TopicAuthorizationFailed)
                     }
                     None if !samsa_storage::is_valid_topic_name(name) => {
                         Err(ResponseError::InvalidTopicException)
@@ -107,8 +108,10 @@ pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
                 }
             }
             // Topic ids are not secret (Kafka answers TOPIC_AUTHORIZATION_FAILED with the id).
-            None => match broker.topics.get_by_id(&wanted.topic_id) {
-                Some(t) if !ctx.authorize(AclOperation::Describe, ResourceType::Topic, &t.name) => {
+            None => match view.topic_by_id(&wanted.topic_id) {
+                Some(t)
+                    if !ctx.authorize(AclOperation::Describe, ResourceType::Topic, t.name()) =>
+                {
                     Err(ResponseError::TopicAuthorizationFailed)
                 }
                 Some(t) => Ok(t),
@@ -116,7 +119,7 @@ pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
             },
         };
         resp.topics.push(match topic {
-            Ok(t) => describe(ctx, &t, include_ops),
+            Ok(t) => describe(ctx, &view, &t, include_ops),
             Err(e) => {
                 let mut t = MetadataResponseTopic::default();
                 t.error_code = e.code();
@@ -129,54 +132,133 @@ pub fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
             }
         });
     }
+    resp.brokers = brokers(&view);
     resp
 }
 
-fn brokers(ctx: &Ctx<'_>) -> Vec<MetadataResponseBroker> {
-    let listener = ctx.broker.config.advertised_listeners().into_iter().next();
-    let mut b = MetadataResponseBroker::default();
-    b.node_id = BrokerId(ctx.broker.node_id);
-    if let Some(l) = listener {
-        b.host = StrBytes::from_string(l.host);
-        b.port = l.port as i32;
+/// Creates `names` with the broker's defaults through the active controller and waits until
+/// this broker's image has them; returns the error of each topic that was not created (a topic
+/// created meanwhile by someone else counts as created).
+async fn auto_create(
+    ctx: &Ctx<'_>,
+    names: &[String],
+) -> std::collections::HashMap<String, ResponseError> {
+    let broker = ctx.broker;
+    let request = ControllerRequest::CreateTopics {
+        topics: names
+            .iter()
+            .map(|n| CreatableTopic {
+                name: n.clone(),
+                num_partitions: -1,
+                replication_factor: -1,
+                assignments: Vec::new(),
+                configs: Vec::new(),
+            })
+            .collect(),
+        validate_only: false,
+    };
+    let timeout = std::time::Duration::from_secs(10);
+    let mut failed = std::collections::HashMap::new();
+    match broker.controller.request_retrying(request, timeout).await {
+        Ok(ControllerReply::CreateTopics(results)) => {
+            for r in results {
+                if r.error_code != 0 && r.error_code != ResponseError::TopicAlreadyExists.code() {
+                    tracing::debug!(topic = %r.name, code = r.error_code, message = ?r.error_message, "auto-creation refused");
+                    failed.insert(
+                        r.name,
+                        ResponseError::try_from_code(r.error_code)
+                            .unwrap_or(ResponseError::UnknownServerError),
+                    );
+                }
+            }
+        }
+        Ok(_) | Err(_) => {
+            // No controller to ask (a majority of voters down): the client retries.
+            for n in names {
+                failed.insert(n.clone(), ResponseError::LeaderNotAvailable);
+            }
+        }
     }
-    b.rack = ctx
-        .broker
-        .config
-        .get("broker.rack")
-        .filter(|r| !r.is_empty())
-        .map(StrBytes::from_string);
-    vec![b]
+    super::wait_for_image(broker, 5_000, |image| {
+        names
+            .iter()
+            .all(|n| failed.contains_key(n) || image.topic_by_name(n).is_some())
+    })
+    .await;
+    // And until the partitions placed here are installed, so that a Produce right after
+    // this answer finds them.
+    let image = broker.controller.image();
+    let hosted: Vec<&String> = names
+        .iter()
+        .filter(|n| {
+            image.topic_by_name(n).is_some_and(|t| {
+                t.partitions()
+                    .iter()
+                    .any(|p| p.replicas.contains(&broker.node_id))
+            })
+        })
+        .collect();
+    super::wait_for_topics(broker, 5_000, |topics| {
+        hosted.iter().all(|n| topics.get(n).is_some())
+    })
+    .await;
+    failed
 }
 
-fn describe(ctx: &Ctx<'_>, topic: &Topic, include_ops: bool) -> MetadataResponseTopic {
-    let node = BrokerId(ctx.broker.node_id);
+fn brokers(view: &ClusterView<'_>) -> Vec<MetadataResponseBroker> {
+    view.live_brokers()
+        .map(|n| {
+            let mut b = MetadataResponseBroker::default();
+            b.node_id = BrokerId(n.id);
+            b.host = StrBytes::from_string(n.host.clone());
+            b.port = n.port;
+            b.rack = n.rack.clone().map(StrBytes::from_string);
+            b
+        })
+        .collect()
+}
+
+fn describe(
+    ctx: &Ctx<'_>,
+    view: &ClusterView<'_>,
+    topic: &TopicView,
+    include_ops: bool,
+) -> MetadataResponseTopic {
     let mut t = MetadataResponseTopic::default();
-    t.name = Some(TopicName(StrBytes::from_string(topic.name.clone())));
+    t.name = Some(TopicName(StrBytes::from_string(topic.name().to_string())));
     if ctx.version >= 10 {
-        t.topic_id = topic.id;
+        t.topic_id = topic.id();
     }
     if ctx.version >= 1 {
         t.is_internal = topic.is_internal();
     }
     t.topic_authorized_operations = if include_ops {
-        ctx.authorized_operations(ResourceType::Topic, &topic.name)
+        ctx.authorized_operations(ResourceType::Topic, topic.name())
     } else {
         OPERATIONS_OMITTED
     };
-    t.partitions = topic
-        .partitions
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
+    let ids = |v: &[i32]| v.iter().map(|&b| BrokerId(b)).collect::<Vec<_>>();
+    t.partitions = view
+        .partitions(topic)
+        .into_iter()
+        .map(|p| {
             let mut mp = MetadataResponsePartition::default();
-            mp.partition_index = i as i32;
-            mp.leader_id = node;
-            if ctx.version >= 7 {
-                mp.leader_epoch = p.leader_epoch();
+            mp.partition_index = p.index;
+            match p.leader {
+                Some(l) => mp.leader_id = BrokerId(l),
+                None => {
+                    mp.error_code = ResponseError::LeaderNotAvailable.code();
+                    mp.leader_id = BrokerId(-1);
+                }
             }
-            mp.replica_nodes = vec![node];
-            mp.isr_nodes = vec![node];
+            if ctx.version >= 7 {
+                mp.leader_epoch = p.leader_epoch;
+            }
+            mp.replica_nodes = ids(&p.replicas);
+            mp.isr_nodes = ids(&p.isr);
+            if ctx.version >= 5 {
+                mp.offline_replicas = ids(&p.offline);
+            }
             mp
         })
         .collect();

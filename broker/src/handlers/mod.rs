@@ -9,6 +9,7 @@ pub mod alter_partition_reassignments;
 pub mod alter_replica_log_dirs;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
+pub mod cluster_view;
 pub mod create_acls;
 pub mod create_partitions;
 pub mod create_topics;
@@ -125,6 +126,17 @@ pub async fn wait_for_topics(
     .await;
 }
 
+/// Waits (at most `timeout_ms`) until `done` holds for this broker's committed metadata image.
+pub async fn wait_for_image(
+    broker: &Broker,
+    timeout_ms: u64,
+    done: impl Fn(&samsa_cluster::metadata::MetadataImage) -> bool,
+) {
+    let mut images = broker.controller.subscribe();
+    let limit = std::time::Duration::from_millis(timeout_ms);
+    let _ = tokio::time::timeout(limit, images.wait_for(|image| done(image))).await;
+}
+
 /// What every handler gets besides its request.
 pub struct Ctx<'a> {
     pub broker: &'a Arc<Broker>,
@@ -201,7 +213,7 @@ pub async fn handle_request(
         RequestKind::ApiVersions(r) => {
             Some(ResponseKind::ApiVersions(api_versions::handle(&ctx, r)))
         }
-        RequestKind::Metadata(r) => Some(ResponseKind::Metadata(metadata::handle(&ctx, r))),
+        RequestKind::Metadata(r) => Some(ResponseKind::Metadata(metadata::handle(&ctx, r).await)),
         RequestKind::Produce(r) => match produce::handle(&ctx, r).await? {
             produce::Produced::Nothing => None,
             produce::Produced::Now(resp) => Some(ResponseKind::Produce(resp)),
@@ -290,7 +302,7 @@ pub async fn handle_request(
             describe_producers::handle(&ctx, r),
         )),
         RequestKind::FindCoordinator(r) => Some(ResponseKind::FindCoordinator(
-            find_coordinator::handle(&ctx, r),
+            find_coordinator::handle(&ctx, r).await,
         )),
         RequestKind::JoinGroup(r) => {
             Some(ResponseKind::JoinGroup(join_group::handle(&ctx, r).await))

@@ -39,10 +39,9 @@ pub async fn handle(ctx: &Ctx<'_>, req: OffsetCommitRequest) -> OffsetCommitResp
         for p in &t.partitions {
             if let Some(e) = refused {
                 pre.push((p.partition_index, e.code()));
-            } else if topic
+            } else if !topic
                 .as_ref()
-                .and_then(|tp| tp.partition(p.partition_index))
-                .is_none()
+                .is_some_and(|tp| tp.has_partition(p.partition_index))
             {
                 pre.push((
                     p.partition_index,

@@ -11,6 +11,7 @@ use kafka_protocol::ResponseError;
 
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
+use crate::topics::led_partition;
 
 pub fn handle(ctx: &Ctx<'_>, req: OffsetForLeaderEpochRequest) -> OffsetForLeaderEpochResponse {
     let mut resp = OffsetForLeaderEpochResponse::default();
@@ -24,19 +25,19 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetForLeaderEpochRequest) -> OffsetForLeade
             e.partition = p.partition;
             e.leader_epoch = -1;
             e.end_offset = -1;
-            match topic.as_ref().and_then(|tp| tp.partition(p.partition)) {
+            match led_partition(topic.as_ref(), p.partition) {
                 _ if !authorized => e.error_code = ResponseError::TopicAuthorizationFailed.code(),
-                None => e.error_code = ResponseError::UnknownTopicOrPartition.code(),
-                Some(part)
+                Err(err) => e.error_code = err.code(),
+                Ok(part)
                     if p.current_leader_epoch >= 0
                         && p.current_leader_epoch < part.leader_epoch() =>
                 {
                     e.error_code = ResponseError::FencedLeaderEpoch.code();
                 }
-                Some(part) if p.current_leader_epoch > part.leader_epoch() => {
+                Ok(part) if p.current_leader_epoch > part.leader_epoch() => {
                     e.error_code = ResponseError::UnknownLeaderEpoch.code();
                 }
-                Some(part) => match part.with_log(|log| log.end_offset_for_epoch(p.leader_epoch)) {
+                Ok(part) => match part.with_log(|log| log.end_offset_for_epoch(p.leader_epoch)) {
                     Some((epoch, end)) => {
                         e.leader_epoch = epoch;
                         e.end_offset = end;

@@ -18,13 +18,14 @@ use std::sync::Arc;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::produce_response::{
-    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
+    BatchIndexAndErrorMessage, NodeEndpoint, PartitionProduceResponse, TopicProduceResponse,
 };
-use kafka_protocol::messages::{ApiKey, ProduceRequest, ProduceResponse};
+use kafka_protocol::messages::{ApiKey, BrokerId, ProduceRequest, ProduceResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use samsa_storage::LogError;
 
+use super::cluster_view::LeaderHints;
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::partition::Partition;
@@ -86,6 +87,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
     let mut resp = ProduceResponse::default();
     let mut waits = Vec::new();
     let mut first_error: Option<String> = None;
+    let mut hints = LeaderHints::new(ctx.broker);
     let transactional = topic_data.iter().any(|t| {
         t.partition_data
             .iter()
@@ -162,13 +164,18 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
             {
                 Err(e)
             } else {
-                match topic.as_ref().and_then(|t| t.partition(pd.index)) {
-                    None => Err((
+                match topic.as_ref().map(|t| t.led_partition(pd.index)) {
+                    None | Some(Err(ResponseError::UnknownTopicOrPartition)) => Err((
                         unknown,
                         format!("unknown partition {name}-{}", pd.index),
                         Vec::new(),
                     )),
-                    Some(p) => append(ctx, p, pd.records.unwrap_or_default(), now),
+                    Some(Err(e)) => Err((
+                        e,
+                        format!("this broker does not lead {name}-{}", pd.index),
+                        Vec::new(),
+                    )),
+                    Some(Ok(p)) => append(ctx, p, pd.records.unwrap_or_default(), now),
                 }
             };
             match result {
@@ -189,6 +196,17 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
                 }
                 Err((code, message, record_errors)) => {
                     pr.error_code = code.code();
+                    if version >= 10
+                        && matches!(
+                            code,
+                            ResponseError::NotLeaderOrFollower | ResponseError::FencedLeaderEpoch
+                        )
+                    {
+                        if let Some((leader, epoch)) = hints.leader(name, pd.index) {
+                            pr.current_leader.leader_id = BrokerId(leader);
+                            pr.current_leader.leader_epoch = epoch;
+                        }
+                    }
                     if ctx.version >= 8 {
                         pr.error_message = Some(StrBytes::from_string(message.clone()));
                         pr.record_errors = record_errors;
@@ -205,6 +223,20 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
         resp.responses.push(tr);
     }
     drop(txn_guard);
+    if version >= 10 {
+        resp.node_endpoints = hints
+            .endpoints()
+            .map(|n| {
+                let mut e = NodeEndpoint::default();
+                e.node_id = BrokerId(n.id);
+                e.host = StrBytes::from_string(n.host.clone());
+                e.port = n.port;
+                e.rack = n.rack.clone().map(StrBytes::from_string);
+                e
+            })
+            .collect();
+    }
+    drop(hints);
     // Durable mode: acks=all answers after the shared fsync; other acks only move the high
     // watermark when it lands.
     if acks != -1 {

@@ -52,10 +52,9 @@ pub async fn handle(ctx: &Ctx<'_>, req: TxnOffsetCommitRequest) -> TxnOffsetComm
         for p in &t.partitions {
             if let Some(e) = refused {
                 codes.insert((t.name.to_string(), p.partition_index), e.code());
-            } else if topic
+            } else if !topic
                 .as_ref()
-                .and_then(|tp| tp.partition(p.partition_index))
-                .is_none()
+                .is_some_and(|tp| tp.has_partition(p.partition_index))
             {
                 codes.insert(
                     (t.name.to_string(), p.partition_index),

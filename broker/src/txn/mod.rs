@@ -24,10 +24,14 @@ pub mod state;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use kafka_protocol::ResponseError;
+
+use crate::internal_topics::{LOADED, LOADING, NOT_COORDINATOR};
 use kafka_protocol::records::{
     Compression as WireCompression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
@@ -61,7 +65,12 @@ pub struct TransactionCoordinator {
     abort_check_ms: u64,
     expire_check_ms: u64,
     segment_bytes: i64,
+    /// `transaction.state.log.replication.factor`.
+    replication_factor: i16,
     txns: RwLock<HashMap<String, TxnHandle>>,
+    /// Per partition of `__transaction_state`: whether this broker coordinates its ids
+    /// ([`NOT_COORDINATOR`], [`LOADING`], [`LOADED`]), as the group coordinator keeps it.
+    coordinating: Vec<AtomicU8>,
     producer_ids: ProducerIdManager,
 }
 
@@ -122,10 +131,11 @@ impl TransactionCoordinator {
         log_dir: &Path,
         existing_partitions: Option<i32>,
     ) -> anyhow::Result<TransactionCoordinator> {
+        let partitions = existing_partitions
+            .unwrap_or_else(|| config.int("transaction.state.log.num.partitions"))
+            .max(1);
         Ok(TransactionCoordinator {
-            partitions: existing_partitions
-                .unwrap_or_else(|| config.int("transaction.state.log.num.partitions"))
-                .max(1),
+            partitions,
             max_timeout_ms: config.int("transaction.max.timeout.ms").max(1),
             id_expiration_ms: config.long("transactional.id.expiration.ms").max(1),
             abort_check_ms: config
@@ -135,7 +145,11 @@ impl TransactionCoordinator {
                 .long("transaction.remove.expired.transaction.cleanup.interval.ms")
                 .clamp(10, 86_400_000) as u64,
             segment_bytes: config.long("transaction.state.log.segment.bytes"),
+            replication_factor: config.int("transaction.state.log.replication.factor") as i16,
             txns: RwLock::new(HashMap::new()),
+            coordinating: (0..partitions)
+                .map(|_| AtomicU8::new(NOT_COORDINATOR))
+                .collect(),
             producer_ids: ProducerIdManager::open(log_dir)?,
         })
     }
@@ -155,37 +169,40 @@ impl TransactionCoordinator {
         })
     }
 
-    /// The partition of `__transaction_state` for `transactional_id`, creating the topic on
-    /// first use as Kafka does.
+    /// The partition of `__transaction_state` for `transactional_id`, if this broker leads
+    /// it (FindCoordinator creates the topic through the controller, as Kafka does).
     fn state_partition(
         &self,
         broker: &Broker,
         transactional_id: &str,
     ) -> Result<Arc<Partition>, TxnError> {
-        let mut overrides = TopicOverrides::new();
-        overrides.insert("cleanup.policy".into(), "compact".into());
-        overrides.insert("segment.bytes".into(), self.segment_bytes.to_string());
-        overrides.insert("compression.type".into(), "uncompressed".into());
         let topic = broker
             .topics
-            .get_or_create(TRANSACTION_STATE_TOPIC, self.partitions, overrides)
-            .map_err(|e| {
-                tracing::error!("cannot create {TRANSACTION_STATE_TOPIC}: {e}");
-                TxnError::CoordinatorNotAvailable
-            })?;
-        topic
-            .partition(self.partition_for(transactional_id))
-            .cloned()
-            .ok_or(TxnError::CoordinatorNotAvailable)
+            .get(TRANSACTION_STATE_TOPIC)
+            .ok_or(TxnError::CoordinatorNotAvailable)?;
+        let index = self.partition_for(transactional_id);
+        match topic.led_partition(index) {
+            Ok(_) if self.coordinating[index as usize].load(Ordering::Acquire) != LOADED => {
+                Err(TxnError::CoordinatorLoadInProgress)
+            }
+            Ok(p) => Ok(p.clone()),
+            Err(ResponseError::NotLeaderOrFollower) => Err(TxnError::NotCoordinator),
+            Err(_) => Err(TxnError::CoordinatorNotAvailable),
+        }
     }
 
-    /// FindCoordinator for a transactional id: this broker, once `__transaction_state` exists.
-    pub fn find_coordinator(
-        &self,
-        broker: &Broker,
-        transactional_id: &str,
-    ) -> Result<(), TxnError> {
-        self.state_partition(broker, transactional_id).map(|_| ())
+    /// How `__transaction_state` is created: partitions, replication factor and configs.
+    pub fn state_topic_spec(&self) -> crate::internal_topics::InternalTopicSpec {
+        let mut configs = TopicOverrides::new();
+        configs.insert("cleanup.policy".into(), "compact".into());
+        configs.insert("segment.bytes".into(), self.segment_bytes.to_string());
+        configs.insert("compression.type".into(), "uncompressed".into());
+        crate::internal_topics::InternalTopicSpec {
+            name: TRANSACTION_STATE_TOPIC,
+            partitions: self.partitions,
+            replication_factor: self.replication_factor,
+            configs,
+        }
     }
 
     fn handle(&self, transactional_id: &str) -> Option<TxnHandle> {
@@ -543,37 +560,81 @@ impl TransactionCoordinator {
 
     // ------------------------------------------------------------ load
 
-    /// Reloads every transactional id from `__transaction_state` (the last record of each id
-    /// wins, as compaction would leave it) and completes the transactions that were prepared
-    /// but not completed when the broker stopped. Ongoing transactions stay open: their
-    /// producer may carry on, or the timeout sweep aborts them. Runs before the broker serves.
-    pub fn load_all(&self, broker: &Broker) -> anyhow::Result<()> {
+    /// Follows the leadership of `__transaction_state` partitions (Kafka's `onElection` and
+    /// `onResignation`): reloads the transactional ids of a partition this broker now leads
+    /// (the last record of each id wins, as compaction would leave it) and completes the
+    /// transactions that were prepared but not completed when the last leader stopped;
+    /// forgets the ids of a partition it no longer leads. Ongoing transactions stay open:
+    /// their producer may carry on, or the timeout sweep aborts them. Called whenever the
+    /// metadata image changed here (and so before a broker with prepared transactions serves).
+    pub fn follow_leadership(&self, broker: &Broker) {
         let Some(topic) = broker.topics.get(TRANSACTION_STATE_TOPIC) else {
-            return Ok(());
+            return;
         };
-        let mut states: HashMap<String, Option<TxnMetadata>> = HashMap::new();
-        for p in &topic.partitions {
-            load_partition(p, &mut states)?;
-        }
-        let mut prepared = Vec::new();
-        {
-            let mut txns = self.txns.write();
-            for (id, m) in states {
-                let Some(m) = m else { continue };
-                if m.state == TxnState::Dead {
-                    continue;
+        for (index, state) in self.coordinating.iter().enumerate() {
+            let index = index as i32;
+            let led = topic.led_partition(index).ok();
+            match (led, state.load(Ordering::Acquire)) {
+                (Some(p), NOT_COORDINATOR) => {
+                    if state
+                        .compare_exchange(
+                            NOT_COORDINATOR,
+                            LOADING,
+                            Ordering::AcqRel,
+                            Ordering::Acquire,
+                        )
+                        .is_ok()
+                    {
+                        let prepared = self.load_partition(p);
+                        state.store(LOADED, Ordering::Release);
+                        self.complete_prepared(broker, prepared);
+                    }
                 }
-                if matches!(m.state, TxnState::PrepareCommit | TxnState::PrepareAbort) {
-                    prepared.push(id.clone());
+                (None, LOADED) => {
+                    if state
+                        .compare_exchange(LOADED, LOADING, Ordering::AcqRel, Ordering::Acquire)
+                        .is_ok()
+                    {
+                        let ids = self.unload_partition(index);
+                        state.store(NOT_COORDINATOR, Ordering::Release);
+                        tracing::info!(partition = index, transactional_ids = ids, "no longer coordinating the transactional ids of this partition of {TRANSACTION_STATE_TOPIC}");
+                    }
                 }
-                txns.insert(id, Arc::new(Mutex::new(m)));
+                _ => {}
             }
         }
+    }
+
+    /// Loads one partition's transactional ids; returns those with a prepared transaction.
+    fn load_partition(&self, p: &Partition) -> Vec<String> {
+        let mut states: HashMap<String, Option<TxnMetadata>> = HashMap::new();
+        if let Err(e) = load_partition(p, &mut states) {
+            tracing::error!(partition = %p.tp, "cannot load transactional ids: {e}");
+        }
+        let mut prepared = Vec::new();
+        let mut txns = self.txns.write();
+        for (id, m) in states {
+            let Some(m) = m else { continue };
+            if m.state == TxnState::Dead {
+                continue;
+            }
+            if matches!(m.state, TxnState::PrepareCommit | TxnState::PrepareAbort) {
+                prepared.push(id.clone());
+            }
+            txns.insert(id, Arc::new(Mutex::new(m)));
+        }
         tracing::info!(
-            transactional_ids = self.txns.read().len(),
+            partition = %p.tp,
+            transactional_ids = txns.len(),
             prepared = prepared.len(),
-            "loaded {TRANSACTION_STATE_TOPIC}"
+            "loaded transactional ids"
         );
+        prepared
+    }
+
+    /// Completes transactions prepared before this broker took their partition (a failure is
+    /// retried by the timers).
+    fn complete_prepared(&self, broker: &Broker, prepared: Vec<String>) {
         for id in prepared {
             let Some(h) = self.handle(&id) else { continue };
             futures::executor::block_on(async {
@@ -584,7 +645,14 @@ impl TransactionCoordinator {
                 }
             });
         }
-        Ok(())
+    }
+
+    /// Forgets the transactional ids of partition `index`; returns how many.
+    fn unload_partition(&self, index: i32) -> usize {
+        let mut txns = self.txns.write();
+        let before = txns.len();
+        txns.retain(|id, _| self.partition_for(id) != index);
+        before - txns.len()
     }
 }
 

@@ -135,6 +135,10 @@ pub enum TxnError {
     InvalidTxnState,
     #[error("the coordinator is not available")]
     CoordinatorNotAvailable,
+    #[error("this broker is not the transactional id's coordinator")]
+    NotCoordinator,
+    #[error("the coordinator is loading the transactional id's partition")]
+    CoordinatorLoadInProgress,
     #[error("the transactional id is not known")]
     TransactionalIdNotFound,
     #[error("storage error")]
@@ -151,6 +155,8 @@ impl TxnError {
             TxnError::InvalidProducerIdMapping => ResponseError::InvalidProducerIdMapping,
             TxnError::InvalidTxnState => ResponseError::InvalidTxnState,
             TxnError::CoordinatorNotAvailable => ResponseError::CoordinatorNotAvailable,
+            TxnError::NotCoordinator => ResponseError::NotCoordinator,
+            TxnError::CoordinatorLoadInProgress => ResponseError::CoordinatorLoadInProgress,
             TxnError::TransactionalIdNotFound => ResponseError::TransactionalIdNotFound,
             // Kafka answers a failed append to the transaction log with NOT_COORDINATOR, which
             // makes the client look the coordinator up again and retry.
