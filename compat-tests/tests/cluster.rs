@@ -14,37 +14,6 @@ use compat_tests::Cluster;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 
-fn describe(node: &Broker) -> DescribeQuorumResponse {
-    raw_request(node, ApiKey::DescribeQuorum, 2, &describe_quorum_request())
-}
-
-/// The quorum as `node` reports it once it has a leader and `voters` voters hold the log up
-/// to at least `offset` (the leader writes a no-op record every 500 ms, so "equal to the high
-/// watermark" would be a race): (leader, epoch, high watermark).
-fn settled(node: &Broker, voters: usize, offset: i64, timeout: Duration) -> (i32, i32, i64) {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let r = describe(node);
-        let p = &r.topics[0].partitions[0];
-        let caught_up = p
-            .current_voters
-            .iter()
-            .filter(|v| v.log_end_offset >= offset.max(1) && v.last_caught_up_timestamp > 0)
-            .count();
-        if p.error_code == 0 && p.leader_id.0 >= 0 && p.high_watermark > 0 && caught_up >= voters {
-            return (p.leader_id.0, p.leader_epoch, p.high_watermark);
-        }
-        if Instant::now() > deadline {
-            panic!(
-                "no settled quorum via node {} after {timeout:?}: {r:?}\nlog:\n{}",
-                node.port,
-                node.log_lines().join("\n")
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn three_nodes_elect_one_leader_that_every_node_reports() {
     let cluster = Cluster::start(3);

@@ -83,8 +83,8 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
 ];
 
 /// What a controller listener (`controller.listener.names`) answers, in api-key order: the
-/// KRaft RPCs between controllers, DescribeQuorum, brokers' registrations and heartbeats, and
-/// the topic APIs brokers forward. Kafka's controllers serve more admin APIs; each is listed
+/// KRaft RPCs between controllers, DescribeQuorum, brokers' registrations, heartbeats and
+/// producer-id blocks, and the topic APIs brokers forward. Kafka's controllers serve more admin APIs; each is listed
 /// here only once it has a handler on that listener.
 pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::Fetch, 4, 18),
@@ -99,6 +99,7 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::FetchSnapshot, 0, 1),
     api(ApiKey::BrokerRegistration, 0, 4),
     api(ApiKey::BrokerHeartbeat, 0, 1),
+    api(ApiKey::AllocateProducerIds, 0, 0),
 ];
 
 /// Versions of Produce that are advertised but refused (see [`SUPPORTED_APIS`]).

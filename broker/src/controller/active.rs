@@ -6,7 +6,8 @@
 use samsa_cluster::controller::{
     BrokerHeartbeatReply, BrokerHeartbeatRequest, BrokerRegistrationReply,
     BrokerRegistrationRequest, Controller as Decisions, ControllerConfig, CreatableTopic,
-    CreatePartitionsResult, CreatePartitionsTopic, CreateTopicResult, DeleteTopicResult, TopicRef,
+    CreatePartitionsResult, CreatePartitionsTopic, CreateTopicResult, DeleteTopicResult,
+    ProducerIdsBlock, TopicRef,
 };
 use samsa_cluster::metadata::{MetadataImage, MetadataRecord};
 use samsa_cluster::quorum::Quorum;
@@ -25,6 +26,11 @@ pub enum ControllerRequest {
         topics: Vec<CreatePartitionsTopic>,
         validate_only: bool,
     },
+    /// A block of producer ids for a broker registered at `broker_epoch`.
+    AllocateProducerIds {
+        broker_id: i32,
+        broker_epoch: i64,
+    },
 }
 
 /// Its answer, or a Kafka error code and message.
@@ -35,6 +41,7 @@ pub enum ControllerReply {
     CreateTopics(Vec<CreateTopicResult>),
     DeleteTopics(Vec<DeleteTopicResult>),
     CreatePartitions(Vec<CreatePartitionsResult>),
+    AllocateProducerIds(ProducerIdsBlock),
 }
 
 pub type ControllerResult = Result<ControllerReply, (i16, String)>;
@@ -188,6 +195,16 @@ impl Active {
                     .create_partitions(&self.latest, topics, validate_only, rand::random())
                     .map_err(err)?;
                 (records, ControllerReply::CreatePartitions(results))
+            }
+            ControllerRequest::AllocateProducerIds {
+                broker_id,
+                broker_epoch,
+            } => {
+                let (records, block) = self
+                    .decisions
+                    .allocate_producer_ids(&self.latest, broker_id, broker_epoch)
+                    .map_err(err)?;
+                (records, ControllerReply::AllocateProducerIds(block))
             }
         };
         self.apply(&decided.0);

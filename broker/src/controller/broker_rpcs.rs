@@ -3,14 +3,15 @@
 
 use kafka_protocol::messages::broker_registration_request::{Feature, Listener};
 use kafka_protocol::messages::{
-    ApiKey, BrokerHeartbeatRequest as KHeartbeat, BrokerHeartbeatResponse, BrokerId,
-    BrokerRegistrationRequest as KRegistration, BrokerRegistrationResponse, RequestKind,
-    ResponseKind,
+    AllocateProducerIdsRequest, AllocateProducerIdsResponse, ApiKey,
+    BrokerHeartbeatRequest as KHeartbeat, BrokerHeartbeatResponse, BrokerId,
+    BrokerRegistrationRequest as KRegistration, BrokerRegistrationResponse, ProducerId,
+    RequestKind, ResponseKind,
 };
 use kafka_protocol::protocol::StrBytes;
 use samsa_cluster::controller::{
     BrokerHeartbeatReply, BrokerHeartbeatRequest, BrokerRegistrationReply,
-    BrokerRegistrationRequest,
+    BrokerRegistrationRequest, ProducerIdsBlock,
 };
 use samsa_cluster::metadata::records::{BrokerEndpoint, BrokerFeature};
 
@@ -78,6 +79,19 @@ pub fn to_kafka(request: &ControllerRequest) -> (ApiKey, i16, RequestKind) {
                 RequestKind::BrokerHeartbeat(k),
             )
         }
+        ControllerRequest::AllocateProducerIds {
+            broker_id,
+            broker_epoch,
+        } => {
+            let mut k = AllocateProducerIdsRequest::default();
+            k.broker_id = BrokerId(*broker_id);
+            k.broker_epoch = *broker_epoch;
+            (
+                ApiKey::AllocateProducerIds,
+                0,
+                RequestKind::AllocateProducerIds(k),
+            )
+        }
         topics => super::topic_rpcs::to_kafka(topics).expect("a topic request"),
     }
 }
@@ -125,6 +139,10 @@ pub fn from_kafka(body: RequestKind) -> Option<ControllerRequest> {
                 want_shut_down: k.want_shut_down,
             }))
         }
+        RequestKind::AllocateProducerIds(k) => Some(ControllerRequest::AllocateProducerIds {
+            broker_id: k.broker_id.0,
+            broker_epoch: k.broker_epoch,
+        }),
         body => super::topic_rpcs::from_kafka(body),
     }
 }
@@ -142,6 +160,21 @@ pub fn response_to_kafka(
                 &super::topic_rpcs::request_topics(request),
                 result,
             )
+        }
+        ApiKey::AllocateProducerIds => {
+            let mut r = AllocateProducerIdsResponse::default();
+            match result {
+                Ok(ControllerReply::AllocateProducerIds(b)) => {
+                    r.producer_id_start = ProducerId(b.first_producer_id);
+                    r.producer_id_len = b.size;
+                }
+                Ok(_) => r.error_code = kafka_protocol::ResponseError::UnknownServerError.code(),
+                Err((code, _)) => {
+                    r.error_code = *code;
+                    r.producer_id_start = ProducerId(-1);
+                }
+            }
+            ResponseKind::AllocateProducerIds(r)
         }
         ApiKey::BrokerRegistration => {
             let mut r = BrokerRegistrationResponse::default();
@@ -190,6 +223,13 @@ pub fn response_from_kafka(body: ResponseKind) -> ControllerResult {
         ResponseKind::BrokerRegistration(r) => {
             Ok(ControllerReply::RegisterBroker(BrokerRegistrationReply {
                 broker_epoch: r.broker_epoch,
+            }))
+        }
+        ResponseKind::AllocateProducerIds(r) if r.error_code != 0 => failed(r.error_code),
+        ResponseKind::AllocateProducerIds(r) => {
+            Ok(ControllerReply::AllocateProducerIds(ProducerIdsBlock {
+                first_producer_id: r.producer_id_start.0,
+                size: r.producer_id_len,
             }))
         }
         ResponseKind::BrokerHeartbeat(r) if r.error_code != 0 => failed(r.error_code),

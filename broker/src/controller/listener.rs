@@ -128,7 +128,8 @@ async fn answer(
         | RequestKind::BrokerHeartbeat(_)
         | RequestKind::CreateTopics(_)
         | RequestKind::DeleteTopics(_)
-        | RequestKind::CreatePartitions(_)) => {
+        | RequestKind::CreatePartitions(_)
+        | RequestKind::AllocateProducerIds(_)) => {
             let request = super::broker_rpcs::from_kafka(body).expect("a controller request");
             let (reply, rx) = oneshot::channel();
             tx.send(Command::Request {

@@ -305,19 +305,34 @@ impl Controller {
 
     /// [`request`](Self::request), asked again while the quorum has no leader (NOT_CONTROLLER
     /// for the whole request) until `timeout` passes, as Kafka's forwarding manager retries.
+    ///
+    /// Bounded by `timeout` as a whole: a leader that cannot commit (a majority of voters
+    /// gone) answers REQUEST_TIMED_OUT then, as Kafka's forwarding does; the change may still
+    /// be committed later, as in Kafka.
     pub async fn request_retrying(
         &self,
         request: ControllerRequest,
         timeout: Duration,
     ) -> ControllerResult {
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            match self.request(request.clone()).await {
-                Err((NOT_CONTROLLER, _)) if tokio::time::Instant::now() < deadline => {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+        let attempts = async {
+            loop {
+                match self.request(request.clone()).await {
+                    Err((NOT_CONTROLLER, _)) => {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    other => return other,
                 }
-                other => return other,
             }
+        };
+        match tokio::time::timeout(timeout, attempts).await {
+            Ok(answer) => answer,
+            Err(_) => Err((
+                kafka_protocol::ResponseError::RequestTimedOut.code(),
+                format!(
+                    "the metadata quorum did not take the change within {} ms (no active controller, or a majority of the controller.quorum.voters unreachable)",
+                    timeout.as_millis()
+                ),
+            )),
         }
     }
 

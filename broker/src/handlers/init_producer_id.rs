@@ -68,7 +68,7 @@ async fn init(ctx: &Ctx<'_>, req: &InitProducerIdRequest) -> Result<(i64, i16), 
     };
     let txn = &ctx.broker.txn;
     match &req.transactional_id {
-        None => Ok((txn.new_producer_id()?, 0)),
+        None => Ok((txn.new_producer_id(ctx.broker).await?, 0)),
         Some(id) => {
             // A client finds the coordinator first, which creates `__transaction_state`; one
             // that comes straight here gets it created too (and NOT_COORDINATOR if another

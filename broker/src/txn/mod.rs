@@ -162,9 +162,9 @@ impl TransactionCoordinator {
     /// A producer id for an idempotent producer without a transactional id: a fresh one every
     /// time, with epoch 0 (Kafka's coordinator does the same; such a producer bumps its epoch
     /// itself, KIP-360).
-    pub fn new_producer_id(&self) -> Result<i64, TxnError> {
-        self.producer_ids.generate().map_err(|e| {
-            tracing::error!("{e}");
+    pub async fn new_producer_id(&self, broker: &Broker) -> Result<i64, TxnError> {
+        self.producer_ids.generate(broker).await.map_err(|e| {
+            tracing::warn!("{e}");
             TxnError::CoordinatorNotAvailable
         })
     }
@@ -265,9 +265,9 @@ impl TransactionCoordinator {
                     tracing::warn!("{TRANSACTIONAL_IDS_MAX} transactional ids are known; refusing a new one until idle ones expire");
                     return Err(TxnError::CoordinatorNotAvailable);
                 }
-                // Minted outside the map's lock (claiming a block writes a file); a racing
+                // Minted outside the map's lock (a new block asks the controller); a racing
                 // first InitProducerId of the same id wastes one id, which is harmless.
-                let pid = self.new_producer_id()?;
+                let pid = self.new_producer_id(broker).await?;
                 let fresh = TxnMetadata::new(transactional_id, pid, txn_timeout_ms, now);
                 self.txns
                     .write()
@@ -276,9 +276,21 @@ impl TransactionCoordinator {
                     .clone()
             }
         };
+        // The decision may need a new producer id (an exhausted epoch): one is made available
+        // first, since deciding cannot wait for the controller.
+        self.producer_ids
+            .ensure_available(broker)
+            .await
+            .map_err(|e| {
+                tracing::warn!("{e}");
+                TxnError::CoordinatorNotAvailable
+            })?;
         let mut m = handle.lock().await;
-        let decision =
-            m.init_producer_id(txn_timeout_ms, expected, now, || self.new_producer_id())?;
+        let decision = m.init_producer_id(txn_timeout_ms, expected, now, || {
+            self.producer_ids
+                .try_generate()
+                .ok_or(TxnError::CoordinatorNotAvailable)
+        })?;
         match decision {
             InitDecision::Ready(next) => {
                 self.write_state(broker, transactional_id, Some(&next))

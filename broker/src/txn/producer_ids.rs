@@ -1,25 +1,29 @@
-//! Producer ids: handed out from blocks of `BLOCK_SIZE` (Kafka's `ProducerIdsBlock`), each
-//! block claimed durably before any id of it is used, so an id is never given twice, even
-//! across crashes (a crash wastes the rest of the block, as in Kafka).
+//! Producer ids: handed out from blocks that the active controller allocates
+//! (AllocateProducerIds, Kafka's `RPCProducerIdManager`), each block committed to the metadata
+//! log before any id of it is used, so that no id is given twice in the cluster, even across
+//! crashes (a crash wastes the rest of the block, as in Kafka).
 //!
-//! The claim is the file `samsa-producer-ids` in the log directory: a version line and the
-//! first id no block has claimed yet, written atomically (temp file, fsync, rename, fsync of
-//! the directory).
+//! Before the metadata log held them, a node claimed blocks itself in the file
+//! `samsa-producer-ids` in its log directory (a version line and the first id no block had
+//! claimed). That file is only read now: ids below its value were handed out by this node, so
+//! blocks below it are skipped.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use crate::topics::write_atomically;
+use crate::controller::active::{ControllerReply, ControllerRequest};
+use crate::server::Broker;
 
 pub const FILE_NAME: &str = "samsa-producer-ids";
-/// Ids per claimed block (Kafka's `ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE`).
-pub const BLOCK_SIZE: i64 = 1000;
 const VERSION: &str = "1";
+/// How long a request for a block may take before the client is told to retry.
+const BLOCK_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProducerIdError {
-    #[error("cannot claim a block of producer ids in {path}: {source}")]
+    #[error("cannot read the producer-id claims in {path}: {source}")]
     Io {
         path: PathBuf,
         source: std::io::Error,
@@ -28,26 +32,32 @@ pub enum ProducerIdError {
     Malformed { path: PathBuf, what: String },
     #[error("producer ids are exhausted")]
     Exhausted,
+    #[error("no block of producer ids from the controller: {0}")]
+    Unavailable(String),
 }
 
-struct Blocks {
+#[derive(Debug, Clone, Copy)]
+struct Block {
     /// Next id to hand out.
     next: i64,
-    /// End (exclusive) of the claimed block.
-    block_end: i64,
+    /// End (exclusive) of the block.
+    end: i64,
 }
 
 pub struct ProducerIdManager {
-    dir: PathBuf,
-    blocks: Mutex<Blocks>,
+    /// Ids below this were handed out by this node from its own claims (the legacy file).
+    legacy_floor: i64,
+    block: Mutex<Block>,
+    /// Serialises requests for a new block.
+    fetching: tokio::sync::Mutex<()>,
 }
 
 impl ProducerIdManager {
-    /// Reads the claim file of `dir` (none: ids start at 0). No block is claimed until the
-    /// first id is asked for.
+    /// Reads the legacy claim file of `dir`, if any. No block is asked for until the first id
+    /// is.
     pub fn open(dir: &Path) -> Result<ProducerIdManager, ProducerIdError> {
         let path = dir.join(FILE_NAME);
-        let unclaimed = match std::fs::read_to_string(&path) {
+        let legacy_floor = match std::fs::read_to_string(&path) {
             Ok(text) => {
                 let mut lines = text.lines();
                 if lines.next().map(str::trim) != Some(VERSION) {
@@ -69,63 +79,116 @@ impl ProducerIdManager {
             Err(e) => return Err(ProducerIdError::Io { path, source: e }),
         };
         Ok(ProducerIdManager {
-            dir: dir.to_path_buf(),
-            blocks: Mutex::new(Blocks {
-                next: unclaimed,
-                block_end: unclaimed,
-            }),
+            legacy_floor,
+            block: Mutex::new(Block { next: 0, end: 0 }),
+            fetching: tokio::sync::Mutex::new(()),
         })
     }
 
-    /// A producer id never handed out before.
-    pub fn generate(&self) -> Result<i64, ProducerIdError> {
-        let mut b = self.blocks.lock();
-        if b.next >= b.block_end {
-            let end = b
-                .block_end
-                .checked_add(BLOCK_SIZE)
-                .ok_or(ProducerIdError::Exhausted)?;
-            let contents = format!("{VERSION}\n{end}\n");
-            write_atomically(&self.dir, FILE_NAME, contents.as_bytes()).map_err(|e| {
-                ProducerIdError::Io {
-                    path: self.dir.join(FILE_NAME),
-                    source: e,
-                }
-            })?;
-            b.next = b.block_end;
-            b.block_end = end;
-            tracing::debug!(
-                block_start = b.next,
-                block_end = end,
-                "claimed a block of producer ids"
-            );
+    /// An id of the current block, if it has one left.
+    pub fn try_generate(&self) -> Option<i64> {
+        let mut b = self.block.lock();
+        (b.next < b.end).then(|| {
+            let id = b.next;
+            b.next += 1;
+            id
+        })
+    }
+
+    /// A producer id never handed out before in the cluster.
+    pub async fn generate(&self, broker: &Broker) -> Result<i64, ProducerIdError> {
+        loop {
+            if let Some(id) = self.try_generate() {
+                return Ok(id);
+            }
+            self.refill(broker).await?;
         }
-        let id = b.next;
-        b.next += 1;
-        Ok(id)
+    }
+
+    /// Makes sure the current block has an id left (so that [`try_generate`] succeeds unless
+    /// another request takes it first).
+    ///
+    /// [`try_generate`]: ProducerIdManager::try_generate
+    pub async fn ensure_available(&self, broker: &Broker) -> Result<(), ProducerIdError> {
+        loop {
+            {
+                let b = self.block.lock();
+                if b.next < b.end {
+                    return Ok(());
+                }
+            }
+            self.refill(broker).await?;
+        }
+    }
+
+    /// Asks the active controller for a new block, unless another request did meanwhile.
+    async fn refill(&self, broker: &Broker) -> Result<(), ProducerIdError> {
+        let _one_at_a_time = self.fetching.lock().await;
+        {
+            let b = self.block.lock();
+            if b.next < b.end {
+                return Ok(());
+            }
+        }
+        let Some(broker_epoch) = broker.membership.borrow().broker_epoch else {
+            return Err(ProducerIdError::Unavailable(
+                "this broker is not registered with the controller yet".into(),
+            ));
+        };
+        let request = ControllerRequest::AllocateProducerIds {
+            broker_id: broker.node_id,
+            broker_epoch,
+        };
+        let block = match broker
+            .controller
+            .request_retrying(request, BLOCK_REQUEST_TIMEOUT)
+            .await
+        {
+            Ok(ControllerReply::AllocateProducerIds(b)) => b,
+            Ok(_) => {
+                return Err(ProducerIdError::Unavailable(
+                    "an answer of the wrong type".into(),
+                ))
+            }
+            Err((code, why))
+                if code == kafka_protocol::ResponseError::UnknownServerError.code() =>
+            {
+                return Err(ProducerIdError::Unavailable(why))
+            }
+            Err((_, why)) if why.contains("exhausted") => return Err(ProducerIdError::Exhausted),
+            Err((code, why)) => {
+                return Err(ProducerIdError::Unavailable(format!(
+                    "{why} (error {code})"
+                )))
+            }
+        };
+        let start = block.first_producer_id.max(self.legacy_floor);
+        let end = block
+            .first_producer_id
+            .saturating_add(i64::from(block.size));
+        // Blocks only grow: a block below the one in use would hand out ids again.
+        let mut b = self.block.lock();
+        assert!(
+            block.first_producer_id >= b.end,
+            "the controller handed out block {} after block ending at {}",
+            block.first_producer_id,
+            b.end
+        );
+        // A block wholly below the legacy floor is empty here (next >= end): the caller asks
+        // for the next one.
+        *b = Block { next: start, end };
+        tracing::debug!(
+            block_start = start,
+            block_end = end,
+            "received a block of producer ids"
+        );
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ids_are_never_reused_across_restarts_even_mid_block() {
-        let dir = tempfile::tempdir().unwrap();
-        let m = ProducerIdManager::open(dir.path()).unwrap();
-        let first: Vec<i64> = (0..3).map(|_| m.generate().unwrap()).collect();
-        assert_eq!(first, vec![0, 1, 2]);
-        drop(m);
-        // A restart (clean or not) continues after the whole claimed block.
-        let m = ProducerIdManager::open(dir.path()).unwrap();
-        assert_eq!(m.generate().unwrap(), BLOCK_SIZE);
-        for _ in 0..BLOCK_SIZE {
-            m.generate().unwrap();
-        }
-        let m = ProducerIdManager::open(dir.path()).unwrap();
-        assert_eq!(m.generate().unwrap(), 3 * BLOCK_SIZE);
-    }
 
     #[test]
     fn a_damaged_claim_file_is_refused_rather_than_reset() {
@@ -135,5 +198,14 @@ mod tests {
             ProducerIdManager::open(dir.path()),
             Err(ProducerIdError::Malformed { .. })
         ));
+    }
+
+    #[test]
+    fn the_legacy_claim_is_the_floor_and_no_id_is_given_before_a_block() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(FILE_NAME), "1\n3000\n").unwrap();
+        let m = ProducerIdManager::open(dir.path()).unwrap();
+        assert_eq!(m.legacy_floor, 3000);
+        assert_eq!(m.try_generate(), None);
     }
 }

@@ -242,3 +242,35 @@ pub fn describe_quorum_request() -> kafka_protocol::messages::DescribeQuorumRequ
     r.topics = vec![t];
     r
 }
+
+/// DescribeQuorum asked of `node`.
+pub fn describe(node: &Broker) -> kafka_protocol::messages::DescribeQuorumResponse {
+    raw_request(node, ApiKey::DescribeQuorum, 2, &describe_quorum_request())
+}
+
+/// The quorum as `node` reports it once it has a leader and `voters` voters hold the log up
+/// to at least `offset` (the leader writes a no-op record every 500 ms, so "equal to the high
+/// watermark" would be a race): (leader, epoch, high watermark).
+pub fn settled(node: &Broker, voters: usize, offset: i64, timeout: Duration) -> (i32, i32, i64) {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let r = describe(node);
+        let p = &r.topics[0].partitions[0];
+        let caught_up = p
+            .current_voters
+            .iter()
+            .filter(|v| v.log_end_offset >= offset.max(1) && v.last_caught_up_timestamp > 0)
+            .count();
+        if p.error_code == 0 && p.leader_id.0 >= 0 && p.high_watermark > 0 && caught_up >= voters {
+            return (p.leader_id.0, p.leader_epoch, p.high_watermark);
+        }
+        if std::time::Instant::now() > deadline {
+            panic!(
+                "no settled quorum via node {} after {timeout:?}: {r:?}\nlog:\n{}",
+                node.port,
+                node.log_lines().join("\n")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
