@@ -54,6 +54,7 @@ pub async fn ensure(broker: &Broker, spec: &InternalTopicSpec) -> Result<(), Res
                 .iter()
                 .map(|(k, v)| (k.clone(), Some(v.clone())))
                 .collect(),
+            topic_id: None,
         }],
         validate_only: false,
     };

@@ -22,4 +22,5 @@ pub mod server;
 pub mod testing;
 pub mod topics;
 pub mod txn;
+pub mod upgrade;
 pub mod util;

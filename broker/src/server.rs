@@ -206,6 +206,22 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         broker.membership.clone(),
         leave,
     ));
+    // This node's own topics from before the metadata log held them are imported once it is
+    // unfenced (`upgrade.rs`).
+    let importer = {
+        let broker = broker.clone();
+        let mut membership = broker.membership.subscribe();
+        control.spawn(async move {
+            if membership
+                .wait_for(|m| m.broker_epoch.is_some() && !m.fenced)
+                .await
+                .is_ok()
+                && broker.topics.all().iter().any(|t| !t.managed)
+            {
+                crate::upgrade::import_topics(&broker).await;
+            }
+        })
+    };
     // A quorum of one registers and is unfenced at once: serve once that is done, so that
     // nothing about membership is logged after "serving". A node of a larger cluster cannot
     // wait for that here (the other voters may not be up yet); it says so once it is.
@@ -219,8 +235,9 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
             .await
             .is_ok()
                 // And its topics, coordinators and prepared transactions follow what it has
-                // caught up with.
+                // caught up with, its own topics imported.
                 && crate::publisher::caught_up(&broker, Duration::from_secs(10)).await
+                && tokio::time::timeout(Duration::from_secs(60), importer).await.is_ok()
         });
         if !unfenced {
             tracing::warn!("not unfenced by the controller within 10 s; serving anyway");

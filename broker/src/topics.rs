@@ -470,13 +470,19 @@ impl TopicRegistry {
     pub fn install(&self, want: &ImageTopic) -> Result<(), TopicError> {
         let _admin = self.admin.lock();
         let existing = self.get(&want.name);
+        let adopted = existing
+            .as_ref()
+            .is_some_and(|t| !t.managed && t.id == want.id);
         let current = match existing {
-            Some(t) if !t.managed => {
+            Some(t) if !t.managed && t.id != want.id => {
                 return Err(TopicError::AlreadyExists(format!(
                 "{} (a topic only this node knows has the name of the metadata image's topic {})",
                 want.name, want.id
             )))
             }
+            // This node's own topic, imported into the metadata log (`upgrade.rs`): its logs
+            // are the cluster topic's now.
+            Some(t) if !t.managed => Some(t),
             Some(t) if t.id != want.id => {
                 tracing::info!(topic = %want.name, old = %t.id, new = %want.id, "the topic was replaced while this node was away: deleting the old one");
                 self.remove_locked(&t)?;
@@ -486,7 +492,7 @@ impl TopicRegistry {
         };
         let config = topic_config::log_config(&self.broker.read(), &want.overrides);
         let mut parts: Vec<Arc<Partition>> = Vec::with_capacity(want.hosted.len());
-        let mut changed = current.is_none();
+        let mut changed = current.is_none() || adopted;
         for &(index, leader, epoch) in &want.hosted {
             debug_assert!((0..want.partition_count).contains(&index));
             let existing = current.as_ref().and_then(|t| t.partition(index)).cloned();

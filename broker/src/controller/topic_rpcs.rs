@@ -28,6 +28,9 @@ use super::active::{ControllerReply, ControllerRequest, ControllerResult};
 pub const CREATE_TOPICS_VERSION: i16 = 7;
 pub const DELETE_TOPICS_VERSION: i16 = 6;
 pub const CREATE_PARTITIONS_VERSION: i16 = 3;
+/// The tagged field of a forwarded `CreatableTopic` that carries [`CreatableTopic::topic_id`]
+/// (Samsa's own; Kafka's schema has none, and a Kafka controller would skip it).
+const TOPIC_ID_TAG: i32 = 10_000;
 /// How long the controller may take, as a forwarding broker tells it.
 const TIMEOUT_MS: i32 = 30_000;
 
@@ -77,6 +80,10 @@ pub fn to_kafka(request: &ControllerRequest) -> Option<(ApiKey, i16, RequestKind
                             c
                         })
                         .collect();
+                    if let Some(id) = t.topic_id {
+                        x.unknown_tagged_fields
+                            .insert(TOPIC_ID_TAG, bytes::Bytes::copy_from_slice(id.as_bytes()));
+                    }
                     x
                 })
                 .collect();
@@ -168,6 +175,10 @@ pub fn from_kafka(body: RequestKind) -> Option<ControllerRequest> {
                         .into_iter()
                         .map(|c| (c.name.to_string(), c.value.map(|v| v.to_string())))
                         .collect(),
+                    topic_id: t
+                        .unknown_tagged_fields
+                        .get(&TOPIC_ID_TAG)
+                        .and_then(|b| uuid::Uuid::from_slice(b).ok()),
                 })
                 .collect(),
         },
@@ -415,6 +426,7 @@ mod tests {
                     ("cleanup.policy".into(), Some("compact".into())),
                     ("x".into(), None),
                 ],
+                topic_id: Some(uuid::Uuid::from_u64_pair(7, 8)),
             }],
         };
         assert_eq!(

@@ -110,6 +110,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResp
                     .iter()
                     .map(|c| (c.name.to_string(), c.value.as_ref().map(|v| v.to_string())))
                     .collect(),
+                topic_id: None,
             })
         })();
         match checked {

@@ -153,6 +153,7 @@ async fn auto_create(
                 replication_factor: -1,
                 assignments: Vec::new(),
                 configs: Vec::new(),
+                topic_id: None,
             })
             .collect(),
         validate_only: false,

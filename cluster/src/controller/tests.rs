@@ -53,6 +53,7 @@ pub(super) fn topic(name: &str, num_partitions: i32, replication_factor: i16) ->
         replication_factor,
         assignments: Vec::new(),
         configs: Vec::new(),
+        topic_id: None,
     }
 }
 

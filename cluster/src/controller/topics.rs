@@ -46,6 +46,10 @@ pub struct CreatableTopic {
     pub assignments: Vec<(i32, Vec<NodeId>)>,
     /// Topic configs; a `None` value is refused with INVALID_CONFIG.
     pub configs: Vec<(String, Option<String>)>,
+    /// The id the topic must have, or `None` for a new random one. Not Kafka's: Samsa sets
+    /// it when a node imports a topic it had before the metadata log held topics, so that the
+    /// topic keeps its id. An id in use (or reserved) is TOPIC_ALREADY_EXISTS.
+    pub topic_id: Option<Uuid>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,6 +188,29 @@ fn topic_id(rng: &mut SplitMix64, image: &MetadataImage, taken: &HashSet<Uuid>) 
         let dash = id.as_bytes()[0] >> 2 == 62;
         if !reserved && !dash && !taken.contains(&id) && image.topic_by_id(&id).is_none() {
             return id;
+        }
+    }
+}
+
+/// The id `topic` asks for if it is free, else a new random one.
+fn chosen_topic_id(
+    topic: &CreatableTopic,
+    rng: &mut SplitMix64,
+    image: &MetadataImage,
+    taken: &HashSet<Uuid>,
+) -> Result<Uuid, TopicError> {
+    match topic.topic_id {
+        None => Ok(topic_id(rng, image, taken)),
+        Some(id) => {
+            let (hi, lo) = id.as_u64_pair();
+            if hi == 0 && lo <= 1 || taken.contains(&id) || image.topic_by_id(&id).is_some() {
+                Err(error(
+                    ResponseError::TopicAlreadyExists,
+                    format!("Topic id {id} is reserved or already in use."),
+                ))
+            } else {
+                Ok(id)
+            }
         }
     }
 }
@@ -404,7 +431,7 @@ impl Controller {
             };
             // Drawn before placement so that the id, which seeds placement, does not depend on
             // whether placement succeeds.
-            let id = topic_id(rng, image, taken);
+            let id = chosen_topic_id(topic, rng, image, taken)?;
             taken.insert(id);
             return self.finish_topic(
                 image,
@@ -421,7 +448,7 @@ impl Controller {
                 })?,
             );
         };
-        let id = topic_id(rng, image, taken);
+        let id = chosen_topic_id(topic, rng, image, taken)?;
         taken.insert(id);
         self.finish_topic(image, name, id, configs, assignments)
     }

@@ -621,3 +621,29 @@ fn a_refused_topic_reports_minus_one_partitions_and_replication_factor() {
     assert_eq!((r[0].num_partitions, r[0].replication_factor), (-1, -1));
     assert!(r[0].topic_id.is_nil());
 }
+
+#[test]
+fn an_imported_topic_keeps_its_id_unless_the_id_is_taken_or_reserved() {
+    let mut h = three_brokers();
+    let id = Uuid::from_u64_pair(0x1234, 0x5678);
+    let mut t = topic("legacy", -1, -1);
+    t.assignments = vec![(0, vec![2]), (1, vec![2])];
+    t.topic_id = Some(id);
+    let r = create_one(&mut h, t);
+    assert_eq!((r.error_code, r.topic_id), (0, id));
+    assert_eq!(h.partition("legacy", 1).replicas.as_ref(), [2]);
+
+    let mut again = topic("other", 1, 1);
+    again.topic_id = Some(id);
+    assert_refused(
+        &create_one(&mut h, again),
+        ResponseError::TopicAlreadyExists,
+        &format!("Topic id {id} is reserved or already in use."),
+    );
+    let mut reserved = topic("other", 1, 1);
+    reserved.topic_id = Some(Uuid::from_u64_pair(0, 1));
+    assert_eq!(
+        create_one(&mut h, reserved).error_code,
+        ResponseError::TopicAlreadyExists.code()
+    );
+}
