@@ -8,6 +8,7 @@ pub mod config;
 pub mod controller;
 pub mod group;
 pub mod handlers;
+pub mod inter_broker;
 pub mod internal_topics;
 pub mod lifecycle;
 pub mod maintenance;

@@ -230,6 +230,11 @@ impl Partition {
         self.log.lock().active_producers()
     }
 
+    /// Whether `producer_id` at `producer_epoch` has a transaction open in this partition.
+    pub fn in_transaction(&self, producer_id: i64, producer_epoch: i16) -> bool {
+        self.log.lock().in_transaction(producer_id, producer_epoch)
+    }
+
     /// A future that completes at the next append. Create it before reading, so an append
     /// between the read and the wait is not missed.
     pub fn data_arrived(&self) -> tokio::sync::futures::Notified<'_> {

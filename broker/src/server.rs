@@ -51,6 +51,8 @@ pub struct Broker {
     pub controller: crate::controller::runtime::Controller,
     /// This broker's registration with the active controller (`lifecycle.rs`).
     pub membership: watch::Sender<crate::lifecycle::Membership>,
+    /// Connections to the other brokers (transaction markers, KIP-890 verification).
+    pub inter_broker: crate::inter_broker::InterBroker,
     /// The metadata image the publisher last made this broker's state follow.
     pub published: watch::Sender<Arc<samsa_cluster::metadata::MetadataImage>>,
     /// The controller listener's name, which clients are never given.
@@ -136,6 +138,8 @@ impl Broker {
             controller,
             membership: watch::channel(Default::default()).0,
             published: watch::channel(Default::default()).0,
+            inter_broker: crate::inter_broker::InterBroker::start(node_id)
+                .map_err(|e| anyhow::anyhow!("cannot start the inter-broker thread: {e}"))?,
             controller_listener,
             shutdown,
             config,

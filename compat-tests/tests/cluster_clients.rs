@@ -2,7 +2,7 @@
 //! all three brokers from whichever node they bootstrap from, topics are placed across the
 //! brokers and every node describes them alike, records go to each partition's leader (a
 //! broker that does not lead answers NOT_LEADER_OR_FOLLOWER and says who does, KIP-951),
-//! consumer groups and idempotent producers work across brokers; killing the active controller
+//! consumer groups, idempotent producers and transactions work across brokers; killing the active controller
 //! leaves a quorum that still creates topics, the killed node comes back knowing them, and with
 //! two of three nodes down a topic creation fails with an error instead of hanging.
 
@@ -242,6 +242,10 @@ fn every_client_sees_three_brokers_and_topics_spread_over_them() {
         "kafka_python_quorum.py",
         &[&bootstrap, &leader.to_string(), "3"],
     );
+
+    // Transactions whose partitions, group and coordinator are on different brokers: the
+    // coordinator verifies remotely (KIP-890) and writes its markers through the leaders.
+    run_python("confluent_kafka_txn.py", &[&bootstrap]);
 }
 
 #[test]

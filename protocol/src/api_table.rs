@@ -53,6 +53,7 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::AddPartitionsToTxn, 0, 5),
     api(ApiKey::AddOffsetsToTxn, 0, 4),
     api(ApiKey::EndTxn, 0, 5),
+    api(ApiKey::WriteTxnMarkers, 1, 1),
     api(ApiKey::TxnOffsetCommit, 0, 5),
     // KIP-140 ACL APIs, from Kafka 4's baseline (v0 removed by KIP-896).
     api(ApiKey::DescribeAcls, 1, 3),

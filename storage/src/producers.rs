@@ -258,6 +258,14 @@ impl Log {
         self.producers.entries()
     }
 
+    /// Whether `producer_id` at `producer_epoch` has a transaction open in this log (a batch of
+    /// it appended since its last marker).
+    pub fn in_transaction(&self, producer_id: i64, producer_epoch: i16) -> bool {
+        self.producers.entry(producer_id).is_some_and(|e| {
+            e.producer_epoch == producer_epoch && e.current_txn_first_offset.is_some()
+        })
+    }
+
     /// The aborted transactions that overlap `[from_offset, upper_offset)`, for a
     /// read_committed Fetch that returned the batches in that range (Kafka's
     /// `collectAbortedTransactions`). Reads the transaction indexes from the segment holding

@@ -10,7 +10,7 @@ pub mod active;
 pub mod broker_rpcs;
 pub mod codec;
 mod listener;
-pub mod peers;
+
 pub mod quorum_state;
 pub mod runtime;
 pub mod settings;

@@ -32,9 +32,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 use uuid::Uuid;
 
 use super::active::{Active, ControllerRequest, ControllerResult, NOT_CONTROLLER};
-use super::peers::Peer;
 use super::store::{Loaded, MetadataLogConfig, MetadataLogStore, StoreError};
 use super::{wire, QuorumStateFile};
+use crate::net::peer::Peer;
 
 /// What the controller needs to start.
 #[derive(Debug)]

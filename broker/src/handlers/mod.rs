@@ -49,6 +49,7 @@ pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sync_group;
 pub mod txn_offset_commit;
+pub mod write_txn_markers;
 
 use std::cell::RefCell;
 use std::net::SocketAddr;
@@ -360,6 +361,9 @@ pub async fn handle_request(
         )),
         RequestKind::DescribeQuorum(r) => Some(ResponseKind::DescribeQuorum(
             describe_quorum::handle(&ctx, r).await,
+        )),
+        RequestKind::WriteTxnMarkers(r) => Some(ResponseKind::WriteTxnMarkers(
+            write_txn_markers::handle(&ctx, r).await,
         )),
         RequestKind::DescribeTopicPartitions(r) => Some(ResponseKind::DescribeTopicPartitions(
             describe_topic_partitions::handle(&ctx, r),

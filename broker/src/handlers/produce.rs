@@ -104,8 +104,24 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
         }
         _ => None,
     };
+    // The coordinator verifies transactional batches (KIP-890): under its lock when it is this
+    // broker, with one question per request when it is another.
+    let remote = match (&transactional_id, transactional) {
+        (Some(id), true) if refuse_all.is_none() => {
+            crate::txn::verification::remote_coordinator(ctx.broker, id)
+        }
+        _ => None,
+    };
     let txn_guard = match (&transactional_id, transactional) {
-        (Some(id), true) if refuse_all.is_none() => ctx.broker.txn.lock(id).await,
+        (Some(id), true) if refuse_all.is_none() && remote.is_none() => {
+            ctx.broker.txn.lock(id).await
+        }
+        _ => None,
+    };
+    let remote_refused = match (remote, &transactional_id) {
+        (Some(coordinator), Some(id)) => {
+            Some(verify_remotely(ctx, coordinator, id, &topic_data).await)
+        }
         _ => None,
     };
     for topic_data in topic_data {
@@ -159,8 +175,17 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
                     ctx.denied(AclOperation::Write, ResourceType::Topic, name),
                     Vec::new(),
                 ))
-            } else if let Err(e) =
-                verify_transactional(txn_guard.as_ref(), name, pd.index, pd.records.as_ref())
+            } else if let Some((e, why)) = remote_refused
+                .as_ref()
+                .and_then(|r| r.get(&(name.to_string(), pd.index)))
+            {
+                Err((*e, why.clone(), Vec::new()))
+            } else if let Err(e) = remote_refused
+                .is_none()
+                .then(|| {
+                    verify_transactional(txn_guard.as_ref(), name, pd.index, pd.records.as_ref())
+                })
+                .unwrap_or(Ok(()))
             {
                 Err(e)
             } else {
@@ -281,6 +306,52 @@ type Appended = (
 
 /// A partition's refusal: its error, a message, and KIP-467's per-record errors.
 type Refusal = (ResponseError, String, Vec<BatchIndexAndErrorMessage>);
+
+/// The transactional batches of a request whose coordinator is another broker, verified there
+/// (skipping partitions where the producer's transaction is already open): the refused ones.
+async fn verify_remotely(
+    ctx: &Ctx<'_>,
+    coordinator: i32,
+    transactional_id: &str,
+    topic_data: &[kafka_protocol::messages::produce_request::TopicProduceData],
+) -> std::collections::HashMap<(String, i32), crate::txn::verification::Refused> {
+    let mut needed = Vec::new();
+    let mut producer = None;
+    for t in topic_data {
+        let topic = if ctx.version >= 13 {
+            ctx.broker.topics.get_by_id(&t.topic_id)
+        } else {
+            ctx.broker.topics.get(t.name.as_str())
+        };
+        let Some(topic) = topic else { continue };
+        for pd in &t.partition_data {
+            let Some((pid, epoch)) = transactional_producer(pd.records.as_ref()) else {
+                continue;
+            };
+            producer = Some((pid, epoch));
+            let open = topic
+                .led_partition(pd.index)
+                .is_ok_and(|p| p.in_transaction(pid, epoch));
+            if !open {
+                needed.push((topic.name.clone(), pd.index));
+            }
+        }
+    }
+    match producer {
+        Some((pid, epoch)) if !needed.is_empty() => {
+            crate::txn::verification::verify(
+                ctx.broker,
+                coordinator,
+                transactional_id,
+                pid,
+                epoch,
+                &needed,
+            )
+            .await
+        }
+        _ => Default::default(),
+    }
+}
 
 /// KIP-890 part 1: a transactional batch is written only to a partition of its producer's
 /// ongoing transaction. Errors as Kafka's `AddPartitionsToTxnManager` hands them to Produce.

@@ -124,20 +124,46 @@ async fn commit(
 ) -> Result<crate::group::PartitionResults, i16> {
     let group_id = req.group_id.to_string();
     let (producer_id, producer_epoch) = (req.producer_id.0, req.producer_epoch);
-    let Some(txn) = ctx.broker.txn.lock(req.transactional_id.as_str()).await else {
-        return Err(ResponseError::InvalidProducerIdMapping.code());
-    };
+    let transactional_id = req.transactional_id.as_str();
     let offsets_partition = (
         OFFSETS_TOPIC.to_string(),
         ctx.broker.groups.partition_for(&group_id),
     );
-    match txn.verify_partitions(producer_id, producer_epoch, [&offsets_partition]) {
-        Ok(found) if found == [true] => {}
-        Ok(_) => return Err(ResponseError::InvalidTxnState.code()),
-        // As for Produce: a stale producer is told INVALID_PRODUCER_EPOCH.
-        Err(TxnError::ProducerFenced) => return Err(ResponseError::InvalidProducerEpoch.code()),
-        Err(e) => return Err(e.code()),
-    }
+    // The transaction coordinator verifies the offsets partition is in the transaction
+    // (KIP-890): under its lock when it is this broker, with a question when it is another.
+    let txn = match crate::txn::verification::remote_coordinator(ctx.broker, transactional_id) {
+        Some(coordinator) => {
+            let refused = crate::txn::verification::verify(
+                ctx.broker,
+                coordinator,
+                transactional_id,
+                producer_id,
+                producer_epoch,
+                std::slice::from_ref(&offsets_partition),
+            )
+            .await;
+            if let Some((e, why)) = refused.get(&offsets_partition) {
+                tracing::debug!(transactional_id, %why, "transactional offset commit refused");
+                return Err(e.code());
+            }
+            None
+        }
+        None => {
+            let Some(txn) = ctx.broker.txn.lock(transactional_id).await else {
+                return Err(ResponseError::InvalidProducerIdMapping.code());
+            };
+            match txn.verify_partitions(producer_id, producer_epoch, [&offsets_partition]) {
+                Ok(found) if found == [true] => {}
+                Ok(_) => return Err(ResponseError::InvalidTxnState.code()),
+                // As for Produce: a stale producer is told INVALID_PRODUCER_EPOCH.
+                Err(TxnError::ProducerFenced) => {
+                    return Err(ResponseError::InvalidProducerEpoch.code())
+                }
+                Err(e) => return Err(e.code()),
+            }
+            Some(txn)
+        }
+    };
     let request = CommitRequest {
         group_id,
         generation_id: if ctx.version >= 3 {

@@ -8,6 +8,7 @@
 
 pub mod connection;
 pub mod engine;
+pub mod peer;
 pub mod transport;
 
 use std::net::{SocketAddr, TcpListener};

@@ -18,9 +18,11 @@
 //! Bounds: [`TRANSACTIONAL_IDS_MAX`] transactional ids; [`state::TXN_PARTITIONS_MAX`]
 //! partitions per transaction; `transaction.max.timeout.ms`.
 
+pub mod markers;
 pub mod producer_ids;
 pub mod records;
 pub mod state;
+pub mod verification;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -80,7 +82,7 @@ fn storage_error(what: &str, e: &LogError) -> TxnError {
 }
 
 /// Waits for a durable append's fsync and moves the partition's high watermark.
-async fn settle(partition: &Partition, wait: SyncWait) -> Result<(), TxnError> {
+pub(crate) async fn settle(partition: &Partition, wait: SyncWait) -> Result<(), TxnError> {
     if let Some(rx) = wait {
         let synced = rx.await;
         partition.synced();
@@ -411,49 +413,11 @@ impl TransactionCoordinator {
             commit,
             coordinator_epoch,
         };
-        let now = crate::util::now_ms();
-        let mut waits = Vec::new();
-        let mut failed = false;
-        let mut offsets_partitions = Vec::new();
-        for (topic, index) in &m.partitions {
-            let Some(p) = broker
-                .topics
-                .get(topic)
-                .and_then(|t| t.partition(*index).cloned())
-            else {
-                // A deleted topic has nothing left to mark.
-                continue;
-            };
-            match p.append_marker(
-                m.producer_id,
-                m.producer_epoch,
-                marker,
-                now,
-                &broker.group_commit,
-            ) {
-                Ok((_, wait)) => {
-                    if topic == crate::group::OFFSETS_TOPIC {
-                        offsets_partitions.push(*index);
-                    }
-                    waits.push((p, wait))
-                }
-                Err(LogError::Storage(e)) => {
-                    tracing::error!(partition = %p.tp, "cannot write a transaction marker: {e}");
-                    failed = true;
-                }
-                // Fenced by a newer epoch or coordinator: nothing this transaction can change.
-                Err(e) => tracing::warn!(partition = %p.tp, "transaction marker refused: {e}"),
-            }
-        }
-        for (p, wait) in waits {
-            settle(&p, wait).await?;
-        }
-        // The group coordinator makes the transaction's offsets visible (or drops them) once
-        // the marker is in its partition, as Kafka's does.
-        for index in offsets_partitions {
-            broker.groups.complete_txn(m.producer_id, index, commit);
-        }
-        if failed {
+        let partitions: Vec<(String, i32)> = m.partitions.iter().cloned().collect();
+        let outcome =
+            markers::write_all(broker, m.producer_id, m.producer_epoch, marker, &partitions).await;
+        if !outcome.retry.is_empty() {
+            tracing::debug!(transactional_id = %m.transactional_id, partitions = ?outcome.retry, "transaction markers not written yet; retrying later");
             return Err(TxnError::StorageError);
         }
         let done = m.complete(crate::util::now_ms());

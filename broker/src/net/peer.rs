@@ -1,9 +1,11 @@
-//! Outbound connections from this node to the other controllers: one TCP connection per peer,
-//! requests pipelined on it and answered in order (Kafka's protocol answers a connection's
-//! requests in the order they were sent), reconnected with a backoff after any failure.
+//! Outbound Kafka-protocol connections from this node to another node: to the other
+//! controllers (the quorum's RPCs, forwarded broker requests) and to other brokers
+//! (`inter_broker.rs`). One TCP connection per peer, requests pipelined on it and answered in
+//! order (Kafka's protocol answers a connection's requests in the order they were sent),
+//! reconnected with a backoff after any failure.
 //!
-//! A request whose connection fails is answered with an error; the quorum's own timeouts
-//! decide what happens next, so nothing here retries.
+//! A request whose connection fails is answered with an error; the caller's own timeouts and
+//! retries decide what happens next, so nothing here retries.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -109,7 +111,7 @@ async fn run(
             }
         };
         let _ = stream.set_nodelay(true);
-        tracing::debug!(peer = %addr, "connected to controller");
+        tracing::debug!(peer = %addr, "connected to a peer");
         let (mut reader, mut writer) = stream.into_split();
         let mut in_flight: VecDeque<InFlight> = VecDeque::new();
         let mut read_buf = BytesMut::with_capacity(64 << 10);
@@ -176,7 +178,7 @@ async fn run(
                 }
             }
         };
-        tracing::debug!(peer = %addr, reason = %why, "controller connection closed");
+        tracing::debug!(peer = %addr, reason = %why, "connection to a peer closed");
         for w in in_flight.drain(..) {
             let _ = w
                 .reply
