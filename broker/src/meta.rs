@@ -122,22 +122,7 @@ pub fn cluster_id_for_voters(voters: &[String]) -> String {
 }
 
 fn encode_cluster_id(bytes: [u8; 16]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::with_capacity(22);
-    let mut acc: u32 = 0;
-    let mut bits = 0;
-    for b in bytes {
-        acc = (acc << 8) | b as u32;
-        bits += 8;
-        while bits >= 6 {
-            bits -= 6;
-            out.push(ALPHABET[((acc >> bits) & 63) as usize] as char);
-        }
-    }
-    if bits > 0 {
-        out.push(ALPHABET[((acc << (6 - bits)) & 63) as usize] as char);
-    }
-    out
+    samsa_storage::kafka_uuid_string(bytes)
 }
 
 #[cfg(test)]

@@ -110,6 +110,7 @@ pub fn spawn(broker: &Arc<Broker>, mut state: Published) -> std::io::Result<()> 
                 .expect("a runtime for the metadata publisher");
             rt.block_on(async move {
                 let mut complete = false;
+                let mut strays_released = false;
                 loop {
                     tokio::select! {
                         changed = images.changed() => if changed.is_err() { return },
@@ -127,6 +128,10 @@ pub fn spawn(broker: &Arc<Broker>, mut state: Published) -> std::io::Result<()> 
                         .is_some_and(|_| !broker.membership.borrow().fenced);
                     let image = images.borrow_and_update().clone();
                     publish(&broker, &image, complete, &mut state);
+                    if complete && !strays_released {
+                        broker.topics.release_strays();
+                        strays_released = true;
+                    }
                 }
             });
         })

@@ -161,12 +161,6 @@ struct TopicRecord {
     partitions: i32,
     #[serde(default)]
     configs: TopicOverrides,
-    /// From the metadata image ([`Topic::managed`]).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    managed: bool,
-    /// The partitions this node hosts, when not all of them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    hosted: Option<Vec<i32>>,
 }
 
 pub struct TopicRegistry {
@@ -183,6 +177,11 @@ pub struct TopicRegistry {
     /// Bumped after every change, for those waiting for one (a CreateTopics waits for the
     /// controller's topics to be installed here).
     generation: tokio::sync::watch::Sender<u64>,
+    /// Partition logs found on disk that no topic of the file claims: those of the metadata
+    /// image's topics, which the publisher claims as it installs them (their
+    /// `partition.metadata` names the topic id), until the image is known complete; what is
+    /// left then is a stray.
+    orphans: Mutex<HashMap<TopicPartition, samsa_storage::Log>>,
 }
 
 impl TopicRegistry {
@@ -221,15 +220,12 @@ impl TopicRegistry {
             admin: Mutex::new(()),
             changes: AtomicI64::new(meta.changes),
             generation: tokio::sync::watch::channel(0).0,
+            orphans: Mutex::new(HashMap::new()),
         };
         for r in records.values() {
             let config = topic_config::log_config(broker, &r.configs);
-            let hosted: Vec<i32> = match &r.hosted {
-                Some(h) => h.clone(),
-                None => (0..r.partitions).collect(),
-            };
-            let mut partitions = Vec::with_capacity(hosted.len());
-            for i in hosted {
+            let mut partitions = Vec::with_capacity(r.partitions.max(0) as usize);
+            for i in 0..r.partitions {
                 let tp = TopicPartition::new(r.name.clone(), i);
                 let log = match found.remove(&tp) {
                     Some(log) => log,
@@ -240,12 +236,7 @@ impl TopicRegistry {
                         registry.log_dir.create_log(&tp, config.clone())?
                     }
                 };
-                let p = Partition::new(tp, r.id, log, 0);
-                // A topic of the metadata image is led here only once the image says so.
-                if r.managed {
-                    p.set_leadership(false, 0);
-                }
-                partitions.push(Arc::new(p));
+                partitions.push(Arc::new(Partition::new(tp, r.id, log, 0)));
             }
             let topic = Arc::new(Topic {
                 name: r.name.clone(),
@@ -254,15 +245,17 @@ impl TopicRegistry {
                 partitions,
                 partition_count: r.partitions,
                 overrides: RwLock::new(r.configs.clone()),
-                managed: r.managed,
+                managed: false,
             });
             registry.insert(topic);
         }
-        for (tp, _) in found {
-            tracing::warn!(
-                "log directory for {tp} belongs to no known topic; leaving it untouched"
+        if !found.is_empty() {
+            tracing::info!(
+                partitions = found.len(),
+                "partition logs wait for the metadata image to name their topics"
             );
         }
+        *registry.orphans.lock() = found;
         Ok(registry)
     }
 
@@ -493,6 +486,13 @@ impl TopicRegistry {
         let config = topic_config::log_config(&self.broker.read(), &want.overrides);
         let mut parts: Vec<Arc<Partition>> = Vec::with_capacity(want.hosted.len());
         let mut changed = current.is_none() || adopted;
+        if adopted {
+            // The file stops holding the topic: its directories say whose they are.
+            for p in current.iter().flat_map(|t| t.partitions.iter()) {
+                self.log_dir
+                    .write_partition_metadata(&p.tp, want.id.into_bytes())?;
+            }
+        }
         for &(index, leader, epoch) in &want.hosted {
             debug_assert!((0..want.partition_count).contains(&index));
             let existing = current.as_ref().and_then(|t| t.partition(index)).cloned();
@@ -500,7 +500,7 @@ impl TopicRegistry {
                 Some(p) => p,
                 None => {
                     let tp = TopicPartition::new(want.name.as_str(), index);
-                    let log = self.log_dir.create_log(&tp, config.clone())?;
+                    let log = self.claim_log(&tp, want.id, config.clone())?;
                     changed = true;
                     Arc::new(Partition::new(tp, want.id, log, epoch))
                 }
@@ -545,7 +545,11 @@ impl TopicRegistry {
             overrides: RwLock::new(want.overrides.clone()),
             managed: true,
         }));
-        self.persist()?;
+        if adopted {
+            self.persist()?;
+        } else {
+            self.changed();
+        }
         if created {
             tracing::info!(topic = %want.name, id = %want.id, partitions = want.partition_count, hosted = want.hosted.len(), "created topic");
         }
@@ -573,11 +577,61 @@ impl TopicRegistry {
         Ok(())
     }
 
+    /// The log of partition `tp` of the metadata image's topic `id`: the one on disk if its
+    /// `partition.metadata` names that topic, else a new one (a directory of another topic of
+    /// the same name, deleted while this node was away, is deleted first).
+    fn claim_log(
+        &self,
+        tp: &TopicPartition,
+        id: Uuid,
+        config: samsa_storage::LogConfig,
+    ) -> Result<samsa_storage::Log, TopicError> {
+        if let Some(mut log) = self.orphans.lock().remove(tp) {
+            match self.log_dir.read_partition_metadata(tp) {
+                Ok(Some(found)) if found == id.into_bytes() => {
+                    log.set_config(config);
+                    return Ok(log);
+                }
+                found => {
+                    let found = found
+                        .ok()
+                        .flatten()
+                        .map(|b| Uuid::from_bytes(b).to_string())
+                        .unwrap_or_else(|| "none".into());
+                    tracing::warn!(partition = %tp, topic_id = %id, found_topic_id = %found, "the log on disk belongs to another topic of that name: deleting it");
+                    self.log_dir.delete_log(tp, log)?;
+                }
+            }
+        }
+        let log = self.log_dir.create_log(tp, config)?;
+        self.log_dir.write_partition_metadata(tp, id.into_bytes())?;
+        Ok(log)
+    }
+
+    /// Partition logs on disk that no topic has claimed once the metadata image is complete:
+    /// strays (a topic deleted, or a partition moved, while this node was away). They are
+    /// closed and logged, and left on disk for an operator.
+    pub fn release_strays(&self) {
+        let strays: Vec<TopicPartition> = self.orphans.lock().drain().map(|(tp, _)| tp).collect();
+        for tp in strays {
+            tracing::warn!(partition = %tp, "the log directory belongs to no topic of this node; left untouched");
+        }
+    }
+
+    /// Tells those waiting that the topics changed.
+    fn changed(&self) {
+        self.generation.send_modify(|g| *g += 1);
+    }
+
     /// Drops `topic` and deletes its logs; callers hold `admin`.
     fn remove_locked(&self, topic: &Arc<Topic>) -> Result<(), TopicError> {
         self.topics.write().remove(&topic.name);
         self.by_id.write().remove(&topic.id);
-        self.persist()?;
+        if topic.managed {
+            self.changed();
+        } else {
+            self.persist()?;
+        }
         for p in &topic.partitions {
             p.delete_log(&self.log_dir)?;
         }
@@ -631,20 +685,19 @@ impl TopicRegistry {
         self.changes.load(Ordering::Acquire)
     }
 
-    /// Writes the file with one more change; callers hold `admin`.
+    /// Writes the file with one more change; callers hold `admin`. It holds only the topics
+    /// this node alone knows: the metadata image's come back from the metadata log.
     fn persist(&self) -> std::io::Result<()> {
         let mut topics: Vec<TopicRecord> = self
             .topics
             .read()
             .values()
+            .filter(|t| !t.managed)
             .map(|t| TopicRecord {
                 name: t.name.clone(),
                 id: t.id,
                 partitions: t.partition_count,
                 configs: t.overrides.read().clone(),
-                managed: t.managed,
-                hosted: (t.partitions.len() != t.partition_count as usize)
-                    .then(|| t.partitions.iter().map(|p| p.tp.partition).collect()),
             })
             .collect();
         topics.sort_by(|a, b| a.name.cmp(&b.name));
@@ -657,7 +710,7 @@ impl TopicRegistry {
         .expect("serialisable");
         write_atomically(&self.dir, METADATA_FILE, &bytes)?;
         self.changes.store(changes, Ordering::Release);
-        self.generation.send_modify(|g| *g += 1);
+        self.changed();
         Ok(())
     }
 }

@@ -147,7 +147,10 @@ pub use log::OPEN_CLOSED_SEGMENTS_MAX;
 pub use log::{
     AppendInfo, Log, PartitionCheckpoint, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP,
 };
-pub use log_dir::{LogDir, CLEAN_SHUTDOWN_FILE, METADATA_TOPIC};
+pub use log_dir::{
+    kafka_uuid_string, parse_kafka_uuid, LogDir, CLEAN_SHUTDOWN_FILE, METADATA_TOPIC,
+    PARTITION_METADATA_FILE,
+};
 pub use producer_state::{AppendOrigin, EndTxnMarker, ProducerStateEntry};
 pub use producers::marker_batch;
 pub use retention::MaintenanceReport;

@@ -165,6 +165,50 @@ impl LogDir {
         Ok(log)
     }
 
+    /// Records in a partition's directory the id of the topic it belongs to (Kafka's
+    /// `partition.metadata`), so that a directory left behind by a deleted topic is never taken
+    /// for a new topic of the same name.
+    pub fn write_partition_metadata(
+        &self,
+        tp: &TopicPartition,
+        topic_id: [u8; 16],
+    ) -> Result<(), LogError> {
+        let dir = self.path.join(tp.dir_name());
+        let text = format!("version: 0\ntopic_id: {}\n", kafka_uuid_string(topic_id));
+        checkpoint::write_atomic(&dir.join(PARTITION_METADATA_FILE), text.as_bytes())
+            .map_err(|e| LogError::io(tp, "write partition.metadata", e))
+    }
+
+    /// The topic id a partition's directory records, if it has `partition.metadata`.
+    pub fn read_partition_metadata(
+        &self,
+        tp: &TopicPartition,
+    ) -> Result<Option<[u8; 16]>, LogError> {
+        let path = self.path.join(tp.dir_name()).join(PARTITION_METADATA_FILE);
+        let text = match fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(LogError::io(tp, "read partition.metadata", e)),
+        };
+        let corrupt = || {
+            LogError::io(
+                tp,
+                "read partition.metadata",
+                io::Error::other(format!("{} is malformed", path.display())),
+            )
+        };
+        let mut lines = text.lines();
+        if lines.next().map(str::trim) != Some("version: 0") {
+            return Err(corrupt());
+        }
+        lines
+            .next()
+            .and_then(|l| l.trim().strip_prefix("topic_id: "))
+            .and_then(parse_kafka_uuid)
+            .map(Some)
+            .ok_or_else(corrupt)
+    }
+
     /// Deletes a partition's log and directory.
     pub fn delete_log(&self, tp: &TopicPartition, log: Log) -> Result<(), LogError> {
         drop(log);
@@ -241,5 +285,96 @@ impl LogDir {
     pub fn mark_clean_shutdown(&self) -> Result<(), LogError> {
         checkpoint::write_atomic(&self.path.join(CLEAN_SHUTDOWN_FILE), b"")
             .map_err(|e| dir_io(&self.path, "write the clean-shutdown marker", e))
+    }
+}
+
+/// Kafka's `partition.metadata` file name.
+pub const PARTITION_METADATA_FILE: &str = "partition.metadata";
+
+const BASE64_URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// A 16-byte id as Kafka writes ids (`Uuid.toString`, cluster ids): URL-safe base64 without
+/// padding, 22 characters.
+pub fn kafka_uuid_string(bytes: [u8; 16]) -> String {
+    let mut out = String::with_capacity(22);
+    let mut acc: u32 = 0;
+    let mut bits = 0;
+    for b in bytes {
+        acc = (acc << 8) | b as u32;
+        bits += 8;
+        while bits >= 6 {
+            bits -= 6;
+            out.push(BASE64_URL[((acc >> bits) & 63) as usize] as char);
+        }
+    }
+    if bits > 0 {
+        out.push(BASE64_URL[((acc << (6 - bits)) & 63) as usize] as char);
+    }
+    out
+}
+
+/// The id [`kafka_uuid_string`] wrote, or `None` if `text` is not one.
+pub fn parse_kafka_uuid(text: &str) -> Option<[u8; 16]> {
+    if text.len() != 22 {
+        return None;
+    }
+    let mut out = [0u8; 16];
+    let (mut acc, mut bits, mut n) = (0u32, 0, 0);
+    for c in text.bytes() {
+        let v = BASE64_URL.iter().position(|&a| a == c)? as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            if n < 16 {
+                out[n] = (acc >> bits) as u8;
+                n += 1;
+            }
+        }
+    }
+    // The last character carries 2 bits of the id and 4 that must be zero.
+    (n == 16 && acc & ((1 << bits) - 1) == 0).then_some(out)
+}
+
+#[cfg(test)]
+mod partition_metadata_tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_as_kafka_writes_them() {
+        // Kafka's Uuid.toString of 0x0102..0f10.
+        let id: [u8; 16] = std::array::from_fn(|i| i as u8 + 1);
+        let text = kafka_uuid_string(id);
+        assert_eq!(text, "AQIDBAUGBwgJCgsMDQ4PEA");
+        assert_eq!(parse_kafka_uuid(&text), Some(id));
+        assert_eq!(
+            parse_kafka_uuid("AQIDBAUGBwgJCgsMDQ4PEB"),
+            None,
+            "stray low bits"
+        );
+        assert_eq!(parse_kafka_uuid("AQIDBAUGBwgJCgsMDQ4PE"), None, "short");
+        assert_eq!(
+            parse_kafka_uuid("AQIDBAUGBwgJCgsMDQ4P+A"),
+            None,
+            "not URL-safe base64"
+        );
+    }
+
+    #[test]
+    fn a_partition_directory_remembers_its_topic_id() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (dir, _) = LogDir::open(tmp.path(), |_| LogConfig::default()).unwrap();
+        let tp = TopicPartition::new("orders", 2);
+        let log = dir.create_log(&tp, LogConfig::default()).unwrap();
+        assert_eq!(dir.read_partition_metadata(&tp).unwrap(), None);
+        dir.write_partition_metadata(&tp, [7; 16]).unwrap();
+        assert_eq!(dir.read_partition_metadata(&tp).unwrap(), Some([7; 16]));
+        std::fs::write(
+            tmp.path().join("orders-2").join(PARTITION_METADATA_FILE),
+            "junk",
+        )
+        .unwrap();
+        assert!(dir.read_partition_metadata(&tp).is_err());
+        drop(log);
     }
 }
