@@ -1,11 +1,11 @@
-//! AlterPartitionReassignments (KIP-455): move partitions to other replicas. A single node has
-//! one possible replica set, itself, and no reassignment is ever in progress. So, as Kafka's
-//! controller checks them: a target of exactly this broker is already in place (NONE); an
-//! empty list, a repeated broker or a broker that is not registered is
-//! INVALID_REPLICA_ASSIGNMENT (so no valid target changes the replication factor, and v1's
-//! `allow_replication_factor_change` never matters); cancelling (null replicas) finds nothing
-//! to cancel, NO_REASSIGNMENT_IN_PROGRESS. ACLs: ALTER on the cluster, else
-//! CLUSTER_AUTHORIZATION_FAILED for the whole request.
+//! AlterPartitionReassignments (KIP-455): move partitions to other replicas. Moving a partition
+//! means copying it to its new replicas, which needs replication (not built yet), so no
+//! reassignment is ever in progress and the only target that can be honoured is the current
+//! replica set of the metadata image. As Kafka's controller checks them: that target is already
+//! in place (NONE); an empty list, a repeated broker or a broker that is not registered is
+//! INVALID_REPLICA_ASSIGNMENT, and so is any other target, with the reason; cancelling (null
+//! replicas) finds nothing to cancel, NO_REASSIGNMENT_IN_PROGRESS. ACLs: ALTER on the cluster,
+//! else CLUSTER_AUTHORIZATION_FAILED for the whole request.
 
 use kafka_protocol::messages::alter_partition_reassignments_response::{
     ReassignablePartitionResponse, ReassignableTopicResponse,
@@ -16,6 +16,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
+use super::cluster_view::ClusterView;
 use super::Ctx;
 use crate::acl::AclOperation;
 
@@ -33,31 +34,29 @@ pub fn handle(
         resp.error_message = Some(StrBytes::from_string(message));
         return resp;
     }
-    let node = ctx.broker.node_id;
+    let view = ClusterView::new(ctx.broker);
     for t in req.topics {
-        let topic = ctx.broker.topics.get(t.name.as_str());
+        let topic = view.topic(t.name.as_str());
         let mut result = ReassignableTopicResponse::default();
         result.name = t.name.clone();
         for p in t.partitions {
             let mut pr = ReassignablePartitionResponse::default();
             pr.partition_index = p.partition_index;
-            let exists = topic
+            let current = topic
                 .as_ref()
-                .and_then(|t| t.partition(p.partition_index))
-                .is_some();
-            let outcome = if !exists {
-                Err((
+                .and_then(|topic| view.partition(topic, p.partition_index));
+            let outcome = match (current, &p.replicas) {
+                (None, _) => Err((
                     ResponseError::UnknownTopicOrPartition,
                     format!("no partition {}-{}", t.name.as_str(), p.partition_index),
-                ))
-            } else {
-                match &p.replicas {
-                    None => Err((
-                        ResponseError::NoReassignmentInProgress,
-                        "no reassignment is in progress for this partition".to_string(),
-                    )),
-                    Some(replicas) => check_target(replicas, node),
-                }
+                )),
+                (Some(_), None) => Err((
+                    ResponseError::NoReassignmentInProgress,
+                    "no reassignment is in progress for this partition".to_string(),
+                )),
+                (Some(current), Some(replicas)) => check_target(replicas, &current.replicas, |b| {
+                    view.image.broker(b).is_some() || b == ctx.broker.node_id
+                }),
             };
             pr.error_message = None;
             if let Err((code, message)) = outcome {
@@ -71,8 +70,12 @@ pub fn handle(
     resp
 }
 
-/// The replicas a partition is asked to move to, against the one replica set there is.
-fn check_target(replicas: &[BrokerId], node: i32) -> Result<(), (ResponseError, String)> {
+/// The replicas a partition is asked to move to, against its current ones.
+fn check_target(
+    replicas: &[BrokerId],
+    current: &[i32],
+    registered: impl Fn(i32) -> bool,
+) -> Result<(), (ResponseError, String)> {
     if replicas.is_empty() {
         return Err((
             ResponseError::InvalidReplicaAssignment,
@@ -87,16 +90,21 @@ fn check_target(replicas: &[BrokerId], node: i32) -> Result<(), (ResponseError, 
                 format!("broker {} appears twice in the target replicas", b.0),
             ));
         }
-        if b.0 != node {
+        if !registered(b.0) {
             return Err((
                 ResponseError::InvalidReplicaAssignment,
-                format!(
-                    "broker {} is not registered; this cluster has only broker {node}",
-                    b.0
-                ),
+                format!("broker {} is not registered", b.0),
             ));
         }
     }
-    // The target is exactly [node]: the current replica set.
+    let target: Vec<i32> = replicas.iter().map(|b| b.0).collect();
+    if target != current {
+        return Err((
+            ResponseError::InvalidReplicaAssignment,
+            format!(
+                "moving the partition from replicas {current:?} to {target:?} needs replication, which Samsa does not have yet"
+            ),
+        ));
+    }
     Ok(())
 }
