@@ -345,7 +345,7 @@ fn transactional_ids_and_producer_ids_survive_restarts() {
                 .init_producer_id(&broker, "keeper", 60_000, None)
                 .await
                 .unwrap();
-            (pid, epoch, broker.txn.new_producer_id().unwrap())
+            (pid, epoch, broker.txn.new_producer_id(&broker).await.unwrap())
         })
     };
     let broker = open(dir.path());
@@ -362,7 +362,7 @@ fn transactional_ids_and_producer_ids_survive_restarts() {
             .await
             .unwrap();
         assert_eq!((pid2, epoch2), (pid, epoch + 1));
-        let fresh = broker.txn.new_producer_id().unwrap();
+        let fresh = broker.txn.new_producer_id(&broker).await.unwrap();
         assert!(
             fresh > idempotent && fresh > pid,
             "producer id {fresh} was handed out before"
