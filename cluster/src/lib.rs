@@ -8,6 +8,8 @@
 //! - [`partition_change`]: leader and ISR changes of one partition.
 //! - [`controller`]: the active controller's decisions (registrations, heartbeats, topics,
 //!   producer ids) as records to propose.
+//! - [`replication`]: the data plane's replication of a partition (its leader's high watermark
+//!   and ISR changes).
 //!
 //! Nothing here reads a clock, opens a socket or a file, or draws randomness from the OS: the
 //! caller passes the time in milliseconds and a seed, and executes the actions returned.
@@ -17,6 +19,7 @@ pub mod metadata;
 pub mod partition_change;
 pub mod placement;
 pub mod quorum;
+pub mod replication;
 
 /// A node's `node.id`.
 pub type NodeId = i32;
