@@ -86,13 +86,22 @@ pub fn publish(broker: &Broker, image: &Arc<MetadataImage>, complete: bool, stat
 }
 
 /// Waits (at most `timeout`) until the publisher has published the image the controller has
-/// now; returns whether it did.
+/// now, or a later one; returns whether it did. (The image changes every
+/// `metadata.max.idle.interval.ms` at least, with the controller's no-op records, so "the
+/// image of now" is compared afresh each time the publisher publishes.)
 pub async fn caught_up(broker: &Broker, timeout: std::time::Duration) -> bool {
-    let target = broker.controller.image();
     let mut published = broker.published.subscribe();
-    tokio::time::timeout(timeout, published.wait_for(|p| Arc::ptr_eq(p, &target)))
-        .await
-        .is_ok_and(|r| r.is_ok())
+    let waited = tokio::time::timeout(timeout, async {
+        loop {
+            if Arc::ptr_eq(&published.borrow_and_update(), &broker.controller.image()) {
+                return true;
+            }
+            if published.changed().await.is_err() {
+                return false;
+            }
+        }
+    });
+    waited.await.unwrap_or(false)
 }
 
 /// Runs the publisher on its own thread until the broker is gone or shuts down.

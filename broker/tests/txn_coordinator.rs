@@ -345,7 +345,11 @@ fn transactional_ids_and_producer_ids_survive_restarts() {
                 .init_producer_id(&broker, "keeper", 60_000, None)
                 .await
                 .unwrap();
-            (pid, epoch, broker.txn.new_producer_id(&broker).await.unwrap())
+            (
+                pid,
+                epoch,
+                broker.txn.new_producer_id(&broker).await.unwrap(),
+            )
         })
     };
     let broker = open(dir.path());

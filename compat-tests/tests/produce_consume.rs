@@ -197,7 +197,7 @@ fn list_offsets_by_timestamp_finds_the_first_record_at_or_after_it() {
             .unwrap();
         let r = consumer
             .offsets_for_times(tpl, Duration::from_secs(10))
-            .unwrap();
+            .unwrap_or_else(|e| panic!("{e}\n{}", broker.log_lines().join("\n")));
         r.find_partition("times", 0).unwrap().offset()
     };
     assert_eq!(ask(base), Offset::Offset(0));
