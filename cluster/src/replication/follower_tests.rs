@@ -1,0 +1,106 @@
+//! The follower's handling of its leader's answers.
+
+use super::follower::*;
+
+fn answer(hw: i64) -> FetchAnswer {
+    FetchAnswer {
+        error: FetchError::None,
+        high_watermark: hw,
+        log_start_offset: 0,
+        diverging_epoch: None,
+        records: None,
+    }
+}
+
+#[test]
+fn records_are_appended_and_the_high_watermark_is_capped_at_the_follower_log() {
+    let mut f = FollowerPartition::new(1, 3, 10, 2, 10);
+    let mut a = answer(25);
+    a.records = Some(Records {
+        base_offset: 10,
+        next_offset: 20,
+        last_epoch: 3,
+    });
+    assert_eq!(
+        f.on_answer(&a, |_| None),
+        vec![Step::Append, Step::HighWatermark(20)]
+    );
+    assert_eq!((f.fetch_offset, f.last_fetched_epoch), (20, 3));
+    let mut b = answer(25);
+    b.records = Some(Records {
+        base_offset: 20,
+        next_offset: 30,
+        last_epoch: 3,
+    });
+    assert_eq!(
+        f.on_answer(&b, |_| None),
+        vec![Step::Append, Step::HighWatermark(25)]
+    );
+    assert_eq!(f.on_answer(&answer(25), |_| None), vec![], "nothing new");
+}
+
+#[test]
+fn a_diverging_epoch_truncates_to_where_both_logs_agree_and_appends_nothing() {
+    // The follower has epoch 2 up to offset 15; the new leader ended epoch 2 at 12.
+    let mut f = FollowerPartition::new(2, 4, 15, 2, 11);
+    let mut a = answer(12);
+    a.diverging_epoch = Some((2, 12));
+    a.records = Some(Records {
+        base_offset: 15,
+        next_offset: 18,
+        last_epoch: 4,
+    });
+    let steps = f.on_answer(&a, |e| (e == 2).then_some((2, 15)));
+    assert_eq!(steps, vec![Step::Truncate(12)]);
+    assert_eq!(
+        (f.fetch_offset, f.last_fetched_epoch, f.high_watermark),
+        (12, 2, 11)
+    );
+}
+
+#[test]
+fn a_diverging_epoch_the_follower_never_had_truncates_to_its_own_end_of_an_earlier_one() {
+    // The leader says epoch 3 ended at 20, but this follower's last epoch before 3 is 1,
+    // ending at 8: everything after 8 may differ.
+    let mut f = FollowerPartition::new(2, 4, 30, 3, 5);
+    let mut a = answer(5);
+    a.diverging_epoch = Some((3, 20));
+    assert_eq!(f.on_answer(&a, |_| Some((1, 8))), vec![Step::Truncate(8)]);
+    assert_eq!(f.last_fetched_epoch, 1);
+}
+
+#[test]
+fn a_follower_behind_the_leaders_log_start_starts_over_there() {
+    let mut f = FollowerPartition::new(1, 3, 10, 2, 10);
+    let mut a = answer(500);
+    a.error = FetchError::OffsetOutOfRange;
+    a.log_start_offset = 400;
+    assert_eq!(
+        f.on_answer(&a, |_| None),
+        vec![Step::TruncateFullyAndStartAt(400)]
+    );
+    assert_eq!((f.fetch_offset, f.last_fetched_epoch), (400, -1));
+}
+
+#[test]
+fn leadership_errors_wait_for_the_metadata_and_others_back_off() {
+    let mut f = FollowerPartition::new(1, 3, 10, 2, 10);
+    let mut a = answer(10);
+    a.error = FetchError::LeadershipChanged;
+    assert_eq!(f.on_answer(&a, |_| None), vec![Step::AwaitLeadership]);
+    a.error = FetchError::Retriable;
+    assert_eq!(f.on_answer(&a, |_| None), vec![Step::Backoff]);
+    assert_eq!(f.fetch_offset, 10);
+}
+
+#[test]
+fn a_batch_starting_inside_the_follower_log_is_not_appended() {
+    let mut f = FollowerPartition::new(1, 3, 10, 2, 10);
+    let mut a = answer(10);
+    a.records = Some(Records {
+        base_offset: 8,
+        next_offset: 12,
+        last_epoch: 3,
+    });
+    assert_eq!(f.on_answer(&a, |_| None), vec![Step::Backoff]);
+}
