@@ -254,8 +254,6 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         let txn_timers = tokio::spawn(broker.txn.clone().run_timers(broker.clone()));
         let metrics =
             metrics_socket.map(|s| tokio::spawn(crate::metrics::http::serve(s, broker.clone())));
-        let loader = broker.clone();
-        tokio::task::spawn_blocking(move || loader.groups.load_all(&loader));
         let group_timers = tokio::spawn(broker.groups.clone().run_timers(broker.clone()));
         let offset_expiry = tokio::spawn(broker.groups.clone().run_offset_expiry(broker.clone()));
         let mut failed = false;

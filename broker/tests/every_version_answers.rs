@@ -271,6 +271,19 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             r.committed = true;
             RequestKind::EndTxn(r)
         }
+        ApiKey::WriteTxnMarkers => {
+            let mut t = write_txn_markers_request::WritableTxnMarkerTopic::default();
+            t.name = name("t");
+            t.partition_indexes = vec![0, 9];
+            let mut m = write_txn_markers_request::WritableTxnMarker::default();
+            m.producer_id = ProducerId(5);
+            m.producer_epoch = 1;
+            m.transaction_result = true;
+            m.topics = vec![t];
+            let mut r = WriteTxnMarkersRequest::default();
+            r.markers = vec![m];
+            RequestKind::WriteTxnMarkers(r)
+        }
         ApiKey::AddOffsetsToTxn => {
             let mut r = AddOffsetsToTxnRequest::default();
             r.transactional_id = TransactionalId(s("tx"));

@@ -1,6 +1,5 @@
 //! The group coordinator on a real log directory, without sockets: groups and offsets are
-//! written to `__consumer_offsets` and come back after a restart (with
-//! COORDINATOR_LOAD_IN_PROGRESS until they have), compaction keeps only what matters,
+//! written to `__consumer_offsets` and come back after a restart, compaction keeps only what matters,
 //! offsets expire by Kafka's rules, and the memory budget holds.
 
 use std::sync::Arc;
@@ -149,7 +148,7 @@ fn fetched(broker: &Broker, group: &str, partition: i32) -> Option<(i64, String)
 }
 
 #[test]
-fn groups_and_offsets_come_back_after_a_restart_and_loading_answers_load_in_progress() {
+fn groups_and_offsets_come_back_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let rt = runtime();
     let member = {
@@ -166,37 +165,9 @@ fn groups_and_offsets_come_back_after_a_restart_and_loading_answers_load_in_prog
         })
     };
 
+    // The restarted broker has replayed its partitions before it is caught up (and serves).
     let broker = open(dir.path(), &[]);
     assert!(broker.topics.get(OFFSETS_TOPIC).unwrap().is_internal());
-    // Until the partitions are replayed, the groups are "loading".
-    assert_eq!(
-        broker.groups.fetch_offsets("g", None).err(),
-        Some(GroupError::CoordinatorLoadInProgress)
-    );
-    assert_eq!(
-        broker.groups.list().err(),
-        Some(GroupError::CoordinatorLoadInProgress)
-    );
-    assert_eq!(
-        broker.groups.heartbeat("g", "anyone", None, 9),
-        Ok(()),
-        "answered blindly"
-    );
-    let sync = rt.block_on(broker.groups.sync(
-        &broker,
-        "g",
-        SyncRequest {
-            member_id: member.clone(),
-            group_instance_id: None,
-            generation_id: 1,
-            protocol_type: None,
-            protocol_name: None,
-            assignments: vec![],
-        },
-    ));
-    assert_eq!(sync.error, Some(GroupError::RebalanceInProgress));
-
-    broker.groups.load_all(&broker);
     let d = broker.groups.describe("g").unwrap();
     assert_eq!(d.state, GroupState::Stable);
     assert_eq!(d.members.len(), 1);
@@ -254,7 +225,6 @@ fn compaction_keeps_the_latest_commit_and_deleted_groups_stay_deleted() {
         );
     }
     let broker = open(dir.path(), &settings);
-    broker.groups.load_all(&broker);
     assert_eq!(fetched(&broker, "busy", 0), Some((399, "m".into())));
     assert_eq!(
         broker.groups.describe("gone").err(),
@@ -322,7 +292,6 @@ fn offsets_expire_once_the_group_is_empty_and_the_empty_group_is_then_deleted() 
     // The tombstones make it stick across a restart.
     drop(broker);
     let broker = open(dir.path(), &[]);
-    broker.groups.load_all(&broker);
     assert!(broker.groups.list().unwrap().is_empty());
 }
 

@@ -508,7 +508,6 @@ fn transactional_offsets_show_on_commit_vanish_on_abort_and_stay_pending_across_
     let dir = tempfile::tempdir().unwrap();
     let (pid, epoch) = {
         let broker = open(dir.path());
-        broker.groups.load_all(&broker);
         broker.topics.create("t", 1, 1, Default::default()).unwrap();
         runtime().block_on(async {
             let (pid, epoch) = broker
@@ -531,7 +530,6 @@ fn transactional_offsets_show_on_commit_vanish_on_abort_and_stay_pending_across_
     };
     // A restart with the transaction open: the offset comes back pending, not committed.
     let broker = open(dir.path());
-    broker.groups.load_all(&broker);
     assert_eq!(committed_offset(&broker), None);
     runtime().block_on(async {
         broker
@@ -554,6 +552,5 @@ fn transactional_offsets_show_on_commit_vanish_on_abort_and_stay_pending_across_
     // And the log says the same after another restart.
     drop(broker);
     let broker = open(dir.path());
-    broker.groups.load_all(&broker);
     assert_eq!(committed_offset(&broker), Some(42));
 }

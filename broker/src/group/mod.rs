@@ -193,7 +193,9 @@ use crate::internal_topics::{LOADED, LOADING, NOT_COORDINATOR};
 
 pub struct GroupCoordinator {
     cfg: GroupConfig,
-    partitions: i32,
+    /// The partition count of `__consumer_offsets`: the topic's once it exists (keys hash over
+    /// it), `offsets.topic.num.partitions` to create it.
+    partitions: std::sync::atomic::AtomicI32,
     offset_metadata_max_bytes: usize,
     offsets_retention_ms: i64,
     retention_check_interval_ms: u64,
@@ -230,7 +232,7 @@ impl GroupCoordinator {
                 max_size: config.int("group.max.size").max(1) as usize,
                 new_member_join_timeout_ms: 300_000,
             },
-            partitions,
+            partitions: partitions.into(),
             offset_metadata_max_bytes: config.int("offset.metadata.max.bytes").max(0) as usize,
             offsets_retention_ms: config
                 .long("offsets.retention.minutes")
@@ -242,16 +244,10 @@ impl GroupCoordinator {
             segment_bytes: config.long("offsets.topic.segment.bytes"),
             replication_factor: config.int("offsets.topic.replication.factor") as i16,
             groups: RwLock::new(HashMap::new()),
-            // Before the first load nothing is known: requests wait (LOADING) if the topic is
-            // on disk, and are not this broker's until the topic exists otherwise.
-            coordinating: (0..partitions)
-                .map(|_| {
-                    AtomicU8::new(if existing_partitions.is_some() {
-                        LOADING
-                    } else {
-                        NOT_COORDINATOR
-                    })
-                })
+            // No partition is this broker's until the metadata image says it leads it; room for
+            // as many partitions as a topic may have.
+            coordinating: (0..crate::topics::PARTITIONS_PER_TOPIC_MAX)
+                .map(|_| AtomicU8::new(NOT_COORDINATOR))
                 .collect(),
             join_waiters: Mutex::new(HashMap::new()),
             sync_waiters: Mutex::new(HashMap::new()),
@@ -269,7 +265,7 @@ impl GroupCoordinator {
 
     /// The partition of `__consumer_offsets` that owns `group_id`.
     pub fn partition_for(&self, group_id: &str) -> i32 {
-        records::partition_for(group_id, self.partitions)
+        records::partition_for(group_id, self.partitions.load(Ordering::Acquire))
     }
 
     pub fn offset_metadata_max_bytes(&self) -> usize {
@@ -383,7 +379,7 @@ impl GroupCoordinator {
         configs.insert("compression.type".into(), "producer".into());
         crate::internal_topics::InternalTopicSpec {
             name: OFFSETS_TOPIC,
-            partitions: self.partitions,
+            partitions: self.partitions.load(Ordering::Acquire),
             replication_factor: self.replication_factor,
             configs,
         }
@@ -1032,44 +1028,22 @@ impl GroupCoordinator {
 
     // ---- background work ----
 
-    /// Loads the groups of every partition of `__consumer_offsets` this broker leads (the
-    /// others are not its to coordinate). Runs once, as the broker starts serving; from then
-    /// on [`GroupCoordinator::follow_leadership`] follows leadership changes.
-    pub fn load_all(&self, broker: &Broker) {
-        let topic = broker.topics.get(OFFSETS_TOPIC);
-        let started = std::time::Instant::now();
-        let mut groups_loaded = 0usize;
-        for (index, state) in self.coordinating.iter().enumerate() {
-            if state.load(Ordering::Acquire) != LOADING {
-                continue;
-            }
-            let led = topic
-                .as_ref()
-                .and_then(|t| t.led_partition(index as i32).ok());
-            match led {
-                Some(p) => {
-                    groups_loaded += self.load_partition(p);
-                    state.store(LOADED, Ordering::Release);
-                }
-                None => state.store(NOT_COORDINATOR, Ordering::Release),
-            }
-        }
-        tracing::info!(
-            groups = groups_loaded,
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            "consumer groups loaded from {OFFSETS_TOPIC}"
-        );
-    }
-
     /// Follows the leadership of `__consumer_offsets` partitions (Kafka's `onElection` and
     /// `onResignation`): loads the groups of a partition this broker now leads and forgets
-    /// those of one it no longer leads. Called whenever the metadata image changed here.
+    /// those of one it no longer leads. Called whenever the metadata image changed here, the
+    /// first time before the broker serves, so a restarted broker has its groups back (and
+    /// answers COORDINATOR_LOAD_IN_PROGRESS while a partition loads).
     pub fn follow_leadership(&self, broker: &Broker) {
         let Some(topic) = broker.topics.get(OFFSETS_TOPIC) else {
             return;
         };
+        // Keys hash over the topic's own partition count, whatever the configuration says now.
+        let count = topic
+            .partition_count
+            .clamp(1, self.coordinating.len() as i32);
+        self.partitions.store(count, Ordering::Release);
         let (mut taken, mut given_up, mut groups_loaded, mut groups_unloaded) = (0, 0, 0, 0);
-        for (index, state) in self.coordinating.iter().enumerate() {
+        for (index, state) in self.coordinating[..count as usize].iter().enumerate() {
             let led = topic.led_partition(index as i32).ok();
             match (led, state.load(Ordering::Acquire)) {
                 (Some(p), NOT_COORDINATOR) => {
@@ -1327,5 +1301,28 @@ async fn wait_or_shutdown<T>(broker: &Broker, rx: oneshot::Receiver<T>) -> Optio
     tokio::select! {
         r = rx => r.ok(),
         _ = shutdown.wait_for(|s| *s) => None,
+    }
+}
+
+#[cfg(test)]
+mod coordinating_tests {
+    use super::*;
+
+    #[test]
+    fn a_group_is_served_only_where_its_partition_is_led_and_loaded() {
+        let config = crate::config::test_support::broker(&[("offsets.topic.num.partitions", "4")]);
+        let c = GroupCoordinator::new(&config, None);
+        let p = c.partition_for("g") as usize;
+        assert_eq!(c.check_loaded("g"), Err(GroupError::NotCoordinator));
+        c.coordinating[p].store(LOADING, Ordering::Release);
+        assert_eq!(
+            c.check_loaded("g"),
+            Err(GroupError::CoordinatorLoadInProgress)
+        );
+        assert!(!c.all_loaded(), "ListGroups waits while a partition loads");
+        c.coordinating[p].store(LOADED, Ordering::Release);
+        assert_eq!(c.check_loaded("g"), Ok(()));
+        assert!(c.all_loaded());
+        assert_eq!(c.check_loaded(""), Err(GroupError::InvalidGroupId));
     }
 }

@@ -61,7 +61,9 @@ type TxnHandle = Arc<Mutex<TxnMetadata>>;
 pub type TxnGuard = OwnedMutexGuard<TxnMetadata>;
 
 pub struct TransactionCoordinator {
-    partitions: i32,
+    /// The partition count of `__transaction_state`: the topic's once it exists (ids hash over
+    /// it), `transaction.state.log.num.partitions` to create it.
+    partitions: std::sync::atomic::AtomicI32,
     max_timeout_ms: i32,
     id_expiration_ms: i64,
     abort_check_ms: u64,
@@ -137,7 +139,7 @@ impl TransactionCoordinator {
             .unwrap_or_else(|| config.int("transaction.state.log.num.partitions"))
             .max(1);
         Ok(TransactionCoordinator {
-            partitions,
+            partitions: partitions.into(),
             max_timeout_ms: config.int("transaction.max.timeout.ms").max(1),
             id_expiration_ms: config.long("transactional.id.expiration.ms").max(1),
             abort_check_ms: config
@@ -149,7 +151,7 @@ impl TransactionCoordinator {
             segment_bytes: config.long("transaction.state.log.segment.bytes"),
             replication_factor: config.int("transaction.state.log.replication.factor") as i16,
             txns: RwLock::new(HashMap::new()),
-            coordinating: (0..partitions)
+            coordinating: (0..crate::topics::PARTITIONS_PER_TOPIC_MAX)
                 .map(|_| AtomicU8::new(NOT_COORDINATOR))
                 .collect(),
             producer_ids: ProducerIdManager::open(log_dir)?,
@@ -158,7 +160,7 @@ impl TransactionCoordinator {
 
     /// The partition of `__transaction_state` that owns `transactional_id`.
     pub fn partition_for(&self, transactional_id: &str) -> i32 {
-        records::partition_for(transactional_id, self.partitions)
+        records::partition_for(transactional_id, self.partitions.load(Ordering::Acquire))
     }
 
     /// A producer id for an idempotent producer without a transactional id: a fresh one every
@@ -201,7 +203,7 @@ impl TransactionCoordinator {
         configs.insert("compression.type".into(), "uncompressed".into());
         crate::internal_topics::InternalTopicSpec {
             name: TRANSACTION_STATE_TOPIC,
-            partitions: self.partitions,
+            partitions: self.partitions.load(Ordering::Acquire),
             replication_factor: self.replication_factor,
             configs,
         }
@@ -547,7 +549,12 @@ impl TransactionCoordinator {
         let Some(topic) = broker.topics.get(TRANSACTION_STATE_TOPIC) else {
             return;
         };
-        for (index, state) in self.coordinating.iter().enumerate() {
+        // Ids hash over the topic's own partition count, whatever the configuration says now.
+        let count = topic
+            .partition_count
+            .clamp(1, self.coordinating.len() as i32);
+        self.partitions.store(count, Ordering::Release);
+        for (index, state) in self.coordinating[..count as usize].iter().enumerate() {
             let index = index as i32;
             let led = topic.led_partition(index).ok();
             match (led, state.load(Ordering::Acquire)) {
