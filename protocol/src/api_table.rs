@@ -101,6 +101,7 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::BrokerRegistration, 0, 4),
     api(ApiKey::BrokerHeartbeat, 0, 1),
     api(ApiKey::AllocateProducerIds, 0, 0),
+    api(ApiKey::AlterPartition, 2, 3),
 ];
 
 /// Versions of Produce that are advertised but refused (see [`SUPPORTED_APIS`]).

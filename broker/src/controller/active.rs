@@ -4,10 +4,10 @@
 //! NOT_CONTROLLER with the leader to ask (the handle forwards them).
 
 use samsa_cluster::controller::{
-    BrokerHeartbeatReply, BrokerHeartbeatRequest, BrokerRegistrationReply,
-    BrokerRegistrationRequest, Controller as Decisions, ControllerConfig, CreatableTopic,
-    CreatePartitionsResult, CreatePartitionsTopic, CreateTopicResult, DeleteTopicResult,
-    ProducerIdsBlock, TopicRef,
+    AlterPartitionRequest, AlterPartitionTopicResult, BrokerHeartbeatReply, BrokerHeartbeatRequest,
+    BrokerRegistrationReply, BrokerRegistrationRequest, Controller as Decisions, ControllerConfig,
+    CreatableTopic, CreatePartitionsResult, CreatePartitionsTopic, CreateTopicResult,
+    DeleteTopicResult, ProducerIdsBlock, TopicRef,
 };
 use samsa_cluster::metadata::{MetadataImage, MetadataRecord};
 use samsa_cluster::quorum::Quorum;
@@ -31,6 +31,8 @@ pub enum ControllerRequest {
         broker_id: i32,
         broker_epoch: i64,
     },
+    /// A partition leader's ISR changes.
+    AlterPartition(AlterPartitionRequest),
 }
 
 /// Its answer, or a Kafka error code and message.
@@ -42,6 +44,7 @@ pub enum ControllerReply {
     DeleteTopics(Vec<DeleteTopicResult>),
     CreatePartitions(Vec<CreatePartitionsResult>),
     AllocateProducerIds(ProducerIdsBlock),
+    AlterPartition(Vec<AlterPartitionTopicResult>),
 }
 
 pub type ControllerResult = Result<ControllerReply, (i16, String)>;
@@ -205,6 +208,13 @@ impl Active {
                     .allocate_producer_ids(&self.latest, broker_id, broker_epoch)
                     .map_err(err)?;
                 (records, ControllerReply::AllocateProducerIds(block))
+            }
+            ControllerRequest::AlterPartition(r) => {
+                let (records, results) = self
+                    .decisions
+                    .alter_partition(&self.latest, &r)
+                    .map_err(err)?;
+                (records, ControllerReply::AlterPartition(results))
             }
         };
         self.apply(&decided.0);

@@ -92,6 +92,7 @@ pub fn to_kafka(request: &ControllerRequest) -> (ApiKey, i16, RequestKind) {
                 RequestKind::AllocateProducerIds(k),
             )
         }
+        ControllerRequest::AlterPartition(r) => super::partition_rpcs::to_kafka(r),
         topics => super::topic_rpcs::to_kafka(topics).expect("a topic request"),
     }
 }
@@ -161,6 +162,7 @@ pub fn response_to_kafka(
                 result,
             )
         }
+        ApiKey::AlterPartition => super::partition_rpcs::response_to_kafka(result),
         ApiKey::AllocateProducerIds => {
             let mut r = AllocateProducerIdsResponse::default();
             match result {
@@ -225,6 +227,7 @@ pub fn response_from_kafka(body: ResponseKind) -> ControllerResult {
                 broker_epoch: r.broker_epoch,
             }))
         }
+        ResponseKind::AlterPartition(r) => super::partition_rpcs::response_from_kafka(r),
         ResponseKind::AllocateProducerIds(r) if r.error_code != 0 => failed(r.error_code),
         ResponseKind::AllocateProducerIds(r) => {
             Ok(ControllerReply::AllocateProducerIds(ProducerIdsBlock {

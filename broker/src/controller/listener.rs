@@ -129,8 +129,12 @@ async fn answer(
         | RequestKind::CreateTopics(_)
         | RequestKind::DeleteTopics(_)
         | RequestKind::CreatePartitions(_)
-        | RequestKind::AllocateProducerIds(_)) => {
-            let request = super::broker_rpcs::from_kafka(body).expect("a controller request");
+        | RequestKind::AllocateProducerIds(_)
+        | RequestKind::AlterPartition(_)) => {
+            let request = match body {
+                RequestKind::AlterPartition(k) => super::partition_rpcs::from_kafka(k, version),
+                body => super::broker_rpcs::from_kafka(body).expect("a controller request"),
+            };
             let (reply, rx) = oneshot::channel();
             tx.send(Command::Request {
                 request: request.clone(),

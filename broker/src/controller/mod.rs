@@ -11,6 +11,7 @@ pub mod broker_rpcs;
 pub mod codec;
 mod listener;
 
+pub mod partition_rpcs;
 pub mod quorum_state;
 pub mod runtime;
 pub mod settings;
