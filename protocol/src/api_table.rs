@@ -97,11 +97,11 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::BeginQuorumEpoch, 0, 1),
     api(ApiKey::EndQuorumEpoch, 0, 1),
     api(ApiKey::DescribeQuorum, 0, 2),
+    api(ApiKey::AlterPartition, 2, 3),
     api(ApiKey::FetchSnapshot, 0, 1),
     api(ApiKey::BrokerRegistration, 0, 4),
     api(ApiKey::BrokerHeartbeat, 0, 1),
     api(ApiKey::AllocateProducerIds, 0, 0),
-    api(ApiKey::AlterPartition, 2, 3),
 ];
 
 /// Versions of Produce that are advertised but refused (see [`SUPPORTED_APIS`]).
