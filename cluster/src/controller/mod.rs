@@ -1,7 +1,8 @@
 //! The active controller's decisions, sans-IO: Kafka's `QuorumController` with its
 //! `ClusterControlManager` and `BrokerHeartbeatManager` (`brokers.rs`),
 //! `ReplicationControlManager` (`topics.rs`, `partitions.rs`), `ProducerIdControlManager`
-//! (`producer_ids.rs`), `ConfigurationControlManager` (`configs.rs`) and the bootstrap half of
+//! (`producer_ids.rs`), `ConfigurationControlManager` (`configs.rs`), `AclControlManager`
+//! (`acls.rs`, with the bindings and filters of [`crate::acl`]) and the bootstrap half of
 //! `FeatureControlManager` ([`Controller::activate`]).
 //!
 //! What the controller needs to know about config keys (valid values, list types, defaults) is
@@ -43,12 +44,14 @@ use crate::metadata::MetadataImage;
 use crate::placement::SplitMix64;
 use crate::NodeId;
 
+mod acls;
 mod brokers;
 mod configs;
 mod partitions;
 mod producer_ids;
 mod topics;
 
+pub use acls::{CreateAclResult, DeleteAclsFilterResult, ACLS_MAX};
 pub use brokers::{
     BrokerHeartbeatReply, BrokerHeartbeatRequest, BrokerRegistrationReply,
     BrokerRegistrationRequest,
@@ -67,6 +70,8 @@ pub use topics::{
     DeleteTopicResult, TopicRef, MAX_PARTITIONS_PER_REQUEST,
 };
 
+#[cfg(test)]
+mod acls_tests;
 #[cfg(test)]
 mod configs_tests;
 #[cfg(test)]
