@@ -7,7 +7,7 @@
 //! - [`placement`]: where the replicas of new partitions go.
 //! - [`partition_change`]: leader and ISR changes of one partition.
 //! - [`controller`]: the active controller's decisions (registrations, heartbeats, topics,
-//!   producer ids, configs, ACLs) as records to propose.
+//!   producer ids, configs, ACLs, SCRAM credentials) as records to propose.
 //! - [`acl`]: ACL bindings and filters, as the controller, DescribeAcls and the authorizer
 //!   match them.
 //!

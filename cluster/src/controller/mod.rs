@@ -2,8 +2,8 @@
 //! `ClusterControlManager` and `BrokerHeartbeatManager` (`brokers.rs`),
 //! `ReplicationControlManager` (`topics.rs`, `partitions.rs`), `ProducerIdControlManager`
 //! (`producer_ids.rs`), `ConfigurationControlManager` (`configs.rs`), `AclControlManager`
-//! (`acls.rs`, with the bindings and filters of [`crate::acl`]) and the bootstrap half of
-//! `FeatureControlManager` ([`Controller::activate`]).
+//! (`acls.rs`, with the bindings and filters of [`crate::acl`]), `ScramControlManager`
+//! (`scram.rs`) and the bootstrap half of `FeatureControlManager` ([`Controller::activate`]).
 //!
 //! What the controller needs to know about config keys (valid values, list types, defaults) is
 //! the broker's: it comes in through a [`ConfigValidator`] ([`Controller::set_config_validator`]).
@@ -49,6 +49,7 @@ mod brokers;
 mod configs;
 mod partitions;
 mod producer_ids;
+mod scram;
 mod topics;
 
 pub use acls::{CreateAclResult, DeleteAclsFilterResult, ACLS_MAX};
@@ -65,6 +66,12 @@ pub use partitions::{
     AlterPartitionTopicResult,
 };
 pub use producer_ids::{ProducerIdsBlock, PRODUCER_ID_BLOCK_SIZE};
+pub use scram::{
+    describe_user_scram_credentials, AlterScramCredentialResult, ScramCredentialDeletion,
+    ScramCredentialDescription, ScramCredentialUpsertion, ScramMechanism, METADATA_VERSION_SCRAM,
+    SCRAM_ITERATIONS_MAX, SCRAM_ITERATIONS_MIN, SCRAM_SALTED_PASSWORD_BYTES_MAX,
+    SCRAM_SALT_BYTES_MAX, SCRAM_USERS_MAX, SCRAM_USER_BYTES_MAX,
+};
 pub use topics::{
     CreatableTopic, CreatePartitionsResult, CreatePartitionsTopic, CreateTopicResult,
     DeleteTopicResult, TopicRef, MAX_PARTITIONS_PER_REQUEST,
@@ -76,6 +83,8 @@ mod acls_tests;
 mod configs_tests;
 #[cfg(test)]
 mod scenario_tests;
+#[cfg(test)]
+mod scram_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -351,6 +351,10 @@ impl MetadataImage {
     pub fn scram_credential(&self, mechanism: i8, name: &str) -> Option<&ScramCredential> {
         self.scram.get(&(mechanism, name.to_owned()))
     }
+    /// Every SCRAM credential as `(mechanism, user, credential)`, by mechanism then user.
+    pub fn scram_credentials(&self) -> impl Iterator<Item = (i8, &str, &ScramCredential)> {
+        self.scram.iter().map(|((m, u), c)| (*m, u.as_str(), c))
+    }
     /// The first producer id of the next block to hand out, or -1 before the first block.
     pub fn next_producer_id(&self) -> i64 {
         self.next_producer_id
