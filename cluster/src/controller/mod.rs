@@ -3,7 +3,8 @@
 //! `ReplicationControlManager` (`topics.rs`, `partitions.rs`), `ProducerIdControlManager`
 //! (`producer_ids.rs`), `ConfigurationControlManager` (`configs.rs`), `AclControlManager`
 //! (`acls.rs`, with the bindings and filters of [`crate::acl`]), `ScramControlManager`
-//! (`scram.rs`) and the bootstrap half of `FeatureControlManager` ([`Controller::activate`]).
+//! (`scram.rs`) and `FeatureControlManager` (`features.rs`; its bootstrap half is
+//! [`Controller::activate`]).
 //!
 //! What the controller needs to know about config keys (valid values, list types, defaults) is
 //! the broker's: it comes in through a [`ConfigValidator`] ([`Controller::set_config_validator`]).
@@ -47,6 +48,7 @@ use crate::NodeId;
 mod acls;
 mod brokers;
 mod configs;
+mod features;
 mod partitions;
 mod producer_ids;
 mod scram;
@@ -60,6 +62,10 @@ pub use brokers::{
 pub use configs::{
     AlterConfigOp, AlterConfigsResource, AlterConfigsResult, AlterableConfig,
     IncrementalAlterConfigsResource,
+};
+pub use features::{
+    FeatureDependency, FeatureUpdate, FeatureUpgradeType, UpdateFeaturesResult,
+    KRAFT_VERSION_FEATURE, METADATA_VERSION_CONTROLLER_REGISTRATION,
 };
 pub use partitions::{
     AlterPartitionData, AlterPartitionPartitionResult, AlterPartitionRequest, AlterPartitionTopic,
@@ -81,6 +87,8 @@ pub use topics::{
 mod acls_tests;
 #[cfg(test)]
 mod configs_tests;
+#[cfg(test)]
+mod features_tests;
 #[cfg(test)]
 mod scenario_tests;
 #[cfg(test)]
@@ -132,6 +140,17 @@ pub struct ControllerConfig {
     pub bootstrap_metadata_version: i16,
     /// Other features finalized when the log is empty (e.g. `group.version`), level > 0.
     pub bootstrap_features: Vec<(String, i16)>,
+    /// This node's `node.id` (-1 until the runtime sets it): UpdateFeatures names it, and does
+    /// not check its registration as another controller's.
+    pub node_id: NodeId,
+    /// The feature levels this controller supports, `(name, min, max)` (Kafka's
+    /// `QuorumFeatures.localSupportedFeatures`); a feature not listed is supported at level 0
+    /// only, and UpdateFeatures refuses to change it. Default: `metadata.version`
+    /// [`METADATA_VERSION_MINIMUM`] to [`METADATA_VERSION_4_0_IV3`].
+    pub supported_features: Vec<(String, i16, i16)>,
+    /// What the supported features' levels need of others (Kafka's
+    /// `FeatureVersion.dependencies`). Default: none.
+    pub feature_dependencies: Vec<FeatureDependency>,
 }
 
 impl ControllerConfig {
@@ -148,6 +167,9 @@ impl ControllerConfig {
             leader_imbalance_check_interval_ms: Some(300_000),
             bootstrap_metadata_version: METADATA_VERSION_4_0_IV3,
             bootstrap_features: Vec::new(),
+            node_id: -1,
+            supported_features: ControllerConfig::default_supported_features(),
+            feature_dependencies: Vec::new(),
         }
     }
 }
