@@ -491,10 +491,28 @@ mod tests {
         assert_eq!(bits(ResourceType::Topic), 3576);
         assert_eq!(bits(ResourceType::Group), 3400);
         assert_eq!(bits(ResourceType::Cluster), 8096);
-        assert_eq!(
-            ResourceType::Group.authorization_error(),
-            ResponseError::GroupAuthorizationFailed
-        );
+        for (rt, e) in [
+            (ResourceType::Topic, ResponseError::TopicAuthorizationFailed),
+            (ResourceType::Group, ResponseError::GroupAuthorizationFailed),
+            (
+                ResourceType::TransactionalId,
+                ResponseError::TransactionalIdAuthorizationFailed,
+            ),
+            (
+                ResourceType::DelegationToken,
+                ResponseError::DelegationTokenAuthorizationFailed,
+            ),
+            (
+                ResourceType::Cluster,
+                ResponseError::ClusterAuthorizationFailed,
+            ),
+            (
+                ResourceType::User,
+                ResponseError::ClusterAuthorizationFailed,
+            ),
+        ] {
+            assert_eq!(rt.authorization_error(), e, "{rt:?}");
+        }
     }
 
     #[test]

@@ -403,6 +403,13 @@ fn broker_resources_are_the_cluster_default_or_a_registered_node_id() {
         ResponseError::BrokerIdNotRegistered,
         "No node with id 4 found.",
     );
+    // Zero is a node id like any other.
+    let (_, r) = incremental_one(&mut h, change("0"));
+    assert_refused(
+        &r,
+        ResponseError::BrokerIdNotRegistered,
+        "No node with id 0 found.",
+    );
     // A registered controller's id is a node too.
     h.apply(&[RegisterControllerRecord {
         controller_id: 4,

@@ -8,6 +8,9 @@
 //!
 //! What the controller needs to know about config keys (valid values, list types, defaults) is
 //! the broker's: it comes in through a [`ConfigValidator`] ([`Controller::set_config_validator`]).
+//! What this node supports of each feature is in [`ControllerConfig`]. DescribeAcls and
+//! DescribeUserScramCredentials are not decisions: any broker answers them from its image
+//! ([`crate::acl::describe_acls`], [`describe_user_scram_credentials`]).
 //!
 //! ## The contract with the runtime
 //! The runtime keeps `latest`: the committed [`MetadataImage`] plus every record proposed but not
@@ -31,7 +34,9 @@
 //!
 //! Cost: there is no broker-to-partitions index (Kafka's `BrokersToIsrs`); fencing, unfencing,
 //! controlled shutdown and leader rebalancing scan the image's partitions, O(partitions) each.
-//! Heartbeats and registrations are O(brokers).
+//! Heartbeats, registrations and UpdateFeatures are O(brokers). CreateAcls and DeleteAcls scan
+//! the image's ACLs (O(ACLs), per filter for DeleteAcls), AlterUserScramCredentials its
+//! credentials.
 
 use std::collections::BTreeMap;
 use std::fmt;
