@@ -330,10 +330,11 @@ fn check_metadata_version(
     if !(first..=last).contains(&level) {
         return invalid(&format!("Valid versions are from {first} to {last}."));
     }
+    // A downgrade (an upgrade has no level between) past a level that changed the format.
     let changed = METADATA_CHANGED
         .iter()
         .any(|&(v, changed)| changed && level < v && v <= current);
-    if level < current && changed {
+    if changed {
         // Kafka dropped "Retry using UNSAFE_DOWNGRADE" from its message until unsafe
         // downgrades exist (KAFKA-13896).
         return invalid(if upgrade_type == FeatureUpgradeType::UnsafeDowngrade {
