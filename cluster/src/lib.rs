@@ -7,13 +7,16 @@
 //! - [`placement`]: where the replicas of new partitions go.
 //! - [`partition_change`]: leader and ISR changes of one partition.
 //! - [`controller`]: the active controller's decisions (registrations, heartbeats, topics,
-//!   producer ids) as records to propose.
+//!   producer ids, configs, ACLs, SCRAM credentials, features) as records to propose.
+//! - [`acl`]: ACL bindings and filters, as the controller, DescribeAcls and the authorizer
+//!   match them.
 //! - [`replication`]: the data plane's replication of a partition (its leader's high watermark
-//!   and ISR changes).
+//!   and ISR changes, its followers' handling of fetch answers).
 //!
 //! Nothing here reads a clock, opens a socket or a file, or draws randomness from the OS: the
 //! caller passes the time in milliseconds and a seed, and executes the actions returned.
 
+pub mod acl;
 pub mod controller;
 pub mod metadata;
 pub mod partition_change;

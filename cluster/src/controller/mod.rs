@@ -1,8 +1,16 @@
 //! The active controller's decisions, sans-IO: Kafka's `QuorumController` with its
 //! `ClusterControlManager` and `BrokerHeartbeatManager` (`brokers.rs`),
 //! `ReplicationControlManager` (`topics.rs`, `partitions.rs`), `ProducerIdControlManager`
-//! (`producer_ids.rs`) and the bootstrap half of `FeatureControlManager`
-//! ([`Controller::activate`]).
+//! (`producer_ids.rs`), `ConfigurationControlManager` (`configs.rs`), `AclControlManager`
+//! (`acls.rs`, with the bindings and filters of [`crate::acl`]), `ScramControlManager`
+//! (`scram.rs`) and `FeatureControlManager` (`features.rs`; its bootstrap half is
+//! [`Controller::activate`]).
+//!
+//! What the controller needs to know about config keys (valid values, list types, defaults) is
+//! the broker's: it comes in through a [`ConfigValidator`] ([`Controller::set_config_validator`]).
+//! What this node supports of each feature is in [`ControllerConfig`]. DescribeAcls and
+//! DescribeUserScramCredentials are not decisions: any broker answers them from its image
+//! ([`crate::acl::describe_acls`], [`describe_user_scram_credentials`]).
 //!
 //! ## The contract with the runtime
 //! The runtime keeps `latest`: the committed [`MetadataImage`] plus every record proposed but not
@@ -26,7 +34,9 @@
 //!
 //! Cost: there is no broker-to-partitions index (Kafka's `BrokersToIsrs`); fencing, unfencing,
 //! controlled shutdown and leader rebalancing scan the image's partitions, O(partitions) each.
-//! Heartbeats and registrations are O(brokers).
+//! Heartbeats, registrations and UpdateFeatures are O(brokers). CreateAcls and DeleteAcls scan
+//! the image's ACLs (O(ACLs), per filter for DeleteAcls), AlterUserScramCredentials its
+//! credentials.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -37,29 +47,57 @@ use uuid::Uuid;
 use crate::metadata::image::METADATA_VERSION_FEATURE;
 use crate::metadata::records::{FeatureLevelRecord, MetadataRecord, NoOpRecord};
 use crate::metadata::MetadataImage;
+use crate::placement::SplitMix64;
 use crate::NodeId;
 
+mod acls;
 mod brokers;
+mod configs;
+mod features;
 mod partitions;
 mod producer_ids;
+mod scram;
 mod topics;
 
+pub use acls::{CreateAclResult, DeleteAclsFilterResult, ACLS_MAX};
 pub use brokers::{
     BrokerHeartbeatReply, BrokerHeartbeatRequest, BrokerRegistrationReply,
     BrokerRegistrationRequest,
+};
+pub use configs::{
+    AlterConfigOp, AlterConfigsResource, AlterConfigsResult, AlterableConfig,
+    IncrementalAlterConfigsResource,
+};
+pub use features::{
+    FeatureDependency, FeatureUpdate, FeatureUpgradeType, UpdateFeaturesResult,
+    KRAFT_VERSION_FEATURE, METADATA_VERSION_CONTROLLER_REGISTRATION,
 };
 pub use partitions::{
     AlterPartitionData, AlterPartitionPartitionResult, AlterPartitionRequest, AlterPartitionTopic,
     AlterPartitionTopicResult,
 };
 pub use producer_ids::{ProducerIdsBlock, PRODUCER_ID_BLOCK_SIZE};
+pub use scram::{
+    describe_user_scram_credentials, AlterScramCredentialResult, ScramCredentialDeletion,
+    ScramCredentialDescription, ScramCredentialUpsertion, ScramMechanism, METADATA_VERSION_SCRAM,
+    SCRAM_ITERATIONS_MAX, SCRAM_ITERATIONS_MIN, SCRAM_SALTED_PASSWORD_BYTES_MAX,
+    SCRAM_SALT_BYTES_MAX, SCRAM_USERS_MAX, SCRAM_USER_BYTES_MAX,
+};
 pub use topics::{
     CreatableTopic, CreatePartitionsResult, CreatePartitionsTopic, CreateTopicResult,
     DeleteTopicResult, TopicRef, MAX_PARTITIONS_PER_REQUEST,
 };
 
 #[cfg(test)]
+mod acls_tests;
+#[cfg(test)]
+mod configs_tests;
+#[cfg(test)]
+mod features_tests;
+#[cfg(test)]
 mod scenario_tests;
+#[cfg(test)]
+mod scram_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -76,6 +114,9 @@ pub const METADATA_VERSION_MINIMUM: i16 = 7;
 pub const METADATA_VERSION_DIRECTORY_ASSIGNMENT: i16 = 17;
 /// Kafka's `MAX_ELECTIONS_PER_IMBALANCE`: preferred-leader elections per rebalance step.
 pub const MAX_ELECTIONS_PER_IMBALANCE: usize = 1_000;
+/// Kafka's `MAX_RECORDS_PER_USER_OP`: an admin request that would write more records (configs,
+/// ACLs) is refused whole with POLICY_VIOLATION ([`ControllerError::BatchTooLarge`]).
+pub const MAX_RECORDS_PER_USER_OP: usize = 10_000;
 
 /// The controller's static configuration (Kafka's names and defaults).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,6 +145,17 @@ pub struct ControllerConfig {
     pub bootstrap_metadata_version: i16,
     /// Other features finalized when the log is empty (e.g. `group.version`), level > 0.
     pub bootstrap_features: Vec<(String, i16)>,
+    /// This node's `node.id` (-1 until the runtime sets it): UpdateFeatures names it, and does
+    /// not check its registration as another controller's.
+    pub node_id: NodeId,
+    /// The feature levels this controller supports, `(name, min, max)` (Kafka's
+    /// `QuorumFeatures.localSupportedFeatures`); a feature not listed is supported at level 0
+    /// only, and UpdateFeatures refuses to change it. Default: `metadata.version`
+    /// [`METADATA_VERSION_MINIMUM`] to [`METADATA_VERSION_4_0_IV3`].
+    pub supported_features: Vec<(String, i16, i16)>,
+    /// What the supported features' levels need of others (Kafka's
+    /// `FeatureVersion.dependencies`). Default: none.
+    pub feature_dependencies: Vec<FeatureDependency>,
 }
 
 impl ControllerConfig {
@@ -120,6 +172,9 @@ impl ControllerConfig {
             leader_imbalance_check_interval_ms: Some(300_000),
             bootstrap_metadata_version: METADATA_VERSION_4_0_IV3,
             bootstrap_features: Vec::new(),
+            node_id: -1,
+            supported_features: ControllerConfig::default_supported_features(),
+            feature_dependencies: Vec::new(),
         }
     }
 }
@@ -167,6 +222,12 @@ pub enum ControllerError {
     },
     #[error("producer ids are exhausted: the next block would pass i64::MAX")]
     ProducerIdsExhausted,
+    /// Kafka's answer to a `BoundedListTooLongException`: the whole request is refused.
+    #[error(
+        "Unable to perform excessively large batch operation: {records} records, at most \
+         {MAX_RECORDS_PER_USER_OP} per request."
+    )]
+    BatchTooLarge { records: usize },
 }
 
 impl ControllerError {
@@ -181,14 +242,110 @@ impl ControllerError {
             Self::InvalidRegistration { .. } => ResponseError::InvalidRegistration,
             Self::UnsupportedFeatureLevel { .. } => ResponseError::UnsupportedVersion,
             Self::ProducerIdsExhausted => ResponseError::UnknownServerError,
+            Self::BatchTooLarge { .. } => ResponseError::PolicyViolation,
         };
         e.code()
     }
 }
 
-/// A validator for topic configs on creation: `(name, value)` to `Err(message)` refuses it with
-/// INVALID_CONFIG. The controller knows no config schema itself.
-pub type TopicConfigValidator = Box<dyn Fn(&str, &str) -> Result<(), String> + Send + Sync>;
+/// What the controller asks of the broker's config definitions, which live in the broker crate
+/// (Kafka's `ConfigurationValidator` together with the two questions `ConfigurationControlManager`
+/// asks of `KafkaConfigSchema`). Resource types are Kafka's `ConfigResource.Type` ids
+/// (`CONFIG_RESOURCE_*` in [`crate::metadata::image`]). Without one, every config is accepted,
+/// no key is a list and none has a default.
+pub trait ConfigValidator: Send + Sync {
+    /// Checks a resource's dynamic configs as a change would leave them (`resulting`), given
+    /// what they are now (`existing`; some rules compare the two, e.g. remote storage cannot be
+    /// turned off once on). Used by CreateTopics (with `existing` empty), IncrementalAlterConfigs
+    /// and AlterConfigs. The resource's name has been checked already (a valid topic name, a
+    /// broker id, ...), but not that the resource exists.
+    fn validate(
+        &self,
+        resource_type: i8,
+        resource_name: &str,
+        resulting: &BTreeMap<String, String>,
+        existing: &BTreeMap<String, String>,
+    ) -> Result<(), ConfigRefusal>;
+
+    /// Whether `key` is a LIST-type config of this resource type (Kafka's `isSplittable`): only
+    /// those take IncrementalAlterConfigs' APPEND and SUBTRACT.
+    fn is_list(&self, resource_type: i8, key: &str) -> bool;
+
+    /// The default of `key` as a string (Kafka's `getDefault`): the list APPEND and SUBTRACT
+    /// start from when the resource does not set the key.
+    fn default_value(&self, resource_type: i8, key: &str) -> Option<String>;
+}
+
+/// A [`ConfigValidator`]'s refusal: the error code the resource gets (INVALID_CONFIG for a bad
+/// value; Kafka answers INVALID_REQUEST for some, e.g. an unknown client-metrics key) and the
+/// message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigRefusal {
+    pub error: ResponseError,
+    pub message: String,
+}
+
+impl ConfigRefusal {
+    pub fn invalid_config(message: impl Into<String>) -> Self {
+        ConfigRefusal {
+            error: ResponseError::InvalidConfig,
+            message: message.into(),
+        }
+    }
+
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        ConfigRefusal {
+            error: ResponseError::InvalidRequest,
+            message: message.into(),
+        }
+    }
+}
+
+/// The validator of a controller that was given none.
+struct AcceptAnyConfig;
+
+impl ConfigValidator for AcceptAnyConfig {
+    fn validate(
+        &self,
+        _: i8,
+        _: &str,
+        _: &BTreeMap<String, String>,
+        _: &BTreeMap<String, String>,
+    ) -> Result<(), ConfigRefusal> {
+        Ok(())
+    }
+
+    fn is_list(&self, _: i8, _: &str) -> bool {
+        false
+    }
+
+    fn default_value(&self, _: i8, _: &str) -> Option<String> {
+        None
+    }
+}
+
+/// A random id as Kafka's `Uuid.randomUuid` makes them: version-4 bits, and never nil, the
+/// metadata topic's id (0, 1), or one whose base64 form starts with '-' (it would read as a
+/// command-line option). Topic and ACL ids.
+fn random_uuid(rng: &mut SplitMix64) -> Uuid {
+    loop {
+        let bytes: [u8; 16] = {
+            let (a, b) = (rng.next_u64(), rng.next_u64());
+            let mut out = [0; 16];
+            out[..8].copy_from_slice(&a.to_be_bytes());
+            out[8..].copy_from_slice(&b.to_be_bytes());
+            out
+        };
+        let id = uuid::Builder::from_random_bytes(bytes).into_uuid();
+        let (hi, lo) = id.as_u64_pair();
+        let reserved = hi == 0 && lo <= 1;
+        // Base64 '-' is 62: the first six bits of the first byte.
+        let dash = id.as_bytes()[0] >> 2 == 62;
+        if !reserved && !dash {
+            return id;
+        }
+    }
+}
 
 /// A broker's session (Kafka's `BrokerHeartbeatState`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -229,7 +386,7 @@ pub struct Controller {
     known_end_offset: i64,
     next_no_op_ms: Option<u64>,
     next_rebalance_ms: Option<u64>,
-    topic_config_validator: Option<TopicConfigValidator>,
+    config_validator: Box<dyn ConfigValidator>,
 }
 
 impl fmt::Debug for Controller {
@@ -259,13 +416,14 @@ impl Controller {
             known_end_offset: -1,
             next_no_op_ms: None,
             next_rebalance_ms: None,
-            topic_config_validator: None,
+            config_validator: Box::new(AcceptAnyConfig),
         }
     }
 
-    /// Sets the check CreateTopics runs on each config (see [`TopicConfigValidator`]).
-    pub fn set_topic_config_validator(&mut self, validator: TopicConfigValidator) {
-        self.topic_config_validator = Some(validator);
+    /// Sets what CreateTopics, IncrementalAlterConfigs and AlterConfigs ask about configs (see
+    /// [`ConfigValidator`]).
+    pub fn set_config_validator(&mut self, validator: Box<dyn ConfigValidator>) {
+        self.config_validator = validator;
     }
 
     pub fn config(&self) -> &ControllerConfig {

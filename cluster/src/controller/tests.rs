@@ -204,6 +204,59 @@ fn code(e: ResponseError) -> i16 {
 }
 
 /// Three unfenced brokers 1, 2, 3.
+/// A config schema for tests, with rules of the kinds Kafka's have: `*.ms` keys take integers;
+/// `remote.storage.enable` cannot go back from true; `cleanup.policy` (default "delete") and
+/// `leader.replication.throttled.replicas` (no default) are lists; client-metrics resources take
+/// only `metrics`, `interval.ms` and `match`, and refuse others with INVALID_REQUEST.
+pub(super) struct TestSchema;
+
+impl ConfigValidator for TestSchema {
+    fn validate(
+        &self,
+        resource_type: i8,
+        _resource_name: &str,
+        resulting: &BTreeMap<String, String>,
+        existing: &BTreeMap<String, String>,
+    ) -> Result<(), ConfigRefusal> {
+        for (key, value) in resulting {
+            if resource_type == crate::metadata::image::CONFIG_RESOURCE_CLIENT_METRICS
+                && !["metrics", "interval.ms", "match"].contains(&key.as_str())
+            {
+                return Err(ConfigRefusal::invalid_request(format!(
+                    "Unknown client metrics configuration: {key}"
+                )));
+            }
+            if key.ends_with(".ms") && value.parse::<i64>().is_err() {
+                return Err(ConfigRefusal::invalid_config(format!(
+                    "Invalid value {value} for configuration {key}"
+                )));
+            }
+        }
+        let remote = |m: &BTreeMap<String, String>| {
+            m.get("remote.storage.enable").map(String::as_str) == Some("true")
+        };
+        if remote(existing) && !remote(resulting) {
+            return Err(ConfigRefusal::invalid_config(
+                "It is invalid to disable remote storage without deleting remote data.",
+            ));
+        }
+        Ok(())
+    }
+
+    fn is_list(&self, _: i8, key: &str) -> bool {
+        [
+            "cleanup.policy",
+            "leader.replication.throttled.replicas",
+            "metrics",
+        ]
+        .contains(&key)
+    }
+
+    fn default_value(&self, _: i8, key: &str) -> Option<String> {
+        (key == "cleanup.policy").then(|| "delete".to_string())
+    }
+}
+
 pub(super) fn three_brokers() -> Harness {
     let mut h = Harness::new(cfg());
     for b in 1..=3 {

@@ -13,7 +13,7 @@ use kafka_protocol::ResponseError;
 use uuid::Uuid;
 
 use super::partitions::ImageLiveness;
-use super::{Controller, ControllerError, METADATA_VERSION_DIRECTORY_ASSIGNMENT};
+use super::{random_uuid, Controller, ControllerError, METADATA_VERSION_DIRECTORY_ASSIGNMENT};
 use crate::metadata::image::{TopicImage, CONFIG_RESOURCE_TOPIC};
 use crate::metadata::records::{
     ConfigRecord, MetadataRecord, PartitionRecord, RemoveTopicRecord, TopicRecord,
@@ -98,14 +98,14 @@ pub struct CreatePartitionsResult {
 }
 
 /// A per-topic refusal: code and message.
-type TopicError = (i16, String);
+pub(super) type TopicError = (i16, String);
 
-fn error(e: ResponseError, message: impl Into<String>) -> TopicError {
+pub(super) fn error(e: ResponseError, message: impl Into<String>) -> TopicError {
     (e.code(), message.into())
 }
 
 /// Kafka's `Topic.validate`.
-fn validate_topic_name(name: &str) -> Result<(), TopicError> {
+pub(super) fn validate_topic_name(name: &str) -> Result<(), TopicError> {
     let invalid = |m: String| error(ResponseError::InvalidTopicException, m);
     if name.is_empty() {
         return Err(invalid("Topic name is illegal, it can't be empty".into()));
@@ -170,23 +170,11 @@ fn default_dir(image: &MetadataImage, broker: NodeId) -> Uuid {
     }
 }
 
-/// A random-looking topic id as Kafka's `Uuid.randomUuid` makes them (version 4 bits; never
-/// nil, the metadata topic's id (0, 1), or one whose base64 starts with '-'), and unused.
+/// A random topic id (see [`random_uuid`]) that no topic has.
 fn topic_id(rng: &mut SplitMix64, image: &MetadataImage, taken: &HashSet<Uuid>) -> Uuid {
     loop {
-        let bytes: [u8; 16] = {
-            let (a, b) = (rng.next_u64(), rng.next_u64());
-            let mut out = [0; 16];
-            out[..8].copy_from_slice(&a.to_be_bytes());
-            out[8..].copy_from_slice(&b.to_be_bytes());
-            out
-        };
-        let id = uuid::Builder::from_random_bytes(bytes).into_uuid();
-        let (hi, lo) = id.as_u64_pair();
-        let reserved = hi == 0 && lo <= 1;
-        // Base64 '-' is 62: the first six bits of the first byte.
-        let dash = id.as_bytes()[0] >> 2 == 62;
-        if !reserved && !dash && !taken.contains(&id) && image.topic_by_id(&id).is_none() {
+        let id = random_uuid(rng);
+        if !taken.contains(&id) && image.topic_by_id(&id).is_none() {
             return id;
         }
     }
@@ -526,14 +514,18 @@ impl Controller {
                 ),
             ));
         }
-        let mut out = BTreeMap::new();
-        for (key, value) in &topic.configs {
-            let value = value.as_deref().expect("nulls refused above");
-            if let Some(validate) = &self.topic_config_validator {
-                validate(key, value).map_err(|m| error(ResponseError::InvalidConfig, m))?;
-            }
-            out.insert(key.clone(), value.to_owned());
-        }
+        let out: BTreeMap<String, String> = topic
+            .configs
+            .iter()
+            .map(|(key, value)| {
+                let value = value.as_deref().expect("nulls refused above");
+                (key.clone(), value.to_owned())
+            })
+            .collect();
+        // Kafka validates a new topic's configs as an alteration of a resource with none.
+        self.config_validator
+            .validate(CONFIG_RESOURCE_TOPIC, &topic.name, &out, &BTreeMap::new())
+            .map_err(|r| (r.error.code(), r.message))?;
         Ok(out)
     }
 

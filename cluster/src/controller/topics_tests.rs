@@ -3,7 +3,7 @@
 use kafka_protocol::ResponseError;
 use uuid::Uuid;
 
-use super::tests::{three_brokers, topic, Harness};
+use super::tests::{three_brokers, topic, Harness, TestSchema};
 use super::*;
 use crate::metadata::image::CONFIG_RESOURCE_TOPIC;
 use crate::metadata::records::*;
@@ -259,13 +259,7 @@ fn configs_with_null_values_or_refused_by_the_validator_are_invalid_config() {
         ResponseError::InvalidConfig,
         "Null value not supported for topic configs: a,b",
     );
-    h.ctl.set_topic_config_validator(Box::new(|name, value| {
-        if name == "retention.ms" && value.parse::<i64>().is_err() {
-            Err(format!("Invalid value {value} for configuration {name}"))
-        } else {
-            Ok(())
-        }
-    }));
+    h.ctl.set_config_validator(Box::new(TestSchema));
     let mut t = topic("c", 1, 1);
     t.configs = vec![("retention.ms".into(), Some("soon".into()))];
     let r = create_one(&mut h, t);

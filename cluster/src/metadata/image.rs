@@ -44,6 +44,13 @@ use super::records::*;
 pub const CONFIG_RESOURCE_TOPIC: i8 = 2;
 /// `ConfigResource.Type` id of a broker; the name "" is the cluster-wide broker default.
 pub const CONFIG_RESOURCE_BROKER: i8 = 4;
+/// `ConfigResource.Type` id of a broker's log4j loggers (KIP-412): set on the broker itself,
+/// never in the metadata log.
+pub const CONFIG_RESOURCE_BROKER_LOGGER: i8 = 8;
+/// `ConfigResource.Type` id of a client-metrics subscription (KIP-714).
+pub const CONFIG_RESOURCE_CLIENT_METRICS: i8 = 16;
+/// `ConfigResource.Type` id of a consumer or share group (KIP-848, KIP-932).
+pub const CONFIG_RESOURCE_GROUP: i8 = 32;
 /// The feature whose level is the metadata version (KIP-778).
 pub const METADATA_VERSION_FEATURE: &str = "metadata.version";
 
@@ -343,6 +350,10 @@ impl MetadataImage {
     }
     pub fn scram_credential(&self, mechanism: i8, name: &str) -> Option<&ScramCredential> {
         self.scram.get(&(mechanism, name.to_owned()))
+    }
+    /// Every SCRAM credential as `(mechanism, user, credential)`, by mechanism then user.
+    pub fn scram_credentials(&self) -> impl Iterator<Item = (i8, &str, &ScramCredential)> {
+        self.scram.iter().map(|((m, u), c)| (*m, u.as_str(), c))
     }
     /// The first producer id of the next block to hand out, or -1 before the first block.
     pub fn next_producer_id(&self) -> i64 {
