@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod net;
 pub mod partition;
 pub mod publisher;
+pub mod replication;
 pub mod scram;
 pub mod server;
 #[doc(hidden)]

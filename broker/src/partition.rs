@@ -5,12 +5,22 @@
 //! the cached offsets only move forward except through truncation or DeleteRecords, both done
 //! under the log lock. The last stable offset is recomputed whenever the high watermark or
 //! the log moves (an append may open or close a transaction).
+//!
+//! Replication: as the partition's leader, the broker keeps the leader's replication state
+//! ([`LeaderPartition`]): the high watermark is the smallest log end offset of the in-sync
+//! replicas (with no follower, the leader's own, as a single node has it), learnt from the
+//! followers' fetches. As a follower, the high watermark is what its leader last reported,
+//! capped at its own log end. Locks: the log's, then the replication state's, never the other
+//! way round.
 
 use std::sync::atomic::{AtomicI32, AtomicI64, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
+use samsa_cluster::replication::leader::{
+    AcksAll, AlterIsr, FollowerFetchError, LeaderConfig, LeaderPartition,
+};
 use samsa_storage::{
     AbortedTxn, AppendInfo, AppendOrigin, EndTxnMarker, GroupCommit, Log, LogConfig, LogError,
     LogSlice, ProducerStateEntry, TopicPartition,
@@ -35,6 +45,43 @@ pub struct Partition {
     /// are always led here.
     leader: std::sync::atomic::AtomicBool,
     durable: std::sync::atomic::AtomicBool,
+    replica: Mutex<Replica>,
+}
+
+/// This broker's part in the partition's replication.
+#[derive(Debug)]
+pub enum Replica {
+    /// The leader, with its followers' state (`replicas` of one: a single node's partition).
+    Leader(LeaderPartition),
+    /// A follower of `leader`; `high_watermark` is what the leader last reported.
+    Follower { leader: i32, high_watermark: i64 },
+}
+
+/// `replica.lag.time.max.ms` until the broker's configuration says otherwise.
+const REPLICA_LAG_TIME_MAX_MS: u64 = 30_000;
+
+/// A partition's leadership as the metadata image has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Leadership {
+    /// The leader, -1 for none.
+    pub leader: i32,
+    pub leader_epoch: i32,
+    pub partition_epoch: i32,
+    pub replicas: Vec<i32>,
+    pub isr: Vec<i32>,
+}
+
+/// What [`Partition::apply_leadership`] changed for the replica fetchers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transition {
+    Unchanged,
+    /// Follow `leader` from now on, at `leader_epoch`.
+    Follow {
+        leader: i32,
+        leader_epoch: i32,
+    },
+    /// No longer follow anyone (this broker leads, or the partition has no leader).
+    StoppedFollowing,
 }
 
 /// What a read found: the batches plus the offsets a fetch response reports beside them.
@@ -51,6 +98,11 @@ pub type SyncWait = Option<tokio::sync::oneshot::Receiver<Result<(), LogError>>>
 impl Partition {
     pub fn new(tp: TopicPartition, topic_id: Uuid, log: Log, leader_epoch: i32) -> Partition {
         let durable = log.config().durable;
+        let local_end = if durable {
+            log.flushed_offset()
+        } else {
+            log.log_end_offset()
+        };
         let p = Partition {
             tp,
             topic_id,
@@ -62,6 +114,20 @@ impl Partition {
             leader: true.into(),
             durable: durable.into(),
             data_arrived: Notify::new(),
+            // Until the metadata image says otherwise, the only replica (a node's own topics).
+            replica: Mutex::new(Replica::Leader(LeaderPartition::new(
+                0,
+                LeaderConfig {
+                    replica_lag_time_max_ms: REPLICA_LAG_TIME_MAX_MS,
+                },
+                vec![0],
+                vec![0],
+                leader_epoch,
+                0,
+                local_end,
+                0,
+                0,
+            ))),
             log: Mutex::new(log),
         };
         // A single node's high watermark is its log end: everything written is "replicated".
@@ -88,19 +154,227 @@ impl Partition {
         self.leader.load(Ordering::Acquire)
     }
 
-    /// Takes the leadership the metadata image gives this node: whether it leads, and the
-    /// leader epoch that new batches carry. Epochs never go back (the image's only grow).
-    pub fn set_leadership(&self, leader: bool, leader_epoch: i32) {
-        let log = self.log.lock();
-        let current = self.leader_epoch();
-        debug_assert!(
-            leader_epoch >= current,
-            "leader epoch {current} -> {leader_epoch}"
-        );
+    /// Takes the role the metadata image gives broker `me` (Kafka's `makeLeader` and
+    /// `makeFollower`): leader of a new epoch (its followers' state starts afresh and the epoch
+    /// starts at the log end), the same leader with a committed ISR change, or a follower of
+    /// `leader` (-1: none). Returns whether the broker now follows another one at a new epoch
+    /// (its fetcher must start or restart), or stopped following.
+    pub fn apply_leadership(
+        &self,
+        me: i32,
+        role: &Leadership,
+        replica_lag_time_max_ms: u64,
+        now_ms: u64,
+    ) -> Result<Transition, LogError> {
+        let mut log = self.log.lock();
+        let current_epoch = self.leader_epoch();
+        if role.leader_epoch < current_epoch {
+            return Ok(Transition::Unchanged); // an older image than one already applied
+        }
+        let mut replica = self.replica.lock();
+        let transition = if role.leader == me {
+            match &mut *replica {
+                Replica::Leader(l)
+                    if l.leader_epoch() == role.leader_epoch && l.replicas().contains(&me) =>
+                {
+                    l.on_partition_change(
+                        role.replicas.clone(),
+                        role.isr.clone(),
+                        role.leader_epoch,
+                        role.partition_epoch,
+                    );
+                    Transition::Unchanged
+                }
+                was => {
+                    let following = matches!(was, Replica::Follower { .. });
+                    let local_end = if self.durable.load(Ordering::Relaxed) {
+                        log.flushed_offset()
+                    } else {
+                        log.log_end_offset()
+                    };
+                    let log_end = log.log_end_offset();
+                    log.assign_leader_epoch(role.leader_epoch, log_end)?;
+                    *was = Replica::Leader(LeaderPartition::new(
+                        me,
+                        LeaderConfig {
+                            replica_lag_time_max_ms,
+                        },
+                        role.replicas.clone(),
+                        role.isr.clone(),
+                        role.leader_epoch,
+                        role.partition_epoch,
+                        local_end,
+                        self.high_watermark().min(local_end),
+                        now_ms,
+                    ));
+                    if following {
+                        Transition::StoppedFollowing
+                    } else {
+                        Transition::Unchanged
+                    }
+                }
+            }
+        } else {
+            match &*replica {
+                Replica::Follower { leader, .. }
+                    if *leader == role.leader && current_epoch == role.leader_epoch =>
+                {
+                    Transition::Unchanged
+                }
+                _ => {
+                    *replica = Replica::Follower {
+                        leader: role.leader,
+                        high_watermark: self.high_watermark(),
+                    };
+                    if role.leader >= 0 {
+                        Transition::Follow {
+                            leader: role.leader,
+                            leader_epoch: role.leader_epoch,
+                        }
+                    } else {
+                        Transition::StoppedFollowing
+                    }
+                }
+            }
+        };
         self.leader_epoch
-            .store(leader_epoch.max(current), Ordering::Release);
-        self.leader.store(leader, Ordering::Release);
+            .store(role.leader_epoch.max(current_epoch), Ordering::Release);
+        self.leader.store(role.leader == me, Ordering::Release);
+        drop(replica);
+        let local_end = if self.durable.load(Ordering::Relaxed) {
+            log.flushed_offset()
+        } else {
+            log.log_end_offset()
+        };
+        self.leader_progress(&mut log, local_end);
         drop(log);
+        self.data_arrived.notify_waiters();
+        Ok(transition)
+    }
+
+    /// A follower of this leader fetched at `fetch_offset` (it holds every record below it):
+    /// the high watermark may move (waiting readers and acks=all writes wake), and an ISR
+    /// change may be due, for the caller to send to the controller.
+    pub fn on_follower_fetch(
+        &self,
+        replica: i32,
+        fetch_offset: i64,
+        now_ms: u64,
+    ) -> Result<Option<AlterIsr>, FollowerFetchError> {
+        let mut log = self.log.lock();
+        let mut state = self.replica.lock();
+        let Replica::Leader(l) = &mut *state else {
+            return Err(FollowerFetchError::NotAReplica);
+        };
+        let (moved, alter) = l.on_follower_fetch(replica, fetch_offset, now_ms)?;
+        drop(state);
+        if let Some(hw) = moved {
+            self.store_high_watermark(&mut log, hw);
+            drop(log);
+            self.data_arrived.notify_waiters();
+        }
+        Ok(alter)
+    }
+
+    /// The periodic ISR check of a leader: a shrink to send to the controller, if a follower
+    /// fell behind for `replica.lag.time.max.ms`.
+    pub fn check_isr(&self, now_ms: u64) -> Option<AlterIsr> {
+        let _log = self.log.lock();
+        match &mut *self.replica.lock() {
+            Replica::Leader(l) => l.tick(now_ms),
+            Replica::Follower { .. } => None,
+        }
+    }
+
+    /// The controller refused (or never answered) the ISR change in flight.
+    pub fn alter_isr_failed(&self) {
+        let _log = self.log.lock();
+        if let Replica::Leader(l) = &mut *self.replica.lock() {
+            l.on_alter_isr_failed();
+        }
+    }
+
+    /// Whether a write with acks=all may be appended: the ISR has at least
+    /// `min_insync_replicas` members (NOT_ENOUGH_REPLICAS otherwise).
+    pub fn enough_replicas(&self, min_insync_replicas: usize) -> bool {
+        match &*self.replica.lock() {
+            Replica::Leader(l) => l.enough_replicas(min_insync_replicas),
+            Replica::Follower { .. } => false,
+        }
+    }
+
+    /// Where an acks=all write ending at `end_offset` (exclusive) stands.
+    pub fn acks_all(&self, end_offset: i64, min_insync_replicas: usize) -> AcksAll {
+        match &*self.replica.lock() {
+            Replica::Leader(l) => l.acks_all(end_offset, min_insync_replicas),
+            // Leadership moved while the write waited: it may or may not survive.
+            Replica::Follower { .. } => AcksAll::NotEnoughReplicasAfterAppend,
+        }
+    }
+
+    /// Reads whole batches for a follower: up to the log end, not the high watermark.
+    pub fn read_for_follower(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one_batch: bool,
+    ) -> Result<ReadResult, LogError> {
+        let mut log = self.log.lock();
+        let hw = self.high_watermark();
+        let end = log.log_end_offset();
+        let slice = log.read(offset, max_bytes, end, min_one_batch)?;
+        Ok(ReadResult {
+            slice,
+            high_watermark: hw,
+            last_stable_offset: self.last_stable_offset(),
+            log_start_offset: log.log_start_offset(),
+        })
+    }
+
+    /// A follower appends what its leader fetched it: batches with the leader's offsets.
+    pub fn append_as_follower(&self, batches: Bytes, now_ms: i64) -> Result<AppendInfo, LogError> {
+        let mut log = self.log.lock();
+        let info = log.append_as_follower(batches, now_ms)?;
+        self.refresh(&mut log);
+        drop(log);
+        Ok(info)
+    }
+
+    /// A follower takes its leader's high watermark (capped at its own log end).
+    pub fn set_follower_high_watermark(&self, hw: i64) {
+        let mut log = self.log.lock();
+        if let Replica::Follower { high_watermark, .. } = &mut *self.replica.lock() {
+            *high_watermark = hw;
+        }
+        self.refresh(&mut log);
+        drop(log);
+        self.data_arrived.notify_waiters();
+    }
+
+    /// The largest leader epoch of this log not above `epoch` and where it ends.
+    pub fn end_offset_for_epoch(&self, epoch: i32) -> Option<(i32, i64)> {
+        self.log.lock().end_offset_for_epoch(epoch)
+    }
+
+    /// The leader epoch of the log's last record, if any.
+    pub fn latest_epoch(&self) -> Option<i32> {
+        self.log.lock().latest_epoch()
+    }
+
+    /// This broker no longer hosts the partition's replica (it was moved away): it neither
+    /// leads nor follows.
+    pub fn resign(&self) {
+        let _log = self.log.lock();
+        *self.replica.lock() = Replica::Follower {
+            leader: -1,
+            high_watermark: self.high_watermark(),
+        };
+        self.leader.store(false, Ordering::Release);
+    }
+
+    /// What the replication state says now (for metrics, DescribeQuorum-like views, tests).
+    pub fn with_replica<T>(&self, f: impl FnOnce(&Replica) -> T) -> T {
+        f(&self.replica.lock())
     }
 
     pub fn last_stable_offset(&self) -> i64 {
@@ -174,13 +448,34 @@ impl Partition {
             drop(log);
             Ok((info, Some(group_commit.submit(req))))
         } else {
-            self.high_watermark.store(end, Ordering::Release);
-            self.last_stable_offset
-                .store(log.last_stable_offset(end), Ordering::Release);
+            self.leader_progress(&mut log, end);
             drop(log);
             self.data_arrived.notify_waiters();
             Ok((info, None))
         }
+    }
+
+    /// The leader's own log reached `local_end` (its log end, or in durable mode what is on
+    /// disk): the high watermark may follow. Callers hold the log lock.
+    fn leader_progress(&self, log: &mut Log, local_end: i64) {
+        let hw = match &mut *self.replica.lock() {
+            Replica::Leader(l) => {
+                if local_end > l.log_end_offset() {
+                    l.on_append(local_end);
+                }
+                l.high_watermark()
+            }
+            Replica::Follower { high_watermark, .. } => (*high_watermark).min(local_end),
+        };
+        self.store_high_watermark(log, hw);
+    }
+
+    /// Publishes `hw` (never back, except through `truncate`), with the last stable offset.
+    fn store_high_watermark(&self, log: &mut Log, hw: i64) {
+        let hw = hw.max(log.log_start_offset()).min(log.log_end_offset());
+        self.high_watermark.store(hw, Ordering::Release);
+        self.last_stable_offset
+            .store(log.last_stable_offset(hw), Ordering::Release);
     }
 
     /// Called when a durable append's fsync completed: the high watermark moves to what is on
@@ -188,12 +483,7 @@ impl Partition {
     pub fn synced(&self) {
         let mut log = self.log.lock();
         let flushed = log.flushed_offset();
-        let hw = self
-            .high_watermark
-            .fetch_max(flushed, Ordering::AcqRel)
-            .max(flushed);
-        self.last_stable_offset
-            .store(log.last_stable_offset(hw), Ordering::Release);
+        self.leader_progress(&mut log, flushed);
         drop(log);
         self.data_arrived.notify_waiters();
     }
@@ -255,15 +545,12 @@ impl Partition {
             .store(log.log_end_offset(), Ordering::Release);
         self.log_start_offset
             .store(log.log_start_offset(), Ordering::Release);
-        let hw = if self.durable.load(Ordering::Relaxed) {
+        let local_end = if self.durable.load(Ordering::Relaxed) {
             log.flushed_offset()
         } else {
             log.log_end_offset()
         };
-        let hw = hw.max(log.log_start_offset());
-        self.high_watermark.store(hw, Ordering::Release);
-        self.last_stable_offset
-            .store(log.last_stable_offset(hw), Ordering::Release);
+        self.leader_progress(log, local_end);
     }
 
     pub fn set_config(&self, config: LogConfig) {

@@ -16,6 +16,7 @@ use samsa_cluster::metadata::image::CONFIG_RESOURCE_TOPIC;
 use samsa_cluster::metadata::MetadataImage;
 use uuid::Uuid;
 
+use crate::partition::Leadership;
 use crate::server::Broker;
 use crate::topics::ImageTopic;
 
@@ -53,7 +54,18 @@ pub fn image_topics(
                 .partitions()
                 .iter()
                 .filter(|p| p.replicas.contains(&node_id))
-                .map(|p| (p.partition_id, p.leader == node_id, p.leader_epoch))
+                .map(|p| {
+                    (
+                        p.partition_id,
+                        Leadership {
+                            leader: p.leader,
+                            leader_epoch: p.leader_epoch,
+                            partition_epoch: p.partition_epoch,
+                            replicas: p.replicas.to_vec(),
+                            isr: p.isr.to_vec(),
+                        },
+                    )
+                })
                 .collect(),
             overrides: configs(image, &t.name).unwrap_or_default(),
         })
@@ -63,12 +75,26 @@ pub fn image_topics(
 /// Makes the broker's topics match `image`. `complete`: the image holds every committed
 /// record up to the quorum's high watermark as this broker last learnt it (deletions of
 /// topics never seen in this run wait for it).
-pub fn publish(broker: &Broker, image: &Arc<MetadataImage>, complete: bool, state: &mut Published) {
+pub fn publish(
+    broker: &Arc<Broker>,
+    image: &Arc<MetadataImage>,
+    complete: bool,
+    state: &mut Published,
+) {
+    let lag_ms = broker.config.long("replica.lag.time.max.ms").max(1) as u64;
+    let now_ms = crate::util::now_ms() as u64;
+    let mut transitions = Vec::new();
     for t in image_topics(image, state.last.as_deref(), broker.node_id) {
         state.seen.insert(t.id);
-        if let Err(e) = broker.topics.install(&t) {
-            tracing::warn!(topic = %t.name, id = %t.id, error = %e, "cannot install the metadata image's topic here");
+        match broker.topics.install(&t, broker.node_id, lag_ms, now_ms) {
+            Ok(changed) => transitions.extend(changed),
+            Err(e) => {
+                tracing::warn!(topic = %t.name, id = %t.id, error = %e, "cannot install the metadata image's topic here")
+            }
         }
+    }
+    if !transitions.is_empty() {
+        broker.replica_fetchers.apply(broker, transitions);
     }
     for (name, id) in broker.topics.managed() {
         if image.topic_by_id(&id).is_some() || !(complete || state.seen.contains(&id)) {

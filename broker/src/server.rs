@@ -51,6 +51,8 @@ pub struct Broker {
     pub controller: crate::controller::runtime::Controller,
     /// This broker's registration with the active controller (`lifecycle.rs`).
     pub membership: watch::Sender<crate::lifecycle::Membership>,
+    /// The fetchers copying the partitions this broker follows from their leaders.
+    pub replica_fetchers: crate::replication::fetcher::ReplicaFetchers,
     /// Connections to the other brokers (transaction markers, KIP-890 verification).
     pub inter_broker: crate::inter_broker::InterBroker,
     /// The metadata image the publisher last made this broker's state follow.
@@ -138,6 +140,16 @@ impl Broker {
             controller,
             membership: watch::channel(Default::default()).0,
             published: watch::channel(Default::default()).0,
+            replica_fetchers: crate::replication::fetcher::ReplicaFetchers::start(
+                crate::replication::fetcher::FetcherConfig {
+                    node_id,
+                    fetch_max_bytes: config.int("replica.fetch.max.bytes").max(1),
+                    response_max_bytes: config.int("replica.fetch.response.max.bytes").max(1),
+                    wait_max_ms: config.int("replica.fetch.wait.max.ms").max(0),
+                    backoff_ms: config.int("replica.fetch.backoff.ms").max(1) as u64,
+                },
+            )
+            .map_err(|e| anyhow::anyhow!("cannot start the replica fetchers: {e}"))?,
             inter_broker: crate::inter_broker::InterBroker::start(node_id)
                 .map_err(|e| anyhow::anyhow!("cannot start the inter-broker thread: {e}"))?,
             controller_listener,
@@ -255,6 +267,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         let metrics =
             metrics_socket.map(|s| tokio::spawn(crate::metrics::http::serve(s, broker.clone())));
         let group_timers = tokio::spawn(broker.groups.clone().run_timers(broker.clone()));
+        let isr_checks = tokio::spawn(crate::replication::run_isr_checks(broker.clone()));
         let offset_expiry = tokio::spawn(broker.groups.clone().run_offset_expiry(broker.clone()));
         let mut failed = false;
         tokio::select! {
@@ -276,6 +289,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
             m.abort();
         }
         group_timers.abort();
+        isr_checks.abort();
         offset_expiry.abort();
         failed
     });

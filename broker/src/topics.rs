@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 use crate::config::topic::{self as topic_config, TopicOverrides};
 use crate::config::BrokerConfig;
-use crate::partition::Partition;
+use crate::partition::{Partition, Transition};
 
 const METADATA_FILE: &str = "samsa-topics.json";
 /// Upper bound on partitions of one topic (Kafka has none, but a typo must not create a
@@ -101,8 +101,8 @@ pub struct ImageTopic {
     pub name: String,
     pub id: Uuid,
     pub partition_count: i32,
-    /// The partitions placed on this node: index, whether this node leads it, leader epoch.
-    pub hosted: Vec<(i32, bool, i32)>,
+    /// The partitions placed on this node, by index, with their leadership.
+    pub hosted: Vec<(i32, crate::partition::Leadership)>,
     pub overrides: TopicOverrides,
 }
 
@@ -460,7 +460,15 @@ impl TopicRegistry {
     /// and the topic's configs. A topic of the same name but another id, which the image
     /// replaced while this node was away, is deleted first. A topic only this node knows is
     /// left alone and refused (an image topic cannot take its name).
-    pub fn install(&self, want: &ImageTopic) -> Result<(), TopicError> {
+    /// Returns the hosted partitions whose replica fetching must change.
+    pub fn install(
+        &self,
+        want: &ImageTopic,
+        me: i32,
+        replica_lag_time_max_ms: u64,
+        now_ms: u64,
+    ) -> Result<Vec<(Arc<Partition>, Transition)>, TopicError> {
+        let mut transitions = Vec::new();
         let _admin = self.admin.lock();
         let existing = self.get(&want.name);
         let adopted = existing
@@ -493,7 +501,8 @@ impl TopicRegistry {
                     .write_partition_metadata(&p.tp, want.id.into_bytes())?;
             }
         }
-        for &(index, leader, epoch) in &want.hosted {
+        for (index, role) in &want.hosted {
+            let index = *index;
             debug_assert!((0..want.partition_count).contains(&index));
             let existing = current.as_ref().and_then(|t| t.partition(index)).cloned();
             let p = match existing {
@@ -502,10 +511,13 @@ impl TopicRegistry {
                     let tp = TopicPartition::new(want.name.as_str(), index);
                     let log = self.claim_log(&tp, want.id, config.clone())?;
                     changed = true;
-                    Arc::new(Partition::new(tp, want.id, log, epoch))
+                    Arc::new(Partition::new(tp, want.id, log, role.leader_epoch))
                 }
             };
-            p.set_leadership(leader, epoch);
+            match p.apply_leadership(me, role, replica_lag_time_max_ms, now_ms)? {
+                Transition::Unchanged => {}
+                t => transitions.push((p.clone(), t)),
+            }
             parts.push(p);
         }
         parts.sort_by_key(|p| p.tp.partition);
@@ -517,7 +529,8 @@ impl TopicRegistry {
                     .binary_search_by_key(&p.tp.partition, |x| x.tp.partition)
                     .is_err()
                 {
-                    p.set_leadership(false, p.leader_epoch());
+                    p.resign();
+                    transitions.push((p.clone(), Transition::StoppedFollowing));
                     parts.push(p.clone());
                 }
             }
@@ -533,7 +546,7 @@ impl TopicRegistry {
                 t.partition_count != want.partition_count || t.partitions.len() != parts.len();
         }
         if !changed {
-            return Ok(());
+            return Ok(transitions);
         }
         let created = current.is_none();
         self.insert(Arc::new(Topic {
@@ -553,7 +566,7 @@ impl TopicRegistry {
         if created {
             tracing::info!(topic = %want.name, id = %want.id, partitions = want.partition_count, hosted = want.hosted.len(), "created topic");
         }
-        Ok(())
+        Ok(transitions)
     }
 
     /// The topics this node has from the metadata image: (name, id).

@@ -259,6 +259,15 @@ impl Log {
     pub fn latest_epoch(&self) -> Option<i32> {
         self.epochs.latest_epoch()
     }
+    /// Records that leader epoch `epoch` starts at `start_offset` (a new leader's epoch starts
+    /// at its log end, before it appends anything: Kafka's `maybeAssignEpochStartOffset`), so
+    /// that followers asking for that epoch's end learn where the logs agree.
+    pub fn assign_leader_epoch(&mut self, epoch: i32, start_offset: i64) -> Result<(), LogError> {
+        self.epochs
+            .assign(epoch, start_offset)
+            .map(|_| ())
+            .map_err(|e| LogError::io(&self.tp, "write leader-epoch-checkpoint", e))
+    }
     /// The offsets to checkpoint now (recovery point = flushed offset).
     pub fn checkpoint(&self) -> PartitionCheckpoint {
         PartitionCheckpoint {

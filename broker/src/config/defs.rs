@@ -277,6 +277,36 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         "default min.insync.replicas of topics",
     ).cluster_wide(),
     def(
+        "replica.lag.time.max.ms",
+        Long,
+        Some("30000"),
+        "a follower not caught up with its leader for this long leaves the ISR",
+    ),
+    def(
+        "replica.fetch.max.bytes",
+        Int,
+        Some("1048576"),
+        "bytes a follower asks for per partition and fetch",
+    ),
+    def(
+        "replica.fetch.response.max.bytes",
+        Int,
+        Some("10485760"),
+        "bytes a follower asks for per fetch",
+    ),
+    def(
+        "replica.fetch.wait.max.ms",
+        Int,
+        Some("500"),
+        "how long a follower's fetch waits at the leader for new records",
+    ),
+    def(
+        "replica.fetch.backoff.ms",
+        Int,
+        Some("1000"),
+        "pause after a follower's fetch failed",
+    ),
+    def(
         "message.max.bytes",
         Int,
         Some("1048588"),

@@ -217,23 +217,6 @@ impl BrokerConfig {
                 return Err(invalid(key, format!("{key} must be at least 1")));
             }
         }
-        // Until followers copy partitions (replication is not built yet), a replication factor
-        // above 1 would promise copies that do not exist: refused rather than ignored.
-        for key in [
-            "default.replication.factor",
-            "offsets.topic.replication.factor",
-            "transaction.state.log.replication.factor",
-        ] {
-            let rf = self.int(key);
-            if rf != 1 {
-                return Err(invalid(
-                    key,
-                    format!(
-                        "{key}={rf}: Samsa does not replicate partitions yet, so every topic has replication factor 1"
-                    ),
-                ));
-            }
-        }
         for (key, (value, _)) in &self.explicit {
             topic::validate_broker_synonym(key, value)
                 .map_err(|m| invalid(key, format!("{key}: {m}")))?;
@@ -493,22 +476,6 @@ mod tests {
             .origin("node.id")
             .unwrap()
             .ends_with("server.properties:4"));
-    }
-
-    #[test]
-    fn a_replication_factor_samsa_cannot_honour_is_refused_at_start() {
-        for key in [
-            "default.replication.factor",
-            "offsets.topic.replication.factor",
-            "transaction.state.log.replication.factor",
-        ] {
-            let e = BrokerConfig::load(None, vec![], flags(&[(key, "3")])).unwrap_err();
-            assert!(
-                e.to_string()
-                    .contains(&format!("{key}=3: Samsa does not replicate")),
-                "{e}"
-            );
-        }
     }
 
     #[test]

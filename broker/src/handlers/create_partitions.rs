@@ -27,22 +27,6 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartit
             ))));
             continue;
         }
-        if let Some(a) = t
-            .assignments
-            .iter()
-            .flatten()
-            .find(|a| a.broker_ids.len() > 1)
-        {
-            outcomes.push(Ok(Err((
-                ResponseError::InvalidReplicaAssignment,
-                format!(
-                    "assignment {:?} has {} replicas: Samsa does not replicate partitions yet, so each new partition has one",
-                    a.broker_ids.iter().map(|b| b.0).collect::<Vec<_>>(),
-                    a.broker_ids.len()
-                ),
-            ))));
-            continue;
-        }
         let local = broker.topics.get(t.name.as_str()).filter(|t| !t.managed);
         let Some(local) = local else {
             outcomes.push(Err(forwarded.len()));

@@ -1,6 +1,5 @@
 //! CreateTopics: this broker checks what it alone can (ACLs, configs against its
-//! configuration, topics only it knows, the replication factor Samsa can honour: 1 until
-//! replication lands), and forwards the rest to the active controller, which validates the
+//! configuration, topics only it knows), and forwards the rest to the active controller, which validates the
 //! names and counts against the whole cluster, places the partitions on the brokers and
 //! commits the topics to the metadata log (`validate_only`: decides without committing).
 //! Partition count and replication factor -1 take `num.partitions` and
@@ -70,22 +69,6 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResp
             }
             topic_config::validate_overrides(&broker.dynamic_configs.effective(), &overrides)
                 .map_err(|m| (ResponseError::InvalidConfig, m))?;
-            let rf = if !t.assignments.is_empty() {
-                t.assignments
-                    .iter()
-                    .map(|a| a.broker_ids.len())
-                    .max()
-                    .unwrap_or(0) as i16
-            } else if t.replication_factor == -1 {
-                broker.config.int("default.replication.factor") as i16
-            } else {
-                t.replication_factor
-            };
-            if rf > 1 {
-                return Err((ResponseError::InvalidReplicationFactor, format!(
-                    "replication factor {rf}: Samsa does not replicate partitions yet, so only replication factor 1 is accepted"
-                )));
-            }
             if t.num_partitions > PARTITIONS_PER_TOPIC_MAX {
                 return Err((ResponseError::InvalidPartitions, format!(
                     "number of partitions must be between 1 and {PARTITIONS_PER_TOPIC_MAX}, got {}", t.num_partitions

@@ -12,6 +12,13 @@
 //!
 //! Fetch sessions (KIP-227) are declined by answering session id 0, which the protocol allows:
 //! clients then send full fetch requests, which is what this handler serves.
+//!
+//! A follower's fetch (`replica_id`, or from v15 `replica_state.replica_id`, of a broker) is
+//! the leader's news of that follower: its fetch offset is its log end, which may move the
+//! high watermark and the ISR. It reads up to the log end rather than the high watermark, and
+//! a follower whose last fetched epoch ended earlier here (or never was) is told where, as the
+//! diverging epoch (KIP-320), instead of records. ACLs: CLUSTER_ACTION on the cluster, as
+//! Kafka requires of followers.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -46,6 +53,8 @@ struct Wanted {
     current_leader_epoch: i32,
     /// The topic's name, when known (for leader hints).
     topic_name: Option<StrBytes>,
+    /// A follower's: where its log diverges from this leader's (epoch, end offset).
+    diverging: Option<(i32, i64)>,
 }
 
 /// The response, and for each of its partitions in order the segment range holding its
@@ -58,6 +67,18 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
         return (resp, Vec::new());
     }
     let by_id = ctx.version >= 13;
+    let follower = if ctx.version >= 15 {
+        req.replica_state.replica_id.0
+    } else {
+        req.replica_id.0
+    };
+    let follower = (follower >= 0).then_some(follower);
+    let cluster_action = follower.is_some()
+        && ctx.authorize(
+            AclOperation::ClusterAction,
+            ResourceType::Cluster,
+            crate::acl::CLUSTER_NAME,
+        );
     let mut wanted = Vec::new();
     for (ti, t) in req.topics.iter().enumerate() {
         let topic = if by_id {
@@ -75,9 +96,11 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
             Some(tp) => tp.name.as_str(),
             None => t.topic.as_str(),
         };
-        let refused = if (topic.is_some() || !by_id)
-            && !ctx.authorize(AclOperation::Read, ResourceType::Topic, name)
-        {
+        let authorized_here = match follower {
+            Some(_) => cluster_action,
+            None => ctx.authorize(AclOperation::Read, ResourceType::Topic, name),
+        };
+        let refused = if (topic.is_some() || !by_id) && !authorized_here {
             ResponseError::TopicAuthorizationFailed
         } else if by_id {
             ResponseError::UnknownTopicId
@@ -97,6 +120,18 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
                 Err(ResponseError::UnknownTopicOrPartition) => (None, refused),
                 Err(e) => (None, e),
             };
+            let mut refused = refused;
+            let mut partition = partition;
+            let mut diverging = None;
+            if let (Some(replica), Some(part)) = (follower, &partition) {
+                match follower_fetched(ctx, part, replica, p) {
+                    Ok(d) => diverging = d,
+                    Err(e) => {
+                        refused = e;
+                        partition = None;
+                    }
+                }
+            }
             wanted.push(Wanted {
                 topic_index: ti,
                 partition,
@@ -106,6 +141,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
                 fetch_offset: p.fetch_offset,
                 partition_max_bytes: p.partition_max_bytes,
                 current_leader_epoch: p.current_leader_epoch,
+                diverging,
             });
         }
     }
@@ -130,8 +166,13 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
                 a.as_mut().enable();
             }
         }
-        let (answers, bytes, errors) =
-            read_all(&wanted, req.max_bytes, read_committed, ctx.version);
+        let (answers, bytes, errors) = read_all(
+            &wanted,
+            req.max_bytes,
+            read_committed,
+            follower.is_some(),
+            ctx.version,
+        );
         let now = tokio::time::Instant::now();
         if bytes >= req.min_bytes.max(0) as usize
             || errors
@@ -197,6 +238,54 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
     }
 }
 
+/// A follower's fetch of `partition` at this leader: where its log diverges from this one's
+/// (KIP-320), or else the follower's progress recorded (which may move the high watermark and
+/// start an ISR expansion, sent to the controller in the background). Refused when the
+/// follower's leader epoch is not this leader's, or it is no replica.
+fn follower_fetched(
+    ctx: &Ctx<'_>,
+    partition: &Arc<Partition>,
+    replica: i32,
+    p: &kafka_protocol::messages::fetch_request::FetchPartition,
+) -> Result<Option<(i32, i64)>, ResponseError> {
+    let epoch = partition.leader_epoch();
+    if p.current_leader_epoch >= 0 && p.current_leader_epoch != epoch {
+        return Err(if p.current_leader_epoch > epoch {
+            ResponseError::UnknownLeaderEpoch
+        } else {
+            ResponseError::FencedLeaderEpoch
+        });
+    }
+    if p.last_fetched_epoch >= 0 {
+        // Kafka's `Partition.fetchRecords`: the follower's last epoch must end here at or past
+        // its fetch offset; else it learns the largest epoch this log has up to its last one,
+        // and where that ends (with none, the log start: nothing before it is shared).
+        match partition.end_offset_for_epoch(p.last_fetched_epoch) {
+            Some((e, end)) if e == p.last_fetched_epoch && end >= p.fetch_offset => {}
+            Some((e, end)) => return Ok(Some((e, end))),
+            None => return Ok(Some((p.last_fetched_epoch, partition.log_start_offset()))),
+        }
+    }
+    if p.fetch_offset > partition.log_end_offset() || p.fetch_offset < partition.log_start_offset()
+    {
+        return Err(ResponseError::OffsetOutOfRange);
+    }
+    let now = crate::util::now_ms() as u64;
+    match partition.on_follower_fetch(replica, p.fetch_offset, now) {
+        Ok(Some(alter)) => {
+            tracing::info!(partition = %partition.tp, isr = ?alter.new_isr, "a follower caught up; asking the controller to expand the ISR");
+            let broker = ctx.broker.clone();
+            let partition = partition.clone();
+            tokio::task::spawn_local(async move {
+                crate::replication::alter_isr(&broker, &partition, alter).await
+            });
+            Ok(None)
+        }
+        Ok(None) => Ok(None),
+        Err(_) => Err(ResponseError::NotLeaderOrFollower),
+    }
+}
+
 /// One partition's answer: its data, and the segment range of its records (with their count)
 /// when they stay in the file.
 struct Answer {
@@ -210,6 +299,7 @@ fn read_all(
     wanted: &[Wanted],
     max_bytes: i32,
     read_committed: bool,
+    follower: bool,
     version: i16,
 ) -> (Vec<Answer>, usize, bool) {
     // log_start_offset exists from v5; older versions must leave it at its default.
@@ -253,6 +343,14 @@ fn read_all(
             out.push(Answer { data: pd, file });
             continue;
         }
+        if let Some((epoch, end_offset)) = w.diverging {
+            // The follower truncates first and fetches again: no records now, at once.
+            pd.diverging_epoch.epoch = epoch;
+            pd.diverging_epoch.end_offset = end_offset;
+            errors = true;
+            out.push(Answer { data: pd, file });
+            continue;
+        }
         // KIP-74: the first partition with data returns at least one whole batch, even past
         // the limits; after that the response budget bounds what is added.
         let limit = (w.partition_max_bytes.max(0) as usize).min(budget);
@@ -265,34 +363,37 @@ fn read_all(
         // budget returns nothing this time, so the response stays within `max_bytes` plus at
         // most one batch.
         let min_one = total == 0;
-        match p
-            .read(w.fetch_offset, limit, min_one, read_committed)
-            .and_then(|r| {
-                // A segment range stays in the file (its length and offsets are exact);
-                // memory from the tail cache is used as it is.
-                let (records, range) = match r.slice.file_range() {
-                    Some((f, position, len)) => {
-                        let count = r
-                            .slice
-                            .offsets()
-                            .map_or(0, |(base, next)| (next - base).max(0) as u64);
-                        let range = FileRange {
-                            file: f.clone(),
-                            position,
-                            len,
-                        };
-                        (None, Some((range, count)))
-                    }
-                    None => (Some(r.slice.load().map_err(LogError::Storage)?), None),
-                };
-                // The upper bound of the aborted transactions to list: the offset after the
-                // last batch returned.
-                let aborted = match read_committed.then(|| r.slice.offsets()).flatten() {
-                    Some((_, upper)) => p.aborted_transactions(w.fetch_offset, upper)?,
-                    None => Vec::new(),
-                };
-                Ok((r, records, range, aborted))
-            }) {
+        let read = if follower {
+            p.read_for_follower(w.fetch_offset, limit, min_one)
+        } else {
+            p.read(w.fetch_offset, limit, min_one, read_committed)
+        };
+        match read.and_then(|r| {
+            // A segment range stays in the file (its length and offsets are exact);
+            // memory from the tail cache is used as it is.
+            let (records, range) = match r.slice.file_range() {
+                Some((f, position, len)) => {
+                    let count = r
+                        .slice
+                        .offsets()
+                        .map_or(0, |(base, next)| (next - base).max(0) as u64);
+                    let range = FileRange {
+                        file: f.clone(),
+                        position,
+                        len,
+                    };
+                    (None, Some((range, count)))
+                }
+                None => (Some(r.slice.load().map_err(LogError::Storage)?), None),
+            };
+            // The upper bound of the aborted transactions to list: the offset after the
+            // last batch returned.
+            let aborted = match read_committed.then(|| r.slice.offsets()).flatten() {
+                Some((_, upper)) => p.aborted_transactions(w.fetch_offset, upper)?,
+                None => Vec::new(),
+            };
+            Ok((r, records, range, aborted))
+        }) {
             Ok((r, records, range, aborted)) => {
                 pd.high_watermark = r.high_watermark;
                 pd.last_stable_offset = r.last_stable_offset;

@@ -15,6 +15,7 @@
 //! TRANSACTIONAL_ID_AUTHORIZATION_FAILED), WRITE on each topic (TOPIC_AUTHORIZATION_FAILED).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::produce_response::{
@@ -23,6 +24,7 @@ use kafka_protocol::messages::produce_response::{
 use kafka_protocol::messages::{ApiKey, BrokerId, ProduceRequest, ProduceResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
+use samsa_cluster::replication::leader::AcksAll;
 use samsa_storage::LogError;
 
 use super::cluster_view::LeaderHints;
@@ -78,6 +80,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
     let ProduceRequest {
         transactional_id,
         acks,
+        timeout_ms,
         topic_data,
         ..
     } = req;
@@ -86,6 +89,9 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
     let now = crate::util::now_ms();
     let mut resp = ProduceResponse::default();
     let mut waits = Vec::new();
+    // acks=all writes waiting for the high watermark: (topic index, partition index,
+    // partition, end offset, min.insync.replicas).
+    let mut replication_waits = Vec::new();
     let mut first_error: Option<String> = None;
     let mut hints = LeaderHints::new(ctx.broker);
     let transactional = topic_data.iter().any(|t| {
@@ -146,6 +152,10 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
         };
         let unauthorized = (topic.is_some() || ctx.version < 13)
             && !ctx.authorize(AclOperation::Write, ResourceType::Topic, name);
+        let min_insync = match (&topic, acks) {
+            (Some(t), -1) => min_insync_replicas(ctx, t),
+            _ => 1,
+        };
         for pd in partition_data {
             let mut pr = PartitionProduceResponse::default();
             pr.index = pd.index;
@@ -200,6 +210,16 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
                         format!("this broker does not lead {name}-{}", pd.index),
                         Vec::new(),
                     )),
+                    // Kafka refuses an acks=all write before appending it when the ISR is
+                    // smaller than min.insync.replicas.
+                    Some(Ok(p)) if acks == -1 && !p.enough_replicas(min_insync) => Err((
+                        ResponseError::NotEnoughReplicas,
+                        format!(
+                            "{name}-{} has fewer in-sync replicas than min.insync.replicas={min_insync}",
+                            pd.index
+                        ),
+                        Vec::new(),
+                    )),
                     Some(Ok(p)) => append(ctx, p, pd.records.unwrap_or_default(), now),
                 }
             };
@@ -209,6 +229,15 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
                     pr.log_append_time_ms = info.log_append_time_ms;
                     if ctx.version >= 5 {
                         pr.log_start_offset = partition.log_start_offset();
+                    }
+                    if acks == -1 {
+                        replication_waits.push((
+                            resp.responses.len(),
+                            tr.partition_responses.len(),
+                            partition.clone(),
+                            info.last_offset + 1,
+                            min_insync,
+                        ));
                     }
                     if let Some(rx) = wait {
                         waits.push((
@@ -271,7 +300,9 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
                 partition.synced();
             });
         }
-    } else if !waits.is_empty() {
+    } else if !waits.is_empty() || replication_waits.iter().any(|w| !replicated(w)) {
+        let deadline =
+            tokio::time::Instant::now() + Duration::from_millis(timeout_ms.max(0) as u64);
         return Ok(Produced::Later(Box::pin(async move {
             for (topic_index, partition_index, partition, rx) in waits {
                 let synced = rx.await;
@@ -281,6 +312,37 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
                     pr.error_code = ResponseError::KafkaStorageError.code();
                     if version >= 8 {
                         pr.error_message = Some(StrBytes::from_string(e));
+                    }
+                }
+            }
+            // acks=all: answered once the high watermark passes each write (every in-sync
+            // replica has it), within the request's timeout.
+            for (topic_index, partition_index, partition, end, min_insync) in replication_waits {
+                let pr = &mut resp.responses[topic_index].partition_responses[partition_index];
+                if pr.error_code != 0 {
+                    continue;
+                }
+                let refusal = loop {
+                    let arrived = partition.data_arrived();
+                    match partition.acks_all(end, min_insync) {
+                        AcksAll::Done => break None,
+                        AcksAll::NotEnoughReplicasAfterAppend => break Some((
+                            ResponseError::NotEnoughReplicasAfterAppend,
+                            format!("{} was written, but its in-sync replicas fell below min.insync.replicas={min_insync} before it was replicated", partition.tp),
+                        )),
+                        AcksAll::Waiting => {}
+                    }
+                    if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                        break Some((
+                            ResponseError::RequestTimedOut,
+                            format!("{} was written, but not replicated to every in-sync replica within the request's timeout_ms={timeout_ms}", partition.tp),
+                        ));
+                    }
+                };
+                if let Some((code, message)) = refusal {
+                    pr.error_code = code.code();
+                    if version >= 8 {
+                        pr.error_message = Some(StrBytes::from_string(message));
                     }
                 }
             }
@@ -303,6 +365,22 @@ type Appended = (
     Option<tokio::sync::oneshot::Receiver<Result<(), LogError>>>,
     Arc<Partition>,
 );
+
+/// Whether an acks=all write is already replicated as far as it must be.
+fn replicated(w: &(usize, usize, Arc<Partition>, i64, usize)) -> bool {
+    w.2.acks_all(w.3, w.4) != AcksAll::Waiting
+}
+
+/// The topic's `min.insync.replicas` (its override, else the broker's).
+fn min_insync_replicas(ctx: &Ctx<'_>, topic: &crate::topics::Topic) -> usize {
+    let broker = ctx.broker.dynamic_configs.effective();
+    let (value, _) =
+        crate::config::topic::effective(&broker, &topic.overrides.read(), "min.insync.replicas");
+    value
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(1)
+        .max(1)
+}
 
 /// A partition's refusal: its error, a message, and KIP-467's per-record errors.
 type Refusal = (ResponseError, String, Vec<BatchIndexAndErrorMessage>);

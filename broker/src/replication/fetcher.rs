@@ -1,0 +1,368 @@
+//! Replica fetchers (Kafka's `ReplicaFetcherManager` and `ReplicaFetcherThread`): for each
+//! broker this one follows partitions of, a task that sends Fetch requests as a follower
+//! (`replica_id` = this broker) for all of them, over a connection of its own (a fetch
+//! long-polls at the leader and would hold up any request queued behind it), and applies the
+//! answers through each partition's [`FollowerPartition`]: truncate where the logs diverge,
+//! append the leader's batches at the leader's offsets, take the leader's high watermark.
+//! The tasks run on one thread of their own.
+//!
+//! Fetch sessions (KIP-227) are not used yet: every fetch names every partition.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::{
+    ApiKey, BrokerId, FetchRequest, RequestKind, ResponseKind, TopicName,
+};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+use parking_lot::Mutex;
+use samsa_cluster::replication::follower::{
+    FetchAnswer, FetchError, FollowerPartition, Records, Step,
+};
+use tokio::sync::Notify;
+
+use crate::handlers::cluster_view::ClusterView;
+use crate::net::peer::Peer;
+use crate::partition::{Partition, Transition};
+use crate::server::Broker;
+
+/// The Fetch version followers send: topics by name, the diverging epoch (KIP-320).
+const FETCH_VERSION: i16 = 12;
+
+/// A partition this broker follows, with its fetch state.
+struct Followed {
+    partition: Arc<Partition>,
+    state: FollowerPartition,
+    /// Not fetched before this instant (after an error).
+    paused_until: Option<tokio::time::Instant>,
+}
+
+/// The partitions followed from one leader, shared by the manager and that leader's task.
+#[derive(Default)]
+struct LeaderSet {
+    partitions: Mutex<BTreeMap<(String, i32), Followed>>,
+    changed: Notify,
+}
+
+/// Settings of the fetchers (Kafka's names).
+#[derive(Debug, Clone, Copy)]
+pub struct FetcherConfig {
+    pub node_id: i32,
+    pub fetch_max_bytes: i32,
+    pub response_max_bytes: i32,
+    pub wait_max_ms: i32,
+    pub backoff_ms: u64,
+}
+
+pub struct ReplicaFetchers {
+    runtime: tokio::runtime::Handle,
+    config: FetcherConfig,
+    leaders: Mutex<HashMap<i32, Arc<LeaderSet>>>,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl ReplicaFetchers {
+    /// Starts the fetchers' thread (a task per leader starts when a partition follows it).
+    pub fn start(config: FetcherConfig) -> std::io::Result<ReplicaFetchers> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let runtime = rt.handle().clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::Builder::new()
+            .name("replica-fetchers".into())
+            .spawn(move || {
+                rt.block_on(async {
+                    let _ = stopped.await;
+                })
+            })?;
+        Ok(ReplicaFetchers {
+            runtime,
+            config,
+            leaders: Mutex::new(HashMap::new()),
+            _stop: stop,
+        })
+    }
+
+    /// Starts, moves or stops the fetching of partitions whose role changed.
+    pub fn apply(&self, broker: &Arc<Broker>, transitions: Vec<(Arc<Partition>, Transition)>) {
+        for (p, t) in transitions {
+            let key = (p.tp.topic.clone(), p.tp.partition);
+            let mut leaders = self.leaders.lock();
+            for set in leaders.values() {
+                if set.partitions.lock().remove(&key).is_some() {
+                    set.changed.notify_one();
+                }
+            }
+            let Transition::Follow {
+                leader,
+                leader_epoch,
+            } = t
+            else {
+                continue;
+            };
+            let state = FollowerPartition::new(
+                leader,
+                leader_epoch,
+                p.log_end_offset(),
+                p.latest_epoch().unwrap_or(-1),
+                p.high_watermark(),
+            );
+            tracing::info!(partition = %p.tp, leader, leader_epoch, fetch_offset = state.fetch_offset, "following the partition's leader");
+            let set = leaders.entry(leader).or_insert_with(|| {
+                let set = Arc::new(LeaderSet::default());
+                let task = run(
+                    Arc::downgrade(broker),
+                    self.config,
+                    leader,
+                    Arc::downgrade(&set),
+                );
+                self.runtime.spawn(task);
+                set
+            });
+            set.partitions.lock().insert(
+                key,
+                Followed {
+                    partition: p,
+                    state,
+                    paused_until: None,
+                },
+            );
+            set.changed.notify_one();
+        }
+    }
+
+    /// How many partitions this broker follows (for metrics and tests).
+    pub fn followed(&self) -> usize {
+        self.leaders
+            .lock()
+            .values()
+            .map(|s| s.partitions.lock().len())
+            .sum()
+    }
+}
+
+/// The fetch loop of one leader, until the broker or the set is gone.
+async fn run(broker: Weak<Broker>, config: FetcherConfig, leader: i32, set: Weak<LeaderSet>) {
+    let mut peer: Option<Peer> = None;
+    loop {
+        let (Some(broker), Some(set)) = (broker.upgrade(), set.upgrade()) else {
+            return;
+        };
+        if broker.is_shutting_down() {
+            return;
+        }
+        let request = build_request(&config, &set);
+        let Some(request) = request else {
+            // Nothing to fetch now: wait for a partition, or the end of a pause.
+            let changed = set.changed.notified();
+            drop(broker);
+            tokio::select! {
+                _ = changed => {}
+                _ = tokio::time::sleep(Duration::from_millis(config.backoff_ms)) => {}
+            }
+            continue;
+        };
+        let Some(addr) = leader_address(&broker, leader) else {
+            drop(broker);
+            drop(set);
+            tokio::time::sleep(Duration::from_millis(config.backoff_ms)).await;
+            continue;
+        };
+        let p = match &peer {
+            Some(p) if p.addr == addr => p.clone(),
+            _ => {
+                let timeout = Duration::from_millis(config.wait_max_ms as u64 + 30_000);
+                let p = Peer::spawn(
+                    addr,
+                    format!("samsa-replica-fetcher-{}", config.node_id),
+                    timeout,
+                );
+                peer = Some(p.clone());
+                p
+            }
+        };
+        drop(broker);
+        let answer = p
+            .send(ApiKey::Fetch, FETCH_VERSION, RequestKind::Fetch(request))
+            .await;
+        match answer {
+            Ok(Ok(ResponseKind::Fetch(resp))) if resp.error_code == 0 => {
+                apply_response(&set, resp);
+            }
+            other => {
+                let why = match other {
+                    Ok(Ok(ResponseKind::Fetch(r))) => format!("error {}", r.error_code),
+                    Ok(Ok(_)) => "an answer of the wrong type".into(),
+                    Ok(Err(e)) => e,
+                    Err(_) => "the connection is gone".into(),
+                };
+                tracing::debug!(leader, %why, "replica fetch failed; backing off");
+                tokio::time::sleep(Duration::from_millis(config.backoff_ms)).await;
+            }
+        }
+    }
+}
+
+/// The leader's endpoint for clients, from the metadata image.
+fn leader_address(broker: &Broker, leader: i32) -> Option<SocketAddr> {
+    let view = ClusterView::new(broker);
+    let node = view.node(leader)?;
+    (node.host.as_str(), node.port as u16)
+        .to_socket_addrs()
+        .ok()?
+        .next()
+}
+
+/// A Fetch for every partition of `set` not paused, or `None` if there is none.
+fn build_request(config: &FetcherConfig, set: &LeaderSet) -> Option<FetchRequest> {
+    let now = tokio::time::Instant::now();
+    let mut topics: BTreeMap<String, Vec<FetchPartition>> = BTreeMap::new();
+    for ((topic, index), f) in set.partitions.lock().iter() {
+        if f.paused_until.is_some_and(|t| t > now) {
+            continue;
+        }
+        let mut p = FetchPartition::default();
+        p.partition = *index;
+        p.current_leader_epoch = f.state.leader_epoch;
+        p.fetch_offset = f.state.fetch_offset;
+        p.last_fetched_epoch = f.state.last_fetched_epoch;
+        p.log_start_offset = f.partition.log_start_offset();
+        p.partition_max_bytes = config.fetch_max_bytes;
+        topics.entry(topic.clone()).or_default().push(p);
+    }
+    if topics.is_empty() {
+        return None;
+    }
+    let mut req = FetchRequest::default();
+    req.replica_id = BrokerId(config.node_id);
+    req.max_wait_ms = config.wait_max_ms;
+    req.min_bytes = 1;
+    req.max_bytes = config.response_max_bytes;
+    req.isolation_level = 0;
+    req.session_id = 0;
+    req.session_epoch = -1;
+    req.topics = topics
+        .into_iter()
+        .map(|(name, partitions)| {
+            let mut t = FetchTopic::default();
+            t.topic = TopicName(StrBytes::from_string(name));
+            t.partitions = partitions;
+            t
+        })
+        .collect();
+    Some(req)
+}
+
+/// The error classes a follower treats alike.
+fn classify(code: i16) -> FetchError {
+    match ResponseError::try_from_code(code) {
+        None if code == 0 => FetchError::None,
+        Some(ResponseError::OffsetOutOfRange) => FetchError::OffsetOutOfRange,
+        Some(
+            ResponseError::NotLeaderOrFollower
+            | ResponseError::FencedLeaderEpoch
+            | ResponseError::UnknownLeaderEpoch
+            | ResponseError::UnknownTopicOrPartition
+            | ResponseError::UnknownTopicId,
+        ) => FetchError::LeadershipChanged,
+        _ => FetchError::Retriable,
+    }
+}
+
+/// Applies a leader's Fetch answer to the partitions of `set`.
+fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse) {
+    let now_ms = crate::util::now_ms();
+    let mut partitions = set.partitions.lock();
+    let mut gone = Vec::new();
+    for t in resp.responses {
+        for pd in t.partitions {
+            let key = (t.topic.to_string(), pd.partition_index);
+            let Some(f) = partitions.get_mut(&key) else {
+                continue;
+            };
+            let records = pd.records.as_ref().and_then(|b| batch_span(b));
+            let answer = FetchAnswer {
+                error: classify(pd.error_code),
+                high_watermark: pd.high_watermark,
+                log_start_offset: pd.log_start_offset,
+                diverging_epoch: (pd.diverging_epoch.epoch >= 0)
+                    .then_some((pd.diverging_epoch.epoch, pd.diverging_epoch.end_offset)),
+                records,
+            };
+            let partition = f.partition.clone();
+            let steps = f
+                .state
+                .on_answer(&answer, |epoch| partition.end_offset_for_epoch(epoch));
+            for step in steps {
+                let done = match step {
+                    Step::Truncate(offset) => partition
+                        .with_log(|log| log.truncate_to(offset))
+                        .map(|_| ()),
+                    Step::TruncateFullyAndStartAt(offset) => partition
+                        .with_log(|log| log.truncate_fully_and_start_at(offset))
+                        .map(|_| ()),
+                    Step::Append => match &pd.records {
+                        Some(b) => partition.append_as_follower(b.clone(), now_ms).map(|_| ()),
+                        None => Ok(()),
+                    },
+                    Step::HighWatermark(hw) => {
+                        partition.set_follower_high_watermark(hw);
+                        Ok(())
+                    }
+                    Step::AwaitLeadership => {
+                        gone.push(key.clone());
+                        Ok(())
+                    }
+                    Step::Backoff => {
+                        f.paused_until =
+                            Some(tokio::time::Instant::now() + Duration::from_millis(1_000));
+                        Ok(())
+                    }
+                };
+                if let Err(e) = done {
+                    tracing::warn!(partition = %partition.tp, error = %e, "cannot apply what the leader sent; fetching again from this follower's log end");
+                    // Start over from what the log really holds.
+                    f.state = FollowerPartition::new(
+                        f.state.leader,
+                        f.state.leader_epoch,
+                        partition.log_end_offset(),
+                        partition.latest_epoch().unwrap_or(-1),
+                        partition.high_watermark(),
+                    );
+                    f.paused_until =
+                        Some(tokio::time::Instant::now() + Duration::from_millis(1_000));
+                    break;
+                }
+            }
+        }
+    }
+    for key in gone {
+        // The metadata image will say who leads now; the publisher follows it again then.
+        partitions.remove(&key);
+    }
+}
+
+/// The first base offset, the offset after the last batch and the last batch's epoch of a
+/// fetched record set (whole batches; a trailing partial batch is ignored).
+fn batch_span(bytes: &bytes::Bytes) -> Option<Records> {
+    let mut first = None;
+    let mut next = 0;
+    let mut last_epoch = -1;
+    for b in samsa_storage::batch::batches(bytes) {
+        let Ok(b) = b else { break };
+        let h = b.header();
+        first.get_or_insert(h.base_offset);
+        next = h.next_offset();
+        last_epoch = h.partition_leader_epoch;
+    }
+    first.map(|base_offset| Records {
+        base_offset,
+        next_offset: next,
+        last_epoch,
+    })
+}

@@ -1,0 +1,101 @@
+//! Replication on this broker: the replica fetchers that copy the partitions it follows from
+//! their leaders ([`fetcher`]), and, for the partitions it leads, the ISR changes it asks the
+//! controller for (AlterPartition) when a follower falls behind or catches up. The decisions
+//! are the sans-IO state machines of `samsa_cluster::replication`; the leader's side lives in
+//! each [`crate::partition::Partition`] and in the Fetch handler, which serves followers.
+
+pub mod fetcher;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use samsa_cluster::controller::{AlterPartitionData, AlterPartitionRequest, AlterPartitionTopic};
+use samsa_cluster::partition_change::IsrMember;
+use samsa_cluster::replication::leader::AlterIsr;
+
+use crate::controller::active::{ControllerReply, ControllerRequest};
+use crate::partition::Partition;
+use crate::server::Broker;
+
+/// How long an AlterPartition may take before the leader gives up on it (and asks again).
+const ALTER_PARTITION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Sends a leader's ISR change to the active controller; on a refusal (or no answer) the leader
+/// goes back to its committed ISR, and asks again at its next fetch or check. A change the
+/// controller commits reaches the partition through the metadata image.
+pub async fn alter_isr(broker: &Broker, partition: &Arc<Partition>, alter: AlterIsr) {
+    let Some(broker_epoch) = broker.membership.borrow().broker_epoch else {
+        partition.alter_isr_failed();
+        return;
+    };
+    let image = broker.controller.image();
+    let new_isr = alter
+        .new_isr
+        .iter()
+        .map(|&b| IsrMember {
+            broker_id: b,
+            // KIP-903: the controller refuses a member registered at another epoch since.
+            broker_epoch: image.broker(b).map_or(-1, |r| r.epoch),
+        })
+        .collect();
+    let request = ControllerRequest::AlterPartition(AlterPartitionRequest {
+        broker_id: broker.node_id,
+        broker_epoch,
+        version: crate::controller::partition_rpcs::ALTER_PARTITION_VERSION,
+        topics: vec![AlterPartitionTopic {
+            topic_id: partition.topic_id,
+            topic_name: partition.tp.topic.clone(),
+            partitions: vec![AlterPartitionData {
+                partition_index: partition.tp.partition,
+                leader_epoch: alter.leader_epoch,
+                partition_epoch: alter.partition_epoch,
+                new_isr,
+                leader_recovery_state: 0,
+            }],
+        }],
+    });
+    let answer = broker
+        .controller
+        .request_retrying(request, ALTER_PARTITION_TIMEOUT)
+        .await;
+    let code = match &answer {
+        Ok(ControllerReply::AlterPartition(topics)) => topics
+            .iter()
+            .flat_map(|t| t.partitions.iter())
+            .map(|p| p.error_code)
+            .next()
+            .unwrap_or(-1),
+        Ok(_) => -1,
+        Err((code, _)) => *code,
+    };
+    if code == 0 {
+        tracing::info!(partition = %partition.tp, isr = ?alter.new_isr, "the controller changed the ISR");
+    } else {
+        tracing::info!(partition = %partition.tp, isr = ?alter.new_isr, code, "the controller did not change the ISR; asking again later");
+        partition.alter_isr_failed();
+    }
+}
+
+/// Checks the ISR of every partition this broker leads every `replica.lag.time.max.ms / 2`
+/// (Kafka's `isr-expiration` task) until the broker stops.
+pub async fn run_isr_checks(broker: Arc<Broker>) {
+    let lag_ms = broker.config.long("replica.lag.time.max.ms").max(2) as u64;
+    let mut tick = tokio::time::interval(Duration::from_millis(lag_ms / 2));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        if broker.is_shutting_down() {
+            return;
+        }
+        let now = crate::util::now_ms() as u64;
+        for topic in broker.topics.all() {
+            for p in &topic.partitions {
+                if let Some(alter) = p.check_isr(now) {
+                    tracing::info!(partition = %p.tp, isr = ?alter.new_isr, "a follower fell behind; asking the controller to shrink the ISR");
+                    let (b, p) = (broker.clone(), p.clone());
+                    tokio::spawn(async move { alter_isr(&b, &p, alter).await });
+                }
+            }
+        }
+    }
+}
