@@ -43,11 +43,22 @@ pub async fn ensure(broker: &Broker, spec: &InternalTopicSpec) -> Result<(), Res
     if known(broker) {
         return Ok(());
     }
+    // Kafka's default of 3 replicas, but never more than the cluster has nodes (its brokers,
+    // or its voters while brokers are still registering): a single node gets one, and a
+    // cluster still starting waits for its brokers (the client retries) rather than getting
+    // fewer replicas than it will have.
+    let nodes = broker
+        .controller
+        .image()
+        .brokers()
+        .len()
+        .max(broker.controller.voters().len())
+        .max(1) as i16;
     let request = ControllerRequest::CreateTopics {
         topics: vec![CreatableTopic {
             name: spec.name.to_string(),
             num_partitions: spec.partitions,
-            replication_factor: spec.replication_factor,
+            replication_factor: spec.replication_factor.min(nodes).max(1),
             assignments: Vec::new(),
             configs: spec
                 .configs

@@ -138,6 +138,29 @@ impl Partition {
         p
     }
 
+    /// A replica of a partition of the metadata image, before [`Partition::apply_leadership`]
+    /// gives it its role: it neither leads nor follows, and its high watermark is the one
+    /// checkpointed (a follower's log may hold records above it that were never committed, and
+    /// a new leader must not show them before its followers have them).
+    pub fn new_replica(
+        tp: TopicPartition,
+        topic_id: Uuid,
+        log: Log,
+        leader_epoch: i32,
+    ) -> Partition {
+        let hw = log.high_watermark();
+        let p = Partition::new(tp, topic_id, log, leader_epoch);
+        let mut log = p.log.lock();
+        *p.replica.lock() = Replica::Follower {
+            leader: -1,
+            high_watermark: hw,
+        };
+        p.leader.store(false, Ordering::Release);
+        p.refresh(&mut log);
+        drop(log);
+        p
+    }
+
     pub fn log_end_offset(&self) -> i64 {
         self.log_end_offset.load(Ordering::Acquire)
     }
@@ -473,6 +496,7 @@ impl Partition {
     /// Publishes `hw` (never back, except through `truncate`), with the last stable offset.
     fn store_high_watermark(&self, log: &mut Log, hw: i64) {
         let hw = hw.max(log.log_start_offset()).min(log.log_end_offset());
+        log.set_high_watermark(hw);
         self.high_watermark.store(hw, Ordering::Release);
         self.last_stable_offset
             .store(log.last_stable_offset(hw), Ordering::Release);

@@ -511,7 +511,7 @@ impl TopicRegistry {
                     let tp = TopicPartition::new(want.name.as_str(), index);
                     let log = self.claim_log(&tp, want.id, config.clone())?;
                     changed = true;
-                    Arc::new(Partition::new(tp, want.id, log, role.leader_epoch))
+                    Arc::new(Partition::new_replica(tp, want.id, log, role.leader_epoch))
                 }
             };
             match p.apply_leadership(me, role, replica_lag_time_max_ms, now_ms)? {

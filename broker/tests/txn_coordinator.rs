@@ -279,10 +279,11 @@ fn a_transaction_past_its_timeout_is_aborted_and_its_producer_fenced() {
     let p0 = partition(&broker, "t", 0);
     runtime().block_on(async {
         let txn = &broker.txn;
-        let (pid, epoch) = begin(&broker, "slow", 50, "late").await;
+        // A second of timeout: a loaded machine stalls tens of milliseconds at times.
+        let (pid, epoch) = begin(&broker, "slow", 1_000, "late").await;
         txn.abort_timed_out(&broker).await;
         assert_eq!(txn.describe("slow").await.unwrap().state, TxnState::Ongoing);
-        tokio::time::sleep(Duration::from_millis(80)).await;
+        tokio::time::sleep(Duration::from_millis(1_100)).await;
         txn.abort_timed_out(&broker).await;
         let m = txn.describe("slow").await.unwrap();
         assert_eq!(m.state, TxnState::CompleteAbort);

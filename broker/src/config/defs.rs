@@ -321,8 +321,8 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     def(
         "offsets.topic.replication.factor",
         Short,
-        Some("1"),
-        "replication factor of __consumer_offsets",
+        Some("3"),
+        "replication factor of __consumer_offsets (at most the registered brokers)",
     ),
     def(
         "offsets.topic.segment.bytes",
@@ -387,8 +387,8 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     def(
         "transaction.state.log.replication.factor",
         Short,
-        Some("1"),
-        "replication factor of __transaction_state",
+        Some("3"),
+        "replication factor of __transaction_state (at most the registered brokers)",
     ),
     def(
         "transaction.state.log.min.isr",

@@ -278,7 +278,6 @@ fn classify(code: i16) -> FetchError {
 fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse) {
     let now_ms = crate::util::now_ms();
     let mut partitions = set.partitions.lock();
-    let mut gone = Vec::new();
     for t in resp.responses {
         for pd in t.partitions {
             let key = (t.topic.to_string(), pd.partition_index);
@@ -314,8 +313,12 @@ fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse
                         partition.set_follower_high_watermark(hw);
                         Ok(())
                     }
+                    // The leader may not know yet that it leads (this broker's image is ahead of
+                    // its), or leads no more (the image will say who does, and the publisher
+                    // moves the partition then): ask again after a pause.
                     Step::AwaitLeadership => {
-                        gone.push(key.clone());
+                        f.paused_until =
+                            Some(tokio::time::Instant::now() + Duration::from_millis(200));
                         Ok(())
                     }
                     Step::Backoff => {
@@ -340,10 +343,6 @@ fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse
                 }
             }
         }
-    }
-    for key in gone {
-        // The metadata image will say who leads now; the publisher follows it again then.
-        partitions.remove(&key);
     }
 }
 

@@ -274,3 +274,24 @@ pub fn settled(node: &Broker, voters: usize, offset: i64, timeout: Duration) -> 
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Waits until `node` reports `brokers` live brokers.
+pub fn wait_for_brokers(node: &Broker, brokers: usize, timeout: Duration) {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let mut req = kafka_protocol::messages::MetadataRequest::default();
+        req.topics = Some(Vec::new());
+        let m: kafka_protocol::messages::MetadataResponse =
+            raw_request(node, ApiKey::Metadata, 12, &req);
+        if m.brokers.len() == brokers {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "node {} reports brokers {:?}, not {brokers}",
+            node.port,
+            m.brokers.iter().map(|b| b.node_id.0).collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -1,0 +1,250 @@
+//! Replication on three real `samsa` processes: a topic with replication factor 3 has every
+//! partition on every broker and all of them in sync; an idempotent acks=all producer loses
+//! nothing and duplicates nothing when a partition's leader is SIGKILLed (a follower in the ISR
+//! takes over); min.insync.replicas refuses acks=all writes once too few replicas are left; the
+//! killed broker, restarted, catches up and rejoins every ISR.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use common::*;
+use compat_tests::{BrokerOptions, Cluster};
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::StrBytes;
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::producer::FutureProducer;
+use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
+
+fn options() -> BrokerOptions {
+    BrokerOptions::default()
+        .prop("broker.session.timeout.ms", 3000)
+        .prop("broker.heartbeat.interval.ms", 500)
+        .prop("replica.lag.time.max.ms", 3000)
+        .prop("group.initial.rebalance.delay.ms", 0)
+}
+
+fn config(bootstrap: &str) -> ClientConfig {
+    let mut c = ClientConfig::new();
+    c.set("bootstrap.servers", bootstrap);
+    c
+}
+
+/// Each partition's (leader, replicas, isr) as `node` describes `topic`.
+fn placement(node: &Broker, topic: &str) -> BTreeMap<i32, (i32, Vec<i32>, Vec<i32>)> {
+    let mut t = metadata_request::MetadataRequestTopic::default();
+    t.name = Some(TopicName(StrBytes::from_string(topic.to_string())));
+    let mut req = MetadataRequest::default();
+    req.topics = Some(vec![t]);
+    let m: MetadataResponse = raw_request(node, ApiKey::Metadata, 12, &req);
+    assert_eq!(m.topics[0].error_code, 0, "{m:?}");
+    let ids = |v: &[BrokerId]| {
+        let mut v: Vec<i32> = v.iter().map(|b| b.0).collect();
+        v.sort();
+        v
+    };
+    m.topics[0]
+        .partitions
+        .iter()
+        .map(|p| {
+            (
+                p.partition_index,
+                (p.leader_id.0, ids(&p.replica_nodes), ids(&p.isr_nodes)),
+            )
+        })
+        .collect()
+}
+
+/// Waits until `check` holds for `topic`'s placement as `node` describes it.
+fn wait_for_placement(
+    node: &Broker,
+    topic: &str,
+    what: &str,
+    check: impl Fn(&BTreeMap<i32, (i32, Vec<i32>, Vec<i32>)>) -> bool,
+) -> BTreeMap<i32, (i32, Vec<i32>, Vec<i32>)> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let p = placement(node, topic);
+        if check(&p) {
+            return p;
+        }
+        assert!(Instant::now() < deadline, "{what}: {p:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn create(bootstrap: &str, name: &str, partitions: i32, configs: &[(&str, &str)]) {
+    let admin: AdminClient<DefaultClientContext> = config(bootstrap).create().unwrap();
+    let mut t = NewTopic::new(name, partitions, TopicReplication::Fixed(3));
+    for (k, v) in configs {
+        t = t.set(k, v);
+    }
+    let r = runtime()
+        .block_on(admin.create_topics(&[t], &AdminOptions::new()))
+        .unwrap();
+    r[0].clone().unwrap();
+}
+
+fn records(from: usize, to: usize) -> Vec<(Option<Vec<u8>>, Vec<u8>)> {
+    (from..to)
+        .map(|i| {
+            (
+                Some(format!("key-{}", i % 50).into_bytes()),
+                format!("{i}").into_bytes(),
+            )
+        })
+        .collect()
+}
+
+/// One acks=all Produce of a single record to `partition`, answered by `node`.
+fn produce_raw(node: &Broker, topic: &str, partition: i32) -> i16 {
+    use kafka_protocol::records::{
+        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+    };
+    let record = Record {
+        transactional: false,
+        control: false,
+        delete_horizon: false,
+        partition_leader_epoch: -1,
+        producer_id: -1,
+        producer_epoch: -1,
+        timestamp_type: TimestampType::Creation,
+        offset: 0,
+        sequence: -1,
+        timestamp: 0,
+        key: None,
+        value: Some(bytes::Bytes::from_static(b"x")),
+        headers: Default::default(),
+    };
+    let mut buf = bytes::BytesMut::new();
+    let options = RecordEncodeOptions {
+        version: 2,
+        compression: Compression::None,
+    };
+    RecordBatchEncoder::encode(&mut buf, [record].iter(), &options).unwrap();
+    let mut pd = produce_request::PartitionProduceData::default();
+    pd.index = partition;
+    pd.records = Some(buf.freeze());
+    let mut td = produce_request::TopicProduceData::default();
+    td.name = TopicName(StrBytes::from_string(topic.to_string()));
+    td.partition_data = vec![pd];
+    let mut req = ProduceRequest::default();
+    req.acks = -1;
+    req.timeout_ms = 5_000;
+    req.topic_data = vec![td];
+    let resp: ProduceResponse = raw_request(node, ApiKey::Produce, 9, &req);
+    resp.responses[0].partition_responses[0].error_code
+}
+
+#[test]
+fn acks_all_writes_survive_the_leaders_sigkill_and_the_restarted_broker_rejoins_the_isr() {
+    let mut cluster = Cluster::start_with(3, options());
+    settled(&cluster.nodes[0], 3, 1, Duration::from_secs(30));
+    for node in &cluster.nodes {
+        wait_for_brokers(node, 3, Duration::from_secs(30));
+    }
+    let bootstrap = cluster.bootstrap();
+    create(&bootstrap, "replicated", 3, &[("min.insync.replicas", "2")]);
+    let all = BTreeSet::from([1, 2, 3]);
+    let start = wait_for_placement(
+        &cluster.nodes[0],
+        "replicated",
+        "every replica in sync",
+        |p| p.values().all(|(_, r, isr)| r.len() == 3 && isr.len() == 3),
+    );
+    assert!(start
+        .values()
+        .all(|(_, r, _)| r.iter().copied().collect::<BTreeSet<_>>() == all));
+
+    let producer: FutureProducer = config(&bootstrap)
+        .set("enable.idempotence", "true")
+        .set("acks", "all")
+        .set("linger.ms", "5")
+        .set("message.timeout.ms", "60000")
+        .create()
+        .unwrap();
+    let first = produce_all(&producer, "replicated", &records(0, 300), None);
+    assert_eq!(first.len(), 300);
+
+    // SIGKILL of partition 0's leader: one of its in-sync followers takes over.
+    let (victim, _, _) = start[&0];
+    cluster.node(victim).kill();
+    let survivor = (1..=3).find(|&i| i != victim).unwrap();
+    let after = wait_for_placement(cluster.node(survivor), "replicated", "a new leader", |p| {
+        p.values()
+            .all(|(l, _, isr)| *l != victim && *l >= 0 && !isr.contains(&victim))
+    });
+    assert!(after.values().all(|(_, _, isr)| isr.len() == 2));
+    let second = produce_all(&producer, "replicated", &records(300, 600), None);
+    assert_eq!(second.len(), 300);
+
+    // min.insync.replicas=3 refuses acks=all writes with two replicas in sync.
+    create(
+        &cluster.bootstrap(),
+        "strict",
+        1,
+        &[("min.insync.replicas", "3")],
+    );
+    let strict = wait_for_placement(cluster.node(survivor), "strict", "a leader", |p| {
+        p[&0].0 >= 0
+    });
+    let leader = strict[&0].0;
+    assert_eq!(
+        produce_raw(cluster.node(leader), "strict", 0),
+        kafka_protocol::ResponseError::NotEnoughReplicas.code()
+    );
+
+    // Every acknowledged record once, offsets dense, each key's records in order.
+    let consumer: BaseConsumer = config(&cluster.bootstrap())
+        .set("group.id", "replicated-check")
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let mut tpl = TopicPartitionList::new();
+    for p in 0..3 {
+        tpl.add_partition_offset("replicated", p, Offset::Beginning)
+            .unwrap();
+    }
+    consumer.assign(&tpl).unwrap();
+    let got = consume_n(&consumer, 600, Duration::from_secs(60));
+    let values: BTreeSet<u32> = got
+        .iter()
+        .map(|g| String::from_utf8_lossy(&g.value).parse().unwrap())
+        .collect();
+    assert_eq!(
+        values,
+        (0..600).collect::<BTreeSet<u32>>(),
+        "every record once"
+    );
+    let mut by_partition: BTreeMap<i32, Vec<i64>> = BTreeMap::new();
+    let mut by_key: BTreeMap<Vec<u8>, Vec<u32>> = BTreeMap::new();
+    for g in &got {
+        by_partition.entry(g.partition).or_default().push(g.offset);
+        by_key
+            .entry(g.key.clone().unwrap())
+            .or_default()
+            .push(String::from_utf8_lossy(&g.value).parse().unwrap());
+    }
+    for (p, offsets) in by_partition {
+        assert!(
+            offsets.windows(2).all(|w| w[1] == w[0] + 1) && offsets[0] == 0,
+            "partition {p}: offsets {offsets:?}"
+        );
+    }
+    for (k, vs) in by_key {
+        assert!(vs.windows(2).all(|w| w[0] < w[1]), "key {k:?}: {vs:?}");
+    }
+
+    // The killed broker comes back, catches up, and is in every ISR again.
+    cluster.node(victim).restart();
+    wait_for_placement(
+        cluster.node(survivor),
+        "replicated",
+        "the ISR back to three",
+        |p| p.values().all(|(_, _, isr)| isr.len() == 3),
+    );
+}
