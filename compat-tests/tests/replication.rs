@@ -179,6 +179,31 @@ fn acks_all_writes_survive_the_leaders_sigkill_and_the_restarted_broker_rejoins_
             .all(|(l, _, isr)| *l != victim && *l >= 0 && !isr.contains(&victim))
     });
     assert!(after.values().all(|(_, _, isr)| isr.len() == 2));
+    // The leaders report what is under-replicated.
+    let leaders: BTreeSet<i32> = after.values().map(|(l, _, _)| *l).collect();
+    let under: f64 = leaders
+        .iter()
+        .map(|&l| metric(cluster.node(l), "samsa_under_replicated_partitions"))
+        .sum();
+    assert!(
+        under >= 3.0,
+        "every partition of the topic is under-replicated: {under}"
+    );
+    let mut cli = std::process::Command::new(compat_tests::samsa_bin());
+    cli.args(["topic", "describe", "--under-replicated", "-b"])
+        .arg(cluster.node(survivor).bootstrap());
+    let (status, out, err) =
+        compat_tests::run_with_timeout(&mut cli, Duration::from_secs(30)).unwrap();
+    assert!(status.success(), "{err}");
+    for p in 0..3 {
+        assert!(
+            out.lines().any(|l| l
+                .split_whitespace()
+                .take(2)
+                .eq(["replicated", &p.to_string()])),
+            "partition {p} listed as under-replicated:\n{out}"
+        );
+    }
     let second = produce_all(&producer, "replicated", &records(300, 600), None);
     assert_eq!(second.len(), 300);
 
@@ -241,10 +266,28 @@ fn acks_all_writes_survive_the_leaders_sigkill_and_the_restarted_broker_rejoins_
 
     // The killed broker comes back, catches up, and is in every ISR again.
     cluster.node(victim).restart();
-    wait_for_placement(
+    let healed = wait_for_placement(
         cluster.node(survivor),
         "replicated",
         "the ISR back to three",
         |p| p.values().all(|(_, _, isr)| isr.len() == 3),
     );
+    let leaders: BTreeSet<i32> = healed.values().map(|(l, _, _)| *l).collect();
+    let expands: f64 = leaders
+        .iter()
+        .map(|&l| metric(cluster.node(l), "samsa_isr_changes_total{state=\"expand\"}"))
+        .sum();
+    assert!(
+        expands >= 1.0,
+        "the rejoining follower was counted: {expands}"
+    );
+}
+
+/// The sum of the series of `node`'s metrics that start with `series` (0 when absent).
+fn metric(node: &Broker, series: &str) -> f64 {
+    let text = node.scrape_metrics().unwrap();
+    text.lines()
+        .filter_map(|l| l.strip_prefix(series))
+        .filter_map(|rest| rest.trim().parse::<f64>().ok())
+        .sum()
 }

@@ -51,8 +51,15 @@ pub enum TopicCommand {
         #[arg(long)]
         internal: bool,
     },
-    /// Partitions, leaders, replicas, ISR, offsets and the configs that differ from defaults.
-    Describe { name: String },
+    /// Partitions, leaders, replicas, ISR, offsets and the configs that differ from defaults;
+    /// with --under-replicated, only the partitions whose ISR is smaller than their replicas
+    /// (of every topic when no name is given).
+    Describe {
+        name: Option<String>,
+        /// Only partitions with fewer in-sync replicas than replicas.
+        #[arg(long)]
+        under_replicated: bool,
+    },
     /// Delete a topic and its data.
     Delete { name: String },
     /// Set (-s key=value) or remove (-d key) topic configs.
@@ -82,7 +89,18 @@ pub fn run(global: &Global, cmd: &TopicCommand) -> anyhow::Result<()> {
             configs,
         } => create(global, &mut client, name, *partitions, *replicas, configs),
         TopicCommand::List { internal } => list(global, &mut client, *internal),
-        TopicCommand::Describe { name } => describe(global, &mut client, name),
+        TopicCommand::Describe {
+            name,
+            under_replicated: true,
+        } => under_replicated(global, &mut client, name.as_deref()),
+        TopicCommand::Describe {
+            name: Some(name), ..
+        } => describe(global, &mut client, name),
+        TopicCommand::Describe { name: None, .. } => {
+            anyhow::bail!(
+                "name the topic to describe (or ask for --under-replicated partitions of all)"
+            )
+        }
         TopicCommand::Delete { name } => delete(global, &mut client, name),
         TopicCommand::AlterConfig { name, set, delete } => {
             alter_config(global, &mut client, name, set, delete)
@@ -317,6 +335,59 @@ fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<
             ]);
         }
         out + &table.render()
+    });
+    Ok(())
+}
+
+/// The partitions whose ISR is smaller than their replica set (`kafka-topics.sh --describe
+/// --under-replicated-partitions`), of one topic or of all.
+fn under_replicated(
+    global: &Global,
+    client: &mut Client,
+    name: Option<&str>,
+) -> anyhow::Result<()> {
+    let names = name.map(|n| vec![n.to_string()]);
+    let resp = client.metadata(names.as_deref())?;
+    let ids = |v: &[kafka_protocol::messages::BrokerId]| v.iter().map(|b| b.0).collect::<Vec<_>>();
+    let mut rows = Vec::new();
+    for t in &resp.topics {
+        let topic = t.name.as_ref().map(|n| n.to_string()).unwrap_or_default();
+        check(t.error_code, &format!("topic '{topic}'"), None)?;
+        for p in &t.partitions {
+            if p.isr_nodes.len() < p.replica_nodes.len() {
+                rows.push((topic.clone(), p.clone()));
+            }
+        }
+    }
+    rows.sort_by(|a, b| (&a.0, a.1.partition_index).cmp(&(&b.0, b.1.partition_index)));
+    let value = json!(rows
+        .iter()
+        .map(|(topic, p)| json!({
+            "topic": topic,
+            "partition": p.partition_index,
+            "leader": p.leader_id.0,
+            "replicas": ids(&p.replica_nodes),
+            "isr": ids(&p.isr_nodes),
+            "offline_replicas": ids(&p.offline_replicas),
+        }))
+        .collect::<Vec<_>>());
+    emit(global.format, &value, || {
+        if rows.is_empty() {
+            return "no under-replicated partitions\n".to_string();
+        }
+        let join = |v: Vec<i32>| v.iter().map(i32::to_string).collect::<Vec<_>>().join(",");
+        let mut table = Table::new(&["TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR", "OFFLINE"]);
+        for (topic, p) in &rows {
+            table.row(vec![
+                topic.clone(),
+                p.partition_index.to_string(),
+                p.leader_id.0.to_string(),
+                join(ids(&p.replica_nodes)),
+                join(ids(&p.isr_nodes)),
+                join(ids(&p.offline_replicas)),
+            ]);
+        }
+        table.render()
     });
     Ok(())
 }

@@ -73,6 +73,13 @@ struct StateLabels {
     state: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReplicaLabels {
+    topic: String,
+    partition: i32,
+    replica: i32,
+}
+
 /// Cached handles of one API, made on first use so that APIs nobody calls add no series.
 struct ApiHandles {
     name: String,
@@ -109,6 +116,8 @@ pub struct Metrics {
     records_in: Family<TopicLabels, Counter>,
     bytes_out: Family<TopicLabels, Counter>,
     records_out: Family<TopicLabels, Counter>,
+    /// ISR changes this broker's leaders asked for and the controller made, by kind.
+    isr_changes: Family<StateLabels, Counter>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -185,6 +194,12 @@ impl Metrics {
             "Records in batches returned to fetchers, per topic",
             records_out.clone(),
         );
+        let isr_changes = Family::<StateLabels, Counter>::default();
+        registry.register(
+            "isr_changes",
+            "ISR shrinks and expansions of partitions led here that the controller made (Kafka's IsrShrinksPerSec, IsrExpandsPerSec)",
+            isr_changes.clone(),
+        );
         Metrics {
             registry,
             apis,
@@ -196,7 +211,14 @@ impl Metrics {
             records_in,
             bytes_out,
             records_out,
+            isr_changes,
         }
+    }
+
+    /// The controller shrank (`expanded` false) or expanded an ISR this broker asked it to.
+    pub fn isr_changed(&self, expanded: bool) {
+        let state = if expanded { "expand" } else { "shrink" };
+        self.isr_changes.get_or_create(&StateLabels { state }).inc();
     }
 
     /// Counts one handled request: its API and version, its latency and the error codes in
@@ -364,14 +386,40 @@ fn sample(broker: &Broker) -> Registry {
     let log_end = Family::<PartitionLabels, Gauge>::default();
     let log_start = Family::<PartitionLabels, Gauge>::default();
     let high_watermark = Family::<PartitionLabels, Gauge>::default();
-    let mut online = 0i64;
+    let in_sync = Family::<PartitionLabels, Gauge>::default();
+    let follower_lag = Family::<ReplicaLabels, Gauge>::default();
+    let (mut leading, mut following, mut offline, mut under_replicated) = (0i64, 0i64, 0i64, 0i64);
     for topic in broker.topics.all() {
         for p in &topic.partitions {
-            online += 1;
             let labels = PartitionLabels {
                 topic: topic.name.clone(),
                 partition: p.tp.partition,
             };
+            p.with_replica(|r| match r {
+                crate::partition::Replica::Leader(l) => {
+                    leading += 1;
+                    let isr = l.isr().committed();
+                    if isr.len() < l.replicas().len() {
+                        under_replicated += 1;
+                    }
+                    in_sync.get_or_create(&labels).set(isr.len() as i64);
+                    for &replica in l.replicas() {
+                        if let Some(f) = l.follower(replica) {
+                            follower_lag
+                                .get_or_create(&ReplicaLabels {
+                                    topic: topic.name.clone(),
+                                    partition: p.tp.partition,
+                                    replica,
+                                })
+                                .set((l.log_end_offset() - f.log_end_offset.max(0)).max(0));
+                        }
+                    }
+                }
+                crate::partition::Replica::Follower { leader, .. } if *leader >= 0 => {
+                    following += 1
+                }
+                crate::partition::Replica::Follower { .. } => offline += 1,
+            });
             log_end.get_or_create(&labels).set(p.log_end_offset());
             log_start.get_or_create(&labels).set(p.log_start_offset());
             high_watermark
@@ -394,26 +442,39 @@ fn sample(broker: &Broker) -> Registry {
         "Offset up to which records are replicated and visible to consumers, per partition",
         high_watermark,
     );
-    // Every partition of a single node is online and led here; replication will add states.
+    r.register(
+        "partition_in_sync_replicas",
+        "Size of the ISR of each partition led by this broker",
+        in_sync,
+    );
+    r.register(
+        "follower_lag_offsets",
+        "How far each follower of a partition led here is behind the leader's log end",
+        follower_lag,
+    );
+    // "online": led here; "follower": replicated here from another broker's leader;
+    // "offline": hosted here with no leader anywhere.
     let states = Family::<StateLabels, Gauge>::default();
-    states
-        .get_or_create(&StateLabels { state: "online" })
-        .set(online);
-    states
-        .get_or_create(&StateLabels { state: "offline" })
-        .set(0);
+    for (state, n) in [
+        ("online", leading),
+        ("follower", following),
+        ("offline", offline),
+    ] {
+        states.get_or_create(&StateLabels { state }).set(n);
+    }
     r.register(
         "partitions",
-        "Partitions led by this broker, per state",
+        "Partitions hosted by this broker, per state",
         states,
     );
     sample_groups(broker, &mut r);
     sample_quorum(broker, &mut r);
-    let under_replicated = Gauge::<i64>::default();
+    let under = Gauge::<i64>::default();
+    under.set(under_replicated);
     r.register(
         "under_replicated_partitions",
-        "Partitions whose ISR is smaller than their replica set (0 on a single node)",
-        under_replicated,
+        "Partitions led here whose ISR is smaller than their replica set",
+        under,
     );
     r
 }

@@ -28,6 +28,12 @@ pub async fn alter_isr(broker: &Broker, partition: &Arc<Partition>, alter: Alter
         partition.alter_isr_failed();
         return;
     };
+    // Against the ISR committed before this change (the image may bring the new one first).
+    let expanded = alter.new_isr.len()
+        > partition.with_replica(|r| match r {
+            crate::partition::Replica::Leader(l) => l.isr().committed().len(),
+            crate::partition::Replica::Follower { .. } => usize::MAX,
+        });
     let image = broker.controller.image();
     let new_isr = alter
         .new_isr
@@ -69,6 +75,7 @@ pub async fn alter_isr(broker: &Broker, partition: &Arc<Partition>, alter: Alter
         Err((code, _)) => *code,
     };
     if code == 0 {
+        broker.metrics.isr_changed(expanded);
         tracing::info!(partition = %partition.tp, isr = ?alter.new_isr, "the controller changed the ISR");
     } else {
         tracing::info!(partition = %partition.tp, isr = ?alter.new_isr, code, "the controller did not change the ISR; asking again later");
