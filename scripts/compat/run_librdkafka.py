@@ -16,7 +16,7 @@ import tempfile
 import time
 
 from report import read_list, samsa_build
-from samsa_broker import Broker
+from samsa_broker import Broker, Cluster
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -116,6 +116,8 @@ def main():
     p.add_argument("--idempotence", action="store_true", help="run with -P (enable.idempotence=true)")
     p.add_argument("--subset", help="run the tests listed in librdkafka-<subset>.txt")
     p.add_argument("--tests", help="comma-separated test ids")
+    p.add_argument("--cluster", type=int, default=0,
+                   help="run against this many Samsa nodes (samsa cluster local) instead of one")
     p.add_argument("--timeout", type=int,
                    help="seconds per test id (default 300 in quick mode, 900 in full mode: 0081 alone "
                         "takes about 7 minutes there)")
@@ -136,15 +138,23 @@ def main():
         mode += "-idempotence"
     if args.subset:
         mode += "-" + args.subset
+    if args.cluster:
+        mode += "-cluster%d" % args.cluster
 
     workdir = tempfile.mkdtemp(prefix="samsa-librdkafka-")
-    broker = Broker(os.path.abspath(args.samsa), workdir, BROKER_PROPS)
+
+    def start(workdir):
+        if args.cluster:
+            return Cluster(os.path.abspath(args.samsa), workdir, args.cluster, BROKER_PROPS)
+        return Broker(os.path.abspath(args.samsa), workdir, BROKER_PROPS)
+
+    broker = start(workdir)
     conf_path = os.path.join(workdir, "test.conf")
     with open(conf_path, "w") as f:
-        f.write("bootstrap.servers=127.0.0.1:%d\n" % broker.port)
+        f.write("bootstrap.servers=%s\n" % broker.bootstrap)
     engine = os.environ.get("SAMSA_IO_ENGINE", "auto")
-    print("librdkafka: %d test ids, %s mode, broker 127.0.0.1:%d (io engine %s), logs in %s" % (
-        len(ids), mode, broker.port, engine, workdir), flush=True)
+    print("librdkafka: %d test ids, %s mode, broker %s (io engine %s), logs in %s" % (
+        len(ids), mode, broker.bootstrap, engine, workdir), flush=True)
 
     summary = {"suite": "librdkafka", "version": "2.12.1", "mode": mode, "engine": engine,
                "samsa": samsa_build(), "tests": []}
@@ -157,9 +167,9 @@ def main():
                 continue
             if not broker.alive():
                 print("librdkafka: samsa died before test %s; restarting it (see %s)" % (tid, broker.log_path), flush=True)
-                broker = Broker(os.path.abspath(args.samsa), tempfile.mkdtemp(prefix="samsa-librdkafka-"), BROKER_PROPS)
+                broker = start(tempfile.mkdtemp(prefix="samsa-librdkafka-"))
                 with open(conf_path, "w") as f:
-                    f.write("bootstrap.servers=127.0.0.1:%d\n" % broker.port)
+                    f.write("bootstrap.servers=%s\n" % broker.bootstrap)
             results, log_path = run_one(tid, runner_dir, args, conf_path, workdir)
             for name, state, dur, reason in results:
                 if name in skip and state == "FAILED":

@@ -137,3 +137,51 @@ class Broker:
         if self.log is not None:
             self.log.close()
             self.log = None
+
+
+class Cluster:
+    """`nodes` Samsa nodes on loopback through `samsa cluster local` (one process that runs and
+    stops them all), with the same interface as Broker: `bootstrap` names every node."""
+
+    def __init__(self, samsa, workdir, nodes, props=None):
+        self.samsa = samsa
+        self.workdir = workdir
+        self.log_path = os.path.join(workdir, "cluster.log")
+        self.log = open(self.log_path, "a")
+        # Node i listens on base + 100 * (i - 1) and the two ports after it.
+        for _ in range(START_ATTEMPTS * 10):
+            base = free_port()
+            if base + 100 * nodes + 3 < 65535 and all(
+                free_port(p) == p for i in range(nodes) for p in range(base + 100 * i, base + 100 * i + 3)
+            ):
+                break
+        args = [samsa, "cluster", "local", "--nodes", str(nodes), "--port", str(base),
+                "--dir", os.path.join(workdir, "cluster"), "--", "--metrics.listener="]
+        args += ["--%s=%s" % (k, v) for k, v in (props or {}).items()]
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        self.bootstrap = None
+        deadline = time.time() + START_TIMEOUT_S * 2
+        while time.time() < deadline and self.bootstrap is None:
+            if self.proc.poll() is not None:
+                raise SystemExit("samsa cluster local exited at start; see " + self.log_path)
+            with open(self.log_path) as f:
+                for line in f:
+                    if "serving; bootstrap " in line:
+                        self.bootstrap = line.split("serving; bootstrap ", 1)[1].split(";")[0].strip()
+            time.sleep(0.1)
+        if self.bootstrap is None:
+            raise SystemExit("the cluster did not start within %d s; see %s" % (START_TIMEOUT_S * 2, self.log_path))
+        self.port = int(self.bootstrap.split(",")[0].rsplit(":", 1)[1])
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
