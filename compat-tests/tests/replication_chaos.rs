@@ -205,10 +205,54 @@ fn run(rounds: usize) {
         .filter(|v| !seen.contains_key(v))
         .copied()
         .collect();
-    assert!(
-        lost.is_empty(),
-        "acknowledged records lost (seed {seed}): {lost:?}"
-    );
+    if !lost.is_empty() {
+        // Per partition: how many acknowledged records were not read, from which offset, how
+        // far reading got, and what the cluster says of the partition now.
+        let mut summary: BTreeMap<i32, (usize, i64, i64)> = BTreeMap::new();
+        for v in &lost {
+            let (p, o) = acked[v];
+            let e = summary.entry(p).or_insert((0, i64::MAX, -1));
+            e.0 += 1;
+            e.1 = e.1.min(o);
+        }
+        for (p, offset) in seen.values() {
+            if let Some(e) = summary.get_mut(p) {
+                e.2 = e.2.max(*offset);
+            }
+        }
+        let mut t = metadata_request::MetadataRequestTopic::default();
+        t.name = Some(TopicName(StrBytes::from_static_str(TOPIC)));
+        let mut req = MetadataRequest::default();
+        req.topics = Some(vec![t]);
+        let m: MetadataResponse = raw_request(&cluster.nodes[0], ApiKey::Metadata, 12, &req);
+        let _ = std::fs::create_dir_all(std::env::temp_dir().join(format!("samsa-chaos-{seed}")));
+        let now: Vec<_> = m.topics[0]
+            .partitions
+            .iter()
+            .map(|p| {
+                (
+                    p.partition_index,
+                    p.leader_id.0,
+                    p.leader_epoch,
+                    p.isr_nodes.iter().map(|b| b.0).collect::<Vec<_>>(),
+                )
+            })
+            .collect();
+        // Kept for a post-mortem (samsa dump-log reads the segments).
+        let keep = std::env::temp_dir().join(format!("samsa-chaos-{seed}"));
+        for (i, n) in cluster.nodes.iter().enumerate() {
+            let _ = std::process::Command::new("cp")
+                .arg("-a")
+                .arg(&n.data_dir)
+                .arg(keep.join(format!("node-{}", i + 1)))
+                .status();
+        }
+        panic!(
+            "{} acknowledged records lost (seed {seed}); per partition (lost, first lost offset, last offset read): {summary:?}; partitions now (index, leader, epoch, isr): {now:?}; data directories copied to {}",
+            lost.len(),
+            keep.display()
+        );
+    }
     for (v, at) in &acked {
         assert_eq!(
             &seen[v], at,

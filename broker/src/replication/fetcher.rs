@@ -299,12 +299,22 @@ fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse
                 .on_answer(&answer, |epoch| partition.end_offset_for_epoch(epoch));
             for step in steps {
                 let done = match step {
-                    Step::Truncate(offset) => partition
-                        .with_log(|log| log.truncate_to(offset))
-                        .map(|_| ()),
-                    Step::TruncateFullyAndStartAt(offset) => partition
-                        .with_log(|log| log.truncate_fully_and_start_at(offset))
-                        .map(|_| ()),
+                    Step::Truncate(offset) => {
+                        let done = partition.with_log(|log| log.truncate_to(offset));
+                        f.state.resync(
+                            partition.log_end_offset(),
+                            partition.latest_epoch().unwrap_or(-1),
+                        );
+                        tracing::info!(partition = %partition.tp, offset, log_end_offset = partition.log_end_offset(), "truncated where this follower's log diverged from its leader's");
+                        done
+                    }
+                    Step::TruncateFullyAndStartAt(offset) => {
+                        let done =
+                            partition.with_log(|log| log.truncate_fully_and_start_at(offset));
+                        f.state.resync(partition.log_end_offset(), -1);
+                        tracing::info!(partition = %partition.tp, offset, "this follower is behind its leader's log start: starting over there");
+                        done
+                    }
                     Step::Append => match &pd.records {
                         Some(b) => partition.append_as_follower(b.clone(), now_ms).map(|_| ()),
                         None => Ok(()),

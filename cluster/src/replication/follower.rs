@@ -95,6 +95,15 @@ impl FollowerPartition {
         }
     }
 
+    /// After a truncation, the log's own end and last epoch: a truncation removes whole batches,
+    /// so the log may end before the offset asked for, and fetching must resume where it does
+    /// end (else the next append would leave a gap).
+    pub fn resync(&mut self, log_end_offset: i64, last_epoch: i32) {
+        self.fetch_offset = log_end_offset;
+        self.last_fetched_epoch = last_epoch;
+        self.high_watermark = self.high_watermark.min(log_end_offset);
+    }
+
     /// Applies the leader's answer to a fetch at `self.fetch_offset`; `own_end_for_epoch`
     /// gives, for an epoch, the largest epoch of the follower's own log not above it and that
     /// epoch's end offset (its leader-epoch cache), used to find where the logs agree after a
