@@ -339,6 +339,7 @@ fn start_controller(
         snapshot_after_bytes: kraft.snapshot_after_bytes,
         snapshot_interval_ms: config.long("metadata.log.max.snapshot.interval.ms").max(0) as u64,
         controller: controller_config(config, cluster_id),
+        config_validator: None,
     };
     let single = settings.quorum.voters.len() == 1 && settings.quorum.voters.contains(&node_id);
     let controller = Controller::start(settings)
