@@ -64,6 +64,7 @@ pub fn image_topics(
 /// record up to the quorum's high watermark as this broker last learnt it (deletions of
 /// topics never seen in this run wait for it).
 pub fn publish(broker: &Broker, image: &Arc<MetadataImage>, complete: bool, state: &mut Published) {
+    crate::follow::configs_and_acls(broker, image);
     for t in image_topics(image, state.last.as_deref(), broker.node_id) {
         state.seen.insert(t.id);
         if let Err(e) = broker.topics.install(&t) {

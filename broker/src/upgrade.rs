@@ -1,26 +1,193 @@
 //! What a node kept in files of its own before the metadata log held it, imported into the
 //! metadata log on its first start under a release that has the log, so that no user loses a
-//! topic to the upgrade. A node's own topics (`samsa-topics.json`: the user's, and the
-//! internal `__consumer_offsets` and `__transaction_state`) become topics of the cluster with
-//! the same ids, names, partition counts and configs, every partition placed on this node; the
-//! publisher then adopts the logs already on disk. Producer ids this node handed out itself
-//! are skipped by the blocks the controller gives (`txn::producer_ids`).
+//! topic, a config, an ACL or a credential to the upgrade.
+//!
+//! - Topics (`samsa-topics.json`: the user's, and the internal `__consumer_offsets` and
+//!   `__transaction_state`) become topics of the cluster with the same ids, names, partition
+//!   counts and configs, every partition placed on this node; the publisher then adopts the logs
+//!   already on disk. Idempotent: a topic the image already has under the same id is not asked
+//!   for again, and one whose name the cluster already uses for another topic stays this node's
+//!   own, with a warning, until an operator deletes one of them.
+//! - Dynamic configs (`samsa-dynamic-configs.json`): this node's broker layer, the cluster-wide
+//!   default and the group configs, as IncrementalAlterConfigs SETs.
+//!
+//! Producer ids this node handed out itself are skipped by the blocks the controller gives
+//! (`txn::producer_ids`).
+//!
+//! Each file is imported once: `samsa-metadata-imported.json` names the files whose contents
+//! the metadata log took, so that a restart does not bring back what was changed or deleted
+//! since (an ACL an operator removed must stay removed). The files are never written again, only
+//! read by the import (left for a downgrade); a file whose import failed (no controller within
+//! the timeout) is tried again on the next start. With several nodes, each imports its own files
+//! and the last one wins where they disagree.
 //!
 //! The import runs once the broker is registered and unfenced (placement needs a live broker),
-//! before a single node serves and in the background on a node of a larger cluster. It is
-//! idempotent: a topic the image already has under the same id is not asked for again, and one
-//! whose name the cluster already uses for another topic stays this node's own, with a warning,
-//! until an operator deletes one of them.
+//! before a single node serves and in the background on a node of a larger cluster.
 
+use std::collections::BTreeSet;
+use std::path::Path;
 use std::time::Duration;
 
-use samsa_cluster::controller::{CreatableTopic, MAX_PARTITIONS_PER_REQUEST};
+use samsa_cluster::controller::{
+    AlterConfigOp, AlterableConfig, CreatableTopic, IncrementalAlterConfigsResource,
+    MAX_PARTITIONS_PER_REQUEST, MAX_RECORDS_PER_USER_OP,
+};
+use samsa_cluster::metadata::image::{CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_GROUP};
+use serde::{Deserialize, Serialize};
 
-use crate::controller::active::{ControllerReply, ControllerRequest};
+use crate::config::dynamic::LegacyDynamicConfigs;
+use crate::controller::active::{ControllerReply, ControllerRequest, ControllerResult};
 use crate::server::Broker;
 
 /// How long one import request may take.
 const IMPORT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The files whose contents the metadata log took.
+const IMPORTED_FILE: &str = "samsa-metadata-imported.json";
+
+/// Imports everything this node kept in its own files that the metadata log does not have yet.
+pub async fn import(broker: &Broker) {
+    if broker.topics.all().iter().any(|t| !t.managed) {
+        import_topics(broker).await;
+    }
+    let dir = broker.log_dir();
+    let mut imported = Imported::read(&dir);
+    let before = imported.files.len();
+    let file = crate::config::dynamic::LEGACY_FILE;
+    if !imported.files.contains(file) {
+        let outcome = match LegacyDynamicConfigs::read(&dir, &broker.config) {
+            Ok(Some(configs)) => import_dynamic_configs(broker, configs).await.map(Some),
+            Ok(None) => Ok(None),
+            Err(e) => Err(e.to_string()),
+        };
+        imported.note(file, "dynamic configs", outcome);
+    }
+    if imported.files.len() > before {
+        if let Err(e) = imported.write(&dir) {
+            tracing::warn!(error = %e, "cannot record which files were imported; the next start imports them again");
+        }
+        // Answered once this broker follows what it imported.
+        crate::publisher::caught_up(broker, IMPORT_TIMEOUT).await;
+    }
+}
+
+/// `samsa-metadata-imported.json`.
+#[derive(Serialize, Deserialize, Default)]
+struct Imported {
+    files: BTreeSet<String>,
+}
+
+impl Imported {
+    fn read(dir: &Path) -> Imported {
+        match std::fs::read(dir.join(IMPORTED_FILE)) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "{IMPORTED_FILE} is corrupt: importing every file again");
+                Imported::default()
+            }),
+            Err(_) => Imported::default(),
+        }
+    }
+
+    fn write(&self, dir: &Path) -> std::io::Result<()> {
+        let bytes = serde_json::to_vec_pretty(self).expect("serialisable");
+        crate::topics::write_atomically(dir, IMPORTED_FILE, &bytes)
+    }
+
+    /// Records the outcome of importing `file`: `Ok(None)` there was none, `Ok(Some(n))` the
+    /// metadata log took its `n` items (those it refused were logged), `Err` it must be tried
+    /// again.
+    fn note(&mut self, file: &str, what: &str, outcome: Result<Option<usize>, String>) {
+        match outcome {
+            Ok(None) => {}
+            Ok(Some(items)) => {
+                tracing::info!(
+                    file,
+                    items,
+                    "{what} imported into the metadata log: they are the cluster's now, and the file is only read from now on (never written; left for a downgrade)"
+                );
+                self.files.insert(file.to_string());
+            }
+            Err(e) => {
+                tracing::warn!(file, error = %e, "cannot import {what} into the metadata log now; the next start tries again");
+            }
+        }
+    }
+}
+
+/// Asks the controller, with the import's patience.
+async fn ask(broker: &Broker, request: ControllerRequest) -> ControllerResult {
+    broker
+        .controller
+        .request_retrying(request, IMPORT_TIMEOUT)
+        .await
+}
+
+/// `samsa-dynamic-configs.json`: this node's layer (its node id), the cluster default ("") and
+/// the group configs, as SETs, at most `MAX_RECORDS_PER_USER_OP` keys a request.
+async fn import_dynamic_configs(
+    broker: &Broker,
+    configs: LegacyDynamicConfigs,
+) -> Result<usize, String> {
+    let set = |resource_type, name: &str, layer: &std::collections::BTreeMap<String, String>| {
+        IncrementalAlterConfigsResource {
+            resource_type,
+            resource_name: name.to_string(),
+            configs: layer
+                .iter()
+                .map(|(k, v)| AlterableConfig {
+                    name: k.clone(),
+                    operation: AlterConfigOp::Set as i8,
+                    value: Some(v.clone()),
+                })
+                .collect(),
+        }
+    };
+    let mut resources = vec![
+        set(
+            CONFIG_RESOURCE_BROKER,
+            &broker.node_id.to_string(),
+            &configs.broker,
+        ),
+        set(CONFIG_RESOURCE_BROKER, "", &configs.cluster_default),
+    ];
+    resources.extend(
+        configs
+            .groups
+            .iter()
+            .map(|(g, layer)| set(CONFIG_RESOURCE_GROUP, g, layer)),
+    );
+    resources.retain(|r| !r.configs.is_empty());
+    let mut batches: Vec<Vec<IncrementalAlterConfigsResource>> = vec![Vec::new()];
+    let mut keys = 0;
+    for r in resources {
+        if keys + r.configs.len() > MAX_RECORDS_PER_USER_OP && keys > 0 {
+            batches.push(Vec::new());
+            keys = 0;
+        }
+        keys += r.configs.len();
+        batches.last_mut().expect("one batch").push(r);
+    }
+    let mut imported = 0;
+    for batch in batches.into_iter().filter(|b| !b.is_empty()) {
+        let request = ControllerRequest::IncrementalAlterConfigs {
+            resources: batch,
+            validate_only: false,
+        };
+        match ask(broker, request).await {
+            Ok(ControllerReply::AlterConfigs(results)) => {
+                for r in results {
+                    if r.error_code == 0 {
+                        imported += 1;
+                    } else {
+                        tracing::warn!(resource_type = r.resource_type, resource = %r.resource_name, code = r.error_code, message = ?r.error_message, "the metadata log refused an imported dynamic config; it is left out");
+                    }
+                }
+            }
+            Ok(other) => return Err(format!("unexpected answer {other:?}")),
+            Err((code, message)) => return Err(format!("error {code}: {message}")),
+        }
+    }
+    Ok(imported)
+}
 
 /// Imports this node's own topics; returns how many the metadata log took.
 pub async fn import_topics(broker: &Broker) -> usize {

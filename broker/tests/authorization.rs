@@ -332,7 +332,7 @@ fn config_apis_refuse_topics_and_the_broker_with_their_own_codes() {
     res.resource_name = s("t");
     let mut r = IncrementalAlterConfigsRequest::default();
     r.resources = vec![res];
-    let resp = handlers::incremental_alter_configs::handle(&f.ctx(1), r);
+    let resp = f.block_on(handlers::incremental_alter_configs::handle(&f.ctx(1), r));
     assert_eq!(resp.responses[0].error_code, TOPIC_AUTHORIZATION_FAILED);
 }
 
@@ -349,7 +349,9 @@ fn group_and_broker_configs_and_scram_credentials_need_their_acls() {
         res.configs = vec![c];
         let mut r = IncrementalAlterConfigsRequest::default();
         r.resources = vec![res];
-        handlers::incremental_alter_configs::handle(&f.ctx(1), r).responses[0].error_code
+        f.block_on(handlers::incremental_alter_configs::handle(&f.ctx(1), r))
+            .responses[0]
+            .error_code
     };
     let broker_threads = || {
         let mut c = alter_configs_request::AlterableConfig::default();
@@ -361,7 +363,9 @@ fn group_and_broker_configs_and_scram_credentials_need_their_acls() {
         res.configs = vec![c];
         let mut r = AlterConfigsRequest::default();
         r.resources = vec![res];
-        handlers::alter_configs::handle(&f.ctx(2), r).responses[0].error_code
+        f.block_on(handlers::alter_configs::handle(&f.ctx(2), r))
+            .responses[0]
+            .error_code
     };
     let scram_upsert = || {
         let mut u = alter_user_scram_credentials_request::ScramCredentialUpsertion::default();

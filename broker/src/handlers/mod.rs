@@ -138,6 +138,20 @@ pub async fn wait_for_image(
     let _ = tokio::time::timeout(limit, images.wait_for(|image| done(image))).await;
 }
 
+/// How long a change the controller committed may take to reach this broker's publisher.
+const PUBLISH_WAIT_MS: u64 = 5_000;
+
+/// Waits (bounded) until this broker's image satisfies `done` and the publisher has made the
+/// broker follow it: a cluster-wide change (configs, ACLs, credentials, features) the controller
+/// committed is answered once this broker serves with it.
+pub async fn wait_until_published(
+    broker: &Broker,
+    done: impl Fn(&samsa_cluster::metadata::MetadataImage) -> bool,
+) {
+    wait_for_image(broker, PUBLISH_WAIT_MS, done).await;
+    crate::publisher::caught_up(broker, std::time::Duration::from_millis(PUBLISH_WAIT_MS)).await;
+}
+
 /// What every handler gets besides its request.
 pub struct Ctx<'a> {
     pub broker: &'a Arc<Broker>,
@@ -262,11 +276,11 @@ pub async fn handle_request(
         RequestKind::DescribeConfigs(r) => Some(ResponseKind::DescribeConfigs(
             describe_configs::handle(&ctx, r),
         )),
-        RequestKind::AlterConfigs(r) => {
-            Some(ResponseKind::AlterConfigs(alter_configs::handle(&ctx, r)))
-        }
+        RequestKind::AlterConfigs(r) => Some(ResponseKind::AlterConfigs(
+            alter_configs::handle(&ctx, r).await,
+        )),
         RequestKind::IncrementalAlterConfigs(r) => Some(ResponseKind::IncrementalAlterConfigs(
-            incremental_alter_configs::handle(&ctx, r),
+            incremental_alter_configs::handle(&ctx, r).await,
         )),
         RequestKind::DeleteRecords(r) => {
             Some(ResponseKind::DeleteRecords(delete_records::handle(&ctx, r)))
