@@ -117,7 +117,7 @@ impl Broker {
         // Groups in an existing __consumer_offsets are "loading" until `run` replays them.
         let offsets_partitions = partition_count(crate::group::OFFSETS_TOPIC);
         let groups = Arc::new(GroupCoordinator::new(&config, offsets_partitions));
-        let authorizer = crate::acl::Authorizer::from_config(&config, &dir)?;
+        let authorizer = crate::acl::Authorizer::from_config(&config);
         let scram_credentials = crate::scram::ScramCredentials::open(&dir)?;
         let controller_listener =
             crate::controller::settings::KraftConfig::from_config(&config)?.listener_name;

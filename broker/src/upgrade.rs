@@ -10,6 +10,7 @@
 //!   own, with a warning, until an operator deletes one of them.
 //! - Dynamic configs (`samsa-dynamic-configs.json`): this node's broker layer, the cluster-wide
 //!   default and the group configs, as IncrementalAlterConfigs SETs.
+//! - ACLs (`samsa-acls.json`), as CreateAcls.
 //!
 //! Producer ids this node handed out itself are skipped by the blocks the controller gives
 //! (`txn::producer_ids`).
@@ -35,6 +36,7 @@ use samsa_cluster::controller::{
 use samsa_cluster::metadata::image::{CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_GROUP};
 use serde::{Deserialize, Serialize};
 
+use crate::acl::AclBinding;
 use crate::config::dynamic::LegacyDynamicConfigs;
 use crate::controller::active::{ControllerReply, ControllerRequest, ControllerResult};
 use crate::server::Broker;
@@ -52,15 +54,22 @@ pub async fn import(broker: &Broker) {
     let dir = broker.log_dir();
     let mut imported = Imported::read(&dir);
     let before = imported.files.len();
-    let file = crate::config::dynamic::LEGACY_FILE;
-    if !imported.files.contains(file) {
-        let outcome = match LegacyDynamicConfigs::read(&dir, &broker.config) {
-            Ok(Some(configs)) => import_dynamic_configs(broker, configs).await.map(Some),
-            Ok(None) => Ok(None),
-            Err(e) => Err(e.to_string()),
-        };
-        imported.note(file, "dynamic configs", outcome);
-    }
+    imported
+        .import_file(
+            crate::config::dynamic::LEGACY_FILE,
+            "dynamic configs",
+            || LegacyDynamicConfigs::read(&dir, &broker.config),
+            |configs| import_dynamic_configs(broker, configs),
+        )
+        .await;
+    imported
+        .import_file(
+            crate::acl::legacy::LEGACY_FILE,
+            "ACLs",
+            || crate::acl::legacy::read(&dir),
+            |bindings| import_acls(broker, bindings),
+        )
+        .await;
     if imported.files.len() > before {
         if let Err(e) = imported.write(&dir) {
             tracing::warn!(error = %e, "cannot record which files were imported; the next start imports them again");
@@ -92,10 +101,26 @@ impl Imported {
         crate::topics::write_atomically(dir, IMPORTED_FILE, &bytes)
     }
 
-    /// Records the outcome of importing `file`: `Ok(None)` there was none, `Ok(Some(n))` the
-    /// metadata log took its `n` items (those it refused were logged), `Err` it must be tried
-    /// again.
-    fn note(&mut self, file: &str, what: &str, outcome: Result<Option<usize>, String>) {
+    /// Imports `file` unless it was: `read` gives its contents (`None` without a file) and
+    /// `import` hands them to the controller, returning how many items the metadata log took
+    /// (those it refused are logged and left out), or why it must be tried again.
+    async fn import_file<T, F>(
+        &mut self,
+        file: &str,
+        what: &str,
+        read: impl FnOnce() -> anyhow::Result<Option<T>>,
+        import: impl FnOnce(T) -> F,
+    ) where
+        F: std::future::Future<Output = Result<usize, String>>,
+    {
+        if self.files.contains(file) {
+            return;
+        }
+        let outcome = match read() {
+            Ok(Some(contents)) => import(contents).await.map(Some),
+            Ok(None) => Ok(None),
+            Err(e) => Err(e.to_string()),
+        };
         match outcome {
             Ok(None) => {}
             Ok(Some(items)) => {
@@ -119,6 +144,28 @@ async fn ask(broker: &Broker, request: ControllerRequest) -> ControllerResult {
         .controller
         .request_retrying(request, IMPORT_TIMEOUT)
         .await
+}
+
+/// `samsa-acls.json`: CreateAcls of at most `MAX_RECORDS_PER_USER_OP` bindings a request (one
+/// that exists already is created once, as CreateAcls does).
+async fn import_acls(broker: &Broker, bindings: Vec<AclBinding>) -> Result<usize, String> {
+    let mut imported = 0;
+    for batch in bindings.chunks(MAX_RECORDS_PER_USER_OP) {
+        match ask(broker, ControllerRequest::CreateAcls(batch.to_vec())).await {
+            Ok(ControllerReply::CreateAcls(results)) => {
+                for (b, r) in batch.iter().zip(results) {
+                    if r.error_code == 0 {
+                        imported += 1;
+                    } else {
+                        tracing::warn!(acl = ?b, code = r.error_code, message = ?r.error_message, "the metadata log refused an imported ACL; it is left out");
+                    }
+                }
+            }
+            Ok(other) => return Err(format!("unexpected answer {other:?}")),
+            Err((code, message)) => return Err(format!("error {code}: {message}")),
+        }
+    }
+    Ok(imported)
 }
 
 /// `samsa-dynamic-configs.json`: this node's layer (its node id), the cluster default ("") and

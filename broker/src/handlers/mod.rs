@@ -346,8 +346,12 @@ pub async fn handle_request(
         RequestKind::DescribeAcls(r) => {
             Some(ResponseKind::DescribeAcls(describe_acls::handle(&ctx, r)))
         }
-        RequestKind::CreateAcls(r) => Some(ResponseKind::CreateAcls(create_acls::handle(&ctx, r))),
-        RequestKind::DeleteAcls(r) => Some(ResponseKind::DeleteAcls(delete_acls::handle(&ctx, r))),
+        RequestKind::CreateAcls(r) => {
+            Some(ResponseKind::CreateAcls(create_acls::handle(&ctx, r).await))
+        }
+        RequestKind::DeleteAcls(r) => {
+            Some(ResponseKind::DeleteAcls(delete_acls::handle(&ctx, r).await))
+        }
         RequestKind::DescribeUserScramCredentials(r) => {
             Some(ResponseKind::DescribeUserScramCredentials(
                 describe_user_scram_credentials::handle(&ctx, r),
