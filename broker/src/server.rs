@@ -45,8 +45,6 @@ pub struct Broker {
     pub metrics: crate::metrics::Metrics,
     /// ACL authorization; `None` when `authorizer.class.name` is empty.
     pub authorizer: Option<crate::acl::Authorizer>,
-    /// SCRAM credentials (KIP-554), for a SASL/SCRAM authenticator.
-    pub scram_credentials: crate::scram::ScramCredentials,
     /// This node's controller: the KRaft metadata quorum and the image of what it committed.
     pub controller: crate::controller::runtime::Controller,
     /// This broker's registration with the active controller (`lifecycle.rs`).
@@ -118,7 +116,6 @@ impl Broker {
         let offsets_partitions = partition_count(crate::group::OFFSETS_TOPIC);
         let groups = Arc::new(GroupCoordinator::new(&config, offsets_partitions));
         let authorizer = crate::acl::Authorizer::from_config(&config);
-        let scram_credentials = crate::scram::ScramCredentials::open(&dir)?;
         let controller_listener =
             crate::controller::settings::KraftConfig::from_config(&config)?.listener_name;
         let broker = Arc::new(Broker {
@@ -138,7 +135,6 @@ impl Broker {
             io_engine,
             metrics: crate::metrics::Metrics::new(),
             authorizer,
-            scram_credentials,
             controller,
             membership: watch::channel(Default::default()).0,
             published: watch::channel(Default::default()).0,

@@ -11,6 +11,9 @@
 //! - Dynamic configs (`samsa-dynamic-configs.json`): this node's broker layer, the cluster-wide
 //!   default and the group configs, as IncrementalAlterConfigs SETs.
 //! - ACLs (`samsa-acls.json`), as CreateAcls.
+//! - SCRAM credentials (`samsa-scram-credentials.json`, which kept the salted passwords), as
+//!   AlterUserScramCredentials upsertions: the controller derives the StoredKey and ServerKey
+//!   from each salted password as it does for a client's.
 //!
 //! Producer ids this node handed out itself are skipped by the blocks the controller gives
 //! (`txn::producer_ids`).
@@ -31,7 +34,7 @@ use std::time::Duration;
 
 use samsa_cluster::controller::{
     AlterConfigOp, AlterableConfig, CreatableTopic, IncrementalAlterConfigsResource,
-    MAX_PARTITIONS_PER_REQUEST, MAX_RECORDS_PER_USER_OP,
+    ScramCredentialUpsertion, ScramMechanism, MAX_PARTITIONS_PER_REQUEST, MAX_RECORDS_PER_USER_OP,
 };
 use samsa_cluster::metadata::image::{CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_GROUP};
 use serde::{Deserialize, Serialize};
@@ -68,6 +71,14 @@ pub async fn import(broker: &Broker) {
             "ACLs",
             || crate::acl::legacy::read(&dir),
             |bindings| import_acls(broker, bindings),
+        )
+        .await;
+    imported
+        .import_file(
+            crate::scram::LEGACY_FILE,
+            "SCRAM credentials",
+            || crate::scram::read_legacy(&dir),
+            |upsertions| import_scram_credentials(broker, upsertions),
         )
         .await;
     if imported.files.len() > before {
@@ -163,6 +174,45 @@ async fn import_acls(broker: &Broker, bindings: Vec<AclBinding>) -> Result<usize
             }
             Ok(other) => return Err(format!("unexpected answer {other:?}")),
             Err((code, message)) => return Err(format!("error {code}: {message}")),
+        }
+    }
+    Ok(imported)
+}
+
+/// Users per AlterUserScramCredentials request of the import.
+const SCRAM_USERS_PER_REQUEST: usize = 1_000;
+
+/// `samsa-scram-credentials.json`: upsertions of at most `SCRAM_USERS_PER_REQUEST` users a
+/// request, each request with one mechanism (a user may be altered once per request).
+async fn import_scram_credentials(
+    broker: &Broker,
+    upsertions: Vec<ScramCredentialUpsertion>,
+) -> Result<usize, String> {
+    let mut imported = 0;
+    for mechanism in [ScramMechanism::Sha256, ScramMechanism::Sha512] {
+        let of_mechanism: Vec<ScramCredentialUpsertion> = upsertions
+            .iter()
+            .filter(|u| u.mechanism == mechanism.code())
+            .cloned()
+            .collect();
+        for batch in of_mechanism.chunks(SCRAM_USERS_PER_REQUEST) {
+            let request = ControllerRequest::AlterUserScramCredentials {
+                deletions: Vec::new(),
+                upsertions: batch.to_vec(),
+            };
+            match ask(broker, request).await {
+                Ok(ControllerReply::AlterUserScramCredentials(results)) => {
+                    for r in results {
+                        if r.error_code == 0 {
+                            imported += 1;
+                        } else {
+                            tracing::warn!(user = %r.user, mechanism = mechanism.name(), code = r.error_code, message = ?r.error_message, "the metadata log refused an imported SCRAM credential; it is left out");
+                        }
+                    }
+                }
+                Ok(other) => return Err(format!("unexpected answer {other:?}")),
+                Err((code, message)) => return Err(format!("error {code}: {message}")),
+            }
         }
     }
     Ok(imported)

@@ -384,7 +384,7 @@ fn group_and_broker_configs_and_scram_credentials_need_their_acls() {
         u.salted_password = bytes::Bytes::from_static(&[1; 32]);
         let mut r = AlterUserScramCredentialsRequest::default();
         r.upsertions = vec![u];
-        let resp = handlers::alter_user_scram_credentials::handle(&f.ctx(0), r);
+        let resp = f.block_on(handlers::alter_user_scram_credentials::handle(&f.ctx(0), r));
         (resp.results[0].user.to_string(), resp.results[0].error_code)
     };
     let scram_describe = || {

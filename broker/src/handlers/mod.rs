@@ -358,7 +358,7 @@ pub async fn handle_request(
             ))
         }
         RequestKind::AlterUserScramCredentials(r) => Some(ResponseKind::AlterUserScramCredentials(
-            alter_user_scram_credentials::handle(&ctx, r),
+            alter_user_scram_credentials::handle(&ctx, r).await,
         )),
         RequestKind::AlterReplicaLogDirs(r) => Some(ResponseKind::AlterReplicaLogDirs(
             alter_replica_log_dirs::handle(&ctx, r),
