@@ -37,12 +37,8 @@ struct StoredCredential {
 /// The credentials of `dir`'s file as upsertions, by user then mechanism (`None` without a
 /// file). A mechanism this version does not know is left out with a warning.
 pub fn read_legacy(dir: &Path) -> anyhow::Result<Option<Vec<ScramCredentialUpsertion>>> {
-    let path = dir.join(LEGACY_FILE);
-    let file: StoredFile = match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map_err(|e| anyhow::anyhow!("{} is corrupt: {e}", path.display()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    let Some(file) = crate::upgrade::read_legacy_json::<StoredFile>(dir, LEGACY_FILE)? else {
+        return Ok(None);
     };
     let mut upsertions = Vec::new();
     for (user, credentials) in file.users {

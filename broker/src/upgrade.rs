@@ -90,6 +90,22 @@ pub async fn import(broker: &Broker) {
     }
 }
 
+/// A node's JSON file from before the metadata log (`None` when there is none); one that does
+/// not parse is an error naming it.
+pub fn read_legacy_json<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    file: &str,
+) -> anyhow::Result<Option<T>> {
+    let path = dir.join(file);
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("{} is corrupt: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    }
+}
+
 /// `samsa-metadata-imported.json`.
 #[derive(Serialize, Deserialize, Default)]
 struct Imported {

@@ -75,6 +75,8 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::AlterUserScramCredentials, 0, 0),
     // The metadata quorum: a single node is its only voter (KIP-595, KIP-836, KIP-853).
     api(ApiKey::DescribeQuorum, 0, 2),
+    // KIP-584 feature levels, decided by the active controller.
+    api(ApiKey::UpdateFeatures, 0, 2),
     api(ApiKey::DescribeCluster, 0, 2),
     api(ApiKey::DescribeProducers, 0, 0),
     api(ApiKey::DescribeTransactions, 0, 0),

@@ -36,12 +36,8 @@ fn by_name<T>(name: &str, from_code: fn(i8) -> T, name_of: fn(&T) -> &'static st
 
 /// The bindings of `dir`'s file, in its order (`None` without one).
 pub fn read(dir: &Path) -> anyhow::Result<Option<Vec<AclBinding>>> {
-    let path = dir.join(LEGACY_FILE);
-    let file: AclFile = match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map_err(|e| anyhow::anyhow!("{} is corrupt: {e}", path.display()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    let Some(file) = crate::upgrade::read_legacy_json::<AclFile>(dir, LEGACY_FILE)? else {
+        return Ok(None);
     };
     Ok(Some(
         file.acls

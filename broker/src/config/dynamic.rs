@@ -342,12 +342,8 @@ impl LegacyDynamicConfigs {
     /// with a warning, as Kafka ignores invalid persisted dynamic configs
     /// (`fromPersistentProps`).
     pub fn read(dir: &Path, static_config: &BrokerConfig) -> anyhow::Result<Option<Self>> {
-        let path = dir.join(LEGACY_FILE);
-        let mut stored: LegacyDynamicConfigs = match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| anyhow::anyhow!("{} is corrupt: {e}", path.display()))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+        let Some(mut stored) = crate::upgrade::read_legacy_json::<Self>(dir, LEGACY_FILE)? else {
+            return Ok(None);
         };
         for (per_broker, layer) in [
             (true, &mut stored.broker),

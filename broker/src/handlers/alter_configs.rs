@@ -32,7 +32,7 @@ use samsa_cluster::metadata::MetadataImage;
 use super::describe_configs::{
     authorize_resource, broker_resource, RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC,
 };
-use super::{ctx_timeout, Ctx};
+use super::Ctx;
 use crate::acl::AclOperation;
 use crate::config::dynamic::{
     check_ops, groups_with_configs, layer, validate_broker_keys, validate_reconfiguration, AlterOp,
@@ -40,9 +40,6 @@ use crate::config::dynamic::{
 };
 use crate::config::group;
 use crate::controller::active::ControllerRequest;
-
-/// How long the controller may take to decide a config change.
-const FORWARD_TIMEOUT_MS: i32 = 15_000;
 
 pub async fn handle(ctx: &Ctx<'_>, req: AlterConfigsRequest) -> AlterConfigsResponse {
     let image = ctx.broker.controller.image();
@@ -252,11 +249,7 @@ pub async fn forward<R: Clone>(
         return Vec::new();
     }
     let request = request(resources.to_vec(), validate_only);
-    let result = ctx
-        .broker
-        .controller
-        .request_retrying(request.clone(), ctx_timeout(FORWARD_TIMEOUT_MS))
-        .await;
+    let result = super::ask_controller(ctx.broker, request.clone()).await;
     let results = crate::controller::admin_rpcs::config_results(&request, &result);
     if !validate_only {
         let changed: Vec<&R> = resources

@@ -14,8 +14,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
-use super::create_acls::FORWARD_TIMEOUT_MS;
-use super::{ctx_timeout, Ctx};
+use super::Ctx;
 use crate::acl::AclOperation;
 use crate::controller::active::{ControllerReply, ControllerRequest};
 use crate::controller::admin_rpcs;
@@ -53,11 +52,7 @@ pub async fn handle(
         deletions: deletions.clone(),
         upsertions: upsertions.clone(),
     };
-    let result = ctx
-        .broker
-        .controller
-        .request_retrying(request.clone(), ctx_timeout(FORWARD_TIMEOUT_MS))
-        .await;
+    let result = super::ask_controller(ctx.broker, request.clone()).await;
     if let Ok(ControllerReply::AlterUserScramCredentials(results)) = &result {
         let succeeded = |user: &str| results.iter().any(|r| r.user == user && r.error_code == 0);
         super::wait_until_published(ctx.broker, |image| {

@@ -13,13 +13,10 @@ use kafka_protocol::messages::{ApiKey, CreateAclsRequest, CreateAclsResponse, Re
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::{ctx_timeout, Ctx};
+use super::Ctx;
 use crate::acl::{AclBinding, AclOperation};
 use crate::controller::active::{ControllerReply, ControllerRequest};
 use crate::controller::admin_rpcs;
-
-/// How long the controller may take to decide an ACL change.
-pub const FORWARD_TIMEOUT_MS: i32 = 15_000;
 
 pub async fn handle(ctx: &Ctx<'_>, req: CreateAclsRequest) -> CreateAclsResponse {
     let mut resp = CreateAclsResponse::default();
@@ -36,11 +33,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateAclsRequest) -> CreateAclsResponse
         .map(admin_rpcs::binding_from_kafka)
         .collect();
     let request = ControllerRequest::CreateAcls(bindings.clone());
-    let result = ctx
-        .broker
-        .controller
-        .request_retrying(request.clone(), ctx_timeout(FORWARD_TIMEOUT_MS))
-        .await;
+    let result = super::ask_controller(ctx.broker, request.clone()).await;
     if let Ok(ControllerReply::CreateAcls(results)) = &result {
         let created: Vec<&AclBinding> = bindings
             .iter()

@@ -12,8 +12,7 @@ use kafka_protocol::messages::{ApiKey, DeleteAclsRequest, DeleteAclsResponse, Re
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::create_acls::FORWARD_TIMEOUT_MS;
-use super::{ctx_timeout, Ctx};
+use super::Ctx;
 use crate::acl::{AclBinding, AclOperation};
 use crate::controller::active::{ControllerReply, ControllerRequest};
 use crate::controller::admin_rpcs;
@@ -48,11 +47,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteAclsRequest) -> DeleteAclsResponse
         .map(admin_rpcs::filter_from_kafka)
         .collect();
     let request = ControllerRequest::DeleteAcls(filters);
-    let result = ctx
-        .broker
-        .controller
-        .request_retrying(request.clone(), ctx_timeout(FORWARD_TIMEOUT_MS))
-        .await;
+    let result = super::ask_controller(ctx.broker, request.clone()).await;
     if let Ok(ControllerReply::DeleteAcls(results)) = &result {
         let deleted: HashSet<&AclBinding> = results
             .iter()

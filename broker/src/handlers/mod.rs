@@ -49,6 +49,7 @@ pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sync_group;
 pub mod txn_offset_commit;
+pub mod update_features;
 pub mod write_txn_markers;
 
 use std::cell::RefCell;
@@ -136,6 +137,22 @@ pub async fn wait_for_image(
     let mut images = broker.controller.subscribe();
     let limit = std::time::Duration::from_millis(timeout_ms);
     let _ = tokio::time::timeout(limit, images.wait_for(|image| done(image))).await;
+}
+
+/// How long the active controller may take to decide a change to configs, ACLs, credentials
+/// or features (requests that carry no timeout of their own).
+const FORWARD_TIMEOUT_MS: i32 = 15_000;
+
+/// Asks the active controller, wherever it is, for a change to configs, ACLs, credentials or
+/// features: REQUEST_TIMED_OUT after 15 s without an answer (no quorum).
+pub async fn ask_controller(
+    broker: &Broker,
+    request: crate::controller::active::ControllerRequest,
+) -> crate::controller::active::ControllerResult {
+    broker
+        .controller
+        .request_retrying(request, ctx_timeout(FORWARD_TIMEOUT_MS))
+        .await
 }
 
 /// How long a change the controller committed may take to reach this broker's publisher.
@@ -382,6 +399,9 @@ pub async fn handle_request(
         )),
         RequestKind::WriteTxnMarkers(r) => Some(ResponseKind::WriteTxnMarkers(
             write_txn_markers::handle(&ctx, r).await,
+        )),
+        RequestKind::UpdateFeatures(r) => Some(ResponseKind::UpdateFeatures(
+            update_features::handle(&ctx, r).await,
         )),
         RequestKind::DescribeTopicPartitions(r) => Some(ResponseKind::DescribeTopicPartitions(
             describe_topic_partitions::handle(&ctx, r),
