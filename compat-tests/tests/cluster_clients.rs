@@ -36,43 +36,6 @@ fn config(bootstrap: &str) -> ClientConfig {
     c
 }
 
-fn metadata_request(topics: Option<&[&str]>) -> MetadataRequest {
-    let mut r = MetadataRequest::default();
-    r.topics = topics.map(|ts| {
-        ts.iter()
-            .map(|t| {
-                let mut x = metadata_request::MetadataRequestTopic::default();
-                x.name = Some(TopicName(StrBytes::from_string(t.to_string())));
-                x
-            })
-            .collect()
-    });
-    r.allow_auto_topic_creation = false;
-    r
-}
-
-fn metadata(node: &Broker, topics: Option<&[&str]>) -> MetadataResponse {
-    raw_request(node, ApiKey::Metadata, 12, &metadata_request(topics))
-}
-
-/// Waits until `node` reports `brokers` live brokers.
-fn wait_for_brokers(node: &Broker, brokers: usize, timeout: Duration) {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let m = metadata(node, Some(&[]));
-        if m.brokers.len() == brokers {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "node {} reports brokers {:?}, not {brokers}",
-            node.port,
-            m.brokers.iter().map(|b| b.node_id.0).collect::<Vec<_>>()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// Each partition's (leader, replicas, isr) as `node` describes `topic`.
 fn placement(node: &Broker, topic: &str) -> BTreeMap<i32, (i32, Vec<i32>, Vec<i32>)> {
     let m = metadata(node, Some(&[topic]));
