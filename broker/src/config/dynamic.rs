@@ -349,7 +349,7 @@ impl LegacyDynamicConfigs {
             (true, &mut stored.broker),
             (false, &mut stored.cluster_default),
         ] {
-            *layer = valid_keys(layer, per_broker);
+            *layer = valid_keys(layer, per_broker, true);
         }
         stored
             .groups
@@ -364,8 +364,13 @@ impl LegacyDynamicConfigs {
     }
 }
 
-/// The keys of a broker layer that are valid one by one (the others are logged and left out).
-fn valid_keys(layer: &BTreeMap<String, String>, per_broker: bool) -> BTreeMap<String, String> {
+/// The keys of a broker layer that are valid one by one (the others are left out, and logged
+/// when `warn`).
+fn valid_keys(
+    layer: &BTreeMap<String, String>,
+    per_broker: bool,
+    warn: bool,
+) -> BTreeMap<String, String> {
     layer
         .iter()
         .filter(|(k, v)| {
@@ -373,7 +378,9 @@ fn valid_keys(layer: &BTreeMap<String, String>, per_broker: bool) -> BTreeMap<St
             match validate_broker_keys(&one, per_broker) {
                 Ok(()) => true,
                 Err(e) => {
-                    tracing::warn!("ignoring the dynamic broker config {k}: {e}");
+                    if warn {
+                        tracing::warn!("ignoring the dynamic broker config {k}: {e}");
+                    }
                     false
                 }
             }
@@ -402,18 +409,21 @@ pub fn groups_with_configs(image: &MetadataImage) -> Vec<String> {
     groups
 }
 
+/// The dynamic layers of one broker as an image holds them: its own and the cluster default.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Layers {
+    broker: BTreeMap<String, String>,
+    cluster_default: BTreeMap<String, String>,
+}
+
 /// The effective broker configuration of this node: the static one, with the dynamic layers
 /// of the metadata image this broker last published on top.
 pub struct DynamicConfigs {
     node_id: i32,
     static_config: BrokerConfig,
-    /// The layers `effective` was made of (this broker's, the cluster default), to tell a
-    /// change from the same layers again.
-    state: RwLock<(
-        BTreeMap<String, String>,
-        BTreeMap<String, String>,
-        Arc<BrokerConfig>,
-    )>,
+    /// The layers `effective` was made of, as the image held them (to tell a change from the
+    /// same layers again), and the effective configuration.
+    state: RwLock<(Layers, Arc<BrokerConfig>)>,
 }
 
 impl DynamicConfigs {
@@ -422,51 +432,50 @@ impl DynamicConfigs {
         DynamicConfigs {
             node_id,
             static_config: static_config.clone(),
-            state: RwLock::new((
-                BTreeMap::new(),
-                BTreeMap::new(),
-                Arc::new(static_config.clone()),
-            )),
+            state: RwLock::new((Layers::default(), Arc::new(static_config.clone()))),
         }
     }
 
     /// The effective broker configuration: static keys with the dynamic layers on top.
     pub fn effective(&self) -> Arc<BrokerConfig> {
-        self.state.read().2.clone()
+        self.state.read().1.clone()
     }
 
-    /// The layers `image` holds for this broker: its own (resource name = node id) and the
-    /// cluster-wide default (""), each without the keys that are not valid there.
-    fn layers_in(
-        &self,
-        image: &MetadataImage,
-    ) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
-        let quiet = |layer: BTreeMap<String, String>, per_broker| {
+    /// This broker's layers in `image`: its own (resource name = node id) and the cluster-wide
+    /// default ("").
+    fn layers_in(&self, image: &MetadataImage) -> Layers {
+        Layers {
+            broker: layer(image, CONFIG_RESOURCE_BROKER, &self.node_id.to_string()),
+            cluster_default: layer(image, CONFIG_RESOURCE_BROKER, ""),
+        }
+    }
+
+    /// The configuration `layers` make, without the keys that are not valid at their level
+    /// (logged when `warn`).
+    fn make(&self, layers: &Layers, warn: bool) -> BrokerConfig {
+        let keep = |layer: &BTreeMap<String, String>, per_broker| {
             // Valid as a whole (what the controller let in): no need to look key by key.
-            if validate_broker_keys(&layer, per_broker).is_ok() {
-                layer
+            if validate_broker_keys(layer, per_broker).is_ok() {
+                layer.clone()
             } else {
-                valid_keys(&layer, per_broker)
+                valid_keys(layer, per_broker, warn)
             }
         };
-        (
-            quiet(
-                layer(image, CONFIG_RESOURCE_BROKER, &self.node_id.to_string()),
-                true,
-            ),
-            quiet(layer(image, CONFIG_RESOURCE_BROKER, ""), false),
+        self.static_config.with_dynamic(
+            keep(&layers.broker, true),
+            keep(&layers.cluster_default, false),
         )
     }
 
     /// The effective configuration `image`'s layers make (for answers read from one image).
     pub fn effective_in(&self, image: &MetadataImage) -> Arc<BrokerConfig> {
-        let (broker, cluster_default) = self.layers_in(image);
+        let layers = self.layers_in(image);
         let s = self.state.read();
-        if s.0 == broker && s.1 == cluster_default {
-            return s.2.clone();
+        if s.0 == layers {
+            return s.1.clone();
         }
         drop(s);
-        Arc::new(self.static_config.with_dynamic(broker, cluster_default))
+        Arc::new(self.make(&layers, false))
     }
 
     /// The configuration `broker` and `cluster_default` would make of this node's.
@@ -481,23 +490,17 @@ impl DynamicConfigs {
     /// Takes the layers of `image` (Kafka's `DynamicConfigPublisher`); returns the new
     /// effective configuration when they changed.
     pub fn follow(&self, image: &MetadataImage) -> Option<Arc<BrokerConfig>> {
-        let (broker, cluster_default) = self.layers_in(image);
-        {
-            let s = self.state.read();
-            if s.0 == broker && s.1 == cluster_default {
-                return None;
-            }
+        let layers = self.layers_in(image);
+        if self.state.read().0 == layers {
+            return None;
         }
-        let effective = Arc::new(
-            self.static_config
-                .with_dynamic(broker.clone(), cluster_default.clone()),
-        );
+        let effective = Arc::new(self.make(&layers, true));
         tracing::info!(
-            broker = ?broker.keys().collect::<Vec<_>>(),
-            cluster_default = ?cluster_default.keys().collect::<Vec<_>>(),
+            broker = ?layers.broker.keys().collect::<Vec<_>>(),
+            cluster_default = ?layers.cluster_default.keys().collect::<Vec<_>>(),
             "dynamic broker configs in force"
         );
-        *self.state.write() = (broker, cluster_default, effective.clone());
+        *self.state.write() = (layers, effective.clone());
         Some(effective)
     }
 }
