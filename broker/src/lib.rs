@@ -6,6 +6,7 @@ pub mod alloc_count;
 pub mod cli;
 pub mod config;
 pub mod controller;
+pub mod follow;
 pub mod group;
 pub mod handlers;
 pub mod inter_broker;

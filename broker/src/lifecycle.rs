@@ -33,6 +33,17 @@ fn security_protocol(name: &str) -> i16 {
     }
 }
 
+/// The feature levels this broker supports: what it registers with, and what ApiVersions
+/// reports (a feature not listed is supported at level 0 only).
+pub fn supported_features() -> Vec<BrokerFeature> {
+    vec![BrokerFeature {
+        name: "metadata.version".into(),
+        min_supported_version: samsa_cluster::controller::METADATA_VERSION_MINIMUM,
+        max_supported_version: samsa_cluster::controller::METADATA_VERSION_4_0_IV3,
+        unknown_tagged_fields: Default::default(),
+    }]
+}
+
 fn registration(broker: &Broker, incarnation_id: Uuid) -> BrokerRegistrationRequest {
     let listeners = broker
         .config
@@ -52,12 +63,7 @@ fn registration(broker: &Broker, incarnation_id: Uuid) -> BrokerRegistrationRequ
         cluster_id: broker.cluster_id.clone(),
         incarnation_id,
         listeners,
-        features: vec![BrokerFeature {
-            name: "metadata.version".into(),
-            min_supported_version: samsa_cluster::controller::METADATA_VERSION_MINIMUM,
-            max_supported_version: samsa_cluster::controller::METADATA_VERSION_4_0_IV3,
-            unknown_tagged_fields: Default::default(),
-        }],
+        features: supported_features(),
         rack: broker.config.get("broker.rack").filter(|r| !r.is_empty()),
         is_migrating_zk_broker: false,
         log_dirs: vec![broker.directory_id],

@@ -81,6 +81,7 @@ pub fn publish(
     complete: bool,
     state: &mut Published,
 ) {
+    crate::follow::configs_and_acls(broker, image);
     let lag_ms = broker.config.long("replica.lag.time.max.ms").max(1) as u64;
     let now_ms = crate::util::now_ms() as u64;
     let mut transitions = Vec::new();

@@ -25,9 +25,9 @@ pub struct Limits {
 pub struct Broker {
     /// The static configuration, as the broker started with it.
     pub config: BrokerConfig,
-    /// Dynamic broker and group configs (KIP-226, KIP-848): `dynamic_configs.effective()` is
-    /// the configuration in force now, for the keys that may change while the broker runs.
-    pub dynamic_configs: crate::config::dynamic::DynamicConfigs,
+    /// Dynamic broker configs (KIP-226) as the metadata image has them: `effective()` is the
+    /// configuration in force now, for the keys that may change while the broker runs.
+    pub dynamic_configs: Arc<crate::config::dynamic::DynamicConfigs>,
     pub limits: Limits,
     pub node_id: i32,
     pub cluster_id: String,
@@ -45,8 +45,6 @@ pub struct Broker {
     pub metrics: crate::metrics::Metrics,
     /// ACL authorization; `None` when `authorizer.class.name` is empty.
     pub authorizer: Option<crate::acl::Authorizer>,
-    /// SCRAM credentials (KIP-554), for a SASL/SCRAM authenticator.
-    pub scram_credentials: crate::scram::ScramCredentials,
     /// This node's controller: the KRaft metadata quorum and the image of what it committed.
     pub controller: crate::controller::runtime::Controller,
     /// This broker's registration with the active controller (`lifecycle.rs`).
@@ -90,10 +88,14 @@ impl Broker {
         std::fs::create_dir_all(&dir)
             .map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;
         let (node_id, cluster_id, directory_id) = crate::meta::load_identity(&dir, &config)?;
-        // Dynamic broker configs first: the topic defaults they set apply to the logs opened next.
-        let dynamic_configs = crate::config::dynamic::DynamicConfigs::open(&dir, &config)?;
+        // The dynamic configs' topic defaults reach the logs when the image is first published.
+        let dynamic_configs = Arc::new(crate::config::dynamic::DynamicConfigs::new(
+            &config, node_id,
+        ));
         let topics = TopicRegistry::open(&dir, &dynamic_configs.effective())?;
-        let controller = start_controller(&config, node_id, &cluster_id, &dir)?;
+        let validator =
+            crate::config::validator::BrokerConfigValidator::new(dynamic_configs.clone());
+        let controller = start_controller(&config, node_id, &cluster_id, &dir, validator)?;
         // The coordinators hash keys over the partition count their topic has in the cluster
         // (this node's registry, else the metadata image as far as this node has it).
         let image = controller.image();
@@ -115,8 +117,7 @@ impl Broker {
         // Groups in an existing __consumer_offsets are "loading" until `run` replays them.
         let offsets_partitions = partition_count(crate::group::OFFSETS_TOPIC);
         let groups = Arc::new(GroupCoordinator::new(&config, offsets_partitions));
-        let authorizer = crate::acl::Authorizer::from_config(&config, &dir)?;
-        let scram_credentials = crate::scram::ScramCredentials::open(&dir)?;
+        let authorizer = crate::acl::Authorizer::from_config(&config);
         let controller_listener =
             crate::controller::settings::KraftConfig::from_config(&config)?.listener_name;
         let broker = Arc::new(Broker {
@@ -136,7 +137,6 @@ impl Broker {
             io_engine,
             metrics: crate::metrics::Metrics::new(),
             authorizer,
-            scram_credentials,
             controller,
             membership: watch::channel(Default::default()).0,
             published: watch::channel(Default::default()).0,
@@ -222,8 +222,8 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         broker.membership.clone(),
         leave,
     ));
-    // This node's own topics from before the metadata log held them are imported once it is
-    // unfenced (`upgrade.rs`).
+    // What this node kept in its own files before the metadata log held it (topics, configs,
+    // ACLs, credentials) is imported once it is unfenced (`upgrade.rs`).
     let importer = {
         let broker = broker.clone();
         let mut membership = broker.membership.subscribe();
@@ -232,9 +232,8 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
                 .wait_for(|m| m.broker_epoch.is_some() && !m.fenced)
                 .await
                 .is_ok()
-                && broker.topics.all().iter().any(|t| !t.managed)
             {
-                crate::upgrade::import_topics(&broker).await;
+                crate::upgrade::import(&broker).await;
             }
         })
     };
@@ -324,6 +323,7 @@ fn start_controller(
     node_id: i32,
     cluster_id: &str,
     dir: &std::path::Path,
+    validator: crate::config::validator::BrokerConfigValidator,
 ) -> anyhow::Result<crate::controller::runtime::Controller> {
     use crate::controller::runtime::{Controller, ControllerSettings};
     let kraft = crate::controller::settings::KraftConfig::from_config(config)?;
@@ -353,6 +353,7 @@ fn start_controller(
         snapshot_after_bytes: kraft.snapshot_after_bytes,
         snapshot_interval_ms: config.long("metadata.log.max.snapshot.interval.ms").max(0) as u64,
         controller: controller_config(config, cluster_id),
+        config_validator: Some(Box::new(validator)),
     };
     let single = settings.quorum.voters.len() == 1 && settings.quorum.voters.contains(&node_id);
     let controller = Controller::start(settings)

@@ -13,6 +13,7 @@ use samsa_broker::acl::{
     AclBinding, AclOperation, PatternType, PermissionType, ResourceType, ANONYMOUS,
 };
 use samsa_broker::config::BrokerConfig;
+use samsa_broker::controller::active::{ControllerReply, ControllerRequest};
 use samsa_broker::handlers::{self, Connection, Ctx};
 use samsa_broker::net::IoEngine;
 use samsa_broker::server::Broker;
@@ -70,8 +71,8 @@ impl Fixture {
         op: AclOperation,
         permission: PermissionType,
     ) {
-        let authorizer = self.broker.authorizer.as_ref().expect("authorizer enabled");
-        for r in authorizer.store.create(vec![AclBinding {
+        // Through the controller, as CreateAcls does; the authorizer follows the image.
+        let request = ControllerRequest::CreateAcls(vec![AclBinding {
             resource_type: rt,
             resource_name: name.into(),
             pattern_type: pattern,
@@ -79,18 +80,26 @@ impl Fixture {
             host: "*".into(),
             operation: op,
             permission_type: permission,
-        }]) {
-            r.unwrap();
+        }]);
+        let timeout = std::time::Duration::from_secs(10);
+        match self.block_on(self.broker.controller.request_retrying(request, timeout)) {
+            Ok(ControllerReply::CreateAcls(results)) => assert_eq!(results[0].error_code, 0),
+            other => panic!("{other:?}"),
         }
+        assert!(self.block_on(samsa_broker::publisher::caught_up(&self.broker, timeout)));
     }
 
     fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        tokio::task::LocalSet::new().block_on(&rt, f)
+        block_on(f)
     }
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    tokio::task::LocalSet::new().block_on(&rt, f)
 }
 
 fn s(v: &str) -> StrBytes {
@@ -332,7 +341,7 @@ fn config_apis_refuse_topics_and_the_broker_with_their_own_codes() {
     res.resource_name = s("t");
     let mut r = IncrementalAlterConfigsRequest::default();
     r.resources = vec![res];
-    let resp = handlers::incremental_alter_configs::handle(&f.ctx(1), r);
+    let resp = f.block_on(handlers::incremental_alter_configs::handle(&f.ctx(1), r));
     assert_eq!(resp.responses[0].error_code, TOPIC_AUTHORIZATION_FAILED);
 }
 
@@ -349,7 +358,9 @@ fn group_and_broker_configs_and_scram_credentials_need_their_acls() {
         res.configs = vec![c];
         let mut r = IncrementalAlterConfigsRequest::default();
         r.resources = vec![res];
-        handlers::incremental_alter_configs::handle(&f.ctx(1), r).responses[0].error_code
+        f.block_on(handlers::incremental_alter_configs::handle(&f.ctx(1), r))
+            .responses[0]
+            .error_code
     };
     let broker_threads = || {
         let mut c = alter_configs_request::AlterableConfig::default();
@@ -361,7 +372,9 @@ fn group_and_broker_configs_and_scram_credentials_need_their_acls() {
         res.configs = vec![c];
         let mut r = AlterConfigsRequest::default();
         r.resources = vec![res];
-        handlers::alter_configs::handle(&f.ctx(2), r).responses[0].error_code
+        f.block_on(handlers::alter_configs::handle(&f.ctx(2), r))
+            .responses[0]
+            .error_code
     };
     let scram_upsert = || {
         let mut u = alter_user_scram_credentials_request::ScramCredentialUpsertion::default();
@@ -371,7 +384,7 @@ fn group_and_broker_configs_and_scram_credentials_need_their_acls() {
         u.salted_password = bytes::Bytes::from_static(&[1; 32]);
         let mut r = AlterUserScramCredentialsRequest::default();
         r.upsertions = vec![u];
-        let resp = handlers::alter_user_scram_credentials::handle(&f.ctx(0), r);
+        let resp = f.block_on(handlers::alter_user_scram_credentials::handle(&f.ctx(0), r));
         (resp.results[0].user.to_string(), resp.results[0].error_code)
     };
     let scram_describe = || {
@@ -491,7 +504,7 @@ fn cluster_operations_and_the_acl_apis_follow_the_cluster_acls() {
     creation.permission_type = PermissionType::Allow.code();
     let mut ca = CreateAclsRequest::default();
     ca.creations = vec![creation];
-    let resp = handlers::create_acls::handle(&f.ctx(3), ca.clone());
+    let resp = f.block_on(handlers::create_acls::handle(&f.ctx(3), ca.clone()));
     assert_eq!(resp.results[0].error_code, CLUSTER_AUTHORIZATION_FAILED);
     let resp = handlers::describe_acls::handle(&f.ctx(3), any_filter());
     assert_eq!(resp.error_code, CLUSTER_AUTHORIZATION_FAILED);
@@ -500,7 +513,7 @@ fn cluster_operations_and_the_acl_apis_follow_the_cluster_acls() {
     let resp = handlers::describe_cluster::handle(&f.ctx(1), dc);
     // ALTER, and the DESCRIBE it implies.
     assert_eq!(resp.cluster_authorized_operations, (1 << 7) | (1 << 8));
-    let resp = handlers::create_acls::handle(&f.ctx(3), ca);
+    let resp = f.block_on(handlers::create_acls::handle(&f.ctx(3), ca));
     assert_eq!(resp.results[0].error_code, 0);
     let resp = handlers::describe_acls::handle(&f.ctx(3), any_filter());
     assert_eq!(resp.error_code, 0);
@@ -556,14 +569,14 @@ fn without_an_authorizer_the_acl_apis_answer_security_disabled() {
     );
     let mut ca = CreateAclsRequest::default();
     ca.creations = vec![Default::default()];
-    let resp = handlers::create_acls::handle(&ctx, ca);
+    let resp = block_on(handlers::create_acls::handle(&ctx, ca));
     assert_eq!(
         resp.results[0].error_code,
         ResponseError::SecurityDisabled.code()
     );
     let mut da = DeleteAclsRequest::default();
     da.filters = vec![Default::default()];
-    let resp = handlers::delete_acls::handle(&ctx, da);
+    let resp = block_on(handlers::delete_acls::handle(&ctx, da));
     assert_eq!(
         resp.filter_results[0].error_code,
         ResponseError::SecurityDisabled.code()

@@ -588,6 +588,16 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             }
             RequestKind::ListConfigResources(r)
         }
+        ApiKey::UpdateFeatures => {
+            let mut u = update_features_request::FeatureUpdateKey::default();
+            u.feature = s("metadata.version");
+            u.max_version_level = 25;
+            let mut r = UpdateFeaturesRequest::default();
+            r.timeout_ms = 5000;
+            r.feature_updates = vec![u];
+            r.validate_only = version >= 1;
+            RequestKind::UpdateFeatures(r)
+        }
         ApiKey::DescribeTopicPartitions => {
             let topics = ["t", "missing"].map(|n| {
                 let mut t = describe_topic_partitions_request::TopicRequest::default();

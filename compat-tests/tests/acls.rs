@@ -20,7 +20,6 @@ use rdkafka::bindings as rd;
 use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
-use rdkafka::producer::FutureRecord;
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 
 use rd::rd_kafka_AclOperation_t as Op;
@@ -547,20 +546,6 @@ fn describe_error(broker: &Broker) -> (i16, String) {
         resp.error_code,
         resp.error_message.as_deref().unwrap_or("").to_string(),
     )
-}
-
-/// Produces one record with a fresh producer (fresh metadata); the delivery error, if any.
-fn produce_one(broker: &Broker, topic: &str) -> Result<(), RDKafkaErrorCode> {
-    let producer = producer(broker, &[("message.timeout.ms", "10000")]);
-    let delivery = runtime().block_on(producer.send(
-        FutureRecord::<(), str>::to(topic).payload("v"),
-        Duration::from_secs(10),
-    ));
-    match delivery {
-        Ok(_) => Ok(()),
-        Err((KafkaError::MessageProduction(code), _)) => Err(code),
-        Err((e, _)) => panic!("unexpected produce error: {e}"),
-    }
 }
 
 /// The first error a consumer assigned to `topic` reports, or none within a few seconds of

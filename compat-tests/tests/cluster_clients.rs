@@ -36,25 +36,6 @@ fn config(bootstrap: &str) -> ClientConfig {
     c
 }
 
-fn metadata_request(topics: Option<&[&str]>) -> MetadataRequest {
-    let mut r = MetadataRequest::default();
-    r.topics = topics.map(|ts| {
-        ts.iter()
-            .map(|t| {
-                let mut x = metadata_request::MetadataRequestTopic::default();
-                x.name = Some(TopicName(StrBytes::from_string(t.to_string())));
-                x
-            })
-            .collect()
-    });
-    r.allow_auto_topic_creation = false;
-    r
-}
-
-fn metadata(node: &Broker, topics: Option<&[&str]>) -> MetadataResponse {
-    raw_request(node, ApiKey::Metadata, 12, &metadata_request(topics))
-}
-
 /// Each partition's (leader, replicas, isr) as `node` describes `topic`.
 fn placement(node: &Broker, topic: &str) -> BTreeMap<i32, (i32, Vec<i32>, Vec<i32>)> {
     let m = metadata(node, Some(&[topic]));

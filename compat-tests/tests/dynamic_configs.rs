@@ -10,19 +10,14 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use kafka_protocol::messages::describe_configs_response::DescribeConfigsResourceResult;
-use kafka_protocol::messages::incremental_alter_configs_request::{
-    AlterConfigsResource, AlterableConfig,
-};
 use kafka_protocol::messages::{
     alter_configs_request, describe_configs_request, AlterConfigsRequest, AlterConfigsResponse,
-    ApiKey, DescribeConfigsRequest, DescribeConfigsResponse, IncrementalAlterConfigsRequest,
-    IncrementalAlterConfigsResponse,
+    ApiKey, DescribeConfigsRequest, DescribeConfigsResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use rdkafka::admin::{AdminOptions, AlterConfig, ConfigSource, ResourceSpecifier};
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::producer::FutureRecord;
 
 const TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -81,33 +76,6 @@ fn describe(
 
 fn s(v: &str) -> StrBytes {
     StrBytes::from_string(v.to_string())
-}
-
-/// IncrementalAlterConfigs SETs on a BROKER resource by name ("" is the cluster-wide default,
-/// which the clients cannot name): the code and message of the answer.
-fn set_on_broker(broker: &Broker, name: &str, configs: &[(&str, &str)]) -> (i16, String) {
-    let mut res = AlterConfigsResource::default();
-    res.resource_type = 4;
-    res.resource_name = s(name);
-    res.configs = configs
-        .iter()
-        .map(|(k, v)| {
-            let mut c = AlterableConfig::default();
-            c.name = s(k);
-            c.config_operation = 0; // SET
-            c.value = Some(s(v));
-            c
-        })
-        .collect();
-    let mut req = IncrementalAlterConfigsRequest::default();
-    req.resources = vec![res];
-    let resp: IncrementalAlterConfigsResponse =
-        raw_request(broker, ApiKey::IncrementalAlterConfigs, 1, &req);
-    let r = &resp.responses[0];
-    (
-        r.error_code,
-        r.error_message.as_deref().unwrap_or("").to_string(),
-    )
 }
 
 /// DescribeConfigs v4 with synonyms, on the wire (the clients cannot name the cluster default).
@@ -229,30 +197,6 @@ fn broker_configs_change_at_runtime_with_kafkas_sources_and_refusals_and_survive
     assert_eq!(configs["background.threads"].1, ConfigSource::DynamicBroker);
 }
 
-/// Produces `n` records of 200 bytes, one batch each, timestamped two hours ago.
-fn produce_old_records(broker: &Broker, topic: &str, n: usize) {
-    let producer = producer(broker, &[("batch.num.messages", "1"), ("linger.ms", "0")]);
-    let two_hours_ago = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-        - 2 * 3_600_000;
-    let value = vec![b'x'; 200];
-    runtime().block_on(async {
-        for _ in 0..n {
-            producer
-                .send(
-                    FutureRecord::<(), _>::to(topic)
-                        .payload(&value)
-                        .timestamp(two_hours_ago),
-                    TIMEOUT,
-                )
-                .await
-                .expect("delivered");
-        }
-    });
-}
-
 fn log_start_offset(consumer: &BaseConsumer, topic: &str) -> i64 {
     consumer
         .fetch_watermarks(topic, 0, TIMEOUT)
@@ -272,20 +216,21 @@ fn a_dynamic_log_retention_default_deletes_old_segments_of_topics_that_do_not_ov
         1,
         &[("segment.bytes", "1024"), ("retention.ms", "-1")],
     );
-    produce_old_records(&broker, "aged", 20);
-    produce_old_records(&broker, "kept", 20);
+    produce_old_records(&broker, "aged", 1, 20);
+    produce_old_records(&broker, "kept", 1, 20);
     let consumer: BaseConsumer = client_config(&broker).create().unwrap();
     assert_eq!(log_start_offset(&consumer, "aged"), 0);
 
     // A static-only key, and a per-broker key, are refused at the cluster-wide default.
-    let (code, message) = set_on_broker(&broker, "", &[("log.retention.hours", "1")]);
+    let (code, message) = set_configs(&broker, 4, "", &[("log.retention.hours", "1")]);
     assert_eq!(code, ResponseError::InvalidRequest.code());
     assert_eq!(
         message,
         "Cannot update these configs dynamically: Set(log.retention.hours)"
     );
-    let (code, message) = set_on_broker(
+    let (code, message) = set_configs(
         &broker,
+        4,
         "",
         &[("sasl.kerberos.min.time.before.relogin", "1")],
     );
@@ -294,7 +239,7 @@ fn a_dynamic_log_retention_default_deletes_old_segments_of_topics_that_do_not_ov
 
     // One hour of retention, cluster-wide: the two-hour-old segments of "aged" go.
     assert_eq!(
-        set_on_broker(&broker, "", &[("log.retention.ms", "3600000")]),
+        set_configs(&broker, 4, "", &[("log.retention.ms", "3600000")]),
         (0, String::new())
     );
     let deadline = Instant::now() + TIMEOUT;

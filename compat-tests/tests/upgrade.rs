@@ -1,8 +1,9 @@
 //! A single node's data directory written by the release before the metadata log held topics,
 //! configs, ACLs and credentials (each in a JSON file of the node's own) starts under this one
 //! with everything intact: its topics are imported into the metadata log with their ids,
-//! records, configs, the group's offsets and the transactional id all survive, and a restart
-//! after the import finds them again.
+//! records, configs, the group's offsets and the transactional id all survive, its ACLs, SCRAM
+//! credential and dynamic configs are imported once, and a restart after the import finds
+//! everything again (from the metadata log: the files are not read again).
 //!
 //! The fixture `compat-tests/fixtures/single-node-before-cluster-metadata` was made by that
 //! release (commit 25e3a54) with `compat-tests/python/upgrade_fixture.py BOOTSTRAP populate`,
@@ -88,6 +89,15 @@ fn a_data_directory_of_the_release_before_the_metadata_log_starts_with_everythin
         .filter(|l| l.contains("imported this node's topic into the metadata log"))
         .count();
     assert_eq!(imported, 4, "{}", broker.log_lines().join("\n"));
+    // The node's ACLs, credentials and dynamic configs too, each file once.
+    for what in ["dynamic configs", "ACLs", "SCRAM credentials"] {
+        let lines = broker
+            .log_lines()
+            .iter()
+            .filter(|l| l.contains(&format!("{what} imported into the metadata log")))
+            .count();
+        assert_eq!(lines, 1, "{what}:\n{}", broker.log_lines().join("\n"));
+    }
     check(&broker);
 
     // Every topic keeps its id, now from the metadata image.
@@ -109,7 +119,9 @@ fn a_data_directory_of_the_release_before_the_metadata_log_starts_with_everythin
     let again = broker
         .log_lines()
         .iter()
-        .filter(|l| l.contains("imported this node's topic"))
+        .filter(|l| {
+            l.contains("imported this node's topic") || l.contains("imported into the metadata log")
+        })
         .count();
     assert_eq!(again, 0);
     let mut req = MetadataRequest::default();

@@ -75,6 +75,8 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::AlterUserScramCredentials, 0, 0),
     // The metadata quorum: a single node is its only voter (KIP-595, KIP-836, KIP-853).
     api(ApiKey::DescribeQuorum, 0, 2),
+    // KIP-584 feature levels, decided by the active controller.
+    api(ApiKey::UpdateFeatures, 0, 2),
     api(ApiKey::DescribeCluster, 0, 2),
     api(ApiKey::DescribeProducers, 0, 0),
     api(ApiKey::DescribeTransactions, 0, 0),
@@ -85,19 +87,26 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
 
 /// What a controller listener (`controller.listener.names`) answers, in api-key order: the
 /// KRaft RPCs between controllers, DescribeQuorum, brokers' registrations, heartbeats and
-/// producer-id blocks, and the topic APIs brokers forward. Kafka's controllers serve more admin APIs; each is listed
-/// here only once it has a handler on that listener.
+/// producer-id blocks, and the admin APIs brokers forward (topics, configs, ACLs, SCRAM
+/// credentials, features). Kafka's controllers serve more admin APIs; each is listed here only
+/// once it has a handler on that listener.
 pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::Fetch, 4, 18),
     api(ApiKey::ApiVersions, 0, 4),
     api(ApiKey::CreateTopics, 2, 7),
     api(ApiKey::DeleteTopics, 1, 6),
+    api(ApiKey::CreateAcls, 1, 3),
+    api(ApiKey::DeleteAcls, 1, 3),
+    api(ApiKey::AlterConfigs, 0, 2),
     api(ApiKey::CreatePartitions, 0, 3),
+    api(ApiKey::IncrementalAlterConfigs, 0, 1),
+    api(ApiKey::AlterUserScramCredentials, 0, 0),
     api(ApiKey::Vote, 0, 2),
     api(ApiKey::BeginQuorumEpoch, 0, 1),
     api(ApiKey::EndQuorumEpoch, 0, 1),
     api(ApiKey::DescribeQuorum, 0, 2),
     api(ApiKey::AlterPartition, 2, 3),
+    api(ApiKey::UpdateFeatures, 0, 2),
     api(ApiKey::FetchSnapshot, 0, 1),
     api(ApiKey::BrokerRegistration, 0, 4),
     api(ApiKey::BrokerHeartbeat, 0, 1),

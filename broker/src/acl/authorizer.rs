@@ -12,14 +12,18 @@
 //! - no match: allowed only when no ACL at all applies to the resource and
 //!   `allow.everyone.if.no.acl.found` is true.
 //!
-//! Lookups go through an index rebuilt on every ACL change (changes are rare, checks are on
-//! every request): literal names hash straight to their ACLs, and a PREFIXED lookup probes the
-//! resource name's prefixes of the lengths that prefixed ACLs of its type actually have.
+//! The ACLs are the metadata image's: [`Authorizer::follow`] takes them from each image the
+//! broker publishes. Lookups go through an index rebuilt when they change (changes are rare,
+//! checks are on every request): literal names hash straight to their ACLs, and a PREFIXED
+//! lookup probes the resource name's prefixes of the lengths that prefixed ACLs of its type
+//! actually have.
 
-use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
-use super::store::AclStore;
+use parking_lot::{Mutex, RwLock};
+use samsa_cluster::metadata::MetadataImage;
+
 use super::{
     AclBinding, AclOperation, PatternType, PermissionType, ResourceType, WILDCARD,
     WILDCARD_PRINCIPAL,
@@ -99,7 +103,7 @@ impl AclIndex {
             let by_name = match b.pattern_type {
                 PatternType::Literal => &mut index.literal[t],
                 PatternType::Prefixed => &mut index.prefixed[t],
-                // Validated on creation and on load: nothing else is ever stored.
+                // The controller commits nothing else (validated on creation).
                 _ => continue,
             };
             by_name
@@ -162,41 +166,87 @@ impl AclIndex {
     }
 }
 
+/// One consistent view of the ACLs: every binding, ordered by resource type, name and pattern
+/// type, and the lookup index.
+#[derive(Debug, Default)]
+pub struct AclSet {
+    pub bindings: BTreeSet<AclBinding>,
+    index: AclIndex,
+}
+
+impl AclSet {
+    pub fn new(bindings: BTreeSet<AclBinding>) -> AclSet {
+        let index = AclIndex::build(&bindings);
+        AclSet { bindings, index }
+    }
+
+    /// The ACLs of a metadata image. O(ACLs).
+    pub fn from_image(image: &MetadataImage) -> AclSet {
+        AclSet::new(image.acls().map(|(_, a)| AclBinding::from(&**a)).collect())
+    }
+}
+
 /// The authorizer: its configuration and the ACLs it decides with.
 pub struct Authorizer {
     super_users: HashSet<String>,
     allow_if_no_acl: bool,
-    pub store: AclStore,
+    acls: RwLock<Arc<AclSet>>,
+    /// The image the ACLs were last taken from, to tell whether a newer one changed them.
+    followed: Mutex<Option<Arc<MetadataImage>>>,
 }
 
 impl Authorizer {
-    /// The authorizer `authorizer.class.name` asks for, with the ACLs stored in `dir`; `None`
-    /// when the key is empty (no authorization, as in Kafka).
-    pub fn from_config(config: &BrokerConfig, dir: &Path) -> anyhow::Result<Option<Authorizer>> {
+    /// The authorizer `authorizer.class.name` asks for, without ACLs until it follows an image;
+    /// `None` when the key is empty (no authorization, as in Kafka).
+    pub fn from_config(config: &BrokerConfig) -> Option<Authorizer> {
         let class = config.get("authorizer.class.name").unwrap_or_default();
         let class = class.trim();
         if class.is_empty() {
-            return Ok(None);
+            return None;
         }
         let super_users = parse_super_users(&config.get("super.users").unwrap_or_default());
         let allow_if_no_acl = config.bool("allow.everyone.if.no.acl.found");
-        let store = AclStore::open(dir)?;
         tracing::info!(
             authorizer = class,
-            acls = store.snapshot().bindings.len(),
-            super_users = ?super_users.iter().collect::<std::collections::BTreeSet<_>>(),
+            super_users = ?super_users.iter().collect::<BTreeSet<_>>(),
             allow_everyone_if_no_acl_found = allow_if_no_acl,
-            "authorizer enabled (Samsa's built-in, with Kafka's StandardAuthorizer rules)"
+            "authorizer enabled (Samsa's built-in, with Kafka's StandardAuthorizer rules; the ACLs of the metadata log)"
         );
-        Ok(Some(Authorizer::new(super_users, allow_if_no_acl, store)))
+        Some(Authorizer::new(super_users, allow_if_no_acl))
     }
 
-    pub fn new(super_users: HashSet<String>, allow_if_no_acl: bool, store: AclStore) -> Authorizer {
+    pub fn new(super_users: HashSet<String>, allow_if_no_acl: bool) -> Authorizer {
         Authorizer {
             super_users,
             allow_if_no_acl,
-            store,
+            acls: RwLock::new(Arc::default()),
+            followed: Mutex::new(None),
         }
+    }
+
+    /// The ACLs decisions are made with now.
+    pub fn acls(&self) -> Arc<AclSet> {
+        self.acls.read().clone()
+    }
+
+    /// Decides with `acls` from now on.
+    pub fn set_acls(&self, acls: AclSet) {
+        *self.acls.write() = Arc::new(acls);
+    }
+
+    /// Takes the ACLs of `image` (Kafka's `AclPublisher`), rebuilding the index only when they
+    /// changed since the image followed last.
+    pub fn follow(&self, image: &Arc<MetadataImage>) {
+        let mut followed = self.followed.lock();
+        if !followed.as_ref().is_some_and(|f| f.same_acls(image)) {
+            let acls = AclSet::from_image(image);
+            tracing::debug!(
+                acls = acls.bindings.len(),
+                "ACLs of the metadata image in force"
+            );
+            self.set_acls(acls);
+        }
+        *followed = Some(image.clone());
     }
 
     pub fn authorize(
@@ -210,7 +260,7 @@ impl Authorizer {
         if self.super_users.contains(principal) {
             return true;
         }
-        self.store.snapshot().index.allows(
+        self.acls().index.allows(
             principal,
             host,
             operation,
@@ -238,7 +288,7 @@ impl Authorizer {
         if self.authorize(principal, host, operation, resource_type, "hardcode") {
             return true;
         }
-        let acls = self.store.snapshot();
+        let acls = self.acls();
         let mut deny_literals: HashSet<&str> = HashSet::new();
         let mut deny_prefixes: HashSet<&str> = HashSet::new();
         let mut allows: Vec<(&str, PatternType)> = Vec::new();
@@ -294,33 +344,64 @@ mod tests {
     use PermissionType::{Allow, Deny};
     use ResourceType::{Cluster, Group, Topic};
 
-    use crate::acl::binding::acl;
+    fn acl(
+        resource_type: ResourceType,
+        name: &str,
+        pattern_type: PatternType,
+        principal: &str,
+        host: &str,
+        operation: AclOperation,
+        permission_type: PermissionType,
+    ) -> AclBinding {
+        AclBinding {
+            resource_type,
+            resource_name: name.into(),
+            pattern_type,
+            principal: principal.into(),
+            host: host.into(),
+            operation,
+            permission_type,
+        }
+    }
 
     const ALICE: &str = "User:alice";
     const BOB: &str = "User:bob";
     const HOST: &str = "10.0.0.1";
 
     struct Fixture {
-        _dir: tempfile::TempDir,
         authorizer: Authorizer,
     }
 
     fn authorizer(super_users: &str, allow_if_no_acl: bool, acls: Vec<AclBinding>) -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        let store = AclStore::open(dir.path()).unwrap();
-        for r in store.create(acls) {
-            r.unwrap();
-        }
-        Fixture {
-            authorizer: Authorizer::new(parse_super_users(super_users), allow_if_no_acl, store),
-            _dir: dir,
-        }
+        let authorizer = Authorizer::new(parse_super_users(super_users), allow_if_no_acl);
+        authorizer.set_acls(AclSet::new(acls.into_iter().collect()));
+        Fixture { authorizer }
     }
 
     impl Fixture {
         fn may(&self, principal: &str, op: AclOperation, rt: ResourceType, name: &str) -> bool {
             self.authorizer.authorize(principal, HOST, op, rt, name)
         }
+    }
+
+    #[test]
+    fn the_acls_follow_the_metadata_image() {
+        use samsa_cluster::metadata::records::RemoveAccessControlEntryRecord;
+        let a = Authorizer::new(HashSet::new(), false);
+        let id = uuid::Uuid::from_u64_pair(1, 2);
+        let allow = acl(Topic, "t", Literal, ALICE, "*", Read, Allow).to_record(id);
+        let image = Arc::new(MetadataImage::new().with_records(&[allow.into()]).unwrap());
+        assert!(!a.authorize(ALICE, HOST, Read, Topic, "t"));
+        a.follow(&image);
+        assert!(a.authorize(ALICE, HOST, Read, Topic, "t"));
+        let removed = RemoveAccessControlEntryRecord {
+            id,
+            ..Default::default()
+        };
+        let image = Arc::new(image.with_records(&[removed.into()]).unwrap());
+        a.follow(&image);
+        assert!(!a.authorize(ALICE, HOST, Read, Topic, "t"));
+        assert!(a.acls().bindings.is_empty());
     }
 
     #[test]

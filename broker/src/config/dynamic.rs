@@ -1,33 +1,38 @@
 //! Dynamic configs: what AlterConfigs and IncrementalAlterConfigs change while the broker runs.
-//! Two kinds live here, both persisted in `samsa-dynamic-configs.json` in the log directory
-//! (temp file, fsync, rename, fsync the directory) and reloaded on start:
+//! They belong to the cluster: the active controller commits them to the metadata log as
+//! `ConfigRecord`s, every broker's image holds them, and each broker follows its image
+//! ([`DynamicConfigs::follow`], called by the metadata publisher). Two kinds:
 //!
-//! - Dynamic broker configs (KIP-226, incremental since KIP-339): a layer for this broker
-//!   (resource name = its node id) and a cluster-wide default layer (resource name ""), above
-//!   the static configuration. Lookups go dynamic per-broker, dynamic default, static, default.
-//!   Which keys may change, and at which level, is Kafka's (`Update` in `defs.rs`); keys Kafka
-//!   does not know are accepted as custom configs, as Kafka does. The `log.*` topic defaults
-//!   take effect at once on every topic that does not override them.
+//! - Dynamic broker configs (KIP-226, incremental since KIP-339): a layer per broker (resource
+//!   name = its node id) and a cluster-wide default layer (resource name ""), above the static
+//!   configuration. Lookups go dynamic per-broker, dynamic default, static, default. Which keys
+//!   may change, and at which level, is Kafka's (`Update` in `defs.rs`); keys Kafka does not
+//!   know are accepted as custom configs, as Kafka does. The `log.*` topic defaults take effect
+//!   on every topic that does not override them as soon as the broker's image has them.
 //! - Group configs (KIP-848 `GroupConfig`): per-group overrides of the consumer and share group
 //!   timeouts. They only matter to KIP-848 consumer groups and share groups, which Samsa does
 //!   not serve yet (its groups are classic); they are validated, stored and described as Kafka
 //!   does so that admin tools work.
 //!
-//! Invariant: the file, the stored layers and the effective configuration change together
-//! under one lock, file first, so an acknowledged change survives a crash and a failed write
-//! changes nothing. Readers get immutable snapshots.
+//! The rules here are checked twice, as Kafka checks them: by the broker a request reaches
+//! (the handlers, against its own configuration) and by the active controller before it
+//! commits (through `config::validator`). A node's `samsa-dynamic-configs.json` from before the
+//! metadata log held configs is imported once ([`LegacyDynamicConfigs`], `upgrade.rs`).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
-use parking_lot::{Mutex, RwLock};
-use serde::{Deserialize, Serialize};
+use parking_lot::RwLock;
+use samsa_cluster::metadata::image::{CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_GROUP};
+use samsa_cluster::metadata::MetadataImage;
+use serde::Deserialize;
 
 use super::defs::{self, ConfigType, Update};
 use super::{group, topic, BrokerConfig, Source};
 
-const FILE: &str = "samsa-dynamic-configs.json";
+/// Where a node kept its dynamic configs before the metadata log held them.
+pub const LEGACY_FILE: &str = "samsa-dynamic-configs.json";
 /// Keys one resource (a broker layer, a group) may hold.
 pub const KEYS_PER_RESOURCE_MAX: usize = 1_000;
 /// Longest key and value a client may store.
@@ -57,17 +62,6 @@ const CLUSTER_LEVEL_LISTENER_CONFIGS: &[&str] = &[
     "num.network.threads",
 ];
 
-/// A dynamic config resource.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Resource {
-    /// This broker (resource name = node id).
-    Broker,
-    /// The cluster-wide broker default (resource name "").
-    ClusterDefault,
-    /// A consumer or share group's configs.
-    Group(String),
-}
-
 /// Why a dynamic config change was refused; each maps to one Kafka error code.
 #[derive(Debug, thiserror::Error)]
 pub enum DynamicConfigError {
@@ -82,8 +76,6 @@ pub enum DynamicConfigError {
     /// A limit Samsa puts on what clients can store.
     #[error("{0}")]
     TooMany(String),
-    #[error("cannot write {FILE}: {0}")]
-    Storage(#[from] std::io::Error),
 }
 
 impl DynamicConfigError {
@@ -94,7 +86,6 @@ impl DynamicConfigError {
             DynamicConfigError::InvalidConfig(_) => E::InvalidConfig,
             // A configured limit the request would break, like Kafka's policies.
             DynamicConfigError::TooMany(_) => E::PolicyViolation,
-            DynamicConfigError::Storage(_) => E::UnknownServerError,
         }
     }
 }
@@ -332,86 +323,33 @@ pub fn validate_reconfiguration(
     Ok(())
 }
 
-#[derive(Serialize, Deserialize, Default, Clone, Debug)]
-struct Stored {
-    version: u32,
+/// The layers of `samsa-dynamic-configs.json`, the file a node kept its dynamic configs in
+/// before they moved into the metadata log: read once, by the import (`upgrade.rs`).
+#[derive(Deserialize, Default, Clone, Debug, PartialEq, Eq)]
+pub struct LegacyDynamicConfigs {
     /// This broker's layer.
     #[serde(default)]
-    broker: BTreeMap<String, String>,
+    pub broker: BTreeMap<String, String>,
     /// The cluster-wide default layer.
     #[serde(default)]
-    cluster_default: BTreeMap<String, String>,
+    pub cluster_default: BTreeMap<String, String>,
     #[serde(default)]
-    groups: BTreeMap<String, BTreeMap<String, String>>,
+    pub groups: BTreeMap<String, BTreeMap<String, String>>,
 }
 
-impl Stored {
-    fn layer(&self, resource: &Resource) -> BTreeMap<String, String> {
-        match resource {
-            Resource::Broker => self.broker.clone(),
-            Resource::ClusterDefault => self.cluster_default.clone(),
-            Resource::Group(g) => self.groups.get(g).cloned().unwrap_or_default(),
-        }
-    }
-
-    fn set_layer(&mut self, resource: &Resource, layer: BTreeMap<String, String>) {
-        match resource {
-            Resource::Broker => self.broker = layer,
-            Resource::ClusterDefault => self.cluster_default = layer,
-            Resource::Group(g) => {
-                if layer.is_empty() {
-                    self.groups.remove(g);
-                } else {
-                    self.groups.insert(g.clone(), layer);
-                }
-            }
-        }
-    }
-}
-
-struct State {
-    stored: Arc<Stored>,
-    effective: Arc<BrokerConfig>,
-}
-
-/// The dynamic configs and the effective broker configuration they produce.
-pub struct DynamicConfigs {
-    dir: PathBuf,
-    static_config: BrokerConfig,
-    state: RwLock<State>,
-    /// Serialises changes, so that the file and the snapshot agree.
-    admin: Mutex<()>,
-}
-
-impl DynamicConfigs {
-    /// Loads the dynamic configs stored in `dir` (none when there is no file yet). A file that
-    /// does not parse stops the start; a stored key that is no longer valid is dropped with a
-    /// warning, as Kafka ignores invalid persisted dynamic configs (`fromPersistentProps`).
-    pub fn open(dir: &Path, static_config: &BrokerConfig) -> anyhow::Result<DynamicConfigs> {
-        let path = dir.join(FILE);
-        let mut stored: Stored = match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| anyhow::anyhow!("{} is corrupt: {e}", path.display()))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Stored {
-                version: 1,
-                ..Stored::default()
-            },
-            Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+impl LegacyDynamicConfigs {
+    /// Reads `dir`'s file (`None` without one). A stored key that is no longer valid is dropped
+    /// with a warning, as Kafka ignores invalid persisted dynamic configs
+    /// (`fromPersistentProps`).
+    pub fn read(dir: &Path, static_config: &BrokerConfig) -> anyhow::Result<Option<Self>> {
+        let Some(mut stored) = crate::upgrade::read_legacy_json::<Self>(dir, LEGACY_FILE)? else {
+            return Ok(None);
         };
         for (per_broker, layer) in [
             (true, &mut stored.broker),
             (false, &mut stored.cluster_default),
         ] {
-            layer.retain(|k, v| {
-                let one = BTreeMap::from([(k.clone(), v.clone())]);
-                match validate_broker_keys(&one, per_broker) {
-                    Ok(()) => true,
-                    Err(e) => {
-                        tracing::warn!("ignoring the stored dynamic broker config {k}: {e}");
-                        false
-                    }
-                }
-            });
+            *layer = valid_keys(layer, per_broker, true);
         }
         stored
             .groups
@@ -422,103 +360,148 @@ impl DynamicConfigs {
                     false
                 }
             });
-        let effective =
-            static_config.with_dynamic(stored.broker.clone(), stored.cluster_default.clone());
-        if !stored.broker.is_empty() || !stored.cluster_default.is_empty() {
-            tracing::info!(
-                broker = ?stored.broker.keys().collect::<Vec<_>>(),
-                cluster_default = ?stored.cluster_default.keys().collect::<Vec<_>>(),
-                "dynamic broker configs loaded"
-            );
-        }
-        Ok(DynamicConfigs {
-            dir: dir.to_path_buf(),
-            static_config: static_config.clone(),
-            state: RwLock::new(State {
-                stored: Arc::new(stored),
-                effective: Arc::new(effective),
-            }),
-            admin: Mutex::new(()),
+        Ok(Some(stored))
+    }
+}
+
+/// The keys of a broker layer that are valid one by one (the others are left out, and logged
+/// when `warn`).
+fn valid_keys(
+    layer: &BTreeMap<String, String>,
+    per_broker: bool,
+    warn: bool,
+) -> BTreeMap<String, String> {
+    layer
+        .iter()
+        .filter(|(k, v)| {
+            let one = BTreeMap::from([((*k).clone(), (*v).clone())]);
+            match validate_broker_keys(&one, per_broker) {
+                Ok(()) => true,
+                Err(e) => {
+                    if warn {
+                        tracing::warn!("ignoring the dynamic broker config {k}: {e}");
+                    }
+                    false
+                }
+            }
         })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// The configs the metadata image holds for a resource (empty if none).
+pub fn layer(image: &MetadataImage, resource_type: i8, name: &str) -> BTreeMap<String, String> {
+    image
+        .configs(resource_type, name)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The groups that have configs, by name (what ListConfigResources lists as GROUP resources: in
+/// Kafka a group config may exist before the group has any member). O(config resources).
+pub fn groups_with_configs(image: &MetadataImage) -> Vec<String> {
+    let mut groups: Vec<String> = image
+        .config_resources()
+        .filter(|(r, _)| r.resource_type == CONFIG_RESOURCE_GROUP)
+        .map(|(r, _)| r.resource_name.clone())
+        .collect();
+    groups.sort();
+    groups
+}
+
+/// The dynamic layers of one broker as an image holds them: its own and the cluster default.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Layers {
+    broker: BTreeMap<String, String>,
+    cluster_default: BTreeMap<String, String>,
+}
+
+/// The effective broker configuration of this node: the static one, with the dynamic layers
+/// of the metadata image this broker last published on top.
+pub struct DynamicConfigs {
+    node_id: i32,
+    static_config: BrokerConfig,
+    /// The layers `effective` was made of, as the image held them (to tell a change from the
+    /// same layers again), and the effective configuration.
+    state: RwLock<(Layers, Arc<BrokerConfig>)>,
+}
+
+impl DynamicConfigs {
+    /// The static configuration alone, until [`Self::follow`] sees an image.
+    pub fn new(static_config: &BrokerConfig, node_id: i32) -> DynamicConfigs {
+        DynamicConfigs {
+            node_id,
+            static_config: static_config.clone(),
+            state: RwLock::new((Layers::default(), Arc::new(static_config.clone()))),
+        }
     }
 
     /// The effective broker configuration: static keys with the dynamic layers on top.
     pub fn effective(&self) -> Arc<BrokerConfig> {
-        self.state.read().effective.clone()
+        self.state.read().1.clone()
     }
 
-    /// The configs stored for a resource.
-    pub fn layer(&self, resource: &Resource) -> BTreeMap<String, String> {
-        self.state.read().stored.layer(resource)
+    /// This broker's layers in `image`: its own (resource name = node id) and the cluster-wide
+    /// default ("").
+    fn layers_in(&self, image: &MetadataImage) -> Layers {
+        Layers {
+            broker: layer(image, CONFIG_RESOURCE_BROKER, &self.node_id.to_string()),
+            cluster_default: layer(image, CONFIG_RESOURCE_BROKER, ""),
+        }
     }
 
-    /// The groups that have configs, by name (what ListConfigResources lists as GROUP
-    /// resources: in Kafka a group config may exist before the group has any member).
-    pub fn groups_with_configs(&self) -> Vec<String> {
-        self.state.read().stored.groups.keys().cloned().collect()
-    }
-
-    /// Changes one resource's configs: `change` computes the new configs from the current
-    /// ones, they are validated as Kafka validates them, and unless `validate_only` they are
-    /// persisted and made visible; `applied` then runs, still under the lock, with the new
-    /// effective configuration (to apply it to the logs).
-    pub fn alter(
-        &self,
-        resource: &Resource,
-        validate_only: bool,
-        change: impl FnOnce(
-            &BTreeMap<String, String>,
-        ) -> Result<BTreeMap<String, String>, DynamicConfigError>,
-        applied: impl FnOnce(&Arc<BrokerConfig>),
-    ) -> Result<(), DynamicConfigError> {
-        let _admin = self.admin.lock();
-        let (stored, current) = {
-            let s = self.state.read();
-            (s.stored.clone(), s.effective.clone())
+    /// The configuration `layers` make, without the keys that are not valid at their level
+    /// (logged when `warn`).
+    fn make(&self, layers: &Layers, warn: bool) -> BrokerConfig {
+        let keep = |layer: &BTreeMap<String, String>, per_broker| {
+            // Valid as a whole (what the controller let in): no need to look key by key.
+            if validate_broker_keys(layer, per_broker).is_ok() {
+                layer.clone()
+            } else {
+                valid_keys(layer, per_broker, warn)
+            }
         };
-        let layer = change(&stored.layer(resource))?;
-        let mut next = (*stored).clone();
-        next.set_layer(resource, layer.clone());
-        let candidate = self
-            .static_config
-            .with_dynamic(next.broker.clone(), next.cluster_default.clone());
-        match resource {
-            Resource::Broker | Resource::ClusterDefault => {
-                validate_broker_keys(&layer, *resource == Resource::Broker)?;
-                validate_reconfiguration(&current, &candidate)?;
-            }
-            Resource::Group(name) => {
-                group::validate(&layer, &current)?;
-                if name.len() > GROUP_NAME_BYTES_MAX {
-                    return Err(DynamicConfigError::TooMany(format!(
-                        "group name of {} bytes exceeds the limit of {GROUP_NAME_BYTES_MAX}",
-                        name.len()
-                    )));
-                }
-                if next.groups.len() > GROUPS_WITH_CONFIGS_MAX {
-                    return Err(DynamicConfigError::TooMany(format!(
-                        "configs for {} groups would exceed the limit of {GROUPS_WITH_CONFIGS_MAX}",
-                        next.groups.len()
-                    )));
-                }
-            }
+        self.static_config.with_dynamic(
+            keep(&layers.broker, true),
+            keep(&layers.cluster_default, false),
+        )
+    }
+
+    /// The effective configuration `image`'s layers make (for answers read from one image).
+    pub fn effective_in(&self, image: &MetadataImage) -> Arc<BrokerConfig> {
+        let layers = self.layers_in(image);
+        let s = self.state.read();
+        if s.0 == layers {
+            return s.1.clone();
         }
-        if validate_only {
-            return Ok(());
+        drop(s);
+        Arc::new(self.make(&layers, false))
+    }
+
+    /// The configuration `broker` and `cluster_default` would make of this node's.
+    pub fn with_layers(
+        &self,
+        broker: BTreeMap<String, String>,
+        cluster_default: BTreeMap<String, String>,
+    ) -> BrokerConfig {
+        self.static_config.with_dynamic(broker, cluster_default)
+    }
+
+    /// Takes the layers of `image` (Kafka's `DynamicConfigPublisher`); returns the new
+    /// effective configuration when they changed.
+    pub fn follow(&self, image: &MetadataImage) -> Option<Arc<BrokerConfig>> {
+        let layers = self.layers_in(image);
+        if self.state.read().0 == layers {
+            return None;
         }
-        next.version = 1;
-        let bytes = serde_json::to_vec_pretty(&next).expect("serialisable");
-        // Private: dynamic configs may hold passwords (sasl.jaas.config, keystore passwords).
-        crate::topics::write_atomically_private(&self.dir, FILE, &bytes)?;
-        let effective = Arc::new(candidate);
-        {
-            let mut s = self.state.write();
-            s.stored = Arc::new(next);
-            s.effective = effective.clone();
-        }
-        tracing::info!(resource = ?resource, configs = ?layer.keys().collect::<Vec<_>>(), "dynamic configs changed");
-        applied(&effective);
-        Ok(())
+        let effective = Arc::new(self.make(&layers, true));
+        tracing::info!(
+            broker = ?layers.broker.keys().collect::<Vec<_>>(),
+            cluster_default = ?layers.cluster_default.keys().collect::<Vec<_>>(),
+            "dynamic broker configs in force"
+        );
+        *self.state.write() = (layers, effective.clone());
+        Some(effective)
     }
 }
 
@@ -565,6 +548,9 @@ pub fn synonym_values(
 
 #[cfg(test)]
 mod tests {
+    use samsa_cluster::metadata::records::ConfigRecord;
+    use samsa_cluster::metadata::MetadataRecord;
+
     use super::*;
     use crate::config::test_support::{broker, pairs as layer};
 
@@ -681,47 +667,50 @@ mod tests {
         assert!(check_ops(&[op("a", OpType::Delete, None)]).is_ok());
     }
 
+    fn config(resource_type: i8, name: &str, key: &str, value: &str) -> MetadataRecord {
+        ConfigRecord {
+            resource_type,
+            resource_name: name.into(),
+            name: key.into(),
+            value: Some(value.into()),
+            ..Default::default()
+        }
+        .into()
+    }
+
     #[test]
-    fn changes_persist_and_take_precedence_in_kafkas_order() {
-        let dir = tempfile::tempdir().unwrap();
+    fn the_images_layers_take_precedence_in_kafkas_order() {
         let static_cfg = broker(&[("log.retention.ms", "1000")]);
-        let store = DynamicConfigs::open(dir.path(), &static_cfg).unwrap();
-        store
-            .alter(
-                &Resource::ClusterDefault,
-                false,
-                |_| Ok(layer(&[("log.retention.ms", "2000")])),
-                |_| {},
-            )
+        let configs = DynamicConfigs::new(&static_cfg, 1);
+        let image = MetadataImage::new()
+            .with_records(&[
+                config(CONFIG_RESOURCE_BROKER, "", "log.retention.ms", "2000"),
+                // Another broker's layer is not this one's.
+                config(CONFIG_RESOURCE_BROKER, "2", "log.retention.ms", "9"),
+            ])
             .unwrap();
+        let effective = configs.follow(&image).expect("the default layer changed");
+        assert_eq!(effective.get("log.retention.ms").as_deref(), Some("2000"));
+        assert_eq!(effective.source("log.retention.ms"), Source::DynamicDefault);
+        assert!(configs.follow(&image).is_none(), "the same layers again");
+
+        let image = image
+            .with_records(&[config(
+                CONFIG_RESOURCE_BROKER,
+                "1",
+                "log.retention.ms",
+                "3000",
+            )])
+            .unwrap();
+        // Read from an image before the broker follows it.
+        let eff = configs.effective_in(&image);
+        assert_eq!(eff.get("log.retention.ms").as_deref(), Some("3000"));
         assert_eq!(
-            store.effective().get("log.retention.ms").as_deref(),
+            configs.effective().get("log.retention.ms").as_deref(),
             Some("2000")
         );
-        assert_eq!(
-            store.effective().source("log.retention.ms"),
-            Source::DynamicDefault
-        );
-        store
-            .alter(
-                &Resource::Broker,
-                false,
-                |_| Ok(layer(&[("log.retention.ms", "3000")])),
-                |_| {},
-            )
-            .unwrap();
-        // validate_only changes nothing.
-        store
-            .alter(
-                &Resource::Broker,
-                true,
-                |_| Ok(layer(&[("log.retention.ms", "4000")])),
-                |_| panic!("applied"),
-            )
-            .unwrap();
-        let reopened = DynamicConfigs::open(dir.path(), &static_cfg).unwrap();
-        let eff = reopened.effective();
-        assert_eq!(eff.get("log.retention.ms").as_deref(), Some("3000"));
+        configs.follow(&image).unwrap();
+        let eff = configs.effective();
         assert_eq!(eff.source("log.retention.ms"), Source::DynamicBroker);
         let values = synonym_values(&eff, &broker_synonyms("log.retention.ms"));
         let sources: Vec<_> = values
@@ -737,5 +726,50 @@ mod tests {
                 ("log.retention.hours", "168", Source::Default),
             ]
         );
+    }
+
+    #[test]
+    fn keys_no_longer_valid_at_their_level_are_left_out() {
+        let configs = DynamicConfigs::new(&broker(&[]), 1);
+        let image = MetadataImage::new()
+            .with_records(&[
+                config(CONFIG_RESOURCE_BROKER, "", "log.retention.ms", "2000"),
+                config(CONFIG_RESOURCE_BROKER, "", "num.partitions", "7"),
+            ])
+            .unwrap();
+        let eff = configs.follow(&image).unwrap();
+        assert_eq!(eff.get("log.retention.ms").as_deref(), Some("2000"));
+        assert_eq!(eff.source("num.partitions"), Source::Default);
+    }
+
+    #[test]
+    fn the_legacy_file_is_read_without_what_is_no_longer_valid() {
+        let dir = tempfile::tempdir().unwrap();
+        let static_cfg = broker(&[]);
+        assert_eq!(
+            LegacyDynamicConfigs::read(dir.path(), &static_cfg).unwrap(),
+            None
+        );
+        std::fs::write(
+            dir.path().join(LEGACY_FILE),
+            r#"{"version": 1,
+                "broker": {"log.retention.ms": "86400000", "num.partitions": "3"},
+                "cluster_default": {"background.threads": "12"},
+                "groups": {"g": {"consumer.session.timeout.ms": "50000"},
+                           "bad": {"session.timeout.ms": "1"}}}"#,
+        )
+        .unwrap();
+        let read = LegacyDynamicConfigs::read(dir.path(), &static_cfg)
+            .unwrap()
+            .unwrap();
+        assert_eq!(read.broker, layer(&[("log.retention.ms", "86400000")]));
+        assert_eq!(read.cluster_default, layer(&[("background.threads", "12")]));
+        assert_eq!(
+            read.groups.keys().collect::<Vec<_>>(),
+            vec!["g"],
+            "a group with an unknown key is left out"
+        );
+        std::fs::write(dir.path().join(LEGACY_FILE), b"{not json").unwrap();
+        assert!(LegacyDynamicConfigs::read(dir.path(), &static_cfg).is_err());
     }
 }

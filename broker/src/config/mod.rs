@@ -6,6 +6,7 @@ pub mod defs;
 pub mod dynamic;
 pub mod group;
 pub mod topic;
+pub mod validator;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

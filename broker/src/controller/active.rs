@@ -3,11 +3,15 @@
 //! and has not seen committed. Requests that reach a node which does not lead are answered
 //! NOT_CONTROLLER with the leader to ask (the handle forwards them).
 
+use samsa_cluster::acl::{AclBinding, AclFilter};
 use samsa_cluster::controller::{
-    AlterPartitionRequest, AlterPartitionTopicResult, BrokerHeartbeatReply, BrokerHeartbeatRequest,
-    BrokerRegistrationReply, BrokerRegistrationRequest, Controller as Decisions, ControllerConfig,
-    CreatableTopic, CreatePartitionsResult, CreatePartitionsTopic, CreateTopicResult,
-    DeleteTopicResult, ProducerIdsBlock, TopicRef,
+    AlterConfigsResource, AlterConfigsResult, AlterPartitionRequest, AlterPartitionTopicResult,
+    AlterScramCredentialResult, BrokerHeartbeatReply, BrokerHeartbeatRequest,
+    BrokerRegistrationReply, BrokerRegistrationRequest, ConfigValidator, Controller as Decisions,
+    ControllerConfig, CreatableTopic, CreateAclResult, CreatePartitionsResult,
+    CreatePartitionsTopic, CreateTopicResult, DeleteAclsFilterResult, DeleteTopicResult,
+    FeatureUpdate, IncrementalAlterConfigsResource, ProducerIdsBlock, ScramCredentialDeletion,
+    ScramCredentialUpsertion, TopicRef, UpdateFeaturesResult,
 };
 use samsa_cluster::metadata::{MetadataImage, MetadataRecord};
 use samsa_cluster::quorum::Quorum;
@@ -33,6 +37,25 @@ pub enum ControllerRequest {
     },
     /// A partition leader's ISR changes.
     AlterPartition(AlterPartitionRequest),
+    IncrementalAlterConfigs {
+        resources: Vec<IncrementalAlterConfigsResource>,
+        validate_only: bool,
+    },
+    /// The legacy AlterConfigs: each resource's configs become exactly the ones given.
+    AlterConfigs {
+        resources: Vec<AlterConfigsResource>,
+        validate_only: bool,
+    },
+    CreateAcls(Vec<AclBinding>),
+    DeleteAcls(Vec<AclFilter>),
+    AlterUserScramCredentials {
+        deletions: Vec<ScramCredentialDeletion>,
+        upsertions: Vec<ScramCredentialUpsertion>,
+    },
+    UpdateFeatures {
+        updates: Vec<FeatureUpdate>,
+        validate_only: bool,
+    },
 }
 
 /// Its answer, or a Kafka error code and message.
@@ -45,6 +68,12 @@ pub enum ControllerReply {
     CreatePartitions(Vec<CreatePartitionsResult>),
     AllocateProducerIds(ProducerIdsBlock),
     AlterPartition(Vec<AlterPartitionTopicResult>),
+    /// IncrementalAlterConfigs' and AlterConfigs' results, one per resource in request order.
+    AlterConfigs(Vec<AlterConfigsResult>),
+    CreateAcls(Vec<CreateAclResult>),
+    DeleteAcls(Vec<DeleteAclsFilterResult>),
+    AlterUserScramCredentials(Vec<AlterScramCredentialResult>),
+    UpdateFeatures(UpdateFeaturesResult),
 }
 
 pub type ControllerResult = Result<ControllerReply, (i16, String)>;
@@ -63,9 +92,18 @@ pub(super) struct Active {
 pub(super) type Decided = (Vec<MetadataRecord>, ControllerReply);
 
 impl Active {
-    pub(super) fn new(cfg: ControllerConfig) -> Active {
+    /// `validator`: the broker's config knowledge, for the config APIs and CreateTopics
+    /// (without one every config is accepted).
+    pub(super) fn new(
+        cfg: ControllerConfig,
+        validator: Option<Box<dyn ConfigValidator>>,
+    ) -> Active {
+        let mut decisions = Decisions::new(cfg);
+        if let Some(v) = validator {
+            decisions.set_config_validator(v);
+        }
         Active {
-            decisions: Decisions::new(cfg),
+            decisions,
             latest: MetadataImage::new(),
         }
     }
@@ -215,6 +253,60 @@ impl Active {
                     .alter_partition(&self.latest, &r)
                     .map_err(err)?;
                 (records, ControllerReply::AlterPartition(results))
+            }
+            ControllerRequest::IncrementalAlterConfigs {
+                resources,
+                validate_only,
+            } => {
+                let (records, results) = self
+                    .decisions
+                    .incremental_alter_configs(&self.latest, resources, validate_only)
+                    .map_err(err)?;
+                (records, ControllerReply::AlterConfigs(results))
+            }
+            ControllerRequest::AlterConfigs {
+                resources,
+                validate_only,
+            } => {
+                let (records, results) = self
+                    .decisions
+                    .alter_configs(&self.latest, resources, validate_only)
+                    .map_err(err)?;
+                (records, ControllerReply::AlterConfigs(results))
+            }
+            ControllerRequest::CreateAcls(bindings) => {
+                let (records, results) = self
+                    .decisions
+                    .create_acls(&self.latest, bindings, rand::random())
+                    .map_err(err)?;
+                (records, ControllerReply::CreateAcls(results))
+            }
+            ControllerRequest::DeleteAcls(filters) => {
+                let (records, results) = self
+                    .decisions
+                    .delete_acls(&self.latest, filters)
+                    .map_err(err)?;
+                (records, ControllerReply::DeleteAcls(results))
+            }
+            ControllerRequest::AlterUserScramCredentials {
+                deletions,
+                upsertions,
+            } => {
+                let (records, results) = self
+                    .decisions
+                    .alter_user_scram_credentials(&self.latest, deletions, upsertions)
+                    .map_err(err)?;
+                (records, ControllerReply::AlterUserScramCredentials(results))
+            }
+            ControllerRequest::UpdateFeatures {
+                updates,
+                validate_only,
+            } => {
+                let (records, result) = self
+                    .decisions
+                    .update_features(&self.latest, updates, validate_only)
+                    .map_err(err)?;
+                (records, ControllerReply::UpdateFeatures(result))
             }
         };
         self.apply(&decided.0);

@@ -93,7 +93,9 @@ pub fn to_kafka(request: &ControllerRequest) -> (ApiKey, i16, RequestKind) {
             )
         }
         ControllerRequest::AlterPartition(r) => super::partition_rpcs::to_kafka(r),
-        topics => super::topic_rpcs::to_kafka(topics).expect("a topic request"),
+        other => super::topic_rpcs::to_kafka(other)
+            .or_else(|| super::admin_rpcs::to_kafka(other))
+            .expect("a topic or admin request"),
     }
 }
 
@@ -144,6 +146,12 @@ pub fn from_kafka(body: RequestKind) -> Option<ControllerRequest> {
             broker_id: k.broker_id.0,
             broker_epoch: k.broker_epoch,
         }),
+        body @ (RequestKind::IncrementalAlterConfigs(_)
+        | RequestKind::AlterConfigs(_)
+        | RequestKind::CreateAcls(_)
+        | RequestKind::DeleteAcls(_)
+        | RequestKind::AlterUserScramCredentials(_)
+        | RequestKind::UpdateFeatures(_)) => super::admin_rpcs::from_kafka(body),
         body => super::topic_rpcs::from_kafka(body),
     }
 }
@@ -163,6 +171,12 @@ pub fn response_to_kafka(
             )
         }
         ApiKey::AlterPartition => super::partition_rpcs::response_to_kafka(result),
+        ApiKey::IncrementalAlterConfigs
+        | ApiKey::AlterConfigs
+        | ApiKey::CreateAcls
+        | ApiKey::DeleteAcls
+        | ApiKey::AlterUserScramCredentials
+        | ApiKey::UpdateFeatures => super::admin_rpcs::response_to_kafka(key, request, result),
         ApiKey::AllocateProducerIds => {
             let mut r = AllocateProducerIdsResponse::default();
             match result {
@@ -244,6 +258,13 @@ pub fn response_from_kafka(body: ResponseKind) -> ControllerResult {
                 should_shut_down: r.should_shut_down,
             }))
         }
+        body @ (ResponseKind::IncrementalAlterConfigs(_)
+        | ResponseKind::AlterConfigs(_)
+        | ResponseKind::CreateAcls(_)
+        | ResponseKind::DeleteAcls(_)
+        | ResponseKind::AlterUserScramCredentials(_)
+        | ResponseKind::UpdateFeatures(_)) => super::admin_rpcs::response_from_kafka(body)
+            .unwrap_or_else(|| Err((-1, "an answer of the wrong type".into()))),
         body => super::topic_rpcs::response_from_kafka(body)
             .unwrap_or_else(|| Err((-1, "an answer of the wrong type".into()))),
     }

@@ -130,7 +130,13 @@ async fn answer(
         | RequestKind::DeleteTopics(_)
         | RequestKind::CreatePartitions(_)
         | RequestKind::AllocateProducerIds(_)
-        | RequestKind::AlterPartition(_)) => {
+        | RequestKind::AlterPartition(_)
+        | RequestKind::IncrementalAlterConfigs(_)
+        | RequestKind::AlterConfigs(_)
+        | RequestKind::CreateAcls(_)
+        | RequestKind::DeleteAcls(_)
+        | RequestKind::AlterUserScramCredentials(_)
+        | RequestKind::UpdateFeatures(_)) => {
             let request = match body {
                 RequestKind::AlterPartition(k) => super::partition_rpcs::from_kafka(k, version),
                 body => super::broker_rpcs::from_kafka(body).expect("a controller request"),

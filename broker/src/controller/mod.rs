@@ -7,6 +7,7 @@
 //! - [`quorum_state`]: the `quorum-state` file in Kafka's JSON shape.
 
 pub mod active;
+pub mod admin_rpcs;
 pub mod broker_rpcs;
 pub mod codec;
 mod listener;

@@ -37,7 +37,6 @@ use super::{wire, QuorumStateFile};
 use crate::net::peer::Peer;
 
 /// What the controller needs to start.
-#[derive(Debug)]
 pub struct ControllerSettings {
     pub node_id: NodeId,
     pub cluster_id: String,
@@ -57,8 +56,12 @@ pub struct ControllerSettings {
     /// `metadata.log.max.snapshot.interval.ms`: a snapshot at least this often while new
     /// records are committed (0: only by size).
     pub snapshot_interval_ms: u64,
-    /// The active controller's settings (session timeout, defaults for new topics).
+    /// The active controller's settings (session timeout, defaults for new topics). Its
+    /// `node_id` is set from [`Self::node_id`].
     pub controller: samsa_cluster::controller::ControllerConfig,
+    /// What the active controller asks about config keys (the broker's config definitions);
+    /// `None` accepts every config.
+    pub config_validator: Option<Box<dyn samsa_cluster::controller::ConfigValidator>>,
 }
 
 #[derive(Debug, Clone)]
@@ -525,7 +528,13 @@ impl Runtime {
             image_tx,
             status_tx,
             proposals: BTreeMap::new(),
-            active: Active::new(settings.controller.clone()),
+            active: Active::new(
+                samsa_cluster::controller::ControllerConfig {
+                    node_id: settings.node_id,
+                    ..settings.controller
+                },
+                settings.config_validator,
+            ),
             clock,
         }
     }

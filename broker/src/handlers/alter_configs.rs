@@ -7,6 +7,14 @@
 //!   as Kafka refuses them; dynamic `log.*` topic defaults apply to every topic at once.
 //! - A group (KIP-848): its group configs.
 //!
+//! Configs belong to the cluster: this broker makes Kafka's broker-side checks (ACLs, the
+//! request's shape, a broker resource naming this broker, broker and group values against its
+//! own configuration: `ConfigAdminManager.preprocess`) and forwards the rest to the active
+//! controller, which checks again, commits the changes to the metadata log and answers per
+//! resource; the answer goes back once this broker's image has the changes (so that a
+//! DescribeConfigs here sees them, and the logs follow them). A topic only this node knows (from
+//! before the metadata log held topics, until it is imported) is changed here.
+//!
 //! Kafka's request checks come first: a resource named twice, a key named twice in a resource
 //! or a null value is INVALID_REQUEST. ACLs: ALTER_CONFIGS on the topic
 //! (TOPIC_AUTHORIZATION_FAILED), the group (GROUP_AUTHORIZATION_FAILED) or the cluster
@@ -18,26 +26,31 @@ use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceRespon
 use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
+use samsa_cluster::controller::{AlterConfigsResource, AlterConfigsResult};
+use samsa_cluster::metadata::MetadataImage;
 
 use super::describe_configs::{
     authorize_resource, broker_resource, RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC,
 };
 use super::Ctx;
 use crate::acl::AclOperation;
-use crate::config::dynamic::{check_ops, AlterOp, DynamicConfigError, OpType, Resource};
-use crate::config::topic::TopicOverrides;
+use crate::config::dynamic::{
+    check_ops, groups_with_configs, layer, validate_broker_keys, validate_reconfiguration, AlterOp,
+    DynamicConfigError, OpType, GROUPS_WITH_CONFIGS_MAX, GROUP_NAME_BYTES_MAX,
+};
+use crate::config::group;
+use crate::controller::active::ControllerRequest;
 
-pub fn handle(ctx: &Ctx<'_>, req: AlterConfigsRequest) -> AlterConfigsResponse {
-    let mut resp = AlterConfigsResponse::default();
+pub async fn handle(ctx: &Ctx<'_>, req: AlterConfigsRequest) -> AlterConfigsResponse {
+    let image = ctx.broker.controller.image();
     let repeated = repeated_resources(
         req.resources
             .iter()
             .map(|r| (r.resource_type, &r.resource_name)),
     );
-    for res in req.resources {
-        let mut r = AlterConfigsResourceResponse::default();
-        r.resource_type = res.resource_type;
-        r.resource_name = res.resource_name.clone();
+    let mut routes = Vec::with_capacity(req.resources.len());
+    let mut forwarded: Vec<AlterConfigsResource> = Vec::new();
+    for res in &req.resources {
         let name = res.resource_name.as_str();
         let ops: Vec<AlterOp> = res
             .configs
@@ -48,38 +61,232 @@ pub fn handle(ctx: &Ctx<'_>, req: AlterConfigsRequest) -> AlterConfigsResponse {
                 value: c.value.as_ref().map(|v| v.to_string()),
             })
             .collect();
-        let result = authorize_resource(ctx, AclOperation::AlterConfigs, res.resource_type, name)
+        let route = authorize_resource(ctx, AclOperation::AlterConfigs, res.resource_type, name)
             .and_then(|()| {
                 if repeated.contains(&(res.resource_type, name.to_string())) {
                     return Err(repeated_resource());
                 }
                 check_ops(&ops).map_err(to_response)?;
                 let configs: BTreeMap<String, String> = ops
-                    .into_iter()
-                    .map(|o| (o.name, o.value.unwrap_or_default()))
+                    .iter()
+                    .map(|o| (o.name.clone(), o.value.clone().unwrap_or_default()))
                     .collect();
-                match res.resource_type {
-                    RESOURCE_TOPIC => apply_topic_overrides(
-                        ctx,
-                        name,
-                        configs.into_iter().collect(),
-                        req.validate_only,
-                    ),
-                    RESOURCE_BROKER => alter_broker(ctx, name, req.validate_only, |_| Ok(configs)),
-                    RESOURCE_GROUP => alter_group(ctx, name, req.validate_only, |_| Ok(configs)),
-                    other => Err((
-                        ResponseError::InvalidRequest,
-                        format!("Unknown resource type {other}"),
-                    )),
-                }
+                let replace = |_: &BTreeMap<String, String>| Ok(configs.clone());
+                route(
+                    ctx,
+                    &image,
+                    res.resource_type,
+                    name,
+                    req.validate_only,
+                    replace,
+                )
             });
-        if let Err((code, message)) = result {
-            r.error_code = code.code();
-            r.error_message = Some(StrBytes::from_string(message));
-        }
+        routes.push(route.map(|r| {
+            r.map(|resource_name| {
+                forwarded.push(AlterConfigsResource {
+                    resource_type: res.resource_type,
+                    resource_name,
+                    configs: ops
+                        .iter()
+                        .map(|o| (o.name.clone(), o.value.clone()))
+                        .collect(),
+                });
+                forwarded.len() - 1
+            })
+        }));
+    }
+    let results = forward(
+        ctx,
+        &forwarded,
+        req.validate_only,
+        |resources, validate_only| ControllerRequest::AlterConfigs {
+            resources,
+            validate_only,
+        },
+        |image, r| {
+            let want: Layer = r
+                .configs
+                .iter()
+                .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
+                .collect();
+            layer(image, r.resource_type, &r.resource_name) == want
+        },
+    )
+    .await;
+    let mut resp = AlterConfigsResponse::default();
+    for (res, route) in req.resources.into_iter().zip(routes) {
+        let mut r = AlterConfigsResourceResponse::default();
+        r.resource_type = res.resource_type;
+        r.resource_name = res.resource_name;
+        (r.error_code, r.error_message) = outcome(route, &results);
         resp.responses.push(r);
     }
     resp
+}
+
+/// Where a resource's change is decided: here (a topic only this node knows; `None`), or by
+/// the controller (`Some` resource name, a broker's in its canonical form).
+pub type Route = Option<String>;
+
+type Layer = BTreeMap<String, String>;
+
+/// Kafka's broker-side checks of one resource and where its change goes. `change` makes the
+/// resource's new configs from its current ones (as this broker's image has them).
+pub fn route(
+    ctx: &Ctx<'_>,
+    image: &MetadataImage,
+    resource_type: i8,
+    name: &str,
+    validate_only: bool,
+    change: impl FnOnce(&Layer) -> Result<Layer, DynamicConfigError>,
+) -> Result<Route, (ResponseError, String)> {
+    let invalid = |m: &str| Err((ResponseError::InvalidRequest, m.to_string()));
+    match resource_type {
+        RESOURCE_TOPIC if name.is_empty() => invalid("Default topic resources are not allowed."),
+        RESOURCE_TOPIC => {
+            // A topic of the metadata image is the controller's; one only this node knows is
+            // changed here.
+            let Some(topic) = ctx.broker.topics.get(name).filter(|t| !t.managed) else {
+                return Ok(Some(name.to_string()));
+            };
+            let overrides = change(&topic.overrides.read()).map_err(to_response)?;
+            ctx.broker
+                .topics
+                .set_overrides(name, overrides, validate_only)
+                .map_err(|e| {
+                    let code = ResponseError::try_from_code(e.code());
+                    (
+                        code.unwrap_or(ResponseError::UnknownServerError),
+                        e.to_string(),
+                    )
+                })?;
+            Ok(None)
+        }
+        RESOURCE_BROKER => {
+            let per_broker = broker_resource(ctx, name, false)?;
+            let resource_name = if per_broker {
+                ctx.broker.node_id.to_string()
+            } else {
+                String::new()
+            };
+            let next =
+                change(&layer(image, RESOURCE_BROKER, &resource_name)).map_err(to_response)?;
+            check_broker_layer(ctx, image, per_broker, next).map_err(to_response)?;
+            Ok(Some(resource_name))
+        }
+        RESOURCE_GROUP if name.is_empty() => invalid("Default group resources are not allowed."),
+        RESOURCE_GROUP => {
+            let current = layer(image, RESOURCE_GROUP, name);
+            let next = change(&current).map_err(to_response)?;
+            check_group_layer(ctx, image, name, &current, &next).map_err(to_response)?;
+            Ok(Some(name.to_string()))
+        }
+        other => Err((
+            ResponseError::InvalidRequest,
+            format!("Unknown resource type {other}"),
+        )),
+    }
+}
+
+/// This broker's layer (`per_broker`) or the cluster-wide default as a change would leave it,
+/// checked as Kafka's `ConfigAdminManager.validateBrokerConfigChange` does: the keys at their
+/// level, and the configuration the change would give this broker (thread counts).
+fn check_broker_layer(
+    ctx: &Ctx<'_>,
+    image: &MetadataImage,
+    per_broker: bool,
+    next: Layer,
+) -> Result<(), DynamicConfigError> {
+    validate_broker_keys(&next, per_broker)?;
+    let configs = &ctx.broker.dynamic_configs;
+    let node = ctx.broker.node_id.to_string();
+    let candidate = if per_broker {
+        configs.with_layers(next, layer(image, RESOURCE_BROKER, ""))
+    } else {
+        configs.with_layers(layer(image, RESOURCE_BROKER, &node), next)
+    };
+    validate_reconfiguration(&configs.effective(), &candidate)
+}
+
+/// A group's configs (KIP-848; the group need not exist) as a change would leave them.
+fn check_group_layer(
+    ctx: &Ctx<'_>,
+    image: &MetadataImage,
+    name: &str,
+    current: &Layer,
+    next: &Layer,
+) -> Result<(), DynamicConfigError> {
+    group::validate(next, &ctx.broker.dynamic_configs.effective())?;
+    if name.len() > GROUP_NAME_BYTES_MAX {
+        return Err(DynamicConfigError::TooMany(format!(
+            "group name of {} bytes exceeds the limit of {GROUP_NAME_BYTES_MAX}",
+            name.len()
+        )));
+    }
+    if current.is_empty() && !next.is_empty() {
+        let groups = groups_with_configs(image).len();
+        if groups >= GROUPS_WITH_CONFIGS_MAX {
+            return Err(DynamicConfigError::TooMany(format!(
+                "configs for {} groups would exceed the limit of {GROUPS_WITH_CONFIGS_MAX}",
+                groups + 1
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Forwards the resources this broker let through to the active controller and, unless only
+/// validating, waits until this broker's image has the changes the controller accepted
+/// (`applied` tells). One result per resource, in order.
+pub async fn forward<R: Clone>(
+    ctx: &Ctx<'_>,
+    resources: &[R],
+    validate_only: bool,
+    request: impl FnOnce(Vec<R>, bool) -> ControllerRequest,
+    applied: impl Fn(&MetadataImage, &R) -> bool,
+) -> Vec<AlterConfigsResult> {
+    if resources.is_empty() {
+        return Vec::new();
+    }
+    let request = request(resources.to_vec(), validate_only);
+    let result = super::ask_controller(ctx.broker, request.clone()).await;
+    let results = crate::controller::admin_rpcs::config_results(&request, &result);
+    if !validate_only {
+        let changed: Vec<&R> = resources
+            .iter()
+            .zip(&results)
+            .filter(|(_, r)| r.error_code == 0)
+            .map(|(f, _)| f)
+            .collect();
+        super::wait_until_published(ctx.broker, |image| {
+            changed.iter().all(|r| applied(image, r))
+        })
+        .await;
+    }
+    results
+}
+
+/// A resource's answer: refused here, done here, or the controller's (by its index).
+pub fn outcome(
+    route: Result<Option<usize>, (ResponseError, String)>,
+    results: &[AlterConfigsResult],
+) -> (i16, Option<StrBytes>) {
+    match route {
+        Err((code, message)) => (code.code(), Some(StrBytes::from_string(message))),
+        Ok(None) => (0, None),
+        Ok(Some(i)) => match results.get(i) {
+            Some(r) => (
+                r.error_code,
+                r.error_message.clone().map(StrBytes::from_string),
+            ),
+            None => (
+                ResponseError::UnknownServerError.code(),
+                Some(StrBytes::from_static_str(
+                    "the controller answered for other resources",
+                )),
+            ),
+        },
+    }
 }
 
 /// The (type, name) pairs that appear more than once in a request: Kafka refuses every one of
@@ -107,79 +314,4 @@ pub fn repeated_resource() -> (ResponseError, String) {
 
 pub fn to_response(e: DynamicConfigError) -> (ResponseError, String) {
     (e.response_error(), e.to_string())
-}
-
-/// Validates and applies a topic's complete new set of overrides.
-pub fn apply_topic_overrides(
-    ctx: &Ctx<'_>,
-    topic: &str,
-    overrides: TopicOverrides,
-    validate_only: bool,
-) -> Result<(), (ResponseError, String)> {
-    if topic.is_empty() {
-        return Err((
-            ResponseError::InvalidRequest,
-            "Default topic resources are not allowed.".into(),
-        ));
-    }
-    ctx.broker
-        .topics
-        .set_overrides(topic, overrides, validate_only)
-        .map_err(|e| {
-            (
-                ResponseError::try_from_code(e.code()).unwrap_or(ResponseError::UnknownServerError),
-                e.to_string(),
-            )
-        })
-}
-
-/// Changes this broker's dynamic configs (`name` = node id) or the cluster-wide defaults
-/// (`name` empty): `change` computes the layer's new configs from its current ones. The new
-/// effective configuration reaches every topic's logs before this returns.
-pub fn alter_broker(
-    ctx: &Ctx<'_>,
-    name: &str,
-    validate_only: bool,
-    change: impl FnOnce(
-        &BTreeMap<String, String>,
-    ) -> Result<BTreeMap<String, String>, DynamicConfigError>,
-) -> Result<(), (ResponseError, String)> {
-    let resource = if broker_resource(ctx, name, false)? {
-        Resource::Broker
-    } else {
-        Resource::ClusterDefault
-    };
-    let topics = &ctx.broker.topics;
-    ctx.broker
-        .dynamic_configs
-        .alter(&resource, validate_only, change, |effective| {
-            topics.set_broker_config((**effective).clone())
-        })
-        .map_err(to_response)
-}
-
-/// Changes a group's configs (KIP-848); the group need not exist.
-pub fn alter_group(
-    ctx: &Ctx<'_>,
-    name: &str,
-    validate_only: bool,
-    change: impl FnOnce(
-        &BTreeMap<String, String>,
-    ) -> Result<BTreeMap<String, String>, DynamicConfigError>,
-) -> Result<(), (ResponseError, String)> {
-    if name.is_empty() {
-        return Err((
-            ResponseError::InvalidRequest,
-            "Default group resources are not allowed.".into(),
-        ));
-    }
-    ctx.broker
-        .dynamic_configs
-        .alter(
-            &Resource::Group(name.to_string()),
-            validate_only,
-            change,
-            |_| {},
-        )
-        .map_err(to_response)
 }

@@ -1,18 +1,51 @@
 //! ApiVersions: the APIs and version ranges this broker serves, from the one table in
 //! `samsa_protocol::api_table`. A client asking with a version newer than ours gets the v0
 //! body with UNSUPPORTED_VERSION and our ranges, so it can retry with one we know (KIP-511).
+//! From v3 the answer also carries the feature levels this broker supports and those the
+//! cluster finalized (KIP-584), from this broker's metadata image, with the image's offset as
+//! their epoch; clients choose protocols by them.
 
 use bytes::BytesMut;
-use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::api_versions_response::{
+    ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
+};
 use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse, ResponseKind};
+use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
+use samsa_cluster::metadata::image::METADATA_VERSION_FEATURE;
 use samsa_protocol::SUPPORTED_APIS;
 
 use super::Ctx;
 
-pub fn handle(_ctx: &Ctx<'_>, _req: ApiVersionsRequest) -> ApiVersionsResponse {
+pub fn handle(ctx: &Ctx<'_>, _req: ApiVersionsRequest) -> ApiVersionsResponse {
     let mut resp = ApiVersionsResponse::default();
     resp.api_keys = served();
+    resp.supported_features = crate::lifecycle::supported_features()
+        .into_iter()
+        .map(|f| {
+            let mut k = SupportedFeatureKey::default();
+            k.name = StrBytes::from_string(f.name);
+            k.min_version = f.min_supported_version;
+            k.max_version = f.max_supported_version;
+            k
+        })
+        .collect();
+    let image = ctx.broker.controller.image();
+    let applied_offset = ctx.broker.controller.status().applied_offset;
+    if let Some(metadata_version) = image.metadata_version() {
+        resp.finalized_features_epoch = applied_offset - 1;
+        let finalized = std::iter::once((METADATA_VERSION_FEATURE, metadata_version))
+            .chain(image.features().iter().map(|(n, l)| (n.as_str(), *l)));
+        resp.finalized_features = finalized
+            .map(|(name, level)| {
+                let mut k = FinalizedFeatureKey::default();
+                k.name = StrBytes::from_string(name.to_string());
+                k.min_version_level = level;
+                k.max_version_level = level;
+                k
+            })
+            .collect();
+    }
     resp
 }
 

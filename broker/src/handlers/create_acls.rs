@@ -1,61 +1,62 @@
-//! CreateAcls (KIP-140): adds ACL bindings, each answered on its own. A binding Kafka would
+//! CreateAcls (KIP-140): adds ACL bindings, each answered on its own. The caller needs ALTER on
+//! the cluster; without an authorizer every binding gets SECURITY_DISABLED, as in Kafka. The
+//! bindings go to the active controller, which decides for the cluster: a binding Kafka would
 //! refuse (a filter value such as ANY or MATCH, an unknown enum code, an empty name, a CLUSTER
 //! resource not named `kafka-cluster`, a principal without a type) gets INVALID_REQUEST and the
-//! others are still created; creating one that exists succeeds. The caller needs ALTER on the
-//! cluster. Without an authorizer every binding gets SECURITY_DISABLED, as in Kafka.
+//! others are still created; creating one that exists succeeds. Answered once this broker's
+//! authorizer has the new ACLs.
 
-use kafka_protocol::messages::create_acls_request::AclCreation;
+use std::collections::HashSet;
+
 use kafka_protocol::messages::create_acls_response::AclCreationResult;
-use kafka_protocol::messages::{CreateAclsRequest, CreateAclsResponse};
+use kafka_protocol::messages::{ApiKey, CreateAclsRequest, CreateAclsResponse, ResponseKind};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
-use crate::acl::{AclBinding, AclOperation, PatternType, PermissionType, ResourceType};
+use crate::acl::{AclBinding, AclOperation};
+use crate::controller::active::{ControllerReply, ControllerRequest};
+use crate::controller::admin_rpcs;
 
-pub fn handle(ctx: &Ctx<'_>, req: CreateAclsRequest) -> CreateAclsResponse {
+pub async fn handle(ctx: &Ctx<'_>, req: CreateAclsRequest) -> CreateAclsResponse {
     let mut resp = CreateAclsResponse::default();
-    let refuse_all = |e: ResponseError, message: String| {
-        req.creations
-            .iter()
-            .map(|_| failure(e, message.clone()))
-            .collect()
-    };
-    let authorizer = match ctx.acl_admin(AclOperation::Alter, "No Authorizer is configured.") {
-        Ok(a) => a,
-        Err((e, message)) => {
-            resp.results = refuse_all(e, message);
-            return resp;
-        }
-    };
-    let bindings = req.creations.iter().map(binding).collect();
-    resp.results = authorizer
-        .store
-        .create(bindings)
-        .into_iter()
-        .map(|r| match r {
-            Ok(()) => AclCreationResult::default(),
-            Err(e) => failure(e.response_error(), e.to_string()),
-        })
+    if let Err((e, message)) = ctx.acl_admin(AclOperation::Alter, "No Authorizer is configured.") {
+        resp.results = req.creations.iter().map(|_| failure(e, &message)).collect();
+        return resp;
+    }
+    if req.creations.is_empty() {
+        return resp;
+    }
+    let bindings: Vec<AclBinding> = req
+        .creations
+        .iter()
+        .map(admin_rpcs::binding_from_kafka)
         .collect();
-    resp
-}
-
-fn binding(c: &AclCreation) -> AclBinding {
-    AclBinding {
-        resource_type: ResourceType::from_code(c.resource_type),
-        resource_name: c.resource_name.to_string(),
-        pattern_type: PatternType::from_code(c.resource_pattern_type),
-        principal: c.principal.to_string(),
-        host: c.host.to_string(),
-        operation: AclOperation::from_code(c.operation),
-        permission_type: PermissionType::from_code(c.permission_type),
+    let request = ControllerRequest::CreateAcls(bindings.clone());
+    let result = super::ask_controller(ctx.broker, request.clone()).await;
+    if let Ok(ControllerReply::CreateAcls(results)) = &result {
+        let created: Vec<&AclBinding> = bindings
+            .iter()
+            .zip(results)
+            .filter(|(_, r)| r.error_code == 0)
+            .map(|(b, _)| b)
+            .collect();
+        super::wait_until_published(ctx.broker, |image| {
+            let acls: HashSet<AclBinding> =
+                image.acls().map(|(_, a)| AclBinding::from(&**a)).collect();
+            created.iter().all(|b| acls.contains(*b))
+        })
+        .await;
+    }
+    match admin_rpcs::response_to_kafka(ApiKey::CreateAcls, &request, &result) {
+        ResponseKind::CreateAcls(r) => r,
+        _ => unreachable!("a CreateAcls answer"),
     }
 }
 
-fn failure(e: ResponseError, message: String) -> AclCreationResult {
+fn failure(e: ResponseError, message: &str) -> AclCreationResult {
     let mut r = AclCreationResult::default();
     r.error_code = e.code();
-    r.error_message = Some(StrBytes::from_string(message));
+    r.error_message = Some(StrBytes::from_string(message.to_string()));
     r
 }

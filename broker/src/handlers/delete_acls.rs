@@ -1,93 +1,74 @@
 //! DeleteAcls (KIP-140): deletes the bindings each filter selects (filters as DescribeAcls's)
-//! and reports them per filter. Every filter sees the ACLs as they were before the request; a
-//! filter with an unknown code gets INVALID_REQUEST and deletes nothing. The caller needs ALTER
-//! on the cluster. Without an authorizer every filter gets SECURITY_DISABLED, as in Kafka.
+//! and reports them per filter. The caller needs ALTER on the cluster; without an authorizer
+//! every filter gets SECURITY_DISABLED, as in Kafka. The filters go to the active controller,
+//! which decides for the cluster: every filter sees the ACLs as they were before the request,
+//! and a filter with an unknown code gets INVALID_REQUEST and deletes nothing. Answered once
+//! this broker's authorizer no longer has the deleted ACLs.
 
-use kafka_protocol::messages::delete_acls_response::{
-    DeleteAclsFilterResult, DeleteAclsMatchingAcl,
-};
-use kafka_protocol::messages::{DeleteAclsRequest, DeleteAclsResponse};
+use std::collections::HashSet;
+
+use kafka_protocol::messages::delete_acls_response::DeleteAclsFilterResult;
+use kafka_protocol::messages::{ApiKey, DeleteAclsRequest, DeleteAclsResponse, ResponseKind};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
-use crate::acl::{AclFilter, AclOperation};
+use crate::acl::{AclBinding, AclOperation};
+use crate::controller::active::{ControllerReply, ControllerRequest};
+use crate::controller::admin_rpcs;
 
 /// Filters one request may carry: each is matched against every ACL.
 const FILTERS_PER_REQUEST_MAX: usize = 1_000;
 
-pub fn handle(ctx: &Ctx<'_>, req: DeleteAclsRequest) -> DeleteAclsResponse {
+pub async fn handle(ctx: &Ctx<'_>, req: DeleteAclsRequest) -> DeleteAclsResponse {
     let mut resp = DeleteAclsResponse::default();
-    let refuse_all = |e: ResponseError, message: String| {
-        req.filters
-            .iter()
-            .map(|_| failure(e, message.clone()))
-            .collect()
-    };
-    let authorizer = match ctx.acl_admin(AclOperation::Alter, "No Authorizer is configured.") {
-        Ok(a) => a,
-        Err((e, message)) => {
-            resp.filter_results = refuse_all(e, message);
-            return resp;
-        }
-    };
+    let refuse_all =
+        |e: ResponseError, message: &str| req.filters.iter().map(|_| failure(e, message)).collect();
+    if let Err((e, message)) = ctx.acl_admin(AclOperation::Alter, "No Authorizer is configured.") {
+        resp.filter_results = refuse_all(e, &message);
+        return resp;
+    }
     if req.filters.len() > FILTERS_PER_REQUEST_MAX {
         resp.filter_results = refuse_all(
             ResponseError::InvalidRequest,
-            format!(
+            &format!(
                 "{} filters in one DeleteAcls request exceed the limit of {FILTERS_PER_REQUEST_MAX}",
                 req.filters.len()
             ),
         );
         return resp;
     }
-    let filters: Vec<AclFilter> = req
+    if req.filters.is_empty() {
+        return resp;
+    }
+    let filters = req
         .filters
         .iter()
-        .map(|f| {
-            AclFilter::from_wire(
-                f.resource_type_filter,
-                f.resource_name_filter.as_deref(),
-                f.pattern_type_filter,
-                f.principal_filter.as_deref(),
-                f.host_filter.as_deref(),
-                f.operation,
-                f.permission_type,
-            )
-        })
+        .map(admin_rpcs::filter_from_kafka)
         .collect();
-    resp.filter_results = authorizer
-        .store
-        .delete(&filters)
-        .into_iter()
-        .map(|r| match r {
-            Err(e) => failure(e.response_error(), e.to_string()),
-            Ok(deleted) => {
-                let mut fr = DeleteAclsFilterResult::default();
-                fr.matching_acls = deleted
-                    .into_iter()
-                    .map(|b| {
-                        let mut m = DeleteAclsMatchingAcl::default();
-                        m.resource_type = b.resource_type.code();
-                        m.resource_name = StrBytes::from_string(b.resource_name);
-                        m.pattern_type = b.pattern_type.code();
-                        m.principal = StrBytes::from_string(b.principal);
-                        m.host = StrBytes::from_string(b.host);
-                        m.operation = b.operation.code();
-                        m.permission_type = b.permission_type.code();
-                        m
-                    })
-                    .collect();
-                fr
-            }
+    let request = ControllerRequest::DeleteAcls(filters);
+    let result = super::ask_controller(ctx.broker, request.clone()).await;
+    if let Ok(ControllerReply::DeleteAcls(results)) = &result {
+        let deleted: HashSet<&AclBinding> = results
+            .iter()
+            .flat_map(|r| r.matching_acls.iter())
+            .collect();
+        super::wait_until_published(ctx.broker, |image| {
+            !image
+                .acls()
+                .any(|(_, a)| deleted.contains(&AclBinding::from(&**a)))
         })
-        .collect();
-    resp
+        .await;
+    }
+    match admin_rpcs::response_to_kafka(ApiKey::DeleteAcls, &request, &result) {
+        ResponseKind::DeleteAcls(r) => r,
+        _ => unreachable!("a DeleteAcls answer"),
+    }
 }
 
-fn failure(e: ResponseError, message: String) -> DeleteAclsFilterResult {
+fn failure(e: ResponseError, message: &str) -> DeleteAclsFilterResult {
     let mut r = DeleteAclsFilterResult::default();
     r.error_code = e.code();
-    r.error_message = Some(StrBytes::from_string(message));
+    r.error_message = Some(StrBytes::from_string(message.to_string()));
     r
 }

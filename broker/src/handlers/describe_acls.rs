@@ -1,12 +1,14 @@
-//! DescribeAcls (KIP-140): the ACL bindings one filter selects, grouped by resource pattern.
-//! A null name, principal or host and the ANY values match everything; pattern type MATCH
-//! selects the bindings that apply to the named resource (its literal, `*`, and prefixes of
-//! it, KIP-290). A filter with an unknown code is INVALID_REQUEST. The caller needs DESCRIBE on
-//! the cluster. Without an authorizer the answer is SECURITY_DISABLED, as in Kafka.
+//! DescribeAcls (KIP-140): the ACL bindings one filter selects, grouped by resource pattern,
+//! from this broker's metadata image (`samsa_cluster::acl::describe_acls`: every broker
+//! answers alike). A null name, principal or host and the ANY values match everything; pattern
+//! type MATCH selects the bindings that apply to the named resource (its literal, `*`, and
+//! prefixes of it, KIP-290). A filter with an unknown code is INVALID_REQUEST. The caller needs
+//! DESCRIBE on the cluster. Without an authorizer the answer is SECURITY_DISABLED, as in Kafka.
 
 use kafka_protocol::messages::describe_acls_response::{AclDescription, DescribeAclsResource};
 use kafka_protocol::messages::{DescribeAclsRequest, DescribeAclsResponse};
 use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
 
 use super::Ctx;
 use crate::acl::{AclBinding, AclFilter, AclOperation};
@@ -27,11 +29,9 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeAclsRequest) -> DescribeAclsResponse {
             AclOperation::Describe,
             "No Authorizer is configured on the broker",
         )
-        .and_then(|authorizer| {
-            authorizer
-                .store
-                .describe(&filter)
-                .map_err(|e| (e.response_error(), e.to_string()))
+        .and_then(|_| {
+            samsa_cluster::acl::describe_acls(&ctx.broker.controller.image(), &filter)
+                .map_err(|e| (ResponseError::InvalidRequest, e.0))
         });
     match described {
         Ok(bindings) => resp.resources = by_resource(bindings),

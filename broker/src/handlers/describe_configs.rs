@@ -1,7 +1,10 @@
 //! DescribeConfigs: every topic, broker or group config with its value, source, type,
 //! documentation and (when asked) synonyms, as Kafka reports them. Tools rely on it (Schema
 //! Registry reads `cleanup.policy`; Kafka's admin tools list what differs from defaults by
-//! `config_source`).
+//! `config_source`). Answered from this broker's metadata image, which holds every topic's
+//! overrides, every broker's dynamic layer, the cluster default and the group configs, so every
+//! broker describes a resource alike (a topic only this node knows, from before the metadata
+//! log held topics, from its own registry).
 //!
 //! - A topic: every topic config, from the topic's override or the broker key that supplies it
 //!   (dynamic per-broker, dynamic cluster-wide default, static, default: KIP-226's order).
@@ -20,19 +23,20 @@ use kafka_protocol::messages::describe_configs_response::{
 use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
+use samsa_cluster::metadata::MetadataImage;
 
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::config::defs::{self, ConfigType, BROKER_CONFIGS, GROUP_CONFIGS};
-use crate::config::dynamic::{broker_key_def, broker_synonyms, synonym_values};
+use crate::config::dynamic::{broker_key_def, broker_synonyms, layer, synonym_values};
 use crate::config::topic::{self as topic_config, source_code};
 use crate::config::{group as group_config, BrokerConfig, Source};
 
-pub const RESOURCE_TOPIC: i8 = 2;
-pub const RESOURCE_BROKER: i8 = 4;
-pub const RESOURCE_BROKER_LOGGER: i8 = 8;
-/// Group configs (KIP-848).
-pub const RESOURCE_GROUP: i8 = 32;
+pub use samsa_cluster::metadata::image::{
+    CONFIG_RESOURCE_BROKER as RESOURCE_BROKER,
+    CONFIG_RESOURCE_BROKER_LOGGER as RESOURCE_BROKER_LOGGER,
+    CONFIG_RESOURCE_GROUP as RESOURCE_GROUP, CONFIG_RESOURCE_TOPIC as RESOURCE_TOPIC,
+};
 
 /// The ACL check of the config APIs (Kafka's `ConfigHelper` and `ConfigAdminManager`): a
 /// topic's configs need `operation` on the topic, a group's on the group, a broker's and its
@@ -111,7 +115,8 @@ impl Wanted {
 
 pub fn handle(ctx: &Ctx<'_>, req: DescribeConfigsRequest) -> DescribeConfigsResponse {
     let mut resp = DescribeConfigsResponse::default();
-    let cfg = ctx.broker.dynamic_configs.effective();
+    let image = ctx.broker.controller.image();
+    let cfg = ctx.broker.dynamic_configs.effective_in(&image);
     for res in req.resources {
         let mut r = DescribeConfigsResult::default();
         r.resource_type = res.resource_type;
@@ -128,11 +133,11 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeConfigsRequest) -> DescribeConfigsResp
             authorize_resource(ctx, AclOperation::DescribeConfigs, res.resource_type, name);
         let configs = match res.resource_type {
             _ if authorized.is_err() => authorized.map(|()| Vec::new()),
-            RESOURCE_TOPIC => describe_topic(ctx, &cfg, name, &wanted),
+            RESOURCE_TOPIC => describe_topic(ctx, &image, &cfg, name, &wanted),
             RESOURCE_BROKER => broker_resource(ctx, name, true)
                 .map(|per_broker| describe_broker(&cfg, per_broker, &wanted)),
             RESOURCE_BROKER_LOGGER => Ok(Vec::new()),
-            RESOURCE_GROUP => describe_group(ctx, &cfg, name, &wanted),
+            RESOURCE_GROUP => describe_group(&image, &cfg, name, &wanted),
             other => Err((
                 ResponseError::InvalidRequest,
                 format!("Unsupported resource type: {other}"),
@@ -180,17 +185,24 @@ fn synonym(name: &str, value: Option<String>, source: i8) -> DescribeConfigsSyno
 
 fn describe_topic(
     ctx: &Ctx<'_>,
+    image: &MetadataImage,
     cfg: &BrokerConfig,
     name: &str,
     wanted: &Wanted,
 ) -> Result<Vec<DescribeConfigsResourceResult>, (ResponseError, String)> {
-    let topic = ctx.broker.topics.get(name).ok_or_else(|| {
-        (
-            ResponseError::UnknownTopicOrPartition,
-            format!("topic '{name}' does not exist"),
-        )
-    })?;
-    let overrides = topic.overrides.read().clone();
+    let overrides = if image.topic_by_name(name).is_some() {
+        layer(image, RESOURCE_TOPIC, name)
+    } else {
+        let own = ctx.broker.topics.get(name).filter(|t| !t.managed);
+        let topic = own.ok_or_else(|| {
+            (
+                ResponseError::UnknownTopicOrPartition,
+                format!("topic '{name}' does not exist"),
+            )
+        })?;
+        let overrides = topic.overrides.read().clone();
+        overrides
+    };
     Ok(topic_config::all_effective(cfg, &overrides)
         .into_iter()
         .filter(|(d, _, _)| wanted.wants(d.name))
@@ -295,7 +307,7 @@ fn describe_broker(
 }
 
 fn describe_group(
-    ctx: &Ctx<'_>,
+    image: &MetadataImage,
     cfg: &BrokerConfig,
     name: &str,
     wanted: &Wanted,
@@ -306,10 +318,7 @@ fn describe_group(
             "Group name must not be empty".into(),
         ));
     }
-    let overrides = ctx
-        .broker
-        .dynamic_configs
-        .layer(&crate::config::dynamic::Resource::Group(name.to_string()));
+    let overrides = layer(image, RESOURCE_GROUP, name);
     Ok(GROUP_CONFIGS
         .iter()
         .filter(|d| wanted.wants(d.name))

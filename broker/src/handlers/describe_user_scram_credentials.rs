@@ -1,5 +1,6 @@
 //! DescribeUserScramCredentials (KIP-554): the SCRAM mechanisms and iteration counts of the
-//! named users, or of every user with credentials when none is named. A user without
+//! named users, or of every user with credentials when none is named, from this broker's
+//! metadata image (`samsa_cluster::controller::describe_user_scram_credentials`). A user without
 //! credentials is RESOURCE_NOT_FOUND, a user named twice DUPLICATE_RESOURCE (Kafka's
 //! `ScramImage.describe`). Salts and salted passwords are never returned. ACLs: DESCRIBE on the
 //! cluster, else CLUSTER_AUTHORIZATION_FAILED for the whole request, as Kafka answers.
@@ -11,6 +12,7 @@ use kafka_protocol::messages::{
     DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse,
 };
 use kafka_protocol::protocol::StrBytes;
+use samsa_cluster::controller::describe_user_scram_credentials;
 
 use super::Ctx;
 use crate::acl::AclOperation;
@@ -42,10 +44,8 @@ pub fn handle(
             .collect();
         return resp;
     }
-    resp.results = ctx
-        .broker
-        .scram_credentials
-        .describe(&users)
+    let image = ctx.broker.controller.image();
+    resp.results = describe_user_scram_credentials(&image, &users)
         .into_iter()
         .map(|(user, described)| {
             let mut r = DescribeUserScramCredentialsResult::default();
@@ -63,7 +63,7 @@ pub fn handle(
                         .collect();
                 }
                 Err((code, message)) => {
-                    r.error_code = code.code();
+                    r.error_code = code;
                     r.error_message = Some(StrBytes::from_string(message));
                 }
             }

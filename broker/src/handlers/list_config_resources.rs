@@ -1,5 +1,5 @@
 //! ListConfigResources (KIP-1142; v0 was KIP-714's ListClientMetricsResources): the resources
-//! DescribeConfigs and AlterConfigs can name. v0 lists client-metrics subscriptions only; v1
+//! DescribeConfigs and AlterConfigs can name, from this broker's metadata image. v0 lists client-metrics subscriptions only; v1
 //! filters by `resource_types` (empty: every type) and lists, in Kafka's order, this broker as a
 //! broker-logger and as a broker resource, then every topic. GROUP lists the groups that have
 //! dynamic configs (KIP-1142: a group's configs may be set before the group has members, so
@@ -13,12 +13,14 @@ use kafka_protocol::messages::{ListConfigResourcesRequest, ListConfigResourcesRe
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::describe_configs::{RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC};
+use samsa_cluster::metadata::image::CONFIG_RESOURCE_CLIENT_METRICS as RESOURCE_CLIENT_METRICS;
+
+use super::describe_configs::{
+    RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_GROUP, RESOURCE_TOPIC,
+};
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
-
-const RESOURCE_CLIENT_METRICS: i8 = 16;
-const RESOURCE_GROUP: i8 = 32;
+use crate::config::dynamic::groups_with_configs;
 /// What v1 lists (Kafka's `ListConfigResourcesRequest.supportedResourceTypes`).
 const V1_TYPES: [i8; 5] = [
     RESOURCE_GROUP,
@@ -52,6 +54,7 @@ pub fn handle(ctx: &Ctx<'_>, req: ListConfigResourcesRequest) -> ListConfigResou
         return resp;
     }
     let node = ctx.broker.node_id.to_string();
+    let image = ctx.broker.controller.image();
     let mut push = |name: String, resource_type: i8| {
         let mut r = ConfigResource::default();
         r.resource_name = StrBytes::from_string(name);
@@ -64,14 +67,25 @@ pub fn handle(ctx: &Ctx<'_>, req: ListConfigResourcesRequest) -> ListConfigResou
         }
         match t {
             RESOURCE_GROUP => {
-                for group in ctx.broker.dynamic_configs.groups_with_configs() {
+                for group in groups_with_configs(&image) {
                     push(group, t);
                 }
             }
             RESOURCE_BROKER_LOGGER | RESOURCE_BROKER => push(node.clone(), t),
             RESOURCE_TOPIC => {
-                for topic in ctx.broker.topics.all() {
-                    push(topic.name.clone(), t);
+                // The cluster's topics, and those only this node knows (not imported yet).
+                let mut topics: Vec<String> = image.topics().map(|t| t.name.to_string()).collect();
+                topics.extend(
+                    ctx.broker
+                        .topics
+                        .all()
+                        .into_iter()
+                        .filter(|t| !t.managed && image.topic_by_name(&t.name).is_none())
+                        .map(|t| t.name.clone()),
+                );
+                topics.sort();
+                for topic in topics {
+                    push(topic, t);
                 }
             }
             _ => {}

@@ -49,6 +49,7 @@ pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sync_group;
 pub mod txn_offset_commit;
+pub mod update_features;
 pub mod write_txn_markers;
 
 use std::cell::RefCell;
@@ -136,6 +137,36 @@ pub async fn wait_for_image(
     let mut images = broker.controller.subscribe();
     let limit = std::time::Duration::from_millis(timeout_ms);
     let _ = tokio::time::timeout(limit, images.wait_for(|image| done(image))).await;
+}
+
+/// How long the active controller may take to decide a change to configs, ACLs, credentials
+/// or features (requests that carry no timeout of their own).
+const FORWARD_TIMEOUT_MS: i32 = 15_000;
+
+/// Asks the active controller, wherever it is, for a change to configs, ACLs, credentials or
+/// features: REQUEST_TIMED_OUT after 15 s without an answer (no quorum).
+pub async fn ask_controller(
+    broker: &Broker,
+    request: crate::controller::active::ControllerRequest,
+) -> crate::controller::active::ControllerResult {
+    broker
+        .controller
+        .request_retrying(request, ctx_timeout(FORWARD_TIMEOUT_MS))
+        .await
+}
+
+/// How long a change the controller committed may take to reach this broker's publisher.
+const PUBLISH_WAIT_MS: u64 = 5_000;
+
+/// Waits (bounded) until this broker's image satisfies `done` and the publisher has made the
+/// broker follow it: a cluster-wide change (configs, ACLs, credentials, features) the controller
+/// committed is answered once this broker serves with it.
+pub async fn wait_until_published(
+    broker: &Broker,
+    done: impl Fn(&samsa_cluster::metadata::MetadataImage) -> bool,
+) {
+    wait_for_image(broker, PUBLISH_WAIT_MS, done).await;
+    crate::publisher::caught_up(broker, std::time::Duration::from_millis(PUBLISH_WAIT_MS)).await;
 }
 
 /// What every handler gets besides its request.
@@ -262,11 +293,11 @@ pub async fn handle_request(
         RequestKind::DescribeConfigs(r) => Some(ResponseKind::DescribeConfigs(
             describe_configs::handle(&ctx, r),
         )),
-        RequestKind::AlterConfigs(r) => {
-            Some(ResponseKind::AlterConfigs(alter_configs::handle(&ctx, r)))
-        }
+        RequestKind::AlterConfigs(r) => Some(ResponseKind::AlterConfigs(
+            alter_configs::handle(&ctx, r).await,
+        )),
         RequestKind::IncrementalAlterConfigs(r) => Some(ResponseKind::IncrementalAlterConfigs(
-            incremental_alter_configs::handle(&ctx, r),
+            incremental_alter_configs::handle(&ctx, r).await,
         )),
         RequestKind::DeleteRecords(r) => {
             Some(ResponseKind::DeleteRecords(delete_records::handle(&ctx, r)))
@@ -332,15 +363,19 @@ pub async fn handle_request(
         RequestKind::DescribeAcls(r) => {
             Some(ResponseKind::DescribeAcls(describe_acls::handle(&ctx, r)))
         }
-        RequestKind::CreateAcls(r) => Some(ResponseKind::CreateAcls(create_acls::handle(&ctx, r))),
-        RequestKind::DeleteAcls(r) => Some(ResponseKind::DeleteAcls(delete_acls::handle(&ctx, r))),
+        RequestKind::CreateAcls(r) => {
+            Some(ResponseKind::CreateAcls(create_acls::handle(&ctx, r).await))
+        }
+        RequestKind::DeleteAcls(r) => {
+            Some(ResponseKind::DeleteAcls(delete_acls::handle(&ctx, r).await))
+        }
         RequestKind::DescribeUserScramCredentials(r) => {
             Some(ResponseKind::DescribeUserScramCredentials(
                 describe_user_scram_credentials::handle(&ctx, r),
             ))
         }
         RequestKind::AlterUserScramCredentials(r) => Some(ResponseKind::AlterUserScramCredentials(
-            alter_user_scram_credentials::handle(&ctx, r),
+            alter_user_scram_credentials::handle(&ctx, r).await,
         )),
         RequestKind::AlterReplicaLogDirs(r) => Some(ResponseKind::AlterReplicaLogDirs(
             alter_replica_log_dirs::handle(&ctx, r),
@@ -364,6 +399,9 @@ pub async fn handle_request(
         )),
         RequestKind::WriteTxnMarkers(r) => Some(ResponseKind::WriteTxnMarkers(
             write_txn_markers::handle(&ctx, r).await,
+        )),
+        RequestKind::UpdateFeatures(r) => Some(ResponseKind::UpdateFeatures(
+            update_features::handle(&ctx, r).await,
         )),
         RequestKind::DescribeTopicPartitions(r) => Some(ResponseKind::DescribeTopicPartitions(
             describe_topic_partitions::handle(&ctx, r),

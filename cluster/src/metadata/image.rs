@@ -345,8 +345,19 @@ impl MetadataImage {
             })
             .map(|m| &**m)
     }
+    /// Every resource that has configs, with them, in no particular order. O(resources).
+    pub fn config_resources(
+        &self,
+    ) -> impl Iterator<Item = (&ConfigResource, &BTreeMap<String, String>)> {
+        self.configs.iter().map(|(r, m)| (r, &**m))
+    }
     pub fn acls(&self) -> impl Iterator<Item = (&Uuid, &Arc<Acl>)> {
         self.acls.iter()
+    }
+    /// Whether `other` has the same ACLs: cheap when one image was made from the other by
+    /// records that left the ACLs alone (their shards are shared).
+    pub fn same_acls(&self, other: &MetadataImage) -> bool {
+        self.acls == other.acls
     }
     pub fn scram_credential(&self, mechanism: i8, name: &str) -> Option<&ScramCredential> {
         self.scram.get(&(mechanism, name.to_owned()))

@@ -245,6 +245,56 @@ fn a_null_config_value_deletes_the_key_and_an_empty_resource_goes() {
 }
 
 #[test]
+fn config_resources_list_every_resource_with_configs_and_same_acls_sees_acl_changes_only() {
+    let config = |resource_type, name: &str| -> MetadataRecord {
+        ConfigRecord {
+            resource_type,
+            resource_name: name.into(),
+            name: "k".into(),
+            value: Some("v".into()),
+            ..Default::default()
+        }
+        .into()
+    };
+    let img = image_of(&[
+        config(CONFIG_RESOURCE_GROUP, "g"),
+        config(CONFIG_RESOURCE_BROKER, ""),
+    ]);
+    let mut listed: Vec<(i8, &str)> = img
+        .config_resources()
+        .map(|(r, configs)| {
+            assert_eq!(configs.get("k").map(String::as_str), Some("v"));
+            (r.resource_type, r.resource_name.as_str())
+        })
+        .collect();
+    listed.sort();
+    assert_eq!(
+        listed,
+        vec![(CONFIG_RESOURCE_BROKER, ""), (CONFIG_RESOURCE_GROUP, "g")]
+    );
+
+    let acl: MetadataRecord = AccessControlEntryRecord {
+        id: tid(1),
+        resource_type: 2,
+        resource_name: "t".into(),
+        pattern_type: 3,
+        principal: "User:a".into(),
+        host: "*".into(),
+        operation: 3,
+        permission_type: 3,
+        ..Default::default()
+    }
+    .into();
+    let configs_changed = img
+        .with_records(&[config(CONFIG_RESOURCE_GROUP, "h")])
+        .unwrap();
+    assert!(img.same_acls(&configs_changed));
+    let acls_changed = img.with_records(&[acl]).unwrap();
+    assert!(!img.same_acls(&acls_changed));
+    assert!(acls_changed.same_acls(&acls_changed.clone()));
+}
+
+#[test]
 fn feature_level_zero_removes_a_feature_but_metadata_version_is_kept() {
     let level = |name: &str, feature_level| -> MetadataRecord {
         FeatureLevelRecord {

@@ -6,7 +6,10 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use bytes::{Buf, BufMut, BytesMut};
-use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
+use kafka_protocol::messages::{
+    metadata_request, ApiKey, MetadataRequest, MetadataResponse, RequestHeader, ResponseHeader,
+    TopicName,
+};
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
@@ -275,14 +278,32 @@ pub fn settled(node: &Broker, voters: usize, offset: i64, timeout: Duration) -> 
     }
 }
 
+/// A Metadata request for `topics` (`None`: all), without auto-creation.
+pub fn metadata_request(topics: Option<&[&str]>) -> MetadataRequest {
+    let mut r = MetadataRequest::default();
+    r.topics = topics.map(|ts| {
+        ts.iter()
+            .map(|t| {
+                let mut x = metadata_request::MetadataRequestTopic::default();
+                x.name = Some(TopicName(StrBytes::from_string(t.to_string())));
+                x
+            })
+            .collect()
+    });
+    r.allow_auto_topic_creation = false;
+    r
+}
+
+/// Metadata v12 asked of `node`.
+pub fn metadata(node: &Broker, topics: Option<&[&str]>) -> MetadataResponse {
+    raw_request(node, ApiKey::Metadata, 12, &metadata_request(topics))
+}
+
 /// Waits until `node` reports `brokers` live brokers.
 pub fn wait_for_brokers(node: &Broker, brokers: usize, timeout: Duration) {
     let deadline = std::time::Instant::now() + timeout;
     loop {
-        let mut req = kafka_protocol::messages::MetadataRequest::default();
-        req.topics = Some(Vec::new());
-        let m: kafka_protocol::messages::MetadataResponse =
-            raw_request(node, ApiKey::Metadata, 12, &req);
+        let m = metadata(node, Some(&[]));
         if m.brokers.len() == brokers {
             return;
         }
@@ -294,4 +315,86 @@ pub fn wait_for_brokers(node: &Broker, brokers: usize, timeout: Duration) {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// IncrementalAlterConfigs SETs on one resource sent to `broker` (the raw wire: clients cannot
+/// name the cluster-wide default, the empty BROKER name): the answer's code and message.
+pub fn set_configs(
+    broker: &Broker,
+    resource_type: i8,
+    name: &str,
+    configs: &[(&str, &str)],
+) -> (i16, String) {
+    use kafka_protocol::messages::incremental_alter_configs_request::{
+        AlterConfigsResource, AlterableConfig,
+    };
+    use kafka_protocol::messages::{
+        IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
+    };
+    let s = |v: &str| StrBytes::from_string(v.to_string());
+    let mut res = AlterConfigsResource::default();
+    res.resource_type = resource_type;
+    res.resource_name = s(name);
+    res.configs = configs
+        .iter()
+        .map(|(k, v)| {
+            let mut c = AlterableConfig::default();
+            c.name = s(k);
+            c.config_operation = 0; // SET
+            c.value = Some(s(v));
+            c
+        })
+        .collect();
+    let mut req = IncrementalAlterConfigsRequest::default();
+    req.resources = vec![res];
+    let resp: IncrementalAlterConfigsResponse =
+        raw_request(broker, ApiKey::IncrementalAlterConfigs, 1, &req);
+    let r = &resp.responses[0];
+    (
+        r.error_code,
+        r.error_message.as_deref().unwrap_or("").to_string(),
+    )
+}
+
+/// Produces one record with a fresh producer (fresh metadata; librdkafka sends it to the
+/// partition's leader); the delivery error, if any.
+pub fn produce_one(broker: &Broker, topic: &str) -> Result<(), rdkafka::error::RDKafkaErrorCode> {
+    let producer = producer(broker, &[("message.timeout.ms", "10000")]);
+    let delivery = runtime().block_on(producer.send(
+        FutureRecord::<(), str>::to(topic).payload("v"),
+        Duration::from_secs(10),
+    ));
+    match delivery {
+        Ok(_) => Ok(()),
+        Err((rdkafka::error::KafkaError::MessageProduction(code), _)) => Err(code),
+        Err((e, _)) => panic!("unexpected produce error: {e}"),
+    }
+}
+
+/// Produces `n` records of 200 bytes to each of `partitions` partitions of `topic`, one batch
+/// each, timestamped two hours ago (for retention to delete).
+pub fn produce_old_records(broker: &Broker, topic: &str, partitions: i32, n: usize) {
+    let producer = producer(broker, &[("batch.num.messages", "1"), ("linger.ms", "0")]);
+    let two_hours_ago = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+        - 2 * 3_600_000;
+    let value = vec![b'x'; 200];
+    runtime().block_on(async {
+        for p in 0..partitions {
+            for _ in 0..n {
+                producer
+                    .send(
+                        FutureRecord::<(), _>::to(topic)
+                            .partition(p)
+                            .payload(&value)
+                            .timestamp(two_hours_ago),
+                        Duration::from_secs(10),
+                    )
+                    .await
+                    .expect("delivered");
+            }
+        }
+    });
 }

@@ -1,0 +1,124 @@
+//! Feature levels (KIP-584) on a node that is its quorum's only voter: ApiVersions reports what
+//! the broker supports and what the cluster finalized, UpdateFeatures changes a level through
+//! the active controller (refusing what Kafka refuses), and ApiVersions follows at once.
+
+use std::rc::Rc;
+
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+use samsa_broker::config::BrokerConfig;
+use samsa_broker::handlers::{self, Connection, Ctx};
+use samsa_broker::testing::JoinedBroker;
+
+struct Node {
+    broker: JoinedBroker,
+    _dir: tempfile::TempDir,
+    conn: Rc<Connection>,
+    header: RequestHeader,
+}
+
+impl Node {
+    fn open() -> Node {
+        let dir = tempfile::tempdir().unwrap();
+        let flags = [("log.dirs", dir.path().join("data").display().to_string())]
+            .map(|(k, v)| (k.to_string(), v));
+        let config = BrokerConfig::load(None, vec![], flags).unwrap();
+        Node {
+            broker: samsa_broker::testing::open_joined(config).unwrap(),
+            _dir: dir,
+            conn: Rc::new(Connection::new("127.0.0.1:40000".parse().unwrap())),
+            header: RequestHeader::default(),
+        }
+    }
+
+    fn ctx(&self, version: i16) -> Ctx<'_> {
+        Ctx {
+            broker: &self.broker,
+            conn: &self.conn,
+            header: &self.header,
+            version,
+        }
+    }
+
+    /// The finalized levels ApiVersions v3 reports, and the epoch.
+    fn finalized(&self) -> (Vec<(String, i16)>, i64) {
+        let r = handlers::api_versions::handle(&self.ctx(3), ApiVersionsRequest::default());
+        let levels = r
+            .finalized_features
+            .iter()
+            .map(|f| {
+                assert_eq!(f.min_version_level, f.max_version_level);
+                (f.name.to_string(), f.max_version_level)
+            })
+            .collect();
+        (levels, r.finalized_features_epoch)
+    }
+
+    fn update(&self, version: i16, feature: &str, level: i16, downgrade: bool) -> (i16, usize) {
+        let mut u = update_features_request::FeatureUpdateKey::default();
+        u.feature = StrBytes::from_string(feature.to_string());
+        u.max_version_level = level;
+        if version == 0 {
+            u.allow_downgrade = downgrade;
+        } else {
+            u.upgrade_type = if downgrade { 2 } else { 1 };
+        }
+        let mut r = UpdateFeaturesRequest::default();
+        r.timeout_ms = 10_000;
+        r.feature_updates = vec![u];
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let resp = rt.block_on(handlers::update_features::handle(&self.ctx(version), r));
+        for f in &resp.results {
+            assert_eq!(
+                f.error_code, resp.error_code,
+                "per feature, the request's code"
+            );
+        }
+        (resp.error_code, resp.results.len())
+    }
+}
+
+#[test]
+fn update_features_changes_the_finalized_levels_api_versions_reports() {
+    let node = Node::open();
+    let r = handlers::api_versions::handle(&node.ctx(3), ApiVersionsRequest::default());
+    let supported: Vec<(String, i16, i16)> = r
+        .supported_features
+        .iter()
+        .map(|f| (f.name.to_string(), f.min_version, f.max_version))
+        .collect();
+    assert_eq!(supported, vec![("metadata.version".to_string(), 7, 25)]);
+    let (levels, epoch) = node.finalized();
+    assert_eq!(levels, vec![("metadata.version".to_string(), 25)]);
+    assert!(epoch >= 0, "{epoch}");
+
+    // 4.0-IV3 to 4.0-IV2 did not change the metadata format: a safe downgrade may go there.
+    assert_eq!(node.update(1, "metadata.version", 24, true), (0, 1));
+    let (levels, later) = node.finalized();
+    assert_eq!(levels, vec![("metadata.version".to_string(), 24)]);
+    assert!(
+        later > epoch,
+        "the epoch moves with the image: {later} after {epoch}"
+    );
+    // Back up, with version 0's flag.
+    assert_eq!(node.update(0, "metadata.version", 25, false), (0, 1));
+    assert_eq!(
+        node.finalized().0,
+        vec![("metadata.version".to_string(), 25)]
+    );
+
+    // Refusals: a downgrade without saying so, a level no broker supports, an unknown
+    // feature. Version 2 answers for the whole request only.
+    let invalid = ResponseError::InvalidUpdateVersion.code();
+    assert_eq!(node.update(1, "metadata.version", 24, false), (invalid, 1));
+    assert_eq!(node.update(2, "metadata.version", 26, false), (invalid, 0));
+    assert_eq!(node.update(1, "no.such.feature", 1, false), (invalid, 1));
+    assert_eq!(
+        node.finalized().0,
+        vec![("metadata.version".to_string(), 25)]
+    );
+}
