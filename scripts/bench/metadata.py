@@ -210,6 +210,9 @@ class Conn:
 
 
 METADATA, CREATE_TOPICS, DESCRIBE_QUORUM = 3, 19, 55
+TOPIC_ALREADY_EXISTS = 36
+# REQUEST_TIMED_OUT, NOT_CONTROLLER, LEADER_NOT_AVAILABLE: the controller moved or was busy.
+RETRIABLE = {7, 41, 5}
 METADATA_ALL_V12 = b"\x00\x00\x00\x00"  # topics null, no auto-creation, no operations, no tags
 
 
@@ -861,6 +864,18 @@ def section(results, args, machine, took_s):
                    f"{f(r['files_per_partition'], 2)} |" if "rss_before_MiB" in r else
                    "see below | see below | - |"))
         L.append("")
+        for r in rows:
+            if r.get("quorum_epochs") or r.get("retried_topics"):
+                L += [f"While the {f(r['topics'])} x {r['partitions_per_topic']} topics were "
+                      f"created on {where(r['target'])}, the metadata quorum's epoch moved "
+                      f"{r['quorum_epochs']} time(s) (each a new election) and "
+                      f"{f(r['retried_topics'])} topics were refused once (NOT_CONTROLLER or a "
+                      f"timeout) and sent again; first / last tenth of the batches took "
+                      f"{f(r['first_tenth_s'], 1)} / {f(r['last_tenth_s'], 1)} s.", ""]
+            elif "first_tenth_s" in r:
+                L += [f"{f(r['topics'])} x {r['partitions_per_topic']} on {where(r['target'])}: "
+                      f"first / last tenth of the batches took {f(r['first_tenth_s'], 1)} / "
+                      f"{f(r['last_tenth_s'], 1)} s; no election during the creation.", ""]
     names = [r for r in results if r["test"].startswith("names.")]
     if names:
         L += ["Names with '.' or '_' cost the controller a scan of every topic name (Kafka "
@@ -999,8 +1014,8 @@ def main():
     ap.add_argument("--batch", type=int, default=1_000)
     ap.add_argument("--failover-runs", type=int, default=3)
     ap.add_argument("--metadata-requests", type=int, default=30,
-                    help="requests per round (five rounds) of the all-topics Metadata figures "
-                         "at 100,000 partitions; twice as many at the default sizes")
+                    help="twice this many requests per round (five rounds) of the all-topics "
+                         "Metadata figures; a fifth as many at 100,000 partitions")
     ap.add_argument("--large", action="store_true",
                     help="also 100,000 single-partition topics, and 1,000 topics x 100 "
                          "partitions, on as many nodes as the open-file limit needs")
@@ -1049,6 +1064,7 @@ def main():
             large(results, args, work, run_dir, skip)
     finally:
         stop_everything()
+        keep_logs(work, run_dir)
         shutil.rmtree(work, ignore_errors=True)
     took = time.monotonic() - began
     with open(os.path.join(run_dir, "results.json"), "w") as fh:
@@ -1062,6 +1078,15 @@ def main():
     with open(args.out, "w") as fh:
         fh.write(new)
     log(f"wrote the metadata section of {args.out} in {took:.0f} s")
+
+
+def keep_logs(work, run_dir):
+    """Copies the clusters' node logs (kept in their data directories) into the run's logs."""
+    for d, _, files in os.walk(work):
+        for name in files:
+            if name.endswith(".log") and name.startswith("node-"):
+                shutil.copy(os.path.join(d, name),
+                            os.path.join(run_dir, f"{os.path.basename(d)}-{name}"))
 
 
 def single(results, args, work, run_dir):
@@ -1173,7 +1198,8 @@ def large(results, args, work, run_dir, skip):
         if layout == "large":
             idle_cpu(results, target, cluster.pids, topics)
         port, pid = cluster.client_port(empty), cluster.pids[empty]
-        metadata_requests(results, target, port, pid, topics, total, 5, args.metadata_requests,
+        per_round = max(2, args.metadata_requests // 5)
+        metadata_requests(results, target, port, pid, topics, total, 5, per_round,
                           one_topic="big-000000")
         # The same requests with every other node paused (SIGSTOP): what one broker's own
         # handling costs when the others' background work does not take the two cores.
@@ -1182,13 +1208,14 @@ def large(results, args, work, run_dir, skip):
             os.kill(p, signal.SIGSTOP)
         try:
             metadata_requests(results, target + ".others-paused", port, pid, topics, total, 5,
-                              args.metadata_requests, one_topic="big-000000")
+                              per_round, one_topic="big-000000")
         finally:
             for p in others:
                 os.kill(p, signal.SIGCONT)
         if layout == "large":
             restart_cluster(results, target, cluster, topics, total)
         cluster.stop()
+        keep_logs(cluster.dir, run_dir)
         shutil.rmtree(cluster.dir, ignore_errors=True)
 
 
@@ -1199,21 +1226,36 @@ def create_raw(results, target, cluster, prefix, topics, partitions, hosts, per_
     port = cluster.client_port(ids[0])
     names = [f"{prefix}{i:06d}" for i in range(topics)]
     cpu0 = sum(bench.cpu_seconds(p) for p in cluster.pids.values())
+    epoch0 = (describe_quorum(port, 5.0) or (-1, -1))[1]
     start = time.monotonic()
-    batch_s, k = [], 0
+    batch_s, k, retried = [], 0, 0
     for i in range(0, topics, per_request):
         assignments = {}
         for name in names[i:i + per_request]:
             assignments[name] = [hosts[(k + j) % len(hosts)] for j in range(partitions)]
             k += partitions
         t = time.monotonic()
-        codes = create_topics_raw(port, list(assignments), timeout_ms=300_000,
-                                  socket_timeout_s=600, assignments=assignments)
+        pending, attempts = list(assignments), 0
+        while pending:
+            attempts += 1
+            try:
+                codes = create_topics_raw(port, pending, timeout_ms=300_000,
+                                          socket_timeout_s=600, assignments=assignments)
+            except OSError as e:
+                codes = {n: str(e) for n in pending}
+            # A retried topic the first attempt created already exists.
+            done = {0} | ({TOPIC_ALREADY_EXISTS} if attempts > 1 else set())
+            bad = {n: c for n, c in codes.items() if c not in done}
+            if bad and (attempts > 30 or any(c not in RETRIABLE for c in bad.values()
+                                             if isinstance(c, int))):
+                raise RuntimeError(f"{target}: CreateTopics refused {len(bad)} topics: "
+                                   f"{list(bad.items())[:3]}")
+            if bad:
+                retried += len(bad)
+                log(f"{target}: {len(bad)} topics to retry: {list(bad.items())[:1]}")
+                time.sleep(1.0)
+            pending = list(bad)
         batch_s.append(time.monotonic() - t)
-        bad = {n: c for n, c in codes.items() if c}
-        if bad:
-            raise RuntimeError(f"{target}: CreateTopics refused {len(bad)} topics: "
-                               f"{list(bad.items())[:3]}")
     answered_s = time.monotonic() - start
     dirs = [cluster.data_dir(i) for i in ids]
     if wait_hosted(dirs, prefix, topics * partitions, 3600) is None:
@@ -1229,7 +1271,9 @@ def create_raw(results, target, cluster, prefix, topics, partitions, hosts, per_
                 first_batch_s=batch_s[0], last_batch_s=batch_s[-1],
                 first_tenth_s=sum(batch_s[:tenth]), last_tenth_s=sum(batch_s[-tenth:]),
                 answered_s=answered_s, installed_s=installed_s,
-                topics_per_s=topics / installed_s, broker_cpu_s=cpu, nodes=len(ids))
+                topics_per_s=topics / installed_s, broker_cpu_s=cpu, nodes=len(ids),
+                retried_topics=retried,
+                quorum_epochs=(describe_quorum(port, 5.0) or (-1, -1))[1] - epoch0)
 
 
 if __name__ == "__main__":
