@@ -1228,8 +1228,35 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
               "a consumer tails the partition; `tail` is the same at full speed with acks=1; "
               "`producers_8` runs 8 producer processes at once (one partition each), which "
               "`samsa-*-durable` (log.durable=true) runs too.", ""]
+    text = "\n".join(lines)
+    # Sections other benchmark scripts write into the same file stay as they were.
+    previous = open(path).read() if os.path.exists(path) else ""
+    for name in KEPT_SECTIONS:
+        kept = marked_section(previous, name)
+        if kept is not None:
+            text = replace_marked_section(text, name, kept)
     with open(path, "w") as f:
-        f.write("\n".join(lines))
+        f.write(text)
+
+
+# Sections of BENCHMARKS.md that other scripts write, between `<!-- NAME:start ... -->` and
+# `<!-- NAME:end -->` lines: scripts/bench/metadata writes "metadata-at-scale".
+KEPT_SECTIONS = ("metadata-at-scale",)
+
+
+def marked_section(text, name):
+    """The lines of `text` from `<!-- NAME:start` to `<!-- NAME:end -->`, both included, or None."""
+    m = re.search(r"^<!-- " + re.escape(name) + r":start\b.*?^<!-- " + re.escape(name)
+                  + r":end -->$", text, re.S | re.M)
+    return m.group(0) if m else None
+
+
+def replace_marked_section(text, name, block):
+    """`text` with its section `name` replaced by `block`, or with `block` appended."""
+    old = marked_section(text, name)
+    if old is not None:
+        return text.replace(old, block, 1)
+    return text.rstrip("\n") + "\n\n" + block + "\n"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -205,6 +205,49 @@ fn truncate_to_removes_the_tail_and_the_log_continues() {
 }
 
 #[test]
+fn flush_now_has_nothing_to_do_until_the_files_change_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(dir.path(), small_segments());
+    assert!(log.has_unflushed_writes(), "a log never flushed");
+    log.flush_now().unwrap();
+    assert!(!log.has_unflushed_writes());
+    for e in 0..3 {
+        log.append(batch_at(NOW, 2, 300), e, NOW).unwrap();
+        assert!(log.has_unflushed_writes(), "an append");
+        log.flush_now().unwrap();
+        assert!(!log.has_unflushed_writes());
+        assert_eq!(log.flushed_offset(), log.log_end_offset());
+    }
+    // Appends that roll segments: the rolled ones wait for their sync too.
+    for _ in 0..10 {
+        log.append(batch_at(NOW, 2, 300), 3, NOW).unwrap();
+    }
+    assert!(log.segment_count() > 1);
+    assert!(log.has_unflushed_writes());
+    log.flush_now().unwrap();
+    assert!(!log.has_unflushed_writes());
+    assert_eq!(log.flushed_offset(), 26);
+    // A truncation changes the files even when the log then ends where it ended before.
+    log.truncate_to(24).unwrap();
+    assert!(log.has_unflushed_writes(), "a truncation");
+    log.flush_now().unwrap();
+    log.append(batch_at(NOW, 2, 300), 4, NOW).unwrap();
+    log.flush_now().unwrap();
+    assert_eq!(log.log_end_offset(), 26);
+    log.truncate_to(24).unwrap();
+    log.append(batch_at(NOW, 2, 300), 5, NOW).unwrap();
+    assert_eq!(log.log_end_offset(), 26);
+    assert!(log.has_unflushed_writes(), "rewritten up to the same end");
+    log.flush_now().unwrap();
+    assert!(!log.has_unflushed_writes());
+    // And what was flushed is what a reopen finds.
+    drop(log);
+    drop(_d);
+    let (_d, mut log) = open(dir.path(), small_segments());
+    assert_eq!(offsets_read(&mut log), (0..26).collect::<Vec<_>>());
+}
+
+#[test]
 fn truncate_fully_and_start_at_resets_the_log() {
     let dir = tempfile::tempdir().unwrap();
     let (_d, mut log) = open(dir.path(), small_segments());
