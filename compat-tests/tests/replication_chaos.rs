@@ -21,14 +21,32 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use rand::{Rng, SeedableRng};
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
+use rdkafka::client::{ClientContext, DefaultClientContext};
 use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::config::RDKafkaLogLevel;
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 
 const TOPIC: &str = "chaos";
 const PARTITIONS: i32 = 6;
+
+/// Keeps the consumer's last librdkafka log lines (its fetch decisions), shown when a record
+/// is missing.
+#[derive(Default)]
+struct KeepLog(Mutex<std::collections::VecDeque<String>>);
+
+impl ClientContext for KeepLog {
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, message: &str) {
+        let mut lines = self.0.lock().unwrap();
+        if lines.len() == 200_000 {
+            lines.pop_front();
+        }
+        lines.push_back(format!("{level:?} {fac} {message}"));
+    }
+}
+
+impl ConsumerContext for KeepLog {}
 
 fn config(bootstrap: &str) -> ClientConfig {
     let mut c = ClientConfig::new();
@@ -174,11 +192,13 @@ fn run(rounds: usize) {
     assert!(!acked.is_empty());
 
     // Read everything back, from every partition's start to its end.
-    let consumer: BaseConsumer = config(&cluster.bootstrap())
+    let consumer: BaseConsumer<KeepLog> = config(&cluster.bootstrap())
         .set("group.id", "chaos-check")
         .set("enable.auto.commit", "false")
         .set("enable.partition.eof", "false")
-        .create()
+        .set("debug", "fetch,consumer,topic")
+        .set_log_level(RDKafkaLogLevel::Debug)
+        .create_with_context(KeepLog::default())
         .unwrap();
     let mut tpl = TopicPartitionList::new();
     for p in 0..PARTITIONS {
@@ -190,16 +210,27 @@ fn run(rounds: usize) {
     let mut duplicates = Vec::new();
     let mut by_partition: BTreeMap<i32, Vec<u64>> = BTreeMap::new();
     let deadline = Instant::now() + Duration::from_secs(120);
-    while acked.keys().any(|v| !seen.contains_key(v)) && Instant::now() < deadline {
+    // Counted, not searched for: a scan of `acked` per record read made reading quadratic,
+    // and at 160,000 records the deadline passed before a debug build had read them all.
+    let mut unread = acked.len();
+    while unread > 0 && Instant::now() < deadline {
         if let Some(m) = consumer.poll(Duration::from_millis(200)) {
             let m = Got::from(&m.unwrap());
             let v: u64 = String::from_utf8_lossy(&m.value).parse().unwrap();
             by_partition.entry(m.partition).or_default().push(v);
             if seen.insert(v, (m.partition, m.offset)).is_some() {
                 duplicates.push(v);
+            } else if acked.contains_key(&v) {
+                unread -= 1;
             }
         }
     }
+    let read_for = Instant::now() + Duration::from_secs(120) - deadline;
+    println!(
+        "read {} records in {:.1} s",
+        seen.len(),
+        read_for.as_secs_f64()
+    );
     let lost: Vec<u64> = acked
         .keys()
         .filter(|v| !seen.contains_key(v))
@@ -225,7 +256,6 @@ fn run(rounds: usize) {
         let mut req = MetadataRequest::default();
         req.topics = Some(vec![t]);
         let m: MetadataResponse = raw_request(&cluster.nodes[0], ApiKey::Metadata, 12, &req);
-        let _ = std::fs::create_dir_all(std::env::temp_dir().join(format!("samsa-chaos-{seed}")));
         let now: Vec<_> = m.topics[0]
             .partitions
             .iter()
@@ -238,8 +268,39 @@ fn run(rounds: usize) {
                 )
             })
             .collect();
+        // What the consumer last logged of the partitions it stopped reading, and what a
+        // fresh reader gets there now.
+        let lines = consumer.context().0.lock().unwrap().clone();
+        for (p, (_, first, _)) in &summary {
+            let tag = format!("[{p}]");
+            // Not the routine "Fetch topic ... at offset" lines: what changed its position.
+            let about: Vec<&String> = lines
+                .iter()
+                .filter(|l| l.contains(&tag) && !l.contains("Fetch topic"))
+                .collect();
+            eprintln!("--- the consumer's last log lines about partition {p}:");
+            for l in about.iter().rev().take(40).rev() {
+                eprintln!("{l}");
+            }
+            let probe = std::process::Command::new("timeout")
+                .args(["20", "kcat", "-b", &cluster.bootstrap(), "-C", "-t", TOPIC])
+                .args([
+                    "-p",
+                    &p.to_string(),
+                    "-o",
+                    &first.to_string(),
+                    "-c",
+                    "3",
+                    "-e",
+                ])
+                .args(["-f", "%o %s\\n"])
+                .output();
+            eprintln!("--- kcat from offset {first} of partition {p} now: {probe:?}");
+        }
         // Kept for a post-mortem (samsa dump-log reads the segments).
         let keep = std::env::temp_dir().join(format!("samsa-chaos-{seed}"));
+        let _ = std::fs::remove_dir_all(&keep);
+        let _ = std::fs::create_dir_all(&keep);
         for (i, n) in cluster.nodes.iter().enumerate() {
             let _ = std::process::Command::new("cp")
                 .arg("-a")
