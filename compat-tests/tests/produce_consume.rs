@@ -225,6 +225,24 @@ fn a_topic_whose_name_starts_with_two_underscores_is_auto_created() {
     assert_eq!(got[1].value, b"second");
 }
 
+/// A produce to a topic whose name Kafka forbids fails with INVALID_TOPIC_EXCEPTION, as
+/// librdkafka's 0057 expects, not as if auto-creation had been refused.
+#[test]
+fn a_produce_to_an_invalid_topic_name_is_invalid_topic() {
+    let broker = Broker::start();
+    let producer = producer(&broker, &[("message.timeout.ms", "10000")]);
+    let delivery = runtime().block_on(producer.send(
+        FutureRecord::<(), str>::to("bad$#!").payload("v"),
+        Duration::from_secs(10),
+    ));
+    match delivery {
+        Err((KafkaError::MessageProduction(code), _)) => {
+            assert_eq!(code, RDKafkaErrorCode::InvalidTopic)
+        }
+        other => panic!("expected INVALID_TOPIC_EXCEPTION, got {other:?}"),
+    }
+}
+
 /// Records older than the partition's tail cache (4 MiB) are read from the segment and go to
 /// the socket with sendfile, unread by the broker: every byte arrives in order, for both
 /// isolation levels (read_committed lists aborted transactions from the range's offsets) and

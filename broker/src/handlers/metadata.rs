@@ -97,12 +97,12 @@ pub async fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
                 match view.topic(name) {
                     Some(t) => Ok(t),
                     None if not_created.contains_key(name) => Err(not_created[name]),
+                    None if !samsa_storage::is_valid_topic_name(name) => {
+                        Err(ResponseError::InvalidTopicException)
+                    }
                     // Auto-creation needs CREATE on the cluster or on the topic.
                     None if allow_auto_create && !is_internal_topic(name) => {
                         Err(ResponseError::TopicAuthorizationFailed)
-                    }
-                    None if !samsa_storage::is_valid_topic_name(name) => {
-                        Err(ResponseError::InvalidTopicException)
                     }
                     None => Err(ResponseError::UnknownTopicOrPartition),
                 }
