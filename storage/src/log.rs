@@ -817,7 +817,15 @@ impl Log {
             )));
         }
         if offset >= self.log_end_offset() {
-            return Ok(());
+            // Nothing to remove but an epoch that starts at the log end without a record
+            // (this broker became leader and lost it before writing): the new leader may not
+            // have that epoch, and a follower naming it would diverge there again and again.
+            // Kafka's `UnifiedLog.truncateTo` drops it too.
+            let leo = self.log_end_offset();
+            return self
+                .epochs
+                .truncate_from_end(leo)
+                .map_err(|e| self.io("write leader-epoch-checkpoint", e));
         }
         let first_base = *self.segments.keys().next().expect("a segment");
         if offset < self.log_start_offset || offset < first_base {

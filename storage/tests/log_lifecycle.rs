@@ -205,6 +205,21 @@ fn truncate_to_removes_the_tail_and_the_log_continues() {
 }
 
 #[test]
+fn truncating_at_the_log_end_drops_an_epoch_that_never_wrote() {
+    // This broker led epoch 4 from its log end and wrote nothing before losing it; its new
+    // leader never had epoch 4 and names the end as where they diverge.
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(dir.path(), small_segments());
+    log.append(batch_at(NOW, 2, 10), 3, NOW).unwrap();
+    log.assign_leader_epoch(4, 2).unwrap();
+    assert_eq!(log.latest_epoch(), Some(4));
+    log.truncate_to(2).unwrap();
+    assert_eq!(log.log_end_offset(), 2);
+    assert_eq!(log.latest_epoch(), Some(3));
+    assert_eq!(log.leader_epochs(), &[(3, 0)]);
+}
+
+#[test]
 fn flush_now_has_nothing_to_do_until_the_files_change_again() {
     let dir = tempfile::tempdir().unwrap();
     let (_d, mut log) = open(dir.path(), small_segments());
