@@ -28,6 +28,9 @@ pub struct Published {
     /// The image published last: topics it holds unchanged (the same `Arc`, the same
     /// configs) are not looked at again.
     last: Option<Arc<MetadataImage>>,
+    /// Whether the partitions took the roles the image gives them (leader, follower). Not
+    /// before this incarnation is registered and caught up (see [`publish`]).
+    roles: bool,
 }
 
 /// The local form of the image's topics for node `node_id`, leaving out those that are the
@@ -72,9 +75,18 @@ pub fn image_topics(
         .collect()
 }
 
-/// Makes the broker's topics match `image`. `complete`: the image holds every committed
-/// record up to the quorum's high watermark as this broker last learnt it (deletions of
-/// topics never seen in this run wait for it).
+/// Makes the broker's topics match `image`. `complete`: this incarnation of the broker is
+/// registered and unfenced, so the image holds every committed record up to the quorum's high
+/// watermark as this broker last learnt it (deletions of topics never seen in this run wait
+/// for it).
+///
+/// Until then the partitions are opened but take no role: no leadership and no fetching. The
+/// image this node had on disk may be old, and may still make it the leader of an epoch whose
+/// ISR has grown since (a change it never learnt of): leading it again would move the high
+/// watermark over a smaller ISR than the controller's, and a replica of that ISR would lack
+/// committed records (found by the replication simulation). The controller takes a new
+/// incarnation out of every ISR and leadership when it registers, and unfences it once it has
+/// caught up with that; Kafka likewise starts its publishers only after that catch-up.
 pub fn publish(
     broker: &Arc<Broker>,
     image: &Arc<MetadataImage>,
@@ -85,8 +97,20 @@ pub fn publish(
     let lag_ms = broker.config.long("replica.lag.time.max.ms").max(1) as u64;
     let now_ms = crate::util::now_ms() as u64;
     let mut transitions = Vec::new();
-    for t in image_topics(image, state.last.as_deref(), broker.node_id) {
+    // The first complete image is looked at whole: the roles held back before apply now.
+    let last = if complete && !state.roles {
+        state.roles = true;
+        None
+    } else {
+        state.last.clone()
+    };
+    for mut t in image_topics(image, last.as_deref(), broker.node_id) {
         state.seen.insert(t.id);
+        if !state.roles {
+            for (_, leadership) in &mut t.hosted {
+                leadership.leader = -1;
+            }
+        }
         match broker.topics.install(&t, broker.node_id, lag_ms, now_ms) {
             Ok(changed) => transitions.extend(changed),
             Err(e) => {
@@ -109,7 +133,7 @@ pub fn publish(
     // The coordinators follow the leadership of their internal topics' partitions.
     broker.groups.follow_leadership(broker);
     broker.txn.follow_leadership(broker);
-    broker.published.send_replace(image.clone());
+    broker.published.send_replace((image.clone(), state.roles));
 }
 
 /// Waits (at most `timeout`) until the publisher has published the image the controller has
@@ -117,10 +141,24 @@ pub fn publish(
 /// `metadata.max.idle.interval.ms` at least, with the controller's no-op records, so "the
 /// image of now" is compared afresh each time the publisher publishes.)
 pub async fn caught_up(broker: &Broker, timeout: std::time::Duration) -> bool {
+    published(broker, timeout, false).await
+}
+
+/// [`caught_up`], and the partitions have taken their roles (this incarnation registered and
+/// was unfenced): what a broker waits for before it says it serves.
+pub async fn serving(broker: &Broker, timeout: std::time::Duration) -> bool {
+    published(broker, timeout, true).await
+}
+
+async fn published(broker: &Broker, timeout: std::time::Duration, roles: bool) -> bool {
     let mut published = broker.published.subscribe();
     let waited = tokio::time::timeout(timeout, async {
         loop {
-            if Arc::ptr_eq(&published.borrow_and_update(), &broker.controller.image()) {
+            let done = {
+                let (image, with_roles) = &*published.borrow_and_update();
+                Arc::ptr_eq(image, &broker.controller.image()) && (*with_roles || !roles)
+            };
+            if done {
                 return true;
             }
             if published.changed().await.is_err() {

@@ -53,8 +53,9 @@ pub struct Broker {
     pub replica_fetchers: crate::replication::fetcher::ReplicaFetchers,
     /// Connections to the other brokers (transaction markers, KIP-890 verification).
     pub inter_broker: crate::inter_broker::InterBroker,
-    /// The metadata image the publisher last made this broker's state follow.
-    pub published: watch::Sender<Arc<samsa_cluster::metadata::MetadataImage>>,
+    /// The metadata image the publisher last made this broker's state follow, with whether its
+    /// partitions took their roles (see `publisher::publish`).
+    pub published: watch::Sender<(Arc<samsa_cluster::metadata::MetadataImage>, bool)>,
     /// The controller listener's name, which clients are never given.
     controller_listener: String,
     shutdown: watch::Sender<bool>,
@@ -251,7 +252,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
             .is_ok()
                 // And its topics, coordinators and prepared transactions follow what it has
                 // caught up with, its own topics imported.
-                && crate::publisher::caught_up(&broker, Duration::from_secs(10)).await
+                && crate::publisher::serving(&broker, Duration::from_secs(10)).await
                 && tokio::time::timeout(Duration::from_secs(60), importer).await.is_ok()
         });
         if !unfenced {

@@ -45,7 +45,7 @@ pub fn open_joined(config: BrokerConfig) -> anyhow::Result<JoinedBroker> {
             )
             .await
             .is_ok_and(|r| r.is_ok())
-                && crate::publisher::caught_up(&broker, Duration::from_secs(10)).await
+                && crate::publisher::serving(&broker, Duration::from_secs(10)).await
         });
     let joined = JoinedBroker {
         broker: Some(broker),
