@@ -289,6 +289,12 @@ impl LeaderPartition {
     /// committed ISR and epochs are now these. Returns the high watermark if it moved. A
     /// registration whose leader epoch is not this one's is not for this leader (the caller
     /// makes a new [`LeaderPartition`] or a follower).
+    ///
+    /// Every change the controller commits bumps the partition epoch, so a registration at the
+    /// partition epoch this leader has is one it has seen already (the broker applies each
+    /// partition of a topic again whenever anything of the topic changes). It must not replace
+    /// an ISR change in flight with the committed ISR: the controller may commit the change,
+    /// and the high watermark would meanwhile pass the log end of a replica joining the ISR.
     pub fn on_partition_change(
         &mut self,
         replicas: Vec<NodeId>,
@@ -297,8 +303,8 @@ impl LeaderPartition {
         partition_epoch: i32,
     ) -> Option<i64> {
         assert_eq!(leader_epoch, self.leader_epoch, "another leadership");
-        if partition_epoch < self.partition_epoch {
-            return None; // an older state than one already seen
+        if partition_epoch <= self.partition_epoch {
+            return None; // a state already seen, or an older one
         }
         for &r in &replicas {
             if r != self.node {

@@ -185,6 +185,29 @@ fn an_older_partition_state_does_not_undo_a_newer_one() {
     assert_eq!(p.isr(), &IsrState::Committed(vec![1, 2]));
 }
 
+#[test]
+fn the_same_partition_state_published_again_keeps_the_isr_change_in_flight() {
+    // Follower 3 catches up and the leader asks to add it to the ISR [1, 2].
+    let mut p = LeaderPartition::new(1, config(), vec![1, 2, 3], vec![1, 2], 5, 7, 10, 10, 0);
+    p.on_append(20);
+    assert_eq!(p.on_follower_fetch(2, 20, 100).unwrap(), (Some(20), None));
+    let expand = p.on_follower_fetch(3, 20, 100).unwrap().1.unwrap();
+    assert_eq!(expand.new_isr, vec![1, 2, 3]);
+    // Another partition of the topic changed: the broker applies this one's state again.
+    assert_eq!(p.on_partition_change(vec![1, 2, 3], vec![1, 2], 5, 7), None);
+    assert!(
+        p.isr().is_pending(),
+        "the controller may still commit the expansion"
+    );
+    // So the high watermark still waits for 3.
+    p.on_append(30);
+    assert_eq!(p.on_follower_fetch(2, 30, 200).unwrap().0, None);
+    assert_eq!(p.high_watermark(), 20);
+    // The controller commits it.
+    assert_eq!(p.on_partition_change(vec![1, 2, 3], vec![1, 2, 3], 5, 8), None);
+    assert_eq!(p.on_follower_fetch(3, 30, 300).unwrap().0, Some(30));
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Append(u8),
