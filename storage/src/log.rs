@@ -817,7 +817,17 @@ impl Log {
             )));
         }
         if offset >= self.log_end_offset() {
-            return Ok(());
+            // No record to remove, but maybe an epoch that starts at the end without one: a
+            // broker that became leader records its epoch there before it writes. A follower
+            // whose new leader never had that epoch truncates here to drop it, as Kafka's
+            // `UnifiedLog.truncateTo` does; kept, it names the follower's last epoch in every
+            // fetch (diverging at the same offset forever), and the older epochs' batches
+            // appended after it are taken for its own.
+            let leo = self.log_end_offset();
+            return self
+                .epochs
+                .truncate_from_end(leo)
+                .map_err(|e| self.io("write leader-epoch-checkpoint", e));
         }
         let first_base = *self.segments.keys().next().expect("a segment");
         if offset < self.log_start_offset || offset < first_base {

@@ -97,20 +97,13 @@ impl FollowerPartition {
 
     /// After a truncation, the log's own end and last epoch: a truncation removes whole batches,
     /// so the log may end before the offset asked for, and fetching must resume where it does
-    /// end (else the next append would leave a gap).
-    ///
-    /// The log's last epoch is its leader-epoch cache's, which may name an epoch without a
-    /// record: a broker that became leader recorded its epoch's start at its log end, wrote
-    /// nothing, and lost the leadership. A truncation at that end changes nothing, the cache
-    /// included (Kafka's `UnifiedLog.truncateTo` drops such an entry; our storage does not). The
-    /// epoch this follower settled on with its leader is kept then: fetching with the empty
-    /// epoch would be answered with the same diverging epoch, again and again, and the follower
-    /// would never fetch a record.
+    /// end (else the next append would leave a gap). The truncation also drops the epochs that
+    /// start at or after the offset, even where it removes no record (an epoch a broker began
+    /// as leader at its log end without writing): the last epoch is that of the last record
+    /// kept, or the follower would name the empty epoch again and diverge there forever.
     pub fn resync(&mut self, log_end_offset: i64, last_epoch: i32) {
         self.fetch_offset = log_end_offset;
-        if self.last_fetched_epoch < 0 || last_epoch < self.last_fetched_epoch {
-            self.last_fetched_epoch = last_epoch;
-        }
+        self.last_fetched_epoch = last_epoch;
         self.high_watermark = self.high_watermark.min(log_end_offset);
     }
 
