@@ -263,14 +263,20 @@ fn the_same_partition_state_published_again_keeps_the_isr_change_in_flight() {
     assert_eq!(p.on_follower_fetch(2, 30, 200).unwrap().0, None);
     assert_eq!(p.high_watermark(), 20);
     // The controller commits it.
-    assert_eq!(p.on_partition_change(vec![1, 2, 3], vec![1, 2, 3], 5, 8), None);
+    assert_eq!(
+        p.on_partition_change(vec![1, 2, 3], vec![1, 2, 3], 5, 8),
+        None
+    );
     assert_eq!(p.on_follower_fetch(3, 30, 300).unwrap().0, Some(30));
 }
 
 #[derive(Debug, Clone)]
 enum Op {
     Append(u8),
-    Fetch { follower: u8, ahead: u8 },
+    Fetch {
+        follower: u8,
+        ahead: u8,
+    },
     Tick(u16),
     /// The controller takes the oldest request in flight: commits it at the current partition
     /// epoch (the leader hears nothing until it publishes), else answers INVALID_UPDATE_VERSION.
