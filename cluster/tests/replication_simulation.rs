@@ -8,8 +8,12 @@
 //! when it registers). Brokers learn the partition's state from the metadata log, pulled in
 //! order and late. The network drops, delays, duplicates and reorders messages and cuts links;
 //! brokers crash and restart; messages to the controller are now and then held up for seconds
-//! (a metadata quorum electing a leader). Everything random comes from the seed, so a failing
-//! seed replays exactly:
+//! (a metadata quorum electing a leader). A broker's link with the controller keeps its order,
+//! a hold-up delaying what follows, as one connection into the controller's queue does (and a
+//! request a failed-over controller took is committed before its successor serves anything, or
+//! never): a later AlterPartition attempt is never taken before an earlier one, which is what
+//! lets INELIGIBLE_REPLICA prove that no attempt was made. Everything random comes from the
+//! seed, so a failing seed replays exactly:
 //!
 //! ```sh
 //! SAMSA_SIM_SEED=1234 cargo test -p samsa-cluster --test replication_simulation -- --nocapture
@@ -512,8 +516,8 @@ struct Settings {
     drop_per_mille: u64,
     duplicate_per_mille: u64,
     delay_max_ms: u64,
-    /// Messages to and from the controller held up for up to `stall_max_ms`.
-    stall_per_mille: u64,
+    /// A link with the controller held up for up to `stall_max_ms`, and what follows on it.
+    stall_per_mille_per_s: u64,
     stall_max_ms: u64,
     crash_per_mille_per_s: u64,
     partition_per_mille_per_s: u64,
@@ -530,7 +534,7 @@ fn settings(nodes: usize) -> Settings {
         drop_per_mille: 50,
         duplicate_per_mille: 20,
         delay_max_ms: 30,
-        stall_per_mille: 20,
+        stall_per_mille_per_s: 300,
         stall_max_ms: 8 * SECOND,
         crash_per_mille_per_s: 300,
         partition_per_mille_per_s: 200,
@@ -559,6 +563,8 @@ struct Sim {
     controller: Controller,
     /// Links cut, between brokers and the controller (index `nodes`).
     cut: Vec<Vec<bool>>,
+    /// The last delivery time on each link with the controller, which keeps its order.
+    link_clock: HashMap<(usize, usize), u64>,
     s: Settings,
     /// Every batch below some replica's high watermark, in offset order from 0.
     committed: Vec<Batch>,
@@ -608,6 +614,7 @@ impl Sim {
                 brokers,
             },
             cut: vec![vec![false; n + 1]; n + 1],
+            link_clock: HashMap::new(),
             committed: Vec::new(),
             written: HashMap::new(),
             leaders: BTreeMap::new(),
@@ -699,8 +706,10 @@ impl Sim {
         let controller = self.controller_index();
         for _ in 0..copies {
             let mut at = self.now + 1 + self.rng.below(self.s.delay_max_ms);
-            if (from == controller || to == controller) && self.rng.chance(self.s.stall_per_mille) {
-                at += self.rng.below(self.s.stall_max_ms);
+            if from == controller || to == controller {
+                let last = self.link_clock.entry((from, to)).or_insert(0);
+                at = at.max(*last);
+                *last = at;
             }
             self.schedule(
                 at,
@@ -1961,6 +1970,17 @@ impl Sim {
                 self.schedule(at, Event::Restart { node: i });
             }
         }
+        if self.rng.chance(self.s.stall_per_mille_per_s / 10) {
+            // A link with the controller holds up what it carries (a controller failing over,
+            // a connection stuck): what is sent on it arrives late, in order.
+            let b = self.rng.below(n as u64) as usize;
+            let link = if self.rng.chance(500) { (b, n) } else { (n, b) };
+            let until = self.now + self.rng.below(self.s.stall_max_ms);
+            let last = self.link_clock.entry(link).or_insert(0);
+            *last = (*last).max(until);
+            let line = format!("{} link {link:?} held up until {until}", self.now);
+            self.log(line);
+        }
         if self.rng.chance(self.s.partition_per_mille_per_s / 10) {
             match self.rng.below(3) {
                 0 => self.heal(),
@@ -2028,7 +2048,7 @@ impl Sim {
                     self.heal();
                     self.s.drop_per_mille = 0;
                     self.s.duplicate_per_mille = 0;
-                    self.s.stall_per_mille = 0;
+                    self.s.stall_per_mille_per_s = 0;
                     for i in 0..self.s.nodes {
                         self.restart(i);
                     }
@@ -2204,7 +2224,7 @@ fn a_calm_cluster_keeps_its_leader_and_a_full_isr_and_acknowledges_what_reaches_
         let mut s = settings(3);
         s.drop_per_mille = 0;
         s.duplicate_per_mille = 0;
-        s.stall_per_mille = 0;
+        s.stall_per_mille_per_s = 0;
         s.crash_per_mille_per_s = 0;
         s.partition_per_mille_per_s = 0;
         s.chaos_ms = 0;
