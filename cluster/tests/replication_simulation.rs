@@ -30,11 +30,14 @@
 //! installed after the initial catch-up); by then the controller has taken the old incarnation
 //! out of leadership and the ISR. Samsa's broker publishes the image it had at once, before it
 //! registers (`server.rs`, `publisher.rs`): `SAMSA_SIM_EAGER_PUBLISH=1` models that. Then a
-//! leader that crashed before its image showed an ISR expansion of its own (committed, or still
-//! on its way to the controller) leads its old epoch again with the smaller ISR while its old
-//! session lives, and its high watermark passes the log end of a replica the controller has in
-//! the ISR: 12 of the first 10,000 seeds (3002175 and 5000300 among them) end with an ISR
-//! member lacking committed records, which an election of it would lose.
+//! leader that restarts before its image shows the last change of its partition (an ISR
+//! expansion of its own, committed or still on its way; the controller electing another
+//! leader) leads its old epoch again with an ISR smaller than the controller's, and its high
+//! watermark passes replicas the controller counts on: 29 of the first 10,000 seeds fail, 28
+//! with an ISR member lacking committed records (3000432, 5000343...), which electing it would
+//! lose, and one (5003948) where the restarted leader, its followers not yet told of the new
+//! epoch, commits a batch that the new leader's followers then truncate: what consumers read
+//! disappears.
 //!
 //! `SAMSA_SIM_KEEP_GOING=1` runs every seed of a sweep and lists the failing ones.
 //!
