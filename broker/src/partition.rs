@@ -19,7 +19,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use samsa_cluster::replication::leader::{
-    AcksAll, AlterIsr, FollowerFetchError, LeaderConfig, LeaderPartition,
+    AcksAll, AlterIsr, AlterIsrFailure, FollowerFetchError, LeaderConfig, LeaderPartition,
 };
 use samsa_storage::{
     AbortedTxn, AppendInfo, AppendOrigin, EndTxnMarker, GroupCommit, Log, LogConfig, LogError,
@@ -300,7 +300,8 @@ impl Partition {
     }
 
     /// The periodic ISR check of a leader: a shrink to send to the controller, if a follower
-    /// fell behind for `replica.lag.time.max.ms`.
+    /// fell behind for `replica.lag.time.max.ms`, or the change in flight again when the
+    /// controller's answer left open whether it was made.
     pub fn check_isr(&self, now_ms: u64) -> Option<AlterIsr> {
         let _log = self.log.lock();
         match &mut *self.replica.lock() {
@@ -309,11 +310,13 @@ impl Partition {
         }
     }
 
-    /// The controller refused (or never answered) the ISR change in flight.
-    pub fn alter_isr_failed(&self) {
+    /// The controller did not commit the ISR change `alter` (see
+    /// [`LeaderPartition::on_alter_isr_failed`]: only a sure refusal goes back to the committed
+    /// ISR).
+    pub fn alter_isr_failed(&self, alter: &AlterIsr, failure: AlterIsrFailure) {
         let _log = self.log.lock();
         if let Replica::Leader(l) = &mut *self.replica.lock() {
-            l.on_alter_isr_failed();
+            l.on_alter_isr_failed(alter, failure);
         }
     }
 

@@ -214,7 +214,7 @@ impl Sim {
         c.snapshot_chunk_bytes = 512; // several chunks per snapshot
                                       // Some seeds fetch one batch at a time, so a follower can hold an old epoch's records
                                       // without the new leader's first batch (Raft's figure 8).
-        c.fetch_max_bytes = if self.seed % 2 == 0 { 256 } else { 0 };
+        c.fetch_max_bytes = if self.seed.is_multiple_of(2) { 256 } else { 0 };
         c
     }
 

@@ -817,10 +817,12 @@ impl Log {
             )));
         }
         if offset >= self.log_end_offset() {
-            // Nothing to remove but an epoch that starts at the log end without a record
-            // (this broker became leader and lost it before writing): the new leader may not
-            // have that epoch, and a follower naming it would diverge there again and again.
-            // Kafka's `UnifiedLog.truncateTo` drops it too.
+            // No record to remove, but maybe an epoch that starts at the end without one: a
+            // broker that became leader records its epoch there before it writes. A follower
+            // whose new leader never had that epoch truncates here to drop it, as Kafka's
+            // `UnifiedLog.truncateTo` does; kept, it names the follower's last epoch in every
+            // fetch (diverging at the same offset forever), and the older epochs' batches
+            // appended after it are taken for its own.
             let leo = self.log_end_offset();
             return self
                 .epochs

@@ -459,6 +459,38 @@ fn followers_append_leader_batches_unchanged_and_learn_epochs() {
 }
 
 #[test]
+fn a_truncation_at_the_log_end_drops_an_epoch_that_starts_there_without_a_record() {
+    // This log's broker led epoch 1, then became leader of epoch 3 at offset 2 and wrote
+    // nothing; its new leader never had epoch 3 and has epoch 1 end at 2.
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(dir.path(), LogConfig::default());
+    log.append(batch(2, 10), 1, NOW).unwrap();
+    log.assign_leader_epoch(3, 2).unwrap();
+    assert_eq!(log.end_offset_for_epoch(3), Some((3, 2)));
+    log.truncate_to(2).unwrap();
+    assert_eq!(log.log_end_offset(), 2);
+    assert_eq!(log.leader_epochs(), &[(1, 0)]);
+    assert_eq!(log.latest_epoch(), Some(1), "the follower fetches naming epoch 1");
+    // What the new leader sends next is epoch 1's, then its own epoch 4's.
+    let leader_dir = tempfile::tempdir().unwrap();
+    let (_ld, mut leader) = open(leader_dir.path(), LogConfig::default());
+    leader.append(batch(2, 10), 1, NOW).unwrap();
+    leader.append(batch(1, 10), 1, NOW).unwrap();
+    leader.append(batch(1, 10), 4, NOW).unwrap();
+    let fetched = leader
+        .read(2, 1 << 20, i64::MAX, true)
+        .unwrap()
+        .load()
+        .unwrap();
+    log.append_as_follower(fetched, NOW).unwrap();
+    assert_eq!(log.leader_epochs(), &[(1, 0), (4, 3)]);
+    assert_eq!(log.end_offset_for_epoch(1), Some((1, 3)));
+    // Truncating inside the log still works as before.
+    log.truncate_to(3).unwrap();
+    assert_eq!(log.leader_epochs(), &[(1, 0)]);
+}
+
+#[test]
 fn max_timestamp_answers_the_exact_record_inside_its_batch() {
     // KIP-734: ListOffsets(-3) names the record with the largest timestamp, even when it is
     // not the last record of its batch (librdkafka's 0081 produces 100, 400, 250).

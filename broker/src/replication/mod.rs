@@ -11,21 +11,23 @@ use std::time::Duration;
 
 use samsa_cluster::controller::{AlterPartitionData, AlterPartitionRequest, AlterPartitionTopic};
 use samsa_cluster::partition_change::IsrMember;
-use samsa_cluster::replication::leader::AlterIsr;
+use samsa_cluster::replication::leader::{AlterIsr, AlterIsrFailure};
 
 use crate::controller::active::{ControllerReply, ControllerRequest};
 use crate::partition::Partition;
 use crate::server::Broker;
 
-/// How long an AlterPartition may take before the leader gives up on it (and asks again).
+/// How long an AlterPartition may take before the leader stops waiting (and asks again at its
+/// next ISR check: the controller may still take it).
 const ALTER_PARTITION_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Sends a leader's ISR change to the active controller; on a refusal (or no answer) the leader
-/// goes back to its committed ISR, and asks again at its next fetch or check. A change the
-/// controller commits reaches the partition through the metadata image.
+/// Sends a leader's ISR change to the active controller. A change the controller commits
+/// reaches the partition through the metadata image. On a sure refusal the leader goes back to
+/// its committed ISR; on no answer or any other error the change stays in flight (it may have
+/// been committed, or be yet) and the leader sends it again at its next ISR check.
 pub async fn alter_isr(broker: &Broker, partition: &Arc<Partition>, alter: AlterIsr) {
     let Some(broker_epoch) = broker.membership.borrow().broker_epoch else {
-        partition.alter_isr_failed();
+        partition.alter_isr_failed(&alter, AlterIsrFailure::Refused);
         return;
     };
     // Against the ISR committed before this change (the image may bring the new one first).
@@ -78,8 +80,8 @@ pub async fn alter_isr(broker: &Broker, partition: &Arc<Partition>, alter: Alter
         broker.metrics.isr_changed(expanded);
         tracing::info!(partition = %partition.tp, isr = ?alter.new_isr, "the controller changed the ISR");
     } else {
-        tracing::info!(partition = %partition.tp, isr = ?alter.new_isr, code, "the controller did not change the ISR; asking again later");
-        partition.alter_isr_failed();
+        tracing::info!(partition = %partition.tp, isr = ?alter.new_isr, code, "the controller did not change the ISR (or its answer was lost); asking again later");
+        partition.alter_isr_failed(&alter, AlterIsrFailure::from_error_code(code));
     }
 }
 
@@ -98,7 +100,7 @@ pub async fn run_isr_checks(broker: Arc<Broker>) {
         for topic in broker.topics.all() {
             for p in &topic.partitions {
                 if let Some(alter) = p.check_isr(now) {
-                    tracing::info!(partition = %p.tp, isr = ?alter.new_isr, "a follower fell behind; asking the controller to shrink the ISR");
+                    tracing::info!(partition = %p.tp, isr = ?alter.new_isr, "asking the controller to change the ISR (a follower fell behind, or a change's answer was lost)");
                     let (b, p) = (broker.clone(), p.clone());
                     tokio::spawn(async move { alter_isr(&b, &p, alter).await });
                 }

@@ -97,7 +97,10 @@ impl FollowerPartition {
 
     /// After a truncation, the log's own end and last epoch: a truncation removes whole batches,
     /// so the log may end before the offset asked for, and fetching must resume where it does
-    /// end (else the next append would leave a gap).
+    /// end (else the next append would leave a gap). The truncation also drops the epochs that
+    /// start at or after the offset, even where it removes no record (an epoch a broker began
+    /// as leader at its log end without writing): the last epoch is that of the last record
+    /// kept, or the follower would name the empty epoch again and diverge there forever.
     pub fn resync(&mut self, log_end_offset: i64, last_epoch: i32) {
         self.fetch_offset = log_end_offset;
         self.last_fetched_epoch = last_epoch;

@@ -104,3 +104,54 @@ fn a_batch_starting_inside_the_follower_log_is_not_appended() {
     });
     assert_eq!(f.on_answer(&a, |_| None), vec![Step::Backoff]);
 }
+
+#[test]
+fn after_a_truncation_the_follower_resumes_at_its_logs_real_end() {
+    // The leader says epoch 2 ended at 12, but the batch holding 10..13 straddles it: the log
+    // removes it whole and ends at 10, with a last batch of epoch 1.
+    let mut f = FollowerPartition::new(2, 4, 15, 2, 9);
+    let mut a = answer(9);
+    a.diverging_epoch = Some((2, 12));
+    assert_eq!(
+        f.on_answer(&a, |e| (e == 2).then_some((2, 15))),
+        vec![Step::Truncate(12)]
+    );
+    f.resync(10, 1);
+    assert_eq!(
+        (f.fetch_offset, f.last_fetched_epoch, f.high_watermark),
+        (10, 1, 9)
+    );
+}
+
+#[test]
+fn a_follower_whose_log_ends_with_an_epoch_it_never_wrote_settles_on_its_last_written_one() {
+    // This broker led epoch 4 from offset 175 without writing anything: its epoch cache ends
+    // with (4, 175), its last batch is of epoch 3. The new leader never had epoch 4.
+    let own_end_for_epoch = |e: i32| match e {
+        3 => Some((3, 175)),
+        4.. => Some((4, 175)),
+        _ => None,
+    };
+    let mut f = FollowerPartition::new(3, 8, 175, 4, 175);
+    let mut a = answer(604);
+    a.diverging_epoch = Some((3, 175));
+    assert_eq!(
+        f.on_answer(&a, own_end_for_epoch),
+        vec![Step::Truncate(175)],
+        "a truncation at the log end, which drops the empty epoch"
+    );
+    f.resync(175, 3);
+    assert_eq!((f.fetch_offset, f.last_fetched_epoch), (175, 3));
+    // The leader agrees on epoch 3 ending at 175 and sends what follows.
+    let mut b = answer(604);
+    b.records = Some(Records {
+        base_offset: 175,
+        next_offset: 232,
+        last_epoch: 5,
+    });
+    assert_eq!(
+        f.on_answer(&b, |e| (e == 3).then_some((3, 175))),
+        vec![Step::Append, Step::HighWatermark(232)]
+    );
+    assert_eq!(f.last_fetched_epoch, 5);
+}

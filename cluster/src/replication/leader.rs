@@ -15,6 +15,10 @@
 //!   of the current leader epoch (it holds every committed record and this leader's history).
 //! - The high watermark is the smallest log end offset over the maximal ISR; it never moves
 //!   back and never passes the leader's own log end offset.
+//! - An ISR change leaves the flight only through a new partition state from the controller,
+//!   or a refusal that says it was not made (Kafka's `handleAlterPartitionError`): an answer
+//!   that leaves it open (no answer in time, INVALID_UPDATE_VERSION after a retry...) may hide
+//!   a commit, so the change stays in flight and is sent again.
 //! - acks=all: a write is refused (NOT_ENOUGH_REPLICAS) when the committed ISR is smaller than
 //!   `min.insync.replicas`, and acknowledged once the high watermark passes it, unless the ISR
 //!   shrank below `min.insync.replicas` meanwhile (NOT_ENOUGH_REPLICAS_AFTER_APPEND).
@@ -97,6 +101,34 @@ pub struct AlterIsr {
     pub new_isr: Vec<NodeId>,
 }
 
+/// How an ISR change asked of the controller ended without being committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AlterIsrFailure {
+    /// The controller did not make the change, and no attempt of it was ever made: it answered
+    /// OPERATION_NOT_ATTEMPTED or INELIGIBLE_REPLICA, which it checks after the partition epoch,
+    /// so the request's epoch was the current one (an earlier attempt would have bumped it). Also
+    /// a request never sent.
+    Refused,
+    /// Whether this or an earlier attempt was committed is not known: no answer in time, or
+    /// another error (INVALID_UPDATE_VERSION after a retry that the controller had already
+    /// committed, NOT_CONTROLLER, FENCED_LEADER_EPOCH, STALE_BROKER_EPOCH...).
+    Unknown,
+}
+
+impl AlterIsrFailure {
+    /// The failure an AlterPartition error code means.
+    pub fn from_error_code(code: i16) -> AlterIsrFailure {
+        use kafka_protocol::ResponseError;
+        if code == ResponseError::OperationNotAttempted.code()
+            || code == ResponseError::IneligibleReplica.code()
+        {
+            AlterIsrFailure::Refused
+        } else {
+            AlterIsrFailure::Unknown
+        }
+    }
+}
+
 /// Why a follower's fetch is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FollowerFetchError {
@@ -133,6 +165,8 @@ pub struct LeaderPartition {
     /// The first offset written in this leader epoch.
     leader_epoch_start_offset: i64,
     isr: IsrState,
+    /// The ISR change in flight met an unknown fate: the next tick sends it again.
+    resend_isr_change: bool,
     followers: BTreeMap<NodeId, FollowerState>,
     log_end_offset: i64,
     high_watermark: i64,
@@ -176,6 +210,7 @@ impl LeaderPartition {
             partition_epoch,
             leader_epoch_start_offset: log_end_offset,
             isr: IsrState::Committed(isr),
+            resend_isr_change: false,
             followers,
             log_end_offset,
             high_watermark,
@@ -262,10 +297,18 @@ impl LeaderPartition {
     }
 
     /// Periodic check (Kafka's `maybeShrinkIsr`, every `replica.lag.time.max.ms / 2`): an ISR
-    /// shrink to ask the controller for, if a follower fell behind.
+    /// shrink to ask the controller for, if a follower fell behind; or the change in flight
+    /// again, when the controller's answer to it left open whether it was made.
     pub fn tick(&mut self, now_ms: u64) -> Option<AlterIsr> {
-        if self.isr.is_pending() {
-            return None;
+        if let IsrState::Pending { proposed, .. } = &self.isr {
+            if !std::mem::take(&mut self.resend_isr_change) {
+                return None;
+            }
+            return Some(AlterIsr {
+                leader_epoch: self.leader_epoch,
+                partition_epoch: self.partition_epoch,
+                new_isr: proposed.clone(),
+            });
         }
         let isr = self.isr.committed().to_vec();
         let out_of_sync: Vec<NodeId> = isr
@@ -289,6 +332,12 @@ impl LeaderPartition {
     /// committed ISR and epochs are now these. Returns the high watermark if it moved. A
     /// registration whose leader epoch is not this one's is not for this leader (the caller
     /// makes a new [`LeaderPartition`] or a follower).
+    ///
+    /// Every change the controller commits bumps the partition epoch, so a registration at the
+    /// partition epoch this leader has is one it has seen already (the broker applies each
+    /// partition of a topic again whenever anything of the topic changes). It must not replace
+    /// an ISR change in flight with the committed ISR: the controller may commit the change,
+    /// and the high watermark would meanwhile pass the log end of a replica joining the ISR.
     pub fn on_partition_change(
         &mut self,
         replicas: Vec<NodeId>,
@@ -297,8 +346,8 @@ impl LeaderPartition {
         partition_epoch: i32,
     ) -> Option<i64> {
         assert_eq!(leader_epoch, self.leader_epoch, "another leadership");
-        if partition_epoch < self.partition_epoch {
-            return None; // an older state than one already seen
+        if partition_epoch <= self.partition_epoch {
+            return None; // a state already seen, or an older one
         }
         for &r in &replicas {
             if r != self.node {
@@ -309,18 +358,36 @@ impl LeaderPartition {
         self.replicas = replicas;
         self.partition_epoch = partition_epoch;
         self.isr = IsrState::Committed(isr);
+        self.resend_isr_change = false;
         self.maybe_advance_high_watermark()
     }
 
-    /// The controller refused or lost the ISR change in flight: back to the committed ISR (the
-    /// next fetch or tick proposes again if still needed).
-    pub fn on_alter_isr_failed(&mut self) {
-        if let IsrState::Pending { isr, .. } = &self.isr {
-            self.isr = IsrState::Committed(isr.clone());
+    /// The controller did not commit the ISR change `alter` (Kafka's
+    /// `handleAlterPartitionError`). Refused: back to the committed ISR, and the next fetch or
+    /// tick proposes again if still needed. Unknown: the change stays in flight, since the
+    /// controller may have committed it or may yet (a request it took before a failover, an
+    /// answer lost): going back would let the high watermark pass the log end of a replica that
+    /// joins the ISR after all. The next tick sends it again; a new partition state from the
+    /// controller settles it. An answer about another change than the one in flight (an older
+    /// one of this leadership, answered late) changes nothing.
+    pub fn on_alter_isr_failed(&mut self, alter: &AlterIsr, failure: AlterIsrFailure) {
+        let IsrState::Pending { isr, proposed } = &self.isr else {
+            return;
+        };
+        if alter.leader_epoch != self.leader_epoch
+            || alter.partition_epoch != self.partition_epoch
+            || *proposed != alter.new_isr
+        {
+            return;
+        }
+        match failure {
+            AlterIsrFailure::Refused => self.isr = IsrState::Committed(isr.clone()),
+            AlterIsrFailure::Unknown => self.resend_isr_change = true,
         }
     }
 
     fn propose(&mut self, isr: Vec<NodeId>, proposed: Vec<NodeId>) -> AlterIsr {
+        self.resend_isr_change = false;
         self.isr = IsrState::Pending {
             isr,
             proposed: proposed.clone(),

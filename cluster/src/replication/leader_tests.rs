@@ -119,14 +119,73 @@ fn while_a_shrink_is_in_flight_the_high_watermark_still_waits_for_the_leaving_fo
 }
 
 #[test]
-fn a_failed_isr_change_goes_back_to_the_committed_isr_and_is_asked_again() {
+fn a_refused_isr_change_goes_back_to_the_committed_isr_and_is_asked_again() {
     let mut p = three(10, 10);
     p.on_append(11);
     p.on_follower_fetch(2, 11, 2_000 + LAG_MS).unwrap();
-    assert!(p.tick(2_000 + LAG_MS).is_some());
-    p.on_alter_isr_failed();
+    let shrink = p.tick(2_000 + LAG_MS).unwrap();
+    p.on_alter_isr_failed(&shrink, AlterIsrFailure::Refused);
     assert_eq!(p.isr(), &IsrState::Committed(vec![1, 2, 3]));
     assert!(p.tick(2_001 + LAG_MS).is_some());
+}
+
+#[test]
+fn an_isr_change_of_unknown_fate_stays_in_flight_and_is_sent_again() {
+    // Follower 3 catches up; the controller takes the expansion but its answer times out.
+    let mut p = LeaderPartition::new(1, config(), vec![1, 2, 3], vec![1, 2], 5, 7, 10, 10, 0);
+    p.on_append(20);
+    p.on_follower_fetch(2, 20, 100).unwrap();
+    let expand = p.on_follower_fetch(3, 20, 100).unwrap().1.unwrap();
+    assert_eq!(p.tick(200), None, "in flight: nothing new to ask");
+    p.on_alter_isr_failed(&expand, AlterIsrFailure::Unknown);
+    assert!(p.isr().is_pending(), "the controller may have made it");
+    // Follower 3 stops fetching: the high watermark must not pass it, it may be in the ISR.
+    p.on_append(30);
+    assert_eq!(p.on_follower_fetch(2, 30, 300).unwrap().0, None);
+    assert_eq!(p.high_watermark(), 20);
+    assert_eq!(p.tick(400), Some(expand.clone()), "sent again");
+    assert_eq!(p.tick(500), None, "once per unknown answer");
+    // The retry meets the committed first attempt; the new partition state settles it.
+    p.on_alter_isr_failed(&expand, AlterIsrFailure::from_error_code(95));
+    p.on_partition_change(vec![1, 2, 3], vec![1, 2, 3], 5, 8);
+    assert_eq!(p.isr(), &IsrState::Committed(vec![1, 2, 3]));
+    assert_eq!(p.tick(600), None);
+}
+
+#[test]
+fn an_answer_about_an_older_isr_change_leaves_the_one_in_flight() {
+    let mut p = three(10, 10);
+    p.on_append(11);
+    p.on_follower_fetch(2, 11, 2_000 + LAG_MS).unwrap();
+    let first = p.tick(2_000 + LAG_MS).unwrap();
+    p.on_alter_isr_failed(&first, AlterIsrFailure::Refused);
+    let second = p.tick(2_001 + LAG_MS).unwrap();
+    assert_eq!(first, second);
+    // A late answer about a change of another partition state is not about this one.
+    let stale = AlterIsr {
+        partition_epoch: 6,
+        ..first
+    };
+    p.on_alter_isr_failed(&stale, AlterIsrFailure::Refused);
+    assert!(p.isr().is_pending());
+}
+
+#[test]
+fn only_operation_not_attempted_and_ineligible_replica_say_an_isr_change_was_not_made() {
+    assert_eq!(
+        AlterIsrFailure::from_error_code(55),
+        AlterIsrFailure::Refused
+    );
+    assert_eq!(
+        AlterIsrFailure::from_error_code(107),
+        AlterIsrFailure::Refused
+    );
+    for code in [-1, 41, 74, 77, 95, 7] {
+        assert_eq!(
+            AlterIsrFailure::from_error_code(code),
+            AlterIsrFailure::Unknown
+        );
+    }
 }
 
 #[test]
@@ -185,13 +244,53 @@ fn an_older_partition_state_does_not_undo_a_newer_one() {
     assert_eq!(p.isr(), &IsrState::Committed(vec![1, 2]));
 }
 
+#[test]
+fn the_same_partition_state_published_again_keeps_the_isr_change_in_flight() {
+    // Follower 3 catches up and the leader asks to add it to the ISR [1, 2].
+    let mut p = LeaderPartition::new(1, config(), vec![1, 2, 3], vec![1, 2], 5, 7, 10, 10, 0);
+    p.on_append(20);
+    assert_eq!(p.on_follower_fetch(2, 20, 100).unwrap(), (Some(20), None));
+    let expand = p.on_follower_fetch(3, 20, 100).unwrap().1.unwrap();
+    assert_eq!(expand.new_isr, vec![1, 2, 3]);
+    // Another partition of the topic changed: the broker applies this one's state again.
+    assert_eq!(p.on_partition_change(vec![1, 2, 3], vec![1, 2], 5, 7), None);
+    assert!(
+        p.isr().is_pending(),
+        "the controller may still commit the expansion"
+    );
+    // So the high watermark still waits for 3.
+    p.on_append(30);
+    assert_eq!(p.on_follower_fetch(2, 30, 200).unwrap().0, None);
+    assert_eq!(p.high_watermark(), 20);
+    // The controller commits it.
+    assert_eq!(
+        p.on_partition_change(vec![1, 2, 3], vec![1, 2, 3], 5, 8),
+        None
+    );
+    assert_eq!(p.on_follower_fetch(3, 30, 300).unwrap().0, Some(30));
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Append(u8),
-    Fetch { follower: u8, ahead: u8 },
+    Fetch {
+        follower: u8,
+        ahead: u8,
+    },
     Tick(u16),
-    Commit,
-    Fail,
+    /// The controller takes the oldest request in flight: commits it at the current partition
+    /// epoch (the leader hears nothing until it publishes), else answers INVALID_UPDATE_VERSION.
+    Deliver,
+    /// The controller refuses the oldest request (INELIGIBLE_REPLICA) if its epoch is current.
+    Refuse,
+    /// The leader stops waiting for the oldest request, which the controller may still take.
+    Timeout,
+    /// The oldest request is lost for good; the leader stops waiting for it.
+    Lose,
+    /// The leader's image catches up with the controller.
+    Publish,
+    /// The leader's image is published again, unchanged.
+    Republish,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -199,22 +298,51 @@ fn op() -> impl Strategy<Value = Op> {
         (1u8..20).prop_map(Op::Append),
         (0u8..2, 0u8..30).prop_map(|(follower, ahead)| Op::Fetch { follower, ahead }),
         (0u16..40_000).prop_map(Op::Tick),
-        Just(Op::Commit),
-        Just(Op::Fail),
+        Just(Op::Deliver),
+        Just(Op::Refuse),
+        Just(Op::Timeout),
+        Just(Op::Lose),
+        Just(Op::Publish),
+        Just(Op::Republish),
     ]
 }
 
+/// The controller's side of the random walk: its ISR and partition epoch, the requests it has
+/// not taken yet (with whether the leader still waits for each) and the state the leader last
+/// published.
+struct ModelController {
+    isr: Vec<i32>,
+    partition_epoch: i32,
+    in_flight: std::collections::VecDeque<(AlterIsr, bool)>,
+    published: (Vec<i32>, i32),
+}
+
+impl ModelController {
+    fn sent(&mut self, alter: Option<AlterIsr>) {
+        if let Some(a) = alter {
+            self.in_flight.push_back((a, true));
+        }
+    }
+}
+
 proptest! {
-    /// Whatever the fetches, appends, clock and controller do: the high watermark never moves
-    /// back, never passes the leader's log, and never passes the log end offset of a member of
-    /// the committed ISR; a follower joins only holding everything below the high watermark.
+    /// Whatever the fetches, appends, clock and controller do (requests taken late, after the
+    /// leader stopped waiting, refused, lost; states published late or twice): the high
+    /// watermark never moves back, never passes the leader's log, and never passes the log end
+    /// offset of a member of the controller's ISR or the leader's committed one; a follower
+    /// joins only holding everything below the high watermark.
     #[test]
-    fn the_high_watermark_never_passes_an_in_sync_replica(ops in proptest::collection::vec(op(), 1..200)) {
+    fn the_high_watermark_never_passes_an_in_sync_replica(ops in proptest::collection::vec(op(), 1..300)) {
         let mut p = three(0, 0);
         let mut now = 0u64;
         // Follower log end offsets: only grow within one leader epoch.
         let mut fetched = [0i64, 0];
-        let mut partition_epoch = 7;
+        let mut c = ModelController {
+            isr: vec![1, 2, 3],
+            partition_epoch: 7,
+            in_flight: Default::default(),
+            published: (vec![1, 2, 3], 7),
+        };
         for op in ops {
             let hw_before = p.high_watermark();
             match op {
@@ -223,25 +351,67 @@ proptest! {
                     let i = follower as usize;
                     fetched[i] = (fetched[i] + ahead as i64).min(p.log_end_offset());
                     let (_, expand) = p.on_follower_fetch(follower as i32 + 2, fetched[i], now).unwrap();
-                    if let Some(e) = expand {
+                    if let Some(e) = &expand {
                         let joining = *e.new_isr.last().unwrap();
                         prop_assert!(fetched[(joining - 2) as usize] >= p.high_watermark());
                     }
+                    c.sent(expand);
                 }
-                Op::Tick(ms) => { now += ms as u64; p.tick(now); }
-                Op::Commit => {
-                    if let IsrState::Pending { proposed, .. } = p.isr().clone() {
-                        partition_epoch += 1;
-                        p.on_partition_change(vec![1, 2, 3], proposed, 5, partition_epoch);
+                Op::Tick(ms) => {
+                    now += ms as u64;
+                    let alter = p.tick(now);
+                    c.sent(alter);
+                }
+                Op::Deliver => {
+                    if let Some((a, waiting)) = c.in_flight.pop_front() {
+                        if a.partition_epoch == c.partition_epoch {
+                            c.isr = a.new_isr.clone();
+                            c.partition_epoch += 1;
+                        } else if waiting {
+                            p.on_alter_isr_failed(&a, AlterIsrFailure::from_error_code(95));
+                        }
                     }
                 }
-                Op::Fail => p.on_alter_isr_failed(),
+                Op::Refuse => {
+                    if let Some((a, waiting)) = c.in_flight.pop_front() {
+                        let code = if a.partition_epoch == c.partition_epoch { 107 } else { 95 };
+                        if waiting {
+                            p.on_alter_isr_failed(&a, AlterIsrFailure::from_error_code(code));
+                        }
+                    }
+                }
+                Op::Timeout => {
+                    if let Some((a, waiting)) = c.in_flight.front_mut() {
+                        if std::mem::take(waiting) {
+                            p.on_alter_isr_failed(a, AlterIsrFailure::Unknown);
+                        }
+                    }
+                }
+                Op::Lose => {
+                    if let Some((a, waiting)) = c.in_flight.pop_front() {
+                        if waiting {
+                            p.on_alter_isr_failed(&a, AlterIsrFailure::Unknown);
+                        }
+                    }
+                }
+                Op::Publish => {
+                    c.published = (c.isr.clone(), c.partition_epoch);
+                    p.on_partition_change(vec![1, 2, 3], c.isr.clone(), 5, c.partition_epoch);
+                }
+                Op::Republish => {
+                    let (isr, epoch) = c.published.clone();
+                    p.on_partition_change(vec![1, 2, 3], isr, 5, epoch);
+                }
             }
             prop_assert!(p.high_watermark() >= hw_before);
             prop_assert!(p.high_watermark() <= p.log_end_offset());
-            for &r in p.isr().committed() {
+            for &r in c.isr.iter().chain(p.isr().committed()) {
                 if r != 1 {
-                    prop_assert!(p.high_watermark() <= fetched[(r - 2) as usize], "{:?}", p.isr());
+                    prop_assert!(
+                        p.high_watermark() <= fetched[(r - 2) as usize],
+                        "hw {} past {r}'s {} with the controller's ISR {:?}, the leader's {:?}",
+                        p.high_watermark(), fetched[(r - 2) as usize], c.isr, p.isr()
+                    );
                 }
             }
         }

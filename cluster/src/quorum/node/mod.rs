@@ -614,11 +614,11 @@ impl Quorum {
                 }
                 self.maybe_advance_high_watermark(now);
             }
-            State::Follower { fetch, .. } => {
-                if fetch.in_flight.is_none() && self.flushed_offset == self.log.end_offset() {
-                    fetch.next_fetch_at = now;
-                    self.send_fetch(now);
-                }
+            State::Follower { fetch, .. }
+                if fetch.in_flight.is_none() && self.flushed_offset == self.log.end_offset() =>
+            {
+                fetch.next_fetch_at = now;
+                self.send_fetch(now);
             }
             _ => {}
         }
@@ -821,13 +821,13 @@ impl Quorum {
                 self.cfg
                     .voters
                     .iter()
-                    .map(|&v| Voter::default().with_voter_id(v.into()))
+                    .map(|&v| Voter::default().with_voter_id(v))
                     .collect(),
             )
             .with_granting_voters(
                 granted
                     .iter()
-                    .map(|&v| Voter::default().with_voter_id(v.into()))
+                    .map(|&v| Voter::default().with_voter_id(v))
                     .collect(),
             );
         let mut value = BytesMut::new();
