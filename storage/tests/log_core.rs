@@ -470,7 +470,11 @@ fn a_truncation_at_the_log_end_drops_an_epoch_that_starts_there_without_a_record
     log.truncate_to(2).unwrap();
     assert_eq!(log.log_end_offset(), 2);
     assert_eq!(log.leader_epochs(), &[(1, 0)]);
-    assert_eq!(log.latest_epoch(), Some(1), "the follower fetches naming epoch 1");
+    assert_eq!(
+        log.latest_epoch(),
+        Some(1),
+        "the follower fetches naming epoch 1"
+    );
     // What the new leader sends next is epoch 1's, then its own epoch 4's.
     let leader_dir = tempfile::tempdir().unwrap();
     let (_ld, mut leader) = open(leader_dir.path(), LogConfig::default());

@@ -268,7 +268,9 @@ fn follower_fetched(
     }
     if p.fetch_offset > partition.log_end_offset() || p.fetch_offset < partition.log_start_offset()
     {
-        return Err(ResponseError::OffsetOutOfRange);
+        // Not progress: the read answers OFFSET_OUT_OF_RANGE with this log's start and high
+        // watermark, which tell the follower where to go.
+        return Ok(None);
     }
     let now = crate::util::now_ms() as u64;
     match partition.on_follower_fetch(replica, p.fetch_offset, now) {

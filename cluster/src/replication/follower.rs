@@ -121,13 +121,27 @@ impl FollowerPartition {
             FetchError::LeadershipChanged => return vec![Step::AwaitLeadership],
             FetchError::Retriable => return vec![Step::Backoff],
             FetchError::OffsetOutOfRange => {
-                // Kafka's `handleOutOfRangeError`: a follower ahead of the leader's log end
-                // cannot be (the diverging epoch handles that), so it is behind the leader's
-                // log start: start over from there.
-                self.fetch_offset = answer.log_start_offset;
-                self.last_fetched_epoch = -1;
-                self.high_watermark = self.high_watermark.min(answer.log_start_offset);
-                return vec![Step::TruncateFullyAndStartAt(answer.log_start_offset)];
+                let start = answer.log_start_offset;
+                if start < 0 {
+                    // The answer does not say where the leader's log starts: ask again.
+                    return vec![Step::Backoff];
+                }
+                if self.fetch_offset < start {
+                    // Kafka's `handleOutOfRangeError`, behind the leader's log start: what
+                    // this follower has is gone there, start over from it.
+                    self.fetch_offset = start;
+                    self.last_fetched_epoch = -1;
+                    self.high_watermark = self.high_watermark.min(start);
+                    return vec![Step::TruncateFullyAndStartAt(start)];
+                }
+                // Ahead of the leader's log end, which only an unclean election leaves (the
+                // diverging epoch handles the rest): keep what is committed, below the high
+                // watermark, and drop the rest (Kafka truncates to the leader's end, which it
+                // asks for with ListOffsets; the high watermark is at or below it). The
+                // caller resyncs the fetch offset with the log it truncated.
+                let to = answer.high_watermark.max(start);
+                self.high_watermark = self.high_watermark.min(to);
+                return vec![Step::Truncate(to)];
             }
         }
         let mut steps = Vec::new();

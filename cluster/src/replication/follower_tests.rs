@@ -83,6 +83,26 @@ fn a_follower_behind_the_leaders_log_start_starts_over_there() {
 }
 
 #[test]
+fn a_follower_ahead_of_the_leaders_log_end_keeps_what_is_committed() {
+    let mut f = FollowerPartition::new(1, 3, 90, 2, 60);
+    let mut a = answer(70);
+    a.error = FetchError::OffsetOutOfRange;
+    a.log_start_offset = 5;
+    assert_eq!(f.on_answer(&a, |_| None), vec![Step::Truncate(70)]);
+    assert_eq!(f.high_watermark, 60);
+}
+
+#[test]
+fn an_out_of_range_answer_without_the_leaders_log_start_is_asked_again() {
+    let mut f = FollowerPartition::new(1, 3, 10, 2, 10);
+    let mut a = answer(10);
+    a.error = FetchError::OffsetOutOfRange;
+    a.log_start_offset = -1;
+    assert_eq!(f.on_answer(&a, |_| None), vec![Step::Backoff]);
+    assert_eq!(f.fetch_offset, 10);
+}
+
+#[test]
 fn leadership_errors_wait_for_the_metadata_and_others_back_off() {
     let mut f = FollowerPartition::new(1, 3, 10, 2, 10);
     let mut a = answer(10);
