@@ -15,6 +15,7 @@ pub(super) fn cfg() -> ControllerConfig {
     let mut c = ControllerConfig::new(CLUSTER);
     c.no_op_interval_ms = None;
     c.leader_imbalance_check_interval_ms = None;
+    c.unclean_leader_election_interval_ms = None;
     c
 }
 
