@@ -452,6 +452,27 @@ fn the_cluster_wide_broker_default_enables_unclean_elections_unless_the_topic_sa
         .map(|e| e.topic)
         .collect();
     assert_eq!(noted, vec!["default".to_string()]);
+    // The active controller's own broker config comes before the cluster-wide default.
+    let mut c = cfg();
+    c.node_id = 3;
+    let mut h = Harness::new(c);
+    for b in 1..=3 {
+        h.start_broker(b, 1);
+    }
+    let (records, _) = h
+        .ctl
+        .incremental_alter_configs(
+            &h.image,
+            vec![
+                set(CONFIG_RESOURCE_BROKER, "", "true"),
+                set(CONFIG_RESOURCE_BROKER, "3", "false"),
+            ],
+            false,
+        )
+        .unwrap();
+    h.apply(&records);
+    isr_lost(&mut h, "node", [1, 2], &[]);
+    assert_eq!(h.partition("node", 0).leader, NO_LEADER);
     // The static default (`unclean.leader.election.enable` in the controller's config).
     let mut c = cfg();
     c.unclean_leader_election_enable = true;

@@ -93,8 +93,9 @@ pub(super) fn change_record(
     }
 }
 
-/// `unclean.leader.election.enable` for `topic`: the topic's config, else the cluster-wide
-/// broker default, else the static config (Kafka's `uncleanLeaderElectionEnabledForTopic`).
+/// `unclean.leader.election.enable` for `topic`: the topic's config, else this controller's own
+/// dynamic broker config, else the cluster-wide broker default, else the static config (Kafka's
+/// `uncleanLeaderElectionEnabledForTopic`, through `resolveEffectiveTopicConfig`).
 pub(super) fn unclean_leader_election_enabled(
     image: &MetadataImage,
     cfg: &ControllerConfig,
@@ -108,6 +109,7 @@ pub(super) fn unclean_leader_election_enabled(
             .map(|v| v.eq_ignore_ascii_case("true"))
     };
     lookup(CONFIG_RESOURCE_TOPIC, topic)
+        .or_else(|| lookup(CONFIG_RESOURCE_BROKER, &cfg.node_id.to_string()))
         .or_else(|| lookup(CONFIG_RESOURCE_BROKER, ""))
         .unwrap_or(cfg.unclean_leader_election_enable)
 }
