@@ -282,12 +282,3 @@ fn acks_all_writes_survive_the_leaders_sigkill_and_the_restarted_broker_rejoins_
         "the rejoining follower was counted: {expands}"
     );
 }
-
-/// The sum of the series of `node`'s metrics that start with `series` (0 when absent).
-fn metric(node: &Broker, series: &str) -> f64 {
-    let text = node.scrape_metrics().unwrap();
-    text.lines()
-        .filter_map(|l| l.strip_prefix(series))
-        .filter_map(|rest| rest.trim().parse::<f64>().ok())
-        .sum()
-}

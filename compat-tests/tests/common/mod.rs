@@ -398,3 +398,12 @@ pub fn produce_old_records(broker: &Broker, topic: &str, partitions: i32, n: usi
         }
     });
 }
+
+/// The sum of the series of `node`'s metrics that start with `series` (0 when absent).
+pub fn metric(node: &Broker, series: &str) -> f64 {
+    let text = node.scrape_metrics().unwrap();
+    text.lines()
+        .filter_map(|l| l.strip_prefix(series))
+        .filter_map(|rest| rest.trim().parse::<f64>().ok())
+        .sum()
+}
