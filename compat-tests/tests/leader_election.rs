@@ -28,7 +28,7 @@ use compat_tests::{BrokerOptions, Cluster};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
-use rdkafka::admin::{AdminOptions, NewTopic, TopicReplication};
+use rdkafka::admin::TopicReplication;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 
 const AUTO_REBALANCE: &str = "auto.leader.rebalance.enable";
@@ -86,19 +86,14 @@ fn wait_for(
 
 /// Creates `name` with one partition per replica list, the first replica preferred.
 fn create(bootstrap: &str, name: &str, assignment: &[&[i32]], configs: &[(&str, &str)]) {
-    let admin = rdkafka::config::ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .create::<rdkafka::admin::AdminClient<_>>()
-        .unwrap();
     let count = assignment.len() as i32;
-    let mut t = NewTopic::new(name, count, TopicReplication::Variable(assignment));
-    for (k, v) in configs {
-        t = t.set(k, v);
-    }
-    let r = runtime()
-        .block_on(admin.create_topics(&[t], &AdminOptions::new()))
-        .unwrap();
-    r[0].clone().unwrap();
+    create_topic_in(
+        bootstrap,
+        name,
+        count,
+        TopicReplication::Variable(assignment),
+        configs,
+    );
 }
 
 /// ElectLeaders v2 for `topic`'s `partitions`, asked of `node`.

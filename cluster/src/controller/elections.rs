@@ -23,6 +23,7 @@ use super::partitions::{
     change_record, partition_state, unclean_leader_election_enabled, ImageLiveness,
 };
 use super::{Controller, ControllerConfig, ControllerError, MAX_RECORDS_PER_USER_OP};
+use crate::metadata::image::{PartitionRegistration, TopicImage};
 use crate::metadata::records::{MetadataRecord, NO_LEADER_CHANGE};
 use crate::metadata::MetadataImage;
 use crate::partition_change::{self as pc, ElectLeadersError, ElectionType, NO_LEADER};
@@ -275,6 +276,26 @@ impl Election<'_> {
     }
 }
 
+/// A periodic election step (rebalancing, unclean elections of leaderless partitions) due at
+/// `next` and every `interval` after (`None`: never): if due at `now_ms`, runs `step`, which
+/// appends its records and says whether it stopped at its cap, and sets the next time (10 ms
+/// later at the cap, as Kafka comes back then). The records, or none.
+pub(super) fn periodic(
+    now_ms: u64,
+    next: &mut Option<u64>,
+    interval: Option<u64>,
+    step: impl FnOnce(&mut Vec<MetadataRecord>) -> bool,
+) -> Vec<MetadataRecord> {
+    let mut records = Vec::new();
+    if let (Some(at), Some(interval)) = (*next, interval) {
+        if at <= now_ms {
+            let more = step(&mut records);
+            *next = Some(now_ms + if more { 10 } else { interval });
+        }
+    }
+    records
+}
+
 /// Preferred-leader elections for partitions whose preferred replica does not lead but could
 /// (Kafka's `maybeTriggerLeaderChangeForPartitionsWithoutPreferredLeader`), at most `max`.
 /// Returns whether it stopped at `max`.
@@ -283,23 +304,9 @@ pub(super) fn preferred_elections(
     max: usize,
     out: &mut Vec<MetadataRecord>,
 ) -> bool {
-    let liveness = ImageLiveness(image);
-    let start = out.len();
-    for topic in image.topics() {
-        for p in topic.partitions() {
-            if out.len() - start >= max {
-                return true;
-            }
-            let state = partition_state(p);
-            if state.has_preferred_leader() {
-                continue;
-            }
-            if let Ok(next) = pc::elect_leaders(&state, ElectionType::Preferred, &liveness) {
-                out.push(change_record(topic.id, p, &next).into());
-            }
-        }
-    }
-    false
+    elect_each(image, ElectionType::Preferred, max, out, |_, p| {
+        p.leader == NO_LEADER || p.replicas.first() != Some(&p.leader)
+    })
 }
 
 /// Unclean elections for leaderless partitions of topics with `unclean.leader.election.enable`
@@ -312,22 +319,43 @@ pub(super) fn unclean_elections(
     max: usize,
     out: &mut Vec<MetadataRecord>,
 ) -> bool {
+    // Whether the topic last asked about allows unclean elections.
+    let mut enabled: Option<(Uuid, bool)> = None;
+    elect_each(image, ElectionType::Unclean, max, out, |topic, p| {
+        if p.leader != NO_LEADER {
+            return false;
+        }
+        match enabled {
+            Some((id, e)) if id == topic.id => e,
+            _ => {
+                let e = unclean_leader_election_enabled(image, cfg, &topic.name);
+                enabled = Some((topic.id, e));
+                e
+            }
+        }
+    })
+}
+
+/// Runs `election_type` on every partition `select` picks, appending a record for each that
+/// gets a new leader, at most `max`. Returns whether it stopped at `max`.
+fn elect_each(
+    image: &MetadataImage,
+    election_type: ElectionType,
+    max: usize,
+    out: &mut Vec<MetadataRecord>,
+    mut select: impl FnMut(&TopicImage, &PartitionRegistration) -> bool,
+) -> bool {
     let liveness = ImageLiveness(image);
     let start = out.len();
     for topic in image.topics() {
-        let mut enabled: Option<bool> = None;
-        for p in topic.partitions().iter().filter(|p| p.leader == NO_LEADER) {
-            if !*enabled
-                .get_or_insert_with(|| unclean_leader_election_enabled(image, cfg, &topic.name))
-            {
-                break;
+        for p in topic.partitions() {
+            if !select(topic, p) {
+                continue;
             }
             if out.len() - start >= max {
                 return true;
             }
-            if let Ok(next) =
-                pc::elect_leaders(&partition_state(p), ElectionType::Unclean, &liveness)
-            {
+            if let Ok(next) = pc::elect_leaders(&partition_state(p), election_type, &liveness) {
                 out.push(change_record(topic.id, p, &next).into());
             }
         }

@@ -3,10 +3,10 @@
 
 use kafka_protocol::ResponseError;
 
-use super::tests::{cfg, three_brokers, topic, Harness};
+use super::tests::{alter_request, cfg, three_brokers, three_brokers_with, topic, Harness};
 use super::*;
 use crate::metadata::image::{CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_TOPIC};
-use crate::partition_change::{IsrMember, NO_LEADER};
+use crate::partition_change::NO_LEADER;
 
 const UNCLEAN_KEY: &str = "unclean.leader.election.enable";
 
@@ -39,6 +39,17 @@ fn elect(h: &mut Harness, request: &ElectLeadersRequest) -> Vec<(String, i32, i1
         .collect()
 }
 
+/// An election for partition 0 of `t` that changes nothing: its (code, message).
+fn refused(h: &mut Harness, election_type: i8, t: &str) -> (i16, String) {
+    let (records, results) = h
+        .ctl
+        .elect_leaders(&h.image, &request(election_type, &[(t, &[0])]))
+        .unwrap();
+    assert!(records.is_empty(), "{records:?}");
+    let p = &results[0].partitions[0];
+    (p.error_code, p.error_message.clone().unwrap_or_default())
+}
+
 fn preferred(h: &mut Harness, t: &str, p: i32) -> i16 {
     elect(h, &request(ELECTION_TYPE_PREFERRED, &[(t, &[p])]))[0].2
 }
@@ -58,32 +69,9 @@ fn create(h: &mut Harness, name: &str, replicas: &[NodeId], configs: &[(&str, &s
     assert_eq!(h.create_topics(vec![t])[0].error_code, 0);
 }
 
-/// The partition's leader asks for `isr` (AlterPartition), as it would once a follower fell
-/// behind or caught up.
+/// The partition's leader asks for `isr` (AlterPartition).
 fn set_isr(h: &mut Harness, name: &str, isr: &[NodeId]) {
-    let p = h.partition(name, 0);
-    let request = AlterPartitionRequest {
-        broker_id: p.leader,
-        broker_epoch: h.image.broker(p.leader).unwrap().epoch,
-        version: 3,
-        topics: vec![AlterPartitionTopic {
-            topic_id: h.image.topic_by_name(name).unwrap().id,
-            topic_name: String::new(),
-            partitions: vec![AlterPartitionData {
-                partition_index: 0,
-                leader_epoch: p.leader_epoch,
-                partition_epoch: p.partition_epoch,
-                new_isr: isr
-                    .iter()
-                    .map(|&b| IsrMember {
-                        broker_id: b,
-                        broker_epoch: -1,
-                    })
-                    .collect(),
-                leader_recovery_state: 0,
-            }],
-        }],
-    };
+    let request = alter_request(h, name, 0, isr);
     let (records, results) = h.ctl.alter_partition(&h.image, &request).unwrap();
     assert_eq!(results[0].partitions[0].error_code, 0, "{results:?}");
     h.apply(&records);
@@ -150,16 +138,12 @@ fn preferred_election_moves_leadership_back_and_bumps_the_leader_epoch() {
         }]
     );
     // Asked again: the preferred replica already leads.
-    let (records, results) = h
-        .ctl
-        .elect_leaders(&h.image, &request(ELECTION_TYPE_PREFERRED, &[("t", &[0])]))
-        .unwrap();
-    assert!(records.is_empty());
-    let p = &results[0].partitions[0];
-    assert_eq!(p.error_code, ResponseError::ElectionNotNeeded.code());
     assert_eq!(
-        p.error_message.as_deref(),
-        Some("t-0: leader election not needed: broker 1 already leads")
+        refused(&mut h, ELECTION_TYPE_PREFERRED, "t"),
+        (
+            ResponseError::ElectionNotNeeded.code(),
+            "t-0: leader election not needed: broker 1 already leads".into()
+        )
     );
     assert!(h.ctl.take_elections().is_empty());
 }
@@ -177,30 +161,19 @@ fn preferred_election_needs_the_preferred_replica_live_and_in_sync() {
         .filter(|&b| b != 1)
         .collect();
     set_isr(&mut h, "t", &isr);
-    let (records, results) = h
-        .ctl
-        .elect_leaders(&h.image, &request(ELECTION_TYPE_PREFERRED, &[("t", &[0])]))
-        .unwrap();
-    assert!(records.is_empty());
-    let p = &results[0].partitions[0];
     assert_eq!(
-        p.error_code,
-        ResponseError::PreferredLeaderNotAvailable.code()
-    );
-    assert_eq!(
-        p.error_message.as_deref(),
-        Some("t-0: the preferred replica 1 cannot lead: it is not in the ISR")
+        refused(&mut h, ELECTION_TYPE_PREFERRED, "t"),
+        (
+            ResponseError::PreferredLeaderNotAvailable.code(),
+            "t-0: the preferred replica 1 cannot lead: it is not in the ISR".into()
+        )
     );
     // In the ISR (its last member) but fenced: not available either.
     let mut h = three_brokers();
     isr_lost(&mut h, "u", [1, 2], &[]);
-    let (_, results) = h
-        .ctl
-        .elect_leaders(&h.image, &request(ELECTION_TYPE_PREFERRED, &[("u", &[0])]))
-        .unwrap();
     assert_eq!(
-        results[0].partitions[0].error_message.as_deref(),
-        Some("u-0: the preferred replica 1 cannot lead: it is fenced, shutting down or not registered")
+        refused(&mut h, ELECTION_TYPE_PREFERRED, "u").1,
+        "u-0: the preferred replica 1 cannot lead: it is fenced, shutting down or not registered"
     );
 }
 
@@ -317,19 +290,12 @@ fn unclean_election_with_no_live_replica_is_eligible_leaders_not_available() {
     let mut h = three_brokers();
     isr_lost(&mut h, "t", [1, 2], &[]);
     heartbeat(&mut h, 2, true, false);
-    let (records, results) = h
-        .ctl
-        .elect_leaders(&h.image, &request(ELECTION_TYPE_UNCLEAN, &[("t", &[0])]))
-        .unwrap();
-    assert!(records.is_empty());
-    let p = &results[0].partitions[0];
     assert_eq!(
-        p.error_code,
-        ResponseError::EligibleLeadersNotAvailable.code()
-    );
-    assert_eq!(
-        p.error_message.as_deref(),
-        Some("t-0: no eligible leader: none of the 2 replica(s) is live")
+        refused(&mut h, ELECTION_TYPE_UNCLEAN, "t"),
+        (
+            ResponseError::EligibleLeadersNotAvailable.code(),
+            "t-0: no eligible leader: none of the 2 replica(s) is live".into()
+        )
     );
 }
 
@@ -455,10 +421,7 @@ fn the_cluster_wide_broker_default_enables_unclean_elections_unless_the_topic_sa
     // The active controller's own broker config comes before the cluster-wide default.
     let mut c = cfg();
     c.node_id = 3;
-    let mut h = Harness::new(c);
-    for b in 1..=3 {
-        h.start_broker(b, 1);
-    }
+    let mut h = three_brokers_with(c);
     let (records, _) = h
         .ctl
         .incremental_alter_configs(
@@ -476,10 +439,7 @@ fn the_cluster_wide_broker_default_enables_unclean_elections_unless_the_topic_sa
     // The static default (`unclean.leader.election.enable` in the controller's config).
     let mut c = cfg();
     c.unclean_leader_election_enable = true;
-    let mut h = Harness::new(c);
-    for b in 1..=3 {
-        h.start_broker(b, 1);
-    }
+    let mut h = three_brokers_with(c);
     isr_lost(&mut h, "static", [1, 2], &[]);
     assert_eq!(h.partition("static", 0).leader, 2);
 }
@@ -509,10 +469,7 @@ fn controlled_shutdown_elects_uncleanly_where_the_topic_allows_it() {
 fn leaderless_partitions_get_unclean_leaders_on_the_interval_once_their_topic_allows_it() {
     let mut c = cfg();
     c.unclean_leader_election_interval_ms = Some(60_000);
-    let mut h = Harness::new(c);
-    for b in 1..=3 {
-        h.start_broker(b, 1);
-    }
+    let mut h = three_brokers_with(c);
     isr_lost(&mut h, "t", [1, 2], &[]);
     h.advance(60_000);
     for b in 2..=3 {
@@ -552,10 +509,7 @@ fn leaderless_partitions_get_unclean_leaders_on_the_interval_once_their_topic_al
 fn rebalancing_notes_its_elections_as_preferred() {
     let mut c = cfg();
     c.leader_imbalance_check_interval_ms = Some(1_000);
-    let mut h = Harness::new(c);
-    for b in 1..=3 {
-        h.start_broker(b, 1);
-    }
+    let mut h = three_brokers_with(c);
     led_elsewhere(&mut h, "t");
     h.advance(1_000);
     for b in 1..=3 {

@@ -571,43 +571,25 @@ impl Controller {
             self.note_elections(image, &records, false);
             return records;
         }
-        if let (Some(at), Some(interval)) = (
-            self.next_rebalance_ms,
+        let records = elections::periodic(
+            now_ms,
+            &mut self.next_rebalance_ms,
             self.cfg.leader_imbalance_check_interval_ms,
-        ) {
-            if at <= now_ms {
-                let mut records = Vec::new();
-                let more = elections::preferred_elections(
-                    image,
-                    MAX_ELECTIONS_PER_IMBALANCE,
-                    &mut records,
-                );
-                // Kafka comes back after 10 ms when it stopped at the cap.
-                self.next_rebalance_ms = Some(now_ms + if more { 10 } else { interval });
-                if !records.is_empty() {
-                    self.note_elections(image, &records, true);
-                    return records;
-                }
-            }
+            |out| elections::preferred_elections(image, MAX_ELECTIONS_PER_IMBALANCE, out),
+        );
+        if !records.is_empty() {
+            self.note_elections(image, &records, true);
+            return records;
         }
-        if let (Some(at), Some(interval)) = (
-            self.next_unclean_election_ms,
+        let records = elections::periodic(
+            now_ms,
+            &mut self.next_unclean_election_ms,
             self.cfg.unclean_leader_election_interval_ms,
-        ) {
-            if at <= now_ms {
-                let mut records = Vec::new();
-                let more = elections::unclean_elections(
-                    image,
-                    &self.cfg,
-                    MAX_ELECTIONS_PER_IMBALANCE,
-                    &mut records,
-                );
-                self.next_unclean_election_ms = Some(now_ms + if more { 10 } else { interval });
-                if !records.is_empty() {
-                    self.note_elections(image, &records, false);
-                    return records;
-                }
-            }
+            |out| elections::unclean_elections(image, &self.cfg, MAX_ELECTIONS_PER_IMBALANCE, out),
+        );
+        if !records.is_empty() {
+            self.note_elections(image, &records, false);
+            return records;
         }
         if let (Some(at), Some(interval)) = (self.next_no_op_ms, self.cfg.no_op_interval_ms) {
             if at <= now_ms {

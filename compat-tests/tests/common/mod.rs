@@ -49,8 +49,29 @@ pub fn runtime() -> tokio::runtime::Runtime {
 }
 
 pub fn create_topic(broker: &Broker, name: &str, partitions: i32, configs: &[(&str, &str)]) {
-    let admin = admin(broker);
-    let mut t = NewTopic::new(name, partitions, TopicReplication::Fixed(1));
+    create_topic_in(
+        &broker.bootstrap(),
+        name,
+        partitions,
+        TopicReplication::Fixed(1),
+        configs,
+    );
+}
+
+/// Creates `name` through the brokers of `bootstrap` with `partitions` partitions placed as
+/// `replication` says (a replication factor, or each partition's replicas).
+pub fn create_topic_in(
+    bootstrap: &str,
+    name: &str,
+    partitions: i32,
+    replication: TopicReplication<'_>,
+    configs: &[(&str, &str)],
+) {
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .expect("admin client");
+    let mut t = NewTopic::new(name, partitions, replication);
     for (k, v) in configs {
         t = t.set(k, v);
     }
