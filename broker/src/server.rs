@@ -383,6 +383,15 @@ fn controller_config(
     c.default_num_partitions = config.int("num.partitions");
     c.default_replication_factor = config.int("default.replication.factor") as i16;
     c.unclean_leader_election_enable = config.bool("unclean.leader.election.enable");
+    c.unclean_leader_election_interval_ms =
+        Some(config.long("unclean.leader.election.interval.ms").max(1) as u64);
+    // Kafka's ControllerServer: no rebalancing at all unless auto.leader.rebalance.enable.
+    c.leader_imbalance_check_interval_ms = config.bool("auto.leader.rebalance.enable").then(|| {
+        config
+            .long("leader.imbalance.check.interval.seconds")
+            .max(1) as u64
+            * 1_000
+    });
     c.delete_topic_enable = config.bool("delete.topic.enable");
     c.no_op_interval_ms = match config.long("metadata.max.idle.interval.ms") {
         v if v > 0 => Some(v as u64),

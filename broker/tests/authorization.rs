@@ -597,7 +597,7 @@ fn single_node_admin_apis_need_their_cluster_and_topic_acls() {
         t.partitions = vec![0];
         let mut r = ElectLeadersRequest::default();
         r.topic_partitions = Some(vec![t]);
-        let resp = handlers::elect_leaders::handle(&f.ctx(1), r);
+        let resp = f.block_on(handlers::elect_leaders::handle(&f.ctx(1), r));
         let p = &resp.replica_election_results[0].partition_result[0];
         (resp.error_code, p.error_code)
     };

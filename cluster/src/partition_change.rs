@@ -282,9 +282,12 @@ pub enum ElectionType {
 pub enum ElectLeadersError {
     #[error("leader election not needed: broker {leader} already leads")]
     ElectionNotNeeded { leader: NodeId },
-    #[error("the preferred leader {preferred} is not available")]
-    PreferredLeaderNotAvailable { preferred: NodeId },
-    #[error("no eligible leader is available among the {replicas} replica(s)")]
+    #[error("the preferred replica {preferred} cannot lead: it is {why}")]
+    PreferredLeaderNotAvailable {
+        preferred: NodeId,
+        why: &'static str,
+    },
+    #[error("no eligible leader: none of the {replicas} replica(s) is live")]
     EligibleLeadersNotAvailable { replicas: usize },
 }
 
@@ -325,6 +328,11 @@ pub fn elect_leaders(
     .ok_or(match election_type {
         ElectionType::Preferred => ElectLeadersError::PreferredLeaderNotAvailable {
             preferred: state.preferred_replica(),
+            why: if state.isr.contains(&state.preferred_replica()) {
+                "fenced, shutting down or not registered"
+            } else {
+                "not in the ISR"
+            },
         },
         ElectionType::Unclean => ElectLeadersError::EligibleLeadersNotAvailable {
             replicas: state.replicas.len(),

@@ -152,6 +152,45 @@ fn topic_commands_create_describe_alter_grow_and_delete() {
     let err = samsa_fails(&broker, &["topic", "add-partitions", "orders", "-n", "2"]);
     assert!(err.contains("INVALID_PARTITIONS"), "{err}");
 
+    // One replica per partition: leader elections are never needed, and the answer says so.
+    let elected = samsa_json(
+        &broker,
+        &["topic", "elect-leaders", "--preferred", "--topic", "orders"],
+    );
+    assert_eq!(elected["election"], "preferred");
+    let answers = elected["partitions"].as_array().unwrap();
+    assert_eq!(answers.len(), 5, "{elected}");
+    assert!(
+        answers
+            .iter()
+            .all(|p| p["topic"] == "orders" && p["error"] == "ELECTION_NOT_NEEDED"),
+        "{elected}"
+    );
+    let err = samsa_fails(
+        &broker,
+        &[
+            "topic",
+            "elect-leaders",
+            "--unclean",
+            "-t",
+            "orders",
+            "-p",
+            "0",
+            "-p",
+            "9",
+        ],
+    );
+    assert!(
+        err.contains("the unclean election failed for 1 of 2 partition(s)"),
+        "{err}"
+    );
+    let (status, _, err) = samsa(&broker, &["topic", "elect-leaders", "--topic", "orders"]);
+    assert_eq!(
+        status.code(),
+        Some(2),
+        "--preferred or --unclean is required: {err}"
+    );
+
     // The table form is aligned columns with a header.
     let (status, table, _) = samsa(&broker, &["topic", "describe", "orders"]);
     assert!(status.success());

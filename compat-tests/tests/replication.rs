@@ -13,8 +13,7 @@ use common::*;
 use compat_tests::{BrokerOptions, Cluster};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
+use rdkafka::admin::TopicReplication;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::FutureProducer;
@@ -78,15 +77,13 @@ fn wait_for_placement(
 }
 
 fn create(bootstrap: &str, name: &str, partitions: i32, configs: &[(&str, &str)]) {
-    let admin: AdminClient<DefaultClientContext> = config(bootstrap).create().unwrap();
-    let mut t = NewTopic::new(name, partitions, TopicReplication::Fixed(3));
-    for (k, v) in configs {
-        t = t.set(k, v);
-    }
-    let r = runtime()
-        .block_on(admin.create_topics(&[t], &AdminOptions::new()))
-        .unwrap();
-    r[0].clone().unwrap();
+    create_topic_in(
+        bootstrap,
+        name,
+        partitions,
+        TopicReplication::Fixed(3),
+        configs,
+    );
 }
 
 fn records(from: usize, to: usize) -> Vec<(Option<Vec<u8>>, Vec<u8>)> {
@@ -281,13 +278,4 @@ fn acks_all_writes_survive_the_leaders_sigkill_and_the_restarted_broker_rejoins_
         expands >= 1.0,
         "the rejoining follower was counted: {expands}"
     );
-}
-
-/// The sum of the series of `node`'s metrics that start with `series` (0 when absent).
-fn metric(node: &Broker, series: &str) -> f64 {
-    let text = node.scrape_metrics().unwrap();
-    text.lines()
-        .filter_map(|l| l.strip_prefix(series))
-        .filter_map(|rest| rest.trim().parse::<f64>().ok())
-        .sum()
 }

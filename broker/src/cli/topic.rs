@@ -1,20 +1,23 @@
-//! `samsa topic ...`: the everyday jobs of Kafka's `kafka-topics.sh` and the topic half of
-//! `kafka-configs.sh`, through CreateTopics, Metadata, ListOffsets, DescribeConfigs,
-//! DeleteTopics, IncrementalAlterConfigs and CreatePartitions.
+//! `samsa topic ...`: the everyday jobs of Kafka's `kafka-topics.sh`, the topic half of
+//! `kafka-configs.sh` and `kafka-leader-election.sh`, through CreateTopics, Metadata,
+//! ListOffsets, DescribeConfigs, DeleteTopics, IncrementalAlterConfigs, CreatePartitions and
+//! ElectLeaders.
 
 use clap::Subcommand;
 use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
 use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
 use kafka_protocol::messages::delete_topics_request::DeleteTopicState;
 use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
+use kafka_protocol::messages::elect_leaders_request::TopicPartitions;
 use kafka_protocol::messages::incremental_alter_configs_request::{
     AlterConfigsResource, AlterableConfig,
 };
 use kafka_protocol::messages::{
     CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, DescribeConfigsRequest,
-    IncrementalAlterConfigsRequest, TopicName,
+    ElectLeadersRequest, IncrementalAlterConfigsRequest, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
 use serde_json::json;
 
 use super::client::{check, Client, ClientError, ListedOffsets, Node, EARLIEST, LATEST};
@@ -77,6 +80,27 @@ pub enum TopicCommand {
         #[arg(short = 'n', long = "total")]
         total: i32,
     },
+    /// Elect leaders, as kafka-leader-election.sh does: --preferred gives leadership back to
+    /// each partition's preferred replica (its first) where it is a live in-sync replica;
+    /// --unclean gives a partition that has no leader and no live in-sync replica a leader
+    /// from outside the ISR, losing the records only the former ISR had.
+    ElectLeaders {
+        /// Elect the preferred replicas.
+        #[arg(long, conflicts_with = "unclean", required_unless_present = "unclean")]
+        preferred: bool,
+        /// Elect a live replica outside the ISR where no in-sync one is left.
+        #[arg(long)]
+        unclean: bool,
+        /// The topic (every partition of it, unless --partition names some).
+        #[arg(short, long, conflicts_with = "all", required_unless_present = "all")]
+        topic: Option<String>,
+        /// A partition of --topic (repeatable).
+        #[arg(short, long = "partition", requires = "topic")]
+        partitions: Vec<i32>,
+        /// Every partition of every topic; only those that needed an election are listed.
+        #[arg(long)]
+        all: bool,
+    },
 }
 
 pub fn run(global: &Global, cmd: &TopicCommand) -> anyhow::Result<()> {
@@ -108,6 +132,12 @@ pub fn run(global: &Global, cmd: &TopicCommand) -> anyhow::Result<()> {
         TopicCommand::AddPartitions { name, total } => {
             add_partitions(global, &mut client, name, *total)
         }
+        TopicCommand::ElectLeaders {
+            unclean,
+            topic,
+            partitions,
+            ..
+        } => elect_leaders(global, &mut client, *unclean, topic.as_deref(), partitions),
     }
 }
 
@@ -507,5 +537,112 @@ fn add_partitions(
         &json!({ "topic": name, "partitions": total }),
         || format!("topic '{name}' now has {total} partitions\n"),
     );
+    Ok(())
+}
+
+/// ElectLeaders' election types.
+const ELECTION_PREFERRED: i8 = 0;
+const ELECTION_UNCLEAN: i8 = 1;
+
+fn elect_leaders(
+    global: &Global,
+    client: &mut Client,
+    unclean: bool,
+    topic: Option<&str>,
+    partitions: &[i32],
+) -> anyhow::Result<()> {
+    let kind = if unclean { "unclean" } else { "preferred" };
+    // `None`: every partition of every topic.
+    let asked: Option<(String, Vec<i32>)> = match topic {
+        Some(t) if partitions.is_empty() => Some((t.to_string(), client.partitions(t)?)),
+        Some(t) => Some((t.to_string(), partitions.to_vec())),
+        None => None,
+    };
+    if unclean && client.version::<ElectLeadersRequest>(Node::Any)? == 0 {
+        anyhow::bail!("the broker takes only preferred elections (ElectLeaders v0)");
+    }
+    let (version, resp) = client.call(Node::Any, |v| {
+        let mut req = ElectLeadersRequest::default();
+        if v >= 1 {
+            req.election_type = if unclean {
+                ELECTION_UNCLEAN
+            } else {
+                ELECTION_PREFERRED
+            };
+        }
+        req.topic_partitions = asked.as_ref().map(|(t, ps)| {
+            let mut x = TopicPartitions::default();
+            x.topic = topic_name(t);
+            x.partitions = ps.clone();
+            vec![x]
+        });
+        req.timeout_ms = timeout_ms(global);
+        req
+    })?;
+    if version >= 1 {
+        let message = resp
+            .replica_election_results
+            .iter()
+            .flat_map(|t| t.partition_result.iter())
+            .find_map(|p| p.error_message.as_ref());
+        check(resp.error_code, "the leader election", message)?;
+    }
+    let not_needed = ResponseError::ElectionNotNeeded.code();
+    let mut rows: Vec<(String, i32, i16, Option<String>)> = resp
+        .replica_election_results
+        .iter()
+        .flat_map(|t| {
+            t.partition_result.iter().map(|p| {
+                (
+                    t.topic.to_string(),
+                    p.partition_id,
+                    p.error_code,
+                    p.error_message.as_ref().map(|m| m.to_string()),
+                )
+            })
+        })
+        .collect();
+    rows.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    let outcome = |code: i16, message: &Option<String>| match code {
+        0 => "elected".to_string(),
+        c if c == not_needed => "not needed".to_string(),
+        c => {
+            let name = crate::util::error_name(c);
+            match message {
+                Some(m) if !m.is_empty() => format!("{name}: {m}"),
+                _ => name,
+            }
+        }
+    };
+    let value = json!({
+        "election": kind,
+        "partitions": rows.iter().map(|(t, p, code, message)| json!({
+            "topic": t,
+            "partition": p,
+            "error_code": code,
+            "error": (*code != 0).then(|| crate::util::error_name(*code)),
+            "error_message": message,
+        })).collect::<Vec<_>>(),
+    });
+    emit(global.format, &value, || {
+        if rows.is_empty() {
+            return format!("no partition needed a {kind} election\n");
+        }
+        let mut t = Table::new(&["TOPIC", "PARTITION", "RESULT"]);
+        for (topic, p, code, message) in &rows {
+            t.row(vec![topic.clone(), p.to_string(), outcome(*code, message)]);
+        }
+        t.render()
+    });
+    let failed = rows
+        .iter()
+        .filter(|(_, _, code, _)| *code != 0 && *code != not_needed)
+        .count();
+    if failed > 0 {
+        anyhow::bail!(
+            "the {kind} election failed for {failed} of {} partition(s)",
+            rows.len()
+        );
+    }
     Ok(())
 }

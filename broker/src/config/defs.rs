@@ -668,8 +668,34 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         List,
         Some("classic,consumer"),
     ),
-    inert("unclean.leader.election.enable", Boolean, Some("false")).cluster_wide(),
-    inert("auto.leader.rebalance.enable", Boolean, Some("true")),
+    def(
+        "unclean.leader.election.enable",
+        Boolean,
+        Some("false"),
+        "elect a replica outside the ISR when no in-sync one is live (records only the ISR had are lost); topics may override it",
+    )
+    .cluster_wide(),
+    def(
+        "unclean.leader.election.interval.ms",
+        Long,
+        Some("300000"),
+        "how often the active controller elects leaders uncleanly for leaderless partitions of topics that allow it",
+    ),
+    def(
+        "auto.leader.rebalance.enable",
+        Boolean,
+        Some("true"),
+        "the active controller moves leadership back to preferred replicas every leader.imbalance.check.interval.seconds",
+    ),
+    def(
+        "leader.imbalance.check.interval.seconds",
+        Long,
+        Some("300"),
+        "how often the active controller moves leadership back to preferred replicas",
+    ),
+    // Read by Kafka's ZooKeeper controller only: a KRaft controller rebalances every partition
+    // whose preferred replica can lead, whatever the share per broker.
+    inert("leader.imbalance.per.broker.percentage", Int, Some("10")),
     // Defaults and bounds of the KIP-848 group configs (`consumer.session.timeout.ms`, ...).
     // They matter only to consumer and share groups, which Samsa does not serve yet; they are
     // what DescribeConfigs on a GROUP resource reports and what IncrementalAlterConfigs checks.
@@ -1032,11 +1058,11 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         &[("log.roll.ms", 1), ("log.roll.hours", 3_600_000)],
         "roll the active segment after this long",
     ),
-    topic_accepted(
+    topic(
         "unclean.leader.election.enable",
         Boolean,
         &[("unclean.leader.election.enable", 1)],
-        "elect an out-of-sync replica (accepted: one replica)",
+        "elect a replica outside the ISR when no in-sync one is live (records only the ISR had are lost)",
     ),
 ];
 

@@ -2,6 +2,13 @@
 //! decisions) fed with `latest`, the committed image plus every record this leader proposed
 //! and has not seen committed. Requests that reach a node which does not lead are answered
 //! NOT_CONTROLLER with the leader to ask (the handle forwards them).
+//!
+//! The preferred and unclean leader elections the decisions note are counted here
+//! ([`ElectionCounts`], which the metrics endpoint reports) and logged, an unclean one as a
+//! warning: it may lose records.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use samsa_cluster::acl::{AclBinding, AclFilter};
 use samsa_cluster::controller::{
@@ -10,8 +17,9 @@ use samsa_cluster::controller::{
     BrokerRegistrationReply, BrokerRegistrationRequest, ConfigValidator, Controller as Decisions,
     ControllerConfig, CreatableTopic, CreateAclResult, CreatePartitionsResult,
     CreatePartitionsTopic, CreateTopicResult, DeleteAclsFilterResult, DeleteTopicResult,
-    FeatureUpdate, IncrementalAlterConfigsResource, ProducerIdsBlock, ScramCredentialDeletion,
-    ScramCredentialUpsertion, TopicRef, UpdateFeaturesResult,
+    ElectLeadersRequest, ElectionKind, FeatureUpdate, IncrementalAlterConfigsResource,
+    ProducerIdsBlock, ReplicaElectionResult, ScramCredentialDeletion, ScramCredentialUpsertion,
+    TopicRef, UpdateFeaturesResult,
 };
 use samsa_cluster::metadata::{MetadataImage, MetadataRecord};
 use samsa_cluster::quorum::Quorum;
@@ -56,6 +64,7 @@ pub enum ControllerRequest {
         updates: Vec<FeatureUpdate>,
         validate_only: bool,
     },
+    ElectLeaders(ElectLeadersRequest),
 }
 
 /// Its answer, or a Kafka error code and message.
@@ -74,6 +83,7 @@ pub enum ControllerReply {
     DeleteAcls(Vec<DeleteAclsFilterResult>),
     AlterUserScramCredentials(Vec<AlterScramCredentialResult>),
     UpdateFeatures(UpdateFeaturesResult),
+    ElectLeaders(Vec<ReplicaElectionResult>),
 }
 
 pub type ControllerResult = Result<ControllerReply, (i16, String)>;
@@ -81,10 +91,22 @@ pub type ControllerResult = Result<ControllerReply, (i16, String)>;
 /// NOT_CONTROLLER.
 pub const NOT_CONTROLLER: i16 = 41;
 
+/// Leader elections this node decided while it was the active controller, by kind.
+#[derive(Debug, Default)]
+pub struct ElectionCounts {
+    /// Leadership moved back to preferred replicas (ElectLeaders PREFERRED, or
+    /// `auto.leader.rebalance.enable`).
+    pub preferred: AtomicU64,
+    /// Replicas outside the ISR made leader (ElectLeaders UNCLEAN, or
+    /// `unclean.leader.election.enable`): Kafka's `UncleanLeaderElectionsPerSec`.
+    pub unclean: AtomicU64,
+}
+
 pub(super) struct Active {
     decisions: Decisions,
     /// The committed image plus this leader's uncommitted records (only while active).
     latest: MetadataImage,
+    elections: Arc<ElectionCounts>,
 }
 
 /// What a request decided: records to propose as one batch, and the reply to send once they
@@ -97,6 +119,7 @@ impl Active {
     pub(super) fn new(
         cfg: ControllerConfig,
         validator: Option<Box<dyn ConfigValidator>>,
+        elections: Arc<ElectionCounts>,
     ) -> Active {
         let mut decisions = Decisions::new(cfg);
         if let Some(v) = validator {
@@ -105,6 +128,7 @@ impl Active {
         Active {
             decisions,
             latest: MetadataImage::new(),
+            elections,
         }
     }
 
@@ -185,6 +209,7 @@ impl Active {
             self.apply(&records);
             out.extend(records);
         }
+        self.report_elections();
         out
     }
 
@@ -308,9 +333,53 @@ impl Active {
                     .map_err(err)?;
                 (records, ControllerReply::UpdateFeatures(result))
             }
+            ControllerRequest::ElectLeaders(r) => {
+                let (records, results) = self
+                    .decisions
+                    .elect_leaders(&self.latest, &r)
+                    .map_err(err)?;
+                (records, ControllerReply::ElectLeaders(results))
+            }
         };
         self.apply(&decided.0);
+        self.report_elections();
         Ok(decided)
+    }
+
+    /// Counts and logs the elections decided since the last report.
+    fn report_elections(&mut self) {
+        for e in self.decisions.take_elections() {
+            match e.kind {
+                ElectionKind::Unclean => {
+                    self.elections.unclean.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(
+                        topic = %e.topic,
+                        partition = e.partition,
+                        leader = e.leader,
+                        previous_leader = e.previous_leader,
+                        previous_isr = ?e.previous_isr,
+                        "unclean leader election: broker {} now leads {}-{} from outside the ISR {:?}; records that only the former ISR had are lost",
+                        e.leader,
+                        e.topic,
+                        e.partition,
+                        e.previous_isr
+                    );
+                }
+                ElectionKind::Preferred => {
+                    self.elections.preferred.fetch_add(1, Ordering::Relaxed);
+                    tracing::info!(
+                        topic = %e.topic,
+                        partition = e.partition,
+                        leader = e.leader,
+                        previous_leader = e.previous_leader,
+                        "preferred leader election: leadership of {}-{} back to broker {}",
+                        e.topic,
+                        e.partition,
+                        e.leader
+                    );
+                }
+            }
+        }
     }
 
     /// Records this leader proposes, applied to `latest` at once (the next decision sees them).

@@ -93,6 +93,7 @@ pub fn to_kafka(request: &ControllerRequest) -> (ApiKey, i16, RequestKind) {
             )
         }
         ControllerRequest::AlterPartition(r) => super::partition_rpcs::to_kafka(r),
+        ControllerRequest::ElectLeaders(r) => super::partition_rpcs::elect_leaders_to_kafka(r),
         other => super::topic_rpcs::to_kafka(other)
             .or_else(|| super::admin_rpcs::to_kafka(other))
             .expect("a topic or admin request"),
@@ -171,6 +172,16 @@ pub fn response_to_kafka(
             )
         }
         ApiKey::AlterPartition => super::partition_rpcs::response_to_kafka(result),
+        ApiKey::ElectLeaders => {
+            let ControllerRequest::ElectLeaders(r) = request else {
+                unreachable!("an ElectLeaders answer to {request:?}")
+            };
+            ResponseKind::ElectLeaders(super::partition_rpcs::elect_leaders_response(
+                r,
+                result,
+                super::partition_rpcs::ELECT_LEADERS_VERSION,
+            ))
+        }
         ApiKey::IncrementalAlterConfigs
         | ApiKey::AlterConfigs
         | ApiKey::CreateAcls
@@ -242,6 +253,9 @@ pub fn response_from_kafka(body: ResponseKind) -> ControllerResult {
             }))
         }
         ResponseKind::AlterPartition(r) => super::partition_rpcs::response_from_kafka(r),
+        ResponseKind::ElectLeaders(r) => {
+            super::partition_rpcs::elect_leaders_response_from_kafka(r)
+        }
         ResponseKind::AllocateProducerIds(r) if r.error_code != 0 => failed(r.error_code),
         ResponseKind::AllocateProducerIds(r) => {
             Ok(ControllerReply::AllocateProducerIds(ProducerIdsBlock {

@@ -13,7 +13,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 
-use super::active::NOT_CONTROLLER;
+use super::active::{ControllerRequest, NOT_CONTROLLER};
 use super::runtime::{Command, Routed};
 use super::wire;
 
@@ -136,9 +136,13 @@ async fn answer(
         | RequestKind::CreateAcls(_)
         | RequestKind::DeleteAcls(_)
         | RequestKind::AlterUserScramCredentials(_)
-        | RequestKind::UpdateFeatures(_)) => {
+        | RequestKind::UpdateFeatures(_)
+        | RequestKind::ElectLeaders(_)) => {
             let request = match body {
                 RequestKind::AlterPartition(k) => super::partition_rpcs::from_kafka(k, version),
+                RequestKind::ElectLeaders(k) => ControllerRequest::ElectLeaders(
+                    super::partition_rpcs::elect_leaders_from_kafka(k, version),
+                ),
                 body => super::broker_rpcs::from_kafka(body).expect("a controller request"),
             };
             let (reply, rx) = oneshot::channel();
@@ -152,9 +156,13 @@ async fn answer(
                 // Brokers ask the leader; a node that does not lead sends them on their way.
                 Routed::Forward(_) => Err((NOT_CONTROLLER, "not the active controller".into())),
             };
-            Ok(super::broker_rpcs::response_to_kafka(
-                key, &request, &result,
-            ))
+            Ok(match &request {
+                // Answered in the version asked (v0 has no top-level error code).
+                ControllerRequest::ElectLeaders(r) => ResponseKind::ElectLeaders(
+                    super::partition_rpcs::elect_leaders_response(r, &result, version),
+                ),
+                _ => super::broker_rpcs::response_to_kafka(key, &request, &result),
+            })
         }
         body => {
             let id = ids.fetch_add(1, Ordering::Relaxed);

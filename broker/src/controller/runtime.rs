@@ -31,7 +31,7 @@ use samsa_cluster::NodeId;
 use tokio::sync::{mpsc, oneshot, watch};
 use uuid::Uuid;
 
-use super::active::{Active, ControllerRequest, ControllerResult, NOT_CONTROLLER};
+use super::active::{Active, ControllerRequest, ControllerResult, ElectionCounts, NOT_CONTROLLER};
 use super::store::{Loaded, MetadataLogConfig, MetadataLogStore, StoreError};
 use super::{wire, QuorumStateFile};
 use crate::net::peer::Peer;
@@ -147,6 +147,8 @@ pub struct Controller {
     /// Why the controller stopped, if it failed.
     failure: watch::Receiver<Option<String>>,
     voters: BTreeMap<NodeId, SocketAddr>,
+    /// Leader elections this node decided while active (for the metrics endpoint).
+    elections: Arc<ElectionCounts>,
     thread: parking_lot::Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
@@ -177,6 +179,8 @@ impl Controller {
         let (failure_tx, failure_rx) = watch::channel(None);
         let next_inbound_id = Arc::new(AtomicU64::new(1));
         let voters = settings.voters.clone();
+        let elections = Arc::new(ElectionCounts::default());
+        let elections2 = elections.clone();
         let tx2 = tx.clone();
         let ids = next_inbound_id.clone();
         let thread = std::thread::Builder::new()
@@ -191,8 +195,9 @@ impl Controller {
                 // without a controller.
                 let guard = FailOnDrop(Some(failure_tx.clone()));
                 rt.block_on(async move {
-                    let mut runtime =
-                        Runtime::new(settings, store, loaded, image, tx2, image_tx, status_tx);
+                    let mut runtime = Runtime::new(
+                        settings, store, loaded, image, tx2, image_tx, status_tx, elections2,
+                    );
                     if let Some(listener) = runtime.listen.take() {
                         super::listener::spawn(listener, runtime.tx.clone(), ids, runtime.cluster_id.clone());
                     }
@@ -216,6 +221,7 @@ impl Controller {
             status: status_rx,
             failure: failure_rx,
             voters,
+            elections,
             thread: parking_lot::Mutex::new(Some(thread)),
         })
     }
@@ -252,6 +258,11 @@ impl Controller {
             Some(why) => why,
             None => std::future::pending().await,
         }
+    }
+
+    /// The preferred and unclean leader elections this node decided as the active controller.
+    pub fn elections(&self) -> &ElectionCounts {
+        &self.elections
     }
 
     /// Voters and their controller listeners, as configured.
@@ -444,6 +455,7 @@ fn image_from_snapshot(records: &[Bytes]) -> Result<MetadataImage, String> {
 }
 
 impl Runtime {
+    #[allow(clippy::too_many_arguments)]
     fn new(
         settings: ControllerSettings,
         store: MetadataLogStore,
@@ -452,6 +464,7 @@ impl Runtime {
         tx: mpsc::UnboundedSender<Command>,
         image_tx: watch::Sender<Arc<MetadataImage>>,
         status_tx: watch::Sender<QuorumStatus>,
+        elections: Arc<ElectionCounts>,
     ) -> Runtime {
         let clock = Clock::new();
         let state = loaded
@@ -534,6 +547,7 @@ impl Runtime {
                     ..settings.controller
                 },
                 settings.config_validator,
+                elections,
             ),
             clock,
         }

@@ -380,9 +380,9 @@ pub async fn handle_request(
         RequestKind::AlterReplicaLogDirs(r) => Some(ResponseKind::AlterReplicaLogDirs(
             alter_replica_log_dirs::handle(&ctx, r),
         )),
-        RequestKind::ElectLeaders(r) => {
-            Some(ResponseKind::ElectLeaders(elect_leaders::handle(&ctx, r)))
-        }
+        RequestKind::ElectLeaders(r) => Some(ResponseKind::ElectLeaders(
+            elect_leaders::handle(&ctx, r).await,
+        )),
         RequestKind::AlterPartitionReassignments(r) => {
             Some(ResponseKind::AlterPartitionReassignments(
                 alter_partition_reassignments::handle(&ctx, r),

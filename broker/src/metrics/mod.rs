@@ -7,7 +7,8 @@
 //!   table lookup and a few atomic increments, with no allocation for labels.
 //! - Sampled at scrape time from the broker's state: connections, partitions per state,
 //!   log start/end offsets and high watermark per partition, under-replicated partitions,
-//!   consumer group states, and each group's committed offset and lag per partition.
+//!   consumer group states, and each group's committed offset and lag per partition; and
+//!   counters kept elsewhere (the leader elections the controller thread decided).
 //!   Sampling means deleted topics and partitions disappear from the output by themselves.
 //!
 //! Names follow Prometheus conventions with a `samsa_` prefix; the exposition is OpenMetrics
@@ -71,6 +72,11 @@ struct GroupPartitionLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct StateLabels {
     state: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ElectionLabels {
+    election_type: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -479,8 +485,8 @@ fn sample(broker: &Broker) -> Registry {
     r
 }
 
-/// The metadata quorum as this node sees it (Kafka's `raft-metrics`), and this broker's
-/// standing with the active controller.
+/// The metadata quorum as this node sees it (Kafka's `raft-metrics`), the leader elections
+/// its controller decided, and this broker's standing with the active controller.
 fn sample_quorum(broker: &Broker, r: &mut Registry) {
     let status = broker.controller.status();
     let gauge = |v: i64| {
@@ -526,6 +532,24 @@ fn sample_quorum(broker: &Broker, r: &mut Registry) {
         "raft_current_state",
         "This node's role in the metadata quorum (1 for the current one)",
         states,
+    );
+    let elections = Family::<ElectionLabels, Counter>::default();
+    let counts = broker.controller.elections();
+    for (election_type, n) in [
+        ("preferred", &counts.preferred),
+        ("unclean", &counts.unclean),
+    ] {
+        elections
+            .get_or_create(&ElectionLabels { election_type })
+            .inc_by(n.load(std::sync::atomic::Ordering::Relaxed));
+    }
+    r.register(
+        "leader_elections",
+        "Leader elections this node decided as the active controller, per type: preferred \
+         (ElectLeaders PREFERRED, auto.leader.rebalance.enable) and unclean, a leader from \
+         outside the ISR, which loses the records only the former ISR had (Kafka's \
+         kafka.controller:type=ControllerStats,name=UncleanLeaderElectionsPerSec)",
+        elections,
     );
     let membership = *broker.membership.borrow();
     r.register(

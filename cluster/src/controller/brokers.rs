@@ -186,6 +186,7 @@ impl Controller {
             broker_id,
             BrokerSession::new(now_ms, register_record_offset, fenced),
         );
+        self.note_elections(image, &records, false);
         Ok((records, BrokerRegistrationReply { broker_epoch }))
     }
 
@@ -304,6 +305,7 @@ impl Controller {
             in_controlled_shutdown: next == BrokerState::ControlledShutdown,
             should_shut_down: next == BrokerState::ShutdownNow,
         };
+        self.note_elections(image, &records, false);
         Ok((records, reply))
     }
 
@@ -333,6 +335,7 @@ impl Controller {
             .into(),
         );
         self.sessions.remove(&broker_id);
+        self.note_elections(image, &records, false);
         Ok(records)
     }
 

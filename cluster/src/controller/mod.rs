@@ -1,6 +1,6 @@
 //! The active controller's decisions, sans-IO: Kafka's `QuorumController` with its
 //! `ClusterControlManager` and `BrokerHeartbeatManager` (`brokers.rs`),
-//! `ReplicationControlManager` (`topics.rs`, `partitions.rs`), `ProducerIdControlManager`
+//! `ReplicationControlManager` (`topics.rs`, `partitions.rs`, `elections.rs`), `ProducerIdControlManager`
 //! (`producer_ids.rs`), `ConfigurationControlManager` (`configs.rs`), `AclControlManager`
 //! (`acls.rs`, with the bindings and filters of [`crate::acl`]), `ScramControlManager`
 //! (`scram.rs`) and `FeatureControlManager` (`features.rs`; its bootstrap half is
@@ -28,12 +28,17 @@
 //! heartbeat).
 //!
 //! Timers: [`Controller::next_deadline`] is the earliest `now_ms` at which [`Controller::tick`]
-//! has work (fence a broker whose session expired, write a `NoOpRecord`, rebalance leaders). A
+//! has work (fence a broker whose session expired, rebalance leaders, elect uncleanly where a
+//! topic allows it, write a `NoOpRecord`). A
 //! tick does one such step, like Kafka's event queue, so that the next step sees its effects:
 //! call it again while the deadline is not in the future.
 //!
+//! Elections: every preferred and unclean leader election decided is noted for the runtime to
+//! count and log ([`Controller::take_elections`], see `elections.rs`).
+//!
 //! Cost: there is no broker-to-partitions index (Kafka's `BrokersToIsrs`); fencing, unfencing,
-//! controlled shutdown and leader rebalancing scan the image's partitions, O(partitions) each.
+//! controlled shutdown, leader rebalancing, unclean elections of leaderless partitions and
+//! ElectLeaders for every partition scan the image's partitions, O(partitions) each.
 //! Heartbeats, registrations and UpdateFeatures are O(brokers). CreateAcls and DeleteAcls scan
 //! the image's ACLs (O(ACLs), per filter for DeleteAcls), AlterUserScramCredentials its
 //! credentials.
@@ -53,6 +58,7 @@ use crate::NodeId;
 mod acls;
 mod brokers;
 mod configs;
+mod elections;
 mod features;
 mod partitions;
 mod producer_ids;
@@ -67,6 +73,10 @@ pub use brokers::{
 pub use configs::{
     AlterConfigOp, AlterConfigsResource, AlterConfigsResult, AlterableConfig,
     IncrementalAlterConfigsResource,
+};
+pub use elections::{
+    ElectLeadersRequest, ElectLeadersTopic, ElectionKind, LeaderElection, PartitionElectionResult,
+    ReplicaElectionResult, ELECTION_TYPE_PREFERRED, ELECTION_TYPE_UNCLEAN,
 };
 pub use features::{
     FeatureDependency, FeatureUpdate, FeatureUpgradeType, UpdateFeaturesResult,
@@ -93,6 +103,8 @@ mod acls_tests;
 #[cfg(test)]
 mod configs_tests;
 #[cfg(test)]
+mod elections_tests;
+#[cfg(test)]
 mod features_tests;
 #[cfg(test)]
 mod scenario_tests;
@@ -112,7 +124,8 @@ pub const METADATA_VERSION_4_0_IV3: i16 = 25;
 pub const METADATA_VERSION_MINIMUM: i16 = 7;
 /// `metadata.version` 3.7-IV2: brokers register their log directories (KIP-858).
 pub const METADATA_VERSION_DIRECTORY_ASSIGNMENT: i16 = 17;
-/// Kafka's `MAX_ELECTIONS_PER_IMBALANCE`: preferred-leader elections per rebalance step.
+/// Kafka's `MAX_ELECTIONS_PER_IMBALANCE`: preferred-leader elections per rebalance step, and
+/// unclean elections per step of electing leaderless partitions.
 pub const MAX_ELECTIONS_PER_IMBALANCE: usize = 1_000;
 /// Kafka's `MAX_RECORDS_PER_USER_OP`: an admin request that would write more records (configs,
 /// ACLs) is refused whole with POLICY_VIOLATION ([`ControllerError::BatchTooLarge`]).
@@ -141,6 +154,10 @@ pub struct ControllerConfig {
     /// `leader.imbalance.check.interval.seconds` (300 s) when `auto.leader.rebalance.enable`
     /// (true): how often to move leadership back to preferred replicas. `None`: never.
     pub leader_imbalance_check_interval_ms: Option<u64>,
+    /// `unclean.leader.election.interval.ms` (300 000): how often to elect leaders uncleanly
+    /// for leaderless partitions of topics with `unclean.leader.election.enable`. `None`: never
+    /// (fencing and controlled shutdown still elect uncleanly where a topic allows it).
+    pub unclean_leader_election_interval_ms: Option<u64>,
     /// The `metadata.version` written when the log is empty.
     pub bootstrap_metadata_version: i16,
     /// Other features finalized when the log is empty (e.g. `group.version`), level > 0.
@@ -170,6 +187,7 @@ impl ControllerConfig {
             delete_topic_enable: true,
             no_op_interval_ms: Some(500),
             leader_imbalance_check_interval_ms: Some(300_000),
+            unclean_leader_election_interval_ms: Some(300_000),
             bootstrap_metadata_version: METADATA_VERSION_4_0_IV3,
             bootstrap_features: Vec::new(),
             node_id: -1,
@@ -222,6 +240,9 @@ pub enum ControllerError {
     },
     #[error("producer ids are exhausted: the next block would pass i64::MAX")]
     ProducerIdsExhausted,
+    /// ElectLeaders with an `election_type` other than 0 (PREFERRED) and 1 (UNCLEAN).
+    #[error("Unknown election type {0}")]
+    UnknownElectionType(i8),
     /// Kafka's answer to a `BoundedListTooLongException`: the whole request is refused.
     #[error(
         "Unable to perform excessively large batch operation: {records} records, at most \
@@ -242,6 +263,7 @@ impl ControllerError {
             Self::InvalidRegistration { .. } => ResponseError::InvalidRegistration,
             Self::UnsupportedFeatureLevel { .. } => ResponseError::UnsupportedVersion,
             Self::ProducerIdsExhausted => ResponseError::UnknownServerError,
+            Self::UnknownElectionType(_) => ResponseError::InvalidRequest,
             Self::BatchTooLarge { .. } => ResponseError::PolicyViolation,
         };
         e.code()
@@ -386,7 +408,10 @@ pub struct Controller {
     known_end_offset: i64,
     next_no_op_ms: Option<u64>,
     next_rebalance_ms: Option<u64>,
+    next_unclean_election_ms: Option<u64>,
     config_validator: Box<dyn ConfigValidator>,
+    /// Preferred and unclean elections decided and not yet taken by the runtime.
+    elections: Vec<LeaderElection>,
 }
 
 impl fmt::Debug for Controller {
@@ -397,6 +422,7 @@ impl fmt::Debug for Controller {
             .field("sessions", &self.sessions)
             .field("next_no_op_ms", &self.next_no_op_ms)
             .field("next_rebalance_ms", &self.next_rebalance_ms)
+            .field("next_unclean_election_ms", &self.next_unclean_election_ms)
             .finish_non_exhaustive()
     }
 }
@@ -416,7 +442,9 @@ impl Controller {
             known_end_offset: -1,
             next_no_op_ms: None,
             next_rebalance_ms: None,
+            next_unclean_election_ms: None,
             config_validator: Box::new(AcceptAnyConfig),
+            elections: Vec::new(),
         }
     }
 
@@ -457,6 +485,10 @@ impl Controller {
             .cfg
             .leader_imbalance_check_interval_ms
             .map(|i| now_ms + i);
+        self.next_unclean_election_ms = self
+            .cfg
+            .unclean_leader_election_interval_ms
+            .map(|i| now_ms + i);
         if image.metadata_version().is_some() {
             return Vec::new();
         }
@@ -489,6 +521,7 @@ impl Controller {
         self.sessions.clear();
         self.next_no_op_ms = None;
         self.next_rebalance_ms = None;
+        self.next_unclean_election_ms = None;
     }
 
     /// The earliest time at which [`Self::tick`] has something to do, if any.
@@ -502,17 +535,23 @@ impl Controller {
             .filter(|s| !s.fenced)
             .map(|s| self.session_expiry_ms(s))
             .min();
-        [expiry, self.next_no_op_ms, self.next_rebalance_ms]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            expiry,
+            self.next_no_op_ms,
+            self.next_rebalance_ms,
+            self.next_unclean_election_ms,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Does the first of these that is due: fence the broker whose session expired longest ago
     /// (Kafka's `maybeFenceOneStaleBroker`: the `PartitionChangeRecord`s that move leadership
     /// off it and take it out of ISRs, then a `BrokerRegistrationChangeRecord`); rebalance up to
-    /// [`MAX_ELECTIONS_PER_IMBALANCE`] partitions to their preferred leaders; write a
-    /// `NoOpRecord`. The records need not be one atomic batch.
+    /// [`MAX_ELECTIONS_PER_IMBALANCE`] partitions to their preferred leaders; elect as many
+    /// leaderless partitions uncleanly where their topics allow it; write a `NoOpRecord`. The
+    /// records need not be one atomic batch.
     pub fn tick(&mut self, now_ms: u64, image: &MetadataImage) -> Vec<MetadataRecord> {
         if !self.active {
             return Vec::new();
@@ -529,25 +568,28 @@ impl Controller {
             if let Some(s) = self.sessions.get_mut(&broker_id) {
                 s.fenced = true;
             }
+            self.note_elections(image, &records, false);
             return records;
         }
-        if let (Some(at), Some(interval)) = (
-            self.next_rebalance_ms,
+        let records = elections::periodic(
+            now_ms,
+            &mut self.next_rebalance_ms,
             self.cfg.leader_imbalance_check_interval_ms,
-        ) {
-            if at <= now_ms {
-                let mut records = Vec::new();
-                let more = partitions::preferred_elections(
-                    image,
-                    MAX_ELECTIONS_PER_IMBALANCE,
-                    &mut records,
-                );
-                // Kafka comes back after 10 ms when it stopped at the cap.
-                self.next_rebalance_ms = Some(now_ms + if more { 10 } else { interval });
-                if !records.is_empty() {
-                    return records;
-                }
-            }
+            |out| elections::preferred_elections(image, MAX_ELECTIONS_PER_IMBALANCE, out),
+        );
+        if !records.is_empty() {
+            self.note_elections(image, &records, true);
+            return records;
+        }
+        let records = elections::periodic(
+            now_ms,
+            &mut self.next_unclean_election_ms,
+            self.cfg.unclean_leader_election_interval_ms,
+            |out| elections::unclean_elections(image, &self.cfg, MAX_ELECTIONS_PER_IMBALANCE, out),
+        );
+        if !records.is_empty() {
+            self.note_elections(image, &records, false);
+            return records;
         }
         if let (Some(at), Some(interval)) = (self.next_no_op_ms, self.cfg.no_op_interval_ms) {
             if at <= now_ms {

@@ -1,7 +1,7 @@
 //! Leader and ISR changes written as `PartitionChangeRecord`s: the bridge from the image's
 //! partitions to the pure rules of [`crate::partition_change`], the scans that apply a rule to
-//! every partition a broker change touches (Kafka's `generateLeaderAndIsrUpdates`), preferred
-//! leader rebalancing (`maybeBalancePartitionLeaders`) and AlterPartition.
+//! every partition a broker change touches (Kafka's `generateLeaderAndIsrUpdates`) and
+//! AlterPartition. Elections asked for or made on timers are in `elections.rs`.
 //!
 //! A leader elected from outside the ISR (an unclean election) puts the partition in leader
 //! recovery (`leader_recovery_state` 1, KIP-704) until its leader reports it RECOVERED through
@@ -21,8 +21,7 @@ use crate::metadata::records::{
 };
 use crate::metadata::MetadataImage;
 use crate::partition_change::{
-    self as pc, AlterPartitionError, BrokerLiveness, ElectionType, IsrMember, PartitionState,
-    NO_LEADER,
+    self as pc, AlterPartitionError, BrokerLiveness, IsrMember, PartitionState, NO_LEADER,
 };
 use crate::NodeId;
 
@@ -94,8 +93,9 @@ pub(super) fn change_record(
     }
 }
 
-/// `unclean.leader.election.enable` for `topic`: the topic's config, else the cluster-wide
-/// broker default, else the static config (Kafka's `uncleanLeaderElectionEnabledForTopic`).
+/// `unclean.leader.election.enable` for `topic`: the topic's config, else this controller's own
+/// dynamic broker config, else the cluster-wide broker default, else the static config (Kafka's
+/// `uncleanLeaderElectionEnabledForTopic`, through `resolveEffectiveTopicConfig`).
 pub(super) fn unclean_leader_election_enabled(
     image: &MetadataImage,
     cfg: &ControllerConfig,
@@ -109,6 +109,7 @@ pub(super) fn unclean_leader_election_enabled(
             .map(|v| v.eq_ignore_ascii_case("true"))
     };
     lookup(CONFIG_RESOURCE_TOPIC, topic)
+        .or_else(|| lookup(CONFIG_RESOURCE_BROKER, &cfg.node_id.to_string()))
         .or_else(|| lookup(CONFIG_RESOURCE_BROKER, ""))
         .unwrap_or(cfg.unclean_leader_election_enable)
 }
@@ -183,33 +184,6 @@ pub(super) fn has_leaderships(image: &MetadataImage, broker: NodeId) -> bool {
     image
         .topics()
         .any(|t| t.partitions().iter().any(|p| p.leader == broker))
-}
-
-/// Preferred-leader elections for partitions whose preferred replica does not lead but could
-/// (Kafka's `maybeTriggerLeaderChangeForPartitionsWithoutPreferredLeader`), at most `max`.
-/// Returns whether it stopped at `max`.
-pub(super) fn preferred_elections(
-    image: &MetadataImage,
-    max: usize,
-    out: &mut Vec<MetadataRecord>,
-) -> bool {
-    let liveness = ImageLiveness(image);
-    let start = out.len();
-    for topic in image.topics() {
-        for p in topic.partitions() {
-            if out.len() - start >= max {
-                return true;
-            }
-            let state = partition_state(p);
-            if state.has_preferred_leader() {
-                continue;
-            }
-            if let Ok(next) = pc::elect_leaders(&state, ElectionType::Preferred, &liveness) {
-                out.push(change_record(topic.id, p, &next).into());
-            }
-        }
-    }
-    false
 }
 
 /// An AlterPartition request (Kafka's `AlterPartitionRequestData`), one leader's ISR changes.

@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 
-use super::tests::{cfg, registration, topic, Harness};
+use super::tests::{alter_request, cfg, registration, topic, Harness};
 use super::*;
 use crate::partition_change::IsrMember;
 
@@ -42,32 +42,11 @@ impl Harness {
     /// the follower has caught up.
     fn rejoin_isr(&mut self, topic: &str, partition: i32, broker: NodeId) {
         let p = self.partition(topic, partition);
-        let mut isr: Vec<IsrMember> = p
-            .isr
-            .iter()
-            .chain(std::iter::once(&broker))
-            .map(|&b| IsrMember {
-                broker_id: b,
-                broker_epoch: self.image.broker(b).unwrap().epoch,
-            })
-            .collect();
-        isr.dedup_by_key(|m| m.broker_id);
-        let req = AlterPartitionRequest {
-            broker_id: p.leader,
-            broker_epoch: self.image.broker(p.leader).unwrap().epoch,
-            version: 3,
-            topics: vec![AlterPartitionTopic {
-                topic_id: self.image.topic_by_name(topic).unwrap().id,
-                topic_name: topic.into(),
-                partitions: vec![AlterPartitionData {
-                    partition_index: partition,
-                    leader_epoch: p.leader_epoch,
-                    partition_epoch: p.partition_epoch,
-                    new_isr: isr,
-                    leader_recovery_state: 0,
-                }],
-            }],
-        };
+        let mut isr = p.isr.to_vec();
+        if !isr.contains(&broker) {
+            isr.push(broker);
+        }
+        let req = alter_request(self, topic, partition, &isr);
         let (records, results) = self.ctl.alter_partition(&self.image, &req).unwrap();
         assert_eq!(results[0].partitions[0].error_code, 0, "{results:?}");
         self.apply(&records);

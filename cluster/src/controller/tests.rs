@@ -8,6 +8,7 @@ use uuid::Uuid;
 use super::*;
 use crate::metadata::image::PartitionRegistration;
 use crate::metadata::records::*;
+use crate::partition_change::IsrMember;
 
 pub(super) const CLUSTER: &str = "test-cluster";
 
@@ -15,6 +16,7 @@ pub(super) fn cfg() -> ControllerConfig {
     let mut c = ControllerConfig::new(CLUSTER);
     c.no_op_interval_ms = None;
     c.leader_imbalance_check_interval_ms = None;
+    c.unclean_leader_election_interval_ms = None;
     c
 }
 
@@ -199,6 +201,39 @@ impl Harness {
     }
 }
 
+/// The AlterPartition request in which the leader of `topic`-`partition` asks for `isr`, as
+/// replication does when a follower falls behind or catches up.
+pub(super) fn alter_request(
+    h: &Harness,
+    topic: &str,
+    partition: i32,
+    isr: &[NodeId],
+) -> AlterPartitionRequest {
+    let p = h.partition(topic, partition);
+    AlterPartitionRequest {
+        broker_id: p.leader,
+        broker_epoch: h.image.broker(p.leader).unwrap().epoch,
+        version: 3,
+        topics: vec![AlterPartitionTopic {
+            topic_id: h.image.topic_by_name(topic).unwrap().id,
+            topic_name: topic.into(),
+            partitions: vec![AlterPartitionData {
+                partition_index: partition,
+                leader_epoch: p.leader_epoch,
+                partition_epoch: p.partition_epoch,
+                new_isr: isr
+                    .iter()
+                    .map(|&b| IsrMember {
+                        broker_id: b,
+                        broker_epoch: h.image.broker(b).unwrap().epoch,
+                    })
+                    .collect(),
+                leader_recovery_state: 0,
+            }],
+        }],
+    }
+}
+
 fn code(e: ResponseError) -> i16 {
     e.code()
 }
@@ -258,7 +293,12 @@ impl ConfigValidator for TestSchema {
 }
 
 pub(super) fn three_brokers() -> Harness {
-    let mut h = Harness::new(cfg());
+    three_brokers_with(cfg())
+}
+
+/// Three unfenced brokers 1, 2, 3 under a controller configured by `c`.
+pub(super) fn three_brokers_with(c: ControllerConfig) -> Harness {
+    let mut h = Harness::new(c);
     for b in 1..=3 {
         h.start_broker(b, 1);
     }
@@ -729,10 +769,7 @@ fn no_op_records_are_written_on_the_idle_interval() {
 fn leadership_returns_to_preferred_replicas_on_the_imbalance_interval() {
     let mut c = cfg();
     c.leader_imbalance_check_interval_ms = Some(300_000);
-    let mut h = Harness::new(c);
-    for b in 1..=3 {
-        h.start_broker(b, 1);
-    }
+    let mut h = three_brokers_with(c);
     h.create_topics(vec![topic("t", 3, 3)]);
     let preferred: Vec<NodeId> = (0..3).map(|p| h.partition("t", p).replicas[0]).collect();
     let epoch = h.image.broker(1).unwrap().epoch;

@@ -3,11 +3,10 @@
 use kafka_protocol::ResponseError;
 use uuid::Uuid;
 
-use super::tests::{three_brokers, topic, Harness, TestSchema};
+use super::tests::{alter_request, three_brokers, topic, Harness, TestSchema};
 use super::*;
 use crate::metadata::image::CONFIG_RESOURCE_TOPIC;
 use crate::metadata::records::*;
-use crate::partition_change::IsrMember;
 
 fn create_one(h: &mut Harness, t: CreatableTopic) -> CreateTopicResult {
     let mut r = h.create_topics(vec![t]);
@@ -446,37 +445,6 @@ fn create_partitions_adds_partitions_continuing_the_spread() {
         .unwrap();
     h.apply(&records);
     assert_eq!(&h.partition("p", 4).replicas[..], &[3, 1]);
-}
-
-fn alter_request(
-    h: &Harness,
-    topic: &str,
-    partition: i32,
-    isr: &[NodeId],
-) -> AlterPartitionRequest {
-    let p = h.partition(topic, partition);
-    AlterPartitionRequest {
-        broker_id: p.leader,
-        broker_epoch: h.image.broker(p.leader).unwrap().epoch,
-        version: 3,
-        topics: vec![AlterPartitionTopic {
-            topic_id: h.image.topic_by_name(topic).unwrap().id,
-            topic_name: topic.into(),
-            partitions: vec![AlterPartitionData {
-                partition_index: partition,
-                leader_epoch: p.leader_epoch,
-                partition_epoch: p.partition_epoch,
-                new_isr: isr
-                    .iter()
-                    .map(|&b| IsrMember {
-                        broker_id: b,
-                        broker_epoch: h.image.broker(b).unwrap().epoch,
-                    })
-                    .collect(),
-                leader_recovery_state: 0,
-            }],
-        }],
-    }
 }
 
 #[test]

@@ -49,8 +49,29 @@ pub fn runtime() -> tokio::runtime::Runtime {
 }
 
 pub fn create_topic(broker: &Broker, name: &str, partitions: i32, configs: &[(&str, &str)]) {
-    let admin = admin(broker);
-    let mut t = NewTopic::new(name, partitions, TopicReplication::Fixed(1));
+    create_topic_in(
+        &broker.bootstrap(),
+        name,
+        partitions,
+        TopicReplication::Fixed(1),
+        configs,
+    );
+}
+
+/// Creates `name` through the brokers of `bootstrap` with `partitions` partitions placed as
+/// `replication` says (a replication factor, or each partition's replicas).
+pub fn create_topic_in(
+    bootstrap: &str,
+    name: &str,
+    partitions: i32,
+    replication: TopicReplication<'_>,
+    configs: &[(&str, &str)],
+) {
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .expect("admin client");
+    let mut t = NewTopic::new(name, partitions, replication);
     for (k, v) in configs {
         t = t.set(k, v);
     }
@@ -397,4 +418,13 @@ pub fn produce_old_records(broker: &Broker, topic: &str, partitions: i32, n: usi
             }
         }
     });
+}
+
+/// The sum of the series of `node`'s metrics that start with `series` (0 when absent).
+pub fn metric(node: &Broker, series: &str) -> f64 {
+    let text = node.scrape_metrics().unwrap();
+    text.lines()
+        .filter_map(|l| l.strip_prefix(series))
+        .filter_map(|rest| rest.trim().parse::<f64>().ok())
+        .sum()
 }
