@@ -985,11 +985,11 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         &[("log.cleaner.min.compaction.lag.ms", 1)],
         "records younger than this are not compacted",
     ),
-    topic_accepted(
+    topic(
         "min.insync.replicas",
         Int,
         &[("min.insync.replicas", 1)],
-        "replicas that must have an acks=all write (accepted: one replica)",
+        "in-sync replicas an acks=all write needs (fewer: NOT_ENOUGH_REPLICAS)",
     ),
     topic_accepted(
         "preallocate",
