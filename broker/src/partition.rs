@@ -277,19 +277,21 @@ impl Partition {
 
     /// A follower of this leader fetched at `fetch_offset` (it holds every record below it):
     /// the high watermark may move (waiting readers and acks=all writes wake), and an ISR
-    /// change may be due, for the caller to send to the controller.
+    /// change may be due, for the caller to send to the controller. `isr_eligible`: the
+    /// follower's broker may join the ISR (registered, unfenced, not shutting down).
     pub fn on_follower_fetch(
         &self,
         replica: i32,
         fetch_offset: i64,
         now_ms: u64,
+        isr_eligible: bool,
     ) -> Result<Option<AlterIsr>, FollowerFetchError> {
         let mut log = self.log.lock();
         let mut state = self.replica.lock();
         let Replica::Leader(l) = &mut *state else {
             return Err(FollowerFetchError::NotAReplica);
         };
-        let (moved, alter) = l.on_follower_fetch(replica, fetch_offset, now_ms)?;
+        let (moved, alter) = l.on_follower_fetch_of(replica, fetch_offset, now_ms, isr_eligible)?;
         drop(state);
         if let Some(hw) = moved {
             self.store_high_watermark(&mut log, hw);
@@ -329,12 +331,20 @@ impl Partition {
         }
     }
 
-    /// Where an acks=all write ending at `end_offset` (exclusive) stands.
-    pub fn acks_all(&self, end_offset: i64, min_insync_replicas: usize) -> AcksAll {
+    /// Where an acks=all write ending at `end_offset` (exclusive), appended while this broker
+    /// led `leader_epoch`, stands; `None` once it leads that epoch no more (the write may or
+    /// may not survive, and a high watermark of a later epoch says nothing of it).
+    pub fn acks_all(
+        &self,
+        end_offset: i64,
+        min_insync_replicas: usize,
+        leader_epoch: i32,
+    ) -> Option<AcksAll> {
         match &*self.replica.lock() {
-            Replica::Leader(l) => l.acks_all(end_offset, min_insync_replicas),
-            // Leadership moved while the write waited: it may or may not survive.
-            Replica::Follower { .. } => AcksAll::NotEnoughReplicasAfterAppend,
+            Replica::Leader(l) if l.leader_epoch() == leader_epoch => {
+                Some(l.acks_all(end_offset, min_insync_replicas))
+            }
+            _ => None,
         }
     }
 
@@ -358,12 +368,40 @@ impl Partition {
     }
 
     /// A follower appends what its leader fetched it: batches with the leader's offsets.
-    pub fn append_as_follower(&self, batches: Bytes, now_ms: i64) -> Result<AppendInfo, LogError> {
+    pub fn append_as_follower(
+        &self,
+        leader: i32,
+        leader_epoch: i32,
+        batches: Bytes,
+        now_ms: i64,
+    ) -> Result<Option<AppendInfo>, LogError> {
+        self.with_log_as_follower(leader, leader_epoch, |log| {
+            log.append_as_follower(batches, now_ms)
+        })
+    }
+
+    /// Runs `f` on the log (then refreshes the cached offsets) only while this replica follows
+    /// `leader` at `leader_epoch`; `None` when it does not. The role cannot change meanwhile:
+    /// `apply_leadership` holds the log's lock too. An answer to a fetch sent under an earlier
+    /// role must not touch the log: a broker that has just become leader would append its old
+    /// leader's records after the start of its own epoch, and its followers, told to diverge
+    /// there, would truncate and fetch the same records again forever.
+    pub fn with_log_as_follower<T>(
+        &self,
+        leader: i32,
+        leader_epoch: i32,
+        f: impl FnOnce(&mut Log) -> Result<T, LogError>,
+    ) -> Result<Option<T>, LogError> {
         let mut log = self.log.lock();
-        let info = log.append_as_follower(batches, now_ms)?;
+        let follows = matches!(&*self.replica.lock(), Replica::Follower { leader: l, .. } if *l == leader)
+            && self.leader_epoch() == leader_epoch;
+        if !follows {
+            return Ok(None);
+        }
+        let out = f(&mut log);
         self.refresh(&mut log);
         drop(log);
-        Ok(info)
+        out.map(Some)
     }
 
     /// A follower takes its leader's high watermark (capped at its own log end).

@@ -273,7 +273,13 @@ fn follower_fetched(
         return Ok(None);
     }
     let now = crate::util::now_ms() as u64;
-    match partition.on_follower_fetch(replica, p.fetch_offset, now) {
+    let eligible = ctx
+        .broker
+        .controller
+        .image()
+        .broker(replica)
+        .is_some_and(|b| !b.fenced && !b.in_controlled_shutdown);
+    match partition.on_follower_fetch(replica, p.fetch_offset, now, eligible) {
         Ok(Some(alter)) => {
             tracing::info!(partition = %partition.tp, isr = ?alter.new_isr, "a follower caught up; asking the controller to expand the ISR");
             let broker = ctx.broker.clone();

@@ -231,13 +231,14 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
                         pr.log_start_offset = partition.log_start_offset();
                     }
                     if acks == -1 {
-                        replication_waits.push((
-                            resp.responses.len(),
-                            tr.partition_responses.len(),
-                            partition.clone(),
-                            info.last_offset + 1,
+                        replication_waits.push(ReplicationWait {
+                            topic_index: resp.responses.len(),
+                            partition_index: tr.partition_responses.len(),
+                            partition: partition.clone(),
+                            end: info.last_offset + 1,
                             min_insync,
-                        ));
+                            leader_epoch: partition.leader_epoch(),
+                        });
                     }
                     if let Some(rx) = wait {
                         waits.push((
@@ -317,20 +318,35 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
             }
             // acks=all: answered once the high watermark passes each write (every in-sync
             // replica has it), within the request's timeout.
-            for (topic_index, partition_index, partition, end, min_insync) in replication_waits {
+            for w in replication_waits {
+                let ReplicationWait {
+                    topic_index,
+                    partition_index,
+                    partition,
+                    end,
+                    min_insync,
+                    leader_epoch,
+                } = w;
                 let pr = &mut resp.responses[topic_index].partition_responses[partition_index];
                 if pr.error_code != 0 {
                     continue;
                 }
                 let refusal = loop {
                     let arrived = partition.data_arrived();
-                    match partition.acks_all(end, min_insync) {
-                        AcksAll::Done => break None,
-                        AcksAll::NotEnoughReplicasAfterAppend => break Some((
+                    match partition.acks_all(end, min_insync, leader_epoch) {
+                        // Kafka's answer when the leadership moves under a waiting write: the
+                        // producer refreshes its metadata and sends the batch to the new
+                        // leader (idempotence keeps it from being written twice).
+                        None => break Some((
+                            ResponseError::NotLeaderOrFollower,
+                            format!("{} was written, but this broker stopped leading the partition (epoch {leader_epoch}) before it was replicated", partition.tp),
+                        )),
+                        Some(AcksAll::Done) => break None,
+                        Some(AcksAll::NotEnoughReplicasAfterAppend) => break Some((
                             ResponseError::NotEnoughReplicasAfterAppend,
                             format!("{} was written, but its in-sync replicas fell below min.insync.replicas={min_insync} before it was replicated", partition.tp),
                         )),
-                        AcksAll::Waiting => {}
+                        Some(AcksAll::Waiting) => {}
                     }
                     if tokio::time::timeout_at(deadline, arrived).await.is_err() {
                         break Some((
@@ -366,9 +382,21 @@ type Appended = (
     Arc<Partition>,
 );
 
+/// An acks=all write waiting for its in-sync replicas.
+struct ReplicationWait {
+    topic_index: usize,
+    partition_index: usize,
+    partition: Arc<Partition>,
+    /// The offset after the write.
+    end: i64,
+    min_insync: usize,
+    /// The leader epoch the write was appended in.
+    leader_epoch: i32,
+}
+
 /// Whether an acks=all write is already replicated as far as it must be.
-fn replicated(w: &(usize, usize, Arc<Partition>, i64, usize)) -> bool {
-    w.2.acks_all(w.3, w.4) != AcksAll::Waiting
+fn replicated(w: &ReplicationWait) -> bool {
+    w.partition.acks_all(w.end, w.min_insync, w.leader_epoch) != Some(AcksAll::Waiting)
 }
 
 /// The topic's `min.insync.replicas` (its override, else the broker's).

@@ -294,13 +294,16 @@ fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse
                 records,
             };
             let partition = f.partition.clone();
+            let (leader, leader_epoch) = (f.state.leader, f.state.leader_epoch);
             let steps = f
                 .state
                 .on_answer(&answer, |epoch| partition.end_offset_for_epoch(epoch));
             for step in steps {
                 let done = match step {
                     Step::Truncate(offset) => {
-                        let done = partition.with_log(|log| log.truncate_to(offset));
+                        let done = partition.with_log_as_follower(leader, leader_epoch, |log| {
+                            log.truncate_to(offset)
+                        });
                         f.state.resync(
                             partition.log_end_offset(),
                             partition.latest_epoch().unwrap_or(-1),
@@ -309,19 +312,22 @@ fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse
                         done
                     }
                     Step::TruncateFullyAndStartAt(offset) => {
-                        let done =
-                            partition.with_log(|log| log.truncate_fully_and_start_at(offset));
+                        let done = partition.with_log_as_follower(leader, leader_epoch, |log| {
+                            log.truncate_fully_and_start_at(offset)
+                        });
                         f.state.resync(partition.log_end_offset(), -1);
                         tracing::info!(partition = %partition.tp, offset, "this follower is behind its leader's log start: starting over there");
                         done
                     }
                     Step::Append => match &pd.records {
-                        Some(b) => partition.append_as_follower(b.clone(), now_ms).map(|_| ()),
-                        None => Ok(()),
+                        Some(b) => partition
+                            .append_as_follower(leader, leader_epoch, b.clone(), now_ms)
+                            .map(|done| done.map(|_| ())),
+                        None => Ok(Some(())),
                     },
                     Step::HighWatermark(hw) => {
                         partition.set_follower_high_watermark(hw);
-                        Ok(())
+                        Ok(Some(()))
                     }
                     // The leader may not know yet that it leads (this broker's image is ahead of
                     // its), or leads no more (the image will say who does, and the publisher
@@ -329,14 +335,21 @@ fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse
                     Step::AwaitLeadership => {
                         f.paused_until =
                             Some(tokio::time::Instant::now() + Duration::from_millis(200));
-                        Ok(())
+                        Ok(Some(()))
                     }
                     Step::Backoff => {
                         f.paused_until =
                             Some(tokio::time::Instant::now() + Duration::from_millis(1_000));
-                        Ok(())
+                        Ok(Some(()))
                     }
                 };
+                if let Ok(None) = done {
+                    // This broker no longer follows that leader at that epoch: the answer is
+                    // stale, and the publisher is moving the partition to its new role.
+                    tracing::debug!(partition = %partition.tp, leader, leader_epoch, "dropped a fetch answer from before a change of role");
+                    f.paused_until = Some(tokio::time::Instant::now() + Duration::from_millis(200));
+                    break;
+                }
                 if let Err(e) = done {
                     tracing::warn!(partition = %partition.tp, error = %e, "cannot apply what the leader sent; fetching again from this follower's log end");
                     // Start over from what the log really holds.

@@ -278,6 +278,20 @@ impl LeaderPartition {
         fetch_offset: i64,
         now_ms: u64,
     ) -> Result<(Option<i64>, Option<AlterIsr>), FollowerFetchError> {
+        self.on_follower_fetch_of(replica, fetch_offset, now_ms, true)
+    }
+
+    /// [`Self::on_follower_fetch`] of a follower that may join the ISR only if `isr_eligible`:
+    /// as far as the leader's metadata says, its broker is registered, unfenced and not
+    /// shutting down (KIP-841). The controller would refuse an expansion to any other
+    /// (INELIGIBLE_REPLICA), and asking at every fetch of such a follower would only load it.
+    pub fn on_follower_fetch_of(
+        &mut self,
+        replica: NodeId,
+        fetch_offset: i64,
+        now_ms: u64,
+        isr_eligible: bool,
+    ) -> Result<(Option<i64>, Option<AlterIsr>), FollowerFetchError> {
         let leader_end = self.log_end_offset;
         let f = self
             .followers
@@ -293,7 +307,12 @@ impl LeaderPartition {
         f.last_fetch_leader_log_end_offset = leader_end;
         f.last_fetch_ms = now_ms;
         let hw = self.maybe_advance_high_watermark();
-        Ok((hw, self.maybe_expand(replica)))
+        let expand = if isr_eligible {
+            self.maybe_expand(replica)
+        } else {
+            None
+        };
+        Ok((hw, expand))
     }
 
     /// Periodic check (Kafka's `maybeShrinkIsr`, every `replica.lag.time.max.ms / 2`): an ISR

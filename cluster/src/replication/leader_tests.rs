@@ -417,3 +417,16 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn an_ineligible_follower_is_not_proposed_for_the_isr() {
+    // Broker 3 caught up, but the leader's metadata says it is fenced or shutting down.
+    let mut p = LeaderPartition::new(1, config(), vec![1, 2, 3], vec![1, 2], 5, 7, 20, 20, 0);
+    p.on_follower_fetch(2, 20, 100).unwrap();
+    let (_, expand) = p.on_follower_fetch_of(3, 20, 100, false).unwrap();
+    assert_eq!(expand, None);
+    assert!(!p.isr().is_pending());
+    // Once eligible, the next fetch proposes it.
+    let (_, expand) = p.on_follower_fetch_of(3, 20, 200, true).unwrap();
+    assert_eq!(expand.unwrap().new_isr, vec![1, 2, 3]);
+}
