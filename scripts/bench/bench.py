@@ -251,11 +251,22 @@ def bucket_percentile(before, after, q):
 
 
 STARTED = []
+TOOLS = []  # load generators running now (Popen): a signal stops them with the brokers
 RUN_DIR = None
 LOAD_AT_START = None
 
 
+def stop_tools():
+    """Kills the load generators still running (on a signal: their figures are lost anyway)."""
+    for p in list(TOOLS):
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        TOOLS.remove(p)
+
+
 def stop_all():
+    stop_tools()
     for t in STARTED:
         try:
             t.stop()
@@ -327,6 +338,7 @@ def run_tool(cmd, timeout_s, name):
         log.flush()
         start = time.time()
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        TOOLS.append(p)
         try:
             out, _ = p.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -336,6 +348,7 @@ def run_tool(cmd, timeout_s, name):
             except subprocess.TimeoutExpired:
                 p.kill()
                 out, _ = p.communicate()
+        TOOLS.remove(p)
         took = time.time() - start
         log.write(out)
     return out, took
@@ -345,7 +358,9 @@ def start_tool(cmd, name):
     log = open(os.path.join(RUN_DIR, f"{name}.out"), "w")
     log.write(" ".join(cmd) + "\n")
     log.flush()
-    return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, text=True), log
+    p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, text=True)
+    TOOLS.append(p)
+    return p, log
 
 
 def finish_tool(p, log, grace_s):
@@ -358,6 +373,8 @@ def finish_tool(p, log, grace_s):
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+    if p in TOOLS:
+        TOOLS.remove(p)
     log.close()
     with open(log.name) as f:
         return f.read()
@@ -384,6 +401,15 @@ def parse_consumed(out):
         return None
     msgs, nbytes, ms, rate, mbs = m[-1]
     return dict(msgs=int(msgs), ms=int(ms), msgs_per_s=int(rate), MB_per_s=float(mbs))
+
+
+def parse_e2e(out):
+    """The key=value pairs of samsa-e2e-latency's last `E2E ...` line (strings, "-" where it
+    has no figure), or None without one."""
+    line = [x for x in out.splitlines() if x.startswith("E2E ")]
+    if not line:
+        return None
+    return dict(p.split("=", 1) for p in line[-1].split()[1:])
 
 
 def percentiles(path, skip=0):
@@ -645,10 +671,9 @@ class Runner:
                                "--warmup-seconds", "1", "--size", str(s["size"]),
                                "--acks", "all", "--linger-ms", "0"],
                               seconds + 1 + 60, f"{target.name}.{s['name']}")
-            line = [x for x in out.splitlines() if x.startswith("E2E ")]
-            if not line:
+            kv = parse_e2e(out)
+            if kv is None:
                 return None, "failed:no-summary", None
-            kv = dict(p.split("=", 1) for p in line[-1].split()[1:])
 
             def num(k):
                 return None if kv.get(k, "-") == "-" else float(kv[k])
@@ -1240,8 +1265,9 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
 
 
 # Sections of BENCHMARKS.md that other scripts write, between `<!-- NAME:start ... -->` and
-# `<!-- NAME:end -->` lines: scripts/bench/metadata writes "metadata-at-scale".
-KEPT_SECTIONS = ("metadata-at-scale",)
+# `<!-- NAME:end -->` lines: scripts/bench/metadata writes "metadata-at-scale",
+# scripts/bench/replication writes "replication".
+KEPT_SECTIONS = ("metadata-at-scale", "replication")
 
 
 def marked_section(text, name):
