@@ -418,7 +418,8 @@ def failover(results, args, work, run_dir):
                 if r["unacknowledged"]:
                     # The nodes' data as the stall left it, for whoever looks into it.
                     kept = os.path.join(run_dir, f"failover-{case}-{run}-data")
-                    shutil.copytree(cluster.dir, kept, ignore=shutil.ignore_patterns("*.log"))
+                    # Segments included (*.log); the nodes' own logs are kept beside already.
+                    shutil.copytree(cluster.dir, kept, ignore=shutil.ignore_patterns("node-*.log"))
                     log(f"failover {case} run {run + 1}: the partition stalled; the nodes' data "
                         f"is kept in {kept}")
                 cluster.start(timeout_s=120)
