@@ -304,18 +304,29 @@ def sink_target(args):
     return t
 
 
-def baseline_target(args):
-    t = Target("tansu-sqlite", "baseline", f"Tansu {args.baseline_version} (crates.io, release), "
-               "SQLite storage engine on the same disk")
-    t.data_dir = tempfile.mkdtemp(prefix="bench-tansu-", dir=args.data_root)
+#: The baseline's storage engines, each measured as a broker of its own (one build has both):
+#: name -> (--storage-engine URL, description).
+BASELINE_ENGINES = {
+    # Its sqlite URL is a path relative to the working directory (the broker's data directory).
+    "sqlite": ("sqlite://tansu.db", "SQLite storage engine on the same disk"),
+    # What users compare a local Kafka against: records in the process's memory, nothing
+    # written (the dynostore engine over an in-memory object store).
+    "memory": ("memory://tansu/", "in-memory storage engine (nothing written to disk)"),
+}
+
+
+def baseline_target(args, engine):
+    url_engine, what = BASELINE_ENGINES[engine]
+    t = Target(f"tansu-{engine}", "baseline",
+               f"Tansu {args.baseline_version} (crates.io, release), {what}")
+    t.data_dir = tempfile.mkdtemp(prefix=f"bench-tansu-{engine}-", dir=args.data_root)
     port = free_port()
     url = f"tcp://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items()
            if k not in ("CLUSTER_ID", "LISTENER_URL", "ADVERTISED_LISTENER_URL", "STORAGE_ENGINE")}
     env["RUST_LOG"] = "warn"
     t.start([args.baseline, "broker", "--listener-url", url, "--advertised-listener-url", url,
-             # Its sqlite URL is a path relative to the working directory.
-             "--storage-engine", "sqlite://tansu.db"], port, cwd=t.data_dir, env=env)
+             "--storage-engine", url_engine], port, cwd=t.data_dir, env=env)
     return t
 
 
@@ -1206,7 +1217,9 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
     lines += ["", "## Raw lines", "", "```"] + [bench_line(r) for r in results] + ["```", ""]
     lines += ["## How to read and rerun", "",
               "- `scripts/bench/run` (quick, under 5 minutes), `scripts/bench/run --full`, "
-              "`--baseline` to build and measure the baseline broker too, `--engine "
+              "`--baseline` to build and measure the baseline broker too (Tansu, with its SQLite "
+              "and its in-memory storage engines, `tansu-sqlite` and `tansu-memory`; "
+              "`--baseline-engine sqlite|memory` for one of them), `--engine "
               "uring|epoll|both`, `--bootstrap HOST:PORT` to measure a broker already running "
               "on loopback (no CPU/RSS figures then), `--only REGEX` to pick scenarios, `--repeat N` "
               "to report the median of N runs (use it for before/after comparisons: single runs "
@@ -1297,6 +1310,8 @@ def main():
     ap.add_argument("--bootstrap", help="measure a broker already running at HOST:PORT")
     ap.add_argument("--baseline", help="path of the baseline broker binary (tansu)")
     ap.add_argument("--baseline-version", default="?")
+    ap.add_argument("--baseline-engine", action="append", choices=list(BASELINE_ENGINES),
+                    help="the baseline's storage engine (repeatable; default: every one)")
     ap.add_argument("--no-samsa", action="store_true", help="skip the samsa brokers")
     ap.add_argument("--no-sink", action="store_true", help="skip the discard sink")
     ap.add_argument("--only", help="regex: run only scenarios whose name matches")
@@ -1361,8 +1376,10 @@ def main():
                 plan.append((lambda: samsa_target(args, engines[0], durable=True), multi))
         if args.baseline:
             # Quick mode measures the baseline on the key scenarios only, to stay in time.
-            plan.append((lambda: baseline_target(args), all_scenarios if args.mode == "full" else
-                         [s for s in all_scenarios if s["name"] in OTHER_ENGINE]))
+            for engine in args.baseline_engine or list(BASELINE_ENGINES):
+                plan.append((lambda e=engine: baseline_target(args, e),
+                             all_scenarios if args.mode == "full" else
+                             [s for s in all_scenarios if s["name"] in OTHER_ENGINE]))
         for make, wanted in plan:
             if wanted:
                 runner.run_all(make, wanted, brokers)
