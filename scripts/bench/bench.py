@@ -251,11 +251,22 @@ def bucket_percentile(before, after, q):
 
 
 STARTED = []
+TOOLS = []  # load generators running now (Popen): a signal stops them with the brokers
 RUN_DIR = None
 LOAD_AT_START = None
 
 
+def stop_tools():
+    """Kills the load generators still running (on a signal: their figures are lost anyway)."""
+    for p in list(TOOLS):
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        TOOLS.remove(p)
+
+
 def stop_all():
+    stop_tools()
     for t in STARTED:
         try:
             t.stop()
@@ -293,18 +304,29 @@ def sink_target(args):
     return t
 
 
-def baseline_target(args):
-    t = Target("tansu-sqlite", "baseline", f"Tansu {args.baseline_version} (crates.io, release), "
-               "SQLite storage engine on the same disk")
-    t.data_dir = tempfile.mkdtemp(prefix="bench-tansu-", dir=args.data_root)
+#: The baseline's storage engines, each measured as a broker of its own (one build has both):
+#: name -> (--storage-engine URL, description).
+BASELINE_ENGINES = {
+    # Its sqlite URL is a path relative to the working directory (the broker's data directory).
+    "sqlite": ("sqlite://tansu.db", "SQLite storage engine on the same disk"),
+    # What users compare a local Kafka against: records in the process's memory, nothing
+    # written (the dynostore engine over an in-memory object store).
+    "memory": ("memory://tansu/", "in-memory storage engine (nothing written to disk)"),
+}
+
+
+def baseline_target(args, engine):
+    url_engine, what = BASELINE_ENGINES[engine]
+    t = Target(f"tansu-{engine}", "baseline",
+               f"Tansu {args.baseline_version} (crates.io, release), {what}")
+    t.data_dir = tempfile.mkdtemp(prefix=f"bench-tansu-{engine}-", dir=args.data_root)
     port = free_port()
     url = f"tcp://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items()
            if k not in ("CLUSTER_ID", "LISTENER_URL", "ADVERTISED_LISTENER_URL", "STORAGE_ENGINE")}
     env["RUST_LOG"] = "warn"
     t.start([args.baseline, "broker", "--listener-url", url, "--advertised-listener-url", url,
-             # Its sqlite URL is a path relative to the working directory.
-             "--storage-engine", "sqlite://tansu.db"], port, cwd=t.data_dir, env=env)
+             "--storage-engine", url_engine], port, cwd=t.data_dir, env=env)
     return t
 
 
@@ -327,6 +349,7 @@ def run_tool(cmd, timeout_s, name):
         log.flush()
         start = time.time()
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        TOOLS.append(p)
         try:
             out, _ = p.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -336,6 +359,7 @@ def run_tool(cmd, timeout_s, name):
             except subprocess.TimeoutExpired:
                 p.kill()
                 out, _ = p.communicate()
+        TOOLS.remove(p)
         took = time.time() - start
         log.write(out)
     return out, took
@@ -345,7 +369,9 @@ def start_tool(cmd, name):
     log = open(os.path.join(RUN_DIR, f"{name}.out"), "w")
     log.write(" ".join(cmd) + "\n")
     log.flush()
-    return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, text=True), log
+    p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, text=True)
+    TOOLS.append(p)
+    return p, log
 
 
 def finish_tool(p, log, grace_s):
@@ -358,6 +384,8 @@ def finish_tool(p, log, grace_s):
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+    if p in TOOLS:
+        TOOLS.remove(p)
     log.close()
     with open(log.name) as f:
         return f.read()
@@ -384,6 +412,15 @@ def parse_consumed(out):
         return None
     msgs, nbytes, ms, rate, mbs = m[-1]
     return dict(msgs=int(msgs), ms=int(ms), msgs_per_s=int(rate), MB_per_s=float(mbs))
+
+
+def parse_e2e(out):
+    """The key=value pairs of samsa-e2e-latency's last `E2E ...` line (strings, "-" where it
+    has no figure), or None without one."""
+    line = [x for x in out.splitlines() if x.startswith("E2E ")]
+    if not line:
+        return None
+    return dict(p.split("=", 1) for p in line[-1].split()[1:])
 
 
 def percentiles(path, skip=0):
@@ -645,10 +682,9 @@ class Runner:
                                "--warmup-seconds", "1", "--size", str(s["size"]),
                                "--acks", "all", "--linger-ms", "0"],
                               seconds + 1 + 60, f"{target.name}.{s['name']}")
-            line = [x for x in out.splitlines() if x.startswith("E2E ")]
-            if not line:
+            kv = parse_e2e(out)
+            if kv is None:
                 return None, "failed:no-summary", None
-            kv = dict(p.split("=", 1) for p in line[-1].split()[1:])
 
             def num(k):
                 return None if kv.get(k, "-") == "-" else float(kv[k])
@@ -1181,7 +1217,9 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
     lines += ["", "## Raw lines", "", "```"] + [bench_line(r) for r in results] + ["```", ""]
     lines += ["## How to read and rerun", "",
               "- `scripts/bench/run` (quick, under 5 minutes), `scripts/bench/run --full`, "
-              "`--baseline` to build and measure the baseline broker too, `--engine "
+              "`--baseline` to build and measure the baseline broker too (Tansu, with its SQLite "
+              "and its in-memory storage engines, `tansu-sqlite` and `tansu-memory`; "
+              "`--baseline-engine sqlite|memory` for one of them), `--engine "
               "uring|epoll|both`, `--bootstrap HOST:PORT` to measure a broker already running "
               "on loopback (no CPU/RSS figures then), `--only REGEX` to pick scenarios, `--repeat N` "
               "to report the median of N runs (use it for before/after comparisons: single runs "
@@ -1240,8 +1278,9 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
 
 
 # Sections of BENCHMARKS.md that other scripts write, between `<!-- NAME:start ... -->` and
-# `<!-- NAME:end -->` lines: scripts/bench/metadata writes "metadata-at-scale".
-KEPT_SECTIONS = ("metadata-at-scale",)
+# `<!-- NAME:end -->` lines: scripts/bench/metadata writes "metadata-at-scale",
+# scripts/bench/replication writes "replication".
+KEPT_SECTIONS = ("metadata-at-scale", "replication")
 
 
 def marked_section(text, name):
@@ -1271,6 +1310,8 @@ def main():
     ap.add_argument("--bootstrap", help="measure a broker already running at HOST:PORT")
     ap.add_argument("--baseline", help="path of the baseline broker binary (tansu)")
     ap.add_argument("--baseline-version", default="?")
+    ap.add_argument("--baseline-engine", action="append", choices=list(BASELINE_ENGINES),
+                    help="the baseline's storage engine (repeatable; default: every one)")
     ap.add_argument("--no-samsa", action="store_true", help="skip the samsa brokers")
     ap.add_argument("--no-sink", action="store_true", help="skip the discard sink")
     ap.add_argument("--only", help="regex: run only scenarios whose name matches")
@@ -1335,8 +1376,10 @@ def main():
                 plan.append((lambda: samsa_target(args, engines[0], durable=True), multi))
         if args.baseline:
             # Quick mode measures the baseline on the key scenarios only, to stay in time.
-            plan.append((lambda: baseline_target(args), all_scenarios if args.mode == "full" else
-                         [s for s in all_scenarios if s["name"] in OTHER_ENGINE]))
+            for engine in args.baseline_engine or list(BASELINE_ENGINES):
+                plan.append((lambda e=engine: baseline_target(args, e),
+                             all_scenarios if args.mode == "full" else
+                             [s for s in all_scenarios if s["name"] in OTHER_ENGINE]))
         for make, wanted in plan:
             if wanted:
                 runner.run_all(make, wanted, brokers)

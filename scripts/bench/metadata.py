@@ -49,24 +49,28 @@ def log(msg):
     print(f"metadata: {msg}", file=sys.stderr, flush=True)
 
 
-def emit(results, test, target, **figures):
-    """Prints an MBENCH line and keeps the figures for the report."""
+def emit(results, test, target, tag="MBENCH", **figures):
+    """Prints a line `<tag> test=.. target=.. key=value ...` and keeps the figures for the
+    report (scripts/bench/replication prints RBENCH lines through it)."""
     r = dict(test=test, target=target, **figures)
-    r["line"] = mbench_line(r)
+    r["line"] = mbench_line(r, tag)
     results.append(r)
     print(r["line"], flush=True)
     return r
 
 
-def mbench_line(r):
-    parts = [f"MBENCH test={r['test']}", f"target={r['target']}"]
+def mbench_line(r, tag="MBENCH"):
+    parts = [f"{tag} test={r['test']}", f"target={r['target']}"]
     for k, v in r.items():
         if k in ("test", "target", "line"):
             continue
         if isinstance(v, float):
             v = f"{v:.4g}" if abs(v) < 1000 else f"{v:.0f}"
         elif isinstance(v, (list, tuple)):
-            v = ",".join(f"{x:.4g}" if isinstance(x, float) else str(x) for x in v)
+            v = ",".join(f"{x:.4g}" if isinstance(x, float) else "-" if x is None else str(x)
+                         for x in v)
+        elif v is None:
+            v = "-"
         parts.append(f"{k}={v}")
     return " ".join(parts)
 
@@ -220,8 +224,10 @@ def metadata_one_v12(name):
     return (uvarint(2) + b"\x00" * 16 + compact_string(name) + b"\x00") + b"\x00\x00\x00"
 
 
-def parse_metadata_v12(body):
-    """(brokers, topics, partitions, topics or partitions with an error) of a v12 answer."""
+def parse_metadata_v12(body, partitions_out=None):
+    """(brokers, topics, partitions, topics or partitions with an error) of a v12 answer; with
+    `partitions_out` (a dict) also each partition's state in it, {(topic, index): (error,
+    leader, leader epoch, replicas, isr)}."""
     r = Reader(body)
     r.take(">i")  # throttle
     brokers = r.uvarint() - 1
@@ -237,16 +243,24 @@ def parse_metadata_v12(body):
     partitions = errors = 0
     for _ in range(topics):
         errors += r.take(">h") != 0
-        r.compact_bytes()
+        name = r.compact_bytes()
         r.p += 17  # topic id, is_internal
         n = r.uvarint() - 1
         partitions += n
         for _ in range(n):
-            errors += r.take(">h") != 0
-            r.p += 12  # index, leader, leader epoch
-            for _ in range(3):  # replicas, isr, offline
-                n_ids = r.uvarint() - 1
-                r.p += 4 * n_ids
+            error = r.take(">h")
+            errors += error != 0
+            if partitions_out is None:
+                r.p += 12  # index, leader, leader epoch
+                for _ in range(3):  # replicas, isr, offline
+                    n_ids = r.uvarint() - 1
+                    r.p += 4 * n_ids
+            else:
+                index, leader, epoch = r.take(">i"), r.take(">i"), r.take(">i")
+                replicas, isr = [[r.take(">i") for _ in range(r.uvarint() - 1)] for _ in range(2)]
+                n_offline = r.uvarint() - 1  # read before `r.p +=` reads r.p
+                r.p += 4 * n_offline
+                partitions_out[(name.decode(), index)] = (error, leader, epoch, replicas, isr)
             r.tags()
         r.take(">i")
         r.tags()
@@ -408,8 +422,9 @@ def read_from(path, offset):
 class Cluster:
     """`samsa cluster local --nodes 3`: one launcher, one child process per node."""
 
-    def __init__(self, samsa, directory, out_path, nodes=3):
+    def __init__(self, samsa, directory, out_path, nodes=3, extra=()):
         self.samsa, self.dir, self.out_path, self.count = samsa, directory, out_path, nodes
+        self.extra = list(extra)  # more --key=value properties for every node
         self.base = None
         self.proc = None
         self.pids = {}  # node id -> pid
@@ -439,7 +454,7 @@ class Cluster:
             self.base = self.pick_base_port()
         cmd = [self.samsa, "cluster", "local", "--nodes", str(self.count), "--port",
                str(self.base), "--dir", self.dir, "--", "--metrics.listener=",
-               "--num.partitions=1"]
+               "--num.partitions=1"] + self.extra
         with open(self.out_path, "ab") as out:
             offset = self.offset = out.tell()
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
@@ -532,13 +547,13 @@ def wait_hosted(data_dirs, prefix, want, timeout_s):
     return None
 
 
-def topic_count(port, timeout_s=120.0):
+def topic_count(port, timeout_s=120.0, partitions_out=None):
     c = Conn(port, timeout_s)
     try:
         body, _, _ = c.call(METADATA, 12, METADATA_ALL_V12, flexible=True)
     finally:
         c.close()
-    return parse_metadata_v12(body)
+    return parse_metadata_v12(body, partitions_out)
 
 
 def wait_listed(port, want, timeout_s):
@@ -769,13 +784,17 @@ def failover(results, cluster, how, runs, topics_before):
 def quorum_settings():
     """The defaults the failover figures depend on, from the configuration table the binary was
     built from (broker/src/config/defs.rs); the script starts the nodes without overriding them."""
+    return {key: broker_default(key) for key in (
+        "controller.quorum.fetch.timeout.ms", "controller.quorum.election.timeout.ms",
+        "controller.quorum.election.backoff.max.ms", "broker.session.timeout.ms")}
+
+
+def broker_default(key):
+    """The default of a numeric broker property in the configuration table the binary was built
+    from (broker/src/config/defs.rs), as a string, or None."""
     text = open(os.path.join(ROOT, "broker", "src", "config", "defs.rs")).read()
-    out = {}
-    for key in ("controller.quorum.fetch.timeout.ms", "controller.quorum.election.timeout.ms",
-                "controller.quorum.election.backoff.max.ms", "broker.session.timeout.ms"):
-        m = re.search(r'"' + re.escape(key) + r'",\s*\w+,\s*Some\("(\d+)"\)', text)
-        out[key] = m.group(1) if m else None
-    return out
+    m = re.search(r'"' + re.escape(key) + r'",\s*\w+,\s*Some\("(\d+)"\)', text)
+    return m.group(1) if m else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -811,7 +830,8 @@ def where(target):
 
 def section(results, args, machine, took_s):
     soft, limit = args.files_limit
-    L = [f"<!-- {SECTION}:start (written by scripts/bench/metadata; scripts/bench/run keeps it) -->",
+    L = [f"<!-- {SECTION}:start (written by scripts/bench/metadata; scripts/bench/run and "
+         "scripts/bench/replication keep it) -->",
          "## Metadata at scale", ""]
     L += [f"Measured {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')} in {took_s:.0f} s with "
           f"`{args.command}` on a release build: every node a real process on loopback, with "
@@ -990,15 +1010,21 @@ def section(results, args, machine, took_s):
                      + (f" ({r['killed_on_stop']} node(s) SIGKILLed by the launcher 30 s "
                         "after SIGTERM)" if r.get("killed_on_stop") else "") + " |")
         L.append("")
-    L += ["Raw lines:", "", "```"]
-    L += [r["line"] for r in results]
-    L += ["```", "", "Rerun: `scripts/bench/metadata` (the default sizes, about 10 minutes on "
-          "this machine); `--large` adds 100,000 single-partition topics and 1,000 topics x 100 "
-          "partitions (about 30 minutes more); `--topics N`, `--one-by-one N`, `--batch N`, "
-          "`--failover-runs N`, `--skip single,cluster,failover,wide`, `--no-write`. Node logs "
-          "of the last run are under `.tools/bench-runs/metadata-*/`.", "",
-          f"<!-- {SECTION}:end -->"]
+    L += section_end(results, SECTION,
+                     "Rerun: `scripts/bench/metadata` (the default sizes, about 10 minutes on "
+                     "this machine); `--large` adds 100,000 single-partition topics and 1,000 "
+                     "topics x 100 partitions (about 30 minutes more); `--topics N`, "
+                     "`--one-by-one N`, `--batch N`, `--failover-runs N`, `--skip "
+                     "single,cluster,failover,wide`, `--no-write`. Node logs of the last run are "
+                     "under `.tools/bench-runs/metadata-*/`.")
     return "\n".join(L)
+
+
+def section_end(results, name, rerun):
+    """The last lines of a BENCHMARKS.md section: every figure's raw line, how to rerun it, and
+    its end marker."""
+    return (["Raw lines:", "", "```"] + [r["line"] for r in results]
+            + ["```", "", rerun, "", f"<!-- {name}:end -->"])
 
 
 # ---------------------------------------------------------------------------------------------

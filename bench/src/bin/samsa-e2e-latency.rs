@@ -12,18 +12,33 @@
 //! omission). The first `--warmup-seconds` are left out: records queued before the client's
 //! connection and metadata are ready wait for them.
 //!
+//! For the failover bench (scripts/bench/replication) it also runs as the application whose
+//! acknowledgements are timed while a broker dies: `--idempotence` turns on
+//! enable.idempotence, `--no-consumer` leaves the tailing consumer out, and `--deliveries PATH`
+//! writes every delivery report (`D <scheduled_us> <acked_us> ok|<error>`) and every error the
+//! client reported to the application through its error callback (`E <at_us> <error>: <reason>`),
+//! times in microseconds since the Unix epoch, so that the bench can find the longest time
+//! without an acknowledgement and what the application was told meanwhile.
+//!
 //! Usage: samsa-e2e-latency --bootstrap HOST:PORT --topic T [--rate N] [--seconds S]
-//!        [--warmup-seconds W] [--size B] [--acks all|1] [--linger-ms L]
-//! Prints one line: `E2E rate=.. produced=.. delivered=.. consumed=.. msgs_per_s=..
-//! produce_p50_ms=.. produce_p99_ms=.. produce_p999_ms=.. e2e_p50_ms=.. e2e_p99_ms=.. e2e_p999_ms=..`
+//!        [--warmup-seconds W] [--size B] [--acks all|1] [--linger-ms L] [--idempotence]
+//!        [--no-consumer] [--deliveries PATH] [-X key=value ...]
+//! (`-X` sets a librdkafka property of the producer, as rdkafka_performance's `-X` does, e.g.
+//! `-X debug=msg,protocol` to see why a record waited.)
+//! Prints one line: `E2E rate=.. produced=.. delivered=.. consumed=.. msgs_per_s=.. failed=..
+//! delivery_errors=.. client_errors=.. unacknowledged=.. produce_p50_ms=.. produce_p99_ms=..
+//! produce_p999_ms=.. e2e_p50_ms=.. e2e_p99_ms=.. e2e_p999_ms=..` (unacknowledged: records
+//! still waiting for a delivery report when the flush gave up), also when it then fails.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
@@ -78,24 +93,79 @@ impl Samples {
     }
 }
 
+/// Every delivery report and client error, in the order the client gave them (`--deliveries`).
+#[derive(Default)]
+struct Journal {
+    lines: Mutex<Vec<String>>,
+}
+
+impl Journal {
+    fn push(&self, line: String) {
+        self.lines.lock().expect("journal lock").push(line);
+    }
+
+    fn write(&self, path: &str) -> anyhow::Result<()> {
+        let mut out = std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| format!("create {path}"))?,
+        );
+        for line in self.lines.lock().expect("journal lock").iter() {
+            writeln!(out, "{line}")?;
+        }
+        out.flush().with_context(|| format!("write {path}"))
+    }
+}
+
 struct Delivery {
     samples: Arc<Samples>,
     failed: Arc<AtomicBool>,
+    delivery_errors: Arc<AtomicU64>,
+    client_errors: Arc<AtomicU64>,
+    /// Delivery reports, successful or not.
+    reports: Arc<AtomicU64>,
+    journal: Option<Arc<Journal>>,
 }
 
-impl ClientContext for Delivery {}
+impl ClientContext for Delivery {
+    /// librdkafka's own log lines (warnings, and what `-X debug=...` asks for) on stderr,
+    /// stamped in microseconds since the Unix epoch like the journal.
+    fn log(&self, level: rdkafka::config::RDKafkaLogLevel, fac: &str, message: &str) {
+        eprintln!("{} %{} {fac} {message}", now_us(), level as i32);
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        self.client_errors.fetch_add(1, Ordering::Relaxed);
+        if let Some(j) = &self.journal {
+            let text = format!("{error}: {reason}").replace('\n', " ");
+            j.push(format!("E {} {text}", now_us()));
+        }
+    }
+}
 
 impl ProducerContext for Delivery {
     type DeliveryOpaque = ();
 
     fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
-        match result {
+        let acked_us = now_us();
+        self.reports.fetch_add(1, Ordering::Relaxed);
+        let (stamp, outcome) = match result {
             Ok(m) => {
                 if let Some(stamp) = stamp_of(m.payload()) {
                     self.samples.add(stamp);
                 }
+                (stamp_of(m.payload()), None)
             }
-            Err(_) => self.failed.store(true, Ordering::Relaxed),
+            Err((e, m)) => {
+                self.failed.store(true, Ordering::Relaxed);
+                self.delivery_errors.fetch_add(1, Ordering::Relaxed);
+                (
+                    stamp_of(m.payload()),
+                    Some(e.to_string().replace(char::is_whitespace, "_")),
+                )
+            }
+        };
+        if let Some(j) = &self.journal {
+            let outcome = outcome.as_deref().unwrap_or("ok");
+            j.push(format!("D {} {acked_us} {outcome}", stamp.unwrap_or(0)));
         }
     }
 }
@@ -109,6 +179,10 @@ struct Options {
     size: usize,
     acks: String,
     linger_ms: u32,
+    idempotence: bool,
+    consumer: bool,
+    deliveries: Option<String>,
+    producer_config: Vec<(String, String)>,
 }
 
 fn parse() -> anyhow::Result<Options> {
@@ -121,6 +195,10 @@ fn parse() -> anyhow::Result<Options> {
         size: 100,
         acks: "all".into(),
         linger_ms: 0,
+        idempotence: false,
+        consumer: true,
+        deliveries: None,
+        producer_config: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -134,6 +212,16 @@ fn parse() -> anyhow::Result<Options> {
             "--size" => o.size = value()?.parse()?,
             "--acks" => o.acks = value()?,
             "--linger-ms" => o.linger_ms = value()?.parse()?,
+            "--idempotence" => o.idempotence = true,
+            "--no-consumer" => o.consumer = false,
+            "--deliveries" => o.deliveries = Some(value()?),
+            "-X" => {
+                let kv = value()?;
+                let (k, v) = kv
+                    .split_once('=')
+                    .with_context(|| format!("-X takes key=value, not {kv}"))?;
+                o.producer_config.push((k.into(), v.into()));
+            }
             other => anyhow::bail!("unknown argument {other}"),
         }
     }
@@ -154,18 +242,15 @@ fn parse() -> anyhow::Result<Options> {
     Ok(o)
 }
 
-fn main() -> anyhow::Result<()> {
-    let o = parse()?;
-    let total = (o.rate as f64 * (o.seconds + o.warmup_seconds)) as u64;
-    let start_us = now_us() + 200_000;
-    let after_us = start_us + (o.warmup_seconds * 1e6) as u64;
-    let produce_samples = Arc::new(Samples::new(after_us, total as usize));
-    let e2e_samples = Arc::new(Samples::new(after_us, total as usize));
-    let failed = Arc::new(AtomicBool::new(false));
-
-    // The consumer starts at the partition's current end, read before anything is produced,
-    // so that it sees every record of the run. Until the topic exists (a Metadata request
-    // creates it where auto-creation is on) the end offset is retried, within a bound.
+/// Starts the consumer that tails partition 0 from its current end, read before anything is
+/// produced, so that it sees every record of the run; until `done`, it adds a sample per record
+/// and at the end returns how many it read. Until the topic exists (a Metadata request creates
+/// it where auto-creation is on) the end offset is retried, within a bound.
+fn tail(
+    o: &Options,
+    samples: Arc<Samples>,
+    done: Arc<AtomicBool>,
+) -> anyhow::Result<std::thread::JoinHandle<u64>> {
     let consumer: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", &o.bootstrap)
         // librdkafka wants a group id even for assign(); nothing is committed or joined.
@@ -189,32 +274,67 @@ fn main() -> anyhow::Result<()> {
     let mut assignment = TopicPartitionList::new();
     assignment.add_partition_offset(&o.topic, 0, Offset::Offset(high))?;
     consumer.assign(&assignment)?;
-    let done = Arc::new(AtomicBool::new(false));
-    let consumed = {
-        let (done, samples) = (done.clone(), e2e_samples.clone());
-        std::thread::spawn(move || {
-            let mut n = 0u64;
-            while !done.load(Ordering::Relaxed) {
-                if let Some(Ok(m)) = consumer.poll(Duration::from_millis(50)) {
-                    if let Some(stamp) = stamp_of(m.payload()) {
-                        samples.add(stamp);
-                    }
-                    n += 1;
+    Ok(std::thread::spawn(move || {
+        let mut n = 0u64;
+        while !done.load(Ordering::Relaxed) {
+            if let Some(Ok(m)) = consumer.poll(Duration::from_millis(50)) {
+                if let Some(stamp) = stamp_of(m.payload()) {
+                    samples.add(stamp);
                 }
+                n += 1;
             }
-            n
-        })
+        }
+        n
+    }))
+}
+
+fn main() -> anyhow::Result<()> {
+    let o = parse()?;
+    let total = (o.rate as f64 * (o.seconds + o.warmup_seconds)) as u64;
+    let start_us = now_us() + 200_000;
+    let after_us = start_us + (o.warmup_seconds * 1e6) as u64;
+    let produce_samples = Arc::new(Samples::new(after_us, total as usize));
+    let e2e_samples = Arc::new(Samples::new(after_us, total as usize));
+    let failed = Arc::new(AtomicBool::new(false));
+    let delivery_errors = Arc::new(AtomicU64::new(0));
+    let client_errors = Arc::new(AtomicU64::new(0));
+    let reports = Arc::new(AtomicU64::new(0));
+    let journal = o.deliveries.as_ref().map(|_| Arc::new(Journal::default()));
+
+    let done = Arc::new(AtomicBool::new(false));
+    let consumed = if o.consumer {
+        Some(tail(&o, e2e_samples.clone(), done.clone())?)
+    } else {
+        None
     };
 
     // A threaded producer serves delivery reports on its own thread as they arrive, so the
     // send loop's sleeps do not delay them.
-    let producer: ThreadedProducer<Delivery> = ClientConfig::new()
+    let mut config = ClientConfig::new();
+    config
         .set("bootstrap.servers", &o.bootstrap)
         .set("acks", &o.acks)
         .set("linger.ms", o.linger_ms.to_string())
+        .set("enable.idempotence", o.idempotence.to_string());
+    for (k, v) in &o.producer_config {
+        config.set(k, v);
+    }
+    // The rdkafka crate takes librdkafka's log level from the `log` crate's, which is off here:
+    // warnings always, everything when debug contexts are asked for.
+    let debug = o.producer_config.iter().any(|(k, _)| k == "debug");
+    config.set_log_level(if debug {
+        rdkafka::config::RDKafkaLogLevel::Debug
+    } else {
+        rdkafka::config::RDKafkaLogLevel::Warning
+    });
+    let producer: ThreadedProducer<Delivery> = config
         .create_with_context(Delivery {
             samples: produce_samples.clone(),
             failed: failed.clone(),
+            delivery_errors: delivery_errors.clone(),
+            client_errors: client_errors.clone(),
+            reports: reports.clone(),
+            journal: journal.clone(),
         })
         .context("create the producer")?;
 
@@ -222,40 +342,49 @@ fn main() -> anyhow::Result<()> {
     let interval_us = 1e6 / o.rate as f64;
     let began = Instant::now();
     let mut sent = 0u64;
-    while sent < total {
-        let due = start_us + (sent as f64 * interval_us) as u64;
-        let now = now_us();
-        if due > now {
-            std::thread::sleep(Duration::from_micros((due - now).min(1000)));
-            continue;
-        }
-        payload[..STAMP_BYTES].copy_from_slice(&due.to_be_bytes());
-        let record = BaseRecord::to(&o.topic).partition(0).payload(&payload[..]);
-        match producer.send::<(), _>(record) {
-            Ok(()) => sent += 1,
-            Err((e, _)) => {
-                // A full local queue: give the client a moment, then retry this record.
-                if e.rdkafka_error_code() != Some(rdkafka::types::RDKafkaErrorCode::QueueFull) {
-                    anyhow::bail!("produce failed: {e}");
+    let mut sending = || -> anyhow::Result<()> {
+        while sent < total {
+            let due = start_us + (sent as f64 * interval_us) as u64;
+            let now = now_us();
+            if due > now {
+                std::thread::sleep(Duration::from_micros((due - now).min(1000)));
+                continue;
+            }
+            payload[..STAMP_BYTES].copy_from_slice(&due.to_be_bytes());
+            let record = BaseRecord::to(&o.topic).partition(0).payload(&payload[..]);
+            match producer.send::<(), _>(record) {
+                Ok(()) => sent += 1,
+                Err((e, _)) => {
+                    // A full local queue: give the client a moment, then retry this record.
+                    if e.rdkafka_error_code() != Some(rdkafka::types::RDKafkaErrorCode::QueueFull) {
+                        anyhow::bail!("produce failed: {e}");
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
                 }
-                std::thread::sleep(Duration::from_millis(1));
             }
         }
+        producer
+            .flush(Duration::from_secs(30))
+            .context("flush the producer")
+    };
+    // On a failure (a flush that timed out: records never acknowledged) the journal and the
+    // summary line are still written, with the error after them: they are what explains it.
+    let sent_all = sending();
+    if let (Some(path), Some(j)) = (&o.deliveries, &journal) {
+        j.write(path)?;
     }
-    producer
-        .flush(Duration::from_secs(30))
-        .context("flush the producer")?;
     let took = began.elapsed().as_secs_f64();
     let delivered = produce_samples.values.lock().expect("samples lock").len() as u64;
     // Let the consumer catch up with what was delivered, within a bound.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while (e2e_samples.values.lock().expect("samples lock").len() as u64) < delivered
+    while consumed.is_some()
+        && (e2e_samples.values.lock().expect("samples lock").len() as u64) < delivered
         && Instant::now() < deadline
     {
         std::thread::sleep(Duration::from_millis(20));
     }
     done.store(true, Ordering::Relaxed);
-    let consumed = consumed.join().expect("consumer thread");
+    let consumed = consumed.map_or(0, |c| c.join().expect("consumer thread"));
 
     let fmt = |p: Option<[f64; 3]>, prefix: &str| match p {
         Some([a, b, c]) => {
@@ -264,15 +393,19 @@ fn main() -> anyhow::Result<()> {
         None => format!("{prefix}_p50_ms=- {prefix}_p99_ms=- {prefix}_p999_ms=-"),
     };
     println!(
-        "E2E rate={} produced={} delivered_after_warmup={} consumed={} msgs_per_s={:.0} failed={} {} {}",
+        "E2E rate={} produced={} delivered_after_warmup={} consumed={} msgs_per_s={:.0} failed={} \
+         delivery_errors={} client_errors={} unacknowledged={} {} {}",
         o.rate,
         sent,
         delivered,
         consumed,
         sent as f64 / took,
         failed.load(Ordering::Relaxed),
+        delivery_errors.load(Ordering::Relaxed),
+        client_errors.load(Ordering::Relaxed),
+        sent.saturating_sub(reports.load(Ordering::Relaxed)),
         fmt(produce_samples.percentiles(), "produce"),
         fmt(e2e_samples.percentiles(), "e2e"),
     );
-    Ok(())
+    sent_all
 }
