@@ -49,8 +49,19 @@ pub fn runtime() -> tokio::runtime::Runtime {
 }
 
 pub fn create_topic(broker: &Broker, name: &str, partitions: i32, configs: &[(&str, &str)]) {
+    create_replicated_topic(broker, name, partitions, 1, configs)
+}
+
+/// Creates `name` with `replicas` replicas of each partition, through `broker`.
+pub fn create_replicated_topic(
+    broker: &Broker,
+    name: &str,
+    partitions: i32,
+    replicas: i32,
+    configs: &[(&str, &str)],
+) {
     let admin = admin(broker);
-    let mut t = NewTopic::new(name, partitions, TopicReplication::Fixed(1));
+    let mut t = NewTopic::new(name, partitions, TopicReplication::Fixed(replicas));
     for (k, v) in configs {
         t = t.set(k, v);
     }
@@ -397,4 +408,55 @@ pub fn produce_old_records(broker: &Broker, topic: &str, partitions: i32, n: usi
             }
         }
     });
+}
+
+/// One acks=all Produce of a single record to `partition`, answered by `node`.
+pub fn produce_raw(node: &Broker, topic: &str, partition: i32) -> i16 {
+    use kafka_protocol::records::{
+        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+    };
+    let record = Record {
+        transactional: false,
+        control: false,
+        delete_horizon: false,
+        partition_leader_epoch: -1,
+        producer_id: -1,
+        producer_epoch: -1,
+        timestamp_type: TimestampType::Creation,
+        offset: 0,
+        sequence: -1,
+        timestamp: 0,
+        key: None,
+        value: Some(bytes::Bytes::from_static(b"x")),
+        headers: Default::default(),
+    };
+    let mut buf = bytes::BytesMut::new();
+    let options = RecordEncodeOptions {
+        version: 2,
+        compression: Compression::None,
+    };
+    RecordBatchEncoder::encode(&mut buf, [record].iter(), &options).unwrap();
+    let mut pd = kafka_protocol::messages::produce_request::PartitionProduceData::default();
+    pd.index = partition;
+    pd.records = Some(buf.freeze());
+    let mut td = kafka_protocol::messages::produce_request::TopicProduceData::default();
+    td.name = TopicName(StrBytes::from_string(topic.to_string()));
+    td.partition_data = vec![pd];
+    let mut req = kafka_protocol::messages::ProduceRequest::default();
+    req.acks = -1;
+    req.timeout_ms = 5_000;
+    req.topic_data = vec![td];
+    let resp: kafka_protocol::messages::ProduceResponse =
+        raw_request(node, ApiKey::Produce, 9, &req);
+    resp.responses[0].partition_responses[0].error_code
+}
+
+/// The sum of the samples of `node`'s metrics whose line starts with `series` (a name, or a
+/// name and the first labels), 0 when there is none.
+pub fn metric(node: &Broker, series: &str) -> f64 {
+    let text = node.scrape_metrics().unwrap();
+    text.lines()
+        .filter(|l| l.starts_with(series))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
 }
