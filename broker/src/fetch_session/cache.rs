@@ -398,17 +398,10 @@ impl FetchSessionCache {
         }
         if moved {
             // Those that returned records go to the end, each group in its order.
-            let (with, without): (Vec<(usize, &Answered)>, Vec<(usize, &Answered)>) = session
-                .order
-                .iter()
-                .copied()
-                .zip(answers)
-                .partition(|(_, a)| a.has_records);
-            session.order = without
-                .into_iter()
-                .chain(with)
-                .map(|(slot, _)| slot)
-                .collect();
+            let slots = || session.order.iter().copied().zip(answers);
+            let without = slots().filter(|(_, a)| !a.has_records);
+            let with = slots().filter(|(_, a)| a.has_records);
+            session.order = without.chain(with).map(|(slot, _)| slot).collect();
         }
         Ok(included)
     }

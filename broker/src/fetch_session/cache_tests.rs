@@ -42,10 +42,14 @@ fn cache(max_sessions: usize) -> FetchSessionCache {
     )
 }
 
+/// Partitions 0..n of topic "t", asked at offset 0 and answered with high watermark 0.
+fn parts(n: i32) -> Vec<(PartitionKey, FetchParams, Answered)> {
+    (0..n).map(|p| (key("t", p), params(0), quiet(0))).collect()
+}
+
 /// A session of `n` partitions of topic "t" (all at offset 0, high watermark 0), made at `now`.
 fn session(c: &mut FetchSessionCache, n: i32, privileged: bool, now: u64) -> i32 {
-    let parts = (0..n).map(|p| (key("t", p), params(0), quiet(0))).collect();
-    let id = c.create(now, privileged, false, parts);
+    let id = c.create(now, privileged, false, parts(n));
     assert_ne!(id, 0, "a session was made");
     id
 }
@@ -333,9 +337,8 @@ fn a_full_cache_makes_no_session_when_nothing_may_be_evicted() {
     session(&mut c, 5, true, 0);
     session(&mut c, 5, true, 0);
     // Young followers' sessions: neither a consumer's nor a follower's may take their place.
-    let parts = vec![(key("t", 0), params(0), quiet(0))];
-    assert_eq!(c.create(10, false, false, parts.clone()), 0);
-    assert_eq!(c.create(10, true, false, parts), 0);
+    assert_eq!(c.create(10, false, false, parts(1)), 0);
+    assert_eq!(c.create(10, true, false, parts(1)), 0);
     assert_eq!((c.len(), c.evictions()), (2, 0));
 }
 
@@ -347,8 +350,7 @@ fn a_session_unused_for_the_eviction_time_goes_first_whoever_asks() {
     touch(&mut c, used, 900);
     // At 1001 the first was unused for more than 1000 ms: even a consumer's session of one
     // partition takes its place.
-    let parts = vec![(key("t", 0), params(0), quiet(0))];
-    let new = c.create(1_001, false, false, parts);
+    let new = c.create(1_001, false, false, parts(1));
     assert_ne!(new, 0);
     assert_eq!(c.epoch(old), None);
     assert_eq!(c.epoch(used), Some(2));
@@ -370,11 +372,6 @@ fn a_consumers_session_evicts_only_an_aged_smaller_consumers_session() {
     let mut c = cache(1);
     let first = session(&mut c, 10, false, 0);
     // Young: not evictable by a consumer, however large.
-    let parts = |n: i32| {
-        (0..n)
-            .map(|p| (key("t", p), params(0), quiet(0)))
-            .collect::<Vec<_>>()
-    };
     assert_eq!(c.create(500, false, false, parts(20)), 0);
     // Used at 1500, 1500 ms after its creation: aged, but not stale.
     touch(&mut c, first, 1_500);
@@ -398,11 +395,6 @@ fn a_followers_session_is_evicted_only_by_a_larger_followers_once_aged() {
     let mut c = cache(1);
     let follower = session(&mut c, 10, true, 0);
     touch(&mut c, follower, 1_500);
-    let parts = |n: i32| {
-        (0..n)
-            .map(|p| (key("t", p), params(0), quiet(0)))
-            .collect::<Vec<_>>()
-    };
     assert_eq!(
         c.create(1_600, false, false, parts(500)),
         0,
@@ -415,9 +407,6 @@ fn a_followers_session_is_evicted_only_by_a_larger_followers_once_aged() {
 #[test]
 fn no_slots_means_no_sessions() {
     let mut c = cache(0);
-    assert_eq!(
-        c.create(0, true, false, vec![(key("t", 0), params(0), quiet(0))]),
-        0
-    );
+    assert_eq!(c.create(0, true, false, parts(1)), 0);
     assert!(c.is_empty());
 }

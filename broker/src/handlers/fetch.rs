@@ -227,9 +227,9 @@ fn respond(
 ) -> (FetchResponse, Vec<Option<FileRange>>) {
     let mut resp = FetchResponse::default();
     let included = match session::conclude(ctx, context, wanted, &answers, follower, by_id) {
-        Ok((session_id, included)) => {
-            resp.session_id = session_id;
-            included
+        Ok(verdict) => {
+            resp.session_id = verdict.session_id;
+            verdict.included
         }
         Err((code, session_id)) => {
             resp.error_code = code;

@@ -52,9 +52,16 @@ pub(super) fn request_partitions(
     (asked, forgotten)
 }
 
-/// What the session says of an answer: the session id to answer with and, for an incremental
-/// fetch, whether each partition is included (`None`: all are); or the top-level error and
-/// session id to answer with instead of any partition.
+/// What the session says of an answer.
+pub(super) struct Verdict {
+    /// The session id to answer with (0: none).
+    pub(super) session_id: i32,
+    /// For an incremental fetch, whether each partition is included (`None`: all are).
+    pub(super) included: Option<Vec<bool>>,
+}
+
+/// The session's verdict on an answer; or the top-level error and session id to answer with
+/// instead of any partition.
 pub(super) fn conclude(
     ctx: &Ctx<'_>,
     context: &Context,
@@ -62,10 +69,13 @@ pub(super) fn conclude(
     answers: &[Answer],
     follower: bool,
     by_id: bool,
-) -> Result<(i32, Option<Vec<bool>>), (i16, i32)> {
+) -> Result<Verdict, (i16, i32)> {
     let answered = || answers.iter().map(answered);
     match context {
-        Context::Sessionless => Ok((INVALID_SESSION_ID, None)),
+        Context::Sessionless => Ok(Verdict {
+            session_id: INVALID_SESSION_ID,
+            included: None,
+        }),
         Context::Full => {
             let partitions = wanted
                 .iter()
@@ -78,7 +88,10 @@ pub(super) fn conclude(
                 .fetch_sessions
                 .lock()
                 .create(now_ms, follower, by_id, partitions);
-            Ok((id, None))
+            Ok(Verdict {
+                session_id: id,
+                included: None,
+            })
         }
         Context::Incremental { id, epoch, .. } => {
             let answered: Vec<Answered> = answered().collect();
@@ -88,7 +101,10 @@ pub(super) fn conclude(
                 .lock()
                 .complete(*id, *epoch, &answered)
             {
-                Ok(included) => Ok((*id, Some(included))),
+                Ok(included) => Ok(Verdict {
+                    session_id: *id,
+                    included: Some(included),
+                }),
                 Err(e @ ResponseError::InvalidFetchSessionEpoch) => Err((e.code(), *id)),
                 Err(e) => Err((e.code(), INVALID_SESSION_ID)),
             }
