@@ -6,6 +6,7 @@ pub mod alloc_count;
 pub mod cli;
 pub mod config;
 pub mod controller;
+pub mod fetch_session;
 pub mod follow;
 pub mod group;
 pub mod handlers;

@@ -49,6 +49,8 @@ pub struct Broker {
     pub controller: crate::controller::runtime::Controller,
     /// This broker's registration with the active controller (`lifecycle.rs`).
     pub membership: watch::Sender<crate::lifecycle::Membership>,
+    /// Fetch sessions (KIP-227) of the fetchers of this broker's partitions.
+    pub fetch_sessions: parking_lot::Mutex<crate::fetch_session::cache::FetchSessionCache>,
     /// The fetchers copying the partitions this broker follows from their leaders.
     pub replica_fetchers: crate::replication::fetcher::ReplicaFetchers,
     /// Connections to the other brokers (transaction markers, KIP-890 verification).
@@ -141,6 +143,17 @@ impl Broker {
             controller,
             membership: watch::channel(Default::default()).0,
             published: watch::channel(Default::default()).0,
+            fetch_sessions: parking_lot::Mutex::new(
+                crate::fetch_session::cache::FetchSessionCache::new(
+                    crate::fetch_session::cache::CacheConfig {
+                        max_sessions: config
+                            .int("max.incremental.fetch.session.cache.slots")
+                            .max(0) as usize,
+                        eviction_ms: crate::fetch_session::cache::EVICTION_MS,
+                    },
+                    rand::random(),
+                ),
+            ),
             replica_fetchers: crate::replication::fetcher::ReplicaFetchers::start(
                 crate::replication::fetcher::FetcherConfig {
                     node_id,

@@ -97,46 +97,6 @@ fn records(from: usize, to: usize) -> Vec<(Option<Vec<u8>>, Vec<u8>)> {
         .collect()
 }
 
-/// One acks=all Produce of a single record to `partition`, answered by `node`.
-fn produce_raw(node: &Broker, topic: &str, partition: i32) -> i16 {
-    use kafka_protocol::records::{
-        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-    };
-    let record = Record {
-        transactional: false,
-        control: false,
-        delete_horizon: false,
-        partition_leader_epoch: -1,
-        producer_id: -1,
-        producer_epoch: -1,
-        timestamp_type: TimestampType::Creation,
-        offset: 0,
-        sequence: -1,
-        timestamp: 0,
-        key: None,
-        value: Some(bytes::Bytes::from_static(b"x")),
-        headers: Default::default(),
-    };
-    let mut buf = bytes::BytesMut::new();
-    let options = RecordEncodeOptions {
-        version: 2,
-        compression: Compression::None,
-    };
-    RecordBatchEncoder::encode(&mut buf, [record].iter(), &options).unwrap();
-    let mut pd = produce_request::PartitionProduceData::default();
-    pd.index = partition;
-    pd.records = Some(buf.freeze());
-    let mut td = produce_request::TopicProduceData::default();
-    td.name = TopicName(StrBytes::from_string(topic.to_string()));
-    td.partition_data = vec![pd];
-    let mut req = ProduceRequest::default();
-    req.acks = -1;
-    req.timeout_ms = 5_000;
-    req.topic_data = vec![td];
-    let resp: ProduceResponse = raw_request(node, ApiKey::Produce, 9, &req);
-    resp.responses[0].partition_responses[0].error_code
-}
-
 #[test]
 fn acks_all_writes_survive_the_leaders_sigkill_and_the_restarted_broker_rejoins_the_isr() {
     let mut cluster = Cluster::start_with(3, options());

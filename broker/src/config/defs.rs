@@ -301,6 +301,12 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         "how long a follower's fetch waits at the leader for new records",
     ),
     def(
+        "max.incremental.fetch.session.cache.slots",
+        Int,
+        Some("1000"),
+        "fetch sessions (KIP-227) this broker keeps at most (0: none)",
+    ),
+    def(
         "replica.fetch.backoff.ms",
         Int,
         Some("1000"),

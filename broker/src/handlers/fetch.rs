@@ -10,8 +10,10 @@
 //!
 //! ACLs: READ on each topic; the partitions of others get TOPIC_AUTHORIZATION_FAILED.
 //!
-//! Fetch sessions (KIP-227) are declined by answering session id 0, which the protocol allows:
-//! clients then send full fetch requests, which is what this handler serves.
+//! Fetch sessions (KIP-227, [`crate::fetch_session`]): a fetch that asks for one gets a session
+//! id; an incremental fetch in it names only what changed, reads every partition of the session
+//! (a long poll waits on all of them) and is answered with only those that have something new
+//! ([`session`] is the glue). A fetch at epoch -1, or before v7, is served without one.
 //!
 //! A follower's fetch (`replica_id`, or from v15 `replica_state.replica_id`, of a broker) is
 //! the leader's news of that follower: its fetch offset is its log end, which may move the
@@ -27,7 +29,7 @@ use std::time::Duration;
 use kafka_protocol::messages::fetch_response::{
     AbortedTransaction, FetchableTopicResponse, NodeEndpoint, PartitionData,
 };
-use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, ProducerId};
+use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, ProducerId, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use samsa_protocol::FileRange;
@@ -37,20 +39,22 @@ use super::cluster_view::LeaderHints;
 use super::produce::log_error_code;
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
+use crate::fetch_session::cache::Context;
+use crate::fetch_session::{FetchParams, PartitionKey, TopicKey};
 use crate::partition::Partition;
+use crate::topics::Topic;
+
+mod session;
 
 /// Longest long poll we honour, whatever the client asks.
 const MAX_WAIT_MS_LIMIT: i32 = 60_000;
 
-struct Wanted {
-    topic_index: usize,
+struct Wanted<'a> {
+    key: &'a PartitionKey,
+    params: &'a FetchParams,
     /// `None` for an unknown or unauthorized partition, answered with `refused`.
     partition: Option<Arc<Partition>>,
     refused: ResponseError,
-    index: i32,
-    fetch_offset: i64,
-    partition_max_bytes: i32,
-    current_leader_epoch: i32,
     /// The topic's name, when known (for leader hints).
     topic_name: Option<StrBytes>,
     /// A follower's: where its log diverges from this leader's (epoch, end offset).
@@ -60,12 +64,6 @@ struct Wanted {
 /// The response, and for each of its partitions in order the segment range holding its
 /// records when they were not loaded (that partition's `records` is then `None`).
 pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Option<FileRange>>) {
-    let mut resp = FetchResponse::default();
-    if req.session_id != 0 {
-        // We never hand out session ids, so an incremental fetch names one we do not have.
-        resp.error_code = ResponseError::FetchSessionIdNotFound.code();
-        return (resp, Vec::new());
-    }
     let by_id = ctx.version >= 13;
     let follower = if ctx.version >= 15 {
         req.replica_state.replica_id.0
@@ -73,78 +71,26 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
         req.replica_id.0
     };
     let follower = (follower >= 0).then_some(follower);
-    let cluster_action = follower.is_some()
-        && ctx.authorize(
-            AclOperation::ClusterAction,
-            ResourceType::Cluster,
-            crate::acl::CLUSTER_NAME,
-        );
-    let mut wanted = Vec::new();
-    for (ti, t) in req.topics.iter().enumerate() {
-        let topic = if by_id {
-            ctx.broker.topics.get_by_id(&t.topic_id)
-        } else {
-            ctx.broker.topics.get(t.topic.as_str())
-        };
-        let mut tr = FetchableTopicResponse::default();
-        tr.topic = t.topic.clone();
-        tr.topic_id = t.topic_id;
-        resp.responses.push(tr);
-        // By name the check comes before the lookup, so that an unauthorized client cannot
-        // learn which topics exist; an unknown topic id names nothing to check.
-        let name = match &topic {
-            Some(tp) => tp.name.as_str(),
-            None => t.topic.as_str(),
-        };
-        let authorized_here = match follower {
-            Some(_) => cluster_action,
-            None => ctx.authorize(AclOperation::Read, ResourceType::Topic, name),
-        };
-        let refused = if (topic.is_some() || !by_id) && !authorized_here {
-            ResponseError::TopicAuthorizationFailed
-        } else if by_id {
-            ResponseError::UnknownTopicId
-        } else {
-            ResponseError::UnknownTopicOrPartition
-        };
-        let authorized = refused != ResponseError::TopicAuthorizationFailed;
-        for p in &t.partitions {
-            // A partition of a known topic that another broker leads (or none does) is
-            // NOT_LEADER_OR_FOLLOWER, with the leader where this broker knows it (KIP-951).
-            let led = match topic.as_ref().filter(|_| authorized) {
-                Some(tp) => tp.led_partition(p.partition).cloned(),
-                None => Err(refused),
-            };
-            let (partition, refused) = match led {
-                Ok(partition) => (Some(partition), refused),
-                Err(ResponseError::UnknownTopicOrPartition) => (None, refused),
-                Err(e) => (None, e),
-            };
-            let mut refused = refused;
-            let mut partition = partition;
-            let mut diverging = None;
-            if let (Some(replica), Some(part)) = (follower, &partition) {
-                match follower_fetched(ctx, part, replica, p) {
-                    Ok(d) => diverging = d,
-                    Err(e) => {
-                        refused = e;
-                        partition = None;
-                    }
-                }
-            }
-            wanted.push(Wanted {
-                topic_index: ti,
-                partition,
-                refused,
-                topic_name: topic.as_ref().map(|tp| tp.wire_name.clone()),
-                index: p.partition,
-                fetch_offset: p.fetch_offset,
-                partition_max_bytes: p.partition_max_bytes,
-                current_leader_epoch: p.current_leader_epoch,
-                diverging,
-            });
+    let (asked, forgotten) = session::request_partitions(&req, by_id);
+    let context = ctx.broker.fetch_sessions.lock().new_context(
+        ctx.version,
+        req.session_id,
+        req.session_epoch,
+        &asked,
+        &forgotten,
+        crate::util::now_ms() as u64,
+    );
+    // An incremental fetch reads every partition of its session, whatever it named.
+    let partitions = match &context {
+        Context::Error(e) => {
+            let mut resp = FetchResponse::default();
+            resp.error_code = e.code();
+            return (resp, Vec::new());
         }
-    }
+        Context::Incremental { partitions, .. } => partitions.as_slice(),
+        Context::Sessionless | Context::Full => asked.as_slice(),
+    };
+    let wanted = resolve(ctx, partitions, by_id, follower);
     let read_committed = req.isolation_level == 1;
     let max_wait = Duration::from_millis(req.max_wait_ms.clamp(0, MAX_WAIT_MS_LIMIT) as u64);
     let deadline = tokio::time::Instant::now() + max_wait;
@@ -180,51 +126,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
             || nothing_to_wait_for
             || *shutdown.borrow()
         {
-            let mut files = Vec::with_capacity(answers.len());
-            let mut hints = LeaderHints::new(ctx.broker);
-            for (w, mut a) in wanted.iter().zip(answers) {
-                let moved = [
-                    ResponseError::NotLeaderOrFollower.code(),
-                    ResponseError::FencedLeaderEpoch.code(),
-                ];
-                if ctx.version >= 12 && moved.contains(&a.data.error_code) {
-                    let leader = w
-                        .topic_name
-                        .as_ref()
-                        .and_then(|name| hints.leader(name, w.index));
-                    if let Some((leader, epoch)) = leader {
-                        a.data.current_leader.leader_id = BrokerId(leader);
-                        a.data.current_leader.leader_epoch = epoch;
-                    }
-                }
-                if let Some(p) = &w.partition {
-                    match (&a.file, &a.data.records) {
-                        (Some((r, records)), _) => {
-                            ctx.broker
-                                .metrics
-                                .fetched_range(&p.tp.topic, r.len, *records)
-                        }
-                        (None, Some(records)) => ctx.broker.metrics.fetched(&p.tp.topic, records),
-                        (None, None) => {}
-                    }
-                }
-                files.push(a.file.map(|(r, _)| r));
-                resp.responses[w.topic_index].partitions.push(a.data);
-            }
-            if ctx.version >= 16 {
-                resp.node_endpoints = hints
-                    .endpoints()
-                    .map(|n| {
-                        let mut e = NodeEndpoint::default();
-                        e.node_id = BrokerId(n.id);
-                        e.host = StrBytes::from_string(n.host.clone());
-                        e.port = n.port;
-                        e.rack = n.rack.clone().map(StrBytes::from_string);
-                        e
-                    })
-                    .collect();
-            }
-            return (resp, files);
+            return respond(ctx, &context, &wanted, answers, follower.is_some(), by_id);
         }
         if !waiting {
             waiting = true;
@@ -238,6 +140,168 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
     }
 }
 
+/// Looks up each partition to read (consecutive partitions of one topic share the lookup and
+/// the ACL check) and, for a follower, records its fetch.
+fn resolve<'a>(
+    ctx: &Ctx<'_>,
+    partitions: &'a [(PartitionKey, FetchParams)],
+    by_id: bool,
+    follower: Option<i32>,
+) -> Vec<Wanted<'a>> {
+    let cluster_action = follower.is_some()
+        && ctx.authorize(
+            AclOperation::ClusterAction,
+            ResourceType::Cluster,
+            crate::acl::CLUSTER_NAME,
+        );
+    let mut wanted = Vec::with_capacity(partitions.len());
+    let mut current: Option<(&TopicKey, Option<Arc<Topic>>, ResponseError)> = None;
+    for (key, params) in partitions {
+        if current.as_ref().is_none_or(|(k, _, _)| *k != &key.topic) {
+            let (topic, asked_name) = match &key.topic {
+                TopicKey::Id(id) => (ctx.broker.topics.get_by_id(id), ""),
+                TopicKey::Name(name) => (ctx.broker.topics.get(name.as_str()), name.as_str()),
+            };
+            // By name the check comes before the lookup, so that an unauthorized client cannot
+            // learn which topics exist; an unknown topic id names nothing to check.
+            let name = topic.as_ref().map_or(asked_name, |tp| tp.name.as_str());
+            let authorized_here = match follower {
+                Some(_) => cluster_action,
+                None => ctx.authorize(AclOperation::Read, ResourceType::Topic, name),
+            };
+            let refused = if (topic.is_some() || !by_id) && !authorized_here {
+                ResponseError::TopicAuthorizationFailed
+            } else if by_id {
+                ResponseError::UnknownTopicId
+            } else {
+                ResponseError::UnknownTopicOrPartition
+            };
+            current = Some((&key.topic, topic, refused));
+        }
+        let (_, topic, refused) = current.as_ref().expect("set above");
+        let authorized = *refused != ResponseError::TopicAuthorizationFailed;
+        // A partition of a known topic that another broker leads (or none does) is
+        // NOT_LEADER_OR_FOLLOWER, with the leader where this broker knows it (KIP-951).
+        let led = match topic.as_ref().filter(|_| authorized) {
+            Some(tp) => tp.led_partition(key.partition).cloned(),
+            None => Err(*refused),
+        };
+        let (mut partition, mut refused) = match led {
+            Ok(partition) => (Some(partition), *refused),
+            Err(ResponseError::UnknownTopicOrPartition) => (None, *refused),
+            Err(e) => (None, e),
+        };
+        let mut diverging = None;
+        if let (Some(replica), Some(part)) = (follower, &partition) {
+            // Every partition of a follower's session counts as fetched, named in this request
+            // or not (as in Kafka), or an idle follower would fall out of the ISR.
+            match follower_fetched(ctx, part, replica, params) {
+                Ok(d) => diverging = d,
+                Err(e) => {
+                    refused = e;
+                    partition = None;
+                }
+            }
+        }
+        wanted.push(Wanted {
+            key,
+            params,
+            partition,
+            refused,
+            topic_name: topic.as_ref().map(|tp| tp.wire_name.clone()),
+            diverging,
+        });
+    }
+    wanted
+}
+
+/// The answer: with a session's partitions those its rules include, with the leader hints of
+/// the partitions that moved; the session made or updated.
+fn respond(
+    ctx: &Ctx<'_>,
+    context: &Context,
+    wanted: &[Wanted<'_>],
+    answers: Vec<Answer>,
+    follower: bool,
+    by_id: bool,
+) -> (FetchResponse, Vec<Option<FileRange>>) {
+    let mut resp = FetchResponse::default();
+    let included = match session::conclude(ctx, context, wanted, &answers, follower, by_id) {
+        Ok(verdict) => {
+            resp.session_id = verdict.session_id;
+            verdict.included
+        }
+        Err((code, session_id)) => {
+            resp.error_code = code;
+            resp.session_id = session_id;
+            return (resp, Vec::new());
+        }
+    };
+    let mut files = Vec::new();
+    let mut hints = LeaderHints::new(ctx.broker);
+    let mut last_topic: Option<&TopicKey> = None;
+    for (i, (w, mut a)) in wanted.iter().zip(answers).enumerate() {
+        if !included.as_ref().is_none_or(|inc| inc[i]) {
+            continue;
+        }
+        let moved = [
+            ResponseError::NotLeaderOrFollower.code(),
+            ResponseError::FencedLeaderEpoch.code(),
+        ];
+        if ctx.version >= 12 && moved.contains(&a.data.error_code) {
+            let leader = w
+                .topic_name
+                .as_ref()
+                .and_then(|name| hints.leader(name, w.key.partition));
+            if let Some((leader, epoch)) = leader {
+                a.data.current_leader.leader_id = BrokerId(leader);
+                a.data.current_leader.leader_epoch = epoch;
+            }
+        }
+        if let Some(p) = &w.partition {
+            match (&a.file, &a.data.records) {
+                (Some((r, records)), _) => {
+                    ctx.broker
+                        .metrics
+                        .fetched_range(&p.tp.topic, r.len, *records)
+                }
+                (None, Some(records)) => ctx.broker.metrics.fetched(&p.tp.topic, records),
+                (None, None) => {}
+            }
+        }
+        // Consecutive partitions of a topic share its entry.
+        if last_topic != Some(&w.key.topic) {
+            let mut tr = FetchableTopicResponse::default();
+            match &w.key.topic {
+                TopicKey::Id(id) => tr.topic_id = *id,
+                TopicKey::Name(name) => tr.topic = TopicName(name.clone()),
+            }
+            resp.responses.push(tr);
+            last_topic = Some(&w.key.topic);
+        }
+        files.push(a.file.map(|(r, _)| r));
+        resp.responses
+            .last_mut()
+            .expect("pushed above")
+            .partitions
+            .push(a.data);
+    }
+    if ctx.version >= 16 {
+        resp.node_endpoints = hints
+            .endpoints()
+            .map(|n| {
+                let mut e = NodeEndpoint::default();
+                e.node_id = BrokerId(n.id);
+                e.host = StrBytes::from_string(n.host.clone());
+                e.port = n.port;
+                e.rack = n.rack.clone().map(StrBytes::from_string);
+                e
+            })
+            .collect();
+    }
+    (resp, files)
+}
+
 /// A follower's fetch of `partition` at this leader: where its log diverges from this one's
 /// (KIP-320), or else the follower's progress recorded (which may move the high watermark and
 /// start an ISR expansion, sent to the controller in the background). Refused when the
@@ -246,7 +310,7 @@ fn follower_fetched(
     ctx: &Ctx<'_>,
     partition: &Arc<Partition>,
     replica: i32,
-    p: &kafka_protocol::messages::fetch_request::FetchPartition,
+    p: &FetchParams,
 ) -> Result<Option<(i32, i64)>, ResponseError> {
     let epoch = partition.leader_epoch();
     if p.current_leader_epoch >= 0 && p.current_leader_epoch != epoch {
@@ -304,7 +368,7 @@ struct Answer {
 /// Reads every partition once. Returns the answers, the record bytes found and whether any
 /// partition has an error (errors are answered at once, as Kafka does).
 fn read_all(
-    wanted: &[Wanted],
+    wanted: &[Wanted<'_>],
     max_bytes: i32,
     read_committed: bool,
     follower: bool,
@@ -318,7 +382,7 @@ fn read_all(
     let mut out = Vec::with_capacity(wanted.len());
     for w in wanted {
         let mut pd = PartitionData::default();
-        pd.partition_index = w.index;
+        pd.partition_index = w.key.partition;
         pd.high_watermark = -1;
         pd.last_stable_offset = -1;
         pd.log_start_offset = -1;
@@ -340,8 +404,8 @@ fn read_all(
         if has_log_start {
             pd.log_start_offset = p.log_start_offset();
         }
-        if w.current_leader_epoch >= 0 && w.current_leader_epoch != p.leader_epoch() {
-            let e = if w.current_leader_epoch > p.leader_epoch() {
+        if w.params.current_leader_epoch >= 0 && w.params.current_leader_epoch != p.leader_epoch() {
+            let e = if w.params.current_leader_epoch > p.leader_epoch() {
                 ResponseError::UnknownLeaderEpoch
             } else {
                 ResponseError::FencedLeaderEpoch
@@ -361,7 +425,7 @@ fn read_all(
         }
         // KIP-74: the first partition with data returns at least one whole batch, even past
         // the limits; after that the response budget bounds what is added.
-        let limit = (w.partition_max_bytes.max(0) as usize).min(budget);
+        let limit = (w.params.partition_max_bytes.max(0) as usize).min(budget);
         if budget == 0 {
             out.push(Answer { data: pd, file });
             continue;
@@ -372,9 +436,9 @@ fn read_all(
         // most one batch.
         let min_one = total == 0;
         let read = if follower {
-            p.read_for_follower(w.fetch_offset, limit, min_one)
+            p.read_for_follower(w.params.fetch_offset, limit, min_one)
         } else {
-            p.read(w.fetch_offset, limit, min_one, read_committed)
+            p.read(w.params.fetch_offset, limit, min_one, read_committed)
         };
         match read.and_then(|r| {
             // A segment range stays in the file (its length and offsets are exact);
@@ -397,7 +461,7 @@ fn read_all(
             // The upper bound of the aborted transactions to list: the offset after the
             // last batch returned.
             let aborted = match read_committed.then(|| r.slice.offsets()).flatten() {
-                Some((_, upper)) => p.aborted_transactions(w.fetch_offset, upper)?,
+                Some((_, upper)) => p.aborted_transactions(w.params.fetch_offset, upper)?,
                 None => Vec::new(),
             };
             Ok((r, records, range, aborted))

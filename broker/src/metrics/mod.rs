@@ -475,6 +475,7 @@ fn sample(broker: &Broker) -> Registry {
     );
     sample_groups(broker, &mut r);
     sample_quorum(broker, &mut r);
+    sample_fetch_sessions(broker, &mut r);
     let under = Gauge::<i64>::default();
     under.set(under_replicated);
     r.register(
@@ -558,6 +559,37 @@ fn sample_quorum(broker: &Broker, r: &mut Registry) {
         gauge(i64::from(
             membership.fenced || membership.broker_epoch.is_none(),
         )),
+    );
+}
+
+/// The fetch session cache (KIP-227; Kafka's `NumIncrementalFetchSessions`,
+/// `NumIncrementalFetchPartitionsCached` and `IncrementalFetchSessionEvictionsPerSec`).
+fn sample_fetch_sessions(broker: &Broker, r: &mut Registry) {
+    let (sessions, partitions, evictions) = {
+        let cache = broker.fetch_sessions.lock();
+        (cache.len(), cache.partitions(), cache.evictions())
+    };
+    let gauge = |v: usize| {
+        let g = Gauge::<i64>::default();
+        g.set(v as i64);
+        g
+    };
+    r.register(
+        "fetch_sessions",
+        "Fetch sessions (KIP-227) cached by this broker",
+        gauge(sessions),
+    );
+    r.register(
+        "fetch_session_partitions",
+        "Partitions over all cached fetch sessions",
+        gauge(partitions),
+    );
+    let evicted = Counter::<u64>::default();
+    evicted.inc_by(evictions);
+    r.register(
+        "fetch_session_evictions",
+        "Fetch sessions evicted to make room for new ones",
+        evicted,
     );
 }
 

@@ -6,14 +6,18 @@
 //! append the leader's batches at the leader's offsets, take the leader's high watermark.
 //! The tasks run on one thread of their own.
 //!
-//! Fetch sessions (KIP-227) are not used yet: every fetch names every partition.
+//! Each task keeps a fetch session (KIP-227) with its leader ([`FetchSessionHandler`]): once the
+//! leader has made one, a fetch names only the partitions whose fetch position changed (or that
+//! were added or are forgotten), and the answer holds only those with news, so an idle follower's
+//! fetches stay small however many partitions it follows. A leader that makes no session gets
+//! full fetches, as before.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic, ForgottenTopic};
 use kafka_protocol::messages::{
     ApiKey, BrokerId, FetchRequest, RequestKind, ResponseKind, TopicName,
 };
@@ -25,6 +29,8 @@ use samsa_cluster::replication::follower::{
 };
 use tokio::sync::Notify;
 
+use crate::fetch_session::client::FetchSessionHandler;
+use crate::fetch_session::{FetchParams, PartitionKey, TopicKey};
 use crate::handlers::cluster_view::ClusterView;
 use crate::net::peer::Peer;
 use crate::partition::{Partition, Transition};
@@ -149,6 +155,7 @@ impl ReplicaFetchers {
 /// The fetch loop of one leader, until the broker or the set is gone.
 async fn run(broker: Weak<Broker>, config: FetcherConfig, leader: i32, set: Weak<LeaderSet>) {
     let mut peer: Option<Peer> = None;
+    let mut session = FetchSessionHandler::new();
     loop {
         let (Some(broker), Some(set)) = (broker.upgrade(), set.upgrade()) else {
             return;
@@ -156,7 +163,7 @@ async fn run(broker: Weak<Broker>, config: FetcherConfig, leader: i32, set: Weak
         if broker.is_shutting_down() {
             return;
         }
-        let request = build_request(&config, &set);
+        let request = build_request(&config, &set, &mut session);
         let Some(request) = request else {
             // Nothing to fetch now: wait for a partition, or the end of a pause.
             let changed = set.changed.notified();
@@ -191,10 +198,32 @@ async fn run(broker: Weak<Broker>, config: FetcherConfig, leader: i32, set: Weak
             .send(ApiKey::Fetch, FETCH_VERSION, RequestKind::Fetch(request))
             .await;
         match answer {
+            Ok(Ok(ResponseKind::Fetch(resp))) if is_session_error(resp.error_code) => {
+                // The next fetch is a full one that starts a new session: at once.
+                session.handle_response(resp.error_code, resp.session_id, []);
+                tracing::debug!(
+                    leader,
+                    error = resp.error_code,
+                    "the fetch session ended; starting another"
+                );
+            }
             Ok(Ok(ResponseKind::Fetch(resp))) if resp.error_code == 0 => {
-                apply_response(&set, resp);
+                let keys: Vec<PartitionKey> = resp
+                    .responses
+                    .iter()
+                    .flat_map(|t| {
+                        t.partitions.iter().map(|p| PartitionKey {
+                            topic: TopicKey::Name(t.topic.0.clone()),
+                            partition: p.partition_index,
+                        })
+                    })
+                    .collect();
+                if session.handle_response(resp.error_code, resp.session_id, &keys) {
+                    apply_response(&set, resp);
+                }
             }
             other => {
+                session.handle_error();
                 let why = match other {
                     Ok(Ok(ResponseKind::Fetch(r))) => format!("error {}", r.error_code),
                     Ok(Ok(_)) => "an answer of the wrong type".into(),
@@ -218,44 +247,99 @@ fn leader_address(broker: &Broker, leader: i32) -> Option<SocketAddr> {
         .next()
 }
 
-/// A Fetch for every partition of `set` not paused, or `None` if there is none.
-fn build_request(config: &FetcherConfig, set: &LeaderSet) -> Option<FetchRequest> {
+/// The next Fetch of the partitions of `set` not paused, through the session: all of them in a
+/// full fetch, else those that changed and those to forget. `None` if no partition is to be
+/// fetched now.
+fn build_request(
+    config: &FetcherConfig,
+    set: &LeaderSet,
+    session: &mut FetchSessionHandler,
+) -> Option<FetchRequest> {
     let now = tokio::time::Instant::now();
-    let mut topics: BTreeMap<String, Vec<FetchPartition>> = BTreeMap::new();
+    let mut wanted = Vec::new();
     for ((topic, index), f) in set.partitions.lock().iter() {
         if f.paused_until.is_some_and(|t| t > now) {
             continue;
         }
-        let mut p = FetchPartition::default();
-        p.partition = *index;
-        p.current_leader_epoch = f.state.leader_epoch;
-        p.fetch_offset = f.state.fetch_offset;
-        p.last_fetched_epoch = f.state.last_fetched_epoch;
-        p.log_start_offset = f.partition.log_start_offset();
-        p.partition_max_bytes = config.fetch_max_bytes;
-        topics.entry(topic.clone()).or_default().push(p);
+        let key = PartitionKey {
+            topic: TopicKey::Name(StrBytes::from_string(topic.clone())),
+            partition: *index,
+        };
+        let params = FetchParams {
+            fetch_offset: f.state.fetch_offset,
+            log_start_offset: f.partition.log_start_offset(),
+            partition_max_bytes: config.fetch_max_bytes,
+            current_leader_epoch: f.state.leader_epoch,
+            last_fetched_epoch: f.state.last_fetched_epoch,
+        };
+        wanted.push((key, params));
     }
-    if topics.is_empty() {
+    if wanted.is_empty() {
         return None;
     }
+    let data = session.build(wanted);
     let mut req = FetchRequest::default();
     req.replica_id = BrokerId(config.node_id);
     req.max_wait_ms = config.wait_max_ms;
     req.min_bytes = 1;
     req.max_bytes = config.response_max_bytes;
     req.isolation_level = 0;
-    req.session_id = 0;
-    req.session_epoch = -1;
-    req.topics = topics
+    req.session_id = data.session_id;
+    req.session_epoch = data.epoch;
+    // The partitions come in topic order (the set is sorted), so a topic's are consecutive.
+    for (key, params) in data.to_send {
+        let TopicKey::Name(name) = key.topic else {
+            unreachable!("followers name topics")
+        };
+        if req
+            .topics
+            .last()
+            .is_none_or(|t: &FetchTopic| t.topic.0 != name)
+        {
+            let mut t = FetchTopic::default();
+            t.topic = TopicName(name);
+            req.topics.push(t);
+        }
+        let mut p = FetchPartition::default();
+        p.partition = key.partition;
+        p.current_leader_epoch = params.current_leader_epoch;
+        p.fetch_offset = params.fetch_offset;
+        p.last_fetched_epoch = params.last_fetched_epoch;
+        p.log_start_offset = params.log_start_offset;
+        p.partition_max_bytes = params.partition_max_bytes;
+        req.topics
+            .last_mut()
+            .expect("pushed above")
+            .partitions
+            .push(p);
+    }
+    let mut forgotten: BTreeMap<StrBytes, Vec<i32>> = BTreeMap::new();
+    for key in data.to_forget {
+        if let TopicKey::Name(name) = key.topic {
+            forgotten.entry(name).or_default().push(key.partition);
+        }
+    }
+    req.forgotten_topics_data = forgotten
         .into_iter()
         .map(|(name, partitions)| {
-            let mut t = FetchTopic::default();
-            t.topic = TopicName(StrBytes::from_string(name));
+            let mut t = ForgottenTopic::default();
+            t.topic = TopicName(name);
             t.partitions = partitions;
             t
         })
         .collect();
     Some(req)
+}
+
+/// The top-level errors that end a fetch session (the next fetch starts a new one).
+fn is_session_error(code: i16) -> bool {
+    [
+        ResponseError::FetchSessionIdNotFound,
+        ResponseError::InvalidFetchSessionEpoch,
+        ResponseError::FetchSessionTopicIdError,
+    ]
+    .iter()
+    .any(|e| e.code() == code)
 }
 
 /// The error classes a follower treats alike.
@@ -284,7 +368,7 @@ fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse
             let Some(f) = partitions.get_mut(&key) else {
                 continue;
             };
-            let records = pd.records.as_ref().and_then(|b| batch_span(b));
+            let records = pd.records.as_ref().and_then(batch_span);
             let answer = FetchAnswer {
                 error: classify(pd.error_code),
                 high_watermark: pd.high_watermark,

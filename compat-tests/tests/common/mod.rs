@@ -420,11 +420,58 @@ pub fn produce_old_records(broker: &Broker, topic: &str, partitions: i32, n: usi
     });
 }
 
-/// The sum of the series of `node`'s metrics that start with `series` (0 when absent).
+/// One acks=all Produce of a single record to `partition`, answered by `node`.
+pub fn produce_raw(node: &Broker, topic: &str, partition: i32) -> i16 {
+    use kafka_protocol::records::{
+        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+    };
+    let record = Record {
+        transactional: false,
+        control: false,
+        delete_horizon: false,
+        partition_leader_epoch: -1,
+        producer_id: -1,
+        producer_epoch: -1,
+        timestamp_type: TimestampType::Creation,
+        offset: 0,
+        sequence: -1,
+        timestamp: 0,
+        key: None,
+        value: Some(bytes::Bytes::from_static(b"x")),
+        headers: Default::default(),
+    };
+    let mut buf = bytes::BytesMut::new();
+    let options = RecordEncodeOptions {
+        version: 2,
+        compression: Compression::None,
+    };
+    RecordBatchEncoder::encode(&mut buf, [record].iter(), &options).unwrap();
+    let mut pd = kafka_protocol::messages::produce_request::PartitionProduceData::default();
+    pd.index = partition;
+    pd.records = Some(buf.freeze());
+    let mut td = kafka_protocol::messages::produce_request::TopicProduceData::default();
+    td.name = TopicName(StrBytes::from_string(topic.to_string()));
+    td.partition_data = vec![pd];
+    let mut req = kafka_protocol::messages::ProduceRequest::default();
+    req.acks = -1;
+    req.timeout_ms = 5_000;
+    req.topic_data = vec![td];
+    let resp: kafka_protocol::messages::ProduceResponse =
+        raw_request(node, ApiKey::Produce, 9, &req);
+    resp.responses[0].partition_responses[0].error_code
+}
+
+/// The sum of the samples of `node`'s metrics whose line starts with `series` (a name, or a
+/// name and the first labels), 0 when there is none.
 pub fn metric(node: &Broker, series: &str) -> f64 {
     let text = node.scrape_metrics().unwrap();
     text.lines()
-        .filter_map(|l| l.strip_prefix(series))
-        .filter_map(|rest| rest.trim().parse::<f64>().ok())
+        // The series itself, not another whose name starts with it.
+        .filter(|l| {
+            l.strip_prefix(series).is_some_and(|rest| {
+                series.ends_with([' ', '{', ',', '}']) || rest.starts_with([' ', '{', ',', '}'])
+            })
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
 }
