@@ -32,18 +32,7 @@ pub struct InterBroker {
 impl InterBroker {
     /// Starts the thread that runs the connections (they connect on first use).
     pub fn start(node_id: i32) -> std::io::Result<InterBroker> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        let runtime = rt.handle().clone();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        std::thread::Builder::new()
-            .name("inter-broker".into())
-            .spawn(move || {
-                rt.block_on(async {
-                    let _ = stopped.await;
-                })
-            })?;
+        let (runtime, stop) = crate::util::runtime_thread("inter-broker")?;
         Ok(InterBroker {
             runtime,
             peers: Mutex::new(HashMap::new()),

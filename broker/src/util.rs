@@ -26,3 +26,24 @@ pub fn error_name(code: i16) -> String {
         }
     }
 }
+
+/// Starts a thread named `name` running a current-thread tokio runtime, for tasks spawned
+/// on the returned handle (connections to other brokers, replica fetchers). Dropping the
+/// sender ends the thread.
+pub fn runtime_thread(
+    name: &str,
+) -> std::io::Result<(tokio::runtime::Handle, tokio::sync::oneshot::Sender<()>)> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let handle = rt.handle().clone();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            rt.block_on(async {
+                let _ = stopped.await;
+            })
+        })?;
+    Ok((handle, stop))
+}

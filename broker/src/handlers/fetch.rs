@@ -154,6 +154,15 @@ fn resolve<'a>(
             ResourceType::Cluster,
             crate::acl::CLUSTER_NAME,
         );
+    // Whether the follower may join ISRs (KIP-841): its broker registered, unfenced and not
+    // shutting down, as this broker's image says. Once per request, not per partition.
+    let isr_eligible = follower.is_some_and(|replica| {
+        ctx.broker
+            .controller
+            .image()
+            .broker(replica)
+            .is_some_and(|b| !b.fenced && !b.in_controlled_shutdown)
+    });
     let mut wanted = Vec::with_capacity(partitions.len());
     let mut current: Option<(&TopicKey, Option<Arc<Topic>>, ResponseError)> = None;
     for (key, params) in partitions {
@@ -195,7 +204,7 @@ fn resolve<'a>(
         if let (Some(replica), Some(part)) = (follower, &partition) {
             // Every partition of a follower's session counts as fetched, named in this request
             // or not (as in Kafka), or an idle follower would fall out of the ISR.
-            match follower_fetched(ctx, part, replica, params) {
+            match follower_fetched(ctx, part, replica, isr_eligible, params) {
                 Ok(d) => diverging = d,
                 Err(e) => {
                     refused = e;
@@ -305,11 +314,13 @@ fn respond(
 /// A follower's fetch of `partition` at this leader: where its log diverges from this one's
 /// (KIP-320), or else the follower's progress recorded (which may move the high watermark and
 /// start an ISR expansion, sent to the controller in the background). Refused when the
-/// follower's leader epoch is not this leader's, or it is no replica.
+/// follower's leader epoch is not this leader's, or it is no replica. `isr_eligible`: the
+/// follower's broker may join the ISR.
 fn follower_fetched(
     ctx: &Ctx<'_>,
     partition: &Arc<Partition>,
     replica: i32,
+    isr_eligible: bool,
     p: &FetchParams,
 ) -> Result<Option<(i32, i64)>, ResponseError> {
     let epoch = partition.leader_epoch();
@@ -337,13 +348,7 @@ fn follower_fetched(
         return Ok(None);
     }
     let now = crate::util::now_ms() as u64;
-    let eligible = ctx
-        .broker
-        .controller
-        .image()
-        .broker(replica)
-        .is_some_and(|b| !b.fenced && !b.in_controlled_shutdown);
-    match partition.on_follower_fetch(replica, p.fetch_offset, now, eligible) {
+    match partition.on_follower_fetch(replica, p.fetch_offset, now, isr_eligible) {
         Ok(Some(alter)) => {
             tracing::info!(partition = %partition.tp, isr = ?alter.new_isr, "a follower caught up; asking the controller to expand the ISR");
             let broker = ctx.broker.clone();

@@ -74,18 +74,7 @@ pub struct ReplicaFetchers {
 impl ReplicaFetchers {
     /// Starts the fetchers' thread (a task per leader starts when a partition follows it).
     pub fn start(config: FetcherConfig) -> std::io::Result<ReplicaFetchers> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        let runtime = rt.handle().clone();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        std::thread::Builder::new()
-            .name("replica-fetchers".into())
-            .spawn(move || {
-                rt.block_on(async {
-                    let _ = stopped.await;
-                })
-            })?;
+        let (runtime, stop) = crate::util::runtime_thread("replica-fetchers")?;
         Ok(ReplicaFetchers {
             runtime,
             config,
