@@ -417,6 +417,39 @@ fn group_commit_shares_one_fdatasync_between_waiting_appenders() {
 }
 
 #[test]
+fn a_sync_after_a_roll_also_fsyncs_the_directory_once() {
+    // The new segment's fdatasync'd records are durable only once its name is.
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(
+        dir.path(),
+        LogConfig {
+            durable: true,
+            ..small_segments()
+        },
+    );
+    let gc = GroupCommit::new();
+    let first = log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
+    // The first segment came with the log; its name is not durable yet either.
+    let req = log.sync_request(first.last_offset + 1);
+    assert!(req.syncs_dir());
+    gc.submit(req).blocking_recv().unwrap().unwrap();
+    let next = log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
+    assert!(!log.sync_request(next.last_offset + 1).syncs_dir());
+    // Everything synced before each append, so that the roll has nothing of its own to sync.
+    let segments = log.segment_count();
+    while log.segment_count() == segments {
+        let req = log.sync_request(log.log_end_offset());
+        gc.submit(req).blocking_recv().unwrap().unwrap();
+        log.append(batch_at(NOW, 10, 100), 0, NOW).unwrap();
+    }
+    let req = log.sync_request(log.log_end_offset());
+    assert!(req.syncs_dir(), "a roll created files");
+    gc.submit(req).blocking_recv().unwrap().unwrap();
+    log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
+    assert!(!log.sync_request(log.log_end_offset()).syncs_dir());
+}
+
+#[test]
 fn missing_and_wrong_indexes_are_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
     let config = LogConfig {
