@@ -363,6 +363,26 @@ impl Partition {
         Ok(info)
     }
 
+    /// In durable mode, the fsync a follower waits for before its next fetch: a fetch offset
+    /// tells the leader that this replica holds everything below it, and the leader counts it
+    /// toward the high watermark, so it must not name records that are only in the page cache
+    /// (KRaft's voters flush before fetching again for the same reason; Redpanda's followers
+    /// fsync before acknowledging). None when everything appended is on disk, or without
+    /// durable mode, where the page caches of the ISR are trusted as Kafka trusts them.
+    pub fn follower_sync(&self, group_commit: &GroupCommit) -> SyncWait {
+        if !self.durable.load(Ordering::Relaxed) {
+            return None;
+        }
+        let log = self.log.lock();
+        let end = log.log_end_offset();
+        if log.flushed_offset() >= end {
+            return None;
+        }
+        let req = log.sync_request(end);
+        drop(log);
+        Some(group_commit.submit(req))
+    }
+
     /// A follower takes its leader's high watermark (capped at its own log end).
     pub fn set_follower_high_watermark(&self, hw: i64) {
         let mut log = self.log.lock();
