@@ -488,6 +488,9 @@ impl Partition {
         self.log_end_offset.store(end, Ordering::Release);
         if self.durable.load(Ordering::Relaxed) {
             let req = log.sync_request(end);
+            // Followers may fetch these records before the fsync lands: they count once it has.
+            let flushed = log.flushed_offset();
+            self.leader_progress(&mut log, flushed);
             drop(log);
             Ok((info, Some(group_commit.submit(req))))
         } else {
@@ -499,12 +502,14 @@ impl Partition {
     }
 
     /// The leader's own log reached `local_end` (its log end, or in durable mode what is on
-    /// disk): the high watermark may follow. Callers hold the log lock.
+    /// disk): the high watermark may follow. Followers are measured against the whole log,
+    /// which they may hold before this leader has fsynced it. Callers hold the log lock.
     fn leader_progress(&self, log: &mut Log, local_end: i64) {
         let hw = match &mut *self.replica.lock() {
             Replica::Leader(l) => {
-                if local_end > l.log_end_offset() {
-                    l.on_append(local_end);
+                let log_end = log.log_end_offset();
+                if log_end > l.log_end_offset() || local_end > l.local_end() {
+                    l.on_append(log_end, local_end);
                 }
                 l.high_watermark()
             }
