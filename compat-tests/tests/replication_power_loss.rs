@@ -67,10 +67,20 @@ fn start(durable: bool) -> Cluster {
     cluster
 }
 
-/// Partition 0's leader and its followers.
+/// Partition 0's leader and its followers (the other two nodes: replication factor 3).
 fn leader_and_followers(cluster: &Cluster) -> (i32, Vec<i32>) {
-    let (leader, isr) = leaders_and_isrs(cluster, TOPIC).expect("metadata")[0].clone();
-    (leader, isr.into_iter().filter(|&n| n != leader).collect())
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let leader = leaders_and_isrs(cluster, TOPIC).map_or(-1, |ps| ps[0].0);
+        if leader > 0 {
+            return (leader, (1..=3).filter(|&n| n != leader).collect());
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "partition 0 has no leader"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// Every node loses power at once: all are SIGKILLed before any data directory is rolled
