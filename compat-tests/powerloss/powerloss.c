@@ -63,8 +63,6 @@
 /* ------------------------------------------------------------------ the real functions */
 
 static int (*real_open)(const char *, int, ...);
-static int (*real_open64)(const char *, int, ...);
-static int (*real_openat)(int, const char *, int, ...);
 static int (*real_openat64)(int, const char *, int, ...);
 static int (*real_creat)(const char *, mode_t);
 static int (*real_creat64)(const char *, mode_t);
@@ -562,8 +560,6 @@ static struct fdent *copy_fdent(const struct fdent *e) {
 
 __attribute__((constructor)) static void init(void) {
     RESOLVE(open);
-    RESOLVE(open64);
-    RESOLVE(openat);
     RESOLVE(openat64);
     RESOLVE(creat);
     RESOLVE(creat64);
@@ -701,44 +697,42 @@ static mode_t mode_arg(int flags, va_list ap) {
     return (flags & (O_CREAT | __O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
 }
 
-int open(const char *path, int flags, ...) {
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_arg(flags, ap);
-    va_end(ap);
-    struct pending_open p;
-    before_open(AT_FDCWD, path, flags, &p);
-    return after_open(&p, real_open(path, flags, mode), flags);
-}
+/* The mode argument of a variadic open, as `mode`. */
+#define MODE_FROM_VARARGS(flags)                                                                   \
+    mode_t mode;                                                                                   \
+    do {                                                                                           \
+        va_list ap;                                                                                \
+        va_start(ap, flags);                                                                       \
+        mode = mode_arg(flags, ap);                                                                \
+        va_end(ap);                                                                                \
+    } while (0)
 
-int open64(const char *path, int flags, ...) {
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_arg(flags, ap);
-    va_end(ap);
-    struct pending_open p;
-    before_open(AT_FDCWD, path, flags, &p);
-    return after_open(&p, real_open64(path, flags, mode), flags);
-}
-
-int openat(int dirfd, const char *path, int flags, ...) {
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_arg(flags, ap);
-    va_end(ap);
-    struct pending_open p;
-    before_open(dirfd, path, flags, &p);
-    return after_open(&p, real_openat(dirfd, path, flags, mode), flags);
-}
-
-int openat64(int dirfd, const char *path, int flags, ...) {
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_arg(flags, ap);
-    va_end(ap);
+/* Every open goes through openat64: on Linux's 64-bit ABIs open, open64 and openat are it with
+ * AT_FDCWD or without O_LARGEFILE, which changes nothing there. */
+static int open_watched(int dirfd, const char *path, int flags, mode_t mode) {
     struct pending_open p;
     before_open(dirfd, path, flags, &p);
     return after_open(&p, real_openat64(dirfd, path, flags, mode), flags);
+}
+
+int open(const char *path, int flags, ...) {
+    MODE_FROM_VARARGS(flags);
+    return open_watched(AT_FDCWD, path, flags, mode);
+}
+
+int open64(const char *path, int flags, ...) {
+    MODE_FROM_VARARGS(flags);
+    return open_watched(AT_FDCWD, path, flags, mode);
+}
+
+int openat(int dirfd, const char *path, int flags, ...) {
+    MODE_FROM_VARARGS(flags);
+    return open_watched(dirfd, path, flags, mode);
+}
+
+int openat64(int dirfd, const char *path, int flags, ...) {
+    MODE_FROM_VARARGS(flags);
+    return open_watched(dirfd, path, flags, mode);
 }
 
 int creat(const char *path, mode_t mode) {

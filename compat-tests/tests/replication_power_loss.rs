@@ -24,47 +24,25 @@ mod common;
 use std::time::Duration;
 
 use common::acked::{
-    check_read_back, leaders_and_isrs, records_on_disk, wait_for_full_isr, Acked, Writer,
+    check_read_back, leaders_and_isrs, records_on_disk, start_cluster, wait_for_full_isr, Acked,
+    Writer,
 };
-use common::*;
 use compat_tests::{BrokerOptions, Cluster};
 use rand::{Rng, SeedableRng};
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 
 const TOPIC: &str = "power";
 const PARTITIONS: i32 = 3;
 
-/// Three nodes under the shim, quick to notice a dead one, the periodic checkpoints (which
-/// flush every log) out of the way; the topic created.
+/// Three nodes under the shim, the periodic checkpoints (which flush every log) out of the
+/// way; the topic created.
 fn start(durable: bool) -> Cluster {
     let mut options = BrokerOptions::default()
-        .prop("broker.session.timeout.ms", 3000)
-        .prop("broker.heartbeat.interval.ms", 500)
-        .prop("replica.lag.time.max.ms", 3000)
         .prop("log.durable", durable)
         .prop("log.flush.offset.checkpoint.interval.ms", 3_600_000);
     options.power_loss = true;
-    let cluster = Cluster::start_with(3, options);
-    settled(&cluster.nodes[0], 3, 1, Duration::from_secs(30));
-    for node in &cluster.nodes {
-        wait_for_brokers(node, 3, Duration::from_secs(30));
-    }
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", cluster.bootstrap())
-        .create()
-        .unwrap();
-    let t = NewTopic::new(TOPIC, PARTITIONS, TopicReplication::Fixed(3))
-        .set("min.insync.replicas", "2");
-    runtime()
-        .block_on(admin.create_topics(&[t], &AdminOptions::new()))
-        .unwrap()[0]
-        .clone()
-        .unwrap();
-    wait_for_full_isr(&cluster, TOPIC, 3, "after creating the topic");
-    cluster
+    start_cluster(options, TOPIC, PARTITIONS)
 }
 
 /// Partition 0's leader and its followers (the other two nodes: replication factor 3).
@@ -169,10 +147,7 @@ fn durable_run(rounds: usize) {
         // Back and caught up before the next cut: at most one node is ever without power.
         wait_for_full_isr(&cluster, TOPIC, 3, &format!("round {round} (seed {seed})"));
     }
-    std::thread::sleep(Duration::from_secs(1));
     let (acked, produced) = writer.finish();
-    println!("{} of {produced} records acknowledged", acked.len());
-    assert!(!acked.is_empty());
     // Every in-sync replica, followers too, still holds every acknowledged record on disk:
     // with followers that did not fsync before their fetches counted, they did not.
     let isrs = whole_cluster_power_cut(&mut cluster);
@@ -217,9 +192,8 @@ fn durable_acknowledged_records_survive_many_power_cuts() {
 fn without_durable_a_whole_cluster_power_cut_loses_acknowledged_records() {
     let mut cluster = start(false);
     let writer = Writer::start(&cluster.bootstrap(), TOPIC);
-    std::thread::sleep(Duration::from_secs(2));
+    std::thread::sleep(Duration::from_secs(1));
     let (acked, _) = writer.finish();
-    assert!(!acked.is_empty());
     let isrs = whole_cluster_power_cut(&mut cluster);
     // Acknowledged records that no in-sync replica of their partition holds on disk any more.
     let missing = missing_on_disk(&mut cluster, &isrs, &acked);

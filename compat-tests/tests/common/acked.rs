@@ -9,16 +9,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use compat_tests::Cluster;
+use compat_tests::{BrokerOptions, Cluster};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
-use rdkafka::client::ClientContext;
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::{ClientContext, DefaultClientContext};
 use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 
-use super::{raw_request, runtime, Got};
+use super::{raw_request, runtime, settled, wait_for_brokers, Got};
 
 /// Record value -> (partition, offset) where it was acknowledged.
 pub type Acked = BTreeMap<u64, (i32, i64)>;
@@ -30,6 +31,31 @@ fn config(bootstrap: &str) -> ClientConfig {
     let mut c = ClientConfig::new();
     c.set("bootstrap.servers", bootstrap);
     c
+}
+
+/// Three nodes with `options`, quick to notice a dead one (fenced after 3 s, out of the ISR
+/// after 3 s behind), and `topic` created with `partitions` partitions, replication factor 3
+/// and min.insync.replicas=2, every replica in sync.
+pub fn start_cluster(options: BrokerOptions, topic: &str, partitions: i32) -> Cluster {
+    let options = options
+        .prop("broker.session.timeout.ms", 3000)
+        .prop("broker.heartbeat.interval.ms", 500)
+        .prop("replica.lag.time.max.ms", 3000);
+    let cluster = Cluster::start_with(3, options);
+    settled(&cluster.nodes[0], 3, 1, Duration::from_secs(30));
+    for node in &cluster.nodes {
+        wait_for_brokers(node, 3, Duration::from_secs(30));
+    }
+    let admin: AdminClient<DefaultClientContext> = config(&cluster.bootstrap()).create().unwrap();
+    let t = NewTopic::new(topic, partitions, TopicReplication::Fixed(3))
+        .set("min.insync.replicas", "2");
+    runtime()
+        .block_on(admin.create_topics(&[t], &AdminOptions::new()))
+        .unwrap()[0]
+        .clone()
+        .unwrap();
+    wait_for_full_isr(&cluster, topic, 3, "after creating the topic");
+    cluster
 }
 
 /// The producer thread: numbered records in rounds, each acknowledgement recorded.
@@ -98,12 +124,17 @@ impl Writer {
         self.acked.lock().unwrap().len()
     }
 
-    /// Stops after the round under way: what was acknowledged, and how many were produced.
+    /// Lets it write a second more, then stops after the round under way: what was
+    /// acknowledged (at least one record), and how many were produced.
     pub fn finish(self) -> (Acked, u64) {
+        std::thread::sleep(Duration::from_secs(1));
         self.stop.store(true, Ordering::Relaxed);
         self.thread.join().unwrap();
         let acked = self.acked.lock().unwrap().clone();
-        (acked, self.produced.load(Ordering::Relaxed))
+        let produced = self.produced.load(Ordering::Relaxed);
+        println!("{} of {produced} records acknowledged", acked.len());
+        assert!(!acked.is_empty(), "nothing was acknowledged");
+        (acked, produced)
     }
 }
 
