@@ -450,6 +450,28 @@ fn a_sync_after_a_roll_also_fsyncs_the_directory_once() {
 }
 
 #[test]
+fn a_log_restarted_past_its_unflushed_records_has_nothing_left_to_sync() {
+    // A durable follower syncs until its flushed offset reaches its log end before fetching
+    // again: a log that starts over past unflushed records must get there without a file.
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(
+        dir.path(),
+        LogConfig {
+            durable: true,
+            ..LogConfig::default()
+        },
+    );
+    log.append(batch_at(NOW, 5, 10), 0, NOW).unwrap();
+    log.truncate_fully_and_start_at(1_000).unwrap();
+    let gc = GroupCommit::new();
+    gc.submit(log.sync_request(log.log_end_offset()))
+        .blocking_recv()
+        .unwrap()
+        .unwrap();
+    assert_eq!(log.flushed_offset(), 1_000);
+}
+
+#[test]
 fn missing_and_wrong_indexes_are_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
     let config = LogConfig {
