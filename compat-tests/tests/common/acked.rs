@@ -181,10 +181,21 @@ pub fn wait_for_full_isr(cluster: &Cluster, topic: &str, replicas: usize, what: 
         if healed {
             return;
         }
-        assert!(
-            Instant::now() < deadline,
-            "{what}: the ISR did not heal: {now:?}"
-        );
+        if Instant::now() >= deadline {
+            // What the nodes complained of: why a follower does not catch up.
+            for (i, n) in cluster.nodes.iter().enumerate() {
+                let lines = n.log_lines();
+                let bad: Vec<&String> = lines
+                    .iter()
+                    .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+                    .collect();
+                eprintln!("--- node {}: its last warnings and errors", i + 1);
+                for l in bad.iter().rev().take(30).rev() {
+                    eprintln!("{l}");
+                }
+            }
+            panic!("{what}: the ISR did not heal: {now:?}");
+        }
         std::thread::sleep(Duration::from_millis(200));
     }
 }
