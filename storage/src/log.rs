@@ -832,7 +832,15 @@ impl Log {
             )));
         }
         if offset >= self.log_end_offset() {
-            return Ok(());
+            // Nothing to cut, but an epoch may start at the log end with no record of it: this
+            // broker led it and was replaced before appending. Kept, it would be the epoch the
+            // next fetch names, one the new leader never had, and the fetch would be told to
+            // truncate here again, forever (Kafka's `truncateTo` drops it the same way).
+            let leo = self.log_end_offset();
+            return self
+                .epochs
+                .truncate_from_end(leo)
+                .map_err(|e| self.io("write leader-epoch-checkpoint", e));
         }
         let first_base = *self.segments.keys().next().expect("a segment");
         if offset < self.log_start_offset || offset < first_base {

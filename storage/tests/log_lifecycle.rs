@@ -205,6 +205,23 @@ fn truncate_to_removes_the_tail_and_the_log_continues() {
 }
 
 #[test]
+fn truncating_at_the_log_end_drops_an_epoch_that_has_no_record() {
+    // This broker became leader at epoch 4 (recorded at its log end) and lost the leadership
+    // before appending; its new leader never had epoch 4 and says the logs diverge at 6.
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(dir.path(), small_segments());
+    for _ in 0..3 {
+        log.append(batch_at(NOW, 2, 10), 2, NOW).unwrap();
+    }
+    log.assign_leader_epoch(4, 6).unwrap();
+    assert_eq!(log.latest_epoch(), Some(4));
+    log.truncate_to(6).unwrap();
+    assert_eq!(log.log_end_offset(), 6);
+    assert_eq!(log.latest_epoch(), Some(2), "the next fetch names epoch 2");
+    assert_eq!(log.leader_epochs(), &[(2, 0)]);
+}
+
+#[test]
 fn flush_now_has_nothing_to_do_until_the_files_change_again() {
     let dir = tempfile::tempdir().unwrap();
     let (_d, mut log) = open(dir.path(), small_segments());
