@@ -3,6 +3,9 @@
 //! logs of the partitions placed on this node and gives each its leadership and leader epoch;
 //! a topic the image removed is deleted here, with its logs.
 //!
+//! Until the image holds this run's registration of the broker, it leads nothing the image
+//! says it leads (see [`may_lead`]).
+//!
 //! Topics only this node knows (internal topics, topics created before the metadata log held
 //! topics) are never touched. A topic of the image that is missing from it is deleted only
 //! once the image is known complete: it was seen in an earlier image of this run, or the
@@ -28,14 +31,36 @@ pub struct Published {
     /// The image published last: topics it holds unchanged (the same `Arc`, the same
     /// configs) are not looked at again.
     last: Option<Arc<MetadataImage>>,
+    /// Whether that image was published with this broker's leaderships (see [`may_lead`]).
+    led: bool,
+}
+
+/// Whether this broker may lead what `image` says it leads: once the image holds this run's
+/// registration (Kafka's brokers publish nothing before they registered and caught up). Before
+/// that, the image is the last run's: a node restarted within its session timeout would lead
+/// again at the epoch it led before, from a log that may have lost its unflushed tail to a power
+/// cut while its followers kept it, and records written there anew under the same epoch would
+/// differ from the followers' without any fetch noticing (a follower's last epoch ends where
+/// the leader's log does). Registering as a new incarnation takes the broker out of every
+/// leadership and ISR first, in the same batch, so the image that holds the registration no
+/// longer names it leader; a later election does, at a new epoch.
+fn may_lead(broker: &Broker, image: &MetadataImage) -> bool {
+    let Some(epoch) = broker.membership.borrow().broker_epoch else {
+        return false;
+    };
+    image
+        .broker(broker.node_id)
+        .is_some_and(|r| r.epoch == epoch)
 }
 
 /// The local form of the image's topics for node `node_id`, leaving out those that are the
-/// same in `last`.
+/// same in `last`; without `lead`, a partition the image says `node_id` leads has no leader
+/// here.
 pub fn image_topics(
     image: &MetadataImage,
     last: Option<&MetadataImage>,
     node_id: i32,
+    lead: bool,
 ) -> Vec<ImageTopic> {
     let configs = |i: &MetadataImage, name: &str| i.configs(CONFIG_RESOURCE_TOPIC, name).cloned();
     image
@@ -58,7 +83,11 @@ pub fn image_topics(
                     (
                         p.partition_id,
                         Leadership {
-                            leader: p.leader,
+                            leader: if p.leader == node_id && !lead {
+                                -1
+                            } else {
+                                p.leader
+                            },
                             leader_epoch: p.leader_epoch,
                             partition_epoch: p.partition_epoch,
                             replicas: p.replicas.to_vec(),
@@ -85,7 +114,12 @@ pub fn publish(
     let lag_ms = broker.config.long("replica.lag.time.max.ms").max(1) as u64;
     let now_ms = crate::util::now_ms() as u64;
     let mut transitions = Vec::new();
-    for t in image_topics(image, state.last.as_deref(), broker.node_id) {
+    let lead = may_lead(broker, image);
+    if lead != state.led {
+        state.last = None; // every partition again, with or without its leaderships
+        state.led = lead;
+    }
+    for t in image_topics(image, state.last.as_deref(), broker.node_id, lead) {
         state.seen.insert(t.id);
         match broker.topics.install(&t, broker.node_id, lag_ms, now_ms) {
             Ok(changed) => transitions.extend(changed),
