@@ -344,6 +344,8 @@ fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse
                 records,
             };
             let partition = f.partition.clone();
+            // What this fetch asked with, for the log line of a truncation.
+            let asked = (f.state.fetch_offset, f.state.last_fetched_epoch);
             let steps = f
                 .state
                 .on_answer(&answer, |epoch| partition.end_offset_for_epoch(epoch));
@@ -355,7 +357,7 @@ fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse
                             partition.log_end_offset(),
                             partition.latest_epoch().unwrap_or(-1),
                         );
-                        tracing::info!(partition = %partition.tp, offset, log_end_offset = partition.log_end_offset(), "truncated where this follower's log diverged from its leader's");
+                        tracing::info!(partition = %partition.tp, offset, log_end_offset = partition.log_end_offset(), fetch_offset = asked.0, last_fetched_epoch = asked.1, diverging_epoch = ?answer.diverging_epoch, "truncated where this follower's log diverged from its leader's");
                         done
                     }
                     Step::TruncateFullyAndStartAt(offset) => {
