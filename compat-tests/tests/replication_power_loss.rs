@@ -215,16 +215,23 @@ fn without_durable_a_whole_cluster_power_cut_loses_acknowledged_records() {
         "every acknowledged record survived on some disk through a power cut without fsync: the shim did not bite"
     );
     restart_all(&mut cluster);
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", cluster.bootstrap())
-        .create()
-        .unwrap();
+    // Nodes answer from their images before they have re-registered, and a client keeps the
+    // leaders it learnt first: ask with a fresh client until the leader answers.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
     let kept: i64 = (0..PARTITIONS)
-        .map(|p| {
-            let (low, high) = consumer
-                .fetch_watermarks(TOPIC, p, Duration::from_secs(10))
+        .map(|p| loop {
+            let consumer: BaseConsumer = ClientConfig::new()
+                .set("bootstrap.servers", cluster.bootstrap())
+                .create()
                 .unwrap();
-            high - low
+            match consumer.fetch_watermarks(TOPIC, p, Duration::from_secs(10)) {
+                Ok((low, high)) => break high - low,
+                Err(e) if std::time::Instant::now() < deadline => {
+                    println!("watermarks of partition {p}: {e}; asking again");
+                    std::thread::sleep(Duration::from_millis(500));
+                }
+                Err(e) => panic!("no watermarks of partition {p}: {e}"),
+            }
         })
         .sum();
     println!(

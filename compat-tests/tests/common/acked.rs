@@ -146,52 +146,82 @@ fn metadata_of(topic: &str) -> MetadataRequest {
     req
 }
 
+/// Each partition's (leader, ISR) as `node` describes `topic` (None if it does not answer).
+fn leaders_and_isrs_of(node: &compat_tests::Broker, topic: &str) -> Option<Vec<(i32, Vec<i32>)>> {
+    let req = metadata_of(topic);
+    let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        raw_request::<_, MetadataResponse>(node, ApiKey::Metadata, 12, &req)
+    }));
+    let m = answer.ok()?;
+    let t = m.topics.first().filter(|t| t.error_code == 0)?;
+    Some(
+        t.partitions
+            .iter()
+            .map(|p| (p.leader_id.0, p.isr_nodes.iter().map(|b| b.0).collect()))
+            .collect(),
+    )
+}
+
 /// Each partition's (leader, ISR) as some running node describes `topic` (None if none
 /// answers).
 pub fn leaders_and_isrs(cluster: &Cluster, topic: &str) -> Option<Vec<(i32, Vec<i32>)>> {
-    let req = metadata_of(topic);
-    for n in cluster.nodes.iter().filter(|n| n.is_running()) {
-        let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            raw_request::<_, MetadataResponse>(n, ApiKey::Metadata, 12, &req)
-        }));
-        if let Ok(m) = answer {
-            if m.topics.first().is_some_and(|t| t.error_code == 0) {
-                return Some(
-                    m.topics[0]
-                        .partitions
-                        .iter()
-                        .map(|p| (p.leader_id.0, p.isr_nodes.iter().map(|b| b.0).collect()))
-                        .collect(),
-                );
-            }
-        }
-    }
-    None
+    cluster
+        .nodes
+        .iter()
+        .filter(|n| n.is_running())
+        .find_map(|n| leaders_and_isrs_of(n, topic))
 }
 
-/// Waits until every partition of `topic` has `replicas` in-sync replicas and a leader.
+/// Waits until every partition of `topic` has `replicas` in-sync replicas and a leader, as
+/// every running node describes it (a node just restarted answers from the image it had
+/// before, until it has caught up: the others' say whether the ISR healed).
 pub fn wait_for_full_isr(cluster: &Cluster, topic: &str, replicas: usize, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
-        let now = leaders_and_isrs(cluster, topic);
-        let healed = now.as_ref().is_some_and(|ps| {
-            ps.iter()
-                .all(|(leader, isr)| *leader >= 0 && isr.len() >= replicas)
+        let views: Vec<_> = cluster
+            .nodes
+            .iter()
+            .filter(|n| n.is_running())
+            .map(|n| leaders_and_isrs_of(n, topic))
+            .collect();
+        let healed = views.iter().all(|v| {
+            v.as_ref().is_some_and(|ps| {
+                ps.iter()
+                    .all(|(leader, isr)| *leader >= 0 && isr.len() >= replicas)
+            })
         });
+        let now = views.into_iter().flatten().next();
         if healed {
             return;
         }
         if Instant::now() >= deadline {
-            // What the nodes complained of: why a follower does not catch up.
+            // What the nodes said of the partitions short of replicas, and their warnings: why
+            // a follower does not catch up.
+            let short: Vec<String> = now
+                .iter()
+                .flatten()
+                .enumerate()
+                .filter(|(_, (leader, isr))| *leader < 0 || isr.len() < replicas)
+                .map(|(p, _)| format!("{topic}-{p}"))
+                .collect();
             for (i, n) in cluster.nodes.iter().enumerate() {
                 let lines = n.log_lines();
-                let bad: Vec<&String> = lines
+                let said: Vec<&String> = lines
                     .iter()
-                    .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+                    .filter(|l| {
+                        l.contains("WARN")
+                            || l.contains("ERROR")
+                            || short.iter().any(|p| l.contains(&format!("{p} ")))
+                    })
                     .collect();
-                eprintln!("--- node {}: its last warnings and errors", i + 1);
-                for l in bad.iter().rev().take(30).rev() {
+                eprintln!("--- node {}: of {short:?}, and its warnings", i + 1);
+                for l in said.iter().rev().take(40).rev() {
                     eprintln!("{l}");
+                }
+                for p in &short {
+                    let epochs = n.data_dir.join(p).join("leader-epoch-checkpoint");
+                    let epochs = std::fs::read_to_string(epochs).unwrap_or_default();
+                    eprintln!("--- node {}: {p}'s leader epochs: {epochs:?}", i + 1);
                 }
             }
             panic!("{what}: the ISR did not heal: {now:?}");
