@@ -55,6 +55,14 @@ fn offsets_read(log: &mut Log) -> Vec<i64> {
     out
 }
 
+/// `config` with Samsa's durable mode.
+fn durable(config: LogConfig) -> LogConfig {
+    LogConfig {
+        durable: true,
+        ..config
+    }
+}
+
 fn small_segments() -> LogConfig {
     LogConfig {
         segment_bytes: 2000,
@@ -412,13 +420,7 @@ fn wait_for(mut f: impl FnMut() -> bool) {
 #[test]
 fn group_commit_shares_one_fdatasync_between_waiting_appenders() {
     let dir = tempfile::tempdir().unwrap();
-    let (_d, mut log) = open(
-        dir.path(),
-        LogConfig {
-            durable: true,
-            ..LogConfig::default()
-        },
-    );
+    let (_d, mut log) = open(dir.path(), durable(LogConfig::default()));
     let gc = GroupCommit::new();
     let mut waits = Vec::new();
     for _ in 0..200 {
@@ -437,13 +439,7 @@ fn group_commit_shares_one_fdatasync_between_waiting_appenders() {
 fn a_sync_after_a_roll_also_fsyncs_the_directory_once() {
     // The new segment's fdatasync'd records are durable only once its name is.
     let dir = tempfile::tempdir().unwrap();
-    let (_d, mut log) = open(
-        dir.path(),
-        LogConfig {
-            durable: true,
-            ..small_segments()
-        },
-    );
+    let (_d, mut log) = open(dir.path(), durable(small_segments()));
     let gc = GroupCommit::new();
     let first = log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
     // The first segment came with the log; its name is not durable yet either.
@@ -471,13 +467,7 @@ fn a_log_restarted_past_its_unflushed_records_has_nothing_left_to_sync() {
     // A durable follower syncs until its flushed offset reaches its log end before fetching
     // again: a log that starts over past unflushed records must get there without a file.
     let dir = tempfile::tempdir().unwrap();
-    let (_d, mut log) = open(
-        dir.path(),
-        LogConfig {
-            durable: true,
-            ..LogConfig::default()
-        },
-    );
+    let (_d, mut log) = open(dir.path(), durable(LogConfig::default()));
     log.append(batch_at(NOW, 5, 10), 0, NOW).unwrap();
     log.truncate_fully_and_start_at(1_000).unwrap();
     let gc = GroupCommit::new();
@@ -659,13 +649,7 @@ fn an_append_whose_partial_write_cannot_be_cut_back_fences_the_log_until_reopen(
 #[test]
 fn a_failed_fdatasync_is_reported_to_waiters_and_fences_appends() {
     let dir = tempfile::tempdir().unwrap();
-    let (d, mut log) = open(
-        dir.path(),
-        LogConfig {
-            durable: true,
-            ..LogConfig::default()
-        },
-    );
+    let (d, mut log) = open(dir.path(), durable(LogConfig::default()));
     let gc = GroupCommit::new();
     let info = log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
     gc.inject_sync_failure();
@@ -680,13 +664,7 @@ fn a_failed_fdatasync_is_reported_to_waiters_and_fences_appends() {
     assert_eq!(offsets_read(&mut log), vec![0]);
     drop(log);
     drop(d);
-    let (_d, mut log) = open(
-        dir.path(),
-        LogConfig {
-            durable: true,
-            ..LogConfig::default()
-        },
-    );
+    let (_d, mut log) = open(dir.path(), durable(LogConfig::default()));
     let info = log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
     gc.submit(log.sync_request(info.last_offset + 1))
         .blocking_recv()

@@ -334,7 +334,7 @@ fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse
             let Some(f) = partitions.get_mut(&key) else {
                 continue;
             };
-            let records = pd.records.as_ref().and_then(|b| batch_span(b));
+            let records = pd.records.as_ref().and_then(batch_span);
             let answer = FetchAnswer {
                 error: classify(pd.error_code),
                 high_watermark: pd.high_watermark,
