@@ -404,6 +404,26 @@ impl Partition {
         out.map(Some)
     }
 
+    /// In durable mode, the fsync a follower waits for before its next fetch: a fetch offset
+    /// tells the leader that this replica holds everything below it, and the leader counts it
+    /// toward the high watermark, so it must not name records that are only in the page cache
+    /// (KRaft's voters flush before fetching again for the same reason; Redpanda's followers
+    /// fsync before acknowledging). None when everything appended is on disk, or without
+    /// durable mode, where the page caches of the ISR are trusted as Kafka trusts them.
+    pub fn follower_sync(&self, group_commit: &GroupCommit) -> SyncWait {
+        if !self.durable.load(Ordering::Relaxed) {
+            return None;
+        }
+        let log = self.log.lock();
+        let end = log.log_end_offset();
+        if log.flushed_offset() >= end {
+            return None;
+        }
+        let req = log.sync_request(end);
+        drop(log);
+        Some(group_commit.submit(req))
+    }
+
     /// A follower takes its leader's high watermark (capped at its own log end).
     pub fn set_follower_high_watermark(&self, hw: i64) {
         let mut log = self.log.lock();
@@ -509,6 +529,9 @@ impl Partition {
         self.log_end_offset.store(end, Ordering::Release);
         if self.durable.load(Ordering::Relaxed) {
             let req = log.sync_request(end);
+            // Followers may fetch these records before the fsync lands: they count once it has.
+            let flushed = log.flushed_offset();
+            self.leader_progress(&mut log, flushed);
             drop(log);
             Ok((info, Some(group_commit.submit(req))))
         } else {
@@ -520,12 +543,14 @@ impl Partition {
     }
 
     /// The leader's own log reached `local_end` (its log end, or in durable mode what is on
-    /// disk): the high watermark may follow. Callers hold the log lock.
+    /// disk): the high watermark may follow. Followers are measured against the whole log,
+    /// which they may hold before this leader has fsynced it. Callers hold the log lock.
     fn leader_progress(&self, log: &mut Log, local_end: i64) {
         let hw = match &mut *self.replica.lock() {
             Replica::Leader(l) => {
-                if local_end > l.log_end_offset() {
-                    l.on_append(local_end);
+                let log_end = log.log_end_offset();
+                if log_end > l.log_end_offset() || local_end > l.local_end() {
+                    l.on_append(log_end, local_end);
                 }
                 l.high_watermark()
             }

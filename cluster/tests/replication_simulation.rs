@@ -896,7 +896,7 @@ impl Sim {
         let hw = match &mut n.replica {
             Replica::Leader(l) => {
                 if end > l.log_end_offset() {
-                    l.on_append(end);
+                    l.on_append(end, end);
                 }
                 l.high_watermark()
             }

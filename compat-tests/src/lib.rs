@@ -13,6 +13,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
+pub mod power_loss;
 pub mod proxy;
 
 /// How long a broker may take to start serving.
@@ -85,6 +86,9 @@ pub struct BrokerOptions {
     /// Run the broker through this wrapper program (`wrapper samsa args...`), e.g. the
     /// `without_io_uring` binary of this crate.
     pub wrapper: Option<PathBuf>,
+    /// Run under the power-loss shim (see [`power_loss`]), so that [`Broker::power_off`] can
+    /// take away what was not fsynced.
+    pub power_loss: bool,
 }
 
 impl BrokerOptions {
@@ -169,6 +173,13 @@ impl Broker {
             .arg("--group.initial.rebalance.delay.ms=0");
         for (k, v) in &options.props {
             cmd.arg(format!("--{k}={v}"));
+        }
+        if options.power_loss {
+            std::fs::create_dir_all(data_dir).map_err(|e| format!("create the data dir: {e}"))?;
+            cmd.envs(power_loss::env(
+                data_dir,
+                &power_loss::journal_dir(data_dir),
+            ));
         }
         cmd.stdout(Stdio::null()).stderr(Stdio::piped());
         let mut child = cmd
@@ -294,6 +305,18 @@ impl Broker {
         let mut child = self.child.take().expect("broker is running");
         let _ = child.kill();
         let _ = child.wait();
+    }
+
+    /// A power cut: SIGKILL, then the data directory loses what was not fsynced (the broker
+    /// must run under the shim, [`BrokerOptions::power_loss`]). Returns what went.
+    pub fn power_off(&mut self) -> power_loss::Lost {
+        assert!(
+            self.options.power_loss,
+            "power_off needs BrokerOptions::power_loss"
+        );
+        self.kill();
+        power_loss::apply(&self.data_dir, &power_loss::journal_dir(&self.data_dir))
+            .unwrap_or_else(|e| panic!("cannot apply the power-loss journals: {e}"))
     }
 
     /// Starts a new process on the same port and data directory (after `stop` or `kill`).

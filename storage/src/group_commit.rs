@@ -7,12 +7,18 @@
 //! segments that rolled while unflushed as well as the active one — so a flushed offset never
 //! passes data that is not on disk.
 //!
+//! A new segment's files are durable only once their names are, so a request also names the
+//! log's directory while files were created in it since its last fsync (Kafka's `LocalLog.flush`
+//! flushes the directory for new segments): without that, a power cut after a roll could take
+//! fdatasync'd records with the segment's directory entry.
+//!
 //! Invariants: a flushed offset only moves forward within one log generation (truncation
 //! starts a new generation, and completions from an older one are ignored); the queue holds at
 //! most `QUEUE_DEPTH_MAX` waiters, beyond which `submit` fails at once instead of growing.
 
 use std::collections::HashSet;
 use std::fs::File;
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
@@ -38,6 +44,10 @@ struct FlushInner {
     /// appends until it is reopened and recovered (fsync errors are not retried: after one,
     /// Linux may report later fsyncs as successful although the data is gone).
     failure: Option<String>,
+    /// Files created in the log's directory so far, and how many of them an fsync of the
+    /// directory covered (neither is reset by truncation: names outlive generations).
+    names_created: u64,
+    names_synced: u64,
 }
 
 impl FlushState {
@@ -47,6 +57,8 @@ impl FlushState {
                 generation: 0,
                 flushed,
                 failure: None,
+                names_created: 0,
+                names_synced: 0,
             }),
         })
     }
@@ -69,6 +81,20 @@ impl FlushState {
     fn fail(&self, why: String) {
         self.inner.lock().failure.get_or_insert(why);
     }
+    /// A file was created in the log's directory (a segment): its name is not durable yet.
+    pub fn name_created(&self) {
+        self.inner.lock().names_created += 1;
+    }
+    /// The names created so far, if an fsync of the directory has not covered them all.
+    pub fn names_unsynced(&self) -> Option<u64> {
+        let g = self.inner.lock();
+        (g.names_synced < g.names_created).then_some(g.names_created)
+    }
+    /// An fsync of the directory covered the first `created` names.
+    pub fn names_synced(&self, created: u64) {
+        let mut g = self.inner.lock();
+        g.names_synced = g.names_synced.max(created);
+    }
     /// The log was truncated or reset: start a new generation with `flushed`.
     pub fn reset(&self, flushed: i64) {
         let mut g = self.inner.lock();
@@ -81,6 +107,9 @@ impl FlushState {
 pub struct SyncRequest {
     pub(crate) partition: String,
     pub(crate) files: Vec<Arc<File>>,
+    /// The log's directory, when files were created in it since its last fsync, with the
+    /// count of names created so far.
+    pub(crate) dir: Option<(Arc<Path>, u64)>,
     pub(crate) up_to: i64,
     pub(crate) generation: u64,
     pub(crate) state: Arc<FlushState>,
@@ -91,9 +120,13 @@ impl SyncRequest {
     pub fn up_to(&self) -> i64 {
         self.up_to
     }
+    /// Whether the log's directory is fsynced too (files were created in it since its last).
+    pub fn syncs_dir(&self) -> bool {
+        self.dir.is_some()
+    }
     /// True when nothing needs syncing (already flushed).
     pub fn is_noop(&self) -> bool {
-        self.files.is_empty() || self.up_to <= self.state.flushed()
+        (self.files.is_empty() && self.dir.is_none()) || self.up_to <= self.state.flushed()
     }
 }
 
@@ -102,6 +135,7 @@ impl std::fmt::Debug for SyncRequest {
         f.debug_struct("SyncRequest")
             .field("partition", &self.partition)
             .field("files", &self.files.len())
+            .field("dir", &self.dir.as_ref().map(|(d, _)| d))
             .field("up_to", &self.up_to)
             .finish()
     }
@@ -166,6 +200,11 @@ impl GroupCommit {
     pub fn submit(&self, req: SyncRequest) -> oneshot::Receiver<Result<(), LogError>> {
         let (tx, rx) = oneshot::channel();
         if req.is_noop() {
+            // No file holds what lies between the flushed offset and `up_to` (the log restarted
+            // past it, or it rolled an empty segment there): it is as durable as it will be.
+            if req.files.is_empty() && req.dir.is_none() {
+                req.state.advance(req.generation, req.up_to);
+            }
             let _ = tx.send(Ok(()));
             return rx;
         }
@@ -230,9 +269,12 @@ fn run(shared: &Shared) {
             )
         };
         let (batch, inject_failure) = batch;
-        // Each distinct file once, in the order first seen (a log's rolled segments first).
+        // Each distinct file once, in the order first seen (a log's rolled segments first), then
+        // each directory with new names once.
         let mut seen: HashSet<*const File> = HashSet::new();
         let mut failed: Vec<(*const File, std::io::Error)> = Vec::new();
+        let mut dirs_seen: HashSet<&Path> = HashSet::new();
+        let mut dirs_failed: Vec<(&Path, std::io::Error)> = Vec::new();
         let mut syncs = 0u64;
         for (req, _) in &batch {
             if req.up_to <= req.state.flushed() {
@@ -253,17 +295,39 @@ fn run(shared: &Shared) {
                 }
             }
         }
+        for (req, _) in &batch {
+            if let Some((dir, _)) = &req.dir {
+                if req.up_to > req.state.flushed() && dirs_seen.insert(&**dir) {
+                    syncs += 1;
+                    if let Err(e) = crate::checkpoint::sync_dir(dir) {
+                        dirs_failed.push((dir, e));
+                    }
+                }
+            }
+        }
+        let dirs_failed: Vec<(Arc<Path>, std::io::Error)> = dirs_failed
+            .into_iter()
+            .map(|(d, e)| (Arc::from(d), e))
+            .collect();
         for (req, tx) in batch {
             let error = req
                 .files
                 .iter()
-                .find_map(|f| failed.iter().find(|(p, _)| *p == Arc::as_ptr(f)));
+                .find_map(|f| failed.iter().find(|(p, _)| *p == Arc::as_ptr(f)))
+                .map(|(_, e)| e)
+                .or_else(|| {
+                    let (dir, _) = req.dir.as_ref()?;
+                    dirs_failed.iter().find(|(d, _)| d == dir).map(|(_, e)| e)
+                });
             let result = match error {
                 None => {
+                    if let Some((_, created)) = req.dir {
+                        req.state.names_synced(created);
+                    }
                     req.state.advance(req.generation, req.up_to);
                     Ok(())
                 }
-                Some((_, e)) => {
+                Some(e) => {
                     let why = format!("fdatasync for {}: {e}", req.partition);
                     req.state.fail(why.clone());
                     Err(LogError::Storage(std::io::Error::new(e.kind(), why)))

@@ -136,7 +136,8 @@ impl Log {
             seg.next_offset = bases.get(i + 1).map_or(base, |n| n.0);
             segments.insert(base, seg);
         }
-        if segments.is_empty() {
+        let created_first = segments.is_empty();
+        if created_first {
             let base = hints.log_start_offset.unwrap_or(0).max(0);
             let seg = Segment::create(dir, base, now_ms, &config)
                 .map_err(|e| io("create a segment", e))?;
@@ -181,6 +182,9 @@ impl Log {
             .unwrap_or(log.log_start_offset)
             .clamp(log.log_start_offset, leo);
         log.flush = FlushState::new(leo);
+        if created_first {
+            log.flush.name_created();
+        }
         log.epochs
             .truncate_from_end(leo)
             .map_err(|e| LogError::io(&log.tp, "write leader-epoch-checkpoint", e))?;
@@ -651,6 +655,7 @@ impl Log {
         debug_assert!(base >= leo && base > active_base);
         let seg = Segment::create(&self.dir, base, now_ms, &self.config)
             .map_err(|e| self.io("roll a segment", e))?;
+        self.flush.name_created();
         self.segments.insert(base, seg);
         self.note_open(active_base);
         // Kafka snapshots producer state at every roll: a rebuild then replays at most the
@@ -721,9 +726,14 @@ impl Log {
                 files.push(self.active().log_file().clone());
             }
         }
+        let dir = (up_to > flushed)
+            .then(|| self.flush.names_unsynced())
+            .flatten()
+            .map(|created| (Arc::from(self.dir.as_path()), created));
         SyncRequest {
             partition: self.tp.to_string(),
             files,
+            dir,
             up_to,
             generation: self.flush.generation(),
             state: self.flush.clone(),
@@ -771,6 +781,11 @@ impl Log {
         self.active_mut()
             .flush()
             .map_err(|e| LogError::io(&tp, "fdatasync", e))?;
+        if let Some(created) = self.flush.names_unsynced() {
+            crate::checkpoint::sync_dir(&self.dir)
+                .map_err(|e| LogError::io(&tp, "fsync the partition directory", e))?;
+            self.flush.names_synced(created);
+        }
         let leo = self.log_end_offset();
         self.flush.advance(self.flush.generation(), leo);
         self.pending_sync.clear();
@@ -865,6 +880,7 @@ impl Log {
         // Create first so the log always has an active segment, even if a delete fails.
         let seg = Segment::create(&self.dir, offset, wall_clock_ms(), &self.config)
             .map_err(|e| self.io("create a segment", e))?;
+        self.flush.name_created();
         let old_same_base = self.segments.insert(offset, seg);
         if let Some(s) = old_same_base {
             drop(s);
@@ -882,6 +898,7 @@ impl Log {
     }
 
     fn after_truncation(&mut self) -> Result<(), LogError> {
+        self.sync_truncation()?;
         let leo = self.log_end_offset();
         // A batch straddling the log start can take the end below it (Kafka lowers the start).
         self.log_start_offset = self.log_start_offset.min(leo);
@@ -895,6 +912,26 @@ impl Log {
         // Offsets at and above the new end will be written again: they are dirty.
         self.cleaner.first_dirty_offset = self.cleaner.first_dirty_offset.min(leo);
         self.load_producer_state(wall_clock_ms())
+    }
+
+    /// Makes a truncation durable at once (it is rare: a follower that diverged from its leader,
+    /// or one behind its leader's log start). A follower appends its leader's records where the
+    /// cut-off ones were and records their epoch in the leader-epoch checkpoint, which is
+    /// durable; if a power cut brought the cut-off records back, the follower would hold
+    /// records its leader never had under offsets the checkpoint gives to the leader's epoch,
+    /// and no later fetch would find the divergence.
+    fn sync_truncation(&mut self) -> Result<(), LogError> {
+        let tp = self.tp.clone();
+        self.active_mut()
+            .flush()
+            .map_err(|e| LogError::io(&tp, "fdatasync a truncated segment", e))?;
+        let created = self.flush.names_unsynced();
+        crate::checkpoint::sync_dir(&self.dir)
+            .map_err(|e| LogError::io(&tp, "fsync the partition directory", e))?;
+        if let Some(created) = created {
+            self.flush.names_synced(created);
+        }
+        Ok(())
     }
 
     pub(crate) fn remove_segment(&mut self, base: i64) -> Result<u64, LogError> {

@@ -55,6 +55,14 @@ fn offsets_read(log: &mut Log) -> Vec<i64> {
     out
 }
 
+/// `config` with Samsa's durable mode.
+fn durable(config: LogConfig) -> LogConfig {
+    LogConfig {
+        durable: true,
+        ..config
+    }
+}
+
 fn small_segments() -> LogConfig {
     LogConfig {
         segment_bytes: 2000,
@@ -410,13 +418,7 @@ fn wait_for(mut f: impl FnMut() -> bool) {
 #[test]
 fn group_commit_shares_one_fdatasync_between_waiting_appenders() {
     let dir = tempfile::tempdir().unwrap();
-    let (_d, mut log) = open(
-        dir.path(),
-        LogConfig {
-            durable: true,
-            ..LogConfig::default()
-        },
-    );
+    let (_d, mut log) = open(dir.path(), durable(LogConfig::default()));
     let gc = GroupCommit::new();
     let mut waits = Vec::new();
     for _ in 0..200 {
@@ -429,6 +431,49 @@ fn group_commit_shares_one_fdatasync_between_waiting_appenders() {
     assert_eq!(log.flushed_offset(), 200);
     // 200 waiters, far fewer fdatasyncs: they were grouped.
     assert!(gc.rounds() < 200, "rounds {}", gc.rounds());
+}
+
+#[test]
+fn a_sync_after_a_roll_also_fsyncs_the_directory_once() {
+    // The new segment's fdatasync'd records are durable only once its name is.
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(dir.path(), durable(small_segments()));
+    let gc = GroupCommit::new();
+    let first = log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
+    // The first segment came with the log; its name is not durable yet either.
+    let req = log.sync_request(first.last_offset + 1);
+    assert!(req.syncs_dir());
+    gc.submit(req).blocking_recv().unwrap().unwrap();
+    let next = log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
+    assert!(!log.sync_request(next.last_offset + 1).syncs_dir());
+    // Everything synced before each append, so that the roll has nothing of its own to sync.
+    let segments = log.segment_count();
+    while log.segment_count() == segments {
+        let req = log.sync_request(log.log_end_offset());
+        gc.submit(req).blocking_recv().unwrap().unwrap();
+        log.append(batch_at(NOW, 10, 100), 0, NOW).unwrap();
+    }
+    let req = log.sync_request(log.log_end_offset());
+    assert!(req.syncs_dir(), "a roll created files");
+    gc.submit(req).blocking_recv().unwrap().unwrap();
+    log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
+    assert!(!log.sync_request(log.log_end_offset()).syncs_dir());
+}
+
+#[test]
+fn a_log_restarted_past_its_unflushed_records_has_nothing_left_to_sync() {
+    // A durable follower syncs until its flushed offset reaches its log end before fetching
+    // again: a log that starts over past unflushed records must get there without a file.
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(dir.path(), durable(LogConfig::default()));
+    log.append(batch_at(NOW, 5, 10), 0, NOW).unwrap();
+    log.truncate_fully_and_start_at(1_000).unwrap();
+    let gc = GroupCommit::new();
+    gc.submit(log.sync_request(log.log_end_offset()))
+        .blocking_recv()
+        .unwrap()
+        .unwrap();
+    assert_eq!(log.flushed_offset(), 1_000);
 }
 
 #[test]
@@ -602,13 +647,7 @@ fn an_append_whose_partial_write_cannot_be_cut_back_fences_the_log_until_reopen(
 #[test]
 fn a_failed_fdatasync_is_reported_to_waiters_and_fences_appends() {
     let dir = tempfile::tempdir().unwrap();
-    let (d, mut log) = open(
-        dir.path(),
-        LogConfig {
-            durable: true,
-            ..LogConfig::default()
-        },
-    );
+    let (d, mut log) = open(dir.path(), durable(LogConfig::default()));
     let gc = GroupCommit::new();
     let info = log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
     gc.inject_sync_failure();
@@ -623,13 +662,7 @@ fn a_failed_fdatasync_is_reported_to_waiters_and_fences_appends() {
     assert_eq!(offsets_read(&mut log), vec![0]);
     drop(log);
     drop(d);
-    let (_d, mut log) = open(
-        dir.path(),
-        LogConfig {
-            durable: true,
-            ..LogConfig::default()
-        },
-    );
+    let (_d, mut log) = open(dir.path(), durable(LogConfig::default()));
     let info = log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
     gc.submit(log.sync_request(info.last_offset + 1))
         .blocking_recv()

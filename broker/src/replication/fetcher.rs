@@ -45,6 +45,10 @@ struct Followed {
     state: FollowerPartition,
     /// Not fetched before this instant (after an error).
     paused_until: Option<tokio::time::Instant>,
+    /// An fsync of what it appended failed (durable mode): the log takes no appends until it
+    /// is reopened, and its fetch offset would name records that may not be on disk, so it is
+    /// not fetched again (it drops out of the ISR, as Kafka's replica on a failed log dir).
+    disk_failed: bool,
 }
 
 /// The partitions followed from one leader, shared by the manager and that leader's task.
@@ -125,6 +129,7 @@ impl ReplicaFetchers {
                     partition: p,
                     state,
                     paused_until: None,
+                    disk_failed: false,
                 },
             );
             set.changed.notify_one();
@@ -151,6 +156,12 @@ async fn run(broker: Weak<Broker>, config: FetcherConfig, leader: i32, set: Weak
         };
         if broker.is_shutting_down() {
             return;
+        }
+        let syncs = follower_syncs(&broker, &set);
+        if !syncs.is_empty() {
+            drop(broker);
+            await_syncs(&set, syncs).await;
+            continue;
         }
         let request = build_request(&config, &set, &mut session);
         let Some(request) = request else {
@@ -226,6 +237,45 @@ async fn run(broker: Weak<Broker>, config: FetcherConfig, leader: i32, set: Weak
     }
 }
 
+/// Durable mode: the fsyncs to wait for before the next fetch, of every partition of `set`
+/// with appended records not yet on disk (see [`Partition::follower_sync`]). One group commit
+/// serves them all.
+fn follower_syncs(broker: &Broker, set: &LeaderSet) -> Vec<PendingSync> {
+    set.partitions
+        .lock()
+        .values()
+        .filter(|f| !f.disk_failed)
+        .filter_map(|f| {
+            let rx = f.partition.follower_sync(&broker.group_commit)?;
+            Some((f.partition.clone(), rx))
+        })
+        .collect()
+}
+
+/// A follower's fsync under way.
+type PendingSync = (
+    Arc<Partition>,
+    tokio::sync::oneshot::Receiver<Result<(), samsa_storage::LogError>>,
+);
+
+async fn await_syncs(set: &LeaderSet, syncs: Vec<PendingSync>) {
+    for (partition, rx) in syncs {
+        let failure = match rx.await {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(_) => Some("group commit is shut down".to_string()),
+        };
+        partition.synced();
+        if let Some(why) = failure {
+            tracing::error!(partition = %partition.tp, error = %why, "fsync of replicated records failed; this follower stops fetching the partition");
+            let key = (partition.tp.topic.clone(), partition.tp.partition);
+            if let Some(f) = set.partitions.lock().get_mut(&key) {
+                f.disk_failed = true;
+            }
+        }
+    }
+}
+
 /// The leader's endpoint for clients, from the metadata image.
 fn leader_address(broker: &Broker, leader: i32) -> Option<SocketAddr> {
     let view = ClusterView::new(broker);
@@ -247,7 +297,7 @@ fn build_request(
     let now = tokio::time::Instant::now();
     let mut wanted = Vec::new();
     for ((topic, index), f) in set.partitions.lock().iter() {
-        if f.paused_until.is_some_and(|t| t > now) {
+        if f.paused_until.is_some_and(|t| t > now) || f.disk_failed {
             continue;
         }
         let key = PartitionKey {
@@ -368,6 +418,8 @@ fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse
             };
             let partition = f.partition.clone();
             let (leader, leader_epoch) = (f.state.leader, f.state.leader_epoch);
+            // What this fetch asked with, for the log line of a truncation.
+            let asked = (f.state.fetch_offset, f.state.last_fetched_epoch);
             let steps = f
                 .state
                 .on_answer(&answer, |epoch| partition.end_offset_for_epoch(epoch));
@@ -381,7 +433,7 @@ fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse
                             partition.log_end_offset(),
                             partition.latest_epoch().unwrap_or(-1),
                         );
-                        tracing::info!(partition = %partition.tp, offset, log_end_offset = partition.log_end_offset(), "truncated where this follower's log diverged from its leader's");
+                        tracing::info!(partition = %partition.tp, offset, log_end_offset = partition.log_end_offset(), fetch_offset = asked.0, last_fetched_epoch = asked.1, diverging_epoch = ?answer.diverging_epoch, "truncated where this follower's log diverged from its leader's");
                         done
                     }
                     Step::TruncateFullyAndStartAt(offset) => {

@@ -14,7 +14,10 @@
 //! - A follower joins the ISR once its log end offset reaches the high watermark and the start
 //!   of the current leader epoch (it holds every committed record and this leader's history).
 //! - The high watermark is the smallest log end offset over the maximal ISR; it never moves
-//!   back and never passes the leader's own log end offset.
+//!   back and never passes the leader's own log end offset. In Samsa's durable mode the leader
+//!   counts only what it has fsynced of its own log ([`LeaderPartition::on_append`]'s
+//!   `local_end`), while its followers are measured against its whole log: a follower may hold
+//!   records the leader has not fsynced yet, and they count as soon as the leader has.
 //! - An ISR change leaves the flight only through a new partition state from the controller,
 //!   or a refusal that says it was not made (Kafka's `handleAlterPartitionError`): an answer
 //!   that leaves it open (no answer in time, INVALID_UPDATE_VERSION after a retry...) may hide
@@ -169,12 +172,17 @@ pub struct LeaderPartition {
     resend_isr_change: bool,
     followers: BTreeMap<NodeId, FollowerState>,
     log_end_offset: i64,
+    /// What of its own log the leader counts toward the high watermark (at most
+    /// `log_end_offset`).
+    local_end: i64,
     high_watermark: i64,
 }
 
 impl LeaderPartition {
     /// Becoming leader at `leader_epoch` (Kafka's `makeLeader`): the log holds records up to
-    /// `log_end_offset` (exclusive), `high_watermark` is the last one known. Followers are
+    /// `log_end_offset` (exclusive), all of which count toward the high watermark until
+    /// [`LeaderPartition::on_append`] says otherwise, and `high_watermark` is the last one
+    /// known. Followers are
     /// assumed caught up as of now, so that none is dropped from the ISR before it had a chance
     /// to fetch from this leader.
     #[allow(clippy::too_many_arguments)]
@@ -213,6 +221,7 @@ impl LeaderPartition {
             resend_isr_change: false,
             followers,
             log_end_offset,
+            local_end: log_end_offset,
             high_watermark,
         };
         p.maybe_advance_high_watermark();
@@ -224,6 +233,10 @@ impl LeaderPartition {
     }
     pub fn log_end_offset(&self) -> i64 {
         self.log_end_offset
+    }
+    /// What of its own log the leader counts toward the high watermark.
+    pub fn local_end(&self) -> i64 {
+        self.local_end
     }
     pub fn leader_epoch(&self) -> i32 {
         self.leader_epoch
@@ -241,15 +254,22 @@ impl LeaderPartition {
         &self.replicas
     }
 
-    /// The leader appended: its log now ends at `log_end_offset`. Returns the high watermark
-    /// if it moved (with an ISR of the leader alone it follows the log).
-    pub fn on_append(&mut self, log_end_offset: i64) -> Option<i64> {
+    /// The leader appended, or fsynced: its log now ends at `log_end_offset`, and everything
+    /// below `local_end` counts toward the high watermark as the leader's own (its log end, or
+    /// in durable mode what it has fsynced). Returns the high watermark if it moved (with an
+    /// ISR of the leader alone it follows `local_end`).
+    pub fn on_append(&mut self, log_end_offset: i64, local_end: i64) -> Option<i64> {
         assert!(
             log_end_offset >= self.log_end_offset,
             "log end offset {} -> {log_end_offset}",
             self.log_end_offset
         );
+        assert!(
+            local_end <= log_end_offset,
+            "local end {local_end} past the log end offset {log_end_offset}"
+        );
         self.log_end_offset = log_end_offset;
+        self.local_end = self.local_end.max(local_end);
         self.maybe_advance_high_watermark()
     }
 
@@ -447,7 +467,7 @@ impl LeaderPartition {
 
     /// Kafka's `maybeIncrementLeaderHW`.
     fn maybe_advance_high_watermark(&mut self) -> Option<i64> {
-        let mut hw = self.log_end_offset;
+        let mut hw = self.local_end;
         for r in self.isr.maximal() {
             if r == self.node {
                 continue;

@@ -30,7 +30,7 @@ fn three(leo: i64, hw: i64) -> LeaderPartition {
 #[test]
 fn the_high_watermark_is_the_smallest_log_end_offset_of_the_isr() {
     let mut p = three(10, 10);
-    assert_eq!(p.on_append(15), None, "followers have not fetched yet");
+    assert_eq!(p.on_append(15, 15), None, "followers have not fetched yet");
     assert_eq!(p.on_follower_fetch(2, 12, 1_100).unwrap().0, None);
     assert_eq!(p.on_follower_fetch(3, 14, 1_100).unwrap().0, Some(12));
     assert_eq!(p.on_follower_fetch(2, 15, 1_200).unwrap().0, Some(14));
@@ -41,7 +41,7 @@ fn the_high_watermark_is_the_smallest_log_end_offset_of_the_isr() {
 #[test]
 fn a_leader_alone_in_its_isr_moves_the_high_watermark_with_its_log() {
     let mut p = LeaderPartition::new(1, config(), vec![1, 2], vec![1], 0, 0, 0, 0, 0);
-    assert_eq!(p.on_append(3), Some(3));
+    assert_eq!(p.on_append(3, 3), Some(3));
     assert_eq!(p.acks_all(3, 1), AcksAll::Done);
     assert!(
         !p.enough_replicas(2),
@@ -52,7 +52,7 @@ fn a_leader_alone_in_its_isr_moves_the_high_watermark_with_its_log() {
 #[test]
 fn a_follower_that_stops_fetching_leaves_the_isr_after_the_lag_time() {
     let mut p = three(10, 10);
-    p.on_append(20);
+    p.on_append(20, 20);
     p.on_follower_fetch(2, 20, 2_000).unwrap();
     p.on_follower_fetch(3, 12, 2_000).unwrap();
     // Follower 3 was last caught up when the leader became leader (1_000).
@@ -93,9 +93,9 @@ fn a_follower_at_the_leaders_log_end_is_in_sync_however_long_ago_it_fetched() {
 #[test]
 fn a_follower_that_reached_the_previous_fetch_end_was_caught_up_at_that_fetch() {
     let mut p = three(10, 10);
-    p.on_append(20);
+    p.on_append(20, 20);
     p.on_follower_fetch(2, 15, 5_000).unwrap(); // behind: leader at 20 then
-    p.on_append(30);
+    p.on_append(30, 30);
     p.on_follower_fetch(2, 20, 9_000).unwrap(); // reached what the leader had at 5_000
     assert_eq!(p.follower(2).unwrap().last_caught_up_ms, 5_000);
     p.on_follower_fetch(2, 30, 9_500).unwrap();
@@ -105,7 +105,7 @@ fn a_follower_that_reached_the_previous_fetch_end_was_caught_up_at_that_fetch() 
 #[test]
 fn while_a_shrink_is_in_flight_the_high_watermark_still_waits_for_the_leaving_follower() {
     let mut p = three(10, 10);
-    p.on_append(20);
+    p.on_append(20, 20);
     p.on_follower_fetch(2, 20, 1_000 + LAG_MS).unwrap();
     p.on_follower_fetch(3, 10, 1_000 + LAG_MS).unwrap();
     let shrink = p.tick(2_000 + LAG_MS).unwrap();
@@ -121,7 +121,7 @@ fn while_a_shrink_is_in_flight_the_high_watermark_still_waits_for_the_leaving_fo
 #[test]
 fn a_refused_isr_change_goes_back_to_the_committed_isr_and_is_asked_again() {
     let mut p = three(10, 10);
-    p.on_append(11);
+    p.on_append(11, 11);
     p.on_follower_fetch(2, 11, 2_000 + LAG_MS).unwrap();
     let shrink = p.tick(2_000 + LAG_MS).unwrap();
     p.on_alter_isr_failed(&shrink, AlterIsrFailure::Refused);
@@ -133,14 +133,14 @@ fn a_refused_isr_change_goes_back_to_the_committed_isr_and_is_asked_again() {
 fn an_isr_change_of_unknown_fate_stays_in_flight_and_is_sent_again() {
     // Follower 3 catches up; the controller takes the expansion but its answer times out.
     let mut p = LeaderPartition::new(1, config(), vec![1, 2, 3], vec![1, 2], 5, 7, 10, 10, 0);
-    p.on_append(20);
+    p.on_append(20, 20);
     p.on_follower_fetch(2, 20, 100).unwrap();
     let expand = p.on_follower_fetch(3, 20, 100).unwrap().1.unwrap();
     assert_eq!(p.tick(200), None, "in flight: nothing new to ask");
     p.on_alter_isr_failed(&expand, AlterIsrFailure::Unknown);
     assert!(p.isr().is_pending(), "the controller may have made it");
     // Follower 3 stops fetching: the high watermark must not pass it, it may be in the ISR.
-    p.on_append(30);
+    p.on_append(30, 30);
     assert_eq!(p.on_follower_fetch(2, 30, 300).unwrap().0, None);
     assert_eq!(p.high_watermark(), 20);
     assert_eq!(p.tick(400), Some(expand.clone()), "sent again");
@@ -155,7 +155,7 @@ fn an_isr_change_of_unknown_fate_stays_in_flight_and_is_sent_again() {
 #[test]
 fn an_answer_about_an_older_isr_change_leaves_the_one_in_flight() {
     let mut p = three(10, 10);
-    p.on_append(11);
+    p.on_append(11, 11);
     p.on_follower_fetch(2, 11, 2_000 + LAG_MS).unwrap();
     let first = p.tick(2_000 + LAG_MS).unwrap();
     p.on_alter_isr_failed(&first, AlterIsrFailure::Refused);
@@ -192,7 +192,7 @@ fn only_operation_not_attempted_and_ineligible_replica_say_an_isr_change_was_not
 fn a_follower_joins_once_it_reaches_the_high_watermark_and_the_leader_epoch_start() {
     // Leader since offset 10; follower 3 out of sync.
     let mut p = LeaderPartition::new(1, config(), vec![1, 2, 3], vec![1, 2], 5, 7, 10, 8, 0);
-    p.on_append(20);
+    p.on_append(20, 20);
     assert_eq!(p.on_follower_fetch(2, 20, 100).unwrap(), (Some(20), None));
     assert_eq!(
         p.on_follower_fetch(3, 9, 100).unwrap().1,
@@ -208,7 +208,7 @@ fn a_follower_joins_once_it_reaches_the_high_watermark_and_the_leader_epoch_star
     assert_eq!(hw, None);
     assert_eq!(expand.unwrap().new_isr, vec![1, 2, 3]);
     // While the expansion is in flight the high watermark already waits for 3.
-    p.on_append(25);
+    p.on_append(25, 25);
     p.on_follower_fetch(2, 25, 400).unwrap();
     assert_eq!(p.high_watermark(), 20);
     assert_eq!(p.on_follower_fetch(3, 25, 400).unwrap().0, Some(25));
@@ -217,7 +217,7 @@ fn a_follower_joins_once_it_reaches_the_high_watermark_and_the_leader_epoch_star
 #[test]
 fn acks_all_waits_for_the_high_watermark_and_checks_the_isr_again_after() {
     let mut p = three(0, 0);
-    p.on_append(5);
+    p.on_append(5, 5);
     assert_eq!(p.acks_all(5, 2), AcksAll::Waiting);
     p.on_follower_fetch(2, 5, 10).unwrap();
     p.on_follower_fetch(3, 5, 10).unwrap();
@@ -248,7 +248,7 @@ fn an_older_partition_state_does_not_undo_a_newer_one() {
 fn the_same_partition_state_published_again_keeps_the_isr_change_in_flight() {
     // Follower 3 catches up and the leader asks to add it to the ISR [1, 2].
     let mut p = LeaderPartition::new(1, config(), vec![1, 2, 3], vec![1, 2], 5, 7, 10, 10, 0);
-    p.on_append(20);
+    p.on_append(20, 20);
     assert_eq!(p.on_follower_fetch(2, 20, 100).unwrap(), (Some(20), None));
     let expand = p.on_follower_fetch(3, 20, 100).unwrap().1.unwrap();
     assert_eq!(expand.new_isr, vec![1, 2, 3]);
@@ -259,7 +259,7 @@ fn the_same_partition_state_published_again_keeps_the_isr_change_in_flight() {
         "the controller may still commit the expansion"
     );
     // So the high watermark still waits for 3.
-    p.on_append(30);
+    p.on_append(30, 30);
     assert_eq!(p.on_follower_fetch(2, 30, 200).unwrap().0, None);
     assert_eq!(p.high_watermark(), 20);
     // The controller commits it.
@@ -270,9 +270,29 @@ fn the_same_partition_state_published_again_keeps_the_isr_change_in_flight() {
     assert_eq!(p.on_follower_fetch(3, 30, 300).unwrap().0, Some(30));
 }
 
+#[test]
+fn a_durable_leader_counts_its_followers_records_once_it_has_fsynced_its_own() {
+    // Durable mode: the leader appended up to 15 and fsynced up to 10.
+    let mut p = three(10, 10);
+    assert_eq!(p.on_append(15, 10), None);
+    // The followers have all of it (they fetch from the leader's log, not its disk) and say so.
+    assert_eq!(p.on_follower_fetch(2, 15, 1_100).unwrap().0, None);
+    assert_eq!(p.on_follower_fetch(3, 15, 1_100).unwrap().0, None);
+    assert_eq!(
+        p.acks_all(15, 2),
+        AcksAll::Waiting,
+        "the leader has not fsynced"
+    );
+    // The leader's fsync alone moves the high watermark: the followers' fetches counted.
+    assert_eq!(p.on_append(15, 15), Some(15));
+    assert_eq!(p.acks_all(15, 2), AcksAll::Done);
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Append(u8),
+    /// The leader fsyncs its whole log (durable mode).
+    Flush,
     Fetch {
         follower: u8,
         ahead: u8,
@@ -296,6 +316,7 @@ enum Op {
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         (1u8..20).prop_map(Op::Append),
+        Just(Op::Flush),
         (0u8..2, 0u8..30).prop_map(|(follower, ahead)| Op::Fetch { follower, ahead }),
         (0u16..40_000).prop_map(Op::Tick),
         Just(Op::Deliver),
@@ -326,11 +347,11 @@ impl ModelController {
 }
 
 proptest! {
-    /// Whatever the fetches, appends, clock and controller do (requests taken late, after the
-    /// leader stopped waiting, refused, lost; states published late or twice): the high
-    /// watermark never moves back, never passes the leader's log, and never passes the log end
-    /// offset of a member of the controller's ISR or the leader's committed one; a follower
-    /// joins only holding everything below the high watermark.
+    /// Whatever the fetches, appends, fsyncs, clock and controller do (requests taken late,
+    /// after the leader stopped waiting, refused, lost; states published late or twice): the
+    /// high watermark never moves back, never passes what the leader counts of its own log, and
+    /// never passes the log end offset of a member of the controller's ISR or the leader's
+    /// committed one; a follower joins only holding everything below the high watermark.
     #[test]
     fn the_high_watermark_never_passes_an_in_sync_replica(ops in proptest::collection::vec(op(), 1..300)) {
         let mut p = three(0, 0);
@@ -343,10 +364,16 @@ proptest! {
             in_flight: Default::default(),
             published: (vec![1, 2, 3], 7),
         };
+        // What the leader has fsynced (appends are counted only once flushed).
+        let mut local_end = 0i64;
         for op in ops {
             let hw_before = p.high_watermark();
             match op {
-                Op::Append(n) => { p.on_append(p.log_end_offset() + n as i64); }
+                Op::Append(n) => { p.on_append(p.log_end_offset() + n as i64, local_end); }
+                Op::Flush => {
+                    local_end = p.log_end_offset();
+                    p.on_append(local_end, local_end);
+                }
                 Op::Fetch { follower, ahead } => {
                     let i = follower as usize;
                     fetched[i] = (fetched[i] + ahead as i64).min(p.log_end_offset());
@@ -405,6 +432,7 @@ proptest! {
             }
             prop_assert!(p.high_watermark() >= hw_before);
             prop_assert!(p.high_watermark() <= p.log_end_offset());
+            prop_assert!(p.high_watermark() <= local_end.max(hw_before));
             for &r in c.isr.iter().chain(p.isr().committed()) {
                 if r != 1 {
                     prop_assert!(

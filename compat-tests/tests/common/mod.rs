@@ -1,6 +1,8 @@
 //! Client helpers shared by the compatibility tests (rdkafka = librdkafka through Rust).
 #![allow(dead_code, unused_imports)]
 
+pub mod acked;
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
