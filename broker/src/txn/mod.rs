@@ -4,13 +4,15 @@
 //! Each transactional id is a [`state::TxnMetadata`] behind its own async mutex; an operation
 //! holds it from the decision to the end of its writes, so two requests of one transactional
 //! id never interleave. This module does the I/O around the sans-IO state machine: it writes
-//! each new state to `__transaction_state` before acting on it (and, in durable mode, waits
-//! for the fsync), writes the COMMIT/ABORT markers to every partition of a transaction itself
-//! (Kafka's WriteTxnMarkers, without the network hop), verifies transactional produces
-//! against the ongoing transaction (KIP-890 part 1), aborts transactions that outlive their
-//! timeout, expires idle transactional ids, and on start reloads every transactional id from
-//! the log and completes the transactions that were between PrepareCommit/PrepareAbort and
-//! their markers when the broker stopped.
+//! each new state to `__transaction_state` before acting on it and waits until every in-sync
+//! replica has it (acks=all, as Kafka's coordinator appends: a state only this broker holds
+//! is lost when another takes the partition over, and a commit answered on it ends up
+//! committed in some partitions and aborted in others), writes the COMMIT/ABORT markers to
+//! every partition of a transaction itself (Kafka's WriteTxnMarkers, without the network
+//! hop), verifies transactional produces against the ongoing transaction (KIP-890 part 1),
+//! aborts transactions that outlive their timeout, expires idle transactional ids, and on
+//! start reloads every transactional id from the log and completes the transactions that were
+//! between PrepareCommit/PrepareAbort and their markers when the broker stopped.
 //!
 //! Lock order: a transactional id, then a group (transactional offset commits), then a
 //! partition's log. Markers are written with no group lock held.
@@ -47,6 +49,7 @@ use crate::config::topic::TopicOverrides;
 use crate::config::BrokerConfig;
 use crate::partition::{Partition, Replayed, SyncWait};
 use crate::server::Broker;
+use samsa_cluster::replication::leader::AcksAll;
 
 /// The internal topic that holds transaction state.
 pub const TRANSACTION_STATE_TOPIC: &str = "__transaction_state";
@@ -72,6 +75,8 @@ pub struct TransactionCoordinator {
     /// `transaction.state.log.replication.factor`.
     replication_factor: i16,
     txns: RwLock<HashMap<String, TxnHandle>>,
+    /// Wakes the timers to complete the transactions a load found prepared.
+    prepared_loaded: tokio::sync::Notify,
     /// Per partition of `__transaction_state`: whether this broker coordinates its ids
     /// ([`NOT_COORDINATOR`], [`LOADING`], [`LOADED`]), as the group coordinator keeps it.
     coordinating: Vec<AtomicU8>,
@@ -95,6 +100,37 @@ pub(crate) async fn settle(partition: &Partition, wait: SyncWait) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// How long a coordinator's write may take to reach every in-sync replica (Kafka's
+/// coordinators append with acks=all within the broker's `request.timeout.ms`, 30 s).
+const REPLICATION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Waits until every in-sync replica of the partition this broker leads holds its log up to
+/// `end_offset` (exclusive), as an acks=all produce waits: nothing may be decided on a write
+/// that a new leader may not have. NOT_LEADER_OR_FOLLOWER when this broker stopped leading the
+/// partition meanwhile (its write may be truncated), REQUEST_TIMED_OUT after
+/// [`REPLICATION_TIMEOUT`]. Woken by the partition's high watermark and leadership changes,
+/// so it must not run where those are applied (the metadata publisher).
+pub(crate) async fn replicated(
+    partition: &Partition,
+    end_offset: i64,
+) -> Result<(), ResponseError> {
+    let deadline = tokio::time::Instant::now() + REPLICATION_TIMEOUT;
+    loop {
+        let arrived = partition.data_arrived();
+        // With a minimum of one in-sync replica, only a deposed leader is refused.
+        match partition.acks_all(end_offset, 1) {
+            AcksAll::Done => return Ok(()),
+            AcksAll::NotEnoughReplicasAfterAppend => {
+                return Err(ResponseError::NotLeaderOrFollower)
+            }
+            AcksAll::Waiting => {}
+        }
+        if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+            return Err(ResponseError::RequestTimedOut);
+        }
+    }
 }
 
 /// One record of `__transaction_state` as a v2 batch (offsets are assigned by the log).
@@ -151,6 +187,7 @@ impl TransactionCoordinator {
             segment_bytes: config.long("transaction.state.log.segment.bytes"),
             replication_factor: config.int("transaction.state.log.replication.factor") as i16,
             txns: RwLock::new(HashMap::new()),
+            prepared_loaded: tokio::sync::Notify::new(),
             coordinating: (0..crate::topics::PARTITIONS_PER_TOPIC_MAX)
                 .map(|_| AtomicU8::new(NOT_COORDINATOR))
                 .collect(),
@@ -223,8 +260,9 @@ impl TransactionCoordinator {
             .ok_or(TxnError::InvalidProducerIdMapping)
     }
 
-    /// Writes a transactional id's state (or its tombstone) to `__transaction_state` and, in
-    /// durable mode, waits until it is on disk.
+    /// Writes a transactional id's state (or its tombstone) to `__transaction_state` and waits
+    /// until it is on disk in durable mode and in every in-sync replica's log (Kafka's answers
+    /// when it is not: NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE).
     async fn write_state(
         &self,
         broker: &Broker,
@@ -238,10 +276,19 @@ impl TransactionCoordinator {
             m.map(records::encode_value),
             now,
         );
-        let (_, wait) = partition
+        let (info, wait) = partition
             .append(batch, now, &broker.group_commit)
             .map_err(|e| storage_error("cannot write to __transaction_state", &e))?;
-        settle(&partition, wait).await
+        settle(&partition, wait).await?;
+        replicated(&partition, info.last_offset + 1)
+            .await
+            .map_err(|e| {
+                tracing::warn!(partition = %partition.tp, transactional_id, "a transaction state was written but not replicated: {e}");
+                match e {
+                    ResponseError::NotLeaderOrFollower => TxnError::NotCoordinator,
+                    _ => TxnError::CoordinatorNotAvailable,
+                }
+            })
     }
 
     // ------------------------------------------------------------ client requests
@@ -472,7 +519,13 @@ impl TransactionCoordinator {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut since_expiry = 0u64;
         loop {
-            tick.tick().await;
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = self.prepared_loaded.notified() => {
+                    self.abort_timed_out(&broker).await;
+                    continue;
+                }
+            }
             self.abort_timed_out(&broker).await;
             since_expiry += self.abort_check_ms;
             if since_expiry >= self.expire_check_ms {
@@ -540,11 +593,12 @@ impl TransactionCoordinator {
 
     /// Follows the leadership of `__transaction_state` partitions (Kafka's `onElection` and
     /// `onResignation`): reloads the transactional ids of a partition this broker now leads
-    /// (the last record of each id wins, as compaction would leave it) and completes the
-    /// transactions that were prepared but not completed when the last leader stopped;
-    /// forgets the ids of a partition it no longer leads. Ongoing transactions stay open:
-    /// their producer may carry on, or the timeout sweep aborts them. Called whenever the
-    /// metadata image changed here (and so before a broker with prepared transactions serves).
+    /// (the last record of each id wins, as compaction would leave it) and has the timers
+    /// complete at once the transactions that were prepared but not completed when the last
+    /// leader stopped (as Kafka's marker channel does, apart from the metadata thread); forgets
+    /// the ids of a partition it no longer leads. Ongoing transactions stay open: their
+    /// producer may carry on, or the timeout sweep aborts them. Called whenever the metadata
+    /// image changed here.
     pub fn follow_leadership(&self, broker: &Broker) {
         let Some(topic) = broker.topics.get(TRANSACTION_STATE_TOPIC) else {
             return;
@@ -570,7 +624,7 @@ impl TransactionCoordinator {
                     {
                         let prepared = self.load_partition(p);
                         state.store(LOADED, Ordering::Release);
-                        self.complete_prepared(broker, prepared);
+                        self.complete_prepared(prepared);
                     }
                 }
                 (None, LOADED) => {
@@ -615,18 +669,13 @@ impl TransactionCoordinator {
         prepared
     }
 
-    /// Completes transactions prepared before this broker took their partition (a failure is
-    /// retried by the timers).
-    fn complete_prepared(&self, broker: &Broker, prepared: Vec<String>) {
-        for id in prepared {
-            let Some(h) = self.handle(&id) else { continue };
-            futures::executor::block_on(async {
-                let mut m = h.lock().await;
-                tracing::info!(transactional_id = %id, state = m.state.name(), "completing a transaction prepared before the restart");
-                if let Err(e) = self.complete(broker, &mut m).await {
-                    tracing::warn!(transactional_id = %id, "cannot complete it yet ({e}); the timer retries");
-                }
-            });
+    /// Has the timers complete the transactions prepared before this broker took their
+    /// partition, at once. Not here: completing waits for replication, which needs this
+    /// thread (the metadata publisher) to apply ISR and leadership changes.
+    fn complete_prepared(&self, prepared: Vec<String>) {
+        if !prepared.is_empty() {
+            tracing::info!(transactional_ids = ?prepared, "completing transactions prepared before this broker coordinated them");
+            self.prepared_loaded.notify_one();
         }
     }
 
