@@ -817,7 +817,16 @@ impl Log {
             )));
         }
         if offset >= self.log_end_offset() {
-            return Ok(());
+            // No batch goes, but the leader-epoch cache is truncated all the same (Kafka's
+            // `truncateTo`): it may end with an epoch this replica began as leader at its log
+            // end without appending to it. Left there, the follower's last epoch is one its new
+            // leader never had: told it diverged where its log ends, it truncates nothing and
+            // asks again, forever, out of the ISR.
+            let leo = self.log_end_offset();
+            return self
+                .epochs
+                .truncate_from_end(leo)
+                .map_err(|e| self.io("write leader-epoch-checkpoint", e));
         }
         let first_base = *self.segments.keys().next().expect("a segment");
         if offset < self.log_start_offset || offset < first_base {

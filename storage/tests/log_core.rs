@@ -459,6 +459,24 @@ fn followers_append_leader_batches_unchanged_and_learn_epochs() {
 }
 
 #[test]
+fn truncating_at_the_log_end_drops_an_epoch_begun_there_without_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(dir.path(), LogConfig::default());
+    log.append(batch(3, 10), 0, NOW).unwrap();
+    // Leader of epoch 1 for a moment, at its log end, appending nothing; then a follower
+    // whose new leader has epoch 0 end at 3 (where epoch 2 starts).
+    log.assign_leader_epoch(1, 3).unwrap();
+    log.truncate_to(3).unwrap();
+    assert_eq!(log.log_end_offset(), 3);
+    assert_eq!(log.leader_epochs(), &[(0, 0)]);
+    assert_eq!(log.latest_epoch(), Some(0));
+    // Beyond the log end likewise.
+    log.assign_leader_epoch(3, 3).unwrap();
+    log.truncate_to(10).unwrap();
+    assert_eq!(log.leader_epochs(), &[(0, 0)]);
+}
+
+#[test]
 fn max_timestamp_answers_the_exact_record_inside_its_batch() {
     // KIP-734: ListOffsets(-3) names the record with the largest timestamp, even when it is
     // not the last record of its batch (librdkafka's 0081 produces 100, 400, 250).
