@@ -250,7 +250,7 @@ fn wait_until_healed(cluster: &Cluster, round: usize, seed: u64) {
                     "--- node {}: its last warnings and lines about {names:?}:",
                     i + 1
                 );
-                for l in about.iter().rev().take(60).rev() {
+                for l in collapse_repeats(&about).iter().rev().take(60).rev() {
                     eprintln!("{l}");
                 }
             }
@@ -262,6 +262,26 @@ fn wait_until_healed(cluster: &Cluster, round: usize, seed: u64) {
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// Log lines with each message once, at its last place, with how often it came (a loop
+/// repeats a few messages thousands of times, which would hide the rest).
+fn collapse_repeats(lines: &[&String]) -> Vec<String> {
+    // "2026-12-03T13:23:09.281091Z  INFO message": the message is what repeats.
+    let message = |l: &str| l.split_once(' ').map_or(l, |(_, m)| m).to_string();
+    let mut last: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for (i, l) in lines.iter().enumerate() {
+        let e = last.entry(message(l)).or_insert((i, 0));
+        *e = (i, e.1 + 1);
+    }
+    let mut kept: Vec<(usize, usize)> = last.into_values().collect();
+    kept.sort();
+    kept.into_iter()
+        .map(|(i, n)| match n {
+            1 => lines[i].to_string(),
+            n => format!("{} ({n} times)", lines[i]),
+        })
+        .collect()
 }
 
 /// Copies every node's data directory (for `samsa dump-log`); returns where.
