@@ -3,7 +3,8 @@
 //! still holds the EndTxn a producer sent it; when it resumes it must not answer that commit
 //! with success, since what it wrote of it cannot be replicated any more (the chaos test found
 //! a transaction committed in some partitions and aborted in others that way). Whatever the
-//! answer, the transaction ends whole or not at all.
+//! answer, the transaction ends whole or not at all. And a node that does not coordinate the
+//! id answers an EndTxn with NOT_COORDINATOR, so that the client looks for the one that does.
 
 mod common;
 
@@ -110,15 +111,25 @@ fn a_deposed_coordinator_does_not_answer_a_commit_it_could_not_replicate() {
     );
     let state = &described.transaction_states[0];
     assert_eq!(state.transaction_state.as_str(), "Ongoing", "{state:?}");
-
-    // The commit reaches the paused coordinator's socket; it reads it once another node has
-    // taken over its transactional ids.
-    cluster.node(coordinator).pause();
     let mut end = EndTxnRequest::default();
     end.transactional_id = TransactionalId(StrBytes::from_static_str(TRANSACTIONAL_ID));
     end.producer_id = state.producer_id;
     end.producer_epoch = state.producer_epoch;
     end.committed = true;
+
+    // A node that does not coordinate the id says so, as a former coordinator must to a
+    // client that has not looked the coordinator up again (not that it does not know the
+    // producer, which fails the transaction).
+    let other = (1..=3).find(|&id| id != coordinator).unwrap();
+    let answer: EndTxnResponse = raw_request(cluster.node(other), ApiKey::EndTxn, 3, &end);
+    assert_eq!(
+        answer.error_code,
+        kafka_protocol::ResponseError::NotCoordinator.code()
+    );
+
+    // The commit reaches the paused coordinator's socket; it reads it once another node has
+    // taken over its transactional ids.
+    cluster.node(coordinator).pause();
     let mut s = TcpStream::connect(cluster.node(coordinator).bootstrap()).unwrap();
     s.write_all(&encode_request(ApiKey::EndTxn, 3, &end).unwrap())
         .unwrap();
@@ -128,10 +139,28 @@ fn a_deposed_coordinator_does_not_answer_a_commit_it_could_not_replicate() {
         .iter()
         .any(|&id| find_coordinator(cluster.node(id)).is_some_and(|c| c != coordinator))
     {
-        assert!(
-            Instant::now() < deadline,
-            "no other node took over the transactional id from node {coordinator}"
-        );
+        if Instant::now() > deadline {
+            let asked = cluster.node(others[0]);
+            let quorum = describe(asked);
+            let m = metadata(asked, Some(&["__transaction_state"]));
+            let isr: Vec<_> = m.topics[0]
+                .partitions
+                .iter()
+                .filter(|p| p.leader_id.0 == coordinator)
+                .map(|p| (p.partition_index, p.isr_nodes.clone()))
+                .collect();
+            panic!(
+                "no other node took over the transactional id from node {coordinator} within 60 s; node {} sees the quorum {:?} and the partitions node {coordinator} leads with their ISR {isr:?}; node logs:\n{}",
+                others[0],
+                quorum.topics[0].partitions[0],
+                cluster
+                    .nodes
+                    .iter()
+                    .map(|n| n.log_lines().join("\n"))
+                    .collect::<Vec<_>>()
+                    .join("\n-----\n")
+            );
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
     cluster.node(coordinator).resume();

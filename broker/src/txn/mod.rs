@@ -251,11 +251,15 @@ impl TransactionCoordinator {
     }
 
     /// The metadata of a transactional id that a request expects to exist (Kafka answers
-    /// INVALID_PRODUCER_ID_MAPPING for an unknown one).
-    fn existing(&self, transactional_id: &str) -> Result<TxnHandle, TxnError> {
+    /// INVALID_PRODUCER_ID_MAPPING for an unknown one). Asked first, as Kafka's coordinator
+    /// does, whether this broker coordinates the id at all: a client still talking to a former
+    /// coordinator must hear NOT_COORDINATOR and look it up again, not that its producer id is
+    /// unknown, which fails its transaction.
+    fn existing(&self, broker: &Broker, transactional_id: &str) -> Result<TxnHandle, TxnError> {
         if transactional_id.is_empty() {
             return Err(TxnError::InvalidRequest);
         }
+        self.state_partition(broker, transactional_id)?;
         self.handle(transactional_id)
             .ok_or(TxnError::InvalidProducerIdMapping)
     }
@@ -378,7 +382,7 @@ impl TransactionCoordinator {
         producer_epoch: i16,
         partitions: &BTreeSet<(String, i32)>,
     ) -> Result<(), TxnError> {
-        let handle = self.existing(transactional_id)?;
+        let handle = self.existing(broker, transactional_id)?;
         let mut m = handle.lock().await;
         let now = crate::util::now_ms();
         if let Some(next) = m.add_partitions(producer_id, producer_epoch, partitions, now)? {
@@ -393,12 +397,13 @@ impl TransactionCoordinator {
     /// transaction.
     pub async fn verify(
         &self,
+        broker: &Broker,
         transactional_id: &str,
         producer_id: i64,
         producer_epoch: i16,
         partitions: &[(String, i32)],
     ) -> Result<Vec<bool>, TxnError> {
-        let handle = self.existing(transactional_id)?;
+        let handle = self.existing(broker, transactional_id)?;
         let m = handle.lock().await;
         m.verify_partitions(producer_id, producer_epoch, partitions)
     }
@@ -421,7 +426,7 @@ impl TransactionCoordinator {
         producer_epoch: i16,
         commit: bool,
     ) -> Result<(i64, i16), TxnError> {
-        let handle = self.existing(transactional_id)?;
+        let handle = self.existing(broker, transactional_id)?;
         let mut m = handle.lock().await;
         let now = crate::util::now_ms();
         match m.end_txn(producer_id, producer_epoch, commit, true, now)? {
