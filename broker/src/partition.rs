@@ -355,8 +355,21 @@ impl Partition {
     }
 
     /// A follower appends what its leader fetched it: batches with the leader's offsets.
+    /// Refused once this replica leads: the replica fetcher may apply an answer of the former
+    /// leader after the publisher made this one leader, and the new epoch already starts at
+    /// the log end (its followers, told that the former epoch ends there, would truncate the
+    /// batch, fetch it again and truncate it again, forever). Under the log lock, which
+    /// [`Partition::apply_leadership`] holds too: an append before the change is in the log
+    /// the new epoch starts after.
     pub fn append_as_follower(&self, batches: Bytes, now_ms: i64) -> Result<AppendInfo, LogError> {
         let mut log = self.log.lock();
+        if let Replica::Leader(l) = &*self.replica.lock() {
+            return Err(LogError::InvalidRequest(format!(
+                "{} is led here at epoch {}: a fetched batch of its former leader is not appended",
+                self.tp,
+                l.leader_epoch()
+            )));
+        }
         let info = log.append_as_follower(batches, now_ms)?;
         self.refresh(&mut log);
         drop(log);
@@ -726,5 +739,50 @@ impl Partition {
             offset = next;
         }
         Ok(skipped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use samsa_storage::test_support::{open_log, BatchBuilder};
+    use samsa_storage::LogConfig;
+
+    fn led_by(leader: i32, leader_epoch: i32) -> Leadership {
+        Leadership {
+            leader,
+            leader_epoch,
+            partition_epoch: leader_epoch,
+            replicas: vec![1, 2],
+            isr: vec![1, 2],
+        }
+    }
+
+    fn batch(base_offset: i64, leader_epoch: i32) -> Bytes {
+        BatchBuilder::new()
+            .base_offset(base_offset)
+            .leader_epoch(leader_epoch)
+            .records(2, 10)
+            .build()
+    }
+
+    #[test]
+    fn a_former_leaders_batch_is_not_appended_once_this_replica_leads() {
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("t", 0);
+        let (_d, log) = open_log(dir.path(), &tp, LogConfig::default());
+        let p = Partition::new_replica(tp, Uuid::nil(), log, 0);
+        p.apply_leadership(1, &led_by(2, 0), 30_000, 0).unwrap();
+        p.append_as_follower(batch(0, 0), 0).unwrap();
+        // Broker 1 leads epoch 1 from its log end; the replica fetcher's answer from broker 2,
+        // the former leader, comes after.
+        p.apply_leadership(1, &led_by(1, 1), 30_000, 0).unwrap();
+        assert!(matches!(
+            p.append_as_follower(batch(2, 0), 0),
+            Err(LogError::InvalidRequest(_))
+        ));
+        assert_eq!(p.log_end_offset(), 2);
+        assert_eq!(p.end_offset_for_epoch(0), Some((0, 2)));
+        assert_eq!(p.latest_epoch(), Some(1));
     }
 }
