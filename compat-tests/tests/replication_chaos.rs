@@ -745,6 +745,22 @@ impl Findings {
         self.problems.push(p);
     }
 
+    /// Each partition's records, as read, in the order they were produced.
+    fn in_order<T: PartialOrd + std::fmt::Debug>(
+        &mut self,
+        topic: &str,
+        by_partition: BTreeMap<i32, Vec<T>>,
+    ) {
+        for (p, records) in by_partition {
+            if let Some(w) = records.windows(2).find(|w| w[0] >= w[1]) {
+                self.problem(format!(
+                    "{topic}: partition {p} out of order: {:?} before {:?}",
+                    w[0], w[1]
+                ));
+            }
+        }
+    }
+
     /// Acknowledged records not read: counted per partition, with the first offset.
     fn lost(&mut self, topic: &str, what: &str, lost: &[(i32, i64)], read: &[&Read]) {
         if lost.is_empty() {
@@ -833,15 +849,8 @@ fn check_numbered(topic: &str, idempotent: bool, acks: &Acks, read: &[Read], f: 
         if !twice.is_empty() {
             f.problem(format!("{topic}: records read twice: {twice:?}"));
         }
-        for (p, values) in by_partition {
-            // One producer with idempotence: each partition in produce order, so each key too.
-            if let Some(w) = values.windows(2).find(|w| w[0] >= w[1]) {
-                f.problem(format!(
-                    "{topic}: partition {p} out of order: {} before {}",
-                    w[0], w[1]
-                ));
-            }
-        }
+        // One producer with idempotence: each partition in produce order, so each key too.
+        f.in_order(topic, by_partition);
     }
 }
 
@@ -931,15 +940,8 @@ fn check_transactions(txns: &[Txn], read: &[Read], f: &mut Findings) {
     if !twice.is_empty() {
         f.problem(format!("{TXN_TOPIC}: records read twice: {twice:?}"));
     }
-    for (p, records) in by_partition {
-        // One producer at a time, one transaction at a time: each partition in order.
-        if let Some(w) = records.windows(2).find(|w| w[0] >= w[1]) {
-            f.problem(format!(
-                "{TXN_TOPIC}: partition {p} out of order: {:?} before {:?}",
-                w[0], w[1]
-            ));
-        }
-    }
+    // One producer at a time, one transaction at a time: each partition in order.
+    f.in_order(TXN_TOPIC, by_partition);
 }
 
 /// The three workloads against three nodes (each in a namespace of `lab`'s if given) while
