@@ -24,25 +24,25 @@ use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 
 const TOPIC: &str = "failover";
 const PARTITIONS: i32 = 6;
-const TRANSACTIONAL_ID: &str = "failover-app";
 
-fn find_coordinator(node: &Broker) -> Option<i32> {
+/// The node that coordinates `transactional_id`, as `node` answers.
+fn find_coordinator(node: &Broker, transactional_id: &str) -> Option<i32> {
     let mut req = FindCoordinatorRequest::default();
-    req.key = StrBytes::from_static_str(TRANSACTIONAL_ID);
+    req.key = StrBytes::from_string(transactional_id.to_string());
     req.key_type = 1;
     let r: FindCoordinatorResponse =
         try_raw_request_to(&node.bootstrap(), ApiKey::FindCoordinator, 3, &req).ok()?;
     (r.error_code == 0).then_some(r.node_id.0)
 }
 
-/// A transactional producer of [`TRANSACTIONAL_ID`], initialized (which fences an older one
+/// A transactional producer of `transactional_id`, initialized (which fences an older one
 /// and ends its open transaction), retried while the coordinator moves.
-fn txn_producer(bootstrap: &str) -> BaseProducer {
+fn txn_producer(bootstrap: &str, transactional_id: &str) -> BaseProducer {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let p: BaseProducer = rdkafka::config::ClientConfig::new()
             .set("bootstrap.servers", bootstrap)
-            .set("transactional.id", TRANSACTIONAL_ID)
+            .set("transactional.id", transactional_id)
             .set("transaction.timeout.ms", "60000")
             .create()
             .unwrap();
@@ -96,13 +96,26 @@ fn a_deposed_coordinator_does_not_answer_a_commit_it_could_not_replicate() {
         .clone()
         .unwrap();
 
+    // A transactional id whose coordinator is not the active controller: pausing that one
+    // would move the controller too, which is not what this test is about (the chaos test
+    // does both at once).
+    let controller = describe(&cluster.nodes[0]).topics[0].partitions[0]
+        .leader_id
+        .0;
+    let (id, coordinator) = (0..100)
+        .map(|i| format!("failover-app-{i}"))
+        .find_map(|id| {
+            let c = find_coordinator(&cluster.nodes[0], &id)?;
+            (c != controller).then_some((id, c))
+        })
+        .expect("a transactional id coordinated by a node that is not the controller");
+
     // A transaction with a record in every partition, then its producer id and epoch.
-    let p = txn_producer(&bootstrap);
+    let p = txn_producer(&bootstrap, &id);
     p.begin_transaction().unwrap();
     send_everywhere(&p, "in doubt");
-    let coordinator = find_coordinator(&cluster.nodes[0]).expect("a coordinator");
     let mut req = DescribeTransactionsRequest::default();
-    req.transactional_ids = vec![TransactionalId(StrBytes::from_static_str(TRANSACTIONAL_ID))];
+    req.transactional_ids = vec![TransactionalId(StrBytes::from_string(id.clone()))];
     let described: DescribeTransactionsResponse = raw_request(
         cluster.node(coordinator),
         ApiKey::DescribeTransactions,
@@ -112,7 +125,7 @@ fn a_deposed_coordinator_does_not_answer_a_commit_it_could_not_replicate() {
     let state = &described.transaction_states[0];
     assert_eq!(state.transaction_state.as_str(), "Ongoing", "{state:?}");
     let mut end = EndTxnRequest::default();
-    end.transactional_id = TransactionalId(StrBytes::from_static_str(TRANSACTIONAL_ID));
+    end.transactional_id = TransactionalId(StrBytes::from_string(id.clone()));
     end.producer_id = state.producer_id;
     end.producer_epoch = state.producer_epoch;
     end.committed = true;
@@ -120,7 +133,7 @@ fn a_deposed_coordinator_does_not_answer_a_commit_it_could_not_replicate() {
     // A node that does not coordinate the id says so, as a former coordinator must to a
     // client that has not looked the coordinator up again (not that it does not know the
     // producer, which fails the transaction).
-    let other = (1..=3).find(|&id| id != coordinator).unwrap();
+    let other = (1..=3).find(|&n| n != coordinator).unwrap();
     let answer: EndTxnResponse = raw_request(cluster.node(other), ApiKey::EndTxn, 3, &end);
     assert_eq!(
         answer.error_code,
@@ -133,11 +146,11 @@ fn a_deposed_coordinator_does_not_answer_a_commit_it_could_not_replicate() {
     let mut s = TcpStream::connect(cluster.node(coordinator).bootstrap()).unwrap();
     s.write_all(&encode_request(ApiKey::EndTxn, 3, &end).unwrap())
         .unwrap();
-    let others: Vec<i32> = (1..=3).filter(|&id| id != coordinator).collect();
+    let others: Vec<i32> = (1..=3).filter(|&n| n != coordinator).collect();
     let deadline = Instant::now() + Duration::from_secs(60);
     while !others
         .iter()
-        .any(|&id| find_coordinator(cluster.node(id)).is_some_and(|c| c != coordinator))
+        .any(|&other| find_coordinator(cluster.node(other), &id).is_some_and(|c| c != coordinator))
     {
         if Instant::now() > deadline {
             let asked = cluster.node(others[0]);
@@ -146,11 +159,13 @@ fn a_deposed_coordinator_does_not_answer_a_commit_it_could_not_replicate() {
             let isr: Vec<_> = m.topics[0]
                 .partitions
                 .iter()
-                .filter(|p| p.leader_id.0 == coordinator)
-                .map(|p| (p.partition_index, p.isr_nodes.clone()))
+                .map(|p| {
+                    let isr: Vec<i32> = p.isr_nodes.iter().map(|b| b.0).collect();
+                    (p.partition_index, p.leader_id.0, isr)
+                })
                 .collect();
             panic!(
-                "no other node took over the transactional id from node {coordinator} within 60 s; node {} sees the quorum {:?} and the partitions node {coordinator} leads with their ISR {isr:?}; node logs:\n{}",
+                "no other node took over the transactional id from node {coordinator} within 60 s; node {} sees the quorum {:?} and __transaction_state's partitions (index, leader, isr) {isr:?}; node logs:\n{}",
                 others[0],
                 quorum.topics[0].partitions[0],
                 cluster
@@ -174,7 +189,7 @@ fn a_deposed_coordinator_does_not_answer_a_commit_it_could_not_replicate() {
     // A new producer fences the old one (aborting the transaction unless it is committed)
     // and commits one more record in every partition, behind which everything is decided.
     drop(p);
-    let p = txn_producer(&bootstrap);
+    let p = txn_producer(&bootstrap, &id);
     p.begin_transaction().unwrap();
     send_everywhere(&p, "after");
     p.commit_transaction(Duration::from_secs(30)).unwrap();
