@@ -63,6 +63,7 @@ pub async fn write_local(
                 continue;
             }
         };
+        let leader_epoch = p.leader_epoch();
         match p.append_marker(
             producer_id,
             producer_epoch,
@@ -70,7 +71,7 @@ pub async fn write_local(
             now,
             &broker.group_commit,
         ) {
-            Ok((info, wait)) => waits.push((i, p, info.last_offset + 1, wait)),
+            Ok((info, wait)) => waits.push((i, p, info.last_offset + 1, leader_epoch, wait)),
             Err(LogError::Storage(e)) => {
                 tracing::error!(partition = %p.tp, "cannot write a transaction marker: {e}");
                 codes[i] = ResponseError::KafkaStorageError.code();
@@ -85,12 +86,12 @@ pub async fn write_local(
             }
         }
     }
-    for (i, p, end_offset, wait) in waits {
+    for (i, p, end_offset, leader_epoch, wait) in waits {
         if super::settle(&p, wait).await.is_err() {
             codes[i] = ResponseError::KafkaStorageError.code();
             continue;
         }
-        if let Err(e) = super::replicated(&p, end_offset).await {
+        if let Err(e) = super::replicated(&p, end_offset, leader_epoch).await {
             tracing::warn!(partition = %p.tp, "a transaction marker was written but not replicated: {e}");
             codes[i] = e.code();
             continue;

@@ -49,7 +49,6 @@ use crate::config::topic::TopicOverrides;
 use crate::config::BrokerConfig;
 use crate::partition::{Partition, Replayed, SyncWait};
 use crate::server::Broker;
-use samsa_cluster::replication::leader::AcksAll;
 
 /// The internal topic that holds transaction state.
 pub const TRANSACTION_STATE_TOPIC: &str = "__transaction_state";
@@ -106,26 +105,34 @@ pub(crate) async fn settle(partition: &Partition, wait: SyncWait) -> Result<(), 
 /// coordinators append with acks=all within the broker's `request.timeout.ms`, 30 s).
 const REPLICATION_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Waits until every in-sync replica of the partition this broker leads holds its log up to
-/// `end_offset` (exclusive), as an acks=all produce waits: nothing may be decided on a write
-/// that a new leader may not have. NOT_LEADER_OR_FOLLOWER when this broker stopped leading the
-/// partition meanwhile (its write may be truncated), REQUEST_TIMED_OUT after
-/// [`REPLICATION_TIMEOUT`]. Woken by the partition's high watermark and leadership changes,
-/// so it must not run where those are applied (the metadata publisher).
+/// Waits until every in-sync replica of a partition this broker leads holds its log up to
+/// `end_offset` (exclusive), written while it led `leader_epoch`, as an acks=all produce
+/// waits: nothing may be decided on a write that a new leader may not have.
+/// NOT_LEADER_OR_FOLLOWER when this broker stopped leading that epoch meanwhile (its write may
+/// be truncated, and a later epoch's high watermark says nothing of it), REQUEST_TIMED_OUT
+/// after [`REPLICATION_TIMEOUT`]. Woken by the partition's high watermark and leadership
+/// changes, so it must not run where those are applied (the metadata publisher).
 pub(crate) async fn replicated(
     partition: &Partition,
     end_offset: i64,
+    leader_epoch: i32,
 ) -> Result<(), ResponseError> {
     let deadline = tokio::time::Instant::now() + REPLICATION_TIMEOUT;
+    let leads = || partition.is_leader() && partition.leader_epoch() == leader_epoch;
     loop {
         let arrived = partition.data_arrived();
-        // With a minimum of one in-sync replica, only a deposed leader is refused.
-        match partition.acks_all(end_offset, 1) {
-            AcksAll::Done => return Ok(()),
-            AcksAll::NotEnoughReplicasAfterAppend => {
-                return Err(ResponseError::NotLeaderOrFollower)
-            }
-            AcksAll::Waiting => {}
+        // Leading that epoch before and after reading the high watermark, so it is that
+        // leadership's (a replica that stops leading keeps its high watermark until its new
+        // leader's moves it, a fetch away).
+        if !leads() {
+            return Err(ResponseError::NotLeaderOrFollower);
+        }
+        let high_watermark = partition.high_watermark();
+        if !leads() {
+            return Err(ResponseError::NotLeaderOrFollower);
+        }
+        if high_watermark >= end_offset {
+            return Ok(());
         }
         if tokio::time::timeout_at(deadline, arrived).await.is_err() {
             return Err(ResponseError::RequestTimedOut);
@@ -280,11 +287,12 @@ impl TransactionCoordinator {
             m.map(records::encode_value),
             now,
         );
+        let leader_epoch = partition.leader_epoch();
         let (info, wait) = partition
             .append(batch, now, &broker.group_commit)
             .map_err(|e| storage_error("cannot write to __transaction_state", &e))?;
         settle(&partition, wait).await?;
-        replicated(&partition, info.last_offset + 1)
+        replicated(&partition, info.last_offset + 1, leader_epoch)
             .await
             .map_err(|e| {
                 tracing::warn!(partition = %partition.tp, transactional_id, "a transaction state was written but not replicated: {e}");
