@@ -796,12 +796,11 @@ mod tests {
     fn a_new_leader_replays_its_log_to_the_end_above_its_high_watermark() {
         let dir = tempfile::tempdir().unwrap();
         let tp = TopicPartition::new("__transaction_state", 0);
-        let (_d, log) = open_log(dir.path(), &tp, LogConfig::default());
+        let (_d, mut log) = open_log(dir.path(), &tp, LogConfig::default());
+        // Fetched from the former leader, which had them committed; this replica had not heard
+        // so (its high watermark is 0) when it became leader.
+        log.append_as_follower(batch(0, 0), 0).unwrap();
         let p = Partition::new_replica(tp, Uuid::nil(), log, 0);
-        p.apply_leadership(1, &led_by(2, 0), 30_000, 0).unwrap();
-        p.append_as_follower(batch(0, 0), 0).unwrap();
-        // The former leader had these committed; this replica had not heard so when it became
-        // leader.
         p.apply_leadership(1, &led_by(1, 1), 30_000, 0).unwrap();
         assert_eq!(p.high_watermark(), 0);
         let mut offsets = Vec::new();
