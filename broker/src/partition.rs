@@ -689,16 +689,22 @@ const REPLAY_READ_BYTES: usize = 1 << 20;
 const REPLAY_DECOMPRESSED_BYTES_MAX: usize = 64 << 20;
 
 impl Partition {
-    /// Visits every record and transaction marker from the log start to the high watermark,
-    /// in order (how the group and transaction coordinators load their internal topics).
-    /// What cannot be read is skipped with a warning; returns how many records that was.
+    /// Visits every record and transaction marker from the log start to the log end, in order
+    /// (how the group and transaction coordinators load their internal topics when this
+    /// replica starts leading them). To the log end, not the high watermark, as Kafka's
+    /// coordinators load: a new leader learns the high watermark from its followers' next
+    /// fetches, so its own lags what the former leader had committed and answered clients on,
+    /// and everything in a leader's log stays. (Loading to it, a new transaction coordinator
+    /// missed an open transaction, gave its producer a new epoch without aborting it, and the
+    /// next commit marker in its partitions committed it.) What cannot be read is skipped with
+    /// a warning; returns how many records that was.
     pub fn replay(&self, mut visit: impl FnMut(Replayed<'_>)) -> Result<u64, LogError> {
         use samsa_storage::batch::{self, Compression};
         let mut skipped = 0u64;
         let mut offset = self.log_start_offset();
-        let end = self.high_watermark();
+        let end = self.log_end_offset();
         while offset < end {
-            let read = match self.read(offset, REPLAY_READ_BYTES, true, false) {
+            let read = match self.read_for_follower(offset, REPLAY_READ_BYTES, true) {
                 Ok(r) => r,
                 // Retention or DeleteRecords moved the start while we read: continue from it.
                 Err(LogError::OffsetOutOfRange {
@@ -792,5 +798,68 @@ impl Partition {
             offset = next;
         }
         Ok(skipped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use samsa_storage::test_support::{open_log, BatchBuilder};
+    use samsa_storage::LogConfig;
+
+    fn led_by(leader: i32, leader_epoch: i32) -> Leadership {
+        Leadership {
+            leader,
+            leader_epoch,
+            partition_epoch: leader_epoch,
+            replicas: vec![1, 2],
+            isr: vec![1, 2],
+        }
+    }
+
+    fn batch(base_offset: i64, leader_epoch: i32) -> Bytes {
+        BatchBuilder::new()
+            .base_offset(base_offset)
+            .leader_epoch(leader_epoch)
+            .records(2, 10)
+            .build()
+    }
+
+    #[test]
+    fn a_former_leaders_batch_is_not_appended_once_this_replica_leads() {
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("t", 0);
+        let (_d, log) = open_log(dir.path(), &tp, LogConfig::default());
+        let p = Partition::new_replica(tp, Uuid::nil(), log, 0);
+        p.apply_leadership(1, &led_by(2, 0), 30_000, 0).unwrap();
+        assert!(p.append_as_follower(2, 0, batch(0, 0), 0).unwrap().is_some());
+        // Broker 1 leads epoch 1 from its log end; the replica fetcher's answer from broker 2,
+        // the former leader, comes after.
+        p.apply_leadership(1, &led_by(1, 1), 30_000, 0).unwrap();
+        assert!(p.append_as_follower(2, 0, batch(2, 0), 0).unwrap().is_none());
+        assert_eq!(p.log_end_offset(), 2);
+        assert_eq!(p.end_offset_for_epoch(0), Some((0, 2)));
+        assert_eq!(p.latest_epoch(), Some(1));
+    }
+
+    #[test]
+    fn a_new_leader_replays_its_log_to_the_end_above_its_high_watermark() {
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("__transaction_state", 0);
+        let (_d, mut log) = open_log(dir.path(), &tp, LogConfig::default());
+        // Fetched from the former leader, which had them committed; this replica had not heard
+        // so (its high watermark is 0) when it became leader.
+        log.append_as_follower(batch(0, 0), 0).unwrap();
+        let p = Partition::new_replica(tp, Uuid::nil(), log, 0);
+        p.apply_leadership(1, &led_by(1, 1), 30_000, 0).unwrap();
+        assert_eq!(p.high_watermark(), 0);
+        let mut offsets = Vec::new();
+        p.replay(|r| {
+            if let Replayed::Record { offset, .. } = r {
+                offsets.push(offset);
+            }
+        })
+        .unwrap();
+        assert_eq!(offsets, vec![0, 1]);
     }
 }

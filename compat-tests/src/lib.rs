@@ -7,14 +7,17 @@
 //! broker reads itself; `scripts/test` runs the suite under both.
 
 use std::io::{BufRead, BufReader};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
+pub mod netns;
 pub mod power_loss;
 pub mod proxy;
+
+pub use netns::{NetLab, NodeNet};
 
 /// How long a broker may take to start serving.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -89,6 +92,9 @@ pub struct BrokerOptions {
     /// Run under the power-loss shim (see [`power_loss`]), so that [`Broker::power_off`] can
     /// take away what was not fsynced.
     pub power_loss: bool,
+    /// Run the broker in this network namespace, listening on its address there (a
+    /// [`NetLab`]'s node); on 127.0.0.1 in this process's namespace otherwise.
+    pub netns: Option<NodeNet>,
 }
 
 impl BrokerOptions {
@@ -101,6 +107,8 @@ impl BrokerOptions {
 /// A running `samsa` process. Dropping it stops the process (SIGKILL if SIGTERM is ignored).
 pub struct Broker {
     child: Option<Child>,
+    /// The address its listeners bind (127.0.0.1 unless it runs in a namespace of its own).
+    pub host: Ipv4Addr,
     pub port: u16,
     /// The Prometheus endpoint's port (`metrics.listener`).
     pub metrics_port: u16,
@@ -136,6 +144,7 @@ impl Broker {
                 Ok((child, log)) => {
                     return Broker {
                         child: Some(child),
+                        host: host(&options),
                         port,
                         metrics_port,
                         data_dir: data_dir.clone(),
@@ -167,9 +176,10 @@ impl Broker {
             }
             None => Command::new(samsa_bin()),
         };
-        cmd.arg(format!("--listeners=PLAINTEXT://127.0.0.1:{port}"))
+        let host = host(options);
+        cmd.arg(format!("--listeners=PLAINTEXT://{host}:{port}"))
             .arg(format!("--log.dirs={}", data_dir.display()))
-            .arg(format!("--metrics.listener=127.0.0.1:{metrics_port}"))
+            .arg(format!("--metrics.listener={host}:{metrics_port}"))
             .arg("--group.initial.rebalance.delay.ms=0");
         for (k, v) in &options.props {
             cmd.arg(format!("--{k}={v}"));
@@ -182,6 +192,11 @@ impl Broker {
             ));
         }
         cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+        // Kept open until the child has entered it (close-on-exec then closes it there).
+        let _namespace = match &options.netns {
+            Some(net) => Some(enter_namespace_on_spawn(&mut cmd, &net.namespace)?),
+            None => None,
+        };
         let mut child = cmd
             .spawn()
             .map_err(|e| format!("cannot run {}: {e}", samsa_bin().display()))?;
@@ -212,7 +227,7 @@ impl Broker {
                 .any(|l| l.contains("samsa is serving"));
             if announced
                 && TcpStream::connect_timeout(
-                    &SocketAddr::from(([127, 0, 0, 1], port)),
+                    &SocketAddr::from((host, port)),
                     Duration::from_millis(200),
                 )
                 .is_ok()
@@ -231,17 +246,18 @@ impl Broker {
     }
 
     pub fn bootstrap(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
+        format!("{}:{}", self.host, self.port)
     }
 
     /// The body of `GET /metrics` (OpenMetrics text), fetched with a plain HTTP/1.1 request.
     pub fn scrape_metrics(&self) -> anyhow::Result<String> {
         use std::io::{Read, Write};
-        let mut s = TcpStream::connect(("127.0.0.1", self.metrics_port))?;
+        let mut s = TcpStream::connect((self.host, self.metrics_port))?;
         s.set_read_timeout(Some(Duration::from_secs(10)))?;
         write!(
             s,
-            "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            "GET /metrics HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            self.host
         )?;
         let mut response = String::new();
         s.read_to_string(&mut response)?;
@@ -330,6 +346,35 @@ impl Broker {
     }
 }
 
+/// Where a broker with `options` listens.
+fn host(options: &BrokerOptions) -> Ipv4Addr {
+    options
+        .netns
+        .as_ref()
+        .map_or(Ipv4Addr::LOCALHOST, |n| n.address)
+}
+
+/// Makes `cmd`'s child join the network namespace `namespace` (an `ip netns` name) before it
+/// runs the program, so that its pid is the program's own (signals reach the broker, not a
+/// wrapper). Returns the namespace's file, to keep open until the child is spawned.
+fn enter_namespace_on_spawn(cmd: &mut Command, namespace: &str) -> Result<std::fs::File, String> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    let path = format!("/run/netns/{namespace}");
+    let file = std::fs::File::open(&path).map_err(|e| format!("open {path}: {e}"))?;
+    let fd = file.as_raw_fd();
+    // Safety: setns is async-signal-safe and the closure touches nothing else.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Ok(file)
+}
+
 impl Drop for Broker {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -355,12 +400,31 @@ impl Cluster {
 
     /// Starts `n` nodes with ids 1..=n, each with `options`' extra properties.
     pub fn start_with(n: usize, options: BrokerOptions) -> Cluster {
+        Cluster::start_on(vec![None; n], options)
+    }
+
+    /// Starts one node in each of `lab`'s namespaces (ids 1..), each with `options`' extra
+    /// properties: the nodes reach each other, and this process reaches them, through the
+    /// lab's bridge, which [`NetLab::cut_from_peers`] and [`NetLab::isolate`] partition.
+    pub fn start_in(lab: &NetLab, options: BrokerOptions) -> Cluster {
+        let nets = (1..=lab.len() as i32)
+            .map(|id| Some(lab.node(id).clone()))
+            .collect();
+        Cluster::start_on(nets, options)
+    }
+
+    fn start_on(nets: Vec<Option<NodeNet>>, options: BrokerOptions) -> Cluster {
+        let n = nets.len();
+        let hosts: Vec<Ipv4Addr> = nets
+            .iter()
+            .map(|net| net.as_ref().map_or(Ipv4Addr::LOCALHOST, |n| n.address))
+            .collect();
         let client_ports: Vec<u16> = (0..n).map(|_| free_port()).collect();
         let controller_ports: Vec<u16> = (0..n).map(|_| free_port()).collect();
         let voters = controller_ports
             .iter()
             .enumerate()
-            .map(|(i, p)| format!("{}@127.0.0.1:{p}", i + 1))
+            .map(|(i, p)| format!("{}@{}:{p}", i + 1, hosts[i]))
             .collect::<Vec<_>>()
             .join(",");
         // No cluster.id: the nodes derive one from the voter set, as a user's would.
@@ -368,13 +432,16 @@ impl Cluster {
             .map(|i| {
                 let mut o = options.clone();
                 o.port = Some(client_ports[i]);
+                o.netns = nets[i].clone();
                 let o = o
                     .prop("node.id", i + 1)
                     .prop(
                         "listeners",
                         format!(
-                            "PLAINTEXT://127.0.0.1:{},CONTROLLER://127.0.0.1:{}",
-                            client_ports[i], controller_ports[i]
+                            "PLAINTEXT://{host}:{},CONTROLLER://{host}:{}",
+                            client_ports[i],
+                            controller_ports[i],
+                            host = hosts[i]
                         ),
                     )
                     .prop("controller.listener.names", "CONTROLLER")

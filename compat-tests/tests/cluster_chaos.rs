@@ -94,7 +94,7 @@ fn the_quorum_agrees_on_every_batch_through_kills_pauses_and_restarts() {
     let seed: u64 = std::env::var("CHAOS_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| rand::random());
+        .unwrap_or_else(rand::random);
     let nodes: i32 = std::env::var("CHAOS_NODES")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -121,7 +121,13 @@ async fn one_transaction(
         match ctx
             .broker
             .txn
-            .verify(transactional_id, producer_id, producer_epoch, &partitions)
+            .verify(
+                ctx.broker,
+                transactional_id,
+                producer_id,
+                producer_epoch,
+                &partitions,
+            )
             .await
         {
             Ok(found) => found

@@ -39,7 +39,9 @@ fn fenced(code: i16) -> bool {
 }
 
 /// Writes the marker of `producer_id`/`producer_epoch` to each of `partitions` that this broker
-/// leads and waits until they are durable where the partition asks for it. Returns each
+/// leads and waits until they are durable where the partition asks for it and in every in-sync
+/// replica's log (Kafka writes markers with acks=all: one lost with its leader would leave the
+/// transaction open in that partition, and its readers at the last stable offset). Returns each
 /// partition's error code (0: written). A marker in a partition of `__consumer_offsets` also
 /// makes the group coordinator apply (or drop) the transaction's offsets there.
 pub async fn write_local(
@@ -61,6 +63,7 @@ pub async fn write_local(
                 continue;
             }
         };
+        let leader_epoch = p.leader_epoch();
         match p.append_marker(
             producer_id,
             producer_epoch,
@@ -68,7 +71,7 @@ pub async fn write_local(
             now,
             &broker.group_commit,
         ) {
-            Ok((_, wait)) => waits.push((i, p, wait)),
+            Ok((info, wait)) => waits.push((i, p, info.last_offset + 1, leader_epoch, wait)),
             Err(LogError::Storage(e)) => {
                 tracing::error!(partition = %p.tp, "cannot write a transaction marker: {e}");
                 codes[i] = ResponseError::KafkaStorageError.code();
@@ -83,9 +86,14 @@ pub async fn write_local(
             }
         }
     }
-    for (i, p, wait) in waits {
+    for (i, p, end_offset, leader_epoch, wait) in waits {
         if super::settle(&p, wait).await.is_err() {
             codes[i] = ResponseError::KafkaStorageError.code();
+            continue;
+        }
+        if let Err(e) = super::replicated(&p, end_offset, leader_epoch).await {
+            tracing::warn!(partition = %p.tp, "a transaction marker was written but not replicated: {e}");
+            codes[i] = e.code();
             continue;
         }
         // The group coordinator makes the transaction's offsets visible (or drops them) once

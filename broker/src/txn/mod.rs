@@ -4,13 +4,15 @@
 //! Each transactional id is a [`state::TxnMetadata`] behind its own async mutex; an operation
 //! holds it from the decision to the end of its writes, so two requests of one transactional
 //! id never interleave. This module does the I/O around the sans-IO state machine: it writes
-//! each new state to `__transaction_state` before acting on it (and, in durable mode, waits
-//! for the fsync), writes the COMMIT/ABORT markers to every partition of a transaction itself
-//! (Kafka's WriteTxnMarkers, without the network hop), verifies transactional produces
-//! against the ongoing transaction (KIP-890 part 1), aborts transactions that outlive their
-//! timeout, expires idle transactional ids, and on start reloads every transactional id from
-//! the log and completes the transactions that were between PrepareCommit/PrepareAbort and
-//! their markers when the broker stopped.
+//! each new state to `__transaction_state` before acting on it and waits until every in-sync
+//! replica has it (acks=all, as Kafka's coordinator appends: a state only this broker holds
+//! is lost when another takes the partition over, and a commit answered on it ends up
+//! committed in some partitions and aborted in others), writes the COMMIT/ABORT markers to
+//! every partition of a transaction itself (Kafka's WriteTxnMarkers, without the network
+//! hop), verifies transactional produces against the ongoing transaction (KIP-890 part 1),
+//! aborts transactions that outlive their timeout, expires idle transactional ids, and on
+//! start reloads every transactional id from the log and completes the transactions that were
+//! between PrepareCommit/PrepareAbort and their markers when the broker stopped.
 //!
 //! Lock order: a transactional id, then a group (transactional offset commits), then a
 //! partition's log. Markers are written with no group lock held.
@@ -72,6 +74,8 @@ pub struct TransactionCoordinator {
     /// `transaction.state.log.replication.factor`.
     replication_factor: i16,
     txns: RwLock<HashMap<String, TxnHandle>>,
+    /// Wakes the timers to complete the transactions a load found prepared.
+    prepared_loaded: tokio::sync::Notify,
     /// Per partition of `__transaction_state`: whether this broker coordinates its ids
     /// ([`NOT_COORDINATOR`], [`LOADING`], [`LOADED`]), as the group coordinator keeps it.
     coordinating: Vec<AtomicU8>,
@@ -95,6 +99,45 @@ pub(crate) async fn settle(partition: &Partition, wait: SyncWait) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// How long a coordinator's write may take to reach every in-sync replica (Kafka's
+/// coordinators append with acks=all within the broker's `request.timeout.ms`, 30 s).
+const REPLICATION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Waits until every in-sync replica of a partition this broker leads holds its log up to
+/// `end_offset` (exclusive), written while it led `leader_epoch`, as an acks=all produce
+/// waits: nothing may be decided on a write that a new leader may not have.
+/// NOT_LEADER_OR_FOLLOWER when this broker stopped leading that epoch meanwhile (its write may
+/// be truncated, and a later epoch's high watermark says nothing of it), REQUEST_TIMED_OUT
+/// after [`REPLICATION_TIMEOUT`]. Woken by the partition's high watermark and leadership
+/// changes, so it must not run where those are applied (the metadata publisher).
+pub(crate) async fn replicated(
+    partition: &Partition,
+    end_offset: i64,
+    leader_epoch: i32,
+) -> Result<(), ResponseError> {
+    let deadline = tokio::time::Instant::now() + REPLICATION_TIMEOUT;
+    let leads = || partition.is_leader() && partition.leader_epoch() == leader_epoch;
+    loop {
+        let arrived = partition.data_arrived();
+        // Leading that epoch before and after reading the high watermark, so it is that
+        // leadership's (a replica that stops leading keeps its high watermark until its new
+        // leader's moves it, a fetch away).
+        if !leads() {
+            return Err(ResponseError::NotLeaderOrFollower);
+        }
+        let high_watermark = partition.high_watermark();
+        if !leads() {
+            return Err(ResponseError::NotLeaderOrFollower);
+        }
+        if high_watermark >= end_offset {
+            return Ok(());
+        }
+        if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+            return Err(ResponseError::RequestTimedOut);
+        }
+    }
 }
 
 /// One record of `__transaction_state` as a v2 batch (offsets are assigned by the log).
@@ -151,6 +194,7 @@ impl TransactionCoordinator {
             segment_bytes: config.long("transaction.state.log.segment.bytes"),
             replication_factor: config.int("transaction.state.log.replication.factor") as i16,
             txns: RwLock::new(HashMap::new()),
+            prepared_loaded: tokio::sync::Notify::new(),
             coordinating: (0..crate::topics::PARTITIONS_PER_TOPIC_MAX)
                 .map(|_| AtomicU8::new(NOT_COORDINATOR))
                 .collect(),
@@ -214,17 +258,22 @@ impl TransactionCoordinator {
     }
 
     /// The metadata of a transactional id that a request expects to exist (Kafka answers
-    /// INVALID_PRODUCER_ID_MAPPING for an unknown one).
-    fn existing(&self, transactional_id: &str) -> Result<TxnHandle, TxnError> {
+    /// INVALID_PRODUCER_ID_MAPPING for an unknown one). Asked first, as Kafka's coordinator
+    /// does, whether this broker coordinates the id at all: a client still talking to a former
+    /// coordinator must hear NOT_COORDINATOR and look it up again, not that its producer id is
+    /// unknown, which fails its transaction.
+    fn existing(&self, broker: &Broker, transactional_id: &str) -> Result<TxnHandle, TxnError> {
         if transactional_id.is_empty() {
             return Err(TxnError::InvalidRequest);
         }
+        self.state_partition(broker, transactional_id)?;
         self.handle(transactional_id)
             .ok_or(TxnError::InvalidProducerIdMapping)
     }
 
-    /// Writes a transactional id's state (or its tombstone) to `__transaction_state` and, in
-    /// durable mode, waits until it is on disk.
+    /// Writes a transactional id's state (or its tombstone) to `__transaction_state` and waits
+    /// until it is on disk in durable mode and in every in-sync replica's log (Kafka's answers
+    /// when it is not: NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE).
     async fn write_state(
         &self,
         broker: &Broker,
@@ -238,10 +287,20 @@ impl TransactionCoordinator {
             m.map(records::encode_value),
             now,
         );
-        let (_, wait) = partition
+        let leader_epoch = partition.leader_epoch();
+        let (info, wait) = partition
             .append(batch, now, &broker.group_commit)
             .map_err(|e| storage_error("cannot write to __transaction_state", &e))?;
-        settle(&partition, wait).await
+        settle(&partition, wait).await?;
+        replicated(&partition, info.last_offset + 1, leader_epoch)
+            .await
+            .map_err(|e| {
+                tracing::warn!(partition = %partition.tp, transactional_id, "a transaction state was written but not replicated: {e}");
+                match e {
+                    ResponseError::NotLeaderOrFollower => TxnError::NotCoordinator,
+                    _ => TxnError::CoordinatorNotAvailable,
+                }
+            })
     }
 
     // ------------------------------------------------------------ client requests
@@ -331,7 +390,7 @@ impl TransactionCoordinator {
         producer_epoch: i16,
         partitions: &BTreeSet<(String, i32)>,
     ) -> Result<(), TxnError> {
-        let handle = self.existing(transactional_id)?;
+        let handle = self.existing(broker, transactional_id)?;
         let mut m = handle.lock().await;
         let now = crate::util::now_ms();
         if let Some(next) = m.add_partitions(producer_id, producer_epoch, partitions, now)? {
@@ -346,12 +405,13 @@ impl TransactionCoordinator {
     /// transaction.
     pub async fn verify(
         &self,
+        broker: &Broker,
         transactional_id: &str,
         producer_id: i64,
         producer_epoch: i16,
         partitions: &[(String, i32)],
     ) -> Result<Vec<bool>, TxnError> {
-        let handle = self.existing(transactional_id)?;
+        let handle = self.existing(broker, transactional_id)?;
         let m = handle.lock().await;
         m.verify_partitions(producer_id, producer_epoch, partitions)
     }
@@ -374,7 +434,7 @@ impl TransactionCoordinator {
         producer_epoch: i16,
         commit: bool,
     ) -> Result<(i64, i16), TxnError> {
-        let handle = self.existing(transactional_id)?;
+        let handle = self.existing(broker, transactional_id)?;
         let mut m = handle.lock().await;
         let now = crate::util::now_ms();
         match m.end_txn(producer_id, producer_epoch, commit, true, now)? {
@@ -472,7 +532,13 @@ impl TransactionCoordinator {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut since_expiry = 0u64;
         loop {
-            tick.tick().await;
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = self.prepared_loaded.notified() => {
+                    self.abort_timed_out(&broker).await;
+                    continue;
+                }
+            }
             self.abort_timed_out(&broker).await;
             since_expiry += self.abort_check_ms;
             if since_expiry >= self.expire_check_ms {
@@ -540,11 +606,12 @@ impl TransactionCoordinator {
 
     /// Follows the leadership of `__transaction_state` partitions (Kafka's `onElection` and
     /// `onResignation`): reloads the transactional ids of a partition this broker now leads
-    /// (the last record of each id wins, as compaction would leave it) and completes the
-    /// transactions that were prepared but not completed when the last leader stopped;
-    /// forgets the ids of a partition it no longer leads. Ongoing transactions stay open:
-    /// their producer may carry on, or the timeout sweep aborts them. Called whenever the
-    /// metadata image changed here (and so before a broker with prepared transactions serves).
+    /// (the last record of each id wins, as compaction would leave it) and has the timers
+    /// complete at once the transactions that were prepared but not completed when the last
+    /// leader stopped (as Kafka's marker channel does, apart from the metadata thread); forgets
+    /// the ids of a partition it no longer leads. Ongoing transactions stay open: their
+    /// producer may carry on, or the timeout sweep aborts them. Called whenever the metadata
+    /// image changed here.
     pub fn follow_leadership(&self, broker: &Broker) {
         let Some(topic) = broker.topics.get(TRANSACTION_STATE_TOPIC) else {
             return;
@@ -570,7 +637,7 @@ impl TransactionCoordinator {
                     {
                         let prepared = self.load_partition(p);
                         state.store(LOADED, Ordering::Release);
-                        self.complete_prepared(broker, prepared);
+                        self.complete_prepared(prepared);
                     }
                 }
                 (None, LOADED) => {
@@ -615,18 +682,13 @@ impl TransactionCoordinator {
         prepared
     }
 
-    /// Completes transactions prepared before this broker took their partition (a failure is
-    /// retried by the timers).
-    fn complete_prepared(&self, broker: &Broker, prepared: Vec<String>) {
-        for id in prepared {
-            let Some(h) = self.handle(&id) else { continue };
-            futures::executor::block_on(async {
-                let mut m = h.lock().await;
-                tracing::info!(transactional_id = %id, state = m.state.name(), "completing a transaction prepared before the restart");
-                if let Err(e) = self.complete(broker, &mut m).await {
-                    tracing::warn!(transactional_id = %id, "cannot complete it yet ({e}); the timer retries");
-                }
-            });
+    /// Has the timers complete the transactions prepared before this broker took their
+    /// partition, at once. Not here: completing waits for replication, which needs this
+    /// thread (the metadata publisher) to apply ISR and leadership changes.
+    fn complete_prepared(&self, prepared: Vec<String>) {
+        if !prepared.is_empty() {
+            tracing::info!(transactional_ids = ?prepared, "completing transactions prepared before this broker coordinated them");
+            self.prepared_loaded.notify_one();
         }
     }
 

@@ -230,6 +230,37 @@ pub fn raw_request_to<Req: Encodable, Resp: Decodable>(
     version: i16,
     body: &Req,
 ) -> Resp {
+    try_raw_request_to(addr, key, version, body)
+        .unwrap_or_else(|e| panic!("{key:?} v{version} to {addr}: {e}"))
+}
+
+/// [`raw_request_to`] that says when the broker does not answer (stopped, paused, cut off by a
+/// partition) instead of panicking: each step, connecting included, waits at most 10 s.
+pub fn try_raw_request_to<Req: Encodable, Resp: Decodable>(
+    addr: &str,
+    key: ApiKey,
+    version: i16,
+    body: &Req,
+) -> anyhow::Result<Resp> {
+    use std::net::ToSocketAddrs;
+    let timeout = Duration::from_secs(10);
+    let to = addr
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("no address for {addr}"))?;
+    let mut s = TcpStream::connect_timeout(&to, timeout)?;
+    s.set_read_timeout(Some(timeout))?;
+    s.set_write_timeout(Some(timeout))?;
+    s.write_all(&encode_request(key, version, body)?)?;
+    read_response(&mut s, key, version)
+}
+
+/// A request frame (size, header with correlation id 1, body).
+pub fn encode_request<Req: Encodable>(
+    key: ApiKey,
+    version: i16,
+    body: &Req,
+) -> anyhow::Result<BytesMut> {
     let mut buf = BytesMut::new();
     buf.put_i32(0);
     let mut h = RequestHeader::default();
@@ -237,23 +268,28 @@ pub fn raw_request_to<Req: Encodable, Resp: Decodable>(
     h.request_api_version = version;
     h.correlation_id = 1;
     h.client_id = Some(StrBytes::from_static_str("compat-test"));
-    h.encode(&mut buf, key.request_header_version(version))
-        .unwrap();
-    body.encode(&mut buf, version).unwrap();
+    h.encode(&mut buf, key.request_header_version(version))?;
+    body.encode(&mut buf, version)?;
     let len = (buf.len() - 4) as i32;
     buf[..4].copy_from_slice(&len.to_be_bytes());
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(&buf).unwrap();
+    Ok(buf)
+}
+
+/// Reads and decodes the response to one request sent on `s` (within its read timeout).
+pub fn read_response<Resp: Decodable>(
+    s: &mut TcpStream,
+    key: ApiKey,
+    version: i16,
+) -> anyhow::Result<Resp> {
     let mut size = [0u8; 4];
-    s.read_exact(&mut size).unwrap();
+    s.read_exact(&mut size)?;
     let mut frame = vec![0u8; i32::from_be_bytes(size) as usize];
-    s.read_exact(&mut frame).unwrap();
+    s.read_exact(&mut frame)?;
     let mut frame = bytes::Bytes::from(frame);
-    ResponseHeader::decode(&mut frame, key.response_header_version(version)).unwrap();
-    let resp = Resp::decode(&mut frame, version).unwrap();
-    assert_eq!(frame.remaining(), 0, "whole response decoded");
-    resp
+    ResponseHeader::decode(&mut frame, key.response_header_version(version))?;
+    let resp = Resp::decode(&mut frame, version)?;
+    anyhow::ensure!(frame.remaining() == 0, "response not decoded whole");
+    Ok(resp)
 }
 
 /// DescribeQuorum of `__cluster_metadata`-0, as kafka-python's admin client sends it.
