@@ -832,11 +832,17 @@ mod tests {
         let (_d, log) = open_log(dir.path(), &tp, LogConfig::default());
         let p = Partition::new_replica(tp, Uuid::nil(), log, 0);
         p.apply_leadership(1, &led_by(2, 0), 30_000, 0).unwrap();
-        assert!(p.append_as_follower(2, 0, batch(0, 0), 0).unwrap().is_some());
+        assert!(p
+            .append_as_follower(2, 0, batch(0, 0), 0)
+            .unwrap()
+            .is_some());
         // Broker 1 leads epoch 1 from its log end; the replica fetcher's answer from broker 2,
         // the former leader, comes after.
         p.apply_leadership(1, &led_by(1, 1), 30_000, 0).unwrap();
-        assert!(p.append_as_follower(2, 0, batch(2, 0), 0).unwrap().is_none());
+        assert!(p
+            .append_as_follower(2, 0, batch(2, 0), 0)
+            .unwrap()
+            .is_none());
         assert_eq!(p.log_end_offset(), 2);
         assert_eq!(p.end_offset_for_epoch(0), Some((0, 2)));
         assert_eq!(p.latest_epoch(), Some(1));

@@ -195,11 +195,14 @@ pub fn spawn(broker: &Arc<Broker>, mut state: Published) -> std::io::Result<()> 
                     if broker.is_shutting_down() {
                         return;
                     }
-                    complete |= broker
-                        .membership
-                        .borrow()
-                        .broker_epoch
-                        .is_some_and(|_| !broker.membership.borrow().fenced);
+                    // One borrow: a second one taken while the first is held deadlocks
+                    // once the membership thread waits to write between the two (the watch's
+                    // lock favours a waiting writer over new readers).
+                    let joined = {
+                        let m = broker.membership.borrow();
+                        m.broker_epoch.is_some() && !m.fenced
+                    };
+                    complete |= joined;
                     let image = images.borrow_and_update().clone();
                     publish(&broker, &image, complete, &mut state);
                     if complete && !strays_released {
