@@ -1,5 +1,5 @@
-"""pytest plugin for the compatibility runners: `--skip-list FILE` marks every collected test
-whose node id starts with an entry of FILE (`<node id prefix> <reason>` per line) as skipped
+"""pytest plugin for the compatibility runners: `--skip-list FILE` (may be given more than once)
+marks every collected test whose node id starts with an entry of a FILE (`<node id prefix> <reason>` per line) as skipped
 with that reason, so a skipped test still appears in the report, with why."""
 import pytest
 
@@ -7,14 +7,14 @@ from report import read_list
 
 
 def pytest_addoption(parser):
-    parser.addoption("--skip-list", help="file of `<node id prefix> <reason>` lines")
+    parser.addoption("--skip-list", action="append", default=[],
+                     help="file of `<node id prefix> <reason>` lines")
 
 
 def pytest_collection_modifyitems(config, items):
-    path = config.getoption("--skip-list")
-    if not path:
-        return
-    skips = read_list(path)
+    skips = {}
+    for path in config.getoption("--skip-list"):
+        skips.update(read_list(path))
     for item in items:
         for prefix, reason in skips.items():
             if item.nodeid.startswith(prefix):

@@ -12,7 +12,7 @@ import sys
 import tempfile
 
 from report import Summary, junit_results, read_list
-from samsa_broker import Broker
+from samsa_broker import Broker, Cluster, cluster_props
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -43,6 +43,8 @@ def main():
     p.add_argument("--version", required=True, help="kafka-python's version, for the report")
     p.add_argument("--samsa", required=True)
     p.add_argument("--subset", help="run the tests listed in kafka-python-<subset>.txt")
+    p.add_argument("--cluster", type=int, default=0,
+                   help="run against this many Samsa nodes (samsa cluster local) instead of one")
     p.add_argument("--timeout", type=int, default=60, help="seconds per test")
     p.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     args = p.parse_args()
@@ -54,12 +56,16 @@ def main():
         mode = args.subset
 
     workdir = tempfile.mkdtemp(prefix="samsa-kafka-python-")
-    broker = Broker(os.path.abspath(args.samsa), workdir, BROKER_PROPS)
+    if args.cluster:
+        mode += "-cluster%d" % args.cluster
+        broker = Cluster(os.path.abspath(args.samsa), workdir, args.cluster, cluster_props(BROKER_PROPS))
+    else:
+        broker = Broker(os.path.abspath(args.samsa), workdir, BROKER_PROPS)
     junit = os.path.join(workdir, "junit.xml")
     log_path = os.path.join(workdir, "pytest.log")
     env = dict(os.environ)
     env.update({
-        "KAFKA_URI": "PLAINTEXT://%s" % broker.bootstrap,
+        "KAFKA_URI": "PLAINTEXT://%s" % broker.bootstrap.split(",")[0],
         "KAFKA_VERSION": KAFKA_VERSION,
         # The fixture checks that a Kafka installation directory exists even for an external
         # broker; nothing in it is used.
@@ -68,6 +74,7 @@ def main():
     })
     cmd = [args.python, "-m", "pytest", *targets, "-p", "no:cacheprovider", "-p", "pytest_skip_list",
            "--skip-list", os.path.join(HERE, "kafka-python-skip.txt"),
+           *(["--skip-list", os.path.join(HERE, "kafka-python-cluster-skip.txt")] if args.cluster else []),
            # signal, not the suite's thread method: that one ends the whole run at the first
            # timeout, losing every later result.
            "--timeout=%d" % args.timeout, "--timeout-method=signal",
@@ -87,7 +94,8 @@ def main():
     else:
         for test_id, state, duration, reason in junit_results(junit):
             summary.add(test_id, test_id, state, duration, reason, log=log_path)
-    status = summary.finish("kafka-python" + ("-" + args.subset if args.subset else ""))
+    status = summary.finish("kafka-python" + ("-" + args.subset if args.subset else "")
+                            + ("-cluster%d" % args.cluster if args.cluster else ""))
     if status == 0:
         shutil.rmtree(workdir, ignore_errors=True)
     sys.exit(status)

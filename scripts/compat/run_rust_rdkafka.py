@@ -19,7 +19,7 @@ import tempfile
 import time
 
 from report import Summary, read_list
-from samsa_broker import Broker, in_private_network
+from samsa_broker import Broker, Cluster, cluster_props, in_private_network
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -85,6 +85,8 @@ def main():
     p.add_argument("--version", required=True, help="the crate's version, for the report")
     p.add_argument("--samsa", required=True)
     p.add_argument("--subset", help="run the tests listed in rust-rdkafka-<subset>.txt (`target::test`)")
+    p.add_argument("--cluster", type=int, default=0,
+                   help="run against this many Samsa nodes (samsa cluster local) instead of one")
     p.add_argument("--timeout", type=int, default=300, help="seconds per test binary")
     args = p.parse_args()
     # Some tests connect to "localhost" without a port (librdkafka's default, 9092) and one
@@ -101,9 +103,20 @@ def main():
             target, _, name = entry.partition("::")
             wanted.setdefault(target, []).append(name)
     mode = args.subset or "full"
+    # Tests that cannot pass against several nodes: {target: {name: reason}}.
+    skips = {}
+    if args.cluster:
+        for entry, reason in read_list(os.path.join(HERE, "rust-rdkafka-cluster-skip.txt")).items():
+            target, _, name = entry.partition("::")
+            skips.setdefault(target, {})[name] = reason
 
     workdir = tempfile.mkdtemp(prefix="samsa-rust-rdkafka-")
-    broker = Broker(os.path.abspath(args.samsa), workdir, BROKER_PROPS, preferred_port=9092)
+    if args.cluster:
+        mode += "-cluster%d" % args.cluster
+        broker = Cluster(os.path.abspath(args.samsa), workdir, args.cluster, cluster_props(BROKER_PROPS),
+                         preferred_port=9092)
+    else:
+        broker = Broker(os.path.abspath(args.samsa), workdir, BROKER_PROPS, preferred_port=9092)
     env = dict(os.environ)
     env.update({"KAFKA_HOST": broker.bootstrap, "KAFKA_VERSION": KAFKA_VERSION,
                 "RUST_LOG": os.environ.get("SAMSA_RUST_RDKAFKA_LOG", "off"), "RUST_BACKTRACE": "0"})
@@ -118,11 +131,15 @@ def main():
                 continue
             cmd = [binaries[target]]
             if wanted is not None:
-                cmd += wanted[target] + ["--exact"]
+                cmd += [n for n in wanted[target] if n not in skips.get(target, {})] + ["--exact"]
             elif target != "utils":
                 # tests/utils.rs is a module of every test target and a target of its own: its
                 # tests run once, in their own target.
                 cmd += ["--skip", "utils::"]
+            for name, reason in skips.get(target, {}).items():
+                if wanted is None or name in wanted[target]:
+                    cmd += ["--skip", name]
+                    summary.add("%s::%s" % (target, name), "%s::%s" % (target, name), "SKIPPED", reason=reason)
             log_path = os.path.join(workdir, "%s.log" % target)
             started = time.time()
             with open(log_path, "w") as log:
@@ -167,7 +184,8 @@ def main():
                                 log=log_path)
     finally:
         broker.stop()
-    status = summary.finish("rust-rdkafka" + ("-" + args.subset if args.subset else ""))
+    status = summary.finish("rust-rdkafka" + ("-" + args.subset if args.subset else "")
+                            + ("-cluster%d" % args.cluster if args.cluster else ""))
     if status == 0:
         shutil.rmtree(workdir, ignore_errors=True)
     sys.exit(status)

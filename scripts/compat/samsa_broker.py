@@ -139,18 +139,24 @@ class Broker:
             self.log = None
 
 
+def cluster_props(props):
+    """A suite's broker properties for the nodes of a Cluster: without those that name one node
+    (its id and its listeners), which `samsa cluster local` sets per node."""
+    return {k: v for k, v in props.items() if k not in ("node.id", "advertised.listeners", "listeners")}
+
+
 class Cluster:
     """`nodes` Samsa nodes on loopback through `samsa cluster local` (one process that runs and
     stops them all), with the same interface as Broker: `bootstrap` names every node."""
 
-    def __init__(self, samsa, workdir, nodes, props=None):
+    def __init__(self, samsa, workdir, nodes, props=None, preferred_port=None):
         self.samsa = samsa
         self.workdir = workdir
         self.log_path = os.path.join(workdir, "cluster.log")
         self.log = open(self.log_path, "a")
         # Node i listens on base + 100 * (i - 1) and the two ports after it.
-        for _ in range(START_ATTEMPTS * 10):
-            base = free_port()
+        for attempt in range(START_ATTEMPTS * 10):
+            base = preferred_port if attempt == 0 and preferred_port else free_port()
             if base + 100 * nodes + 3 < 65535 and all(
                 free_port(p) == p for i in range(nodes) for p in range(base + 100 * i, base + 100 * i + 3)
             ):

@@ -245,6 +245,8 @@ struct Node {
     log_start: u64,
     child: Child,
     serving: bool,
+    /// Registered with the active controller and unfenced: it can lead and host partitions.
+    joined: bool,
     /// Set once it has exited (and been reaped).
     status: Option<ExitStatus>,
 }
@@ -319,13 +321,14 @@ fn spawn(
     let child = cmd
         .spawn()
         .with_context(|| format!("cannot start {}", exe.display()))?;
-    let (serving, status) = (false, None);
+    let (serving, joined, status) = (false, false, None);
     Ok(Node {
         ports: p,
         log,
         log_start,
         child,
         serving,
+        joined,
         status,
     })
 }
@@ -367,9 +370,11 @@ fn stop_all(nodes: &mut [Node]) {
     }
 }
 
-/// Watches the nodes until a signal (then stops them) or until every one has exited. Until
-/// all serve, a node that exits or does not serve within 60 s stops the cluster: an error with
-/// the tail of its log.
+/// Watches the nodes until a signal (then stops them) or until every one has exited. The
+/// cluster is announced once every node serves and has joined (registered with the active
+/// controller and unfenced), so that what is created right after lands on all of them, as a
+/// Kafka broker enables its listeners only once unfenced. Until then, a node that exits, or
+/// does not serve and join within 60 s, stops the cluster: an error with the tail of its log.
 fn watch(nodes: &mut [Node], bootstrap: &str) -> anyhow::Result<()> {
     let start = Instant::now();
     let mut starting = true;
@@ -385,22 +390,37 @@ fn watch(nodes: &mut [Node], bootstrap: &str) -> anyhow::Result<()> {
             if !n.running() {
                 continue;
             }
-            if !n.serving && n.log_text().contains("samsa is serving") {
-                n.serving = true;
-                println!(
-                    "node {} serving ({:.1} s)",
-                    n.ports.id,
-                    start.elapsed().as_secs_f64()
-                );
+            if !n.serving || !n.joined {
+                let text = n.log_text();
+                if !n.serving && text.contains("samsa is serving") {
+                    n.serving = true;
+                    println!(
+                        "node {} serving ({:.1} s)",
+                        n.ports.id,
+                        start.elapsed().as_secs_f64()
+                    );
+                }
+                if !n.joined && text.contains("the controller unfenced this broker") {
+                    n.joined = true;
+                    println!(
+                        "node {} joined the cluster ({:.1} s)",
+                        n.ports.id,
+                        start.elapsed().as_secs_f64()
+                    );
+                }
             }
             let exited = n.child.try_wait()?;
             n.status = exited;
             let id = n.ports.id;
-            if starting && (exited.is_some() || late && !n.serving) {
+            if starting && (exited.is_some() || late && !(n.serving && n.joined)) {
                 let why = match exited {
                     Some(s) => format!("exited with {s} before the cluster served"),
-                    None => format!(
+                    None if !n.serving => format!(
                         "did not log 'samsa is serving' within {} s",
+                        START_TIMEOUT.as_secs()
+                    ),
+                    None => format!(
+                        "was not unfenced by the active controller within {} s (no quorum of controller.quorum.voters?)",
                         START_TIMEOUT.as_secs()
                     ),
                 };
@@ -414,7 +434,7 @@ fn watch(nodes: &mut [Node], bootstrap: &str) -> anyhow::Result<()> {
                 eprintln!("samsa: node {id} (pid {pid}) exited on its own with {status}; {left} node(s) still running; see {log}");
             }
         }
-        if starting && nodes.iter().all(|n| n.serving) {
+        if starting && nodes.iter().all(|n| n.serving && n.joined) {
             starting = false;
             println!(
                 "all {} node(s) serving; bootstrap {bootstrap}; Ctrl-C stops the cluster",
