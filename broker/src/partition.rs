@@ -19,7 +19,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use samsa_cluster::replication::leader::{
-    AcksAll, AlterIsr, AlterIsrFailure, FollowerFetchError, LeaderConfig, LeaderPartition,
+    AcksAll, AlterIsr, AlterIsrFailure, FetchedBy, FollowerFetchError, LeaderConfig,
+    LeaderPartition,
 };
 use samsa_storage::{
     AbortedTxn, AppendInfo, AppendOrigin, EndTxnMarker, GroupCommit, Log, LogConfig, LogError,
@@ -277,21 +278,21 @@ impl Partition {
 
     /// A follower of this leader fetched at `fetch_offset` (it holds every record below it):
     /// the high watermark may move (waiting readers and acks=all writes wake), and an ISR
-    /// change may be due, for the caller to send to the controller. `isr_eligible`: the
-    /// follower's broker may join the ISR (registered, unfenced, not shutting down).
+    /// change may be due, for the caller to send to the controller. `by`: the follower's broker
+    /// epoch and whether it may join the ISR (registered, unfenced, not shutting down).
     pub fn on_follower_fetch(
         &self,
         replica: i32,
         fetch_offset: i64,
         now_ms: u64,
-        isr_eligible: bool,
+        by: FetchedBy,
     ) -> Result<Option<AlterIsr>, FollowerFetchError> {
         let mut log = self.log.lock();
         let mut state = self.replica.lock();
         let Replica::Leader(l) = &mut *state else {
             return Err(FollowerFetchError::NotAReplica);
         };
-        let (moved, alter) = l.on_follower_fetch_of(replica, fetch_offset, now_ms, isr_eligible)?;
+        let (moved, alter) = l.on_follower_fetch_of(replica, fetch_offset, now_ms, by)?;
         drop(state);
         if let Some(hw) = moved {
             self.store_high_watermark(&mut log, hw);

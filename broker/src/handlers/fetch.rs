@@ -32,6 +32,7 @@ use kafka_protocol::messages::fetch_response::{
 use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, ProducerId, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
+use samsa_cluster::replication::leader::FetchedBy;
 use samsa_protocol::FileRange;
 use samsa_storage::LogError;
 
@@ -71,6 +72,12 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
         req.replica_id.0
     };
     let follower = (follower >= 0).then_some(follower);
+    // The broker epoch of the follower's incarnation (KIP-903), -1 when not named.
+    let follower_epoch = if ctx.version >= 15 {
+        req.replica_state.replica_epoch
+    } else {
+        -1
+    };
     let (asked, forgotten) = session::request_partitions(&req, by_id);
     let context = ctx.broker.fetch_sessions.lock().new_context(
         ctx.version,
@@ -90,7 +97,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
         Context::Incremental { partitions, .. } => partitions.as_slice(),
         Context::Sessionless | Context::Full => asked.as_slice(),
     };
-    let wanted = resolve(ctx, partitions, by_id, follower);
+    let wanted = resolve(ctx, partitions, by_id, follower, follower_epoch);
     let read_committed = req.isolation_level == 1;
     let max_wait = Duration::from_millis(req.max_wait_ms.clamp(0, MAX_WAIT_MS_LIMIT) as u64);
     let deadline = tokio::time::Instant::now() + max_wait;
@@ -147,6 +154,7 @@ fn resolve<'a>(
     partitions: &'a [(PartitionKey, FetchParams)],
     by_id: bool,
     follower: Option<i32>,
+    follower_epoch: i64,
 ) -> Vec<Wanted<'a>> {
     let cluster_action = follower.is_some()
         && ctx.authorize(
@@ -154,15 +162,31 @@ fn resolve<'a>(
             ResourceType::Cluster,
             crate::acl::CLUSTER_NAME,
         );
-    // Whether the follower may join ISRs (KIP-841): its broker registered, unfenced and not
-    // shutting down, as this broker's image says. Once per request, not per partition.
-    let isr_eligible = follower.is_some_and(|replica| {
-        ctx.broker
-            .controller
-            .image()
-            .broker(replica)
-            .is_some_and(|b| !b.fenced && !b.in_controlled_shutdown)
-    });
+    // Whether the follower may join ISRs (KIP-841, KIP-903): its broker registered (at the
+    // epoch the fetch names, if it names one), unfenced and not shutting down, as this broker's
+    // image says; and whether the fetch comes from an incarnation that has registered again
+    // since (Kafka's `Replica.updateFetchStateOrThrow`), whose progress must not count. Once per
+    // request, not per partition.
+    let (fetched_by, stale) = match follower {
+        Some(replica) => {
+            let image = ctx.broker.controller.image();
+            let registered = image.broker(replica);
+            let stale = follower_epoch >= 0 && registered.is_some_and(|b| b.epoch > follower_epoch);
+            let isr_eligible = registered.is_some_and(|b| {
+                !b.fenced
+                    && !b.in_controlled_shutdown
+                    && (follower_epoch < 0 || b.epoch == follower_epoch)
+            });
+            (
+                FetchedBy {
+                    broker_epoch: follower_epoch,
+                    isr_eligible,
+                },
+                stale,
+            )
+        }
+        None => (FetchedBy::eligible(-1), false),
+    };
     let mut wanted = Vec::with_capacity(partitions.len());
     let mut current: Option<(&TopicKey, Option<Arc<Topic>>, ResponseError)> = None;
     for (key, params) in partitions {
@@ -201,10 +225,14 @@ fn resolve<'a>(
             Err(e) => (None, e),
         };
         let mut diverging = None;
+        if stale && partition.is_some() {
+            refused = ResponseError::NotLeaderOrFollower;
+            partition = None;
+        }
         if let (Some(replica), Some(part)) = (follower, &partition) {
             // Every partition of a follower's session counts as fetched, named in this request
             // or not (as in Kafka), or an idle follower would fall out of the ISR.
-            match follower_fetched(ctx, part, replica, isr_eligible, params) {
+            match follower_fetched(ctx, part, replica, fetched_by, params) {
                 Ok(d) => diverging = d,
                 Err(e) => {
                     refused = e;
@@ -314,13 +342,13 @@ fn respond(
 /// A follower's fetch of `partition` at this leader: where its log diverges from this one's
 /// (KIP-320), or else the follower's progress recorded (which may move the high watermark and
 /// start an ISR expansion, sent to the controller in the background). Refused when the
-/// follower's leader epoch is not this leader's, or it is no replica. `isr_eligible`: the
-/// follower's broker may join the ISR.
+/// follower's leader epoch is not this leader's, or it is no replica. `by`: the follower's
+/// broker epoch and whether it may join the ISR.
 fn follower_fetched(
     ctx: &Ctx<'_>,
     partition: &Arc<Partition>,
     replica: i32,
-    isr_eligible: bool,
+    by: FetchedBy,
     p: &FetchParams,
 ) -> Result<Option<(i32, i64)>, ResponseError> {
     let epoch = partition.leader_epoch();
@@ -348,7 +376,7 @@ fn follower_fetched(
         return Ok(None);
     }
     let now = crate::util::now_ms() as u64;
-    match partition.on_follower_fetch(replica, p.fetch_offset, now, isr_eligible) {
+    match partition.on_follower_fetch(replica, p.fetch_offset, now, by) {
         Ok(Some(alter)) => {
             tracing::info!(partition = %partition.tp, isr = ?alter.new_isr, "a follower caught up; asking the controller to expand the ISR");
             let broker = ctx.broker.clone();

@@ -18,16 +18,14 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic, ForgottenTopic};
-use kafka_protocol::messages::{
-    ApiKey, BrokerId, FetchRequest, RequestKind, ResponseKind, TopicName,
-};
-use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::messages::{ApiKey, BrokerId, FetchRequest, RequestKind, ResponseKind};
 use kafka_protocol::ResponseError;
 use parking_lot::Mutex;
 use samsa_cluster::replication::follower::{
     FetchAnswer, FetchError, FollowerPartition, Records, Step,
 };
 use tokio::sync::Notify;
+use uuid::Uuid;
 
 use crate::fetch_session::client::FetchSessionHandler;
 use crate::fetch_session::{FetchParams, PartitionKey, TopicKey};
@@ -36,8 +34,10 @@ use crate::net::peer::Peer;
 use crate::partition::{Partition, Transition};
 use crate::server::Broker;
 
-/// The Fetch version followers send: topics by name, the diverging epoch (KIP-320).
-const FETCH_VERSION: i16 = 12;
+/// The Fetch version followers send: topics by id (v13), the diverging epoch (KIP-320), and
+/// the follower's broker epoch in `replica_state` (v15, KIP-903), which keeps a leader from
+/// counting toward the ISR what a former incarnation of this broker fetched.
+const FETCH_VERSION: i16 = 15;
 
 /// A partition this broker follows, with its fetch state.
 struct Followed {
@@ -163,7 +163,8 @@ async fn run(broker: Weak<Broker>, config: FetcherConfig, leader: i32, set: Weak
             await_syncs(&set, syncs).await;
             continue;
         }
-        let request = build_request(&config, &set, &mut session);
+        let broker_epoch = broker.membership.borrow().broker_epoch.unwrap_or(-1);
+        let request = build_request(&config, &set, &mut session, broker_epoch);
         let Some(request) = request else {
             // Nothing to fetch now: wait for a partition, or the end of a pause.
             let changed = set.changed.notified();
@@ -213,7 +214,7 @@ async fn run(broker: Weak<Broker>, config: FetcherConfig, leader: i32, set: Weak
                     .iter()
                     .flat_map(|t| {
                         t.partitions.iter().map(|p| PartitionKey {
-                            topic: TopicKey::Name(t.topic.0.clone()),
+                            topic: TopicKey::Id(t.topic_id),
                             partition: p.partition_index,
                         })
                     })
@@ -293,15 +294,16 @@ fn build_request(
     config: &FetcherConfig,
     set: &LeaderSet,
     session: &mut FetchSessionHandler,
+    broker_epoch: i64,
 ) -> Option<FetchRequest> {
     let now = tokio::time::Instant::now();
     let mut wanted = Vec::new();
-    for ((topic, index), f) in set.partitions.lock().iter() {
+    for ((_, index), f) in set.partitions.lock().iter() {
         if f.paused_until.is_some_and(|t| t > now) || f.disk_failed {
             continue;
         }
         let key = PartitionKey {
-            topic: TopicKey::Name(StrBytes::from_string(topic.clone())),
+            topic: TopicKey::Id(f.partition.topic_id),
             partition: *index,
         };
         let params = FetchParams {
@@ -318,25 +320,28 @@ fn build_request(
     }
     let data = session.build(wanted);
     let mut req = FetchRequest::default();
-    req.replica_id = BrokerId(config.node_id);
+    req.replica_id = BrokerId(-1); // from v15 in replica_state
+    req.replica_state.replica_id = BrokerId(config.node_id);
+    req.replica_state.replica_epoch = broker_epoch;
     req.max_wait_ms = config.wait_max_ms;
     req.min_bytes = 1;
     req.max_bytes = config.response_max_bytes;
     req.isolation_level = 0;
     req.session_id = data.session_id;
     req.session_epoch = data.epoch;
-    // The partitions come in topic order (the set is sorted), so a topic's are consecutive.
+    // The partitions come in topic order (the set is sorted by name), so a topic's are
+    // consecutive.
     for (key, params) in data.to_send {
-        let TopicKey::Name(name) = key.topic else {
-            unreachable!("followers name topics")
+        let TopicKey::Id(id) = key.topic else {
+            unreachable!("followers name topics by id")
         };
         if req
             .topics
             .last()
-            .is_none_or(|t: &FetchTopic| t.topic.0 != name)
+            .is_none_or(|t: &FetchTopic| t.topic_id != id)
         {
             let mut t = FetchTopic::default();
-            t.topic = TopicName(name);
+            t.topic_id = id;
             req.topics.push(t);
         }
         let mut p = FetchPartition::default();
@@ -352,17 +357,17 @@ fn build_request(
             .partitions
             .push(p);
     }
-    let mut forgotten: BTreeMap<StrBytes, Vec<i32>> = BTreeMap::new();
+    let mut forgotten: BTreeMap<Uuid, Vec<i32>> = BTreeMap::new();
     for key in data.to_forget {
-        if let TopicKey::Name(name) = key.topic {
-            forgotten.entry(name).or_default().push(key.partition);
+        if let TopicKey::Id(id) = key.topic {
+            forgotten.entry(id).or_default().push(key.partition);
         }
     }
     req.forgotten_topics_data = forgotten
         .into_iter()
-        .map(|(name, partitions)| {
+        .map(|(id, partitions)| {
             let mut t = ForgottenTopic::default();
-            t.topic = TopicName(name);
+            t.topic_id = id;
             t.partitions = partitions;
             t
         })
@@ -391,7 +396,8 @@ fn classify(code: i16) -> FetchError {
             | ResponseError::FencedLeaderEpoch
             | ResponseError::UnknownLeaderEpoch
             | ResponseError::UnknownTopicOrPartition
-            | ResponseError::UnknownTopicId,
+            | ResponseError::UnknownTopicId
+            | ResponseError::InconsistentTopicId,
         ) => FetchError::LeadershipChanged,
         _ => FetchError::Retriable,
     }
@@ -401,9 +407,17 @@ fn classify(code: i16) -> FetchError {
 fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse) {
     let now_ms = crate::util::now_ms();
     let mut partitions = set.partitions.lock();
+    // The answer names topics by id; the set holds them by name.
+    let names: HashMap<Uuid, String> = partitions
+        .iter()
+        .map(|((name, _), f)| (f.partition.topic_id, name.clone()))
+        .collect();
     for t in resp.responses {
+        let Some(name) = names.get(&t.topic_id) else {
+            continue;
+        };
         for pd in t.partitions {
-            let key = (t.topic.to_string(), pd.partition_index);
+            let key = (name.clone(), pd.partition_index);
             let Some(f) = partitions.get_mut(&key) else {
                 continue;
             };

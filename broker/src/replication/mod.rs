@@ -36,16 +36,20 @@ pub async fn alter_isr(broker: &Broker, partition: &Arc<Partition>, alter: Alter
             crate::partition::Replica::Leader(l) => l.isr().committed().len(),
             crate::partition::Replica::Follower { .. } => usize::MAX,
         });
-    let image = broker.controller.image();
-    let new_isr = alter
-        .new_isr
-        .iter()
-        .map(|&b| IsrMember {
-            broker_id: b,
-            // KIP-903: the controller refuses a member registered at another epoch since.
-            broker_epoch: image.broker(b).map_or(-1, |r| r.epoch),
-        })
-        .collect();
+    let new_isr = partition.with_replica(|r| match r {
+        crate::partition::Replica::Leader(l) => {
+            isr_members(&alter.new_isr, broker.node_id, broker_epoch, l)
+        }
+        // No longer the leader: the controller refuses the change for its leader epoch.
+        crate::partition::Replica::Follower { .. } => alter
+            .new_isr
+            .iter()
+            .map(|&b| IsrMember {
+                broker_id: b,
+                broker_epoch: -1,
+            })
+            .collect(),
+    });
     let request = ControllerRequest::AlterPartition(AlterPartitionRequest {
         broker_id: broker.node_id,
         broker_epoch,
@@ -106,5 +110,59 @@ pub async fn run_isr_checks(broker: Arc<Broker>) {
                 }
             }
         }
+    }
+}
+
+/// The members of an ISR change as the leader names them to the controller (KIP-903): each
+/// with the broker epoch its fetches named (this broker, `node_id` at `own_epoch`, with its
+/// own), so that the controller refuses a member that has registered again since: a restarted
+/// follower may have lost what its former incarnation's fetches said it held. -1 (not checked)
+/// for a member whose fetches named none, as Kafka's leader sends it.
+pub fn isr_members(
+    new_isr: &[i32],
+    node_id: i32,
+    own_epoch: i64,
+    leader: &samsa_cluster::replication::leader::LeaderPartition,
+) -> Vec<IsrMember> {
+    new_isr
+        .iter()
+        .map(|&b| IsrMember {
+            broker_id: b,
+            broker_epoch: if b == node_id {
+                own_epoch
+            } else {
+                leader.follower(b).map_or(-1, |f| f.broker_epoch)
+            },
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use samsa_cluster::replication::leader::{FetchedBy, LeaderConfig, LeaderPartition};
+
+    use super::*;
+
+    #[test]
+    fn isr_members_carry_the_broker_epoch_their_fetches_named() {
+        let config = LeaderConfig {
+            replica_lag_time_max_ms: 30_000,
+        };
+        let mut l = LeaderPartition::new(1, config, vec![1, 2, 3, 4], vec![1], 0, 0, 0, 0, 0);
+        // 2 fetched as its incarnation of epoch 40; 3 before Fetch v15 (no epoch); 4 never.
+        l.on_follower_fetch_of(2, 0, 10, FetchedBy::eligible(40))
+            .unwrap();
+        l.on_follower_fetch_of(3, 0, 10, FetchedBy::eligible(-1))
+            .unwrap();
+        let members = isr_members(&[1, 2, 3, 4], 1, 17, &l);
+        let epochs: Vec<(i32, i64)> = members
+            .iter()
+            .map(|m| (m.broker_id, m.broker_epoch))
+            .collect();
+        assert_eq!(epochs, [(1, 17), (2, 40), (3, -1), (4, -1)]);
+        // A later fetch of 2's next incarnation names its new epoch.
+        l.on_follower_fetch_of(2, 0, 20, FetchedBy::eligible(55))
+            .unwrap();
+        assert_eq!(isr_members(&[2], 1, 17, &l)[0].broker_epoch, 55);
     }
 }

@@ -43,6 +43,10 @@ pub struct FollowerState {
     pub last_fetch_ms: u64,
     /// The leader's log end offset when the follower last fetched.
     pub last_fetch_leader_log_end_offset: i64,
+    /// The broker epoch its last fetch named (Fetch v15's `replica_state`, KIP-903), or -1:
+    /// an ISR change names each member with the epoch of the incarnation whose fetches made it
+    /// a member, and the controller refuses one that has registered again since.
+    pub broker_epoch: i64,
 }
 
 impl FollowerState {
@@ -52,6 +56,7 @@ impl FollowerState {
             last_caught_up_ms: 0,
             last_fetch_ms: 0,
             last_fetch_leader_log_end_offset: -1,
+            broker_epoch: -1,
         }
     }
 }
@@ -102,6 +107,25 @@ pub struct AlterIsr {
     pub leader_epoch: i32,
     pub partition_epoch: i32,
     pub new_isr: Vec<NodeId>,
+}
+
+/// Who sent a follower's fetch, as the leader's metadata sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchedBy {
+    /// The broker epoch the fetch names (-1: none, before Fetch v15).
+    pub broker_epoch: i64,
+    /// Whether that broker may join the ISR: registered (at that epoch, when one is named),
+    /// unfenced, not shutting down.
+    pub isr_eligible: bool,
+}
+
+impl FetchedBy {
+    pub fn eligible(broker_epoch: i64) -> FetchedBy {
+        FetchedBy {
+            broker_epoch,
+            isr_eligible: true,
+        }
+    }
 }
 
 /// How an ISR change asked of the controller ended without being committed.
@@ -298,19 +322,20 @@ impl LeaderPartition {
         fetch_offset: i64,
         now_ms: u64,
     ) -> Result<(Option<i64>, Option<AlterIsr>), FollowerFetchError> {
-        self.on_follower_fetch_of(replica, fetch_offset, now_ms, true)
+        self.on_follower_fetch_of(replica, fetch_offset, now_ms, FetchedBy::eligible(-1))
     }
 
-    /// [`Self::on_follower_fetch`] of a follower that may join the ISR only if `isr_eligible`:
-    /// as far as the leader's metadata says, its broker is registered, unfenced and not
-    /// shutting down (KIP-841). The controller would refuse an expansion to any other
-    /// (INELIGIBLE_REPLICA), and asking at every fetch of such a follower would only load it.
+    /// [`Self::on_follower_fetch`] of a follower that may join the ISR only if `by` is
+    /// eligible: as far as the leader's metadata says, its broker is registered (at the epoch
+    /// the fetch names, KIP-903), unfenced and not shutting down (KIP-841). The controller would
+    /// refuse an expansion to any other (INELIGIBLE_REPLICA), and asking at every fetch of such
+    /// a follower would only load it.
     pub fn on_follower_fetch_of(
         &mut self,
         replica: NodeId,
         fetch_offset: i64,
         now_ms: u64,
-        isr_eligible: bool,
+        by: FetchedBy,
     ) -> Result<(Option<i64>, Option<AlterIsr>), FollowerFetchError> {
         let leader_end = self.log_end_offset;
         let f = self
@@ -326,8 +351,9 @@ impl LeaderPartition {
         f.log_end_offset = fetch_offset.min(leader_end);
         f.last_fetch_leader_log_end_offset = leader_end;
         f.last_fetch_ms = now_ms;
+        f.broker_epoch = by.broker_epoch;
         let hw = self.maybe_advance_high_watermark();
-        let expand = if isr_eligible {
+        let expand = if by.isr_eligible {
             self.maybe_expand(replica)
         } else {
             None

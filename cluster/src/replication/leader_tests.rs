@@ -451,10 +451,18 @@ fn an_ineligible_follower_is_not_proposed_for_the_isr() {
     // Broker 3 caught up, but the leader's metadata says it is fenced or shutting down.
     let mut p = LeaderPartition::new(1, config(), vec![1, 2, 3], vec![1, 2], 5, 7, 20, 20, 0);
     p.on_follower_fetch(2, 20, 100).unwrap();
-    let (_, expand) = p.on_follower_fetch_of(3, 20, 100, false).unwrap();
+    let ineligible = FetchedBy {
+        broker_epoch: 30,
+        isr_eligible: false,
+    };
+    let (_, expand) = p.on_follower_fetch_of(3, 20, 100, ineligible).unwrap();
     assert_eq!(expand, None);
     assert!(!p.isr().is_pending());
-    // Once eligible, the next fetch proposes it.
-    let (_, expand) = p.on_follower_fetch_of(3, 20, 200, true).unwrap();
+    assert_eq!(p.follower(3).unwrap().broker_epoch, 30);
+    // Once eligible, the next fetch proposes it, and the epoch it named is kept for the change.
+    let (_, expand) = p
+        .on_follower_fetch_of(3, 20, 200, FetchedBy::eligible(31))
+        .unwrap();
     assert_eq!(expand.unwrap().new_isr, vec![1, 2, 3]);
+    assert_eq!(p.follower(3).unwrap().broker_epoch, 31);
 }
