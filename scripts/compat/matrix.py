@@ -40,6 +40,12 @@ ROWS = [
     ("kafka-python.json", "kafka-python", "its integration tests (`kafka-python.sh`)"),
     ("rust-rdkafka.json", "rust-rdkafka", "its integration tests (`rust-rdkafka.sh`)"),
     ("confluent-kafka.json", "confluent-kafka-python", "(`confluent-kafka.sh`)"),
+    ("librdkafka-quick-cluster3.json", "librdkafka",
+     "**three nodes**: regression suite, quick mode (`librdkafka.sh --cluster 3`)"),
+    ("librdkafka-quick-idempotence-cluster3.json", "librdkafka",
+     "**three nodes**: regression suite, enable.idempotence forced on (`librdkafka.sh --idempotence --cluster 3`)"),
+    ("kafka-python-cluster3.json", "kafka-python", "**three nodes**: its integration tests (`kafka-python.sh --cluster 3`)"),
+    ("rust-rdkafka-cluster3.json", "rust-rdkafka", "**three nodes**: its integration tests (`rust-rdkafka.sh --cluster 3`)"),
 ]
 
 
@@ -195,7 +201,8 @@ def main():
                "edit by hand: run `scripts/compat/all.sh`." % (
                    build["commit"], build["date"]))
     out.append("")
-    out.append("Each row is a client's own test suite run against one Samsa node; each cell is "
+    out.append("Each row is a client's own test suite run against one Samsa node, or against a "
+               "cluster of three (`samsa cluster local --nodes 3`) where it says **three nodes**; each cell is "
                "*passed/ran* for the tests of that suite that exercise the feature (✗: some failed; "
                "–: no test of that suite exercises it; skipped: its tests could not run here, see "
                "below). *all* counts every test, including those that exercise none of the columns.")
