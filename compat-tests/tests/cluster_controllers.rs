@@ -129,6 +129,35 @@ fn brokers_follow_separate_controllers_and_survive_the_active_controllers_death(
         }
     }
 
+    // `samsa cluster info` shows the voters with their controller endpoints, and observers.
+    let mut cmd = std::process::Command::new(compat_tests::samsa_bin());
+    cmd.args(["-b", &b4.bootstrap(), "cluster", "info", "--format", "json"]);
+    let (status, out, err) =
+        compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(30)).unwrap();
+    assert!(status.success(), "samsa cluster info: {err}");
+    let info: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let replicas = info["quorum"]["replicas"].as_array().unwrap();
+    for id in 1..=3 {
+        let r = replicas.iter().find(|r| r["node_id"] == id).expect("voter");
+        let endpoint = cluster.nodes[id as usize - 1].bootstrap();
+        assert_eq!(r["endpoint"], endpoint.as_str(), "{info}");
+        assert_ne!(r["status"], "observer");
+    }
+    for id in [4, 5] {
+        let r = replicas
+            .iter()
+            .find(|r| r["node_id"] == id)
+            .expect("observer");
+        assert_eq!(r["status"], "observer", "{info}");
+    }
+    let brokers: Vec<&serde_json::Value> = info["brokers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| &b["node_id"])
+        .collect();
+    assert_eq!(brokers, [4, 5], "{info}");
+
     // A broker given only one controller's address (a follower's) as its bootstrap server
     // finds the leader through it and joins.
     let follower = (1..=3).find(|&id| id != leader).unwrap();

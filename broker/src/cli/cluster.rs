@@ -1,6 +1,6 @@
 //! `samsa cluster info`: cluster id, controller, brokers with their advertised listeners, the
-//! metadata quorum (leader, epoch, high watermark, each voter's and observer's log end, lag and
-//! last fetch, from DescribeQuorum), and the API versions the bootstrap broker serves. `samsa cluster
+//! metadata quorum (leader, epoch, high watermark, each voter's controller endpoint and each
+//! voter's and observer's log end, lag and last fetch, from DescribeQuorum), and the API versions the bootstrap broker serves. `samsa cluster
 //! local` (in [`super::local`]) starts a cluster on this machine.
 
 use clap::Subcommand;
@@ -82,6 +82,7 @@ fn info(global: &Global) -> anyhow::Result<()> {
                 "lag": r.lag,
                 "last_fetch_ms_ago": r.last_fetch_ago_ms,
                 "last_caught_up_ms_ago": r.last_caught_up_ago_ms,
+                "endpoint": r.endpoint,
             })).collect::<Vec<_>>(),
         })),
         "apis": apis.iter().map(|(key, min, max)| json!({
@@ -120,6 +121,7 @@ fn info(global: &Global) -> anyhow::Result<()> {
             let mut t = Table::new(&[
                 "NODE",
                 "STATUS",
+                "ENDPOINT",
                 "LOG-END",
                 "LAG",
                 "LAST-FETCH",
@@ -130,6 +132,7 @@ fn info(global: &Global) -> anyhow::Result<()> {
                 t.row(vec![
                     r.node_id.to_string(),
                     r.status.to_string(),
+                    r.endpoint.clone().unwrap_or_else(|| "-".into()),
                     r.log_end_offset.to_string(),
                     r.lag.map_or("-".into(), |l| l.to_string()),
                     ago(r.last_fetch_ago_ms),
@@ -160,6 +163,8 @@ struct QuorumReplica {
     lag: Option<i64>,
     last_fetch_ago_ms: Option<i64>,
     last_caught_up_ago_ms: Option<i64>,
+    /// A voter's controller listener (DescribeQuorum v2's `nodes`), as `host:port`.
+    endpoint: Option<String>,
 }
 
 struct QuorumView {
@@ -202,6 +207,12 @@ fn describe_quorum(client: &mut super::client::Client) -> Option<QuorumView> {
         lag: (r.log_end_offset >= 0).then(|| (p.high_watermark - r.log_end_offset).max(0)),
         last_fetch_ago_ms: ago(r.last_fetch_timestamp),
         last_caught_up_ago_ms: ago(r.last_caught_up_timestamp),
+        endpoint: resp
+            .nodes
+            .iter()
+            .find(|n| n.node_id == r.replica_id)
+            .and_then(|n| n.listeners.first())
+            .map(|l| format!("{}:{}", l.host, l.port)),
     };
     let mut replicas: Vec<QuorumReplica> = p
         .current_voters
