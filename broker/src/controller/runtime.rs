@@ -116,13 +116,17 @@ pub enum Describe {
     NotLeader,
 }
 
+/// Where the quorum's answer to a peer's request goes, with the controller address of the
+/// leader it names, when known (for Fetch's `NodeEndpoints`).
+pub(super) type InboundReply = oneshot::Sender<(Message, Option<SocketAddr>)>;
+
 pub(super) enum Command {
     /// A request from the peer `from`, with an id this runtime chose; the quorum's answer goes
     /// to `reply`, with the controller address of the leader it names, when known.
     Inbound {
         from: NodeId,
         message: Message,
-        reply: oneshot::Sender<(Message, Option<SocketAddr>)>,
+        reply: InboundReply,
     },
     /// A peer's answer to one of our requests, with the leader's endpoint if it named one.
     Response {
@@ -423,7 +427,7 @@ struct Runtime {
     endpoints: Vec<VoterEndpoint>,
     tx: mpsc::UnboundedSender<Command>,
     /// Requests from peers the quorum has not answered yet, by the id we gave them.
-    inbound: HashMap<u64, (u64, oneshot::Sender<(Message, Option<SocketAddr>)>)>,
+    inbound: HashMap<u64, (u64, InboundReply)>,
     /// The committed image and the offset of the first record not yet applied to it.
     image: MetadataImage,
     applied_offset: i64,
