@@ -346,7 +346,7 @@ mod tests {
     }
 
     fn refused(flags: &[(&str, &str)], needle: &str) {
-        let e = kraft(flags).err().expect("refused").to_string();
+        let e = kraft(flags).expect_err("refused").to_string();
         assert!(e.contains(needle), "{e}");
     }
 
