@@ -19,7 +19,9 @@ pub enum ClusterCommand {
     ///
     /// Node i (1..=N) is broker and controller, a voter of the metadata quorum, and listens on
     /// 127.0.0.1: PORT+100*(i-1) for clients, +1 for the controllers and +2 for Prometheus
-    /// metrics (`-- --metrics.listener=` disables them). Its data is in DIR/node-<i> and its log
+    /// metrics (`-- --metrics.listener=` disables them). With `--controllers C --brokers B`,
+    /// nodes 1..=C are controller-only voters (controller port only) and the next B are
+    /// broker-only (client and metrics ports). Its data is in DIR/node-<i> and its log
     /// in DIR/node-<i>.log. Every port is tried before anything starts. The cluster id, N and
     /// PORT are kept in DIR/cluster.id and DIR/cluster.properties: the same command restarts
     /// the same cluster. SIGINT/SIGTERM stops every node (SIGTERM, then SIGKILL after 30 s or
@@ -63,6 +65,7 @@ fn info(global: &Global) -> anyhow::Result<()> {
     let value = json!({
         "cluster_id": cluster_id,
         "controller_id": controller,
+        "active_controller_id": quorum.as_ref().map(|q| q.leader_id),
         "bootstrap": client.bootstrap_addr(),
         "brokers": brokers.iter().map(|(id, host, port, rack)| json!({
             "node_id": id,
@@ -93,8 +96,19 @@ fn info(global: &Global) -> anyhow::Result<()> {
         })).collect::<Vec<_>>(),
     });
     emit(global.format, &value, || {
+        // Metadata names a live broker as the controller (clients cannot reach KRaft
+        // controllers); with controller-only nodes the quorum's leader is another node.
+        let active = match &quorum {
+            Some(q) if q.leader_id >= 0 && q.leader_id != controller => {
+                format!(
+                    "  (the active controller is node {}, controller-only)",
+                    q.leader_id
+                )
+            }
+            _ => String::new(),
+        };
         let mut out = format!(
-            "cluster id   {}\ncontroller   {controller}\n\n",
+            "cluster id   {}\ncontroller   {controller}{active}\n\n",
             cluster_id.as_deref().unwrap_or("-")
         );
         let mut t = Table::new(&["NODE", "LISTENER", "RACK"]);
