@@ -44,15 +44,23 @@ pub async fn ensure(broker: &Broker, spec: &InternalTopicSpec) -> Result<(), Res
         return Ok(());
     }
     // Kafka's default of 3 replicas, but never more than the cluster has nodes (its brokers,
-    // or its voters while brokers are still registering): a single node gets one, and a
-    // cluster still starting waits for its brokers (the client retries) rather than getting
-    // fewer replicas than it will have.
+    // or, on a node that is broker and controller, its voters while brokers are still
+    // registering): a single node gets one, and a cluster still starting waits for its brokers
+    // (the client retries) rather than getting fewer replicas than it will have. A broker-only
+    // node does not count the voters, which may be controller-only nodes that never hold a
+    // partition.
+    let voters = broker.controller.voters();
+    let voter_brokers = if voters.contains_key(&broker.node_id) {
+        voters.len()
+    } else {
+        0
+    };
     let nodes = broker
         .controller
         .image()
         .brokers()
         .len()
-        .max(broker.controller.voters().len())
+        .max(voter_brokers)
         .max(1) as i16;
     let request = ControllerRequest::CreateTopics {
         topics: vec![CreatableTopic {

@@ -32,7 +32,8 @@ ADMIN (Kafka protocol; works against Apache Kafka too; -b host:port, --format js
     samsa group list|describe|delete|reset-offsets ...
     samsa produce TOPIC < lines        samsa consume TOPIC [-g GROUP] [-n COUNT]
     samsa cluster info                 samsa dump-log SEGMENT.log
-    samsa cluster local --nodes 3      (a local cluster, one process per node; Ctrl-C stops it)
+    samsa cluster local --nodes 3      (a local cluster, one process per node; Ctrl-C stops it;
+                                        --controllers 3 --brokers 3 for separate controllers)
     samsa <command> --help shows the options of each.
 ";
 

@@ -62,6 +62,19 @@ pub fn load_identity(
                 > 1;
             let cluster_id = match config.get("cluster.id") {
                 Some(id) => id,
+                // The voters name the cluster; bootstrap servers are only some of its
+                // controllers, so the id must come from the user (Kafka formats every node
+                // with it).
+                None if !config
+                    .list("controller.quorum.bootstrap.servers")
+                    .iter()
+                    .all(|s| s.trim().is_empty())
+                    && config.list("controller.quorum.voters").is_empty() =>
+                {
+                    anyhow::bail!(
+                        "cluster.id: a new node given controller.quorum.bootstrap.servers must be given the cluster's id (`samsa cluster info` shows it; it is in meta.properties of every node)"
+                    )
+                }
                 // Kafka formats every node of a cluster with one id first; here the nodes
                 // that share a voter set derive the same one from it, so that the start
                 // command is the only step (a node that made up its own would be refused by
@@ -153,6 +166,27 @@ mod tests {
         );
         let c = BrokerConfig::load(None, vec![], vec![voters]).unwrap();
         assert_eq!(load_or_init(dir.path(), &c).unwrap().1, a);
+    }
+
+    #[test]
+    fn a_node_that_knows_only_bootstrap_servers_needs_the_cluster_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let bootstrap = (
+            "controller.quorum.bootstrap.servers".to_string(),
+            "127.0.0.1:9093".to_string(),
+        );
+        let c = BrokerConfig::load(None, vec![], vec![bootstrap.clone()]).unwrap();
+        let err = load_or_init(dir.path(), &c).unwrap_err().to_string();
+        assert!(err.contains("must be given the cluster's id"), "{err}");
+        let id = (
+            "cluster.id".to_string(),
+            "MkU3OEVBNTcwNTJENDM2Qg".to_string(),
+        );
+        let c = BrokerConfig::load(None, vec![], vec![bootstrap, id]).unwrap();
+        assert_eq!(
+            load_or_init(dir.path(), &c).unwrap().1,
+            "MkU3OEVBNTcwNTJENDM2Qg"
+        );
     }
 
     #[test]

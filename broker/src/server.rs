@@ -182,9 +182,12 @@ impl Broker {
 
 /// Runs a broker until SIGTERM or SIGINT, then shuts it down cleanly.
 pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
+    let kraft = crate::controller::settings::KraftConfig::from_config(&config)?;
+    if !kraft.roles.broker {
+        return run_controller_only(config);
+    }
     let engine = net::engine::choose(&config.get("io.engine").unwrap_or_default())
         .map_err(anyhow::Error::msg)?;
-    let kraft = crate::controller::settings::KraftConfig::from_config(&config)?;
     let listeners: Vec<_> = config
         .listeners()
         .into_iter()
@@ -254,7 +257,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
     // A quorum of one registers and is unfenced at once: serve once that is done, so that
     // nothing about membership is logged after "serving". A node of a larger cluster cannot
     // wait for that here (the other voters may not be up yet); it says so once it is.
-    if broker.controller.voters().len() <= 1 {
+    if kraft.roles.controller && broker.controller.voters().len() <= 1 {
         let mut membership = broker.membership.subscribe();
         let unfenced = control.block_on(async {
             tokio::time::timeout(
@@ -330,6 +333,69 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Runs a `process.roles=controller` node until SIGTERM or SIGINT: the KRaft quorum over its
+/// controller listener and, while it leads, the active controller. Nothing else: no client
+/// listener, no partitions, no coordinators, and no broker registration, so that it never
+/// appears among the brokers in Metadata or DescribeCluster (Kafka's controller-only nodes
+/// the same). The Prometheus endpoint is a broker's and is not served here.
+fn run_controller_only(config: BrokerConfig) -> anyhow::Result<()> {
+    let dir = config.log_dir();
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;
+    let (node_id, cluster_id, _) = crate::meta::load_identity(&dir, &config)?;
+    // The active controller checks configs against this node's configuration as the metadata
+    // image has it (static keys, and the cluster's dynamic defaults as they change).
+    let dynamic_configs = Arc::new(crate::config::dynamic::DynamicConfigs::new(
+        &config, node_id,
+    ));
+    let validator = crate::config::validator::BrokerConfigValidator::new(dynamic_configs.clone());
+    let controller = start_controller(&config, node_id, &cluster_id, &dir, validator)?;
+    if config.is_set("metrics.listener") {
+        tracing::info!(
+            "metrics.listener is a broker's endpoint: a controller-only node does not serve it"
+        );
+    }
+    let control = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    tracing::info!(
+        node_id,
+        cluster_id = %cluster_id,
+        roles = "controller",
+        voters = ?controller.voters().keys().collect::<Vec<_>>(),
+        "samsa is serving (controller only: the metadata quorum on the controller listener)"
+    );
+    let failed = control.block_on(async {
+        let mut images = controller.subscribe();
+        let follow = tokio::spawn(async move {
+            loop {
+                let image = images.borrow_and_update().clone();
+                dynamic_configs.follow(&image);
+                if images.changed().await.is_err() {
+                    return;
+                }
+            }
+        });
+        let failed = tokio::select! {
+            _ = wait_for_signal() => None,
+            why = controller.failed() => Some(why),
+        };
+        follow.abort();
+        failed
+    });
+    // A leader hands over with EndQuorumEpoch before it goes.
+    controller.shutdown();
+    match failed {
+        Some(why) => {
+            anyhow::bail!("the controller could not write the metadata log: {why}")
+        }
+        None => {
+            tracing::info!("controller stopped; clean shutdown");
+            Ok(())
+        }
+    }
+}
+
 /// Starts the controller thread: the KRaft quorum over `__cluster_metadata-0`, listening on
 /// the controller listener when there are other voters.
 fn start_controller(
@@ -360,6 +426,7 @@ fn start_controller(
             .iter()
             .filter_map(|(&id, a)| a.map(|a| (id, a)))
             .collect(),
+        bootstrap: kraft.bootstrap_servers.clone(),
         listen,
         listener_name: kraft.listener_name.clone(),
         quorum: kraft.quorum.clone(),

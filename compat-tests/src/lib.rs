@@ -385,12 +385,16 @@ impl Drop for Broker {
 }
 
 /// Several `samsa` processes forming one cluster: every node is broker and controller, a voter
-/// of the metadata quorum, with its own client port, controller port and data directory.
+/// of the metadata quorum, with its own client port, controller port and data directory; or,
+/// from [`Cluster::start_separate`], controller-only voters and broker-only nodes.
 pub struct Cluster {
     pub nodes: Vec<Broker>,
     /// `controller.quorum.voters` as every node was given it.
     pub voters: String,
     pub cluster_id: String,
+    /// How many of the first nodes are controller-only (`process.roles=controller`): their
+    /// `port` is their controller listener, which serves no clients.
+    pub controller_only: usize,
 }
 
 impl Cluster {
@@ -458,13 +462,75 @@ impl Cluster {
             nodes,
             voters,
             cluster_id,
+            controller_only: 0,
         }
+    }
+
+    /// Starts `controllers` controller-only nodes (ids 1..=controllers, the voters, each
+    /// listening only on its controller listener) and then `brokers` broker-only nodes (the
+    /// ids after them) that follow the quorum as observers: Kafka's layout with separate
+    /// controllers.
+    pub fn start_separate(controllers: usize, brokers: usize, options: BrokerOptions) -> Cluster {
+        let ports: Vec<u16> = (0..controllers).map(|_| free_port()).collect();
+        let voters = ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("{}@127.0.0.1:{p}", i + 1))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut nodes: Vec<Broker> = (0..controllers)
+            .map(|i| {
+                let mut o = options.clone();
+                // The harness waits for this port to answer: the controller listener.
+                o.port = Some(ports[i]);
+                Broker::start_with(
+                    o.prop("node.id", i + 1)
+                        .prop("process.roles", "controller")
+                        .prop("listeners", format!("CONTROLLER://127.0.0.1:{}", ports[i]))
+                        .prop("controller.listener.names", "CONTROLLER")
+                        .prop("controller.quorum.voters", &voters),
+                )
+            })
+            .collect();
+        let cluster_id = std::fs::read_to_string(nodes[0].data_dir.join("meta.properties"))
+            .expect("meta.properties")
+            .lines()
+            .find_map(|l| l.strip_prefix("cluster.id=").map(str::to_string))
+            .expect("a cluster.id");
+        let mut cluster = Cluster {
+            nodes: Vec::new(),
+            voters,
+            cluster_id,
+            controller_only: controllers,
+        };
+        cluster.nodes.append(&mut nodes);
+        for i in 0..brokers {
+            cluster.add_observer_with((controllers + i + 1) as i32, options.clone());
+        }
+        cluster
+    }
+
+    /// Starts a broker-only node with id `id` that knows the quorum only through
+    /// `controller.quorum.bootstrap.servers` = `bootstrap_servers` (KIP-853).
+    pub fn add_bootstrap_observer(&mut self, id: i32, bootstrap_servers: &str) -> &mut Broker {
+        let o = BrokerOptions::default()
+            .prop("cluster.id", &self.cluster_id)
+            .prop("node.id", id)
+            .prop("process.roles", "broker")
+            .prop("controller.listener.names", "CONTROLLER")
+            .prop("controller.quorum.bootstrap.servers", bootstrap_servers);
+        self.nodes.push(Broker::start_with(o));
+        self.nodes.last_mut().unwrap()
     }
 
     /// Starts a broker-only node (`process.roles=broker`) with id `id`: it follows the metadata
     /// quorum as an observer and registers with the active controller.
     pub fn add_observer(&mut self, id: i32) -> &mut Broker {
-        let o = BrokerOptions::default()
+        self.add_observer_with(id, BrokerOptions::default())
+    }
+
+    fn add_observer_with(&mut self, id: i32, options: BrokerOptions) -> &mut Broker {
+        let o = options
             .prop("cluster.id", &self.cluster_id)
             .prop("node.id", id)
             .prop("process.roles", "broker")
@@ -479,10 +545,11 @@ impl Cluster {
         &mut self.nodes[(id - 1) as usize]
     }
 
-    /// Every running node's client address, comma-separated.
+    /// Every running broker's client address, comma-separated.
     pub fn bootstrap(&self) -> String {
         self.nodes
             .iter()
+            .skip(self.controller_only)
             .filter(|n| n.is_running())
             .map(|n| n.bootstrap())
             .collect::<Vec<_>>()

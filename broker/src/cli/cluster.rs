@@ -1,6 +1,6 @@
 //! `samsa cluster info`: cluster id, controller, brokers with their advertised listeners, the
-//! metadata quorum (leader, epoch, high watermark, each voter's and observer's log end, lag and
-//! last fetch, from DescribeQuorum), and the API versions the bootstrap broker serves. `samsa cluster
+//! metadata quorum (leader, epoch, high watermark, each voter's controller endpoint and each
+//! voter's and observer's log end, lag and last fetch, from DescribeQuorum), and the API versions the bootstrap broker serves. `samsa cluster
 //! local` (in [`super::local`]) starts a cluster on this machine.
 
 use clap::Subcommand;
@@ -19,7 +19,9 @@ pub enum ClusterCommand {
     ///
     /// Node i (1..=N) is broker and controller, a voter of the metadata quorum, and listens on
     /// 127.0.0.1: PORT+100*(i-1) for clients, +1 for the controllers and +2 for Prometheus
-    /// metrics (`-- --metrics.listener=` disables them). Its data is in DIR/node-<i> and its log
+    /// metrics (`-- --metrics.listener=` disables them). With `--controllers C --brokers B`,
+    /// nodes 1..=C are controller-only voters (controller port only) and the next B are
+    /// broker-only (client and metrics ports). Its data is in DIR/node-<i> and its log
     /// in DIR/node-<i>.log. Every port is tried before anything starts. The cluster id, N and
     /// PORT are kept in DIR/cluster.id and DIR/cluster.properties: the same command restarts
     /// the same cluster. SIGINT/SIGTERM stops every node (SIGTERM, then SIGKILL after 30 s or
@@ -63,6 +65,7 @@ fn info(global: &Global) -> anyhow::Result<()> {
     let value = json!({
         "cluster_id": cluster_id,
         "controller_id": controller,
+        "active_controller_id": quorum.as_ref().map(|q| q.leader_id),
         "bootstrap": client.bootstrap_addr(),
         "brokers": brokers.iter().map(|(id, host, port, rack)| json!({
             "node_id": id,
@@ -82,6 +85,7 @@ fn info(global: &Global) -> anyhow::Result<()> {
                 "lag": r.lag,
                 "last_fetch_ms_ago": r.last_fetch_ago_ms,
                 "last_caught_up_ms_ago": r.last_caught_up_ago_ms,
+                "endpoint": r.endpoint,
             })).collect::<Vec<_>>(),
         })),
         "apis": apis.iter().map(|(key, min, max)| json!({
@@ -92,8 +96,19 @@ fn info(global: &Global) -> anyhow::Result<()> {
         })).collect::<Vec<_>>(),
     });
     emit(global.format, &value, || {
+        // Metadata names a live broker as the controller (clients cannot reach KRaft
+        // controllers); with controller-only nodes the quorum's leader is another node.
+        let active = match &quorum {
+            Some(q) if q.leader_id >= 0 && q.leader_id != controller => {
+                format!(
+                    "  (the active controller is node {}, controller-only)",
+                    q.leader_id
+                )
+            }
+            _ => String::new(),
+        };
         let mut out = format!(
-            "cluster id   {}\ncontroller   {controller}\n\n",
+            "cluster id   {}\ncontroller   {controller}{active}\n\n",
             cluster_id.as_deref().unwrap_or("-")
         );
         let mut t = Table::new(&["NODE", "LISTENER", "RACK"]);
@@ -120,6 +135,7 @@ fn info(global: &Global) -> anyhow::Result<()> {
             let mut t = Table::new(&[
                 "NODE",
                 "STATUS",
+                "ENDPOINT",
                 "LOG-END",
                 "LAG",
                 "LAST-FETCH",
@@ -130,6 +146,7 @@ fn info(global: &Global) -> anyhow::Result<()> {
                 t.row(vec![
                     r.node_id.to_string(),
                     r.status.to_string(),
+                    r.endpoint.clone().unwrap_or_else(|| "-".into()),
                     r.log_end_offset.to_string(),
                     r.lag.map_or("-".into(), |l| l.to_string()),
                     ago(r.last_fetch_ago_ms),
@@ -160,6 +177,8 @@ struct QuorumReplica {
     lag: Option<i64>,
     last_fetch_ago_ms: Option<i64>,
     last_caught_up_ago_ms: Option<i64>,
+    /// A voter's controller listener (DescribeQuorum v2's `nodes`), as `host:port`.
+    endpoint: Option<String>,
 }
 
 struct QuorumView {
@@ -202,6 +221,12 @@ fn describe_quorum(client: &mut super::client::Client) -> Option<QuorumView> {
         lag: (r.log_end_offset >= 0).then(|| (p.high_watermark - r.log_end_offset).max(0)),
         last_fetch_ago_ms: ago(r.last_fetch_timestamp),
         last_caught_up_ago_ms: ago(r.last_caught_up_timestamp),
+        endpoint: resp
+            .nodes
+            .iter()
+            .find(|n| n.node_id == r.replica_id)
+            .and_then(|n| n.listeners.first())
+            .map(|l| format!("{}:{}", l.host, l.port)),
     };
     let mut replicas: Vec<QuorumReplica> = p
         .current_voters

@@ -1,9 +1,11 @@
 //! `samsa cluster local`: a cluster of N nodes on this machine in one command. Each node is a
 //! child process of this one (the same executable), broker and controller, a voter of the
-//! metadata quorum, with its own data directory `<dir>/node-<i>` and log `<dir>/node-<i>.log`.
+//! metadata quorum, with its own data directory `<dir>/node-<i>` and log `<dir>/node-<i>.log`;
+//! or, with `--controllers C --brokers B`, nodes 1..=C are controller-only voters and the next B
+//! broker-only nodes, as Kafka runs separate controllers.
 //!
 //! Node i listens on 127.0.0.1: `port + 100*(i-1)` for clients, the next port for the
-//! controllers and the one after for Prometheus metrics. The cluster id, the node count and
+//! controllers and the one after for Prometheus metrics (each node only on those of its roles). The cluster id, the node count and
 //! the base port are kept in `<dir>/cluster.id` and `<dir>/cluster.properties`, so that the
 //! same command restarts the same cluster. SIGINT or SIGTERM stops every node (SIGTERM, then
 //! SIGKILL after 30 s or on a second signal); a node that exits on its own is reported and the
@@ -26,13 +28,20 @@ const ID_FILE: &str = "cluster.id";
 const PROPS_FILE: &str = "cluster.properties";
 /// Set for each node by the launcher: given again after `--` they would break the cluster.
 const SET_PER_NODE: &str = "node.id cluster.id log.dirs log.dir listeners advertised.listeners \
-    controller.listener.names controller.quorum.voters";
+    controller.listener.names controller.quorum.voters process.roles";
 
 #[derive(Debug, clap::Args)]
 pub struct LocalArgs {
     /// Number of nodes, all voters [default: 3; a restart takes the stored count].
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["controllers", "brokers"])]
     pub nodes: Option<u16>,
+    /// Controller-only nodes (process.roles=controller), the voters: nodes 1..=C. With it,
+    /// the other nodes are broker-only [a restart takes the stored count].
+    #[arg(long)]
+    pub controllers: Option<u16>,
+    /// Broker-only nodes after the controllers [default: 3 with --controllers].
+    #[arg(long, requires = "controllers")]
+    pub brokers: Option<u16>,
     /// Directory of the cluster: cluster.id, cluster.properties, node-<i>/ and node-<i>.log.
     #[arg(long, default_value = "./samsa-cluster")]
     pub dir: PathBuf,
@@ -48,20 +57,51 @@ pub struct LocalArgs {
     pub extra: Vec<String>,
 }
 
-/// The ports of one node; `metrics` is `None` when disabled (`--metrics.listener=`).
+/// What a node runs (`process.roles`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeRole {
+    /// broker,controller: a voter that also serves clients.
+    Combined,
+    Controller,
+    Broker,
+}
+
+impl NodeRole {
+    fn is_controller(self) -> bool {
+        self != NodeRole::Broker
+    }
+    fn is_broker(self) -> bool {
+        self != NodeRole::Controller
+    }
+}
+
+/// The ports of one node; `metrics` is `None` when disabled (`--metrics.listener=`) or for a
+/// controller-only node. A node listens only on the ports of its roles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NodePorts {
     pub id: u16,
+    pub role: NodeRole,
     pub client: u16,
     pub controller: u16,
     pub metrics: Option<u16>,
 }
 
 /// Node i (1..=nodes) gets `port + 100*(i-1)` for clients, +1 for controllers, +2 for metrics.
-pub fn plan(nodes: u16, port: u16, metrics: bool) -> Result<Vec<NodePorts>, String> {
+/// With `controllers` > 0, nodes 1..=controllers are controller-only and the rest broker-only.
+pub fn plan(
+    nodes: u16,
+    controllers: u16,
+    port: u16,
+    metrics: bool,
+) -> Result<Vec<NodePorts>, String> {
     if nodes == 0 || nodes > MAX_NODES || port == 0 {
         return Err(format!(
             "--nodes must be 1 to {MAX_NODES} (not {nodes}) and --port a port (not {port})"
+        ));
+    }
+    if controllers >= nodes {
+        return Err(format!(
+            "--controllers {controllers} leaves no broker among {nodes} nodes: give --brokers 1 or more"
         ));
     }
     let top = port as u32 + 100 * (nodes as u32 - 1) + if metrics { 2 } else { 1 };
@@ -70,9 +110,15 @@ pub fn plan(nodes: u16, port: u16, metrics: bool) -> Result<Vec<NodePorts>, Stri
     }
     let ports = |id: u16| {
         let client = port + 100 * (id - 1);
-        let metrics = metrics.then(|| client + 2);
+        let role = match controllers {
+            0 => NodeRole::Combined,
+            c if id <= c => NodeRole::Controller,
+            _ => NodeRole::Broker,
+        };
+        let metrics = (metrics && role.is_broker()).then(|| client + 2);
         NodePorts {
             id,
+            role,
             client,
             controller: client + 1,
             metrics,
@@ -81,24 +127,32 @@ pub fn plan(nodes: u16, port: u16, metrics: bool) -> Result<Vec<NodePorts>, Stri
     Ok((1..=nodes).map(ports).collect())
 }
 
-fn join(plan: &[NodePorts], f: impl Fn(&NodePorts) -> String) -> String {
-    plan.iter().map(f).collect::<Vec<_>>().join(",")
+fn join(plan: &[NodePorts], f: impl Fn(&NodePorts) -> Option<String>) -> String {
+    plan.iter().filter_map(f).collect::<Vec<_>>().join(",")
 }
 
 pub fn voters(plan: &[NodePorts]) -> String {
-    join(plan, |p| format!("{}@127.0.0.1:{}", p.id, p.controller))
+    join(plan, |p| {
+        p.role
+            .is_controller()
+            .then(|| format!("{}@127.0.0.1:{}", p.id, p.controller))
+    })
 }
 
 pub fn bootstrap(plan: &[NodePorts]) -> String {
-    join(plan, |p| format!("127.0.0.1:{}", p.client))
+    join(plan, |p| {
+        p.role
+            .is_broker()
+            .then(|| format!("127.0.0.1:{}", p.client))
+    })
 }
 
 /// Binds every port of the plan once (and lets it go), so that nothing starts when one is taken.
 pub fn check_ports(plan: &[NodePorts]) -> Result<(), String> {
     for p in plan {
         let ports = [
-            ("client", Some(p.client)),
-            ("controller", Some(p.controller)),
+            ("client", p.role.is_broker().then_some(p.client)),
+            ("controller", p.role.is_controller().then_some(p.controller)),
         ];
         for (what, port) in ports.into_iter().chain([("metrics", p.metrics)]) {
             let Some(port) = port else { continue };
@@ -115,6 +169,8 @@ pub fn check_ports(plan: &[NodePorts]) -> Result<(), String> {
 pub struct ClusterFile {
     pub cluster_id: String,
     pub nodes: u16,
+    /// Controller-only nodes among them (0: every node is broker and controller).
+    pub controllers: u16,
     pub port: u16,
 }
 
@@ -127,7 +183,7 @@ impl ClusterFile {
                 "{ID_FILE} holds '{cluster_id}', not a 22-character base64 cluster id"
             ));
         }
-        let (mut nodes, mut port) = (None, None);
+        let (mut nodes, mut port, mut controllers) = (None, None, None);
         let lines = props_text.lines().map(str::trim);
         for line in lines.filter(|l| !l.is_empty() && !l.starts_with('#')) {
             let Some((key, value)) = line.split_once('=').map(|(k, v)| (k.trim(), v.trim())) else {
@@ -136,6 +192,7 @@ impl ClusterFile {
             let slot = match key {
                 "nodes" => &mut nodes,
                 "port" => &mut port,
+                "controllers" => &mut controllers,
                 _ => return Err(format!("{PROPS_FILE}: unknown key '{key}'")),
             };
             let bad = |_| format!("{PROPS_FILE}: {key}={value} is not a number");
@@ -147,15 +204,20 @@ impl ClusterFile {
         Ok(ClusterFile {
             cluster_id,
             nodes,
+            controllers: controllers.unwrap_or(0),
             port,
         })
     }
 
     pub fn properties(&self) -> String {
+        let controllers = match self.controllers {
+            0 => String::new(),
+            c => format!("# nodes 1..=controllers are controller-only, the rest broker-only.\ncontrollers={c}\n"),
+        };
         format!(
             "# samsa cluster local: node i (1..=nodes) listens on port+100*(i-1) for clients,\n\
              # +1 for controllers, +2 for metrics; the cluster id is in {ID_FILE}.\n\
-             nodes={}\nport={}\n",
+             nodes={}\nport={}\n{controllers}",
             self.nodes, self.port
         )
     }
@@ -166,6 +228,7 @@ impl ClusterFile {
 pub fn settle(
     stored: Option<ClusterFile>,
     nodes: Option<u16>,
+    controllers: Option<u16>,
     port: Option<u16>,
     dir: &Path,
 ) -> Result<(ClusterFile, bool), String> {
@@ -176,12 +239,18 @@ pub fn settle(
             ClusterFile {
                 cluster_id,
                 nodes,
+                controllers: controllers.unwrap_or(0),
                 port,
             },
             true,
         ));
     };
-    for (what, given, stored) in [("nodes", nodes, s.nodes), ("port", port, s.port)] {
+    let checks = [
+        ("nodes", nodes, s.nodes),
+        ("controllers", controllers, s.controllers),
+        ("port", port, s.port),
+    ];
+    for (what, given, stored) in checks {
         if let Some(given) = given.filter(|g| *g != stored) {
             return Err(format!("{} holds a cluster with --{what} {stored}, not {given}: leave out --{what} (or give --{what} {stored}) to restart it, or choose another --dir for a new cluster", dir.display()));
         }
@@ -277,6 +346,14 @@ fn spawn(
     p: NodePorts,
     voters: &str,
 ) -> anyhow::Result<Node> {
+    let listeners = match p.role {
+        NodeRole::Combined => format!(
+            "PLAINTEXT://127.0.0.1:{},CONTROLLER://127.0.0.1:{}",
+            p.client, p.controller
+        ),
+        NodeRole::Controller => format!("CONTROLLER://127.0.0.1:{}", p.controller),
+        NodeRole::Broker => format!("PLAINTEXT://127.0.0.1:{}", p.client),
+    };
     let log = args.dir.join(format!("node-{}.log", p.id));
     let out = OpenOptions::new().create(true).append(true).open(&log);
     let out = out.with_context(|| format!("cannot open {}", log.display()))?;
@@ -286,12 +363,18 @@ fn spawn(
     cmd.arg(format!("--node.id={}", p.id))
         .arg(format!("--cluster.id={id}"))
         .arg(format!("--log.dirs={}", data.display()))
-        .arg(format!(
-            "--listeners=PLAINTEXT://127.0.0.1:{},CONTROLLER://127.0.0.1:{}",
-            p.client, p.controller
-        ))
+        .arg(format!("--listeners={listeners}"))
         .arg("--controller.listener.names=CONTROLLER")
         .arg(format!("--controller.quorum.voters={voters}"));
+    match p.role {
+        NodeRole::Combined => {}
+        NodeRole::Controller => {
+            cmd.arg("--process.roles=controller");
+        }
+        NodeRole::Broker => {
+            cmd.arg("--process.roles=broker");
+        }
+    }
     if let Some(m) = p.metrics {
         cmd.arg(format!("--metrics.listener=127.0.0.1:{m}"));
     }
@@ -321,7 +404,8 @@ fn spawn(
     let child = cmd
         .spawn()
         .with_context(|| format!("cannot start {}", exe.display()))?;
-    let (serving, joined, status) = (false, false, None);
+    // A controller-only node has no broker to register: it has joined once it serves.
+    let (serving, joined, status) = (false, !p.role.is_broker(), None);
     Ok(Node {
         ports: p,
         log,
@@ -454,9 +538,20 @@ fn watch(nodes: &mut [Node], bootstrap: &str) -> anyhow::Result<()> {
 
 pub fn run(args: &LocalArgs) -> anyhow::Result<()> {
     let metrics = check_extra(&args.extra).map_err(anyhow::Error::msg)?;
-    let (file, new) =
-        settle(load(&args.dir)?, args.nodes, args.port, &args.dir).map_err(anyhow::Error::msg)?;
-    let plan = plan(file.nodes, file.port, metrics).map_err(anyhow::Error::msg)?;
+    let nodes = match args.controllers {
+        Some(c) => Some(c.saturating_add(args.brokers.unwrap_or(3))),
+        None => args.nodes,
+    };
+    let (file, new) = settle(
+        load(&args.dir)?,
+        nodes,
+        args.controllers,
+        args.port,
+        &args.dir,
+    )
+    .map_err(anyhow::Error::msg)?;
+    let plan =
+        plan(file.nodes, file.controllers, file.port, metrics).map_err(anyhow::Error::msg)?;
     check_ports(&plan).map_err(anyhow::Error::msg)?;
     let exe = std::env::current_exe().context("cannot find the samsa executable")?;
     let dir = &args.dir;
@@ -497,9 +592,24 @@ pub fn run(args: &LocalArgs) -> anyhow::Result<()> {
             .metrics
             .map_or("-".to_string(), |m| format!("127.0.0.1:{m}"));
         let log = dir.join(format!("node-{}.log", p.id));
+        let port = |used: bool, port: u16| {
+            if used {
+                format!("127.0.0.1:{port}")
+            } else {
+                "-".into()
+            }
+        };
+        let role = match p.role {
+            NodeRole::Combined => "",
+            NodeRole::Controller => "  (controller only)",
+            NodeRole::Broker => "  (broker only)",
+        };
         println!(
-            "node {}  pid {pid}  client 127.0.0.1:{}  controller 127.0.0.1:{}  metrics {metrics}  log {}",
-            p.id, p.client, p.controller, log.display()
+            "node {}  pid {pid}  client {}  controller {}  metrics {metrics}  log {}{role}",
+            p.id,
+            port(p.role.is_broker(), p.client),
+            port(p.role.is_controller(), p.controller),
+            log.display()
         );
     }
     println!("bootstrap {}", bootstrap(&plan));
@@ -512,7 +622,7 @@ mod tests {
 
     #[test]
     fn nodes_are_a_hundred_ports_apart() {
-        let p = plan(3, 9092, true).unwrap();
+        let p = plan(3, 0, 9092, true).unwrap();
         let ports: Vec<_> = p
             .iter()
             .map(|n| (n.id, n.client, n.controller, n.metrics))
@@ -533,18 +643,18 @@ mod tests {
             bootstrap(&p),
             "127.0.0.1:9092,127.0.0.1:9192,127.0.0.1:9292"
         );
-        assert_eq!(plan(1, 100, false).unwrap()[0].metrics, None);
-        assert!(plan(0, 9092, true)
+        assert_eq!(plan(1, 0, 100, false).unwrap()[0].metrics, None);
+        assert!(plan(0, 0, 9092, true)
             .unwrap_err()
             .contains("--nodes must be 1 to 32 (not 0)"));
-        assert!(plan(33, 9092, true).is_err());
-        assert!(plan(1, 0, true).is_err());
+        assert!(plan(33, 0, 9092, true).is_err());
+        assert!(plan(1, 0, 0, true).is_err());
         // The last node's metrics port must exist.
-        assert!(plan(2, 65434, true)
+        assert!(plan(2, 0, 65434, true)
             .unwrap_err()
             .contains("node 2 would need port 65536"));
-        assert!(plan(2, 65433, true).is_ok());
-        assert!(plan(2, 65434, false).is_ok());
+        assert!(plan(2, 0, 65433, true).is_ok());
+        assert!(plan(2, 0, 65434, false).is_ok());
     }
 
     #[test]
@@ -560,15 +670,15 @@ mod tests {
             })
             .expect("a taken port with a free one below it");
         // The taken port as node 1's client port, then as its controller port.
-        let err = check_ports(&plan(1, port, true).unwrap()).unwrap_err();
+        let err = check_ports(&plan(1, 0, port, true).unwrap()).unwrap_err();
         assert!(
             err.contains(&format!("port {port} (node 1's client port) is not free")),
             "{err}"
         );
-        let err = check_ports(&plan(1, port - 1, false).unwrap()).unwrap_err();
+        let err = check_ports(&plan(1, 0, port - 1, false).unwrap()).unwrap_err();
         assert!(err.contains("node 1's controller port"), "{err}");
         drop(taken);
-        assert_eq!(check_ports(&plan(1, port, false).unwrap()), Ok(()));
+        assert_eq!(check_ports(&plan(1, 0, port, false).unwrap()), Ok(()));
     }
 
     #[test]
@@ -576,6 +686,7 @@ mod tests {
         let f = ClusterFile {
             cluster_id: crate::meta::new_cluster_id(),
             nodes: 5,
+            controllers: 0,
             port: 19092,
         };
         assert_eq!(
@@ -599,26 +710,65 @@ mod tests {
         let stored = ClusterFile {
             cluster_id: "AAAAAAAAAAAAAAAAAAAAAA".into(),
             nodes: 3,
+            controllers: 0,
             port: 9092,
         };
         for (nodes, port) in [(None, None), (Some(3), None), (Some(3), Some(9092))] {
             assert_eq!(
-                settle(Some(stored.clone()), nodes, port, dir),
+                settle(Some(stored.clone()), nodes, None, port, dir),
                 Ok((stored.clone(), false))
             );
         }
-        let err = settle(Some(stored.clone()), Some(5), None, dir).unwrap_err();
+        let err = settle(Some(stored.clone()), Some(5), None, None, dir).unwrap_err();
         assert!(
             err.contains("/tmp/c holds a cluster with --nodes 3, not 5"),
             "{err}"
         );
-        let err = settle(Some(stored), None, Some(19092), dir).unwrap_err();
+        let err = settle(Some(stored.clone()), None, None, Some(19092), dir).unwrap_err();
         assert!(err.contains("with --port 9092, not 19092"), "{err}");
-        let (new, is_new) = settle(None, None, None, dir).unwrap();
+        let (new, is_new) = settle(None, None, None, None, dir).unwrap();
         assert!(is_new);
         assert_eq!((new.nodes, new.port, new.cluster_id.len()), (3, 9092, 22));
-        let (new, _) = settle(None, Some(5), Some(19092), dir).unwrap();
+        let (new, _) = settle(None, Some(5), None, Some(19092), dir).unwrap();
         assert_eq!((new.nodes, new.port), (5, 19092));
+        let err = settle(Some(stored), None, Some(3), None, dir).unwrap_err();
+        assert!(err.contains("with --controllers 0, not 3"), "{err}");
+    }
+
+    #[test]
+    fn separate_controllers_are_the_first_nodes_and_listen_only_as_controllers() {
+        let p = plan(5, 3, 9092, true).unwrap();
+        let roles: Vec<_> = p.iter().map(|n| (n.id, n.role, n.metrics)).collect();
+        assert_eq!(
+            roles,
+            [
+                (1, NodeRole::Controller, None),
+                (2, NodeRole::Controller, None),
+                (3, NodeRole::Controller, None),
+                (4, NodeRole::Broker, Some(9394)),
+                (5, NodeRole::Broker, Some(9494)),
+            ]
+        );
+        assert_eq!(
+            voters(&p),
+            "1@127.0.0.1:9093,2@127.0.0.1:9193,3@127.0.0.1:9293"
+        );
+        assert_eq!(bootstrap(&p), "127.0.0.1:9392,127.0.0.1:9492");
+        assert!(plan(3, 3, 9092, true)
+            .unwrap_err()
+            .contains("--controllers 3 leaves no broker among 3 nodes"));
+        let f = ClusterFile {
+            cluster_id: crate::meta::new_cluster_id(),
+            nodes: 5,
+            controllers: 3,
+            port: 9092,
+        };
+        assert_eq!(
+            ClusterFile::parse(&f.cluster_id, &f.properties()),
+            Ok(f.clone())
+        );
+        let (new, _) = settle(None, Some(5), Some(3), None, Path::new("/tmp/c")).unwrap();
+        assert_eq!((new.nodes, new.controllers), (5, 3));
     }
 
     #[test]

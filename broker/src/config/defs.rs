@@ -558,7 +558,7 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         "process.roles",
         List,
         None,
-        "broker,controller (the default when unset) or broker",
+        "broker,controller (the default when unset), broker or controller",
     ),
     def(
         "controller.quorum.voters",
@@ -570,7 +570,7 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         "controller.quorum.bootstrap.servers",
         List,
         None,
-        "dynamic quorums (KIP-853): refused at start, not supported yet",
+        "host:port of controllers a broker-only node asks for the quorum's leader (KIP-853), instead of controller.quorum.voters; refused on controllers (dynamic voter sets are not supported yet)",
     ),
     def(
         "controller.listener.names",

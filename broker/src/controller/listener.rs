@@ -14,7 +14,7 @@ use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 
 use super::active::{ControllerRequest, NOT_CONTROLLER};
-use super::runtime::{Command, Routed};
+use super::runtime::{Command, Describe, Routed};
 use super::wire;
 
 /// How errors that are the peer's fault begin (logged as warnings; I/O errors are not).
@@ -119,7 +119,11 @@ async fn answer(
             let (reply, rx) = oneshot::channel();
             tx.send(Command::Describe(reply))
                 .map_err(|_| "the controller stopped".to_string())?;
-            let describe = rx.await.map_err(|_| "the controller stopped".to_string())?;
+            let describe = match rx.await.map_err(|_| "the controller stopped".to_string())? {
+                // Kafka's controllers answer only when they lead; brokers forward.
+                Describe::Forward(_) => Describe::NotLeader,
+                d => d,
+            };
             Ok(ResponseKind::DescribeQuorum(
                 crate::handlers::describe_quorum::answer(describe, r, version).await,
             ))
@@ -180,8 +184,8 @@ async fn answer(
                 reply,
             })
             .map_err(|_| "the controller stopped".to_string())?;
-            let response = rx.await.map_err(|_| "the controller stopped".to_string())?;
-            Ok(wire::response_to_kafka(&response, key, version))
+            let (response, leader) = rx.await.map_err(|_| "the controller stopped".to_string())?;
+            Ok(wire::response_to_kafka(&response, key, version, leader))
         }
     }
 }

@@ -42,8 +42,12 @@ pub struct ControllerSettings {
     pub cluster_id: String,
     /// The log directory holding `__cluster_metadata-0`.
     pub log_dir: PathBuf,
-    /// Every voter and its controller listener (this node's own address included).
+    /// Every voter and its controller listener (this node's own address included); empty for
+    /// a broker that knows only bootstrap servers.
     pub voters: BTreeMap<NodeId, SocketAddr>,
+    /// `controller.quorum.bootstrap.servers` by the ids the quorum gives them (-2, -3, ...):
+    /// where an observer asks for the leader, whose address it learns from the answer.
+    pub bootstrap: BTreeMap<NodeId, SocketAddr>,
     /// Where this node listens for the other controllers; `None` for a quorum of one.
     pub listen: Option<std::net::TcpListener>,
     /// The controller listener's name (`controller.listener.names`' first), for DescribeQuorum.
@@ -107,20 +111,28 @@ pub enum Describe {
     /// Forward to the leader's controller listener.
     Forward(Peer),
     NoLeader,
+    /// Asked of a controller that does not lead: Kafka's controllers answer
+    /// NOT_LEADER_OR_FOLLOWER rather than forward (only brokers forward DescribeQuorum).
+    NotLeader,
 }
+
+/// Where the quorum's answer to a peer's request goes, with the controller address of the
+/// leader it names, when known (for Fetch's `NodeEndpoints`).
+pub(super) type InboundReply = oneshot::Sender<(Message, Option<SocketAddr>)>;
 
 pub(super) enum Command {
     /// A request from the peer `from`, with an id this runtime chose; the quorum's answer goes
-    /// to `reply`.
+    /// to `reply`, with the controller address of the leader it names, when known.
     Inbound {
         from: NodeId,
         message: Message,
-        reply: oneshot::Sender<Message>,
+        reply: InboundReply,
     },
-    /// A peer's answer to one of our requests.
+    /// A peer's answer to one of our requests, with the leader's endpoint if it named one.
     Response {
         from: NodeId,
         message: Message,
+        leader: Option<(NodeId, SocketAddr)>,
     },
     Describe(oneshot::Sender<Describe>),
     Propose {
@@ -265,7 +277,8 @@ impl Controller {
         &self.elections
     }
 
-    /// Voters and their controller listeners, as configured.
+    /// Voters and their controller listeners, as configured (empty on a broker given only
+    /// `controller.quorum.bootstrap.servers`).
     pub fn voters(&self) -> &BTreeMap<NodeId, SocketAddr> {
         &self.voters
     }
@@ -398,17 +411,23 @@ struct Runtime {
     cluster_id: String,
     quorum: Quorum,
     store: MetadataLogStore,
-    /// The quorum's connections to each other voter.
+    /// The quorum's connections to each other voter, to the bootstrap servers, and to leaders
+    /// learned from them.
     peers: BTreeMap<NodeId, Peer>,
     /// Separate connections for requests forwarded to the leader (a broker's registration
     /// waits for a commit, which waits for the followers' fetches: on the quorum's own
     /// connection, answered in order, it would hold those fetches up behind it).
     forward: BTreeMap<NodeId, Peer>,
+    /// Every controller address this node knows: the voters' (its own included), the
+    /// bootstrap servers', and leaders' named in Fetch responses (KIP-853's NodeEndpoints).
+    addresses: BTreeMap<NodeId, SocketAddr>,
+    client_id: String,
+    timeout: Duration,
     listen: Option<std::net::TcpListener>,
     endpoints: Vec<VoterEndpoint>,
     tx: mpsc::UnboundedSender<Command>,
     /// Requests from peers the quorum has not answered yet, by the id we gave them.
-    inbound: HashMap<u64, (u64, oneshot::Sender<Message>)>,
+    inbound: HashMap<u64, (u64, InboundReply)>,
     /// The committed image and the offset of the first record not yet applied to it.
     image: MetadataImage,
     applied_offset: i64,
@@ -467,13 +486,23 @@ impl Runtime {
         elections: Arc<ElectionCounts>,
     ) -> Runtime {
         let clock = Clock::new();
-        let state = loaded
+        let mut addresses: BTreeMap<NodeId, SocketAddr> = settings.voters.clone();
+        addresses.extend(settings.bootstrap.iter().map(|(&id, &a)| (id, a)));
+        let mut state = loaded
             .quorum_state
             .map_or(PersistedState::default(), |s| PersistedState {
                 epoch: s.leader_epoch,
                 voted_id: (s.voted_id >= 0).then_some(s.voted_id),
                 leader_id: (s.leader_id >= 0).then_some(s.leader_id),
             });
+        // An observer that followed a leader it has no address for (learned from a bootstrap
+        // server in its last run) asks the bootstrap servers again rather than wait out a
+        // fetch timeout; a voter's state is kept as it was (it knows every voter's address).
+        if !settings.voters.contains_key(&settings.node_id)
+            && state.leader_id.is_some_and(|l| !addresses.contains_key(&l))
+        {
+            state.leader_id = None;
+        }
         let applied_offset = loaded.log_start_offset;
         let durable = Durable {
             state,
@@ -486,39 +515,24 @@ impl Runtime {
         let timeout = Duration::from_millis(
             settings.quorum.request_timeout_ms + settings.quorum.fetch_max_wait_ms,
         );
-        let peers = settings
-            .voters
-            .iter()
-            .filter(|(&id, _)| id != settings.node_id)
-            .map(|(&id, &addr)| (id, Peer::spawn(addr, client_id.clone(), timeout)))
-            .collect();
-        let forward = settings
-            .voters
-            .iter()
-            .filter(|(&id, _)| id != settings.node_id)
-            .map(|(&id, &addr)| {
-                // Long enough for the leader to commit what it was asked.
-                let patience = timeout * 4;
-                (
-                    id,
-                    Peer::spawn(addr, format!("{client_id}-forward"), patience),
-                )
-            })
-            .collect();
         tracing::info!(
             node_id = settings.node_id,
             voters = ?settings.quorum.voters,
+            bootstrap_servers = ?settings.bootstrap,
             log_start_offset = loaded.log_start_offset,
             log_end_offset = loaded.log_end_offset,
             "metadata quorum starting"
         );
-        Runtime {
+        let mut runtime = Runtime {
             node_id: settings.node_id,
             cluster_id: settings.cluster_id,
             quorum,
             store,
-            peers,
-            forward,
+            peers: BTreeMap::new(),
+            forward: BTreeMap::new(),
+            addresses: BTreeMap::new(),
+            client_id,
+            timeout,
             listen: settings.listen,
             endpoints: settings
                 .voters
@@ -550,6 +564,30 @@ impl Runtime {
                 elections,
             ),
             clock,
+        };
+        for (id, addr) in addresses {
+            runtime.connect(id, addr);
+        }
+        runtime
+    }
+
+    /// Records `addr` as node `id`'s controller address and opens connections to it (none to
+    /// this node itself). A bootstrap id gets no forwarding connection: it never leads.
+    fn connect(&mut self, id: NodeId, addr: SocketAddr) {
+        if self.addresses.insert(id, addr) == Some(addr) {
+            return;
+        }
+        if id == self.node_id {
+            return;
+        }
+        self.peers
+            .insert(id, Peer::spawn(addr, self.client_id.clone(), self.timeout));
+        if id >= 0 {
+            // Long enough for the leader to commit what it was asked.
+            let patience = self.timeout * 4;
+            let client_id = format!("{}-forward", self.client_id);
+            self.forward
+                .insert(id, Peer::spawn(addr, client_id, patience));
         }
     }
 
@@ -601,7 +639,23 @@ impl Runtime {
                 self.inbound.insert(id, (now, reply));
                 self.quorum.receive(now, from, message);
             }
-            Command::Response { from, message } => self.quorum.receive(now, from, message),
+            Command::Response {
+                from,
+                message,
+                leader,
+            } => {
+                if let Some((id, addr)) = leader {
+                    if self.addresses.get(&id) != Some(&addr) {
+                        tracing::info!(
+                            leader_id = id,
+                            address = %addr,
+                            "learned the metadata quorum leader's address"
+                        );
+                        self.connect(id, addr);
+                    }
+                }
+                self.quorum.receive(now, from, message)
+            }
             Command::Describe(reply) => {
                 let answer = if self.quorum.role() == Role::Leader {
                     Describe::Local(self.quorum.describe(), self.endpoints.clone())
@@ -805,7 +859,13 @@ impl Runtime {
         tracing::trace!(to, message = ?message, "quorum message sent");
         if is_response(&message) {
             if let Some((_, reply)) = self.inbound.remove(&request_id(&message)) {
-                let _ = reply.send(message);
+                let leader = match &message {
+                    Message::FetchResponse(r) => {
+                        r.leader_id.and_then(|l| self.addresses.get(&l).copied())
+                    }
+                    _ => None,
+                };
+                let _ = reply.send((message, leader));
             }
             return;
         }
@@ -823,11 +883,18 @@ impl Runtime {
         let tx = self.tx.clone();
         tokio::spawn(async move {
             match answer.await {
-                Ok(Ok(body)) => match wire::response_from_kafka(key, version, body, id) {
-                    Ok(message) => {
-                        let _ = tx.send(Command::Response { from: to, message });
+                Ok(Ok(body)) => match (
+                    wire::fetch_leader_endpoint(&body),
+                    wire::response_from_kafka(key, version, body, id),
+                ) {
+                    (leader, Ok(message)) => {
+                        let _ = tx.send(Command::Response {
+                            from: to,
+                            message,
+                            leader,
+                        });
                     }
-                    Err(e) => {
+                    (_, Err(e)) => {
                         tracing::warn!(to, api = ?key, error = %e, "bad response from controller")
                     }
                 },

@@ -6,8 +6,12 @@
 //!
 //! Invariants: every request and response names exactly `__cluster_metadata` partition 0 (by
 //! the fixed topic id from Fetch v13); anything else is refused with the error code Kafka's
-//! `KafkaRaftClient` answers. Endpoint lists and directory ids are sent empty: Kafka then falls
-//! back to the listeners of its voter set, and a missing directory id matches any directory.
+//! `KafkaRaftClient` answers. Endpoint lists and directory ids are sent empty (but for the
+//! leader's endpoint in Fetch responses, which observers that know only bootstrap servers need):
+//! Kafka then falls back to the listeners of its voter set, and a missing directory id matches
+//! any directory.
+
+use std::net::{SocketAddr, ToSocketAddrs};
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{
@@ -333,7 +337,16 @@ pub fn request_from_kafka(
 /// top-level error NONE and the quorum's error on the partition. A request, or a response to
 /// another API, is the caller's bug: it panics in debug builds and answers UNKNOWN_SERVER_ERROR
 /// otherwise.
-pub fn response_to_kafka(message: &Message, key: ApiKey, version: i16) -> ResponseKind {
+///
+/// `leader_address` is the controller endpoint of the leader the response names, when known: a Fetch
+/// response carries it in `NodeEndpoints` (v16+), which is how an observer that asked a
+/// bootstrap server learns where the leader listens (KIP-853).
+pub fn response_to_kafka(
+    message: &Message,
+    key: ApiKey,
+    version: i16,
+    leader_address: Option<SocketAddr>,
+) -> ResponseKind {
     let leader = |epoch: i32, leader_id: Option<NodeId>| (epoch, BrokerId(leader_id.unwrap_or(-1)));
     match message {
         Message::VoteResponse(r) if key == ApiKey::Vote => {
@@ -389,7 +402,14 @@ pub fn response_to_kafka(message: &Message, key: ApiKey, version: i16) -> Respon
                 p.snapshot_id.epoch = s.epoch;
             }
             let topics = fetch_resp::FetchableTopicResponse::only(p);
-            ResponseKind::Fetch(fetch_resp::FetchResponse::default().with_responses(topics))
+            let mut body = fetch_resp::FetchResponse::default().with_responses(topics);
+            if let (Some(id), Some(addr), true) = (r.leader_id, leader_address, version >= 16) {
+                body.node_endpoints = vec![fetch_resp::NodeEndpoint::default()
+                    .with_node_id(BrokerId(id))
+                    .with_host(StrBytes::from_string(addr.ip().to_string()))
+                    .with_port(i32::from(addr.port()))];
+            }
+            ResponseKind::Fetch(body)
         }
         Message::FetchSnapshotResponse(r) if key == ApiKey::FetchSnapshot => {
             let (epoch, leader_id) = leader(r.epoch, r.leader_id);
@@ -427,6 +447,26 @@ fn fetch_records(batches: &[Batch]) -> Bytes {
             buf.freeze()
         }
     }
+}
+
+/// The leader's endpoint a Fetch response names (`CurrentLeader` and its entry in
+/// `NodeEndpoints`), if it has one that resolves.
+pub fn fetch_leader_endpoint(body: &ResponseKind) -> Option<(NodeId, SocketAddr)> {
+    let ResponseKind::Fetch(r) = body else {
+        return None;
+    };
+    let leader = r
+        .responses
+        .first()?
+        .partitions
+        .first()?
+        .current_leader
+        .leader_id
+        .0;
+    let e = r.node_endpoints.iter().find(|e| e.node_id.0 == leader)?;
+    let port = u16::try_from(e.port).ok()?;
+    let addr = (e.host.as_str(), port).to_socket_addrs().ok()?.next()?;
+    (leader >= 0).then_some((leader, addr))
 }
 
 /// A received Kafka response to the request with quorum id `id` as the quorum message. A
@@ -847,7 +887,7 @@ mod tests {
     fn every_response_round_trips_through_the_wire() {
         for (key, message) in responses() {
             let version = request_version(key);
-            let body = response_to_kafka(&message, key, version);
+            let body = response_to_kafka(&message, key, version, None);
             let body = response_over_the_wire(key, version, body);
             assert_eq!(
                 response_from_kafka(key, version, body, ID).unwrap(),
@@ -888,7 +928,7 @@ mod tests {
         );
         let answer =
             Message::FetchResponse(fetch_response(Some(QuorumError::FencedLeaderEpoch), vec![]));
-        let ResponseKind::Fetch(r) = response_to_kafka(&answer, ApiKey::Fetch, 18) else {
+        let ResponseKind::Fetch(r) = response_to_kafka(&answer, ApiKey::Fetch, 18, None) else {
             panic!()
         };
         assert_eq!(
@@ -896,6 +936,32 @@ mod tests {
             (0, METADATA_TOPIC_ID)
         );
         assert_eq!(r.responses[0].partitions[0].error_code, 74);
+    }
+
+    #[test]
+    fn a_fetch_response_tells_an_observer_where_the_leader_listens() {
+        let answer =
+            Message::FetchResponse(fetch_response(Some(QuorumError::FencedLeaderEpoch), vec![]));
+        let Message::FetchResponse(f) = &answer else {
+            unreachable!()
+        };
+        let leader = f.leader_id.expect("the test response names a leader");
+        let addr: SocketAddr = "127.0.0.1:9193".parse().unwrap();
+        for version in [16, 17, 18] {
+            let body = response_to_kafka(&answer, ApiKey::Fetch, version, Some(addr));
+            let body = response_over_the_wire(ApiKey::Fetch, version, body);
+            assert_eq!(
+                fetch_leader_endpoint(&body),
+                Some((leader, addr)),
+                "v{version}"
+            );
+        }
+        // Before v16 there is no NodeEndpoints field, and without an address none is sent.
+        let body = response_to_kafka(&answer, ApiKey::Fetch, 15, Some(addr));
+        let body = response_over_the_wire(ApiKey::Fetch, 15, body);
+        assert_eq!(fetch_leader_endpoint(&body), None);
+        let body = response_to_kafka(&answer, ApiKey::Fetch, 18, None);
+        assert_eq!(fetch_leader_endpoint(&body), None);
     }
 
     #[test]
@@ -1012,7 +1078,8 @@ mod tests {
     #[test]
     fn corrupt_fetch_records_are_malformed() {
         let message = Message::FetchResponse(fetch_response(None, vec![batch(100, 4, &[b"a"])]));
-        let ResponseKind::Fetch(mut r) = response_to_kafka(&message, ApiKey::Fetch, 18) else {
+        let ResponseKind::Fetch(mut r) = response_to_kafka(&message, ApiKey::Fetch, 18, None)
+        else {
             panic!()
         };
         let p = &mut r.responses[0].partitions[0];
@@ -1027,7 +1094,7 @@ mod tests {
     #[test]
     fn error_codes_the_quorum_does_not_know_are_wire_errors() {
         let (key, message) = responses().remove(0);
-        let ResponseKind::Vote(mut r) = response_to_kafka(&message, key, 2) else {
+        let ResponseKind::Vote(mut r) = response_to_kafka(&message, key, 2, None) else {
             panic!()
         };
         r.topics[0].partitions[0].error_code = 8; // BROKER_NOT_AVAILABLE

@@ -1,8 +1,9 @@
 //! DescribeQuorum (KIP-595, KIP-836, KIP-853): the state of the metadata quorum as its leader
 //! sees it: every voter's log end offset and last fetch and caught-up times, and observers. A
-//! node that does not lead forwards the request to the leader's controller listener, as a
-//! Kafka broker forwards it to the active controller; with no leader the partition answers
-//! NOT_LEADER_OR_FOLLOWER. Needs DESCRIBE on the cluster; any partition but
+//! broker that does not lead forwards the request to the leader's controller listener, as a
+//! Kafka broker forwards it to the active controller; a controller listener answers only on
+//! the leader, as Kafka's `KafkaRaftClient` does; otherwise, and with no leader, the partition
+//! answers NOT_LEADER_OR_FOLLOWER. Needs DESCRIBE on the cluster; any partition but
 //! `__cluster_metadata`-0 is UNKNOWN_TOPIC_OR_PARTITION, as Kafka answers.
 
 use kafka_protocol::messages::describe_quorum_response::{
@@ -68,6 +69,12 @@ pub async fn answer(
                 ),
             }
         }
+        Describe::NotLeader => partition_errors(
+            &req,
+            version,
+            ResponseError::NotLeaderOrFollower.code(),
+            "this controller is not the metadata quorum's leader: ask the active controller, or a broker",
+        ),
         Describe::NoLeader => partition_errors(
             &req,
             version,

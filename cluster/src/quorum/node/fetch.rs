@@ -255,13 +255,18 @@ impl Quorum {
         self.send_fetch_to(now, leader);
     }
 
-    /// An observer with no leader asks the voters in turn.
+    /// An observer with no leader asks the bootstrap servers in turn, or the voters when it
+    /// was given none (Kafka's `RequestManager` over either list).
     pub(super) fn send_probe(&mut self, now: u64) {
         let State::Unattached { probe_index, .. } = &mut self.state else {
             return;
         };
-        let voters: Vec<NodeId> = self.cfg.voters.iter().copied().collect();
-        let to = voters[*probe_index % voters.len()];
+        let targets: Vec<NodeId> = if self.cfg.bootstrap.is_empty() {
+            self.cfg.voters.iter().copied().collect()
+        } else {
+            self.cfg.bootstrap.clone()
+        };
+        let to = targets[*probe_index % targets.len()];
         *probe_index += 1;
         self.send_fetch_to(now, to);
     }

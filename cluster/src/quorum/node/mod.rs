@@ -39,8 +39,13 @@ use crate::NodeId;
 #[derive(Debug, Clone)]
 pub struct QuorumConfig {
     pub node_id: NodeId,
-    /// `controller.quorum.voters`: the voter ids. A node outside the set is an observer.
+    /// `controller.quorum.voters`: the voter ids. A node outside the set is an observer. Empty
+    /// for an observer given only [`Self::bootstrap`], which learns the leader from them.
     pub voters: BTreeSet<NodeId>,
+    /// `controller.quorum.bootstrap.servers` (KIP-853), as the ids the caller gave them
+    /// (Kafka numbers them -2, -3, ...): an observer without a leader probes these instead of
+    /// the voters. A bootstrap server that does not lead answers with the leader it knows.
+    pub bootstrap: Vec<NodeId>,
     /// `controller.quorum.election.timeout.ms` (1000).
     pub election_timeout_ms: u64,
     /// `controller.quorum.election.backoff.max.ms` (1000).
@@ -64,6 +69,7 @@ impl QuorumConfig {
         QuorumConfig {
             node_id,
             voters: voters.into_iter().collect(),
+            bootstrap: Vec::new(),
             election_timeout_ms: 1000,
             election_backoff_max_ms: 1000,
             fetch_timeout_ms: 2000,
@@ -266,7 +272,17 @@ impl Quorum {
     /// A node starting from what its disk holds. A node that led in its last epoch starts
     /// resigned; one that followed a leader starts following it.
     pub fn new(cfg: QuorumConfig, durable: Durable, now: u64, seed: u64) -> Quorum {
-        assert!(!cfg.voters.is_empty(), "a quorum needs at least one voter");
+        assert!(
+            !cfg.voters.is_empty() || !cfg.bootstrap.is_empty(),
+            "a quorum needs at least one voter, or an observer bootstrap servers to ask"
+        );
+        assert!(
+            cfg.bootstrap
+                .iter()
+                .all(|b| *b < 0 && !cfg.voters.contains(b)),
+            "bootstrap servers have ids of their own, below zero: {:?}",
+            cfg.bootstrap
+        );
         let snapshot_id = durable.snapshot.as_ref().map(|s| s.0);
         let log = MemLog::new(snapshot_id, durable.batches);
         let flushed_offset = log.end_offset();
