@@ -81,6 +81,16 @@ impl Topic {
             None => Err(ResponseError::UnknownTopicOrPartition),
         }
     }
+
+    /// The partition `index` if this node hosts one of its replicas, leader or follower (a
+    /// consumer's fetch of Fetch v11+ may read from any, KIP-392), else why not, as
+    /// [`Topic::led_partition`] says it.
+    pub fn replica_partition(&self, index: i32) -> Result<&Arc<Partition>, ResponseError> {
+        match self.partition(index) {
+            Some(p) if p.is_replica() => Ok(p),
+            _ => self.led_partition(index),
+        }
+    }
 }
 
 /// Partition `index` of `topic` if this node leads it, else why not (see
