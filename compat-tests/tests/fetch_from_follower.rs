@@ -6,7 +6,7 @@
 //! consumer fetches from a follower) and the leader's `samsa_preferred_read_replicas_total`.
 //! Raw requests then check the follower's answers to consumers: reads up to its high watermark,
 //! Kafka's errors for old fetch versions, offsets past its log, and leader epochs it does not
-//! have, and ListOffsets left to the leader.
+//! have; ListOffsets and OffsetForLeaderEpoch left to the leader.
 
 mod common;
 
@@ -17,6 +17,9 @@ use common::*;
 use compat_tests::{BrokerOptions, Cluster};
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use kafka_protocol::messages::offset_for_leader_epoch_request::{
+    OffsetForLeaderPartition, OffsetForLeaderTopic,
+};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
@@ -203,12 +206,26 @@ fn a_consumer_reads_from_the_follower_in_its_rack_when_the_leader_says_so() {
     // Before v11 a consumer's fetch carries no client metadata: leaders only, as in Kafka.
     let old = fetch(node(other), 10, 0, epoch, "");
     assert_eq!(old.error_code, ResponseError::NotLeaderOrFollower.code());
-    // ListOffsets from a consumer stays with the leader.
+    // ListOffsets and OffsetForLeaderEpoch from a consumer stay with the leader; a follower
+    // checks the client's leader epoch first, as Kafka's do.
     assert_eq!(
-        list_latest(node(other)),
+        list_latest(node(other), -1),
         ResponseError::NotLeaderOrFollower.code()
     );
-    assert_eq!(list_latest(node(leader)), 0);
+    assert_eq!(
+        list_latest(node(other), epoch + 1),
+        ResponseError::UnknownLeaderEpoch.code()
+    );
+    assert_eq!(list_latest(node(leader), epoch), 0);
+    assert_eq!(
+        epoch_end(node(other), epoch),
+        (ResponseError::NotLeaderOrFollower.code(), -1)
+    );
+    assert_eq!(
+        epoch_end(node(other), epoch + 1).0,
+        ResponseError::UnknownLeaderEpoch.code()
+    );
+    assert_eq!(epoch_end(node(leader), epoch), (0, RECORDS as i64));
 }
 
 #[test]
@@ -262,10 +279,11 @@ fn fetch(
 }
 
 /// The error code of a consumer's ListOffsets (latest) of partition 0 of the topic.
-fn list_latest(node: &Broker) -> i16 {
+fn list_latest(node: &Broker, current_leader_epoch: i32) -> i16 {
     let mut p = ListOffsetsPartition::default();
     p.partition_index = 0;
     p.timestamp = -1;
+    p.current_leader_epoch = current_leader_epoch;
     let mut t = ListOffsetsTopic::default();
     t.name = TopicName(StrBytes::from_static_str(TOPIC));
     t.partitions = vec![p];
@@ -274,4 +292,23 @@ fn list_latest(node: &Broker) -> i16 {
     req.topics = vec![t];
     let resp: ListOffsetsResponse = raw_request(node, ApiKey::ListOffsets, 7, &req);
     resp.topics[0].partitions[0].error_code
+}
+
+/// A consumer's OffsetForLeaderEpoch of partition 0 of the topic for its current leader epoch
+/// `epoch`: the error code and the epoch's end offset.
+fn epoch_end(node: &Broker, epoch: i32) -> (i16, i64) {
+    let mut p = OffsetForLeaderPartition::default();
+    p.partition = 0;
+    p.current_leader_epoch = epoch;
+    p.leader_epoch = epoch;
+    let mut t = OffsetForLeaderTopic::default();
+    t.topic = TopicName(StrBytes::from_static_str(TOPIC));
+    t.partitions = vec![p];
+    let mut req = OffsetForLeaderEpochRequest::default();
+    req.replica_id = BrokerId(-1);
+    req.topics = vec![t];
+    let resp: OffsetForLeaderEpochResponse =
+        raw_request(node, ApiKey::OffsetForLeaderEpoch, 4, &req);
+    let p = &resp.topics[0].partitions[0];
+    (p.error_code, p.end_offset)
 }
