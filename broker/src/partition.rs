@@ -10,8 +10,9 @@
 //! ([`LeaderPartition`]): the high watermark is the smallest log end offset of the in-sync
 //! replicas (with no follower, the leader's own, as a single node has it), learnt from the
 //! followers' fetches. As a follower, the high watermark is what its leader last reported,
-//! capped at its own log end. Locks: the log's, then the replication state's, never the other
-//! way round.
+//! capped at its own log end; it bounds what consumers read here too (KIP-392's fetch from
+//! follower reads with [`Partition::read`], as on the leader). Locks: the log's, then the
+//! replication state's, never the other way round.
 
 use std::sync::atomic::{AtomicI32, AtomicI64, Ordering};
 use std::sync::Arc;
@@ -22,6 +23,7 @@ use samsa_cluster::replication::leader::{
     AcksAll, AlterIsr, AlterIsrFailure, FetchedBy, FollowerFetchError, LeaderConfig,
     LeaderPartition,
 };
+use samsa_cluster::replication::selector::{ReplicaSelector, ReplicaView};
 use samsa_storage::{
     AbortedTxn, AppendInfo, AppendOrigin, EndTxnMarker, GroupCommit, Log, LogConfig, LogError,
     LogSlice, ProducerStateEntry, TopicPartition,
@@ -45,6 +47,10 @@ pub struct Partition {
     /// Topics this node alone knows (internal topics, topics from before the metadata log)
     /// are always led here.
     leader: std::sync::atomic::AtomicBool,
+    /// Whether the metadata image places a replica of the partition on this broker (false
+    /// once it was moved away, [`Partition::resign`]): only then may it serve consumers as a
+    /// follower (KIP-392).
+    assigned: std::sync::atomic::AtomicBool,
     durable: std::sync::atomic::AtomicBool,
     replica: Mutex<Replica>,
 }
@@ -113,6 +119,7 @@ impl Partition {
             last_stable_offset: AtomicI64::new(0),
             leader_epoch: AtomicI32::new(leader_epoch),
             leader: true.into(),
+            assigned: true.into(),
             durable: durable.into(),
             data_arrived: Notify::new(),
             // Until the metadata image says otherwise, the only replica (a node's own topics).
@@ -176,6 +183,10 @@ impl Partition {
     }
     pub fn is_leader(&self) -> bool {
         self.leader.load(Ordering::Acquire)
+    }
+    /// Whether this broker hosts one of the partition's replicas, leader or follower.
+    pub fn is_replica(&self) -> bool {
+        self.assigned.load(Ordering::Acquire)
     }
 
     /// Takes the role the metadata image gives broker `me` (Kafka's `makeLeader` and
@@ -264,6 +275,7 @@ impl Partition {
         self.leader_epoch
             .store(role.leader_epoch.max(current_epoch), Ordering::Release);
         self.leader.store(role.leader == me, Ordering::Release);
+        self.assigned.store(true, Ordering::Release);
         drop(replica);
         let local_end = if self.durable.load(Ordering::Relaxed) {
             log.flushed_offset()
@@ -276,14 +288,16 @@ impl Partition {
         Ok(transition)
     }
 
-    /// A follower of this leader fetched at `fetch_offset` (it holds every record below it):
-    /// the high watermark may move (waiting readers and acks=all writes wake), and an ISR
-    /// change may be due, for the caller to send to the controller. `by`: the follower's broker
-    /// epoch and whether it may join the ISR (registered, unfenced, not shutting down).
+    /// A follower of this leader fetched at `fetch_offset` (it holds every record below it;
+    /// its own log starts at `log_start_offset`): the high watermark may move (waiting readers
+    /// and acks=all writes wake), and an ISR change may be due, for the caller to send to the
+    /// controller. `by`: the follower's broker epoch and whether it may join the ISR
+    /// (registered, unfenced, not shutting down).
     pub fn on_follower_fetch(
         &self,
         replica: i32,
         fetch_offset: i64,
+        log_start_offset: i64,
         now_ms: u64,
         by: FetchedBy,
     ) -> Result<Option<AlterIsr>, FollowerFetchError> {
@@ -292,7 +306,8 @@ impl Partition {
         let Replica::Leader(l) = &mut *state else {
             return Err(FollowerFetchError::NotAReplica);
         };
-        let (moved, alter) = l.on_follower_fetch_of(replica, fetch_offset, now_ms, by)?;
+        let (moved, alter) =
+            l.on_follower_fetch_of(replica, fetch_offset, log_start_offset, now_ms, by)?;
         drop(state);
         if let Some(hw) = moved {
             self.store_high_watermark(&mut log, hw);
@@ -300,6 +315,48 @@ impl Partition {
             self.data_arrived.notify_waiters();
         }
         Ok(alter)
+    }
+
+    /// The replica a consumer in `client_rack`, fetching at `fetch_offset`, should read from
+    /// instead of this leader (KIP-392): `selector`'s pick among the in-sync followers that
+    /// hold that offset. `None` for this leader itself, and when this broker does not lead.
+    /// `me` is this broker; `rack_of` gives a broker's rack if it is live.
+    pub fn preferred_read_replica<'r>(
+        &self,
+        selector: &ReplicaSelector,
+        me: i32,
+        client_rack: &str,
+        fetch_offset: i64,
+        now_ms: u64,
+        rack_of: impl Fn(i32) -> Option<&'r str>,
+    ) -> Option<i32> {
+        let state = self.replica.lock();
+        let Replica::Leader(l) = &*state else {
+            return None;
+        };
+        let candidates: Vec<ReplicaView<'r>> = l
+            .read_replica_candidates(fetch_offset, now_ms)
+            .map(|(id, f, since_ms)| ReplicaView {
+                id,
+                rack: rack_of(id),
+                log_end_offset: f.log_end_offset,
+                time_since_caught_up_ms: since_ms,
+            })
+            .collect();
+        let leader = ReplicaView {
+            id: me,
+            rack: rack_of(me),
+            log_end_offset: l.log_end_offset(),
+            time_since_caught_up_ms: 0,
+        };
+        let chosen = selector.select(client_rack, &leader, &candidates);
+        // Only an in-sync follower, never this leader, is named.
+        assert!(
+            chosen.is_none_or(|c| c != me && l.isr().committed().contains(&c)),
+            "preferred read replica {chosen:?} of {} is not an in-sync follower",
+            self.tp
+        );
+        chosen
     }
 
     /// The periodic ISR check of a leader: a shrink to send to the controller, if a follower
@@ -455,6 +512,7 @@ impl Partition {
             high_watermark: self.high_watermark(),
         };
         self.leader.store(false, Ordering::Release);
+        self.assigned.store(false, Ordering::Release);
     }
 
     /// What the replication state says now (for metrics, DescribeQuorum-like views, tests).
@@ -847,6 +905,75 @@ mod tests {
         assert_eq!(p.log_end_offset(), 2);
         assert_eq!(p.end_offset_for_epoch(0), Some((0, 2)));
         assert_eq!(p.latest_epoch(), Some(1));
+    }
+
+    #[test]
+    fn a_follower_serves_consumers_up_to_its_own_high_watermark() {
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("t", 0);
+        let (_d, log) = open_log(dir.path(), &tp, LogConfig::default());
+        let p = Partition::new_replica(tp, Uuid::nil(), log, 0);
+        p.apply_leadership(1, &led_by(2, 0), 30_000, 0).unwrap();
+        assert!(p.is_replica() && !p.is_leader());
+        for base in [0, 2] {
+            p.append_as_follower(2, 0, batch(base, 0), 0).unwrap();
+        }
+        p.set_follower_high_watermark(2);
+        assert_eq!((p.high_watermark(), p.log_end_offset()), (2, 4));
+        assert_eq!(p.last_stable_offset(), 2, "read_committed stops there too");
+        let r = p.read(0, 1 << 20, true, false).unwrap();
+        assert_eq!(r.slice.offsets(), Some((0, 2)));
+        assert_eq!(r.high_watermark, 2);
+        let r = p.read(0, 1 << 20, true, true).unwrap();
+        assert_eq!(r.slice.offsets(), Some((0, 2)));
+        // Above the high watermark but within the log: nothing yet (the fetch waits).
+        for offset in [2, 3, 4] {
+            assert!(p
+                .read(offset, 1 << 20, true, false)
+                .unwrap()
+                .slice
+                .is_empty());
+        }
+        assert!(matches!(
+            p.read(5, 1 << 20, true, false),
+            Err(LogError::OffsetOutOfRange { .. })
+        ));
+        // Moved away: no longer a replica that may serve anyone.
+        p.resign();
+        assert!(!p.is_replica());
+    }
+
+    #[test]
+    fn the_leader_names_the_in_sync_follower_of_the_consumers_rack_once_it_holds_the_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("t", 0);
+        let (_d, log) = open_log(dir.path(), &tp, LogConfig::default());
+        let p = Partition::new_replica(tp, Uuid::nil(), log, 0);
+        let role = Leadership {
+            leader: 1,
+            leader_epoch: 0,
+            partition_epoch: 0,
+            replicas: vec![1, 2, 3],
+            isr: vec![1, 2, 3],
+        };
+        p.apply_leadership(1, &role, 30_000, 0).unwrap();
+        let racks = |id: i32| ["a", "b", "c"].get(id as usize - 1).copied();
+        let pick = |client_rack: &str| {
+            p.preferred_read_replica(&ReplicaSelector::RackAware, 1, client_rack, 0, 10, racks)
+        };
+        assert_eq!(
+            pick("b"),
+            None,
+            "follower 2 has not fetched from this leader yet"
+        );
+        p.on_follower_fetch(2, 0, 0, 5, FetchedBy::eligible(-1)).unwrap();
+        assert_eq!(pick("b"), Some(2));
+        assert_eq!(pick("a"), None, "the leader's own rack");
+        assert_eq!(pick("c"), None, "follower 3 has not fetched yet");
+        assert_eq!(pick(""), None, "a client without a rack");
+        // A follower does not choose.
+        p.apply_leadership(1, &led_by(2, 1), 30_000, 0).unwrap();
+        assert_eq!(pick("b"), None);
     }
 
     #[test]

@@ -49,6 +49,9 @@ pub struct Broker {
     pub controller: crate::controller::runtime::Controller,
     /// This broker's registration with the active controller (`lifecycle.rs`).
     pub membership: watch::Sender<crate::lifecycle::Membership>,
+    /// `replica.selector.class`: how a leader picks the replica a consumer reads from
+    /// (KIP-392); `None`: consumers read from leaders.
+    pub replica_selector: Option<samsa_cluster::replication::selector::ReplicaSelector>,
     /// Fetch sessions (KIP-227) of the fetchers of this broker's partitions.
     pub fetch_sessions: parking_lot::Mutex<crate::fetch_session::cache::FetchSessionCache>,
     /// The fetchers copying the partitions this broker follows from their leaders.
@@ -143,6 +146,12 @@ impl Broker {
             controller,
             membership: watch::channel(Default::default()).0,
             published: watch::channel(Default::default()).0,
+            // Checked when the configuration was loaded.
+            replica_selector:
+                samsa_cluster::replication::selector::ReplicaSelector::from_class_name(
+                    config.get("replica.selector.class").as_deref(),
+                )
+                .map_err(|e| anyhow::anyhow!(e))?,
             fetch_sessions: parking_lot::Mutex::new(
                 crate::fetch_session::cache::FetchSessionCache::new(
                     crate::fetch_session::cache::CacheConfig {

@@ -81,6 +81,16 @@ impl Topic {
             None => Err(ResponseError::UnknownTopicOrPartition),
         }
     }
+
+    /// The partition `index` if this node hosts one of its replicas, leader or follower (a
+    /// consumer's fetch of Fetch v11+ may read from any, KIP-392), else why not, as
+    /// [`Topic::led_partition`] says it.
+    pub fn replica_partition(&self, index: i32) -> Result<&Arc<Partition>, ResponseError> {
+        match self.partition(index) {
+            Some(p) if p.is_replica() => Ok(p),
+            _ => self.led_partition(index),
+        }
+    }
 }
 
 /// Partition `index` of `topic` if this node leads it, else why not (see
@@ -92,6 +102,20 @@ pub fn led_partition(
     topic
         .ok_or(ResponseError::UnknownTopicOrPartition)
         .and_then(|t| t.led_partition(index))
+}
+
+/// Partition `index` of `topic` if this node hosts one of its replicas (see
+/// [`Topic::replica_partition`]; no topic is UNKNOWN_TOPIC_OR_PARTITION). For the requests
+/// that check the client's leader epoch before they require the leader, as Kafka's
+/// `Partition.getLocalLog` does: a follower answers a stale epoch FENCED_LEADER_EPOCH, not
+/// NOT_LEADER_OR_FOLLOWER.
+pub fn replica_partition(
+    topic: Option<&Arc<Topic>>,
+    index: i32,
+) -> Result<&Arc<Partition>, ResponseError> {
+    topic
+        .ok_or(ResponseError::UnknownTopicOrPartition)
+        .and_then(|t| t.replica_partition(index))
 }
 
 /// A topic as the metadata image has it, for this node: what [`TopicRegistry::install`] makes

@@ -404,6 +404,12 @@ impl Cluster {
 
     /// Starts `n` nodes with ids 1..=n, each with `options`' extra properties.
     pub fn start_with(n: usize, options: BrokerOptions) -> Cluster {
+        Cluster::start_on(vec![None; n], |_| options.clone())
+    }
+
+    /// Starts `n` nodes with ids 1..=n, node `id` with `options(id)`' extra properties (a
+    /// `broker.rack` per node, say).
+    pub fn start_each(n: usize, options: impl Fn(i32) -> BrokerOptions) -> Cluster {
         Cluster::start_on(vec![None; n], options)
     }
 
@@ -414,10 +420,10 @@ impl Cluster {
         let nets = (1..=lab.len() as i32)
             .map(|id| Some(lab.node(id).clone()))
             .collect();
-        Cluster::start_on(nets, options)
+        Cluster::start_on(nets, |_| options.clone())
     }
 
-    fn start_on(nets: Vec<Option<NodeNet>>, options: BrokerOptions) -> Cluster {
+    fn start_on(nets: Vec<Option<NodeNet>>, options: impl Fn(i32) -> BrokerOptions) -> Cluster {
         let n = nets.len();
         let hosts: Vec<Ipv4Addr> = nets
             .iter()
@@ -434,7 +440,7 @@ impl Cluster {
         // No cluster.id: the nodes derive one from the voter set, as a user's would.
         let nodes: Vec<Broker> = (0..n)
             .map(|i| {
-                let mut o = options.clone();
+                let mut o = options(i as i32 + 1);
                 o.port = Some(client_ports[i]);
                 o.netns = nets[i].clone();
                 let o = o

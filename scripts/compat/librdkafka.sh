@@ -21,14 +21,21 @@ cd "$(dirname "$0")/../.."
 RDKAFKA_SYS_VERSION="4.10.0+2.12.1"
 DEST=.tools/librdkafka-tests
 STAMP="$DEST/.built-from"
+# Debian packages the build needs: zstd for compressed batches, RapidJSON for the tests that
+# read the client's statistics (0053, 0098, 0101 fetch from follower, 0110; the runner skips
+# them without it). The stamp names them, so a runner built before one was added is rebuilt.
+BUILD_DEPS="libzstd-dev rapidjson-dev"
+BUILT_FROM="$RDKAFKA_SYS_VERSION with $BUILD_DEPS"
 
-if [ ! -x "$DEST/tests/test-runner" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$RDKAFKA_SYS_VERSION" ]; then
-  if ! dpkg -s libzstd-dev >/dev/null 2>&1; then
-    echo "librdkafka.sh: installing libzstd-dev from Debian" >&2
-    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    export DEBIAN_FRONTEND=noninteractive
-    $SUDO apt-get install -y -q libzstd-dev >/dev/null 2>&1 || { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q libzstd-dev >/dev/null; }
-  fi
+if [ ! -x "$DEST/tests/test-runner" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$BUILT_FROM" ]; then
+  for pkg in $BUILD_DEPS; do
+    if ! dpkg -s "$pkg" >/dev/null 2>&1; then
+      echo "librdkafka.sh: installing $pkg from Debian" >&2
+      SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+      export DEBIAN_FRONTEND=noninteractive
+      $SUDO apt-get install -y -q "$pkg" >/dev/null 2>&1 || { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q "$pkg" >/dev/null; }
+    fi
+  done
   find_src() {
     ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"rdkafka-sys-$RDKAFKA_SYS_VERSION"/librdkafka 2>/dev/null | head -n 1
   }
@@ -50,7 +57,7 @@ if [ ! -x "$DEST/tests/test-runner" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$RD
     make -j"$(nproc)" libs >../librdkafka-tests-make.txt 2>&1 || { tail -n 30 ../librdkafka-tests-make.txt >&2; exit 1; }
     make -j"$(nproc)" -C tests build >>../librdkafka-tests-make.txt 2>&1 || { tail -n 30 ../librdkafka-tests-make.txt >&2; exit 1; }
   )
-  echo "$RDKAFKA_SYS_VERSION" >"$STAMP"
+  echo "$BUILT_FROM" >"$STAMP"
 fi
 
 SAMSA_BIN="${TEST_SAMSA_BIN:-target/debug/samsa}"

@@ -3,6 +3,7 @@ with a private data directory, configured through its ordinary command-line prop
 
 Used by run_librdkafka.py, run_kafka_python.py, run_confluent_kafka.py and run_rust_rdkafka.py.
 SAMSA_IO_ENGINE (and any other SAMSA_* variable) in the environment reaches the broker as usual."""
+import json
 import os
 import signal
 import socket
@@ -149,7 +150,7 @@ class Cluster:
     """`nodes` Samsa nodes on loopback through `samsa cluster local` (one process that runs and
     stops them all), with the same interface as Broker: `bootstrap` names every node."""
 
-    def __init__(self, samsa, workdir, nodes, props=None, preferred_port=None):
+    def __init__(self, samsa, workdir, nodes, props=None, preferred_port=None, rack_prefix=None):
         self.samsa = samsa
         self.workdir = workdir
         self.log_path = os.path.join(workdir, "cluster.log")
@@ -162,7 +163,10 @@ class Cluster:
             ):
                 break
         args = [samsa, "cluster", "local", "--nodes", str(nodes), "--port", str(base),
-                "--dir", os.path.join(workdir, "cluster"), "--", "--metrics.listener="]
+                "--dir", os.path.join(workdir, "cluster")]
+        if rack_prefix:
+            args += ["--rack-prefix", rack_prefix]
+        args += ["--", "--metrics.listener="]
         args += ["--%s=%s" % (k, v) for k, v in (props or {}).items()]
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
         self.bootstrap = None
@@ -178,6 +182,21 @@ class Cluster:
         if self.bootstrap is None:
             raise SystemExit("the cluster did not start within %d s; see %s" % (START_TIMEOUT_S * 2, self.log_path))
         self.port = int(self.bootstrap.split(",")[0].rsplit(":", 1)[1])
+        # `samsa cluster local` announces the cluster once every node is registered and
+        # unfenced; the first node's metadata must list them all too (its image may lag), or
+        # topics with one replica per node cannot be placed.
+        while time.time() < deadline and self.live_brokers() < nodes:
+            time.sleep(0.2)
+
+    def live_brokers(self):
+        """How many brokers the first node reports in its metadata (0 when it does not answer)."""
+        try:
+            out = subprocess.run([self.samsa, "cluster", "info", "-b", self.bootstrap.split(",")[0],
+                                  "--format", "json", "--timeout-ms", "2000"],
+                                 capture_output=True, text=True, timeout=10).stdout
+            return len(json.loads(out).get("brokers") or [])
+        except (subprocess.TimeoutExpired, ValueError):
+            return 0
 
     def alive(self):
         return self.proc.poll() is None

@@ -52,6 +52,11 @@ pub struct LocalArgs {
     /// I/O engine of every node.
     #[arg(long = "io.engine", alias = "io-engine", value_parser = ["auto", "uring", "epoll"])]
     pub io_engine: Option<String>,
+    /// Puts node i in a rack of its own, `broker.rack=<PREFIX><i>` (RACK1, RACK2... with
+    /// `--rack-prefix RACK`, as librdkafka's test suite expects): rack-aware placement and
+    /// fetching from followers (`replica.selector.class`) can then be tried on one machine.
+    #[arg(long = "rack-prefix", value_name = "PREFIX")]
+    pub rack_prefix: Option<String>,
     /// More --key=value properties for every node (after --, e.g. -- --num.partitions=3).
     #[arg(last = true)]
     pub extra: Vec<String>,
@@ -380,6 +385,9 @@ fn spawn(
     }
     if let Some(engine) = &args.io_engine {
         cmd.arg(format!("--io.engine={engine}"));
+    }
+    if let Some(prefix) = &args.rack_prefix {
+        cmd.arg(format!("--broker.rack={prefix}{}", p.id));
     }
     // Its own process group, so that a terminal's Ctrl-C reaches only the launcher, which
     // stops the nodes in order; and SIGTERM should the launcher die without stopping them.

@@ -301,6 +301,12 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         "how long a follower's fetch waits at the leader for new records",
     ),
     def(
+        "replica.selector.class",
+        Class,
+        None,
+        "org.apache.kafka.common.replica.RackAwareReplicaSelector: a leader sends a consumer whose client.rack matches an in-sync replica's broker.rack to that replica (KIP-392); unset: consumers read from leaders",
+    ),
+    def(
         "max.incremental.fetch.session.cache.slots",
         Int,
         Some("1000"),

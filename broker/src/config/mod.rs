@@ -196,6 +196,10 @@ impl BrokerConfig {
                 format!("invalid value '{engine}' for io.engine: expected auto, uring or epoll"),
             ));
         }
+        samsa_cluster::replication::selector::ReplicaSelector::from_class_name(
+            self.get("replica.selector.class").as_deref(),
+        )
+        .map_err(|m| invalid("replica.selector.class", m))?;
         if self.int("num.partitions") < 1 {
             return Err(invalid(
                 "num.partitions",
@@ -495,6 +499,30 @@ mod tests {
         let e = BrokerConfig::load(None, vec![], flags(&[("log.cleanup.policy", "shred")]))
             .unwrap_err();
         assert!(e.to_string().contains("log.cleanup.policy"), "{e}");
+        // Samsa cannot load Java classes: a selector it does not have is refused at start.
+        let e = BrokerConfig::load(
+            None,
+            vec![],
+            flags(&[(
+                "replica.selector.class",
+                "com.example.NearestReplicaSelector",
+            )]),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("com.example.NearestReplicaSelector")
+                && e.to_string().contains("--replica.selector.class"),
+            "{e}"
+        );
+        BrokerConfig::load(
+            None,
+            vec![],
+            flags(&[(
+                "replica.selector.class",
+                "org.apache.kafka.common.replica.RackAwareReplicaSelector",
+            )]),
+        )
+        .unwrap();
     }
 
     #[test]

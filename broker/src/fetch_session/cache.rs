@@ -51,6 +51,8 @@ pub struct Answered {
     pub error_code: i16,
     pub has_records: bool,
     pub diverging_epoch: bool,
+    /// The leader named another replica for a consumer to read from (KIP-392).
+    pub preferred_read_replica: bool,
 }
 
 /// What the fetcher was last told of a partition.
@@ -388,6 +390,7 @@ impl FetchSessionCache {
             let told = Told::from(answer);
             let include = answer.has_records
                 || answer.diverging_epoch
+                || answer.preferred_read_replica
                 || answer.error_code != 0
                 || told != p.told;
             p.told = told;

@@ -29,6 +29,7 @@ fn quiet(high_watermark: i64) -> Answered {
         error_code: 0,
         has_records: false,
         diverging_epoch: false,
+        preferred_read_replica: false,
     }
 }
 
@@ -232,24 +233,26 @@ fn forgetting_every_partition_closes_the_session() {
 #[test]
 fn an_incremental_answer_holds_only_partitions_with_something_new() {
     let mut c = cache(10);
-    let id = session(&mut c, 8, false, 0);
+    let id = session(&mut c, 9, false, 0);
     let ctx = touch(&mut c, id, 1);
     let Context::Incremental { epoch, .. } = ctx else {
         panic!()
     };
-    let mut answers = vec![quiet(0); 8];
+    let mut answers = vec![quiet(0); 9];
     answers[1].has_records = true;
     answers[2].error_code = ResponseError::NotLeaderOrFollower.code();
     answers[3].high_watermark = 4;
     answers[4].last_stable_offset = 3;
     answers[5].log_start_offset = 2;
     answers[6].diverging_epoch = true;
+    answers[7].preferred_read_replica = true;
     let included = c.complete(id, epoch, &answers).unwrap();
     assert_eq!(
         included,
-        vec![false, true, true, true, true, true, true, false]
+        vec![false, true, true, true, true, true, true, true, false]
     );
-    // The same answers again: only records, errors and diverging epochs are news now.
+    // The same answers again: only records, errors, diverging epochs and preferred read
+    // replicas are news now.
     let ctx = touch(&mut c, id, 2);
     let Context::Incremental {
         epoch, partitions, ..
@@ -270,7 +273,7 @@ fn an_incremental_answer_holds_only_partitions_with_something_new() {
         .filter(|(_, &i)| i)
         .map(|(k, _)| k.0.partition)
         .collect();
-    assert_eq!(named, vec![2, 6, 1]);
+    assert_eq!(named, vec![2, 6, 7, 1]);
     // The error gone: partition 2 is news once more, then quiet.
     let ctx = touch(&mut c, id, 3);
     let Context::Incremental {

@@ -144,6 +144,7 @@ fn handler_and_cache_agree_on_the_session() {
         error_code: 0,
         has_records: false,
         diverging_epoch: false,
+        preferred_read_replica: false,
     };
     let all: Vec<(i32, i64)> = (0..20).map(|p| (p, 0)).collect();
     let r = h.build(wanted(&all));

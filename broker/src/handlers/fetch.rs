@@ -21,6 +21,13 @@
 //! a follower whose last fetched epoch ended earlier here (or never was) is told where, as the
 //! diverging epoch (KIP-320), instead of records. ACLs: CLUSTER_ACTION on the cluster, as
 //! Kafka requires of followers.
+//!
+//! Fetch from follower (KIP-392): a consumer's fetch of v11+ (which carries the client's
+//! metadata, its `rack_id`) may read from any replica here, leader or follower, up to that
+//! replica's high watermark; older ones only from the leader (Kafka's `fetchOnlyLeader`). With
+//! `replica.selector.class` set, the leader answers such a fetch with the replica the selector
+//! prefers for the client's rack (`preferred_read_replica`) and, when that is another replica,
+//! with no records, at once: the client fetches from that replica next.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -60,6 +67,8 @@ struct Wanted<'a> {
     topic_name: Option<StrBytes>,
     /// A follower's: where its log diverges from this leader's (epoch, end offset).
     diverging: Option<(i32, i64)>,
+    /// A consumer's: the replica the leader sends it to read from instead (KIP-392).
+    preferred_read_replica: Option<i32>,
 }
 
 /// The response, and for each of its partitions in order the segment range holding its
@@ -97,7 +106,14 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
         Context::Incremental { partitions, .. } => partitions.as_slice(),
         Context::Sessionless | Context::Full => asked.as_slice(),
     };
-    let wanted = resolve(ctx, partitions, by_id, follower, follower_epoch);
+    let wanted = resolve(
+        ctx,
+        partitions,
+        by_id,
+        follower,
+        follower_epoch,
+        req.rack_id.as_str(),
+    );
     let read_committed = req.isolation_level == 1;
     let max_wait = Duration::from_millis(req.max_wait_ms.clamp(0, MAX_WAIT_MS_LIMIT) as u64);
     let deadline = tokio::time::Instant::now() + max_wait;
@@ -119,7 +135,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
                 a.as_mut().enable();
             }
         }
-        let (answers, bytes, errors) = read_all(
+        let (answers, bytes, at_once) = read_all(
             &wanted,
             req.max_bytes,
             read_committed,
@@ -128,7 +144,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
         );
         let now = tokio::time::Instant::now();
         if bytes >= req.min_bytes.max(0) as usize
-            || errors
+            || at_once
             || now >= deadline
             || nothing_to_wait_for
             || *shutdown.borrow()
@@ -148,14 +164,26 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
 }
 
 /// Looks up each partition to read (consecutive partitions of one topic share the lookup and
-/// the ACL check) and, for a follower, records its fetch.
+/// the ACL check) and, for a follower, records its fetch; for a consumer in `client_rack`, the
+/// replica it should read from instead of this leader, if any.
 fn resolve<'a>(
     ctx: &Ctx<'_>,
     partitions: &'a [(PartitionKey, FetchParams)],
     by_id: bool,
     follower: Option<i32>,
     follower_epoch: i64,
+    client_rack: &str,
 ) -> Vec<Wanted<'a>> {
+    // Kafka's `FetchParams.fetchOnlyLeader`: a consumer's fetch without client metadata (before
+    // v11) reads only from the leader.
+    let any_replica = follower.is_none() && ctx.version >= 11;
+    // Kafka's rack-aware selector sends a client without a rack to the leader: no need to ask.
+    let selector = ctx
+        .broker
+        .replica_selector
+        .filter(|_| any_replica && !client_rack.is_empty());
+    let image = selector.map(|_| ctx.broker.controller.image());
+    let now_ms = crate::util::now_ms() as u64;
     let cluster_action = follower.is_some()
         && ctx.authorize(
             AclOperation::ClusterAction,
@@ -216,6 +244,7 @@ fn resolve<'a>(
         // A partition of a known topic that another broker leads (or none does) is
         // NOT_LEADER_OR_FOLLOWER, with the leader where this broker knows it (KIP-951).
         let led = match topic.as_ref().filter(|_| authorized) {
+            Some(tp) if any_replica => tp.replica_partition(key.partition).cloned(),
             Some(tp) => tp.led_partition(key.partition).cloned(),
             None => Err(*refused),
         };
@@ -228,6 +257,25 @@ fn resolve<'a>(
         if stale && partition.is_some() {
             refused = ResponseError::NotLeaderOrFollower;
             partition = None;
+        }
+        let mut preferred_read_replica = None;
+        if let (Some(selector), Some(image), Some(part)) = (&selector, &image, &partition) {
+            // Kafka's `findPreferredReadReplica`: a live broker's rack (an empty endpoint
+            // otherwise, which matches no rack).
+            let rack_of = |id: i32| {
+                image
+                    .broker(id)
+                    .filter(|b| !b.fenced)
+                    .and_then(|b| b.rack.as_deref())
+            };
+            preferred_read_replica = part.preferred_read_replica(
+                selector,
+                ctx.broker.node_id,
+                client_rack,
+                params.fetch_offset,
+                now_ms,
+                rack_of,
+            );
         }
         if let (Some(replica), Some(part)) = (follower, &partition) {
             // Every partition of a follower's session counts as fetched, named in this request
@@ -247,6 +295,7 @@ fn resolve<'a>(
             refused,
             topic_name: topic.as_ref().map(|tp| tp.wire_name.clone()),
             diverging,
+            preferred_read_replica,
         });
     }
     wanted
@@ -294,6 +343,9 @@ fn respond(
                 a.data.current_leader.leader_id = BrokerId(leader);
                 a.data.current_leader.leader_epoch = epoch;
             }
+        }
+        if a.data.preferred_read_replica.0 >= 0 {
+            ctx.broker.metrics.preferred_read_replica_named();
         }
         if let Some(p) = &w.partition {
             match (&a.file, &a.data.records) {
@@ -376,7 +428,7 @@ fn follower_fetched(
         return Ok(None);
     }
     let now = crate::util::now_ms() as u64;
-    match partition.on_follower_fetch(replica, p.fetch_offset, now, by) {
+    match partition.on_follower_fetch(replica, p.fetch_offset, p.log_start_offset, now, by) {
         Ok(Some(alter)) => {
             tracing::info!(partition = %partition.tp, isr = ?alter.new_isr, "a follower caught up; asking the controller to expand the ISR");
             let broker = ctx.broker.clone();
@@ -398,8 +450,9 @@ struct Answer {
     file: Option<(FileRange, u64)>,
 }
 
-/// Reads every partition once. Returns the answers, the record bytes found and whether any
-/// partition has an error (errors are answered at once, as Kafka does).
+/// Reads every partition once. Returns the answers, the record bytes found and whether to answer
+/// at once, as Kafka does when a partition has an error, a diverging epoch or a preferred read
+/// replica.
 fn read_all(
     wanted: &[Wanted<'_>],
     max_bytes: i32,
@@ -411,7 +464,7 @@ fn read_all(
     let has_log_start = version >= 5;
     let mut budget = max_bytes.max(0) as usize;
     let mut total = 0usize;
-    let mut errors = false;
+    let mut at_once = false;
     let mut out = Vec::with_capacity(wanted.len());
     for w in wanted {
         let mut pd = PartitionData::default();
@@ -428,7 +481,7 @@ fn read_all(
         let mut file = None;
         let Some(p) = &w.partition else {
             pd.error_code = w.refused.code();
-            errors = true;
+            at_once = true;
             out.push(Answer { data: pd, file });
             continue;
         };
@@ -444,7 +497,7 @@ fn read_all(
                 ResponseError::FencedLeaderEpoch
             };
             pd.error_code = e.code();
-            errors = true;
+            at_once = true;
             out.push(Answer { data: pd, file });
             continue;
         }
@@ -452,7 +505,15 @@ fn read_all(
             // The follower truncates first and fetches again: no records now, at once.
             pd.diverging_epoch.epoch = epoch;
             pd.diverging_epoch.end_offset = end_offset;
-            errors = true;
+            at_once = true;
+            out.push(Answer { data: pd, file });
+            continue;
+        }
+        if let Some(replica) = w.preferred_read_replica {
+            // The consumer reads from `replica` next: no records from here (Kafka skips the
+            // read), but this leader's offsets, as Kafka answers.
+            pd.preferred_read_replica = BrokerId(replica);
+            at_once = true;
             out.push(Answer { data: pd, file });
             continue;
         }
@@ -531,10 +592,10 @@ fn read_all(
                     tracing::error!(partition = %p.tp, "read failed: {e}");
                 }
                 pd.error_code = log_error_code(&e).code();
-                errors = true;
+                at_once = true;
             }
         }
         out.push(Answer { data: pd, file });
     }
-    (out, total, errors)
+    (out, total, at_once)
 }

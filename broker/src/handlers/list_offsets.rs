@@ -2,8 +2,11 @@
 //! -2 earliest (log start), -1 latest (high watermark, or the last stable offset under
 //! read_committed), -3 the record with the largest timestamp (v7+), -4 earliest local and -5
 //! earliest tiered (both the log start here: nothing is tiered). A real timestamp finds the
-//! first record at or after it through the time index; none found is offset -1. ACLs: DESCRIBE
-//! on the topic, else TOPIC_AUTHORIZATION_FAILED.
+//! first record at or after it through the time index; none found is offset -1. Only the
+//! leader answers, consumers that fetch from a follower too (KIP-392); the client's current
+//! leader epoch is checked first, as Kafka's `Partition.getLocalLog` does (a follower answers
+//! a stale epoch FENCED_LEADER_EPOCH). ACLs: DESCRIBE on the topic, else
+//! TOPIC_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::list_offsets_response::{
     ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
@@ -14,7 +17,7 @@ use kafka_protocol::ResponseError;
 use super::produce::log_error_code;
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
-use crate::topics::led_partition;
+use crate::topics::replica_partition;
 
 pub const LATEST: i64 = -1;
 pub const EARLIEST: i64 = -2;
@@ -37,7 +40,7 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
             pr.timestamp = -1;
             pr.offset = -1;
             pr.leader_epoch = -1;
-            match led_partition(topic.as_ref(), p.partition_index) {
+            match replica_partition(topic.as_ref(), p.partition_index) {
                 _ if !authorized => pr.error_code = ResponseError::TopicAuthorizationFailed.code(),
                 Err(e) => pr.error_code = e.code(),
                 Ok(part)
@@ -49,6 +52,9 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
                     } else {
                         ResponseError::FencedLeaderEpoch.code()
                     };
+                }
+                Ok(part) if !part.is_leader() => {
+                    pr.error_code = ResponseError::NotLeaderOrFollower.code();
                 }
                 Ok(part) => {
                     // leader_epoch exists from v4; older versions must leave it at its default.

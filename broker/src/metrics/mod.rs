@@ -124,6 +124,8 @@ pub struct Metrics {
     records_out: Family<TopicLabels, Counter>,
     /// ISR changes this broker's leaders asked for and the controller made, by kind.
     isr_changes: Family<StateLabels, Counter>,
+    /// Consumer fetches of a partition this leader answered with another replica to read from.
+    preferred_read_replicas: Counter,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -206,6 +208,12 @@ impl Metrics {
             "ISR shrinks and expansions of partitions led here that the controller made (Kafka's IsrShrinksPerSec, IsrExpandsPerSec)",
             isr_changes.clone(),
         );
+        let preferred_read_replicas = Counter::default();
+        registry.register(
+            "preferred_read_replicas",
+            "Partitions of consumer fetches that this leader answered with another replica to read from (KIP-392, replica.selector.class)",
+            preferred_read_replicas.clone(),
+        );
         Metrics {
             registry,
             apis,
@@ -218,7 +226,14 @@ impl Metrics {
             bytes_out,
             records_out,
             isr_changes,
+            preferred_read_replicas,
         }
+    }
+
+    /// A consumer's fetch of a partition led here was answered with another replica to read
+    /// from.
+    pub fn preferred_read_replica_named(&self) {
+        self.preferred_read_replicas.inc();
     }
 
     /// The controller shrank (`expanded` false) or expanded an ISR this broker asked it to.

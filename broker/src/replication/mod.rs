@@ -150,9 +150,9 @@ mod tests {
         };
         let mut l = LeaderPartition::new(1, config, vec![1, 2, 3, 4], vec![1], 0, 0, 0, 0, 0);
         // 2 fetched as its incarnation of epoch 40; 3 before Fetch v15 (no epoch); 4 never.
-        l.on_follower_fetch_of(2, 0, 10, FetchedBy::eligible(40))
+        l.on_follower_fetch_of(2, 0, -1, 10, FetchedBy::eligible(40))
             .unwrap();
-        l.on_follower_fetch_of(3, 0, 10, FetchedBy::eligible(-1))
+        l.on_follower_fetch_of(3, 0, -1, 10, FetchedBy::eligible(-1))
             .unwrap();
         let members = isr_members(&[1, 2, 3, 4], 1, 17, &l);
         let epochs: Vec<(i32, i64)> = members
@@ -161,7 +161,7 @@ mod tests {
             .collect();
         assert_eq!(epochs, [(1, 17), (2, 40), (3, -1), (4, -1)]);
         // A later fetch of 2's next incarnation names its new epoch.
-        l.on_follower_fetch_of(2, 0, 20, FetchedBy::eligible(55))
+        l.on_follower_fetch_of(2, 0, -1, 20, FetchedBy::eligible(55))
             .unwrap();
         assert_eq!(isr_members(&[2], 1, 17, &l)[0].broker_epoch, 55);
     }

@@ -38,6 +38,8 @@ pub struct FollowerState {
     /// The offset after the last record the follower has (its latest fetch offset), or -1
     /// before its first fetch in this leader epoch.
     pub log_end_offset: i64,
+    /// The follower's own log start offset, as its latest fetch said (-1: not known).
+    pub log_start_offset: i64,
     /// When the follower was last known to be caught up with this leader (0: never).
     pub last_caught_up_ms: u64,
     pub last_fetch_ms: u64,
@@ -53,6 +55,7 @@ impl FollowerState {
     fn new() -> FollowerState {
         FollowerState {
             log_end_offset: -1,
+            log_start_offset: -1,
             last_caught_up_ms: 0,
             last_fetch_ms: 0,
             last_fetch_leader_log_end_offset: -1,
@@ -278,6 +281,27 @@ impl LeaderPartition {
         &self.replicas
     }
 
+    /// The followers a consumer fetching at `fetch_offset` may be sent to instead of this
+    /// leader (KIP-392), with how long since each was caught up: members of the committed ISR
+    /// whose log holds that offset, as their last fetches said (Kafka's
+    /// `findPreferredReadReplica`). One that has not fetched in this leader epoch is not known
+    /// to hold anything.
+    pub fn read_replica_candidates(
+        &self,
+        fetch_offset: i64,
+        now_ms: u64,
+    ) -> impl Iterator<Item = (NodeId, &FollowerState, u64)> + '_ {
+        let isr = self.isr.committed();
+        self.followers
+            .iter()
+            .filter(move |(r, f)| {
+                isr.contains(r)
+                    && f.log_end_offset >= fetch_offset
+                    && f.log_start_offset <= fetch_offset
+            })
+            .map(move |(&r, f)| (r, f, now_ms.saturating_sub(f.last_caught_up_ms)))
+    }
+
     /// The leader appended, or fsynced: its log now ends at `log_end_offset`, and everything
     /// below `local_end` counts toward the high watermark as the leader's own (its log end, or
     /// in durable mode what it has fsynced). Returns the high watermark if it moved (with an
@@ -322,18 +346,19 @@ impl LeaderPartition {
         fetch_offset: i64,
         now_ms: u64,
     ) -> Result<(Option<i64>, Option<AlterIsr>), FollowerFetchError> {
-        self.on_follower_fetch_of(replica, fetch_offset, now_ms, FetchedBy::eligible(-1))
+        self.on_follower_fetch_of(replica, fetch_offset, -1, now_ms, FetchedBy::eligible(-1))
     }
 
     /// [`Self::on_follower_fetch`] of a follower that may join the ISR only if `by` is
     /// eligible: as far as the leader's metadata says, its broker is registered (at the epoch
     /// the fetch names, KIP-903), unfenced and not shutting down (KIP-841). The controller would
     /// refuse an expansion to any other (INELIGIBLE_REPLICA), and asking at every fetch of such
-    /// a follower would only load it.
+    /// a follower would only load it. `log_start_offset` is the follower's own (-1: not known).
     pub fn on_follower_fetch_of(
         &mut self,
         replica: NodeId,
         fetch_offset: i64,
+        log_start_offset: i64,
         now_ms: u64,
         by: FetchedBy,
     ) -> Result<(Option<i64>, Option<AlterIsr>), FollowerFetchError> {
@@ -349,6 +374,7 @@ impl LeaderPartition {
             f.last_caught_up_ms = f.last_caught_up_ms.max(f.last_fetch_ms);
         }
         f.log_end_offset = fetch_offset.min(leader_end);
+        f.log_start_offset = log_start_offset;
         f.last_fetch_leader_log_end_offset = leader_end;
         f.last_fetch_ms = now_ms;
         f.broker_epoch = by.broker_epoch;

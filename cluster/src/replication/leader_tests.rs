@@ -346,6 +346,58 @@ impl ModelController {
     }
 }
 
+#[test]
+fn consumers_are_offered_only_in_sync_followers_that_hold_the_fetch_offset() {
+    let mut p = LeaderPartition::new(
+        1,
+        config(),
+        vec![1, 2, 3, 4],
+        vec![1, 2, 3],
+        5,
+        7,
+        10,
+        10,
+        1_000,
+    );
+    let ids = |p: &LeaderPartition, offset: i64, now: u64| {
+        p.read_replica_candidates(offset, now)
+            .map(|(r, _, since)| (r, since))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        ids(&p, 0, 1_000),
+        vec![],
+        "no follower has fetched in this epoch yet"
+    );
+    p.on_follower_fetch_of(2, 10, 0, 1_100, FetchedBy::eligible(-1))
+        .unwrap();
+    p.on_follower_fetch_of(3, 8, 5, 1_100, FetchedBy::eligible(-1))
+        .unwrap();
+    // Follower 4 holds everything but is not in the ISR.
+    p.on_follower_fetch_of(
+        4,
+        10,
+        0,
+        1_100,
+        FetchedBy {
+            broker_epoch: -1,
+            isr_eligible: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(ids(&p, 8, 1_300), vec![(2, 200), (3, 300)]);
+    assert_eq!(
+        ids(&p, 9, 1_300),
+        vec![(2, 200)],
+        "3 does not hold offset 9 yet"
+    );
+    assert_eq!(
+        ids(&p, 4, 1_300),
+        vec![(2, 200)],
+        "3 deleted offset 4 (its log starts at 5)"
+    );
+}
+
 proptest! {
     /// Whatever the fetches, appends, fsyncs, clock and controller do (requests taken late,
     /// after the leader stopped waiting, refused, lost; states published late or twice): the
@@ -455,13 +507,13 @@ fn an_ineligible_follower_is_not_proposed_for_the_isr() {
         broker_epoch: 30,
         isr_eligible: false,
     };
-    let (_, expand) = p.on_follower_fetch_of(3, 20, 100, ineligible).unwrap();
+    let (_, expand) = p.on_follower_fetch_of(3, 20, -1, 100, ineligible).unwrap();
     assert_eq!(expand, None);
     assert!(!p.isr().is_pending());
     assert_eq!(p.follower(3).unwrap().broker_epoch, 30);
     // Once eligible, the next fetch proposes it, and the epoch it named is kept for the change.
     let (_, expand) = p
-        .on_follower_fetch_of(3, 20, 200, FetchedBy::eligible(31))
+        .on_follower_fetch_of(3, 20, -1, 200, FetchedBy::eligible(31))
         .unwrap();
     assert_eq!(expand.unwrap().new_isr, vec![1, 2, 3]);
     assert_eq!(p.follower(3).unwrap().broker_epoch, 31);

@@ -124,5 +124,6 @@ fn answered(a: &Answer) -> Answered {
         has_records: a.file.as_ref().is_some_and(|(r, _)| r.len > 0)
             || d.records.as_ref().is_some_and(|r| !r.is_empty()),
         diverging_epoch: d.diverging_epoch.epoch >= 0,
+        preferred_read_replica: d.preferred_read_replica.0 >= 0,
     }
 }
