@@ -136,13 +136,26 @@ fn an_offset_commit_is_answered_once_replicated_and_survives_its_coordinators_cr
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let first: OffsetCommitResponse = raw_request(
-        cluster.node(coordinator),
-        ApiKey::OffsetCommit,
-        8,
-        &commit_request(&group, 10),
-    );
-    assert_eq!(commit_error(&first), 0, "{first:?}");
+    // As a client does, the first commit is retried while the coordinator is still loading the
+    // partition it was just given (COORDINATOR_LOAD_IN_PROGRESS) or not yet serving it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let first: OffsetCommitResponse = raw_request(
+            cluster.node(coordinator),
+            ApiKey::OffsetCommit,
+            8,
+            &commit_request(&group, 10),
+        );
+        if commit_error(&first) == 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the first commit to node {coordinator} kept failing: {first:?}"
+        );
+        eprintln!("first commit: error {}; retrying", commit_error(&first));
+        std::thread::sleep(Duration::from_millis(200));
+    }
 
     // The follower stops fetching: the coordinator cannot replicate the next commit until the
     // ISR drops it (replica.lag.time.max.ms, or its session timeout).
