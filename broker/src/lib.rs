@@ -6,6 +6,7 @@ pub mod alloc_count;
 pub mod cli;
 pub mod config;
 pub mod controller;
+pub mod coordinator_write;
 pub mod fetch_session;
 pub mod follow;
 pub mod group;

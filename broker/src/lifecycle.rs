@@ -4,6 +4,17 @@
 //! applied; the controller unfences it once it has caught up with its own registration and
 //! fences it when the heartbeats stop. On shutdown it asks for a controlled shutdown (leaders
 //! move off it first) and waits, bounded, until the controller lets it go.
+//!
+//! A heartbeat must reach whichever controller is active within the session timeout, or the
+//! broker is fenced and every partition it leads moves. So, as Kafka's brokers do: each request
+//! waits at most half the session timeout (KAFKA-14392); a request forwarded to a leader the
+//! quorum has since replaced fails at once ([`Controller::request`]); and a failed one is sent
+//! again after a short exponential backoff (100 ms, doubling up to the session timeout), not
+//! after a whole heartbeat interval. A controller that stops answering (SIGSTOP, a cut link)
+//! then costs a heartbeat a few hundred milliseconds once the quorum has a new leader, not the
+//! forwarding timeout, which is longer than the session.
+//!
+//! [`Controller::request`]: crate::controller::runtime::Controller::request
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -70,6 +81,34 @@ fn registration(broker: &Broker, incarnation_id: Uuid) -> BrokerRegistrationRequ
     }
 }
 
+/// The first wait after a failed registration or heartbeat (Kafka's lifecycle manager backs
+/// off from 100 ms).
+const RETRY_BACKOFF_INITIAL: Duration = Duration::from_millis(100);
+
+/// How long to wait before the next registration or heartbeat: the first heartbeat at once,
+/// then quickly while fenced (the controller waits for this broker to apply its own
+/// registration) and at the interval once unfenced; after `failed_attempts` failures in a row,
+/// an exponential backoff from [`RETRY_BACKOFF_INITIAL`] up to the session timeout.
+fn next_wait(
+    first: bool,
+    fenced: bool,
+    failed_attempts: u32,
+    interval: Duration,
+    session_timeout: Duration,
+) -> Duration {
+    if failed_attempts > 0 {
+        let factor = 1u32 << (failed_attempts - 1).min(16);
+        return RETRY_BACKOFF_INITIAL
+            .saturating_mul(factor)
+            .min(session_timeout);
+    }
+    match (first, fenced) {
+        (true, _) => Duration::ZERO,
+        (false, true) => interval.min(Duration::from_millis(20)),
+        (false, false) => interval,
+    }
+}
+
 /// Registers and heartbeats until `shutdown` turns true, then asks for a controlled shutdown.
 pub async fn run(
     broker: Arc<Broker>,
@@ -78,8 +117,27 @@ pub async fn run(
 ) {
     let interval =
         Duration::from_millis(broker.config.long("broker.heartbeat.interval.ms").max(10) as u64);
+    let session_timeout =
+        Duration::from_millis(broker.config.long("broker.session.timeout.ms").max(10) as u64);
+    // Each request to the controller waits at most this long (Kafka: KAFKA-14392).
+    let request_timeout = session_timeout / 2;
+    let ask = |req: ControllerRequest| {
+        let broker = broker.clone();
+        async move {
+            tokio::time::timeout(request_timeout, broker.controller.request(req))
+                .await
+                .unwrap_or_else(|_| {
+                    Err((
+                        kafka_protocol::ResponseError::RequestTimedOut.code(),
+                        format!(
+                            "no answer from the active controller within {} ms (half of broker.session.timeout.ms)",
+                            request_timeout.as_millis()
+                        ),
+                    ))
+                })
+        }
+    };
     let incarnation_id = Uuid::new_v4();
-    let backoff = Duration::from_millis(100);
     let heartbeat = |epoch: i64, want_shut_down: bool| BrokerHeartbeatRequest {
         broker_id: broker.node_id,
         broker_epoch: epoch,
@@ -90,15 +148,15 @@ pub async fn run(
     let mut epoch;
     'member: loop {
         // Register, retrying until some controller leads and accepts.
+        let mut failed_attempts = 0;
         epoch = loop {
             if *shutdown.borrow() {
                 return;
             }
             let req = ControllerRequest::RegisterBroker(registration(&broker, incarnation_id));
-            // A request forwarded to a leader that stopped answering can take the forwarding
-            // timeout (seconds): a shutdown does not wait for it.
+            // A shutdown does not wait for an answer.
             let answer = tokio::select! {
-                a = broker.controller.request(req) => a,
+                a = ask(req) => a,
                 _ = shutdown.changed() => return,
             };
             match answer {
@@ -108,6 +166,8 @@ pub async fn run(
                     tracing::debug!(code, %why, "broker registration not accepted yet; retrying")
                 }
             }
+            failed_attempts += 1;
+            let backoff = next_wait(false, true, failed_attempts, interval, session_timeout);
             tokio::select! {
                 _ = tokio::time::sleep(backoff) => {}
                 _ = shutdown.changed() => {}
@@ -123,14 +183,9 @@ pub async fn run(
         });
         let mut fenced = true;
         let mut first = true;
+        let mut failed_attempts = 0;
         loop {
-            // The first heartbeat at once and then quickly until unfenced (the controller
-            // waits for this broker to apply its own registration), then at the interval.
-            let wait = match (first, fenced) {
-                (true, _) => Duration::ZERO,
-                (false, true) => interval.min(Duration::from_millis(20)),
-                (false, false) => interval,
-            };
+            let wait = next_wait(first, fenced, failed_attempts, interval, session_timeout);
             first = false;
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
@@ -141,8 +196,12 @@ pub async fn run(
             }
             let req = ControllerRequest::BrokerHeartbeat(heartbeat(epoch, false));
             let answer = tokio::select! {
-                a = broker.controller.request(req) => a,
+                a = ask(req) => a,
                 _ = shutdown.changed() => break 'member,
+            };
+            failed_attempts = match &answer {
+                Ok(ControllerReply::BrokerHeartbeat(_)) => 0,
+                _ => failed_attempts + 1,
             };
             match answer {
                 Ok(ControllerReply::BrokerHeartbeat(r)) => {
@@ -173,7 +232,9 @@ pub async fn run(
                     membership.send_replace(Membership::default());
                     continue 'member;
                 }
-                Err((code, why)) => tracing::debug!(code, %why, "heartbeat failed"),
+                Err((code, why)) => {
+                    tracing::debug!(code, %why, failed_attempts, "heartbeat failed; sending again")
+                }
             }
         }
     }
@@ -193,4 +254,31 @@ pub async fn run(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     tracing::warn!("controlled shutdown did not complete within 5 s; stopping anyway");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INTERVAL: Duration = Duration::from_millis(2_000);
+    const SESSION: Duration = Duration::from_millis(9_000);
+
+    #[test]
+    fn heartbeats_go_at_once_then_quickly_while_fenced_then_at_the_interval() {
+        assert_eq!(next_wait(true, true, 0, INTERVAL, SESSION), Duration::ZERO);
+        assert_eq!(
+            next_wait(false, true, 0, INTERVAL, SESSION),
+            Duration::from_millis(20)
+        );
+        assert_eq!(next_wait(false, false, 0, INTERVAL, SESSION), INTERVAL);
+    }
+
+    #[test]
+    fn a_failed_heartbeat_is_sent_again_after_a_backoff_far_below_the_session_timeout() {
+        let waits: Vec<u128> = (1..=8)
+            .map(|n| next_wait(false, false, n, INTERVAL, SESSION).as_millis())
+            .collect();
+        assert_eq!(waits, vec![100, 200, 400, 800, 1_600, 3_200, 6_400, 9_000]);
+        assert_eq!(next_wait(false, false, 1_000, INTERVAL, SESSION), SESSION);
+    }
 }

@@ -966,7 +966,8 @@ mod tests {
             None,
             "follower 2 has not fetched from this leader yet"
         );
-        p.on_follower_fetch(2, 0, 0, 5, FetchedBy::eligible(-1)).unwrap();
+        p.on_follower_fetch(2, 0, 0, 5, FetchedBy::eligible(-1))
+            .unwrap();
         assert_eq!(pick("b"), Some(2));
         assert_eq!(pick("a"), None, "the leader's own rack");
         assert_eq!(pick("c"), None, "follower 3 has not fetched yet");

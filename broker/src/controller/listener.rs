@@ -158,7 +158,7 @@ async fn answer(
             let result = match rx.await.map_err(|_| "the controller stopped".to_string())? {
                 Routed::Done(r) => r,
                 // Brokers ask the leader; a node that does not lead sends them on their way.
-                Routed::Forward(_) => Err((NOT_CONTROLLER, "not the active controller".into())),
+                Routed::Forward { .. } => Err((NOT_CONTROLLER, "not the active controller".into())),
             };
             Ok(match &request {
                 // Answered in the version asked (v0 has no top-level error code).

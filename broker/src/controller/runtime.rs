@@ -100,7 +100,11 @@ pub enum ProposalError {
 /// Where a controller request went: decided here, or to be sent to the leader.
 pub enum Routed {
     Done(ControllerResult),
-    Forward(Peer),
+    /// To the controller listener of `leader_id`, the quorum's leader as this node knows it.
+    Forward {
+        leader_id: NodeId,
+        peer: Peer,
+    },
 }
 
 /// DescribeQuorum's answer: the leader's own view, or where to ask for it.
@@ -302,7 +306,11 @@ impl Controller {
     }
 
     /// Asks the active controller, wherever it is: decided here when this node leads, else
-    /// sent to the leader's controller listener as the Kafka RPC.
+    /// sent to the leader's controller listener as the Kafka RPC. A forwarded request whose
+    /// leader is replaced before it answers fails at once with NOT_CONTROLLER, so that the
+    /// caller asks the new one (a leader that stopped answering, paused or cut off, would
+    /// otherwise hold it for the forwarding timeout, and a broker's heartbeat with it: Kafka's
+    /// brokers follow the active controller the quorum names in the same way).
     pub async fn request(&self, request: ControllerRequest) -> ControllerResult {
         let gone = || Err((NOT_CONTROLLER, "the controller stopped".to_string()));
         let (reply, rx) = oneshot::channel();
@@ -318,12 +326,21 @@ impl Controller {
         }
         match rx.await {
             Ok(Routed::Done(r)) => r,
-            Ok(Routed::Forward(peer)) => {
+            Ok(Routed::Forward { leader_id, peer }) => {
                 let (key, version, body) = super::broker_rpcs::to_kafka(&request);
-                match peer.send(key, version, body).await {
-                    Ok(Ok(resp)) => super::broker_rpcs::response_from_kafka(resp),
-                    Ok(Err(e)) => Err((NOT_CONTROLLER, e)),
-                    Err(_) => gone(),
+                let answer = peer.send(key, version, body);
+                let mut status = self.status.clone();
+                let replaced = status.wait_for(|s| s.leader_id.is_some_and(|l| l != leader_id));
+                tokio::select! {
+                    answer = answer => match answer {
+                        Ok(Ok(resp)) => super::broker_rpcs::response_from_kafka(resp),
+                        Ok(Err(e)) => Err((NOT_CONTROLLER, e)),
+                        Err(_) => gone(),
+                    },
+                    _ = replaced => Err((
+                        NOT_CONTROLLER,
+                        format!("the metadata quorum's leader is no longer node {leader_id}, which the request was sent to"),
+                    )),
                 }
             }
             Err(_) => gone(),
@@ -674,8 +691,12 @@ impl Runtime {
             }
             Command::Request { request, reply } => {
                 if !self.active.is_active() {
-                    let routed = match self.quorum.leader_id().and_then(|l| self.forward.get(&l)) {
-                        Some(p) => Routed::Forward(p.clone()),
+                    let leader = self.quorum.leader_id();
+                    let routed = match leader.and_then(|l| Some((l, self.forward.get(&l)?))) {
+                        Some((leader_id, peer)) => Routed::Forward {
+                            leader_id,
+                            peer: peer.clone(),
+                        },
                         None => Routed::Done(Err((
                             NOT_CONTROLLER,
                             "the metadata quorum has no leader".into(),

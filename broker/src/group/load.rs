@@ -1,8 +1,11 @@
-//! Replays a partition of `__consumer_offsets` on start: every record from the log start to
-//! the high watermark, in order, so that the last write of each key wins (as compaction
-//! would leave it). Group metadata and committed offsets come back exactly as they were
-//! acknowledged; a record this broker cannot decode is skipped with a warning rather than
-//! stopping the broker.
+//! Replays a partition of `__consumer_offsets` when this broker starts leading it: every
+//! record from the log start to the log end, in order, so that the last write of each key wins
+//! (as compaction would leave it). To the log end, not the high watermark, as Kafka's
+//! coordinators load and as the transaction coordinator does (see [`Partition::replay`]): a new
+//! leader learns its high watermark only from its followers' next fetches, so its own lags
+//! what the former coordinator had replicated and acknowledged. Group metadata and committed
+//! offsets come back at least as they were acknowledged; a record this broker cannot decode is
+//! skipped with a warning rather than stopping the broker.
 //!
 //! Transactional offset commits (TxnOffsetCommit writes them as transactional batches) are
 //! held per producer until that producer's COMMIT marker (then they apply, in log order) or
@@ -108,7 +111,7 @@ impl LoadedPartition {
     }
 }
 
-/// Reads a partition of `__consumer_offsets` from its log start to its high watermark.
+/// Reads a partition of `__consumer_offsets` from its log start to its log end.
 pub fn load_partition(partition: &Partition) -> Result<LoadedPartition, LogError> {
     let mut loaded = LoadedPartition::default();
     let unreadable = partition.replay(|r| match r {

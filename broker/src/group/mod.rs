@@ -51,6 +51,7 @@ pub use self::state::{
 };
 use crate::config::topic::TopicOverrides;
 use crate::config::BrokerConfig;
+use crate::coordinator_write::{CoordinatorWrite, WriteError};
 use crate::partition::Partition;
 use crate::server::Broker;
 
@@ -102,6 +103,26 @@ fn append_error(e: &LogError) -> GroupError {
         LogError::Storage(_) => GroupError::NotCoordinator,
         _ => GroupError::UnknownServerError,
     }
+}
+
+/// A write to `__consumer_offsets` that did not reach every in-sync replica, as the group APIs
+/// report it (the same mapping: NOT_COORDINATOR when this broker stopped leading the partition,
+/// COORDINATOR_NOT_AVAILABLE when the replicas did not take it in time).
+fn write_error(e: WriteError) -> GroupError {
+    match e.coordinator_error() {
+        ResponseError::NotCoordinator => GroupError::NotCoordinator,
+        _ => GroupError::CoordinatorNotAvailable,
+    }
+}
+
+/// Waits until `write` is in every in-sync replica's log (and on disk in durable mode): what a
+/// group's answer may depend on.
+async fn replicated(group_id: &str, write: CoordinatorWrite) -> Result<(), GroupError> {
+    let tp = write.partition.tp.clone();
+    write.replicated().await.map_err(|e| {
+        tracing::warn!(group = group_id, partition = %tp, "group records were written but not replicated: {e}");
+        write_error(e)
+    })
 }
 
 /// One partition's committed offset, as an OffsetCommit asks to store it.
@@ -176,15 +197,14 @@ impl Timers {
     }
 }
 
-/// A durable-mode write to wait for: completes when the records are on disk.
-type Fsync = (Arc<Partition>, oneshot::Receiver<Result<(), LogError>>);
-
-/// Replies and fsyncs that an operation produced, delivered after the group lock is released.
+/// Replies that an operation produced, and the group records it wrote whose outcome the group
+/// has not heard yet ([`Group::stored`] once they are replicated, or not), delivered after the
+/// group lock is released.
 #[derive(Default)]
 struct Outcome {
     join: Vec<(WaiterId, JoinReply)>,
     sync: Vec<(WaiterId, SyncReply)>,
-    fsyncs: Vec<Fsync>,
+    stores: Vec<(CoordinatorWrite, state::AfterStore)>,
 }
 
 type GroupHandle = Arc<Mutex<Group>>;
@@ -385,15 +405,16 @@ impl GroupCoordinator {
         }
     }
 
-    /// Appends `records` to the group's partition. The returned receiver, in durable mode,
-    /// completes when they are on disk.
+    /// Appends `records` to the group's partition, as this broker leads it. Nothing that
+    /// depends on them may be answered before the write is replicated
+    /// ([`CoordinatorWrite::replicated`]): Kafka's coordinator appends with acks=all.
     fn append(
         &self,
         broker: &Broker,
         group_id: &str,
         records: &[CoordinatorRecord],
         now_ms: i64,
-    ) -> Result<Option<Fsync>, GroupError> {
+    ) -> Result<CoordinatorWrite, GroupError> {
         self.append_for(broker, group_id, records, now_ms, None)
     }
 
@@ -406,21 +427,22 @@ impl GroupCoordinator {
         records: &[CoordinatorRecord],
         now_ms: i64,
         producer: Option<(i64, i16)>,
-    ) -> Result<Option<Fsync>, GroupError> {
+    ) -> Result<CoordinatorWrite, GroupError> {
         let partition = self.offsets_partition(broker, group_id)?;
+        let tp = partition.tp.clone();
         let batch = records::encode_producer_batch(records, now_ms, producer);
-        let appended = match producer {
-            None => partition.append(batch, now_ms, &broker.group_commit),
-            Some(_) => partition.append_as_coordinator(batch, now_ms, &broker.group_commit),
-        };
+        let appended = CoordinatorWrite::append(partition, |p| match producer {
+            None => p.append(batch, now_ms, &broker.group_commit),
+            Some(_) => p.append_as_coordinator(batch, now_ms, &broker.group_commit),
+        });
         match appended {
-            Ok((_, wait)) => Ok(wait.map(|w| (partition, w))),
+            Ok(write) => Ok(write),
             Err(LogError::InvalidProducerEpoch(e)) => {
                 tracing::debug!(group = group_id, "transactional offset commit fenced: {e}");
                 Err(GroupError::InvalidProducerEpoch)
             }
             Err(e) => {
-                tracing::error!(group = group_id, partition = %partition.tp, "cannot write group records: {e}");
+                tracing::error!(group = group_id, partition = %tp, "cannot write group records: {e}");
                 Err(append_error(&e))
             }
         }
@@ -429,8 +451,10 @@ impl GroupCoordinator {
     // ---- effects ----
 
     /// Carries out what a group operation asked for, under the group's lock: writes the
-    /// records it needs (feeding each outcome back), fires deadlines already due, and
-    /// reschedules the group's timer. Replies are returned for delivery after the lock.
+    /// records it needs (an append that fails is fed back at once; one that succeeds is fed
+    /// back once replicated, by [`complete_stores`](Self::complete_stores)), fires deadlines
+    /// already due, and reschedules the group's timer. Replies are returned for delivery after
+    /// the lock.
     fn settle(&self, broker: &Broker, g: &mut Group, mut fx: Effects, now_ms: i64) -> Outcome {
         let mut out = Outcome::default();
         for _ in 0..1_000 {
@@ -453,11 +477,14 @@ impl GroupCoordinator {
             for s in stores {
                 let record = CoordinatorRecord::group_metadata(&g.group_id, s.value);
                 let result = match self.append(broker, &g.group_id, &[record], now_ms) {
-                    Ok(Some(wait)) => {
-                        out.fsyncs.push(wait);
-                        Ok(())
-                    }
-                    Ok(None) => Ok(()),
+                    // Already replicated (a single replica), or never to be: told at once.
+                    Ok(write) => match write.replicated_now() {
+                        Some(r) => r.map_err(write_error),
+                        None => {
+                            out.stores.push((write, s.then));
+                            continue;
+                        }
+                    },
                     Err(e) => Err(e),
                 };
                 if let (Err(e), state::AfterStore::Nothing) = (&result, &s.then) {
@@ -481,7 +508,7 @@ impl GroupCoordinator {
     /// account, and delivers the replies once the lock is released.
     fn operate<R>(
         self: &Arc<Self>,
-        broker: &Broker,
+        broker: &Arc<Broker>,
         group: &GroupHandle,
         now_ms: i64,
         op: impl FnOnce(&mut Group) -> (R, Effects),
@@ -494,24 +521,55 @@ impl GroupCoordinator {
             self.account(before, g.bytes());
             (result, out)
         };
-        self.deliver(out);
+        self.deliver(broker, group, out);
         result
     }
 
-    /// Sends the replies, after the records they depend on are durable (durable mode).
-    fn deliver(self: &Arc<Self>, out: Outcome) {
-        if out.join.is_empty() && out.sync.is_empty() && out.fsyncs.is_empty() {
-            return;
-        }
-        if out.fsyncs.is_empty() {
+    /// Sends the replies: at once when the operation wrote nothing, else once its records are
+    /// replicated (or failed to be) and the group has heard so.
+    fn deliver(self: &Arc<Self>, broker: &Arc<Broker>, group: &GroupHandle, out: Outcome) {
+        if out.stores.is_empty() {
             self.send(out.join, out.sync);
             return;
         }
-        let this = self.clone();
-        tokio::spawn(async move {
-            wait_synced(out.fsyncs).await;
-            this.send(out.join, out.sync);
-        });
+        let (this, broker, group) = (self.clone(), broker.clone(), group.clone());
+        tokio::spawn(async move { this.complete_stores(&broker, &group, out).await });
+    }
+
+    /// Waits until the group records of `out` are in every in-sync replica's log (Kafka's
+    /// coordinator appends them with acks=all), tells the group each outcome (an assignment
+    /// becomes the members' only then; a failure makes them rejoin), sends the replies, and
+    /// carries on while what the group does next writes again.
+    async fn complete_stores(
+        self: &Arc<Self>,
+        broker: &Arc<Broker>,
+        group: &GroupHandle,
+        out: Outcome,
+    ) {
+        let mut out = out;
+        loop {
+            let mut outcomes = Vec::with_capacity(out.stores.len());
+            for (write, then) in std::mem::take(&mut out.stores) {
+                let group_id = group.lock().group_id.clone();
+                outcomes.push((then, replicated(&group_id, write).await));
+            }
+            self.send(std::mem::take(&mut out.join), std::mem::take(&mut out.sync));
+            if outcomes.is_empty() {
+                return;
+            }
+            let now = crate::util::now_ms();
+            out = {
+                let mut g = group.lock();
+                let before = g.bytes();
+                let mut fx = Effects::default();
+                for (then, result) in outcomes {
+                    fx.merge(g.stored(then, result, &self.cfg, now));
+                }
+                let next = self.settle(broker, &mut g, fx, now);
+                self.account(before, g.bytes());
+                next
+            };
+        }
     }
 
     fn send(&self, join: Vec<(WaiterId, JoinReply)>, sync: Vec<(WaiterId, SyncReply)>) {
@@ -720,8 +778,10 @@ impl GroupCoordinator {
         };
         let expire_timestamp_ms =
             (req.retention_time_ms >= 0).then(|| now.saturating_add(req.retention_time_ms));
-        let mut wait = None;
-        let results = {
+        // The offsets are the group's as soon as they are in its log, as a load to the log end
+        // would make them; the commit is answered once the in-sync replicas have them too.
+        let mut written = None;
+        let mut results = {
             let mut g = group.lock();
             match producer {
                 None => g.validate_offset_commit(
@@ -776,7 +836,7 @@ impl GroupCoordinator {
             if !records.is_empty() {
                 match self.append_for(broker, &req.group_id, &records, now, producer) {
                     Ok(w) => {
-                        wait = w;
+                        written = Some(w);
                         let before = g.bytes();
                         for r in records {
                             if let (
@@ -801,21 +861,15 @@ impl GroupCoordinator {
                         }
                         self.account(before, g.bytes());
                     }
-                    Err(e) => {
-                        for (_, tr) in &mut results {
-                            for (_, r) in tr.iter_mut() {
-                                if r.is_ok() {
-                                    *r = Err(e);
-                                }
-                            }
-                        }
-                    }
+                    Err(e) => fail_written(&mut results, e),
                 }
             }
             results
         };
-        if let Some(w) = wait {
-            wait_synced(vec![w]).await;
+        if let Some(w) = written {
+            if let Err(e) = replicated(&req.group_id, w).await {
+                fail_written(&mut results, e);
+            }
         }
         Ok(results)
     }
@@ -893,7 +947,7 @@ impl GroupCoordinator {
         self.check_loaded(group_id)?;
         let group = self.group(group_id).ok_or(GroupError::GroupIdNotFound)?;
         let now = crate::util::now_ms();
-        let wait = {
+        let written = {
             let mut g = group.lock();
             g.validate_delete()?;
             let mut records: Vec<CoordinatorRecord> = g
@@ -902,15 +956,12 @@ impl GroupCoordinator {
                 .map(|(t, p, _)| CoordinatorRecord::offset_tombstone(group_id, t, p))
                 .collect();
             records.push(CoordinatorRecord::group_tombstone(group_id));
-            let wait = self.append(broker, group_id, &records, now)?;
+            let written = self.append(broker, group_id, &records, now)?;
             g.mark_dead(now);
             self.drop_group(&g);
-            wait
+            written
         };
-        if let Some(w) = wait {
-            wait_synced(vec![w]).await;
-        }
-        Ok(())
+        replicated(group_id, written).await
     }
 
     /// OffsetDelete: removes committed offsets of topics the group does not consume.
@@ -923,7 +974,7 @@ impl GroupCoordinator {
         self.check_loaded(group_id)?;
         let group = self.group(group_id).ok_or(GroupError::GroupIdNotFound)?;
         let now = crate::util::now_ms();
-        let (results, wait) = {
+        let (mut results, written) = {
             let mut g = group.lock();
             g.validate_offset_delete()?;
             let mut results: PartitionResults = Vec::with_capacity(topics.len());
@@ -943,9 +994,9 @@ impl GroupCoordinator {
                 }
                 results.push((topic, tr));
             }
-            let mut wait = None;
+            let mut written = None;
             if !records.is_empty() {
-                wait = self.append(broker, group_id, &records, now)?;
+                written = Some(self.append(broker, group_id, &records, now)?);
                 let before = g.bytes();
                 for r in records {
                     if let records::RecordKey::OffsetCommit {
@@ -957,10 +1008,12 @@ impl GroupCoordinator {
                 }
                 self.account(before, g.bytes());
             }
-            (results, wait)
+            (results, written)
         };
-        if let Some(w) = wait {
-            wait_synced(vec![w]).await;
+        if let Some(w) = written {
+            if let Err(e) = replicated(group_id, w).await {
+                fail_written(&mut results, e);
+            }
         }
         Ok(results)
     }
@@ -1255,9 +1308,14 @@ impl GroupCoordinator {
                 continue;
             }
             let group_id = g.group_id.clone();
-            if let Err(e) = self.append(broker, &group_id, &records, now_ms) {
-                tracing::warn!(group = %group_id, "cannot expire offsets: {e}");
-                continue;
+            // Nobody waits for the cleanup, as nobody asked for it: a tombstone a new
+            // coordinator lacks brings the offsets back until its own next pass.
+            match self.append(broker, &group_id, &records, now_ms) {
+                Ok(written) => drop(written),
+                Err(e) => {
+                    tracing::warn!(group = %group_id, "cannot expire offsets: {e}");
+                    continue;
+                }
             }
             let before = g.bytes();
             for (t, p) in &expired {
@@ -1278,19 +1336,14 @@ impl GroupCoordinator {
     }
 }
 
-/// Waits for durable-mode fsyncs, then lets fetches see the records.
-async fn wait_synced(fsyncs: Vec<Fsync>) {
-    for (partition, rx) in fsyncs {
-        match rx.await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                tracing::error!(partition = %partition.tp, "fsync of group records failed: {e}")
-            }
-            Err(_) => {
-                tracing::warn!(partition = %partition.tp, "fsync of group records abandoned (shutting down)")
+/// Every partition result that was written fails with `e` (its write did not replicate).
+fn fail_written(results: &mut PartitionResults, e: GroupError) {
+    for (_, tr) in results.iter_mut() {
+        for (_, r) in tr.iter_mut() {
+            if r.is_ok() {
+                *r = Err(e);
             }
         }
-        partition.synced();
     }
 }
 

@@ -16,6 +16,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use samsa_storage::{EndTxnMarker, LogError};
 
+use crate::coordinator_write::CoordinatorWrite;
 use crate::server::Broker;
 
 /// WriteTxnMarkers as Kafka 4.x sends it.
@@ -63,21 +64,23 @@ pub async fn write_local(
                 continue;
             }
         };
-        let leader_epoch = p.leader_epoch();
-        match p.append_marker(
-            producer_id,
-            producer_epoch,
-            marker,
-            now,
-            &broker.group_commit,
-        ) {
-            Ok((info, wait)) => waits.push((i, p, info.last_offset + 1, leader_epoch, wait)),
+        let tp = p.tp.clone();
+        match CoordinatorWrite::append(p, |p| {
+            p.append_marker(
+                producer_id,
+                producer_epoch,
+                marker,
+                now,
+                &broker.group_commit,
+            )
+        }) {
+            Ok(write) => waits.push((i, write)),
             Err(LogError::Storage(e)) => {
-                tracing::error!(partition = %p.tp, "cannot write a transaction marker: {e}");
+                tracing::error!(partition = %tp, "cannot write a transaction marker: {e}");
                 codes[i] = ResponseError::KafkaStorageError.code();
             }
             Err(e) => {
-                tracing::warn!(partition = %p.tp, "transaction marker refused: {e}");
+                tracing::warn!(partition = %tp, "transaction marker refused: {e}");
                 codes[i] = match e {
                     LogError::InvalidProducerEpoch(_) => ResponseError::InvalidProducerEpoch,
                     _ => ResponseError::TransactionCoordinatorFenced,
@@ -86,14 +89,11 @@ pub async fn write_local(
             }
         }
     }
-    for (i, p, end_offset, leader_epoch, wait) in waits {
-        if super::settle(&p, wait).await.is_err() {
-            codes[i] = ResponseError::KafkaStorageError.code();
-            continue;
-        }
-        if let Err(e) = super::replicated(&p, end_offset, leader_epoch).await {
-            tracing::warn!(partition = %p.tp, "a transaction marker was written but not replicated: {e}");
-            codes[i] = e.code();
+    for (i, write) in waits {
+        let tp = write.partition.tp.clone();
+        if let Err(e) = write.replicated().await {
+            tracing::warn!(partition = %tp, "a transaction marker was written but not replicated: {e}");
+            codes[i] = e.response_error().code();
             continue;
         }
         // The group coordinator makes the transaction's offsets visible (or drops them) once

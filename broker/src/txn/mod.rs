@@ -47,7 +47,8 @@ use self::producer_ids::ProducerIdManager;
 use self::state::{EndDecision, InitDecision, TxnError, TxnMetadata, TxnState};
 use crate::config::topic::TopicOverrides;
 use crate::config::BrokerConfig;
-use crate::partition::{Partition, Replayed, SyncWait};
+use crate::coordinator_write::{CoordinatorWrite, WriteError};
+use crate::partition::{Partition, Replayed};
 use crate::server::Broker;
 
 /// The internal topic that holds transaction state.
@@ -85,59 +86,6 @@ pub struct TransactionCoordinator {
 fn storage_error(what: &str, e: &LogError) -> TxnError {
     tracing::error!("{what}: {e}");
     TxnError::StorageError
-}
-
-/// Waits for a durable append's fsync and moves the partition's high watermark.
-pub(crate) async fn settle(partition: &Partition, wait: SyncWait) -> Result<(), TxnError> {
-    if let Some(rx) = wait {
-        let synced = rx.await;
-        partition.synced();
-        match synced {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(storage_error("fsync of a transaction write failed", &e)),
-            Err(_) => return Err(TxnError::StorageError),
-        }
-    }
-    Ok(())
-}
-
-/// How long a coordinator's write may take to reach every in-sync replica (Kafka's
-/// coordinators append with acks=all within the broker's `request.timeout.ms`, 30 s).
-const REPLICATION_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Waits until every in-sync replica of a partition this broker leads holds its log up to
-/// `end_offset` (exclusive), written while it led `leader_epoch`, as an acks=all produce
-/// waits: nothing may be decided on a write that a new leader may not have.
-/// NOT_LEADER_OR_FOLLOWER when this broker stopped leading that epoch meanwhile (its write may
-/// be truncated, and a later epoch's high watermark says nothing of it), REQUEST_TIMED_OUT
-/// after [`REPLICATION_TIMEOUT`]. Woken by the partition's high watermark and leadership
-/// changes, so it must not run where those are applied (the metadata publisher).
-pub(crate) async fn replicated(
-    partition: &Partition,
-    end_offset: i64,
-    leader_epoch: i32,
-) -> Result<(), ResponseError> {
-    let deadline = tokio::time::Instant::now() + REPLICATION_TIMEOUT;
-    let leads = || partition.is_leader() && partition.leader_epoch() == leader_epoch;
-    loop {
-        let arrived = partition.data_arrived();
-        // Leading that epoch before and after reading the high watermark, so it is that
-        // leadership's (a replica that stops leading keeps its high watermark until its new
-        // leader's moves it, a fetch away).
-        if !leads() {
-            return Err(ResponseError::NotLeaderOrFollower);
-        }
-        let high_watermark = partition.high_watermark();
-        if !leads() {
-            return Err(ResponseError::NotLeaderOrFollower);
-        }
-        if high_watermark >= end_offset {
-            return Ok(());
-        }
-        if tokio::time::timeout_at(deadline, arrived).await.is_err() {
-            return Err(ResponseError::RequestTimedOut);
-        }
-    }
 }
 
 /// One record of `__transaction_state` as a v2 batch (offsets are assigned by the log).
@@ -287,20 +235,18 @@ impl TransactionCoordinator {
             m.map(records::encode_value),
             now,
         );
-        let leader_epoch = partition.leader_epoch();
-        let (info, wait) = partition
-            .append(batch, now, &broker.group_commit)
-            .map_err(|e| storage_error("cannot write to __transaction_state", &e))?;
-        settle(&partition, wait).await?;
-        replicated(&partition, info.last_offset + 1, leader_epoch)
-            .await
-            .map_err(|e| {
-                tracing::warn!(partition = %partition.tp, transactional_id, "a transaction state was written but not replicated: {e}");
-                match e {
-                    ResponseError::NotLeaderOrFollower => TxnError::NotCoordinator,
-                    _ => TxnError::CoordinatorNotAvailable,
-                }
-            })
+        let write =
+            CoordinatorWrite::append(partition, |p| p.append(batch, now, &broker.group_commit))
+                .map_err(|e| storage_error("cannot write to __transaction_state", &e))?;
+        let tp = write.partition.tp.clone();
+        write.replicated().await.map_err(|e| {
+            tracing::warn!(partition = %tp, transactional_id, "a transaction state was written but not replicated: {e}");
+            match e {
+                WriteError::Storage => TxnError::StorageError,
+                WriteError::NotLeader => TxnError::NotCoordinator,
+                WriteError::TimedOut => TxnError::CoordinatorNotAvailable,
+            }
+        })
     }
 
     // ------------------------------------------------------------ client requests
