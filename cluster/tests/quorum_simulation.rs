@@ -737,7 +737,32 @@ impl Sim {
     }
 
     /// After the calm phase: one leader, everyone caught up, every acknowledged record there.
-    fn check_converged(&self) {
+    /// A follower that was far behind when the faults stopped may still be catching up (the
+    /// small fetch sizes of some seeds bring one batch per round trip while the leader still
+    /// appends): without faults or proposals, the run goes on in steps of a second for at most
+    /// `CATCH_UP_MS` more until every high watermark is the same, which must happen.
+    fn check_converged(&mut self) {
+        const CATCH_UP_MS: u64 = 60 * SECOND;
+        let give_up = self.now + CATCH_UP_MS;
+        self.proposing = false;
+        while self.now < give_up && !self.high_watermarks_agree() {
+            let next = self.now + SECOND;
+            self.run_until(next);
+        }
+        self.check_converged_now();
+    }
+
+    fn high_watermarks_agree(&self) -> bool {
+        let hws: Vec<i64> = self
+            .nodes
+            .iter()
+            .filter_map(|n| n.quorum.as_ref())
+            .map(|q| q.high_watermark())
+            .collect();
+        hws.windows(2).all(|w| w[0] == w[1])
+    }
+
+    fn check_converged_now(&self) {
         let leaders: Vec<i32> = self
             .nodes
             .iter()
