@@ -88,7 +88,10 @@ const RETRY_BACKOFF_INITIAL: Duration = Duration::from_millis(100);
 /// How long to wait before the next registration or heartbeat: the first heartbeat at once,
 /// then quickly while fenced (the controller waits for this broker to apply its own
 /// registration) and at the interval once unfenced; after `failed_attempts` failures in a row,
-/// an exponential backoff from [`RETRY_BACKOFF_INITIAL`] up to the session timeout.
+/// an exponential backoff from [`RETRY_BACKOFF_INITIAL`] up to the heartbeat interval (Kafka
+/// backs off up to the session timeout; a retry every interval loads the controller no more than
+/// a healthy broker's heartbeats, and a broker restarted within its former incarnation's session
+/// registers within an interval of that session's end, not up to a session later).
 fn next_wait(
     first: bool,
     fenced: bool,
@@ -100,7 +103,7 @@ fn next_wait(
         let factor = 1u32 << (failed_attempts - 1).min(16);
         return RETRY_BACKOFF_INITIAL
             .saturating_mul(factor)
-            .min(session_timeout);
+            .min(interval.min(session_timeout).max(RETRY_BACKOFF_INITIAL));
     }
     match (first, fenced) {
         (true, _) => Duration::ZERO,
@@ -278,7 +281,10 @@ mod tests {
         let waits: Vec<u128> = (1..=8)
             .map(|n| next_wait(false, false, n, INTERVAL, SESSION).as_millis())
             .collect();
-        assert_eq!(waits, vec![100, 200, 400, 800, 1_600, 3_200, 6_400, 9_000]);
-        assert_eq!(next_wait(false, false, 1_000, INTERVAL, SESSION), SESSION);
+        assert_eq!(waits, vec![100, 200, 400, 800, 1_600, 2_000, 2_000, 2_000]);
+        assert_eq!(next_wait(false, false, 1_000, INTERVAL, SESSION), INTERVAL);
+        // A session shorter than the interval bounds it too.
+        let short = Duration::from_millis(500);
+        assert_eq!(next_wait(false, false, 9, INTERVAL, short), short);
     }
 }

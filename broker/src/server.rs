@@ -442,7 +442,10 @@ fn start_controller(
         log: kraft.log.clone(),
         snapshot_after_bytes: kraft.snapshot_after_bytes,
         snapshot_interval_ms: config.long("metadata.log.max.snapshot.interval.ms").max(0) as u64,
-        controller: controller_config(config, cluster_id),
+        controller: samsa_cluster::controller::ControllerConfig {
+            local_broker: kraft.roles.broker,
+            ..controller_config(config, cluster_id)
+        },
         config_validator: Some(Box::new(validator)),
     };
     let single = settings.quorum.voters.len() == 1 && settings.quorum.voters.contains(&node_id);

@@ -128,7 +128,12 @@ impl Controller {
         }
         let existing = image.broker(broker_id);
         if let Some(existing) = existing {
+            // A restarted combined node's broker: its former incarnation ran in the process
+            // this controller replaced, so its session, restarted at this controller's
+            // activation, belongs to no live broker.
+            let former_self = self.cfg.local_broker && broker_id == self.cfg.node_id;
             if existing.incarnation_id != req.incarnation_id
+                && !former_self
                 && self.has_valid_session(now_ms, broker_id)
             {
                 return Err(ControllerError::DuplicateBrokerRegistration {

@@ -165,6 +165,11 @@ pub struct ControllerConfig {
     /// This node's `node.id` (-1 until the runtime sets it): UpdateFeatures names it, and does
     /// not check its registration as another controller's.
     pub node_id: NodeId,
+    /// Whether this controller's node is also a broker (`process.roles=broker,controller`):
+    /// then a registration of broker `node_id` comes from this very process, so any former
+    /// incarnation of it is gone (its process held the node's log directory, which this one
+    /// has locked) and need not be waited out.
+    pub local_broker: bool,
     /// The feature levels this controller supports, `(name, min, max)` (Kafka's
     /// `QuorumFeatures.localSupportedFeatures`); a feature not listed is supported at level 0
     /// only, and UpdateFeatures refuses to change it. Default: `metadata.version`
@@ -191,6 +196,7 @@ impl ControllerConfig {
             bootstrap_metadata_version: METADATA_VERSION_4_0_IV3,
             bootstrap_features: Vec::new(),
             node_id: -1,
+            local_broker: false,
             supported_features: ControllerConfig::default_supported_features(),
             feature_dependencies: Vec::new(),
         }

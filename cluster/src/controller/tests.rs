@@ -401,6 +401,30 @@ fn another_incarnation_is_refused_while_the_registered_session_is_live() {
 }
 
 #[test]
+fn a_combined_nodes_own_broker_registers_again_at_once_after_a_restart() {
+    // This controller runs in node 2's process, which is also its broker: the incarnation
+    // registered before is the process this one replaced.
+    let mut c = cfg();
+    c.node_id = 2;
+    c.local_broker = true;
+    let mut h = three_brokers_with(c);
+    h.advance(1_000);
+    let reply = h.register(registration(2, 2)).unwrap();
+    assert!(reply.broker_epoch > 0);
+    // Another broker's new incarnation still waits out the live session.
+    assert!(matches!(
+        h.register(registration(3, 2)).unwrap_err(),
+        ControllerError::DuplicateBrokerRegistration { broker_id: 3, .. }
+    ));
+    // And a controller-only node with that id (no local broker) waits as well.
+    let mut c = cfg();
+    c.node_id = 2;
+    let mut h = three_brokers_with(c);
+    h.advance(1_000);
+    assert!(h.register(registration(2, 2)).is_err());
+}
+
+#[test]
 fn another_incarnation_replaces_an_expired_session_and_leaves_leadership_and_isrs() {
     let mut h = three_brokers();
     h.create_topics(vec![topic("t", 3, 3)]);
