@@ -65,13 +65,23 @@ pub fn samsa_bin() -> PathBuf {
 }
 
 /// A port nobody listens on right now (the broker then proves the listener is its own by
-/// answering; see [`Broker::start`]).
+/// answering; see [`Broker::start`]), and never one this process was given before: a port
+/// handed out but not bound yet (a cluster's client ports are all chosen before its first node
+/// starts) is free to the kernel, which gave one twice, as a node's client and metrics port.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .expect("bind an ephemeral port")
-        .local_addr()
-        .unwrap()
-        .port()
+    static GIVEN: Mutex<Vec<u16>> = Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .expect("bind an ephemeral port")
+            .local_addr()
+            .unwrap()
+            .port();
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 /// What the broker logged so far, collected from its stderr.

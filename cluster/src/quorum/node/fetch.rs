@@ -289,15 +289,26 @@ impl Quorum {
                 position: d.buf.len() as u64,
                 max_bytes: self.cfg.snapshot_chunk_bytes,
             }),
-            None => Message::Fetch(FetchRequest {
-                id,
-                replica_id: self.cfg.node_id,
-                epoch: self.epoch,
-                fetch_offset: self.log.end_offset(),
-                last_fetched_epoch: self.log.last_epoch(),
-                high_watermark: Some(self.high_watermark),
-                max_wait_ms: self.cfg.fetch_max_wait_ms,
-            }),
+            None => {
+                // A voter's fetch offset counts toward the high watermark: it must not name
+                // records that are not on disk yet.
+                assert!(
+                    !matches!(self.state, State::Follower { .. })
+                        || self.flushed_offset == self.log.end_offset(),
+                    "fetching at {} with only {} flushed",
+                    self.log.end_offset(),
+                    self.flushed_offset
+                );
+                Message::Fetch(FetchRequest {
+                    id,
+                    replica_id: self.cfg.node_id,
+                    epoch: self.epoch,
+                    fetch_offset: self.log.end_offset(),
+                    last_fetched_epoch: self.log.last_epoch(),
+                    high_watermark: Some(self.high_watermark),
+                    max_wait_ms: self.cfg.fetch_max_wait_ms,
+                })
+            }
         };
         self.send(to, message);
     }

@@ -575,7 +575,14 @@ impl Quorum {
                     fetch.in_flight = None;
                     fetch.download = None;
                 }
-                if fetch.in_flight.is_none() && now >= fetch.next_fetch_at {
+                // Not before what the last answer brought is on disk: the fetch offset tells
+                // the leader this voter holds everything below it, and the leader commits on
+                // it (KRaft's followers flush before fetching again). A timer due for another
+                // reason must not send it early.
+                if fetch.in_flight.is_none()
+                    && now >= fetch.next_fetch_at
+                    && self.flushed_offset == self.log.end_offset()
+                {
                     self.send_fetch(now);
                 }
             }
