@@ -61,9 +61,11 @@ fn reassign(
     )
 }
 
-/// ListPartitionReassignments for every partition, asked of `node`: (topic, partition) ->
-/// (replicas, adding, removing).
-fn ongoing(node: &Broker) -> BTreeMap<(String, i32), (Vec<i32>, Vec<i32>, Vec<i32>)> {
+/// A reassignment in progress: (replicas, adding, removing).
+type Ongoing = (Vec<i32>, Vec<i32>, Vec<i32>);
+
+/// ListPartitionReassignments for every partition, asked of `node`, by (topic, partition).
+fn ongoing(node: &Broker) -> BTreeMap<(String, i32), Ongoing> {
     let r = ListPartitionReassignmentsRequest::default();
     let resp: ListPartitionReassignmentsResponse =
         raw_request(node, ApiKey::ListPartitionReassignments, 0, &r);

@@ -46,7 +46,7 @@ fn reassign(
 }
 
 fn change(records: &[MetadataRecord]) -> &PartitionChangeRecord {
-    match &records[..] {
+    match records {
         [MetadataRecord::PartitionChange(r)] => r,
         other => panic!("one PartitionChangeRecord expected, got {other:?}"),
     }
