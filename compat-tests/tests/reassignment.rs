@@ -6,7 +6,10 @@
 //!   the move, node 1's partition directory is gone, and producing and consuming work
 //!   throughout;
 //! - a replication factor change needs `allow_replication_factor_change` (v1):
-//!   INVALID_REPLICATION_FACTOR without it, and with it {1, 2} grows to {1, 2, 3};
+//!   INVALID_REPLICATION_FACTOR without it, and with it {1, 2} grows to {1, 2, 3} (asked with
+//!   `samsa topic reassign`, whose `--keep-replication-factor` clears the flag);
+//! - `samsa topic describe --format json` shows the adding and removing replicas of a move in
+//!   progress (none once done);
 //! - refusals answer with Kafka's codes: an unregistered broker INVALID_REPLICA_ASSIGNMENT, an
 //!   unknown partition UNKNOWN_TOPIC_OR_PARTITION, a cancel with nothing in progress
 //!   NO_REASSIGNMENT_IN_PROGRESS.
@@ -24,6 +27,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use rdkafka::admin::TopicReplication;
 use rdkafka::topic_partition_list::Offset;
+use serde_json::json;
 
 fn options() -> BrokerOptions {
     BrokerOptions::default()
@@ -101,6 +105,15 @@ fn partition(node: &Broker, topic: &str) -> (i32, Vec<i32>, Vec<i32>) {
     )
 }
 
+/// `samsa ARGS -b NODE`: (success, stdout, stderr).
+fn samsa(node: &Broker, args: &[&str]) -> (bool, String, String) {
+    let mut cmd = std::process::Command::new(compat_tests::samsa_bin());
+    cmd.args(args).args(["-b", &node.bootstrap()]);
+    let (status, out, err) =
+        compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(30)).unwrap();
+    (status.success(), out, err)
+}
+
 fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> Option<String>) {
     let deadline = Instant::now() + timeout;
     loop {
@@ -174,17 +187,61 @@ fn a_partition_moves_to_other_brokers_and_leaves_the_old_one() {
         code(reassign(node1, "growing", 0, Some(&[1, 2, 3]), false)),
         ResponseError::InvalidReplicationFactor.code()
     );
+    let (ok, out, err) = samsa(
+        node1,
+        &[
+            "topic",
+            "reassign",
+            "growing",
+            "-p",
+            "0",
+            "-r",
+            "1,2,3",
+            "--keep-replication-factor",
+        ],
+    );
+    assert!(
+        !ok && err.contains("INVALID_REPLICATION_FACTOR"),
+        "{out} {err}"
+    );
     assert!(ongoing(node1).is_empty());
 
     // The move, asked of node 1 (which forwards it), and the growth, with the flag.
     let r = reassign(node1, "moving", 0, Some(&[2, 3]), false);
     assert_eq!((r.0, r.1), (0, 0), "{r:?}");
-    let r = reassign(node1, "growing", 0, Some(&[1, 2, 3]), true);
-    assert_eq!((r.0, r.1), (0, 0), "{r:?}");
+    let (ok, out, err) = samsa(
+        node1,
+        &["topic", "reassign", "growing", "-p", "0", "-r", "1,2,3"],
+    );
+    assert!(ok, "{out} {err}");
     // In progress, or already done: never anything else.
     if let Some(m) = ongoing(node1).get(&("moving".to_string(), 0)) {
         assert_eq!(m, &(vec![2, 3, 1], vec![3], vec![1]));
     }
+    // Asked again if leadership moves between its Metadata and its ListOffsets (the move may
+    // complete meanwhile: NOT_LEADER_OR_FOLLOWER, as kafka-topics.sh would meet it too).
+    let mut tries = 0;
+    let out = loop {
+        let (ok, out, err) = samsa(node1, &["topic", "describe", "moving", "--format", "json"]);
+        tries += 1;
+        if ok {
+            break out;
+        }
+        assert!(tries < 5 && err.contains("NOT_LEADER_OR_FOLLOWER"), "{err}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let d: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let p = &d["partitions"][0];
+    let moving = (
+        &p["replicas"],
+        &p["adding_replicas"],
+        &p["removing_replicas"],
+    );
+    assert!(
+        moving == (&json!([2, 3, 1]), &json!([3]), &json!([1]))
+            || moving == (&json!([2, 3]), &json!([]), &json!([])),
+        "{p}"
+    );
     // Producing goes on during the move.
     produce_all(&producer, "moving", &values(100, 200), Some(0));
 
