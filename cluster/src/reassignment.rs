@@ -241,7 +241,7 @@ mod tests {
                 })
                 .collect(),
         };
-        alter_partition(s, &request, &up(&[1, 2, 3, 4])).unwrap()
+        alter_partition(s, &request, &up(&[1, 2, 3, 4, 5, 6])).unwrap()
     }
 
     #[test]
@@ -399,6 +399,48 @@ mod tests {
             (back.replicas.clone(), back.isr.clone(), back.leader),
             (vec![1], vec![1], 1)
         );
+    }
+
+    /// Distinct broker ids from 1..=6, 1 to 4 of them.
+    fn brokers() -> impl proptest::strategy::Strategy<Value = Vec<NodeId>> {
+        use proptest::prelude::*;
+        proptest::sample::subsequence((1..=6).collect::<Vec<NodeId>>(), 1..=4).prop_shuffle()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_move_ends_on_its_target_once_the_isr_has_it(
+            current in brokers(),
+            target in brokers(),
+        ) {
+            let everyone = [1, 2, 3, 4, 5, 6];
+            let s = state(&current, &current, current[0]);
+            let registered = |b: NodeId| (1..=6).contains(&b);
+            let moving = reassign(&s, &target, true, registered, &up(&everyone))
+                .unwrap()
+                .unwrap_or(s.clone());
+            proptest::prop_assert!(moving.replicas.starts_with(&target));
+            let mut done = moving.clone();
+            if moving.is_reassigning() {
+                let mut isr = moving.isr.clone();
+                isr.extend(&moving.adding_replicas);
+                done = expand(&moving, &isr).unwrap();
+            }
+            proptest::prop_assert_eq!(&done.replicas, &target);
+            proptest::prop_assert!(!done.is_reassigning());
+            let mut isr = done.isr.clone();
+            isr.sort_unstable();
+            let mut want = target.clone();
+            want.sort_unstable();
+            proptest::prop_assert_eq!(isr, want);
+            proptest::prop_assert!(target.contains(&done.leader));
+            // A leader epoch bump exactly when the leader changed or replicas left.
+            let left = current.iter().any(|r| !target.contains(r));
+            proptest::prop_assert_eq!(
+                done.leader_epoch > s.leader_epoch,
+                left || done.leader != s.leader
+            );
+        }
     }
 
     #[test]
