@@ -1,7 +1,8 @@
 //! The metadata publisher (Kafka's `BrokerMetadataPublisher`): makes this broker's local
 //! state follow the committed metadata image. For every topic of the image it creates the
 //! logs of the partitions placed on this node and gives each its leadership and leader epoch;
-//! a topic the image removed is deleted here, with its logs.
+//! a topic the image removed is deleted here, with its logs, and so is a partition a
+//! reassignment moved off this node (once the image is complete, as for topics).
 //!
 //! Topics only this node knows (internal topics, topics created before the metadata log held
 //! topics) are never touched. A topic of the image that is missing from it is deleted only
@@ -111,7 +112,10 @@ pub fn publish(
                 leadership.leader = -1;
             }
         }
-        match broker.topics.install(&t, broker.node_id, lag_ms, now_ms) {
+        match broker
+            .topics
+            .install(&t, broker.node_id, lag_ms, now_ms, state.roles)
+        {
             Ok(changed) => transitions.extend(changed),
             Err(e) => {
                 tracing::warn!(topic = %t.name, id = %t.id, error = %e, "cannot install the metadata image's topic here")

@@ -484,6 +484,10 @@ impl TopicRegistry {
     /// and the topic's configs. A topic of the same name but another id, which the image
     /// replaced while this node was away, is deleted first. A topic only this node knows is
     /// left alone and refused (an image topic cannot take its name).
+    /// A partition no longer placed here (a reassignment moved it away) stops following and,
+    /// with `delete_moved`, is deleted with its log, as Kafka's `StopReplica` with
+    /// `deletePartition` does; without it (the image may be older than what this node last
+    /// knew, see `publisher::publish`), it is kept, inactive, until a complete image says.
     /// Returns the hosted partitions whose replica fetching must change.
     pub fn install(
         &self,
@@ -491,6 +495,7 @@ impl TopicRegistry {
         me: i32,
         replica_lag_time_max_ms: u64,
         now_ms: u64,
+        delete_moved: bool,
     ) -> Result<Vec<(Arc<Partition>, Transition)>, TopicError> {
         let mut transitions = Vec::new();
         let _admin = self.admin.lock();
@@ -546,8 +551,8 @@ impl TopicRegistry {
         }
         parts.sort_by_key(|p| p.tp.partition);
         if let Some(t) = &current {
-            // Partitions no longer placed here (a reassignment) are kept until replication
-            // moves them; the image never removes a partition from a topic.
+            // Partitions no longer placed here: a reassignment moved them away (the image
+            // never removes a partition from a topic).
             for p in &t.partitions {
                 if parts
                     .binary_search_by_key(&p.tp.partition, |x| x.tp.partition)
@@ -555,7 +560,12 @@ impl TopicRegistry {
                 {
                     p.resign();
                     transitions.push((p.clone(), Transition::StoppedFollowing));
-                    parts.push(p.clone());
+                    if delete_moved && t.managed {
+                        p.delete_log(&self.log_dir)?;
+                        tracing::info!(partition = %p.tp, "deleted the partition: a reassignment moved it off this broker");
+                    } else {
+                        parts.push(p.clone());
+                    }
                 }
             }
             parts.sort_by_key(|p| p.tp.partition);

@@ -609,7 +609,11 @@ fn single_node_admin_apis_need_their_cluster_and_topic_acls() {
         t.partitions = vec![p];
         let mut r = AlterPartitionReassignmentsRequest::default();
         r.topics = vec![t];
-        handlers::alter_partition_reassignments::handle(&f.ctx(0), r).error_code
+        f.block_on(handlers::alter_partition_reassignments::handle(
+            &f.ctx(0),
+            r,
+        ))
+        .error_code
     };
     let list_reassignments = || {
         let r = ListPartitionReassignmentsRequest::default();

@@ -6,6 +6,7 @@
 //! - [`metadata`]: KRaft's metadata record types and the metadata image every broker serves from.
 //! - [`placement`]: where the replicas of new partitions go.
 //! - [`partition_change`]: leader and ISR changes of one partition.
+//! - [`reassignment`]: moving a partition's replicas (KIP-455).
 //! - [`controller`]: the active controller's decisions (registrations, heartbeats, topics,
 //!   producer ids, configs, ACLs, SCRAM credentials, features) as records to propose.
 //! - [`acl`]: ACL bindings and filters, as the controller, DescribeAcls and the authorizer
@@ -22,6 +23,7 @@ pub mod metadata;
 pub mod partition_change;
 pub mod placement;
 pub mod quorum;
+pub mod reassignment;
 pub mod replication;
 
 /// A node's `node.id`.

@@ -10,8 +10,16 @@
 //! Epoch rule (Kafka 4.x, metadata.version >= 3.6-IV0): `leader_epoch` bumps exactly when the
 //! leader changes, to another broker, to none (-1) or from none. An ISR shrink or expansion
 //! alone does not bump it; older metadata versions bumped on shrinks to work around
-//! KAFKA-15021, which Samsa's brokers do not have. (Kafka also bumps it when a reassignment
-//! drops replicas; reassignment is not modelled here.) `partition_epoch` bumps on every change.
+//! KAFKA-15021, which Samsa's brokers do not have. It also bumps, with the same leader, when a
+//! change drops replicas (a reassignment completing or cancelled), so that the dropped replicas'
+//! fetches are fenced (Kafka's `triggerLeaderEpochBumpForReplicaReassignmentIfNeeded`).
+//! `partition_epoch` bumps on every change.
+//!
+//! Reassignments (KIP-455, see [`crate::reassignment`]): every change completes an ongoing
+//! reassignment once its ISR allows it (Kafka's `completeReassignmentIfNeeded`, which
+//! `PartitionChangeBuilder.build` runs first), so an ISR expansion through AlterPartition that
+//! brings the last adding replica in also drops the removing ones, and may elect a new leader
+//! from the target replicas.
 //!
 //! Invariants of every state produced, asserted on the way out:
 //! - `leader` is [`NO_LEADER`] or a member of `isr`;
@@ -43,6 +51,11 @@ pub struct PartitionState {
     pub leader: NodeId,
     pub leader_epoch: i32,
     pub partition_epoch: i32,
+    /// Replicas an ongoing reassignment adds (they are in `replicas`), sorted; else empty.
+    pub adding_replicas: Vec<NodeId>,
+    /// Replicas an ongoing reassignment removes (they are in `replicas`, after the target
+    /// ones), sorted; else empty.
+    pub removing_replicas: Vec<NodeId>,
 }
 
 impl PartitionState {
@@ -62,9 +75,16 @@ impl PartitionState {
             leader,
             leader_epoch: 0,
             partition_epoch: 0,
+            adding_replicas: Vec::new(),
+            removing_replicas: Vec::new(),
         };
         state.check_invariants();
         Some(state)
+    }
+
+    /// Whether a reassignment is in progress (Kafka's `isReassignmentInProgress`).
+    pub fn is_reassigning(&self) -> bool {
+        !self.adding_replicas.is_empty() || !self.removing_replicas.is_empty()
     }
 
     pub fn has_leader(&self) -> bool {
@@ -101,6 +121,58 @@ impl PartitionState {
             self.isr,
             self.replicas
         );
+        assert!(
+            self.adding_replicas
+                .iter()
+                .chain(&self.removing_replicas)
+                .all(|r| self.replicas.contains(r))
+                && self
+                    .adding_replicas
+                    .iter()
+                    .all(|r| !self.removing_replicas.contains(r)),
+            "adding {:?} and removing {:?} must be disjoint subsets of the replicas {:?}",
+            self.adding_replicas,
+            self.removing_replicas,
+            self.replicas
+        );
+    }
+}
+
+/// The assignment a change aims at (Kafka's `targetReplicas`, `targetAdding` and
+/// `targetRemoving`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetAssignment {
+    pub replicas: Vec<NodeId>,
+    pub adding: Vec<NodeId>,
+    pub removing: Vec<NodeId>,
+}
+
+impl TargetAssignment {
+    /// The partition's current assignment: a change that only moves the leader or the ISR.
+    pub fn of(state: &PartitionState) -> Self {
+        Self {
+            replicas: state.replicas.clone(),
+            adding: state.adding_replicas.clone(),
+            removing: state.removing_replicas.clone(),
+        }
+    }
+
+    /// Kafka's `maybeCompleteReassignment`: once every replica that stays is in `isr` (and at
+    /// least one ISR member stays), the final replicas and ISR, without the removing ones.
+    pub fn completed(&self, isr: &[NodeId]) -> Option<(Vec<NodeId>, Vec<NodeId>)> {
+        if self.adding.is_empty() && self.removing.is_empty() {
+            return None;
+        }
+        let stays = |r: &NodeId| !self.removing.contains(r);
+        let new_isr: Vec<NodeId> = isr.iter().copied().filter(stays).collect();
+        let new_replicas: Vec<NodeId> = self.replicas.iter().copied().filter(stays).collect();
+        if new_isr.is_empty() || new_replicas.is_empty() {
+            return None;
+        }
+        if !new_replicas.iter().all(|r| new_isr.contains(r)) {
+            return None;
+        }
+        Some((new_replicas, new_isr))
     }
 }
 
@@ -139,7 +211,7 @@ pub enum Election {
 }
 
 impl Election {
-    fn online(unclean_leader_election_enable: bool) -> Self {
+    pub(crate) fn online(unclean_leader_election_enable: bool) -> Self {
         if unclean_leader_election_enable {
             Election::Unclean
         } else {
@@ -148,34 +220,59 @@ impl Election {
     }
 }
 
-/// Kafka's `PartitionChangeBuilder.build`, without reassignment or ELR: elect a leader from
-/// `target_isr` with `acceptable` deciding who may lead, and return the changed state.
+/// Kafka's `PartitionChangeBuilder.build` for a change of the ISR only (see [`build_assignment`]).
 fn build(
     state: &PartitionState,
     target_isr: Vec<NodeId>,
     election: Election,
     acceptable: impl Fn(NodeId) -> bool,
 ) -> Option<PartitionState> {
+    build_assignment(
+        state,
+        TargetAssignment::of(state),
+        target_isr,
+        election,
+        acceptable,
+    )
+}
+
+/// Kafka's `PartitionChangeBuilder.build`, without ELR: complete a reassignment the target
+/// ISR allows, elect a leader from `target_isr` in the order of the target replicas with
+/// `acceptable` deciding who may lead, and return the changed state.
+pub(crate) fn build_assignment(
+    state: &PartitionState,
+    mut target: TargetAssignment,
+    mut target_isr: Vec<NodeId>,
+    election: Election,
+    acceptable: impl Fn(NodeId) -> bool,
+) -> Option<PartitionState> {
+    if let Some((replicas, isr)) = target.completed(&target_isr) {
+        target = TargetAssignment {
+            replicas,
+            adding: Vec::new(),
+            removing: Vec::new(),
+        };
+        target_isr = isr;
+    }
     let valid = |r: NodeId| r != NO_LEADER && target_isr.contains(&r) && acceptable(r);
     let first_valid = |skip: usize| {
-        state
+        target
             .replicas
             .iter()
             .skip(skip)
             .copied()
             .find(|&r| valid(r))
     };
+    let preferred = target.replicas.first().copied().unwrap_or(NO_LEADER);
     let (leader, unclean) = match election {
-        Election::Preferred if valid(state.preferred_replica()) => {
-            (state.preferred_replica(), false)
-        }
+        Election::Preferred if valid(preferred) => (preferred, false),
         Election::Preferred if valid(state.leader) => (state.leader, false),
         Election::Preferred => (first_valid(1).unwrap_or(NO_LEADER), false),
         _ if valid(state.leader) => (state.leader, false),
         _ => match first_valid(0) {
             Some(r) => (r, false),
             None if election == Election::Unclean => {
-                match state.replicas.iter().copied().find(|&r| acceptable(r)) {
+                match target.replicas.iter().copied().find(|&r| acceptable(r)) {
                     Some(r) => (r, true),
                     None => (NO_LEADER, false),
                 }
@@ -189,6 +286,22 @@ fn build(
     if leader != state.leader {
         next.leader = leader;
         next.leader_epoch += 1;
+        changed = true;
+    } else if !state.replicas.iter().all(|r| target.replicas.contains(r)) {
+        // Replicas leave: a new leader epoch fences their fetches.
+        next.leader_epoch += 1;
+        changed = true;
+    }
+    if target.replicas != state.replicas {
+        next.replicas = target.replicas;
+        changed = true;
+    }
+    if target.adding != state.adding_replicas {
+        next.adding_replicas = target.adding;
+        changed = true;
+    }
+    if target.removing != state.removing_replicas {
+        next.removing_replicas = target.removing;
         changed = true;
     }
     if unclean {
@@ -418,9 +531,9 @@ impl AlterPartitionError {
 /// `validateAlterPartitionData`, checks in Kafka's order). `Ok(None)`: accepted, nothing
 /// changes (answer with the current state); `Ok(Some(next))`: accepted, answer with `next`.
 ///
-/// The requester stays leader after an accepted change: it is in the new ISR and, like every
-/// member, active. (Kafka's NEW_LEADER_ELECTED answer arises only when the ISR change
-/// completes a reassignment, which this module does not model.)
+/// The requester stays leader after an accepted change (it is in the new ISR and, like every
+/// member, active) unless the change completes a reassignment that removes it: then the
+/// controller answers NEW_LEADER_ELECTED, as Kafka does.
 pub fn alter_partition(
     state: &PartitionState,
     request: &AlterPartitionRequest,
@@ -489,8 +602,11 @@ pub fn alter_partition(
             });
         }
     }
+    // The leader stays unless the change completes a reassignment that removes it.
     let next = build(state, isr, Election::Online, |r| liveness.is_active(r));
-    debug_assert!(next.as_ref().is_none_or(|n| n.leader == state.leader));
+    debug_assert!(next.as_ref().is_none_or(
+        |n| n.leader == state.leader || state.removing_replicas.contains(&state.leader)
+    ));
     Ok(next)
 }
 
@@ -507,6 +623,8 @@ mod tests {
             leader,
             leader_epoch: 5,
             partition_epoch: 9,
+            adding_replicas: Vec::new(),
+            removing_replicas: Vec::new(),
         }
     }
 

@@ -43,7 +43,8 @@ check(r[here] is NoError and r[gone] is ReplicaNotAvailableError, "alter_replica
 r = admin.alter_replica_log_dirs({here: "/not/a/log/dir"})
 check(r[here] is LogDirNotFoundError, "unknown log dir: %r" % r)
 
-# Partition reassignments: only [node] is a valid target, and nothing is ever in flight.
+# Partition reassignments on one node: the only registered broker is this one, so moving to it
+# changes nothing and any other target is refused; nothing is ever in flight.
 tp = TopicPartition("cadm-a", 0)
 r = admin.alter_partition_reassignments({tp: [node]})
 check(r == {tp: None}, "reassign to the current replica: %r" % r)

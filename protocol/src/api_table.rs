@@ -88,7 +88,7 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
 /// What a controller listener (`controller.listener.names`) answers, in api-key order: the
 /// KRaft RPCs between controllers, DescribeQuorum, brokers' registrations, heartbeats and
 /// producer-id blocks, and the admin APIs brokers forward (topics, configs, ACLs, SCRAM
-/// credentials, features, leader elections). Kafka's controllers serve more admin APIs; each is listed here only
+/// credentials, features, leader elections, reassignments). Kafka's controllers serve more admin APIs; each is listed here only
 /// once it has a handler on that listener.
 pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::Fetch, 4, 18),
@@ -101,6 +101,7 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::CreatePartitions, 0, 3),
     api(ApiKey::ElectLeaders, 0, 2),
     api(ApiKey::IncrementalAlterConfigs, 0, 1),
+    api(ApiKey::AlterPartitionReassignments, 0, 1),
     api(ApiKey::AlterUserScramCredentials, 0, 0),
     api(ApiKey::Vote, 0, 2),
     api(ApiKey::BeginQuorumEpoch, 0, 1),

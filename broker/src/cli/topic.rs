@@ -1,7 +1,7 @@
 //! `samsa topic ...`: the everyday jobs of Kafka's `kafka-topics.sh`, the topic half of
-//! `kafka-configs.sh` and `kafka-leader-election.sh`, through CreateTopics, Metadata,
-//! ListOffsets, DescribeConfigs, DeleteTopics, IncrementalAlterConfigs, CreatePartitions and
-//! ElectLeaders.
+//! `kafka-configs.sh`, `kafka-leader-election.sh` and `kafka-reassign-partitions.sh`, through
+//! CreateTopics, Metadata, ListOffsets, DescribeConfigs, DeleteTopics, IncrementalAlterConfigs,
+//! CreatePartitions, ElectLeaders and Alter/ListPartitionReassignments.
 
 use clap::Subcommand;
 use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
@@ -13,8 +13,10 @@ use kafka_protocol::messages::incremental_alter_configs_request::{
     AlterConfigsResource, AlterableConfig,
 };
 use kafka_protocol::messages::{
-    CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, DescribeConfigsRequest,
-    ElectLeadersRequest, IncrementalAlterConfigsRequest, TopicName,
+    alter_partition_reassignments_request, list_partition_reassignments_request,
+    AlterPartitionReassignmentsRequest, BrokerId, CreatePartitionsRequest, CreateTopicsRequest,
+    DeleteTopicsRequest, DescribeConfigsRequest, ElectLeadersRequest,
+    IncrementalAlterConfigsRequest, ListPartitionReassignmentsRequest, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
@@ -101,6 +103,23 @@ pub enum TopicCommand {
         #[arg(long)]
         all: bool,
     },
+    /// Move a partition to other brokers, as kafka-reassign-partitions.sh does (KIP-455): the
+    /// brokers added copy it from the leader, and once they are in sync the ones left out stop
+    /// being replicas and delete their copy. --cancel goes back to where the move started.
+    Reassign {
+        name: String,
+        #[arg(short, long)]
+        partition: i32,
+        /// The new replicas, comma-separated, the preferred leader first (e.g. 2,3).
+        #[arg(short, long, value_delimiter = ',', required_unless_present = "cancel")]
+        replicas: Vec<i32>,
+        /// Cancel the move in progress.
+        #[arg(long, conflicts_with = "replicas")]
+        cancel: bool,
+        /// Refuse a target with another number of replicas (KIP-860).
+        #[arg(long)]
+        keep_replication_factor: bool,
+    },
 }
 
 pub fn run(global: &Global, cmd: &TopicCommand) -> anyhow::Result<()> {
@@ -138,6 +157,20 @@ pub fn run(global: &Global, cmd: &TopicCommand) -> anyhow::Result<()> {
             partitions,
             ..
         } => elect_leaders(global, &mut client, *unclean, topic.as_deref(), partitions),
+        TopicCommand::Reassign {
+            name,
+            partition,
+            replicas,
+            cancel,
+            keep_replication_factor,
+        } => reassign(
+            global,
+            &mut client,
+            name,
+            *partition,
+            (!cancel).then_some(&replicas[..]),
+            *keep_replication_factor,
+        ),
     }
 }
 
@@ -299,6 +332,8 @@ fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<
     let starts = client.list_offsets(&wanted(EARLIEST))?;
     let ends = client.list_offsets(&wanted(LATEST))?;
     let configs = topic_overrides(client, name)?;
+    let indexes: Vec<i32> = partitions.iter().map(|p| p.partition_index).collect();
+    let moving = reassignments(client, name, indexes)?;
     let ids = |v: &[kafka_protocol::messages::BrokerId]| v.iter().map(|b| b.0).collect::<Vec<_>>();
     let offset =
         |m: &ListedOffsets, p: i32| m.get(&(name.to_string(), p)).map(|o| o.0).unwrap_or(-1);
@@ -314,6 +349,8 @@ fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<
                 "offline_replicas": ids(&p.offline_replicas),
                 "log_start_offset": offset(&starts, p.partition_index),
                 "log_end_offset": offset(&ends, p.partition_index),
+                "adding_replicas": moving.get(&p.partition_index).map(|m| m.0.clone()).unwrap_or_default(),
+                "removing_replicas": moving.get(&p.partition_index).map(|m| m.1.clone()).unwrap_or_default(),
                 "error": (p.error_code != 0).then(|| crate::util::error_name(p.error_code)),
             })
         })
@@ -364,7 +401,112 @@ fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<
                 offset(&ends, p.partition_index).to_string(),
             ]);
         }
-        out + &table.render()
+        let mut out = out + &table.render();
+        if !moving.is_empty() {
+            out.push_str("\nreassignments in progress:\n");
+            for (p, (adding, removing)) in &moving {
+                out.push_str(&format!(
+                    "  partition {p}: adding {}  removing {}\n",
+                    join(adding.clone()),
+                    join(removing.clone())
+                ));
+            }
+        }
+        out
+    });
+    Ok(())
+}
+
+/// A partition's reassignment in progress: (adding replicas, removing replicas).
+type Moving = (Vec<i32>, Vec<i32>);
+
+/// The reassignments in progress among `partitions` of `topic`, by partition. None where the
+/// broker does not serve ListPartitionReassignments.
+fn reassignments(
+    client: &mut Client,
+    topic: &str,
+    partitions: Vec<i32>,
+) -> anyhow::Result<std::collections::BTreeMap<i32, Moving>> {
+    if client
+        .version::<ListPartitionReassignmentsRequest>(Node::Any)
+        .is_err()
+    {
+        return Ok(Default::default());
+    }
+    let (_, resp) = client.call(Node::Any, |_| {
+        let mut t =
+            list_partition_reassignments_request::ListPartitionReassignmentsTopics::default();
+        t.name = topic_name(topic);
+        t.partition_indexes = partitions.clone();
+        let mut req = ListPartitionReassignmentsRequest::default();
+        req.topics = Some(vec![t]);
+        req
+    })?;
+    check(
+        resp.error_code,
+        "the reassignments in progress",
+        resp.error_message.as_ref(),
+    )?;
+    let ids = |v: &[BrokerId]| v.iter().map(|b| b.0).collect::<Vec<_>>();
+    Ok(resp
+        .topics
+        .iter()
+        .flat_map(|t| t.partitions.iter())
+        .map(|p| {
+            (
+                p.partition_index,
+                (ids(&p.adding_replicas), ids(&p.removing_replicas)),
+            )
+        })
+        .collect())
+}
+
+/// `samsa topic reassign`: AlterPartitionReassignments of one partition.
+fn reassign(
+    global: &Global,
+    client: &mut Client,
+    name: &str,
+    partition: i32,
+    replicas: Option<&[i32]>,
+    keep_replication_factor: bool,
+) -> anyhow::Result<()> {
+    let (_, resp) = client.call(Node::Any, |_| {
+        let mut p = alter_partition_reassignments_request::ReassignablePartition::default();
+        p.partition_index = partition;
+        p.replicas = replicas.map(|r| r.iter().map(|&b| BrokerId(b)).collect());
+        let mut t = alter_partition_reassignments_request::ReassignableTopic::default();
+        t.name = topic_name(name);
+        t.partitions = vec![p];
+        let mut req = AlterPartitionReassignmentsRequest::default();
+        req.topics = vec![t];
+        req.timeout_ms = timeout_ms(global);
+        req.allow_replication_factor_change = !keep_replication_factor;
+        req
+    })?;
+    check(
+        resp.error_code,
+        "the reassignment",
+        resp.error_message.as_ref(),
+    )?;
+    let p = resp
+        .responses
+        .iter()
+        .flat_map(|t| t.partitions.iter())
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("the broker answered for no partition"))?;
+    check(
+        p.error_code,
+        &format!("reassigning {name}-{partition}"),
+        p.error_message.as_ref(),
+    )?;
+    let what = match replicas {
+        Some(r) => format!("moving to {r:?}"),
+        None => "cancelled".to_string(),
+    };
+    let value =
+        json!({ "topic": name, "partition": partition, "replicas": replicas, "status": what });
+    emit(global.format, &value, || {
+        format!("{name}-{partition}: {what}\n")
     });
     Ok(())
 }

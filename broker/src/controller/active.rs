@@ -12,14 +12,15 @@ use std::sync::Arc;
 
 use samsa_cluster::acl::{AclBinding, AclFilter};
 use samsa_cluster::controller::{
-    AlterConfigsResource, AlterConfigsResult, AlterPartitionRequest, AlterPartitionTopicResult,
-    AlterScramCredentialResult, BrokerHeartbeatReply, BrokerHeartbeatRequest,
-    BrokerRegistrationReply, BrokerRegistrationRequest, ConfigValidator, Controller as Decisions,
-    ControllerConfig, CreatableTopic, CreateAclResult, CreatePartitionsResult,
-    CreatePartitionsTopic, CreateTopicResult, DeleteAclsFilterResult, DeleteTopicResult,
-    ElectLeadersRequest, ElectionKind, FeatureUpdate, IncrementalAlterConfigsResource,
-    ProducerIdsBlock, ReplicaElectionResult, ScramCredentialDeletion, ScramCredentialUpsertion,
-    TopicRef, UpdateFeaturesResult,
+    AlterConfigsResource, AlterConfigsResult, AlterPartitionReassignmentsRequest,
+    AlterPartitionRequest, AlterPartitionTopicResult, AlterScramCredentialResult,
+    BrokerHeartbeatReply, BrokerHeartbeatRequest, BrokerRegistrationReply,
+    BrokerRegistrationRequest, ConfigValidator, Controller as Decisions, ControllerConfig,
+    CreatableTopic, CreateAclResult, CreatePartitionsResult, CreatePartitionsTopic,
+    CreateTopicResult, DeleteAclsFilterResult, DeleteTopicResult, ElectLeadersRequest,
+    ElectionKind, FeatureUpdate, IncrementalAlterConfigsResource, ProducerIdsBlock,
+    ReassignmentTopicResult, ReplicaElectionResult, ScramCredentialDeletion,
+    ScramCredentialUpsertion, TopicRef, UpdateFeaturesResult,
 };
 use samsa_cluster::metadata::{MetadataImage, MetadataRecord};
 use samsa_cluster::quorum::Quorum;
@@ -65,6 +66,7 @@ pub enum ControllerRequest {
         validate_only: bool,
     },
     ElectLeaders(ElectLeadersRequest),
+    AlterPartitionReassignments(AlterPartitionReassignmentsRequest),
 }
 
 /// Its answer, or a Kafka error code and message.
@@ -84,6 +86,7 @@ pub enum ControllerReply {
     AlterUserScramCredentials(Vec<AlterScramCredentialResult>),
     UpdateFeatures(UpdateFeaturesResult),
     ElectLeaders(Vec<ReplicaElectionResult>),
+    AlterPartitionReassignments(Vec<ReassignmentTopicResult>),
 }
 
 pub type ControllerResult = Result<ControllerReply, (i16, String)>;
@@ -339,6 +342,16 @@ impl Active {
                     .elect_leaders(&self.latest, &r)
                     .map_err(err)?;
                 (records, ControllerReply::ElectLeaders(results))
+            }
+            ControllerRequest::AlterPartitionReassignments(r) => {
+                let (records, results) = self
+                    .decisions
+                    .alter_partition_reassignments(&self.latest, &r)
+                    .map_err(err)?;
+                (
+                    records,
+                    ControllerReply::AlterPartitionReassignments(results),
+                )
             }
         };
         self.apply(&decided.0);

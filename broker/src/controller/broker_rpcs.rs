@@ -94,6 +94,7 @@ pub fn to_kafka(request: &ControllerRequest) -> (ApiKey, i16, RequestKind) {
         }
         ControllerRequest::AlterPartition(r) => super::partition_rpcs::to_kafka(r),
         ControllerRequest::ElectLeaders(r) => super::partition_rpcs::elect_leaders_to_kafka(r),
+        ControllerRequest::AlterPartitionReassignments(r) => super::reassignment_rpcs::to_kafka(r),
         other => super::topic_rpcs::to_kafka(other)
             .or_else(|| super::admin_rpcs::to_kafka(other))
             .expect("a topic or admin request"),
@@ -182,6 +183,16 @@ pub fn response_to_kafka(
                 super::partition_rpcs::ELECT_LEADERS_VERSION,
             ))
         }
+        ApiKey::AlterPartitionReassignments => {
+            let ControllerRequest::AlterPartitionReassignments(r) = request else {
+                unreachable!("an AlterPartitionReassignments answer to {request:?}")
+            };
+            ResponseKind::AlterPartitionReassignments(super::reassignment_rpcs::response(
+                r,
+                result,
+                super::reassignment_rpcs::ALTER_PARTITION_REASSIGNMENTS_VERSION,
+            ))
+        }
         ApiKey::IncrementalAlterConfigs
         | ApiKey::AlterConfigs
         | ApiKey::CreateAcls
@@ -255,6 +266,9 @@ pub fn response_from_kafka(body: ResponseKind) -> ControllerResult {
         ResponseKind::AlterPartition(r) => super::partition_rpcs::response_from_kafka(r),
         ResponseKind::ElectLeaders(r) => {
             super::partition_rpcs::elect_leaders_response_from_kafka(r)
+        }
+        ResponseKind::AlterPartitionReassignments(r) => {
+            super::reassignment_rpcs::response_from_kafka(r)
         }
         ResponseKind::AllocateProducerIds(r) if r.error_code != 0 => failed(r.error_code),
         ResponseKind::AllocateProducerIds(r) => {

@@ -141,8 +141,14 @@ async fn answer(
         | RequestKind::DeleteAcls(_)
         | RequestKind::AlterUserScramCredentials(_)
         | RequestKind::UpdateFeatures(_)
-        | RequestKind::ElectLeaders(_)) => {
+        | RequestKind::ElectLeaders(_)
+        | RequestKind::AlterPartitionReassignments(_)) => {
             let request = match body {
+                RequestKind::AlterPartitionReassignments(k) => {
+                    ControllerRequest::AlterPartitionReassignments(
+                        super::reassignment_rpcs::from_kafka(k, version),
+                    )
+                }
                 RequestKind::AlterPartition(k) => super::partition_rpcs::from_kafka(k, version),
                 RequestKind::ElectLeaders(k) => ControllerRequest::ElectLeaders(
                     super::partition_rpcs::elect_leaders_from_kafka(k, version),
@@ -165,6 +171,11 @@ async fn answer(
                 ControllerRequest::ElectLeaders(r) => ResponseKind::ElectLeaders(
                     super::partition_rpcs::elect_leaders_response(r, &result, version),
                 ),
+                ControllerRequest::AlterPartitionReassignments(r) => {
+                    ResponseKind::AlterPartitionReassignments(super::reassignment_rpcs::response(
+                        r, &result, version,
+                    ))
+                }
                 _ => super::broker_rpcs::response_to_kafka(key, &request, &result),
             })
         }

@@ -14,6 +14,7 @@ mod listener;
 
 pub mod partition_rpcs;
 pub mod quorum_state;
+pub mod reassignment_rpcs;
 pub mod runtime;
 pub mod settings;
 pub mod snapshot;

@@ -1,110 +1,169 @@
-//! AlterPartitionReassignments (KIP-455): move partitions to other replicas. Moving a partition
-//! means copying it to its new replicas, which needs replication (not built yet), so no
-//! reassignment is ever in progress and the only target that can be honoured is the current
-//! replica set of the metadata image. As Kafka's controller checks them: that target is already
-//! in place (NONE); an empty list, a repeated broker or a broker that is not registered is
-//! INVALID_REPLICA_ASSIGNMENT, and so is any other target, with the reason; cancelling (null
-//! replicas) finds nothing to cancel, NO_REASSIGNMENT_IN_PROGRESS. ACLs: ALTER on the cluster,
+//! AlterPartitionReassignments (KIP-455): move partitions to other replicas, or cancel a move
+//! (null replicas). The request goes to the active controller, as Kafka 4.x brokers forward it;
+//! its decisions are `Controller::alter_partition_reassignments` (Kafka's
+//! `ReplicationControlManager`): an empty list, a repeated broker or an unregistered broker is
+//! INVALID_REPLICA_ASSIGNMENT, an unknown partition UNKNOWN_TOPIC_OR_PARTITION, cancelling
+//! where nothing moves NO_REASSIGNMENT_IN_PROGRESS, and a target of another size with v1's
+//! `allow_replication_factor_change` false INVALID_REPLICATION_FACTOR (KIP-860). The brokers
+//! added then copy the partition from its leader; the controller finishes the move once they
+//! are all in the ISR (see `samsa_cluster::reassignment`).
+//!
+//! Answered once this broker's image shows each accepted move, so that a
+//! ListPartitionReassignments or Metadata sent here next sees it. Topics only this broker knows
+//! have one replica, here: the only target they accept is that one. ACLs: ALTER on the cluster,
 //! else CLUSTER_AUTHORIZATION_FAILED for the whole request.
 
-use kafka_protocol::messages::alter_partition_reassignments_response::{
-    ReassignablePartitionResponse, ReassignableTopicResponse,
-};
 use kafka_protocol::messages::{
-    AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, BrokerId,
+    AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse,
 };
-use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
+use samsa_cluster::controller::{
+    AlterPartitionReassignmentsRequest as Reassign, ReassignableTopic, ReassignmentResult,
+    ReassignmentTopicResult,
+};
+use samsa_cluster::metadata::MetadataImage;
 
-use super::cluster_view::ClusterView;
-use super::Ctx;
+use super::{ctx_timeout, Ctx};
 use crate::acl::AclOperation;
+use crate::controller::active::{ControllerReply, ControllerRequest, ControllerResult};
+use crate::controller::reassignment_rpcs;
+use crate::topics::Topic;
 
-pub fn handle(
+pub async fn handle(
     ctx: &Ctx<'_>,
     req: AlterPartitionReassignmentsRequest,
 ) -> AlterPartitionReassignmentsResponse {
-    let mut resp = AlterPartitionReassignmentsResponse::default();
-    resp.error_message = None;
-    if ctx.version >= 1 {
-        resp.allow_replication_factor_change = req.allow_replication_factor_change;
+    let timeout = ctx_timeout(req.timeout_ms);
+    let asked = reassignment_rpcs::from_kafka(req, ctx.version);
+    let result = reassign(ctx, &asked, timeout).await;
+    reassignment_rpcs::response(&asked, &result, ctx.version)
+}
+
+async fn reassign(
+    ctx: &Ctx<'_>,
+    asked: &Reassign,
+    timeout: std::time::Duration,
+) -> ControllerResult {
+    ctx.authorize_cluster(AclOperation::Alter)
+        .map_err(|(code, message)| (code.code(), message))?;
+    let broker = ctx.broker;
+    let own = |name: &str| broker.topics.get(name).filter(|t| !t.managed);
+    let forwarded = Reassign {
+        allow_replication_factor_change: asked.allow_replication_factor_change,
+        topics: asked
+            .topics
+            .iter()
+            .filter(|t| own(&t.name).is_none())
+            .cloned()
+            .collect(),
+    };
+    let decided = if forwarded.topics.is_empty() {
+        Vec::new()
+    } else {
+        let request = ControllerRequest::AlterPartitionReassignments(forwarded.clone());
+        match broker.controller.request_retrying(request, timeout).await? {
+            ControllerReply::AlterPartitionReassignments(r) => r,
+            other => {
+                return Err((
+                    ResponseError::UnknownServerError.code(),
+                    format!("the controller answered another request: {other:?}"),
+                ))
+            }
+        }
+    };
+    let accepted: Vec<(String, i32, Option<Vec<i32>>)> = forwarded
+        .topics
+        .iter()
+        .zip(&decided)
+        .flat_map(|(t, d)| {
+            t.partitions
+                .iter()
+                .zip(&d.partitions)
+                .filter(|(_, r)| r.error_code == 0)
+                .map(|(p, _)| (t.name.clone(), p.partition_index, p.replicas.clone()))
+        })
+        .collect();
+    if !accepted.is_empty() {
+        super::wait_until_published(broker, |image| {
+            accepted
+                .iter()
+                .all(|(t, p, target)| shows_reassignment(image, t, *p, target.as_deref()))
+        })
+        .await;
     }
-    if let Err((code, message)) = ctx.authorize_cluster(AclOperation::Alter) {
-        resp.error_code = code.code();
-        resp.error_message = Some(StrBytes::from_string(message));
-        return resp;
+    let mut decided = decided.into_iter();
+    let results = asked
+        .topics
+        .iter()
+        .map(|t| match own(&t.name) {
+            Some(topic) => own_topic(&topic, t, broker.node_id),
+            None => decided.next().unwrap_or_else(|| ReassignmentTopicResult {
+                name: t.name.clone(),
+                partitions: Vec::new(),
+            }),
+        })
+        .collect();
+    Ok(ControllerReply::AlterPartitionReassignments(results))
+}
+
+/// Whether `image` shows the move of `topic`-`partition` to `target` (in progress, its
+/// replicas start with the target; done, they are the target) or its cancellation.
+fn shows_reassignment(
+    image: &MetadataImage,
+    topic: &str,
+    partition: i32,
+    target: Option<&[i32]>,
+) -> bool {
+    let Some(p) = image
+        .topic_by_name(topic)
+        .and_then(|t| t.partition(partition))
+    else {
+        return true; // deleted meanwhile: nothing to wait for
+    };
+    match target {
+        Some(target) => p.replicas.starts_with(target),
+        None => p.adding_replicas.is_empty() && p.removing_replicas.is_empty(),
     }
-    let view = ClusterView::new(ctx.broker);
-    for t in req.topics {
-        let topic = view.topic(t.name.as_str());
-        let mut result = ReassignableTopicResponse::default();
-        result.name = t.name.clone();
-        for p in t.partitions {
-            let mut pr = ReassignablePartitionResponse::default();
-            pr.partition_index = p.partition_index;
-            let current = topic
-                .as_ref()
-                .and_then(|topic| view.partition(topic, p.partition_index));
-            let outcome = match (current, &p.replicas) {
+}
+
+/// The answer for a topic only this broker knows: its partitions have one replica, here.
+fn own_topic(topic: &Topic, asked: &ReassignableTopic, node_id: i32) -> ReassignmentTopicResult {
+    let partitions = asked
+        .partitions
+        .iter()
+        .map(|p| {
+            let outcome = match (topic.partition(p.partition_index), &p.replicas) {
                 (None, _) => Err((
                     ResponseError::UnknownTopicOrPartition,
-                    format!("no partition {}-{}", t.name.as_str(), p.partition_index),
+                    format!("Unable to find partition {}:{}.", topic.name, p.partition_index),
                 )),
                 (Some(_), None) => Err((
                     ResponseError::NoReassignmentInProgress,
-                    "no reassignment is in progress for this partition".to_string(),
+                    "No partition reassignment is in progress for this topic partition."
+                        .to_string(),
                 )),
-                (Some(current), Some(replicas)) => check_target(replicas, &current.replicas, |b| {
-                    view.image.broker(b).is_some() || b == ctx.broker.node_id
-                }),
+                (Some(_), Some(target)) if target[..] == [node_id] => Ok(()),
+                (Some(_), Some(target)) => Err((
+                    ResponseError::InvalidReplicaAssignment,
+                    format!(
+                        "topic '{}' is known only to broker {node_id}, its only replica: it cannot move to {target:?}",
+                        topic.name
+                    ),
+                )),
             };
-            pr.error_message = None;
-            if let Err((code, message)) = outcome {
-                pr.error_code = code.code();
-                pr.error_message = Some(StrBytes::from_string(message));
+            let (error_code, error_message) = match outcome {
+                Ok(()) => (0, None),
+                Err((code, message)) => (code.code(), Some(message)),
+            };
+            ReassignmentResult {
+                partition_index: p.partition_index,
+                error_code,
+                error_message,
             }
-            result.partitions.push(pr);
-        }
-        resp.responses.push(result);
+        })
+        .collect();
+    ReassignmentTopicResult {
+        name: asked.name.clone(),
+        partitions,
     }
-    resp
-}
-
-/// The replicas a partition is asked to move to, against its current ones.
-fn check_target(
-    replicas: &[BrokerId],
-    current: &[i32],
-    registered: impl Fn(i32) -> bool,
-) -> Result<(), (ResponseError, String)> {
-    if replicas.is_empty() {
-        return Err((
-            ResponseError::InvalidReplicaAssignment,
-            "the target replica list is empty".to_string(),
-        ));
-    }
-    let mut seen = std::collections::BTreeSet::new();
-    for b in replicas {
-        if !seen.insert(b.0) {
-            return Err((
-                ResponseError::InvalidReplicaAssignment,
-                format!("broker {} appears twice in the target replicas", b.0),
-            ));
-        }
-        if !registered(b.0) {
-            return Err((
-                ResponseError::InvalidReplicaAssignment,
-                format!("broker {} is not registered", b.0),
-            ));
-        }
-    }
-    let target: Vec<i32> = replicas.iter().map(|b| b.0).collect();
-    if target != current {
-        return Err((
-            ResponseError::InvalidReplicaAssignment,
-            format!(
-                "moving the partition from replicas {current:?} to {target:?} needs replication, which Samsa does not have yet"
-            ),
-        ));
-    }
-    Ok(())
 }

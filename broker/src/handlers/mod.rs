@@ -385,7 +385,7 @@ pub async fn handle_request(
         )),
         RequestKind::AlterPartitionReassignments(r) => {
             Some(ResponseKind::AlterPartitionReassignments(
-                alter_partition_reassignments::handle(&ctx, r),
+                alter_partition_reassignments::handle(&ctx, r).await,
             ))
         }
         RequestKind::ListPartitionReassignments(r) => Some(

@@ -260,7 +260,7 @@ impl Election<'_> {
             Ok(next) => {
                 self.elected.insert(key, next.leader);
                 self.records
-                    .push(change_record(topic.id, partition, &next).into());
+                    .push(change_record(self.image, topic.id, partition, &next).into());
                 PartitionElectionResult {
                     partition_id,
                     error_code: 0,
@@ -356,7 +356,7 @@ fn elect_each(
                 return true;
             }
             if let Ok(next) = pc::elect_leaders(&partition_state(p), election_type, &liveness) {
-                out.push(change_record(topic.id, p, &next).into());
+                out.push(change_record(image, topic.id, p, &next).into());
             }
         }
     }

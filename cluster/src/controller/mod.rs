@@ -62,6 +62,7 @@ mod elections;
 mod features;
 mod partitions;
 mod producer_ids;
+mod reassignments;
 mod scram;
 mod topics;
 
@@ -87,6 +88,10 @@ pub use partitions::{
     AlterPartitionTopicResult,
 };
 pub use producer_ids::{ProducerIdsBlock, PRODUCER_ID_BLOCK_SIZE};
+pub use reassignments::{
+    list_partition_reassignments, AlterPartitionReassignmentsRequest, OngoingReassignment,
+    ReassignablePartition, ReassignableTopic, ReassignmentResult, ReassignmentTopicResult,
+};
 pub use scram::{
     describe_user_scram_credentials, AlterScramCredentialResult, ScramCredentialDeletion,
     ScramCredentialDescription, ScramCredentialUpsertion, ScramMechanism, METADATA_VERSION_SCRAM,
@@ -106,6 +111,8 @@ mod configs_tests;
 mod elections_tests;
 #[cfg(test)]
 mod features_tests;
+#[cfg(test)]
+mod reassignments_tests;
 #[cfg(test)]
 mod scenario_tests;
 #[cfg(test)]

@@ -52,17 +52,22 @@ pub(super) fn partition_state(p: &PartitionRegistration) -> PartitionState {
         leader: p.leader,
         leader_epoch: p.leader_epoch,
         partition_epoch: p.partition_epoch,
+        adding_replicas: p.adding_replicas.to_vec(),
+        removing_replicas: p.removing_replicas.to_vec(),
     }
 }
 
 /// The record that takes `old` to `next` (which `partition_change` produced from it). Only the
 /// changed fields are set, so applying it gives exactly `next`'s epochs.
 pub(super) fn change_record(
+    image: &MetadataImage,
     topic_id: Uuid,
     old: &PartitionRegistration,
     next: &PartitionState,
 ) -> PartitionChangeRecord {
-    let leader = if next.leader != old.leader {
+    // The same leader is written when only the epoch bumps (replicas leave, see
+    // `partition_change`): applying a record with a leader bumps the epoch.
+    let leader = if next.leader != old.leader || next.leader_epoch != old.leader_epoch {
         next.leader
     } else {
         NO_LEADER_CHANGE
@@ -75,14 +80,29 @@ pub(super) fn change_record(
     assert_eq!(
         next.leader_epoch,
         old.leader_epoch + i32::from(leader != NO_LEADER_CHANGE),
-        "the leader epoch bumps exactly when the leader changes"
+        "the leader epoch bumps by one at most"
+    );
+    assert!(
+        next.leader_epoch == old.leader_epoch
+            || next.leader != old.leader
+            || !old.replicas.iter().all(|r| next.replicas.contains(r)),
+        "the leader epoch bumps only when the leader changes or replicas leave"
     );
     let unclean =
         next.leader != NO_LEADER && leader != NO_LEADER_CHANGE && !old.isr.contains(&next.leader);
+    let replicas_changed = next.replicas[..] != old.replicas[..];
     PartitionChangeRecord {
         partition_id: old.partition_id,
         topic_id,
         isr: (next.isr[..] != old.isr[..]).then(|| next.isr.clone()),
+        replicas: replicas_changed.then(|| next.replicas.clone()),
+        directories: replicas_changed
+            .then(|| directories(image, old, &next.replicas))
+            .flatten(),
+        adding_replicas: (next.adding_replicas[..] != old.adding_replicas[..])
+            .then(|| next.adding_replicas.clone()),
+        removing_replicas: (next.removing_replicas[..] != old.removing_replicas[..])
+            .then(|| next.removing_replicas.clone()),
         leader,
         leader_recovery_state: if unclean && old.leader_recovery_state != RECOVERING {
             RECOVERING
@@ -91,6 +111,34 @@ pub(super) fn change_record(
         },
         ..Default::default()
     }
+}
+
+/// The log directories of a new replica list (KIP-858): a replica that stays keeps its
+/// directory, a new one gets its broker's default (Kafka's `setDefaultDirProvider`). `None`
+/// where the partition records none (metadata versions before directory assignment).
+fn directories(
+    image: &MetadataImage,
+    old: &PartitionRegistration,
+    replicas: &[NodeId],
+) -> Option<Vec<Uuid>> {
+    let assigned = image
+        .metadata_version()
+        .is_some_and(|v| v >= super::METADATA_VERSION_DIRECTORY_ASSIGNMENT);
+    if !assigned && old.directories.is_empty() {
+        return None;
+    }
+    Some(
+        replicas
+            .iter()
+            .map(|r| {
+                old.replicas
+                    .iter()
+                    .position(|x| x == r)
+                    .and_then(|i| old.directories.get(i).copied())
+                    .unwrap_or_else(|| super::topics::default_dir(image, *r))
+            })
+            .collect(),
+    )
 }
 
 /// `unclean.leader.election.enable` for `topic`: the topic's config, else this controller's own
@@ -130,7 +178,7 @@ pub(super) fn change_partitions(
             let unclean = *unclean
                 .get_or_insert_with(|| unclean_leader_election_enabled(image, cfg, &topic.name));
             if let Some(next) = change(&partition_state(p), unclean) {
-                out.push(change_record(topic.id, p, &next).into());
+                out.push(change_record(image, topic.id, p, &next).into());
             }
         }
     }
@@ -318,10 +366,32 @@ impl Controller {
                         };
                         if next_state != state || next_recovery != recovery {
                             records.push(
-                                alter_record(key, &state, recovery, &next_state, next_recovery)
-                                    .into(),
+                                alter_record(
+                                    image,
+                                    reg,
+                                    key,
+                                    (&state, recovery),
+                                    (&next_state, next_recovery),
+                                )
+                                .into(),
                             );
                             changed.insert(key, (next_state.clone(), next_recovery));
+                        }
+                        if next_state.leader != state.leader {
+                            // The change completed a reassignment that removed the leader
+                            // (Kafka answers NEW_LEADER_ELECTED from version 2, before that
+                            // FENCED_LEADER_EPOCH): the leader learns its successor from the
+                            // metadata.
+                            let code = if request.version > 1 {
+                                ResponseError::NewLeaderElected.code()
+                            } else {
+                                ResponseError::FencedLeaderEpoch.code()
+                            };
+                            out.partitions.push(AlterPartitionPartitionResult::error(
+                                data.partition_index,
+                                code,
+                            ));
+                            continue;
                         }
                         out.partitions.push(AlterPartitionPartitionResult {
                             partition_index: data.partition_index,
@@ -404,22 +474,38 @@ fn alter_one(
     }
 }
 
+/// The record of an AlterPartition change: the ISR and recovery state, and when the change
+/// completes a reassignment, the replicas and the leader too (see [`change_record`]).
 fn alter_record(
+    image: &MetadataImage,
+    reg: &PartitionRegistration,
     (topic_id, partition_id): (Uuid, i32),
-    old: &PartitionState,
-    old_recovery: i8,
-    next: &PartitionState,
-    next_recovery: i8,
+    (old, old_recovery): (&PartitionState, i8),
+    (next, next_recovery): (&PartitionState, i8),
 ) -> PartitionChangeRecord {
     debug_assert_eq!(next.partition_epoch, old.partition_epoch + 1);
-    debug_assert_eq!(
-        next.leader, old.leader,
-        "AlterPartition never changes the leader"
+    debug_assert!(
+        next.leader == old.leader || old.removing_replicas.contains(&old.leader),
+        "AlterPartition changes the leader only when completing a reassignment that removes it"
     );
+    let replicas_changed = next.replicas != old.replicas;
     PartitionChangeRecord {
         partition_id,
         topic_id,
         isr: (next.isr != old.isr).then(|| next.isr.clone()),
+        leader: if next.leader_epoch != old.leader_epoch {
+            next.leader
+        } else {
+            NO_LEADER_CHANGE
+        },
+        replicas: replicas_changed.then(|| next.replicas.clone()),
+        directories: replicas_changed
+            .then(|| directories(image, reg, &next.replicas))
+            .flatten(),
+        adding_replicas: (next.adding_replicas != old.adding_replicas)
+            .then(|| next.adding_replicas.clone()),
+        removing_replicas: (next.removing_replicas != old.removing_replicas)
+            .then(|| next.removing_replicas.clone()),
         leader_recovery_state: if next_recovery != old_recovery {
             next_recovery
         } else {

@@ -162,7 +162,7 @@ fn usable_brokers(image: &MetadataImage) -> Vec<UsableBroker> {
 
 /// Kafka's `ClusterDescriber.defaultDir`: a broker's only log directory, MIGRATING (nil) if
 /// it registered none, else UNASSIGNED for the broker to choose.
-fn default_dir(image: &MetadataImage, broker: NodeId) -> Uuid {
+pub(super) fn default_dir(image: &MetadataImage, broker: NodeId) -> Uuid {
     match image.broker(broker).map(|b| b.directories.as_slice()) {
         Some([]) => Uuid::nil(),
         Some([only]) => *only,
