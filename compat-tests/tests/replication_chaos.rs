@@ -24,13 +24,14 @@
 
 mod common;
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use common::acked::{show_partition, KeepLog};
 use common::*;
 use compat_tests::{BrokerOptions, Cluster, NetLab};
 use kafka_protocol::messages::*;
@@ -39,10 +40,10 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::{ClientContext, DefaultClientContext};
+use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::config::RDKafkaLogLevel;
-use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
+use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
@@ -100,23 +101,6 @@ const PARTITION_FAULTS: [Fault; 5] = [
     Fault::CutCoordinator,
     Fault::Isolate,
 ];
-
-/// Keeps the consumer's last librdkafka log lines (its fetch decisions), shown when a record
-/// is missing.
-#[derive(Default)]
-struct KeepLog(Mutex<VecDeque<String>>);
-
-impl ClientContext for KeepLog {
-    fn log(&self, level: RDKafkaLogLevel, fac: &str, message: &str) {
-        let mut lines = self.0.lock().unwrap();
-        if lines.len() == 200_000 {
-            lines.pop_front();
-        }
-        lines.push_back(format!("{level:?} {fac} {message}"));
-    }
-}
-
-impl ConsumerContext for KeepLog {}
 
 fn config(bootstrap: &str) -> ClientConfig {
     let mut c = ClientConfig::new();
@@ -699,32 +683,16 @@ fn post_mortem(
     at: &BTreeMap<(String, i32), i64>,
     seed: u64,
 ) -> PathBuf {
-    let lines = consumer.context().0.lock().unwrap().clone();
+    let lines: Vec<String> = consumer
+        .context()
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .cloned()
+        .collect();
     for ((topic, p), first) in at {
-        let tag = format!("{topic} [{p}]");
-        // Not the routine "Fetch topic ... at offset" lines: what changed its position.
-        let about: Vec<&String> = lines
-            .iter()
-            .filter(|l| l.contains(&tag) && !l.contains("Fetch topic"))
-            .collect();
-        eprintln!("--- the consumer's last log lines about {tag}:");
-        for l in about.iter().rev().take(40).rev() {
-            eprintln!("{l}");
-        }
-        let probe = std::process::Command::new("timeout")
-            .args(["20", "kcat", "-b", &cluster.bootstrap(), "-C", "-t", topic])
-            .args([
-                "-p",
-                &p.to_string(),
-                "-o",
-                &first.to_string(),
-                "-c",
-                "3",
-                "-e",
-            ])
-            .args(["-f", "%o %k %s\\n"])
-            .output();
-        eprintln!("--- kcat from offset {first} of {tag} now: {probe:?}");
+        show_partition(cluster, &lines, topic, *p, *first);
     }
     eprintln!(
         "--- partitions now: {:?}",

@@ -274,7 +274,7 @@ pub fn records_on_disk(
 /// Keeps the consumer's last librdkafka log lines (its fetch decisions), shown when a record
 /// is missing.
 #[derive(Default)]
-struct KeepLog(Mutex<std::collections::VecDeque<String>>);
+pub struct KeepLog(pub Mutex<std::collections::VecDeque<String>>);
 
 impl ClientContext for KeepLog {
     fn log(&self, level: RDKafkaLogLevel, fac: &str, message: &str) {
@@ -397,32 +397,16 @@ fn report_loss(
         }
     }
     let now = leaders_and_isrs(cluster, topic);
-    let lines = consumer.context().0.lock().unwrap().clone();
+    let lines: Vec<String> = consumer
+        .context()
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .cloned()
+        .collect();
     for (p, (_, first, _)) in &summary {
-        let tag = format!("[{p}]");
-        // Not the routine "Fetch topic ... at offset" lines: what changed its position.
-        let about: Vec<&String> = lines
-            .iter()
-            .filter(|l| l.contains(&tag) && !l.contains("Fetch topic"))
-            .collect();
-        eprintln!("--- the consumer's last log lines about partition {p}:");
-        for l in about.iter().rev().take(40).rev() {
-            eprintln!("{l}");
-        }
-        let probe = std::process::Command::new("timeout")
-            .args(["20", "kcat", "-b", &cluster.bootstrap(), "-C", "-t", topic])
-            .args([
-                "-p",
-                &p.to_string(),
-                "-o",
-                &first.to_string(),
-                "-c",
-                "3",
-                "-e",
-            ])
-            .args(["-f", "%o %s\\n"])
-            .output();
-        eprintln!("--- kcat from offset {first} of partition {p} now: {probe:?}");
+        show_partition(cluster, &lines, topic, *p, *first);
     }
     // Kept for a post-mortem (samsa dump-log reads the segments).
     let keep = std::env::temp_dir().join(format!("samsa-{}", tag.replace([' ', '='], "-")));
@@ -440,4 +424,33 @@ fn report_loss(
         lost.len(),
         keep.display()
     );
+}
+
+/// For a post-mortem of `topic`'s partition `p`: the consumer's last log `lines` about it (not
+/// the routine "Fetch topic ... at offset" lines: what changed its position) and what a fresh
+/// reader (kcat) gets there from offset `first` now.
+pub fn show_partition(cluster: &Cluster, lines: &[String], topic: &str, p: i32, first: i64) {
+    let tag = format!("{topic} [{p}]");
+    let about: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains(&tag) && !l.contains("Fetch topic"))
+        .collect();
+    eprintln!("--- the consumer's last log lines about {tag}:");
+    for l in about.iter().rev().take(40).rev() {
+        eprintln!("{l}");
+    }
+    let probe = std::process::Command::new("timeout")
+        .args(["20", "kcat", "-b", &cluster.bootstrap(), "-C", "-t", topic])
+        .args([
+            "-p",
+            &p.to_string(),
+            "-o",
+            &first.to_string(),
+            "-c",
+            "3",
+            "-e",
+        ])
+        .args(["-f", "%o %k %s\\n"])
+        .output();
+    eprintln!("--- kcat from offset {first} of {tag} now: {probe:?}");
 }
