@@ -541,6 +541,22 @@ impl Quorum {
                         self.resign(now);
                         return;
                     }
+                    // A voter silent that long may have restarted without a leader, or moved
+                    // to a higher epoch this leader never heard of (a candidacy whose votes
+                    // were lost) while its log fell behind: pre-votes cannot elect it, and it
+                    // ignores this lower epoch, so it would never fetch again. BeginQuorumEpoch
+                    // goes to it again: it follows, or answers with its epoch, on which this
+                    // leader steps down and a new election (at a higher epoch) includes it.
+                    let me = self.cfg.node_id;
+                    let silent: Vec<NodeId> = l
+                        .replicas
+                        .values()
+                        .filter(|r| {
+                            r.node_id != me && !r.last_fetch_ms.is_some_and(|t| t >= horizon)
+                        })
+                        .map(|r| r.node_id)
+                        .collect();
+                    l.begin_pending.extend(silent);
                     l.check_quorum_at = now + self.cfg.fetch_timeout_ms * 3 / 2;
                 }
                 if !l.begin_pending.is_empty() && now >= l.begin_resend_at {
