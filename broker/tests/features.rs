@@ -98,8 +98,17 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
 
     // 4.0-IV3 to 4.0-IV2 did not change the metadata format: a safe downgrade may go there.
     assert_eq!(node.update(1, "metadata.version", 24, true), (0, 1));
-    let (levels, later) = node.finalized();
+    let (levels, _) = node.finalized();
     assert_eq!(levels, vec![("metadata.version".to_string(), 24)]);
+    // The epoch is the controller's applied offset, published just after the image: it may
+    // trail the levels for a moment (a client then updates them again at the next epoch),
+    // never lead them.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut later = node.finalized().1;
+    while later <= epoch && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        later = node.finalized().1;
+    }
     assert!(
         later > epoch,
         "the epoch moves with the image: {later} after {epoch}"

@@ -30,6 +30,10 @@ pub fn handle(ctx: &Ctx<'_>, _req: ApiVersionsRequest) -> ApiVersionsResponse {
             k
         })
         .collect();
+    // The image first: the controller publishes its applied offset after the image, so the
+    // epoch answered may trail these levels, never lead them (a client that caches levels by
+    // epoch then takes the same levels again at the next epoch, rather than keeping old levels
+    // under a new epoch).
     let image = ctx.broker.controller.image();
     let applied_offset = ctx.broker.controller.status().applied_offset;
     if let Some(metadata_version) = image.metadata_version() {
