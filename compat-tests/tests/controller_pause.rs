@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use common::*;
-use compat_tests::{BrokerOptions, Cluster};
+use compat_tests::BrokerOptions;
 use rdkafka::producer::{FutureProducer, FutureRecord};
 
 const TOPIC: &str = "through-the-pause";
@@ -39,15 +39,7 @@ fn leaders_and_brokers(node: &Broker) -> Option<(Vec<i32>, BTreeSet<i32>)> {
 
 #[test]
 fn pausing_the_active_controller_leaves_every_partition_a_leader() {
-    let options = BrokerOptions::default()
-        .prop("broker.session.timeout.ms", 3000)
-        .prop("broker.heartbeat.interval.ms", 500)
-        .prop("replica.lag.time.max.ms", 3000);
-    let mut cluster = Cluster::start_with(3, options);
-    settled(&cluster.nodes[0], 3, 1, Duration::from_secs(30));
-    for node in &cluster.nodes {
-        wait_for_brokers(node, 3, Duration::from_secs(30));
-    }
+    let mut cluster = start_quick_cluster(BrokerOptions::default());
     create_topic_in(
         &cluster.bootstrap(),
         TOPIC,

@@ -13,7 +13,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use common::*;
-use compat_tests::{BrokerOptions, Cluster};
+use compat_tests::BrokerOptions;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 
@@ -92,16 +92,9 @@ fn offsets_isr(node: &Broker, partition: i32) -> Vec<i32> {
 
 #[test]
 fn an_offset_commit_is_answered_once_replicated_and_survives_its_coordinators_crash() {
-    let options = BrokerOptions::default()
-        .prop("broker.session.timeout.ms", 3000)
-        .prop("broker.heartbeat.interval.ms", 500)
-        .prop("replica.lag.time.max.ms", 3000)
-        .prop("offsets.topic.num.partitions", OFFSETS_PARTITIONS);
-    let mut cluster = Cluster::start_with(3, options);
-    settled(&cluster.nodes[0], 3, 1, Duration::from_secs(30));
-    for node in &cluster.nodes {
-        wait_for_brokers(node, 3, Duration::from_secs(30));
-    }
+    let mut cluster = start_quick_cluster(
+        BrokerOptions::default().prop("offsets.topic.num.partitions", OFFSETS_PARTITIONS),
+    );
     create_topic_in(
         &cluster.bootstrap(),
         TOPIC,

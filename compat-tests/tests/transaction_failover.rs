@@ -13,7 +13,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use common::*;
-use compat_tests::{BrokerOptions, Cluster};
+use compat_tests::BrokerOptions;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -73,15 +73,7 @@ fn send_everywhere(p: &BaseProducer, value: &str) {
 
 #[test]
 fn a_deposed_coordinator_does_not_answer_a_commit_it_could_not_replicate() {
-    let options = BrokerOptions::default()
-        .prop("broker.session.timeout.ms", 3000)
-        .prop("broker.heartbeat.interval.ms", 500)
-        .prop("replica.lag.time.max.ms", 3000);
-    let mut cluster = Cluster::start_with(3, options);
-    settled(&cluster.nodes[0], 3, 1, Duration::from_secs(30));
-    for node in &cluster.nodes {
-        wait_for_brokers(node, 3, Duration::from_secs(30));
-    }
+    let mut cluster = start_quick_cluster(BrokerOptions::default());
     let bootstrap = cluster.bootstrap();
     let admin = admin(&cluster.nodes[0]);
     let t = rdkafka::admin::NewTopic::new(

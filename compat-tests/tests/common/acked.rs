@@ -37,15 +37,7 @@ fn config(bootstrap: &str) -> ClientConfig {
 /// after 3 s behind), and `topic` created with `partitions` partitions, replication factor 3
 /// and min.insync.replicas=2, every replica in sync.
 pub fn start_cluster(options: BrokerOptions, topic: &str, partitions: i32) -> Cluster {
-    let options = options
-        .prop("broker.session.timeout.ms", 3000)
-        .prop("broker.heartbeat.interval.ms", 500)
-        .prop("replica.lag.time.max.ms", 3000);
-    let cluster = Cluster::start_with(3, options);
-    settled(&cluster.nodes[0], 3, 1, Duration::from_secs(30));
-    for node in &cluster.nodes {
-        wait_for_brokers(node, 3, Duration::from_secs(30));
-    }
+    let cluster = super::start_quick_cluster(options);
     let admin: AdminClient<DefaultClientContext> = config(&cluster.bootstrap()).create().unwrap();
     let t = NewTopic::new(topic, partitions, TopicReplication::Fixed(3))
         .set("min.insync.replicas", "2");

@@ -513,3 +513,19 @@ pub fn metric(node: &Broker, series: &str) -> f64 {
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
 }
+
+/// Three nodes with `options` that notice a dead peer quickly (fenced after 3 s, out of the ISR
+/// after 3 s behind), once the quorum has settled and every node lists every broker: the start
+/// of the three-node fault tests.
+pub fn start_quick_cluster(options: compat_tests::BrokerOptions) -> compat_tests::Cluster {
+    let options = options
+        .prop("broker.session.timeout.ms", 3000)
+        .prop("broker.heartbeat.interval.ms", 500)
+        .prop("replica.lag.time.max.ms", 3000);
+    let cluster = compat_tests::Cluster::start_with(3, options);
+    settled(&cluster.nodes[0], 3, 1, Duration::from_secs(30));
+    for node in &cluster.nodes {
+        wait_for_brokers(node, 3, Duration::from_secs(30));
+    }
+    cluster
+}
