@@ -159,21 +159,11 @@ impl CoordinatorWrite {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::partition::Leadership;
+    use crate::partition::tests::led_by;
     use samsa_cluster::replication::leader::FetchedBy;
     use samsa_storage::test_support::{open_log, BatchBuilder};
     use samsa_storage::{GroupCommit, LogConfig, TopicPartition};
     use uuid::Uuid;
-
-    fn led_by(leader: i32, leader_epoch: i32) -> Leadership {
-        Leadership {
-            leader,
-            leader_epoch,
-            partition_epoch: leader_epoch,
-            replicas: vec![1, 2],
-            isr: vec![1, 2],
-        }
-    }
 
     /// Broker 1 leads epoch 1 of a partition replicated on brokers 1 and 2.
     fn led_partition(dir: &std::path::Path) -> Arc<Partition> {

@@ -861,12 +861,12 @@ impl Partition {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use samsa_storage::test_support::{open_log, BatchBuilder};
     use samsa_storage::LogConfig;
 
-    fn led_by(leader: i32, leader_epoch: i32) -> Leadership {
+    pub(crate) fn led_by(leader: i32, leader_epoch: i32) -> Leadership {
         Leadership {
             leader,
             leader_epoch,

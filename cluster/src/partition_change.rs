@@ -611,12 +611,12 @@ pub fn alter_partition(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::HashSet;
 
-    fn state(replicas: &[NodeId], isr: &[NodeId], leader: NodeId) -> PartitionState {
+    pub(crate) fn state(replicas: &[NodeId], isr: &[NodeId], leader: NodeId) -> PartitionState {
         PartitionState {
             replicas: replicas.to_vec(),
             isr: isr.to_vec(),
@@ -629,7 +629,7 @@ mod tests {
     }
 
     /// Liveness where the listed brokers are active.
-    fn up(active: &[NodeId]) -> impl Fn(NodeId) -> bool + '_ {
+    pub(crate) fn up(active: &[NodeId]) -> impl Fn(NodeId) -> bool + '_ {
         move |b| active.contains(&b)
     }
 

@@ -205,23 +205,8 @@ pub fn cancel(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::partition_change::tests::{state, up};
     use crate::partition_change::{alter_partition, AlterPartitionRequest, IsrMember, NO_LEADER};
-
-    fn state(replicas: &[NodeId], isr: &[NodeId], leader: NodeId) -> PartitionState {
-        PartitionState {
-            replicas: replicas.to_vec(),
-            isr: isr.to_vec(),
-            leader,
-            leader_epoch: 5,
-            partition_epoch: 9,
-            adding_replicas: Vec::new(),
-            removing_replicas: Vec::new(),
-        }
-    }
-
-    fn up(active: &[NodeId]) -> impl Fn(NodeId) -> bool + '_ {
-        move |b| active.contains(&b)
-    }
 
     fn registered(b: NodeId) -> bool {
         (1..=4).contains(&b)
