@@ -12,7 +12,7 @@
 //! fetches stay small however many partitions it follows. A leader that makes no session gets
 //! full fetches, as before.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -407,11 +407,19 @@ fn classify(code: i16) -> FetchError {
 fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse) {
     let now_ms = crate::util::now_ms();
     let mut partitions = set.partitions.lock();
-    // The answer names topics by id; the set holds them by name.
-    let names: HashMap<Uuid, String> = partitions
-        .iter()
-        .map(|((name, _), f)| (f.partition.topic_id, name.clone()))
-        .collect();
+    // The answer names topics by id; the set holds them by name. Only the topics answered
+    // are looked up (an idle follower's incremental answer names none).
+    if resp.responses.is_empty() {
+        return;
+    }
+    let answered: HashSet<Uuid> = resp.responses.iter().map(|t| t.topic_id).collect();
+    let mut names: HashMap<Uuid, String> = HashMap::with_capacity(answered.len());
+    for ((name, _), f) in partitions.iter() {
+        let id = f.partition.topic_id;
+        if answered.contains(&id) && !names.contains_key(&id) {
+            names.insert(id, name.clone());
+        }
+    }
     for t in resp.responses {
         let Some(name) = names.get(&t.topic_id) else {
             continue;
