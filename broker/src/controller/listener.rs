@@ -121,7 +121,7 @@ async fn answer(
                 .map_err(|_| "the controller stopped".to_string())?;
             let describe = match rx.await.map_err(|_| "the controller stopped".to_string())? {
                 // Kafka's controllers answer only when they lead; brokers forward.
-                Describe::Forward(_) => Describe::NotLeader,
+                Describe::Forward(..) => Describe::NotLeader,
                 d => d,
             };
             Ok(ResponseKind::DescribeQuorum(

@@ -112,8 +112,11 @@ pub enum Describe {
     /// The description and every voter's controller endpoint (node id, listener name, host,
     /// port) for DescribeQuorum v2's `nodes`.
     Local(QuorumDescription, Vec<VoterEndpoint>),
-    /// Forward to the leader's controller listener.
-    Forward(Peer),
+    /// Forward to the leader's controller listener, and wait at most this long: the quorum's
+    /// own request timeout, not the forwarding connection's longer patience (which lets the
+    /// leader commit what a broker asked), so a paused leader costs a describe seconds, and
+    /// the answer says to retry.
+    Forward(Peer, Duration),
     NoLeader,
     /// Asked of a controller that does not lead: Kafka's controllers answer
     /// NOT_LEADER_OR_FOLLOWER rather than forward (only brokers forward DescribeQuorum).
@@ -678,7 +681,7 @@ impl Runtime {
                     Describe::Local(self.quorum.describe(), self.endpoints.clone())
                 } else {
                     match self.quorum.leader_id().and_then(|l| self.forward.get(&l)) {
-                        Some(p) => Describe::Forward(p.clone()),
+                        Some(p) => Describe::Forward(p.clone(), self.timeout),
                         None => Describe::NoLeader,
                     }
                 };

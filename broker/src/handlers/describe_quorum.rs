@@ -53,15 +53,15 @@ pub async fn answer(
     }
     match describe {
         Describe::Local(d, endpoints) => describe_response(&req, &d, &endpoints, version),
-        Describe::Forward(peer) => {
+        Describe::Forward(peer, patience) => {
             let answer = peer.send(
                 ApiKey::DescribeQuorum,
                 version,
                 RequestKind::DescribeQuorum(req.clone()),
             );
-            match answer.await {
-                Ok(Ok(ResponseKind::DescribeQuorum(r))) => r,
-                Ok(Ok(_)) | Ok(Err(_)) | Err(_) => partition_errors(
+            match tokio::time::timeout(patience, answer).await {
+                Ok(Ok(Ok(ResponseKind::DescribeQuorum(r)))) => r,
+                Ok(Ok(Ok(_))) | Ok(Ok(Err(_))) | Ok(Err(_)) | Err(_) => partition_errors(
                     &req,
                     version,
                     ResponseError::NotLeaderOrFollower.code(),
