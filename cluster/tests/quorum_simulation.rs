@@ -14,12 +14,18 @@
 //! in the same order; a node's high watermark never moves back; an elected leader's log holds
 //! every record committed before it. After the faults stop, the cluster must elect a leader
 //! and commit on every node (liveness), and every acknowledged proposal must be there.
+//!
+//! The `dynamic_*` runs use kraft.version 1 (KIP-853): three of the nodes are formatted as the
+//! voters, the others join as observers through bootstrap servers, and the leader adds and
+//! removes voters at random (its own removal included) among the faults; the same properties
+//! must hold whatever the voter set became.
 
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 use bytes::Bytes;
 use samsa_cluster::quorum::{
-    Action, Batch, Durable, Message, PersistedState, Quorum, QuorumConfig, Record, Role, SnapshotId,
+    decode_voters, encode_voters, Action, Batch, Durable, Message, PersistedState, Quorum,
+    QuorumConfig, Record, Role, SnapshotId, VoterEndpoint, VoterNode, VoterSet,
 };
 
 const SECOND: u64 = 1000;
@@ -136,6 +142,10 @@ struct Settings {
     snapshot_every_records: usize,
     chaos_ms: u64,
     calm_ms: u64,
+    /// kraft.version 1 with this many formatted voters (the first nodes); 0: fixed voters.
+    dynamic_voters: usize,
+    /// Chance per 100 ms that the leader is asked to add or remove a voter.
+    reconfigure_per_mille: u64,
 }
 
 struct Sim {
@@ -162,6 +172,10 @@ struct Sim {
     /// Proposals not yet seen committed: (value, offset, epoch).
     pending: Vec<(Bytes, i64, i32)>,
     proposals: u64,
+    /// Voter changes the leader took, and how many of them it saw committed.
+    voter_changes: (u64, u64),
+    /// (offset, epoch) of voter changes not yet seen committed.
+    pending_changes: Vec<(i64, i32)>,
     trace: Vec<String>,
     verbose: bool,
 }
@@ -191,6 +205,8 @@ impl Sim {
             acknowledged: Vec::new(),
             pending: Vec::new(),
             proposals: 0,
+            voter_changes: (0, 0),
+            pending_changes: Vec::new(),
             trace: Vec::new(),
             verbose: std::env::var("SAMSA_SIM_SEED").is_ok(),
             s,
@@ -210,7 +226,21 @@ impl Sim {
     }
 
     fn config(&self, i: usize) -> QuorumConfig {
-        let mut c = QuorumConfig::new(id(i), (0..self.s.nodes).map(id));
+        let mut c = if self.s.dynamic_voters > 0 {
+            // The formatted voters start from their set; the others know only where to ask
+            // (bootstrap ids -2, -3, ... stand for nodes 1, 2, ...).
+            let formatted = (i < self.s.dynamic_voters).then(|| {
+                (0..self.s.dynamic_voters)
+                    .map(|j| (id(j), voter(j)))
+                    .collect()
+            });
+            let mut c = QuorumConfig::dynamic(id(i), formatted);
+            c.bootstrap = (0..self.s.nodes).map(|j| -2 - j as i32).collect();
+            c.snapshot_voters = snapshot_voters;
+            c
+        } else {
+            QuorumConfig::new(id(i), (0..self.s.nodes).map(id))
+        };
         c.snapshot_chunk_bytes = 512; // several chunks per snapshot
                                       // Some seeds fetch one batch at a time, so a follower can hold an old epoch's records
                                       // without the new leader's first batch (Raft's figure 8).
@@ -282,7 +312,14 @@ impl Sim {
             };
             let Some(action) = q.poll_action() else { break };
             match action {
-                Action::Send { to, message } => self.send(i, index(to), message),
+                Action::Send { to, message } => {
+                    let to = if to < 0 {
+                        (-2 - to) as usize
+                    } else {
+                        index(to)
+                    };
+                    self.send(i, to, message)
+                }
                 Action::PersistState(s) => self.nodes[i].disk.state = s,
                 Action::Append(batches) => {
                     let disk = &mut self.nodes[i].disk;
@@ -503,6 +540,14 @@ impl Sim {
                 self.pending.push((v, offset, epoch));
             }
         }
+        let pending = std::mem::take(&mut self.pending_changes);
+        for (offset, epoch) in pending {
+            if offset < hw && q.epoch_at(offset) == Some(epoch) && q.epoch() == epoch {
+                self.voter_changes.1 += 1;
+            } else {
+                self.pending_changes.push((offset, epoch));
+            }
+        }
         // Snapshot now and then.
         let n = &mut self.nodes[i];
         let q = n.quorum.as_mut().unwrap();
@@ -511,7 +556,8 @@ impl Sim {
             && n.app.applied_offset > q.log_start_offset()
             && n.app.applied_offset <= q.high_watermark()
         {
-            let data = encode_snapshot(&n.app);
+            let voters = q.voter_set_at(n.app.applied_offset).cloned();
+            let data = encode_snapshot(&n.app, voters.as_ref());
             let sid = q.snapshot_created(n.app.applied_offset, data.clone());
             n.disk.snapshot = Some((sid, data));
         }
@@ -571,8 +617,46 @@ impl Sim {
         }
     }
 
+    /// Asks the leader to add a node that is not a voter, or remove one that is.
+    fn reconfigure(&mut self) {
+        let Some(i) = (0..self.s.nodes).find(|&i| {
+            self.nodes[i]
+                .quorum
+                .as_ref()
+                .is_some_and(|q| q.role() == Role::Leader)
+        }) else {
+            return;
+        };
+        let target = self.rng.below(self.s.nodes as u64) as usize;
+        let now = self.now;
+        let q = self.nodes[i].quorum.as_mut().unwrap();
+        let epoch = q.epoch();
+        let voters = q.voters().clone();
+        let result = if voters.contains(&id(target)) {
+            q.remove_voter(now, id(target), None).map(|o| (o, "remove"))
+        } else {
+            q.add_voter(now, voter(target)).map(|o| (o, "add"))
+        };
+        match result {
+            Ok((offset, what)) => {
+                self.voter_changes.0 += 1;
+                self.pending_changes.push((offset, epoch));
+                self.log(format!(
+                    "{now} leader {} will {what} voter {} at {offset} (voters {voters:?})",
+                    id(i),
+                    id(target)
+                ));
+            }
+            Err(e) => self.log(format!("{now} leader {} refused: {e}", id(i))),
+        }
+        self.drain(i);
+    }
+
     fn chaos(&mut self) {
         let n = self.s.nodes;
+        if self.s.dynamic_voters > 0 && self.rng.chance(self.s.reconfigure_per_mille) {
+            self.reconfigure();
+        }
         if self.rng.chance(self.s.crash_per_mille_per_s / 10) {
             // Half the crashes hit the leader, where they do the most harm; the node comes
             // back a random while later.
@@ -832,9 +916,27 @@ fn values_of(b: &Batch) -> Vec<Option<Bytes>> {
     b.records.iter().map(|r| r.value.clone()).collect()
 }
 
-fn encode_snapshot(app: &App) -> Bytes {
+/// A formatted or added voter: node `i`, reached at a made-up address.
+fn voter(i: usize) -> VoterNode {
+    VoterNode {
+        id: id(i),
+        directory_id: uuid::Uuid::from_u128(0xd1 + i as u128),
+        endpoints: vec![VoterEndpoint {
+            name: "CONTROLLER".into(),
+            host: "sim".into(),
+            port: 9093 + i as u16,
+        }],
+    }
+}
+
+/// The application's snapshot: its applied offset, the voter set there (kraft.version 1, as
+/// a `VotersRecord`; empty otherwise), then every value applied.
+fn encode_snapshot(app: &App, voters: Option<&VoterSet>) -> Bytes {
     let mut out = Vec::new();
     out.extend_from_slice(&app.applied_offset.to_be_bytes());
+    let v = voters.map(encode_voters).unwrap_or_default();
+    out.extend_from_slice(&(v.len() as u32).to_be_bytes());
+    out.extend_from_slice(&v);
     for v in &app.applied {
         out.extend_from_slice(&(v.len() as u32).to_be_bytes());
         out.extend_from_slice(v);
@@ -842,10 +944,16 @@ fn encode_snapshot(app: &App) -> Bytes {
     Bytes::from(out)
 }
 
+fn snapshot_voters(data: &[u8]) -> Option<VoterSet> {
+    let len = u32::from_be_bytes(data[8..12].try_into().unwrap()) as usize;
+    (len > 0).then(|| decode_voters(&data[12..12 + len]).expect("the snapshot's voters decode"))
+}
+
 fn decode_snapshot(data: &[u8]) -> App {
     let applied_offset = i64::from_be_bytes(data[..8].try_into().unwrap());
     let mut applied = Vec::new();
-    let mut p = 8;
+    let voters_len = u32::from_be_bytes(data[8..12].try_into().unwrap()) as usize;
+    let mut p = 12 + voters_len;
     while p < data.len() {
         let len = u32::from_be_bytes(data[p..p + 4].try_into().unwrap()) as usize;
         applied.push(Bytes::copy_from_slice(&data[p + 4..p + 4 + len]));
@@ -869,10 +977,31 @@ fn settings(nodes: usize) -> Settings {
         snapshot_every_records: 40,
         chaos_ms: 30 * SECOND,
         calm_ms: 20 * SECOND,
+        dynamic_voters: 0,
+        reconfigure_per_mille: 0,
     }
 }
 
+/// kraft.version 1 on `nodes` nodes, three of them formatted as voters, with voter changes.
+fn dynamic_settings(nodes: usize) -> Settings {
+    let mut s = settings(nodes);
+    s.dynamic_voters = 3;
+    s.reconfigure_per_mille = 400;
+    s
+}
+
 fn run_seeds(nodes: usize, default_seeds: u64) {
+    run_seeds_with(nodes, default_seeds, false)
+}
+
+fn run_seeds_with(nodes: usize, default_seeds: u64, dynamic: bool) {
+    let settings = |n| {
+        if dynamic {
+            dynamic_settings(n)
+        } else {
+            settings(n)
+        }
+    };
     if let Ok(seed) = std::env::var("SAMSA_SIM_SEED") {
         let seed: u64 = seed.parse().expect("SAMSA_SIM_SEED is a number");
         let mut sim = Sim::new(seed, settings(nodes));
@@ -885,9 +1014,9 @@ fn run_seeds(nodes: usize, default_seeds: u64) {
         .map_or(default_seeds, |s| {
             s.parse().expect("SAMSA_SIM_SEEDS is a number")
         });
-    let (mut acked, mut elections) = (0, 0);
+    let (mut acked, mut elections, mut changes, mut changes_committed) = (0, 0, 0, 0);
     for seed in 0..seeds {
-        let seed = seed + nodes as u64 * 1_000_000;
+        let seed = seed + nodes as u64 * 1_000_000 + if dynamic { 50_000_000 } else { 0 };
         let run = std::panic::catch_unwind(|| {
             let mut sim = Sim::new(seed, settings(nodes));
             sim.run();
@@ -899,8 +1028,14 @@ fn run_seeds(nodes: usize, default_seeds: u64) {
         };
         acked += sim.acknowledged.len();
         elections += sim.leaders.len();
+        changes += sim.voter_changes.0;
+        changes_committed += sim.voter_changes.1;
     }
-    println!("{nodes} voters, {seeds} seeds: {acked} records acknowledged, {elections} elections, none lost");
+    if dynamic {
+        println!("{nodes} nodes, kraft.version 1, {seeds} seeds: {acked} records acknowledged, {elections} elections, {changes} voter changes taken, {changes_committed} seen committed, none lost");
+    } else {
+        println!("{nodes} voters, {seeds} seeds: {acked} records acknowledged, {elections} elections, none lost");
+    }
 }
 
 #[test]
@@ -911,6 +1046,11 @@ fn three_voters_keep_every_committed_record_through_faults() {
 #[test]
 fn five_voters_keep_every_committed_record_through_faults() {
     run_seeds(5, 100);
+}
+
+#[test]
+fn dynamic_voters_added_and_removed_keep_every_committed_record_through_faults() {
+    run_seeds_with(5, 100, true);
 }
 
 /// Seeds that once failed, run in every suite: 3013656 lost a committed record (a follower's

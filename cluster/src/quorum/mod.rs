@@ -8,12 +8,17 @@ mod batch;
 mod log;
 mod messages;
 mod node;
+mod voters;
 
 pub use batch::{Batch, ControlType, Record, SnapshotId};
 pub use messages::*;
 pub use node::{
     Action, Durable, PersistedState, ProposeError, Quorum, QuorumConfig, QuorumDescription,
-    ReplicaState, Role, RECORDS_PER_BATCH_MAX,
+    ReplicaState, Role, VoterChangeError, RECORDS_PER_BATCH_MAX,
+};
+pub use voters::{
+    decode_voters, encode_kraft_version, encode_voters, voters_record, voters_records,
+    VoterEndpoint, VoterNode, VoterSet,
 };
 
 /// The name and only partition of the metadata log, as Kafka names them.

@@ -25,6 +25,7 @@ impl Quorum {
         };
         let last = batch.last_offset();
         self.log.append(batch.clone());
+        self.voters_appended(now, &batch);
         self.actions.push_back(Action::Append(vec![batch]));
         self.actions.push_back(Action::Flush {
             end_offset: self.log.end_offset(),
@@ -55,7 +56,7 @@ impl Quorum {
             };
             return self.reply_fetch(from, &r, Some(error), None, None, Vec::new());
         }
-        let voter = self.cfg.voters.contains(&from);
+        let voter = self.voters.ids().contains(&from);
         let replicas = if voter {
             &mut l.replicas
         } else {
@@ -174,10 +175,11 @@ impl Quorum {
             })
             .collect();
         ends.sort_unstable_by(|a, b| b.cmp(a));
-        let candidate = ends[self.cfg.majority() - 1];
+        let candidate = ends[self.voters.majority() - 1];
         if candidate > l.epoch_start_offset && candidate > self.high_watermark {
             self.set_high_watermark(candidate);
             self.answer_parked(now, |_, _| true);
+            self.resign_if_removed(now);
         }
     }
 
@@ -262,7 +264,13 @@ impl Quorum {
             return;
         };
         let targets: Vec<NodeId> = if self.cfg.bootstrap.is_empty() {
-            self.cfg.voters.iter().copied().collect()
+            let me = self.cfg.node_id;
+            self.voters
+                .ids()
+                .iter()
+                .copied()
+                .filter(|&v| v != me)
+                .collect()
         } else {
             self.cfg.bootstrap.clone()
         };
@@ -403,6 +411,7 @@ impl Quorum {
                 break; // not where this log ends: a stale answer; fetch again from the end
             }
             self.log.append(b.clone());
+            self.voters_appended(now, &b);
             appended.push(b);
         }
         if !appended.is_empty() {
@@ -470,6 +479,8 @@ impl Quorum {
             self.high_watermark
         );
         self.log.reset_to_snapshot(id);
+        let set = (self.cfg.snapshot_voters)(&data);
+        self.voters.reset_to_snapshot(id.end_offset, set);
         self.flushed_offset = id.end_offset;
         self.previous_snapshot = self.snapshot_data.replace((id, data.clone()));
         self.actions.push_back(Action::InstallSnapshot { id, data });
@@ -489,6 +500,7 @@ impl Quorum {
             return;
         }
         self.log.truncate_to(end_offset);
+        self.voters.truncated(end_offset);
         self.flushed_offset = self.flushed_offset.min(end_offset);
         self.actions.push_back(Action::Truncate { end_offset });
     }

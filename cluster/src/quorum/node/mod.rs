@@ -31,17 +31,27 @@ use kafka_protocol::protocol::Encodable;
 use super::batch::{Batch, ControlType, Record, SnapshotId};
 
 mod fetch;
+mod reconfig;
 use super::log::MemLog;
 use super::messages::*;
+use super::voters::{VoterSet, Voters};
 use crate::NodeId;
+pub use reconfig::VoterChangeError;
 
 /// The quorum's settings, with Kafka's names and defaults (`controller.quorum.*`).
 #[derive(Debug, Clone)]
 pub struct QuorumConfig {
     pub node_id: NodeId,
-    /// `controller.quorum.voters`: the voter ids. A node outside the set is an observer. Empty
-    /// for an observer given only [`Self::bootstrap`], which learns the leader from them.
+    /// `controller.quorum.voters`: the voter ids, fixed (kraft.version 0). A node outside the
+    /// set is an observer. Empty under kraft.version 1 ([`Self::dynamic`]), and for an
+    /// observer given only [`Self::bootstrap`], which learns the leader from them.
     pub voters: BTreeSet<NodeId>,
+    /// kraft.version 1 (KIP-853): the voters are in the log, changed by AddRaftVoter and
+    /// RemoveRaftVoter; until the log or a snapshot names some, the set this node was
+    /// formatted with (`--standalone`, `--initial-controllers`), if any.
+    pub dynamic: Option<Option<VoterSet>>,
+    /// The voter set a snapshot's bytes hold (the caller's snapshot format), if any.
+    pub snapshot_voters: fn(&[u8]) -> Option<VoterSet>,
     /// `controller.quorum.bootstrap.servers` (KIP-853), as the ids the caller gave them
     /// (Kafka numbers them -2, -3, ...): an observer without a leader probes these instead of
     /// the voters. A bootstrap server that does not lead answers with the leader it knows.
@@ -69,6 +79,8 @@ impl QuorumConfig {
         QuorumConfig {
             node_id,
             voters: voters.into_iter().collect(),
+            dynamic: None,
+            snapshot_voters: |_| None,
             bootstrap: Vec::new(),
             election_timeout_ms: 1000,
             election_backoff_max_ms: 1000,
@@ -81,8 +93,12 @@ impl QuorumConfig {
         }
     }
 
-    fn majority(&self) -> usize {
-        self.voters.len() / 2 + 1
+    /// A node of a kraft.version 1 quorum: formatted with `voters` (None: one that joins, an
+    /// observer until added).
+    pub fn dynamic(node_id: NodeId, voters: Option<VoterSet>) -> QuorumConfig {
+        let mut c = QuorumConfig::new(node_id, []);
+        c.dynamic = Some(voters);
+        c
     }
 }
 
@@ -253,6 +269,8 @@ pub struct Quorum {
     epoch: i32,
     voted_id: Option<NodeId>,
     leader_id: Option<NodeId>,
+    /// Who votes, as this node's log says (kraft.version 1) or as configured (0).
+    voters: Voters,
     state: State,
     log: MemLog,
     flushed_offset: i64,
@@ -273,8 +291,8 @@ impl Quorum {
     /// resigned; one that followed a leader starts following it.
     pub fn new(cfg: QuorumConfig, durable: Durable, now: u64, seed: u64) -> Quorum {
         assert!(
-            !cfg.voters.is_empty() || !cfg.bootstrap.is_empty(),
-            "a quorum needs at least one voter, or an observer bootstrap servers to ask"
+            cfg.dynamic.is_none() || cfg.voters.is_empty(),
+            "kraft.version 1 takes its voters from the log, not controller.quorum.voters"
         );
         assert!(
             cfg.bootstrap
@@ -284,6 +302,23 @@ impl Quorum {
             cfg.bootstrap
         );
         let snapshot_id = durable.snapshot.as_ref().map(|s| s.0);
+        let mut voters = match &cfg.dynamic {
+            None => Voters::fixed(cfg.voters.clone()),
+            Some(formatted) => {
+                let mut v = Voters::dynamic(formatted.clone());
+                if let Some((id, data)) = &durable.snapshot {
+                    v.reset_to_snapshot(id.end_offset, (cfg.snapshot_voters)(data));
+                }
+                v
+            }
+        };
+        for b in &durable.batches {
+            voters.appended(b);
+        }
+        assert!(
+            !voters.ids().is_empty() || !cfg.bootstrap.is_empty(),
+            "a quorum needs at least one voter, or an observer bootstrap servers to ask"
+        );
         let log = MemLog::new(snapshot_id, durable.batches);
         let flushed_offset = log.end_offset();
         let mut q = Quorum {
@@ -292,6 +327,7 @@ impl Quorum {
             epoch: durable.state.epoch,
             voted_id: durable.state.voted_id,
             leader_id: durable.state.leader_id,
+            voters,
             state: State::Resigned { election_at: now },
             high_watermark: snapshot_id.map_or(0, |s| s.end_offset),
             log,
@@ -307,7 +343,7 @@ impl Quorum {
         q.state = match q.leader_id {
             // A quorum of one has nobody to hand over to: it stands again at once.
             Some(l) if l == me => State::Resigned {
-                election_at: if q.cfg.voters.len() == 1 {
+                election_at: if q.voters.ids().len() == 1 {
                     now
                 } else {
                     now + q.cfg.election_timeout_ms
@@ -320,7 +356,7 @@ impl Quorum {
             },
             None => State::Unattached {
                 // A quorum of one elects itself at once.
-                election_at: if q.cfg.voters.len() == 1 {
+                election_at: if q.voters.ids().len() == 1 {
                     now
                 } else {
                     now + q.election_timeout()
@@ -367,11 +403,60 @@ impl Quorum {
     }
 
     pub fn is_voter(&self) -> bool {
-        self.cfg.voters.contains(&self.cfg.node_id)
+        self.voters.ids().contains(&self.cfg.node_id)
     }
 
+    /// The voters' ids: the configured ones, or under kraft.version 1 the latest set this
+    /// node's log holds, committed or not.
     pub fn voters(&self) -> &BTreeSet<NodeId> {
-        &self.cfg.voters
+        self.voters.ids()
+    }
+
+    /// Whether this node stands in elections: a voter does; so does a node that an uncommitted
+    /// change removed (kraft.version 1), for the set that removed it may need it to elect a
+    /// leader that commits the change: a leader that removed itself and crashed holds the
+    /// change, while the voter left may not, and will only vote for a log as long as its own
+    /// (Raft's rule for a server outside its latest configuration). Its own vote then does not
+    /// count, and once it sees the change committed it stands no more.
+    pub fn may_stand(&self) -> bool {
+        self.is_voter()
+            || self
+                .voters
+                .removed_uncommitted(self.cfg.node_id, self.high_watermark)
+    }
+
+    /// The votes a new election starts with: this node's own, if it is a voter.
+    fn own_vote(&self) -> BTreeSet<NodeId> {
+        if self.is_voter() {
+            BTreeSet::from([self.cfg.node_id])
+        } else {
+            BTreeSet::new()
+        }
+    }
+
+    /// kraft.version 1: the latest voter set, with directory ids and endpoints, and the offset
+    /// of the record that set it (-1: the set this node was formatted with).
+    pub fn voter_set(&self) -> Option<(i64, &VoterSet)> {
+        self.voters.latest().map(|(o, s)| (*o, s))
+    }
+
+    /// kraft.version 1: the voter set a snapshot ending at `end_offset` must hold.
+    pub fn voter_set_at(&self, end_offset: i64) -> Option<&VoterSet> {
+        self.voters.at(end_offset)
+    }
+
+    /// The quorum's kraft.version: 1 when its voters are in the log (KIP-853).
+    pub fn kraft_version(&self) -> i16 {
+        if self.voters.is_dynamic() {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// Counts every change of the voter set: a driver reconnects when it moves.
+    pub fn voters_version(&self) -> u64 {
+        self.voters.version()
     }
 
     pub fn role(&self) -> Role {
@@ -425,8 +510,8 @@ impl Quorum {
                 l.observers.values().copied().collect(),
             ),
             _ => (
-                self.cfg
-                    .voters
+                self.voters
+                    .ids()
                     .iter()
                     .map(|&v| ReplicaState {
                         node_id: v,
@@ -461,7 +546,7 @@ impl Quorum {
             State::Unattached {
                 election_at, probe, ..
             } => {
-                if self.is_voter() {
+                if self.may_stand() {
                     *election_at
                 } else {
                     fetch_loop(probe)
@@ -496,7 +581,7 @@ impl Quorum {
 
     /// Timers: elections, fetch timeouts, retries, parked fetches, check-quorum.
     pub fn tick(&mut self, now: u64) {
-        let voter = self.is_voter();
+        let voter = self.may_stand();
         match &mut self.state {
             State::Unattached {
                 election_at, probe, ..
@@ -537,7 +622,7 @@ impl Quorum {
                                 || r.last_fetch_ms.is_some_and(|t| t >= horizon)
                         })
                         .count();
-                    if heard < self.cfg.majority() {
+                    if heard < self.voters.majority() {
                         self.resign(now);
                         return;
                     }
@@ -580,7 +665,13 @@ impl Quorum {
             } => {
                 if now >= *fetch_timeout_at {
                     if voter {
-                        self.timed_out_leader = self.leader_id.map(|l| (self.epoch, l));
+                        // A node that stands only because an uncommitted change removed it
+                        // takes anyone's word for the leader: the leader no longer talks to
+                        // it (no BeginQuorumEpoch), and hearing the change committed is what
+                        // ends its candidacy.
+                        if self.is_voter() {
+                            self.timed_out_leader = self.leader_id.map(|l| (self.epoch, l));
+                        }
                         self.become_prospective(now);
                     } else {
                         self.become_unattached_same_epoch(now, now);
@@ -604,7 +695,13 @@ impl Quorum {
             }
             State::Resigned { election_at } => {
                 if now >= *election_at {
-                    self.become_prospective(now);
+                    if voter {
+                        self.become_prospective(now);
+                    } else {
+                        // A leader that removed itself: an observer now, it looks for the
+                        // leader the others elect.
+                        self.become_unattached_same_epoch(now, now);
+                    }
                 }
             }
         }
@@ -703,6 +800,7 @@ impl Quorum {
             .expect("offset is in the log");
         let id = SnapshotId { end_offset, epoch };
         self.log.compact_to(id);
+        self.voters.compacted(end_offset);
         self.previous_snapshot = self.snapshot_data.replace((id, data));
         self.actions.push_back(Action::DeleteBefore(id));
         id
@@ -736,8 +834,8 @@ impl Quorum {
     fn send_end_quorum_epoch(&mut self, preferred: Vec<NodeId>) {
         let me = self.cfg.node_id;
         let voters: Vec<NodeId> = self
-            .cfg
             .voters
+            .ids()
             .iter()
             .copied()
             .filter(|&v| v != me)
@@ -759,11 +857,11 @@ impl Quorum {
     // ----- elections -----
 
     fn become_prospective(&mut self, now: u64) {
-        debug_assert!(self.is_voter());
+        debug_assert!(self.may_stand());
         let round = self.new_id();
         let mut e = Election {
             round,
-            granted: BTreeSet::from([self.cfg.node_id]),
+            granted: self.own_vote(),
             rejected: BTreeSet::new(),
             election_at: now + self.election_timeout(),
             resend_at: now
@@ -772,7 +870,7 @@ impl Quorum {
                     .retry_backoff_ms
                     .max(self.cfg.election_timeout_ms / 4),
         };
-        if e.granted.len() >= self.cfg.majority() {
+        if e.granted.len() >= self.voters.majority() {
             e.granted.clear();
             return self.become_candidate(now);
         }
@@ -789,7 +887,7 @@ impl Quorum {
         self.persist();
         let e = Election {
             round: self.new_id(),
-            granted: BTreeSet::from([self.cfg.node_id]),
+            granted: self.own_vote(),
             rejected: BTreeSet::new(),
             election_at: now + self.election_timeout(),
             resend_at: now
@@ -798,7 +896,7 @@ impl Quorum {
                     .retry_backoff_ms
                     .max(self.cfg.election_timeout_ms / 4),
         };
-        if e.granted.len() >= self.cfg.majority() {
+        if e.granted.len() >= self.voters.majority() {
             return self.become_leader(now, e.granted);
         }
         self.state = State::Candidate(e);
@@ -808,8 +906,8 @@ impl Quorum {
 
     fn become_leader(&mut self, now: u64, granted: BTreeSet<NodeId>) {
         assert!(
-            granted.len() >= self.cfg.majority()
-                && granted.iter().all(|g| self.cfg.voters.contains(g)),
+            granted.len() >= self.voters.majority()
+                && granted.iter().all(|g| self.voters.ids().contains(g)),
             "leader of epoch {} without a majority of voters: {granted:?}",
             self.epoch
         );
@@ -818,8 +916,8 @@ impl Quorum {
         self.persist();
         let epoch_start_offset = self.log.end_offset();
         let replicas = self
-            .cfg
             .voters
+            .ids()
             .iter()
             .map(|&v| {
                 (
@@ -832,8 +930,8 @@ impl Quorum {
             })
             .collect();
         let begin_pending: BTreeSet<NodeId> = self
-            .cfg
             .voters
+            .ids()
             .iter()
             .copied()
             .filter(|&v| v != me)
@@ -857,8 +955,8 @@ impl Quorum {
             .with_version(0)
             .with_leader_id(me.into())
             .with_voters(
-                self.cfg
-                    .voters
+                self.voters
+                    .ids()
                     .iter()
                     .map(|&v| Voter::default().with_voter_id(v))
                     .collect(),
@@ -873,14 +971,16 @@ impl Quorum {
         message
             .encode(&mut value, 0)
             .expect("LeaderChangeMessage v0 encodes");
-        self.append_as_leader(
-            now,
-            true,
-            vec![Record {
-                key: Some(ControlType::LeaderChange.key()),
-                value: Some(value.freeze()),
-            }],
-        );
+        let mut records = vec![Record {
+            key: Some(ControlType::LeaderChange.key()),
+            value: Some(value.freeze()),
+        }];
+        // A quorum still on the set it was formatted with writes it into the log, so that
+        // nodes that join (and snapshots) learn it from there (Kafka's start-of-epoch records).
+        if let Some((-1, set)) = self.voters.latest() {
+            records.extend(super::voters::voters_records(set));
+        }
+        self.append_as_leader(now, true, records);
     }
 
     /// Leaves a failed election (or a leaderless follower) for Unattached in the same epoch,
@@ -896,7 +996,7 @@ impl Quorum {
             probe_index: 0,
         };
         self.notify_role();
-        if !self.is_voter() {
+        if !self.may_stand() {
             self.send_probe(now);
         }
     }
@@ -996,8 +1096,8 @@ impl Quorum {
     }
 
     fn unanswered(&self, e: &Election) -> Vec<NodeId> {
-        self.cfg
-            .voters
+        self.voters
+            .ids()
             .iter()
             .copied()
             .filter(|v| !e.granted.contains(v) && !e.rejected.contains(v))
@@ -1016,7 +1116,15 @@ impl Quorum {
             });
             q.send(from, msg);
         };
-        if !self.cfg.voters.contains(&r.candidate_id) || !self.is_voter() {
+        // A fixed voter set is the same everywhere: a stranger, or a vote asked of a node that
+        // is no voter, is misconfiguration. A dynamic one may be behind here: the candidate,
+        // or this node, may be a voter in a set this node has not fetched yet (KIP-853), and
+        // refusing could leave the quorum with nobody able to win (a leader that added this
+        // node, restarted, needs its vote). The candidate counts only its own voters' votes,
+        // and the log comparison keeps a stale candidate from winning, as in Kafka.
+        if !self.voters.is_dynamic()
+            && (!self.voters.ids().contains(&r.candidate_id) || !self.is_voter())
+        {
             return reply(self, false, Some(QuorumError::InconsistentVoterSet));
         }
         let log_ok =
@@ -1066,14 +1174,14 @@ impl Quorum {
         if self.observe_epoch(now, from, r.epoch, r.leader_id) {
             return;
         }
-        let majority = self.cfg.majority();
-        let voters = self.cfg.voters.len();
+        let majority = self.voters.majority();
+        let voters = self.voters.ids().len();
         let (e, prospective) = match &mut self.state {
             State::Prospective(e) if e.round == r.id => (e, true),
             State::Candidate(e) if e.round == r.id && r.epoch == self.epoch => (e, false),
             _ => return,
         };
-        if !self.cfg.voters.contains(&from) {
+        if !self.voters.ids().contains(&from) {
             return;
         }
         if r.granted {
@@ -1138,7 +1246,7 @@ impl Quorum {
                     }
                     None => self.election_timeout(),
                 };
-                if self.is_voter() {
+                if self.may_stand() {
                     self.become_unattached_same_epoch(now, now + delay);
                 } else {
                     self.become_unattached_same_epoch(now, now);
