@@ -216,7 +216,10 @@ class Conn:
 METADATA, CREATE_TOPICS, DESCRIBE_QUORUM = 3, 19, 55
 TOPIC_ALREADY_EXISTS = 36
 # REQUEST_TIMED_OUT, NOT_CONTROLLER, LEADER_NOT_AVAILABLE: the controller moved or was busy.
-RETRIABLE = {7, 41, 5}
+# REQUEST_TIMED_OUT, NOT_CONTROLLER, LEADER_NOT_AVAILABLE; and INVALID_REPLICA_ASSIGNMENT, which
+# a manual assignment naming a broker the controller fenced for a moment gets (with twenty
+# nodes on two cores a heartbeat can come late), until the broker is unfenced again.
+RETRIABLE = {7, 41, 5, 39}
 METADATA_ALL_V12 = b"\x00\x00\x00\x00"  # topics null, no auto-creation, no operations, no tags
 
 

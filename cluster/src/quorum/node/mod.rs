@@ -282,7 +282,11 @@ pub struct Quorum {
     /// The leader this node stopped following for want of answers, and its epoch: another
     /// node's word that it still leads is not taken (only its own), or two followers that
     /// time out at different moments would hand each other back to a dead leader forever.
-    timed_out_leader: Option<(i32, NodeId)>,
+    /// Until when (the third field): after two more fetch timeouts the other followers have
+    /// timed out on a dead leader too, so another node's word can be taken again; a node
+    /// outside the live leader's voter set (one a change removed), to which that leader never
+    /// speaks, would otherwise never follow it.
+    timed_out_leader: Option<(i32, NodeId, u64)>,
     actions: VecDeque<Action>,
 }
 
@@ -670,7 +674,8 @@ impl Quorum {
                         // it (no BeginQuorumEpoch), and hearing the change committed is what
                         // ends its candidacy.
                         if self.is_voter() {
-                            self.timed_out_leader = self.leader_id.map(|l| (self.epoch, l));
+                            let until = now + 2 * self.cfg.fetch_timeout_ms;
+                            self.timed_out_leader = self.leader_id.map(|l| (self.epoch, l, until));
                         }
                         self.become_prospective(now);
                     } else {
@@ -1063,7 +1068,10 @@ impl Quorum {
         if epoch > self.epoch {
             self.transition(now, epoch, leader.filter(|&l| l != me));
         } else if let Some(l) = leader {
-            let hearsay = self.timed_out_leader == Some((epoch, l)) && from != l;
+            let hearsay = self
+                .timed_out_leader
+                .is_some_and(|(e, t, until)| (e, t) == (epoch, l) && now < until)
+                && from != l;
             if l != me
                 && !hearsay
                 && !matches!(self.state, State::Follower { leader, .. } if leader == l)
