@@ -32,9 +32,16 @@ ADMIN (Kafka protocol; works against Apache Kafka too; -b host:port, --format js
     samsa group list|describe|delete|reset-offsets ...
     samsa produce TOPIC < lines        samsa consume TOPIC [-g GROUP] [-n COUNT]
     samsa cluster info                 samsa dump-log SEGMENT.log
+    samsa cluster add-controller --id N --endpoint HOST:PORT   (a dynamic quorum, KIP-853)
+    samsa cluster remove-controller --id N
     samsa cluster local --nodes 3      (a local cluster, one process per node; Ctrl-C stops it;
                                         --controllers 3 --brokers 3 for separate controllers)
     samsa <command> --help shows the options of each.
+
+STORAGE:
+    samsa storage format --standalone [--cluster-id ID] [--config FILE] [--<property>=<value> ...]
+    Makes this node, given controller.quorum.bootstrap.servers, the only voter of a new
+    dynamic metadata quorum (KIP-853); other controllers join with cluster add-controller.
 ";
 
 fn main() -> ExitCode {
@@ -43,6 +50,7 @@ fn main() -> ExitCode {
         return samsa_broker::cli::run(&args);
     }
     let rest: &[String] = match args.first().map(String::as_str) {
+        Some("storage") => return storage(&args[1..]),
         Some("serve") => &args[1..],
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
@@ -100,6 +108,49 @@ fn parse_serve_args(args: &[String]) -> anyhow::Result<ServeArgs> {
         i += 1;
     }
     Ok((file, flags))
+}
+
+/// `samsa storage format --standalone [--cluster-id ID] <serve arguments>`.
+fn storage(args: &[String]) -> ExitCode {
+    let run = || -> anyhow::Result<String> {
+        if args.first().map(String::as_str) != Some("format") {
+            anyhow::bail!("usage: samsa storage format --standalone [--cluster-id ID] [--config FILE] [--<property>=<value> ...]");
+        }
+        let mut standalone = false;
+        let mut rest = Vec::new();
+        let mut it = args[1..].iter();
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--standalone" | "-s" => standalone = true,
+                "--cluster-id" | "-t" => {
+                    let id = it
+                        .next()
+                        .ok_or_else(|| anyhow::anyhow!("--cluster-id needs a value"))?;
+                    rest.push(format!("--cluster.id={id}"));
+                }
+                other => match other.strip_prefix("--cluster-id=") {
+                    Some(id) => rest.push(format!("--cluster.id={id}")),
+                    None => rest.push(other.to_string()),
+                },
+            }
+        }
+        if !standalone {
+            anyhow::bail!("format needs --standalone (the first controller of a dynamic quorum); nodes with controller.quorum.voters, and controllers that join a dynamic quorum, need no format step");
+        }
+        let (file, flags) = parse_serve_args(&rest)?;
+        let config = BrokerConfig::load(file.as_deref(), std::env::vars(), flags)?;
+        samsa_broker::cli::storage::format_standalone(&config)
+    };
+    match run() {
+        Ok(done) => {
+            println!("{done}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("samsa: {e:#}");
+            ExitCode::from(1)
+        }
+    }
 }
 
 fn serve(args: &[String]) -> anyhow::Result<()> {

@@ -581,6 +581,22 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             r.topics = vec![t];
             RequestKind::DescribeQuorum(r)
         }
+        ApiKey::AddRaftVoter => {
+            let mut l = add_raft_voter_request::Listener::default();
+            l.name = s("CONTROLLER");
+            l.host = s("127.0.0.1");
+            l.port = 9093;
+            let mut r = AddRaftVoterRequest::default();
+            r.voter_id = 7;
+            r.timeout_ms = 1000;
+            r.listeners = vec![l];
+            RequestKind::AddRaftVoter(r)
+        }
+        ApiKey::RemoveRaftVoter => {
+            let mut r = RemoveRaftVoterRequest::default();
+            r.voter_id = 7;
+            RequestKind::RemoveRaftVoter(r)
+        }
         ApiKey::ListConfigResources => {
             let mut r = ListConfigResourcesRequest::default();
             if version >= 1 {

@@ -83,6 +83,9 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::ListTransactions, 0, 1),
     api(ApiKey::ListConfigResources, 0, 1),
     api(ApiKey::DescribeTopicPartitions, 0, 0),
+    // KIP-853: voters of a dynamic metadata quorum, sent on to its leader.
+    api(ApiKey::AddRaftVoter, 0, 0),
+    api(ApiKey::RemoveRaftVoter, 0, 0),
 ];
 
 /// What a controller listener (`controller.listener.names`) answers, in api-key order: the
@@ -113,6 +116,8 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::BrokerRegistration, 0, 4),
     api(ApiKey::BrokerHeartbeat, 0, 1),
     api(ApiKey::AllocateProducerIds, 0, 0),
+    api(ApiKey::AddRaftVoter, 0, 0),
+    api(ApiKey::RemoveRaftVoter, 0, 0),
 ];
 
 /// Versions of Produce that are advertised but refused (see [`SUPPORTED_APIS`]).

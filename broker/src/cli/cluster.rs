@@ -27,13 +27,118 @@ pub enum ClusterCommand {
     /// the same cluster. SIGINT/SIGTERM stops every node (SIGTERM, then SIGKILL after 30 s or
     /// on a second signal); a node that exits on its own is reported and the others go on.
     Local(super::local::LocalArgs),
+    /// Add a controller to a dynamic metadata quorum (KIP-853; Kafka's
+    /// `kafka-metadata-quorum add-controller`). The node must be running with
+    /// controller.quorum.bootstrap.servers and have caught up as an observer; answered once
+    /// the new voter set is committed.
+    AddController(AddControllerArgs),
+    /// Remove a controller from a dynamic metadata quorum (KIP-853); the leader may remove
+    /// itself (it resigns once the change is committed).
+    RemoveController(RemoveControllerArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AddControllerArgs {
+    /// The controller's node id.
+    #[arg(long)]
+    pub id: i32,
+    /// Where the other controllers reach it (its controller listener), host:port.
+    #[arg(long)]
+    pub endpoint: String,
+    /// The controller listener's name.
+    #[arg(long, default_value = "CONTROLLER")]
+    pub listener: String,
+    /// Its metadata log directory's id (directory.id in its meta.properties); any when left out.
+    #[arg(long)]
+    pub directory_id: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RemoveControllerArgs {
+    /// The controller's node id.
+    #[arg(long)]
+    pub id: i32,
+    /// Its metadata log directory's id; any when left out.
+    #[arg(long)]
+    pub directory_id: Option<String>,
 }
 
 pub fn run(global: &Global, cmd: &ClusterCommand) -> anyhow::Result<()> {
     match cmd {
         ClusterCommand::Info => info(global),
         ClusterCommand::Local(args) => super::local::run(args),
+        ClusterCommand::AddController(a) => add_controller(global, a),
+        ClusterCommand::RemoveController(a) => remove_controller(global, a),
     }
+}
+
+fn directory_id(text: &Option<String>) -> anyhow::Result<uuid::Uuid> {
+    match text {
+        None => Ok(uuid::Uuid::nil()),
+        Some(t) => crate::controller::quorum_state::parse_kafka_uuid(t)
+            .or_else(|| t.parse().ok())
+            .ok_or_else(|| anyhow::anyhow!("--directory-id {t}: not a directory id")),
+    }
+}
+
+fn voter_answer(what: &str, code: i16, message: Option<String>) -> anyhow::Result<()> {
+    if code == 0 {
+        println!("{what}");
+        return Ok(());
+    }
+    let name = kafka_protocol::ResponseError::try_from_code(code)
+        .map(|e| format!("{e:?}"))
+        .unwrap_or_else(|| format!("error {code}"));
+    anyhow::bail!("{name}: {}", message.unwrap_or_default())
+}
+
+fn add_controller(global: &Global, a: &AddControllerArgs) -> anyhow::Result<()> {
+    use kafka_protocol::messages::add_raft_voter_request::Listener;
+    use kafka_protocol::messages::AddRaftVoterRequest;
+    use kafka_protocol::protocol::StrBytes;
+    let (host, port) = a
+        .endpoint
+        .rsplit_once(':')
+        .and_then(|(h, p)| Some((h.to_string(), p.parse::<u16>().ok()?)))
+        .ok_or_else(|| anyhow::anyhow!("--endpoint {}: not host:port", a.endpoint))?;
+    let dir = directory_id(&a.directory_id)?;
+    let mut client = global.connect()?;
+    let (_, resp) = client.call(super::client::Node::Any, |_| {
+        AddRaftVoterRequest::default()
+            .with_cluster_id(None)
+            .with_timeout_ms(30_000)
+            .with_voter_id(a.id)
+            .with_voter_directory_id(dir)
+            .with_listeners(vec![Listener::default()
+                .with_name(StrBytes::from_string(a.listener.clone()))
+                .with_host(StrBytes::from_string(host.clone()))
+                .with_port(port)])
+    })?;
+    voter_answer(
+        &format!("controller {} is a voter of the metadata quorum", a.id),
+        resp.error_code,
+        resp.error_message.map(|m| m.to_string()),
+    )
+}
+
+fn remove_controller(global: &Global, a: &RemoveControllerArgs) -> anyhow::Result<()> {
+    use kafka_protocol::messages::RemoveRaftVoterRequest;
+    let dir = directory_id(&a.directory_id)?;
+    let mut client = global.connect()?;
+    let (_, resp) = client.call(super::client::Node::Any, |_| {
+        RemoveRaftVoterRequest::default()
+            .with_cluster_id(None)
+            .with_voter_id(a.id)
+            .with_voter_directory_id(dir)
+    })?;
+    voter_answer(
+        &format!(
+            "controller {} is no longer a voter of the metadata quorum",
+            a.id
+        ),
+        resp.error_code,
+        resp.error_message.map(|m| m.to_string()),
+    )
 }
 
 fn api_name(key: i16) -> String {

@@ -15,6 +15,7 @@ pub mod local;
 pub mod output;
 pub mod produce;
 pub mod records;
+pub mod storage;
 pub mod topic;
 
 use std::time::Duration;

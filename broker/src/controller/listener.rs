@@ -128,6 +128,24 @@ async fn answer(
                 crate::handlers::describe_quorum::answer(describe, r, version).await,
             ))
         }
+        body @ (RequestKind::AddRaftVoter(_) | RequestKind::RemoveRaftVoter(_)) => {
+            let change = match &body {
+                RequestKind::AddRaftVoter(r) => super::voter_rpcs::add_from_kafka(r, cluster_id),
+                RequestKind::RemoveRaftVoter(r) => {
+                    super::voter_rpcs::remove_from_kafka(r, cluster_id)
+                }
+                _ => unreachable!("matched above"),
+            };
+            let change = match change {
+                Ok(c) => c,
+                Err(e) => return Ok(super::voter_rpcs::response(key, Err(e))),
+            };
+            let (reply, rx) = oneshot::channel();
+            tx.send(Command::ChangeVoters { change, reply })
+                .map_err(|_| "the controller stopped".to_string())?;
+            let routed = rx.await.map_err(|_| "the controller stopped".to_string())?;
+            Ok(super::voter_rpcs::finish(routed, key, version, body).await)
+        }
         body @ (RequestKind::BrokerRegistration(_)
         | RequestKind::BrokerHeartbeat(_)
         | RequestKind::CreateTopics(_)

@@ -20,6 +20,7 @@ pub mod settings;
 pub mod snapshot;
 pub mod store;
 pub mod topic_rpcs;
+pub mod voter_rpcs;
 pub mod wire;
 
 pub use quorum_state::QuorumStateFile;

@@ -151,7 +151,29 @@ pub(super) enum Command {
         request: ControllerRequest,
         reply: oneshot::Sender<Routed>,
     },
+    /// AddRaftVoter / RemoveRaftVoter (KIP-853).
+    ChangeVoters {
+        change: VoterChange,
+        reply: oneshot::Sender<VoterChangeRouted>,
+    },
     Shutdown,
+}
+
+/// A change of a dynamic voter set.
+#[derive(Debug, Clone)]
+pub enum VoterChange {
+    Add(samsa_cluster::quorum::VoterNode),
+    Remove {
+        id: NodeId,
+        directory_id: Option<Uuid>,
+    },
+}
+
+/// Where a voter change went: decided here (the leader answers once the change is committed,
+/// or why not), or to be sent to the leader's controller listener.
+pub enum VoterChangeRouted {
+    Done(Result<(), (i16, String)>),
+    Forward(Peer, Duration),
 }
 
 /// A record batch's header, and a record's framing, on disk (magic v2).
@@ -288,6 +310,21 @@ impl Controller {
     /// `controller.quorum.bootstrap.servers`).
     pub fn voters(&self) -> &BTreeMap<NodeId, SocketAddr> {
         &self.voters
+    }
+
+    /// Adds or removes a voter (KIP-853): decided by the leader, once committed.
+    pub async fn change_voters(&self, change: VoterChange) -> VoterChangeRouted {
+        let (reply, rx) = oneshot::channel();
+        let gone =
+            || VoterChangeRouted::Done(Err((NOT_CONTROLLER, "the controller stopped".into())));
+        if self
+            .tx
+            .send(Command::ChangeVoters { change, reply })
+            .is_err()
+        {
+            return gone();
+        }
+        rx.await.unwrap_or_else(|_| gone())
     }
 
     pub async fn describe(&self) -> Describe {
@@ -461,6 +498,43 @@ struct Runtime {
     proposals: BTreeMap<i64, Pending>,
     active: Active,
     clock: Clock,
+    /// The voter set's version last connected to (kraft.version 1).
+    voters_seen: u64,
+    /// The controller listener's name, to pick each voter's endpoint by.
+    listener_name: String,
+}
+
+/// The latest voter set a metadata log directory holds: in its log, else its latest snapshot,
+/// else what it was formatted with.
+fn latest_voters(loaded: &Loaded) -> Option<samsa_cluster::quorum::VoterSet> {
+    use samsa_cluster::quorum::ControlType;
+    for b in loaded.batches.iter().rev().filter(|b| b.control) {
+        for r in b.records.iter().rev() {
+            let voters =
+                r.key.as_deref().and_then(ControlType::from_key) == Some(ControlType::KRaftVoters);
+            if let (true, Some(v)) = (voters, &r.value) {
+                if let Ok(set) = samsa_cluster::quorum::decode_voters(v) {
+                    return Some(set);
+                }
+            }
+        }
+    }
+    loaded
+        .snapshot
+        .as_ref()
+        .and_then(|s| super::snapshot::voters_of(&s.bytes))
+        .or_else(|| loaded.bootstrap_voters.clone())
+}
+
+/// Where to reach a voter: its endpoint on the controller listener's name, else its first.
+fn voter_address(v: &samsa_cluster::quorum::VoterNode, listener: &str) -> Option<SocketAddr> {
+    use std::net::ToSocketAddrs;
+    let e = v
+        .endpoints
+        .iter()
+        .find(|e| e.name.eq_ignore_ascii_case(listener))
+        .or(v.endpoints.first())?;
+    (e.host.as_str(), e.port).to_socket_addrs().ok()?.next()
 }
 
 /// Milliseconds on a monotonic clock that starts at the wall-clock time of the process start,
@@ -508,6 +582,22 @@ impl Runtime {
         let clock = Clock::new();
         let mut addresses: BTreeMap<NodeId, SocketAddr> = settings.voters.clone();
         addresses.extend(settings.bootstrap.iter().map(|(&id, &a)| (id, a)));
+        let mut quorum_config = settings.quorum.clone();
+        let mut is_voter = settings.voters.contains_key(&settings.node_id);
+        if quorum_config.dynamic.is_some() {
+            // kraft.version 1: the voters come from the log, the latest snapshot, or what this
+            // directory was formatted with; their addresses from the set.
+            quorum_config.dynamic = Some(loaded.bootstrap_voters.clone());
+            quorum_config.snapshot_voters = super::snapshot::voters_of;
+            if let Some(set) = latest_voters(&loaded) {
+                is_voter = set.contains_key(&settings.node_id);
+                for v in set.values() {
+                    if let Some(addr) = voter_address(v, &settings.listener_name) {
+                        addresses.insert(v.id, addr);
+                    }
+                }
+            }
+        }
         let mut state = loaded
             .quorum_state
             .map_or(PersistedState::default(), |s| PersistedState {
@@ -518,9 +608,7 @@ impl Runtime {
         // An observer that followed a leader it has no address for (learned from a bootstrap
         // server in its last run) asks the bootstrap servers again rather than wait out a
         // fetch timeout; a voter's state is kept as it was (it knows every voter's address).
-        if !settings.voters.contains_key(&settings.node_id)
-            && state.leader_id.is_some_and(|l| !addresses.contains_key(&l))
-        {
+        if !is_voter && state.leader_id.is_some_and(|l| !addresses.contains_key(&l)) {
             state.leader_id = None;
         }
         let applied_offset = loaded.log_start_offset;
@@ -530,7 +618,7 @@ impl Runtime {
             batches: loaded.batches,
         };
         let seed = u64::from_le_bytes(Uuid::new_v4().as_bytes()[..8].try_into().unwrap());
-        let quorum = Quorum::new(settings.quorum.clone(), durable, clock.now(), seed);
+        let quorum = Quorum::new(quorum_config, durable, clock.now(), seed);
         let client_id = format!("samsa-controller-{}", settings.node_id);
         let timeout = Duration::from_millis(
             settings.quorum.request_timeout_ms + settings.quorum.fetch_max_wait_ms,
@@ -575,6 +663,8 @@ impl Runtime {
             image_tx,
             status_tx,
             proposals: BTreeMap::new(),
+            voters_seen: 0,
+            listener_name: settings.listener_name.clone(),
             active: Active::new(
                 samsa_cluster::controller::ControllerConfig {
                     node_id: settings.node_id,
@@ -588,7 +678,78 @@ impl Runtime {
         for (id, addr) in addresses {
             runtime.connect(id, addr);
         }
+        runtime.sync_voters();
         runtime
+    }
+
+    /// kraft.version 1: connects to voters the set names that this node has no address for
+    /// (or another one), and describes the set's endpoints in DescribeQuorum.
+    fn sync_voters(&mut self) {
+        let version = self.quorum.voters_version();
+        if version == self.voters_seen {
+            return;
+        }
+        self.voters_seen = version;
+        let Some((_, set)) = self.quorum.voter_set() else {
+            return;
+        };
+        let set = set.clone();
+        let mut endpoints = Vec::new();
+        for v in set.values() {
+            if let Some(addr) = voter_address(v, &self.listener_name) {
+                if self.addresses.get(&v.id) != Some(&addr) {
+                    tracing::info!(voter = v.id, address = %addr, "a voter of the metadata quorum");
+                    self.connect(v.id, addr);
+                }
+            }
+            endpoints.extend(v.endpoints.iter().map(|e| VoterEndpoint {
+                node_id: v.id,
+                listener: e.name.clone(),
+                host: e.host.clone(),
+                port: e.port,
+            }));
+        }
+        self.endpoints = endpoints;
+    }
+
+    fn change_voters(&mut self, change: VoterChange, reply: oneshot::Sender<VoterChangeRouted>) {
+        if self.quorum.role() != Role::Leader {
+            let routed = match self.quorum.leader_id().and_then(|l| self.forward.get(&l)) {
+                Some(p) => VoterChangeRouted::Forward(p.clone(), self.timeout * 4),
+                None => VoterChangeRouted::Done(Err((
+                    NOT_CONTROLLER,
+                    "the metadata quorum has no leader; retry".into(),
+                ))),
+            };
+            let _ = reply.send(routed);
+            return;
+        }
+        let now = self.clock.now();
+        let result = match &change {
+            VoterChange::Add(v) => self.quorum.add_voter(now, v.clone()),
+            VoterChange::Remove { id, directory_id } => {
+                self.quorum.remove_voter(now, *id, *directory_id)
+            }
+        };
+        match result {
+            Ok(offset) => {
+                tracing::info!(?change, offset, "metadata quorum voter change appended");
+                let epoch = self.quorum.epoch();
+                self.proposals.insert(
+                    offset,
+                    Pending {
+                        epoch,
+                        done: Box::new(move |r: Result<i64, ProposalError>| {
+                            let answer = r.map(|_| ()).map_err(|e| (NOT_CONTROLLER, e.to_string()));
+                            let _ = reply.send(VoterChangeRouted::Done(answer));
+                        }),
+                    },
+                );
+            }
+            Err(e) => {
+                let _ = reply.send(VoterChangeRouted::Done(Err((e.code(), e.to_string()))));
+            }
+        }
     }
 
     /// Records `addr` as node `id`'s controller address and opens connections to it (none to
@@ -676,6 +837,7 @@ impl Runtime {
                 }
                 self.quorum.receive(now, from, message)
             }
+            Command::ChangeVoters { change, reply } => self.change_voters(change, reply),
             Command::Describe(reply) => {
                 let answer = if self.quorum.role() == Role::Leader {
                     Describe::Local(self.quorum.describe(), self.endpoints.clone())
@@ -802,6 +964,7 @@ impl Runtime {
         while let Some(action) = self.quorum.poll_action() {
             self.execute(action)?;
         }
+        self.sync_voters();
         Ok(())
     }
 
@@ -1011,8 +1174,13 @@ impl Runtime {
             .expect("the applied offset is in the log");
         let id = SnapshotId { end_offset, epoch };
         let records: Vec<Bytes> = self.image.to_records().iter().map(|r| r.encode()).collect();
-        self.store
-            .write_snapshot(id, &records, crate::util::now_ms())?;
+        let voters = self.quorum.voter_set_at(end_offset).cloned();
+        self.store.write_snapshot_with_voters(
+            id,
+            &records,
+            crate::util::now_ms(),
+            voters.as_ref(),
+        )?;
         let bytes = self.store.read_snapshot(id)?.bytes;
         let made = self.quorum.snapshot_created(end_offset, bytes);
         debug_assert_eq!(made, id);

@@ -166,14 +166,21 @@ impl KraftConfig {
             _ => "controller",
         };
 
-        if roles.controller && !bootstrap_servers.is_empty() {
-            // A voter found through bootstrap servers needs a dynamic voter set: the voters in
-            // the metadata log (kraft.version=1, VotersRecord), a format step that writes the
-            // first one (--standalone or --initial-controllers), and AddRaftVoter /
-            // RemoveRaftVoter to change it. None of that is built.
+        // A controller given bootstrap servers instead of voters belongs to a dynamic quorum
+        // (KIP-853, kraft.version 1): the voters are in the metadata log, the first set written
+        // by `samsa storage format --standalone`, and changed with AddRaftVoter /
+        // RemoveRaftVoter; a controller that was not formatted so joins as an observer.
+        let dynamic = roles.controller && !bootstrap_servers.is_empty();
+        if dynamic && !configured.is_empty() {
             return Err(invalid(
                 "controller.quorum.bootstrap.servers",
-                format!("process.roles={roles_text}: a controller cannot join through bootstrap servers yet: dynamic voter sets (KIP-853: kraft.version=1, the voters in the metadata log, AddRaftVoter/RemoveRaftVoter) are not supported; list the voters in controller.quorum.voters (brokers may use controller.quorum.bootstrap.servers)"),
+                format!("process.roles={roles_text}: give a controller either controller.quorum.voters (a fixed voter set) or controller.quorum.bootstrap.servers (a dynamic one, KIP-853), not both"),
+            ));
+        }
+        if dynamic && controller_listener.is_none() {
+            return Err(invalid(
+                "controller.listener.names",
+                format!("process.roles={roles_text} with controller.quorum.bootstrap.servers: name the controller listener (e.g. CONTROLLER, with CONTROLLER://host:port in listeners), where the other controllers reach this one"),
             ));
         }
         if roles.broker && !roles.controller {
@@ -207,7 +214,7 @@ impl KraftConfig {
         }
         if roles.controller && !roles.broker {
             // Kafka's checks for a controller-only node.
-            if configured.is_empty() {
+            if configured.is_empty() && !dynamic {
                 return Err(invalid(
                     "controller.quorum.voters",
                     "process.roles=controller: list the voters of the metadata quorum (id@host:port,...), this node among them".into(),
@@ -243,7 +250,7 @@ impl KraftConfig {
         }
 
         let voters: BTreeMap<NodeId, Option<SocketAddr>> =
-            if configured.is_empty() && roles.controller {
+            if configured.is_empty() && roles.controller && !dynamic {
                 // The default quorum of one: this combined node alone.
                 BTreeMap::from([(
                     node_id,
@@ -255,7 +262,7 @@ impl KraftConfig {
                 configured.iter().map(|(&k, &v)| (k, Some(v))).collect()
             };
         let is_voter = voters.contains_key(&node_id);
-        if roles.controller && !is_voter {
+        if roles.controller && !is_voter && !dynamic {
             return Err(invalid(
                 "controller.quorum.voters",
                 format!(
@@ -267,7 +274,7 @@ impl KraftConfig {
         // A controller with other voters needs its listener; a quorum of one serves one too
         // when configured (for DescribeQuorum and tools that ask the controller directly).
         let configured_listener = !listener_names.is_empty() && controller_listener.is_some();
-        let listener = if roles.controller && (voters.len() > 1 || configured_listener) {
+        let listener = if roles.controller && (voters.len() > 1 || configured_listener || dynamic) {
             if listener_names.is_empty() {
                 return Err(invalid(
                     "controller.listener.names",
@@ -280,7 +287,7 @@ impl KraftConfig {
                     format!("listener '{listener_name}' is not in listeners"),
                 )
             })?;
-            let mine = voters[&node_id];
+            let mine = voters.get(&node_id).copied().flatten();
             if let Some(mine) = mine.filter(|m| m.port() != l.port) {
                 return Err(invalid(
                     "controller.quorum.voters",
@@ -294,7 +301,12 @@ impl KraftConfig {
         } else {
             None
         };
-        let mut quorum = QuorumConfig::new(node_id, voters.keys().copied());
+        let mut quorum = if dynamic {
+            // The formatted voter set, if any, is read from the log directory at start.
+            QuorumConfig::dynamic(node_id, None)
+        } else {
+            QuorumConfig::new(node_id, voters.keys().copied())
+        };
         // In the order given: -2, -3, ...
         quorum.bootstrap = bootstrap_servers.keys().rev().copied().collect();
         let ms = |key: &str| -> anyhow::Result<u64> {
@@ -411,21 +423,31 @@ mod tests {
             &[("controller.quorum.election.timeout.ms", "0")],
             "must be positive",
         );
-        // A voter that would learn the voter set from the quorum (KIP-853's dynamic quorum).
+        // A dynamic quorum's controller (KIP-853) needs its listener, and not a voter list.
         for roles in ["controller", "broker,controller"] {
+            let k = kraft(&[
+                ("process.roles", roles),
+                ("listeners", "CONTROLLER://127.0.0.1:9093"),
+                ("controller.listener.names", "CONTROLLER"),
+                ("controller.quorum.bootstrap.servers", "127.0.0.1:9093"),
+            ])
+            .unwrap();
+            assert!(k.quorum.dynamic.is_some() && k.quorum.voters.is_empty());
+            assert_eq!(k.listener.unwrap().port, 9093);
             refused(
                 &[
                     ("process.roles", roles),
                     ("listeners", "CONTROLLER://127.0.0.1:9093"),
                     ("controller.listener.names", "CONTROLLER"),
                     ("controller.quorum.bootstrap.servers", "127.0.0.1:9093"),
+                    ("controller.quorum.voters", "1@127.0.0.1:9093"),
                 ],
-                "dynamic voter sets (KIP-853: kraft.version=1, the voters in the metadata log, AddRaftVoter/RemoveRaftVoter) are not supported",
+                "not both",
             );
         }
         refused(
             &[("controller.quorum.bootstrap.servers", "127.0.0.1:9093")],
-            "a controller cannot join through bootstrap servers yet",
+            "name the controller listener",
         );
     }
 

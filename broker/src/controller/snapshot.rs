@@ -12,7 +12,7 @@
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{SnapshotFooterRecord, SnapshotHeaderRecord};
 use kafka_protocol::protocol::{Decodable, Encodable};
-use samsa_cluster::quorum::{Batch, ControlType, Record, SnapshotId};
+use samsa_cluster::quorum::{Batch, ControlType, Record, SnapshotId, VoterSet};
 
 use super::codec;
 
@@ -104,6 +104,18 @@ fn encoded<M: Encodable>(m: &M, version: i16) -> Bytes {
 
 /// The batches of a snapshot of `records`, as Kafka lays them out.
 pub fn encode(id: SnapshotId, records: &[Bytes], last_contained_ms: i64, now_ms: i64) -> Bytes {
+    encode_with_voters(id, records, last_contained_ms, now_ms, None)
+}
+
+/// [`encode`], with the quorum's voter set (kraft.version 1) as `KRaftVersion` and
+/// `KRaftVoters` records after the header, in its batch, where Kafka writes them.
+pub fn encode_with_voters(
+    id: SnapshotId,
+    records: &[Bytes],
+    last_contained_ms: i64,
+    now_ms: i64,
+    voters: Option<&VoterSet>,
+) -> Bytes {
     let header = SnapshotHeaderRecord::default()
         .with_version(HEADER_VERSION)
         .with_last_contained_log_timestamp(last_contained_ms);
@@ -125,7 +137,11 @@ pub fn encode(id: SnapshotId, records: &[Bytes], last_contained_ms: i64, now_ms:
         ControlType::SnapshotHeader,
         encoded(&header, HEADER_VERSION),
     );
-    push(true, vec![header], &mut out);
+    let mut first = vec![header];
+    if let Some(v) = voters {
+        first.extend(samsa_cluster::quorum::voters_records(v));
+    }
+    push(true, first, &mut out);
     let mut batch = Vec::new();
     let mut batch_bytes = 0;
     for r in records {
@@ -145,6 +161,22 @@ pub fn encode(id: SnapshotId, records: &[Bytes], last_contained_ms: i64, now_ms:
     );
     push(true, vec![footer], &mut out);
     out.freeze()
+}
+
+/// The voter set a snapshot holds (kraft.version 1), if any and if it decodes: what the
+/// quorum restarts its voters from when it installs or loads the snapshot.
+pub fn voters_of(bytes: &[u8]) -> Option<VoterSet> {
+    let id = SnapshotId {
+        end_offset: 0,
+        epoch: 0,
+    };
+    let snapshot = decode(id, Bytes::copy_from_slice(bytes)).ok()?;
+    let (_, value) = snapshot
+        .control
+        .iter()
+        .rev()
+        .find(|(t, _)| *t == ControlType::KRaftVoters)?;
+    samsa_cluster::quorum::decode_voters(value).ok()
 }
 
 /// Decodes and checks a snapshot file's contents.

@@ -31,7 +31,7 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use bytes::{Bytes, BytesMut};
-use samsa_cluster::quorum::{Batch, SnapshotId};
+use samsa_cluster::quorum::{Batch, SnapshotId, VoterSet};
 use samsa_storage::{Log, LogConfig, LogError, TopicPartition, METADATA_TOPIC};
 
 use super::codec;
@@ -82,6 +82,60 @@ pub struct Loaded {
     pub log_end_offset: i64,
     /// The leader-epoch cache: (epoch, its start offset), oldest first.
     pub leader_epochs: Vec<(i32, i64)>,
+    /// The voters this directory was formatted with (`samsa storage format --standalone`):
+    /// the bootstrap checkpoint `00000000000000000000-0000000000.checkpoint`, Kafka's
+    /// `Snapshots.BOOTSTRAP_SNAPSHOT_ID`, which is no snapshot of the log.
+    pub bootstrap_voters: Option<VoterSet>,
+}
+
+/// The bootstrap checkpoint's id (Kafka's `BOOTSTRAP_SNAPSHOT_ID`): a real snapshot always
+/// ends past offset 0.
+pub const BOOTSTRAP_CHECKPOINT: SnapshotId = SnapshotId {
+    end_offset: 0,
+    epoch: 0,
+};
+
+/// Writes the bootstrap checkpoint of a new dynamic quorum into `log_dir`'s metadata log
+/// directory: the first voter set (kraft.version 1). Refused where a metadata log or a
+/// checkpoint already is, so that formatting twice cannot start a second quorum on a node's
+/// data.
+pub fn write_bootstrap_checkpoint(
+    log_dir: &Path,
+    voters: &VoterSet,
+) -> Result<PathBuf, StoreError> {
+    let tp = TopicPartition::new(METADATA_TOPIC, METADATA_PARTITION);
+    let dir = log_dir.join(tp.dir_name());
+    fs::create_dir_all(&dir).map_err(io_err(&dir, "create the directory"))?;
+    let taken = fs::read_dir(&dir)
+        .map_err(io_err(&dir, "list the directory"))?
+        .filter_map(|e| e.ok())
+        .any(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            name.ends_with(".log") || name.ends_with(snapshot::SNAPSHOT_SUFFIX)
+        });
+    if taken {
+        return Err(StoreError::Refused {
+            path: dir,
+            why: "this node already holds a metadata log or checkpoint: it was formatted or ran before (use an empty log directory)"
+                .into(),
+        });
+    }
+    let bytes = snapshot::encode_with_voters(BOOTSTRAP_CHECKPOINT, &[], 0, 0, Some(voters));
+    let name = snapshot::file_name(BOOTSTRAP_CHECKPOINT);
+    let part = dir.join(format!("{name}.part"));
+    let path = dir.join(&name);
+    let write = || -> io::Result<()> {
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&part)?;
+        f.write_all(&bytes)?;
+        f.sync_all()
+    };
+    write().map_err(io_err(&part, "write"))?;
+    fs::rename(&part, &path).map_err(io_err(&path, "rename into place"))?;
+    sync_dir(&dir)?;
+    Ok(path)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -159,7 +213,19 @@ impl MetadataLogStore {
                 source: io::Error::last_os_error(),
             });
         }
-        let snapshots = Self::scan_snapshots(&dir)?;
+        let mut snapshots = Self::scan_snapshots(&dir)?;
+        let bootstrap_voters = if snapshots.remove(&BOOTSTRAP_CHECKPOINT) {
+            let checkpoint = read_snapshot_file(&dir, BOOTSTRAP_CHECKPOINT)?;
+            let path = dir.join(snapshot::file_name(BOOTSTRAP_CHECKPOINT));
+            Some(
+                snapshot::voters_of(&checkpoint.bytes).ok_or_else(|| StoreError::Corrupt {
+                    path,
+                    why: "the bootstrap checkpoint holds no voter set".into(),
+                })?,
+            )
+        } else {
+            None
+        };
         let quorum_state = Self::read_quorum_state(&dir)?;
         let latest = snapshots.last().copied();
         // Read the latest snapshot before anything is deleted: if it is bad, refuse with the
@@ -215,6 +281,7 @@ impl MetadataLogStore {
             log_start_offset: start,
             log_end_offset: store.log_end_offset(),
             leader_epochs: store.log.leader_epochs().to_vec(),
+            bootstrap_voters,
         };
         tracing::info!(
             dir = %store.dir.display(),
@@ -450,6 +517,17 @@ impl MetadataLogStore {
         records: &[Bytes],
         now_ms: i64,
     ) -> Result<(), StoreError> {
+        self.write_snapshot_with_voters(id, records, now_ms, None)
+    }
+
+    /// [`Self::write_snapshot`] holding the quorum's voter set too (kraft.version 1).
+    pub fn write_snapshot_with_voters(
+        &mut self,
+        id: SnapshotId,
+        records: &[Bytes],
+        now_ms: i64,
+        voters: Option<&VoterSet>,
+    ) -> Result<(), StoreError> {
         if self.snapshots.contains(&id) {
             return Ok(());
         }
@@ -463,7 +541,7 @@ impl MetadataLogStore {
             });
         }
         let last_contained_ms = self.append_time_of(id.end_offset - 1)?;
-        let bytes = snapshot::encode(id, records, last_contained_ms, now_ms);
+        let bytes = snapshot::encode_with_voters(id, records, last_contained_ms, now_ms, voters);
         self.write_snapshot_file(id, &bytes)
     }
 

@@ -351,3 +351,49 @@ fn a_snapshot_from_the_leader_replaces_the_log_and_a_corrupt_one_changes_nothing
     assert_eq!(loaded.log_start_offset, 7);
     assert!(loaded.batches.is_empty());
 }
+
+fn one_voter(id: i32) -> VoterSet {
+    let v = samsa_cluster::quorum::VoterNode {
+        id,
+        directory_id: Uuid::from_u128(77),
+        endpoints: vec![samsa_cluster::quorum::VoterEndpoint {
+            name: "CONTROLLER".into(),
+            host: "127.0.0.1".into(),
+            port: 9093,
+        }],
+    };
+    [(id, v)].into_iter().collect()
+}
+
+#[test]
+fn the_bootstrap_checkpoint_holds_the_first_voters_and_is_no_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = one_voter(4);
+    write_bootstrap_checkpoint(dir.path(), &set).unwrap();
+    let again = write_bootstrap_checkpoint(dir.path(), &set).unwrap_err();
+    assert!(again.to_string().contains("already holds"), "{again}");
+    let (mut s, loaded) = open(dir.path());
+    assert_eq!(loaded.bootstrap_voters, Some(set.clone()));
+    assert!(loaded.snapshot.is_none());
+    assert_eq!(s.latest_snapshot_id(), None);
+    // A snapshot written with the voters gives them back.
+    s.append(&[leader_change(0, 1), data(1, 1, 3)]).unwrap();
+    s.flush().unwrap();
+    let id = SnapshotId {
+        end_offset: 4,
+        epoch: 1,
+    };
+    s.write_snapshot_with_voters(id, &[Bytes::from_static(b"r")], T0, Some(&set))
+        .unwrap();
+    let snap = s.read_snapshot(id).unwrap();
+    assert_eq!(snapshot::voters_of(&snap.bytes), Some(set));
+    assert_eq!(snap.records.len(), 1);
+    drop(s);
+    let (_, loaded) = open(dir.path());
+    assert_eq!(
+        loaded.snapshot.unwrap().id,
+        id,
+        "the bootstrap checkpoint is not the latest"
+    );
+    assert!(loaded.bootstrap_voters.is_some());
+}

@@ -4,6 +4,7 @@
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
+pub mod add_raft_voter;
 pub mod alter_configs;
 pub mod alter_partition_reassignments;
 pub mod alter_replica_log_dirs;
@@ -47,6 +48,7 @@ pub mod offset_delete;
 pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
+pub mod remove_raft_voter;
 pub mod sync_group;
 pub mod txn_offset_commit;
 pub mod update_features;
@@ -396,6 +398,12 @@ pub async fn handle_request(
         )),
         RequestKind::DescribeQuorum(r) => Some(ResponseKind::DescribeQuorum(
             describe_quorum::handle(&ctx, r).await,
+        )),
+        RequestKind::AddRaftVoter(r) => Some(ResponseKind::AddRaftVoter(
+            add_raft_voter::handle(&ctx, r).await,
+        )),
+        RequestKind::RemoveRaftVoter(r) => Some(ResponseKind::RemoveRaftVoter(
+            remove_raft_voter::handle(&ctx, r).await,
         )),
         RequestKind::WriteTxnMarkers(r) => Some(ResponseKind::WriteTxnMarkers(
             write_txn_markers::handle(&ctx, r).await,

@@ -258,19 +258,20 @@ impl Quorum {
     }
 
     /// An observer with no leader asks the bootstrap servers in turn, or the voters when it
-    /// was given none (Kafka's `RequestManager` over either list).
+    /// was given none (Kafka's `RequestManager` over either list); under kraft.version 1 the
+    /// voters its log names, then the bootstrap servers.
     pub(super) fn send_probe(&mut self, now: u64) {
         let State::Unattached { probe_index, .. } = &mut self.state else {
             return;
         };
+        let me = self.cfg.node_id;
+        let voters = self.voters.ids().iter().copied().filter(|&v| v != me);
         let targets: Vec<NodeId> = if self.cfg.bootstrap.is_empty() {
-            let me = self.cfg.node_id;
-            self.voters
-                .ids()
-                .iter()
-                .copied()
-                .filter(|&v| v != me)
-                .collect()
+            voters.collect()
+        } else if self.voters.is_dynamic() {
+            // The voters its log names first: they know the leader, while the bootstrap
+            // servers may all have been removed since (or be this node itself).
+            voters.chain(self.cfg.bootstrap.iter().copied()).collect()
         } else {
             self.cfg.bootstrap.clone()
         };
