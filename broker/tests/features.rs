@@ -91,7 +91,13 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
         .iter()
         .map(|f| (f.name.to_string(), f.min_version, f.max_version))
         .collect();
-    assert_eq!(supported, vec![("metadata.version".to_string(), 7, 25)]);
+    assert_eq!(
+        supported,
+        vec![
+            ("metadata.version".to_string(), 7, 25),
+            ("kraft.version".to_string(), 0, 1)
+        ]
+    );
     let (levels, epoch) = node.finalized();
     assert_eq!(levels, vec![("metadata.version".to_string(), 25)]);
     assert!(epoch >= 0, "{epoch}");

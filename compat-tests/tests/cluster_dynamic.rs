@@ -233,6 +233,21 @@ fn controllers_join_and_leave_a_dynamic_quorum_that_keeps_serving() {
         raw_request(&brokers[0], ApiKey::RemoveRaftVoter, 0, &unknown);
     assert_eq!(resp.error_code, 127, "{resp:?}");
     create_topic_cli(&brokers[1], "before", 3);
+    // ApiVersions names the quorum's kraft.version as finalized.
+    let versions: ApiVersionsResponse = raw_request(
+        &brokers[1],
+        ApiKey::ApiVersions,
+        3,
+        &ApiVersionsRequest::default(),
+    );
+    assert!(
+        versions
+            .finalized_features
+            .iter()
+            .any(|f| f.name.as_str() == "kraft.version" && f.max_version_level == 1),
+        "{:?}",
+        versions.finalized_features
+    );
 
     // The first controller dies: the two others elect one of themselves and go on.
     brokers[0].kill();

@@ -85,6 +85,8 @@ pub struct QuorumStatus {
     pub high_watermark: i64,
     /// The offset after the last record applied to the published image.
     pub applied_offset: i64,
+    /// The quorum's kraft.version: 1 when its voters are in the log (KIP-853).
+    pub kraft_version: i16,
 }
 
 /// Why a proposal was not committed.
@@ -215,6 +217,7 @@ impl Controller {
             leader_id: None,
             high_watermark: loaded.log_start_offset,
             applied_offset: loaded.log_start_offset,
+            kraft_version: i16::from(settings.quorum.dynamic.is_some()),
         };
         let (status_tx, status_rx) = watch::channel(status);
         let (failure_tx, failure_rx) = watch::channel(None);
@@ -1039,6 +1042,7 @@ impl Runtime {
             leader_id: self.quorum.leader_id(),
             high_watermark: self.quorum.high_watermark(),
             applied_offset: self.applied_offset,
+            kraft_version: self.quorum.kraft_version(),
         });
     }
 

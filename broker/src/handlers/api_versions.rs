@@ -29,16 +29,28 @@ pub fn handle(ctx: &Ctx<'_>, _req: ApiVersionsRequest) -> ApiVersionsResponse {
             k.max_version = f.max_supported_version;
             k
         })
+        .chain(std::iter::once({
+            // The quorum's own feature (KIP-853): 1 lets its voters change.
+            let mut k = SupportedFeatureKey::default();
+            k.name = StrBytes::from_static_str("kraft.version");
+            k.min_version = 0;
+            k.max_version = 1;
+            k
+        }))
         .collect();
     // The image first: the controller publishes its applied offset after the image, so the
     // epoch answered may trail these levels, never lead them (a client that caches levels by
     // epoch then takes the same levels again at the next epoch, rather than keeping old levels
     // under a new epoch).
     let image = ctx.broker.controller.image();
-    let applied_offset = ctx.broker.controller.status().applied_offset;
+    let status = ctx.broker.controller.status();
+    let applied_offset = status.applied_offset;
     if let Some(metadata_version) = image.metadata_version() {
         resp.finalized_features_epoch = applied_offset - 1;
+        // kraft.version is finalized by the quorum, not the image; level 0 is not listed.
+        let kraft = (status.kraft_version > 0).then_some(("kraft.version", status.kraft_version));
         let finalized = std::iter::once((METADATA_VERSION_FEATURE, metadata_version))
+            .chain(kraft)
             .chain(image.features().iter().map(|(n, l)| (n.as_str(), *l)));
         resp.finalized_features = finalized
             .map(|(name, level)| {
