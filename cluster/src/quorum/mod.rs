@@ -14,7 +14,7 @@ pub use batch::{Batch, ControlType, Record, SnapshotId};
 pub use messages::*;
 pub use node::{
     Action, Durable, PersistedState, ProposeError, Quorum, QuorumConfig, QuorumDescription,
-    ReplicaState, Role, VoterChangeError, RECORDS_PER_BATCH_MAX,
+    ReplicaState, Role, VoterChangeError, OBSERVER_SESSION_MS, RECORDS_PER_BATCH_MAX,
 };
 pub use voters::{
     decode_voters, encode_kraft_version, encode_voters, voters_record, voters_records,

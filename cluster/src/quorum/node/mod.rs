@@ -183,6 +183,10 @@ pub enum ProposeError {
     Empty,
 }
 
+/// How long the leader keeps an observer that stopped fetching (Kafka's
+/// `OBSERVER_SESSION_TIMEOUT_MS`).
+pub const OBSERVER_SESSION_MS: u64 = 5 * 60 * 1000;
+
 /// Records per proposed batch (a CreateTopics of many partitions is one atomic batch).
 pub const RECORDS_PER_BATCH_MAX: usize = 100_000;
 
@@ -646,6 +650,12 @@ impl Quorum {
                         .map(|r| r.node_id)
                         .collect();
                     l.begin_pending.extend(silent);
+                    // Observers silent for long (stopped brokers, removed voters) leave
+                    // DescribeQuorum, as Kafka's leader forgets them after 5 minutes.
+                    l.observers.retain(|_, o| {
+                        o.last_fetch_ms
+                            .is_some_and(|t| now.saturating_sub(t) < OBSERVER_SESSION_MS)
+                    });
                     l.check_quorum_at = now + self.cfg.fetch_timeout_ms * 3 / 2;
                 }
                 if !l.begin_pending.is_empty() && now >= l.begin_resend_at {

@@ -209,3 +209,150 @@ impl Quorum {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quorum::voters::VoterEndpoint;
+
+    fn node(id: NodeId) -> VoterNode {
+        VoterNode {
+            id,
+            directory_id: Uuid::from_u128(id as u128),
+            endpoints: vec![VoterEndpoint {
+                name: "CONTROLLER".into(),
+                host: "127.0.0.1".into(),
+                port: 9000 + id as u16,
+            }],
+        }
+    }
+
+    /// Runs the actions a node's own disk completes (flushes at once); drops the rest.
+    fn drive(q: &mut Quorum, now: u64) {
+        while let Some(a) = q.poll_action() {
+            if let Action::Flush { end_offset } = a {
+                q.flushed(now, end_offset);
+            }
+        }
+    }
+
+    /// Node `from` fetches from `q` at `q`'s log end (it holds everything).
+    fn fetch_at_end(q: &mut Quorum, now: u64, from: NodeId) {
+        let r = FetchRequest {
+            id: now,
+            replica_id: from,
+            epoch: q.epoch(),
+            fetch_offset: q.log_end_offset(),
+            last_fetched_epoch: q.epoch(),
+            high_watermark: Some(q.high_watermark()),
+            max_wait_ms: 0,
+        };
+        q.receive(now, from, Message::Fetch(r));
+        drive(q, now);
+    }
+
+    /// A dynamic quorum formatted with node 1 alone, led by it.
+    fn standalone() -> Quorum {
+        let set: VoterSet = [(1, node(1))].into_iter().collect();
+        let mut q = Quorum::new(
+            QuorumConfig::dynamic(1, Some(set)),
+            Durable::default(),
+            0,
+            7,
+        );
+        q.tick(0);
+        drive(&mut q, 0);
+        assert_eq!(q.role(), Role::Leader);
+        q
+    }
+
+    #[test]
+    fn voters_are_added_one_at_a_time_and_only_caught_up_observers() {
+        let mut q = standalone();
+        assert_eq!(q.kraft_version(), 1);
+        // The formatted set went into the log with the first batch, which is committed.
+        assert!(q.voter_set().is_some_and(|(o, _)| o >= 0));
+        let e = q.add_voter(10, node(2)).unwrap_err();
+        assert!(matches!(e, VoterChangeError::NotNow(_)), "{e}");
+        assert_eq!(e.code(), 7);
+        fetch_at_end(&mut q, 20, 2);
+        let offset = q.add_voter(30, node(2)).unwrap();
+        assert_eq!(
+            q.voters(),
+            &BTreeSet::from([1, 2]),
+            "in force once appended"
+        );
+        assert!(q.high_watermark() <= offset, "not committed without node 2");
+        let e = q.add_voter(31, node(3)).unwrap_err();
+        assert!(e.to_string().contains("not committed yet"), "{e}");
+        fetch_at_end(&mut q, 40, 2);
+        assert!(q.high_watermark() > offset);
+        let e = q.add_voter(50, node(2)).unwrap_err();
+        assert_eq!(e.code(), 126, "{e}");
+        let e = q.remove_voter(50, 9, None).unwrap_err();
+        assert_eq!(e.code(), 127, "{e}");
+        let e = q
+            .remove_voter(50, 2, Some(Uuid::from_u128(99)))
+            .unwrap_err();
+        assert_eq!(e.code(), 127, "another directory: {e}");
+        let mut empty = node(3);
+        empty.endpoints.clear();
+        fetch_at_end(&mut q, 55, 3);
+        assert_eq!(q.add_voter(56, empty).unwrap_err().code(), 42);
+        // Without a fetch within a fetch timeout, node 3 is no longer caught up.
+        let late = 56 + q.cfg.fetch_timeout_ms + 1;
+        assert_eq!(q.add_voter(late, node(3)).unwrap_err().code(), 7);
+    }
+
+    #[test]
+    fn a_leader_that_removes_itself_resigns_once_that_is_committed() {
+        let mut q = standalone();
+        fetch_at_end(&mut q, 10, 2);
+        q.add_voter(11, node(2)).unwrap();
+        fetch_at_end(&mut q, 12, 2);
+        let offset = q.remove_voter(20, 1, Some(Uuid::from_u128(1))).unwrap();
+        assert_eq!(q.voters(), &BTreeSet::from([2]));
+        assert_eq!(
+            q.role(),
+            Role::Leader,
+            "leads until the removal is committed"
+        );
+        assert!(q.high_watermark() <= offset);
+        fetch_at_end(&mut q, 30, 2);
+        assert!(q.high_watermark() > offset);
+        assert_eq!(q.role(), Role::Resigned);
+        assert!(
+            !q.may_stand(),
+            "a removed node stands no more once it saw the commit"
+        );
+        // The last voter cannot go.
+        let mut one = standalone();
+        assert_eq!(one.remove_voter(5, 1, None).unwrap_err().code(), 42);
+    }
+
+    #[test]
+    fn a_fixed_voter_set_refuses_changes() {
+        let mut q = Quorum::new(QuorumConfig::new(1, [1]), Durable::default(), 0, 7);
+        q.tick(0);
+        drive(&mut q, 0);
+        assert_eq!(q.kraft_version(), 0);
+        assert_eq!(q.add_voter(1, node(2)).unwrap_err().code(), 35);
+        assert_eq!(q.remove_voter(1, 1, None).unwrap_err().code(), 35);
+        let mut follower = Quorum::new(QuorumConfig::new(2, [1, 2]), Durable::default(), 0, 7);
+        assert_eq!(follower.add_voter(1, node(3)).unwrap_err().code(), 6);
+    }
+
+    #[test]
+    fn a_silent_observer_leaves_the_leaders_view_after_its_session() {
+        let mut q = standalone();
+        fetch_at_end(&mut q, 10, 5);
+        assert!(q.describe().observers.iter().any(|o| o.node_id == 5));
+        q.tick(OBSERVER_SESSION_MS / 2);
+        drive(&mut q, OBSERVER_SESSION_MS / 2);
+        assert!(q.describe().observers.iter().any(|o| o.node_id == 5));
+        let late = OBSERVER_SESSION_MS + 20;
+        q.tick(late);
+        drive(&mut q, late);
+        assert!(q.describe().observers.is_empty(), "{:?}", q.describe());
+    }
+}
