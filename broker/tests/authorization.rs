@@ -657,6 +657,18 @@ fn single_node_admin_apis_need_their_cluster_and_topic_acls() {
         f.block_on(handlers::describe_quorum::handle(&f.ctx(2), r))
             .error_code
     };
+    let add_voter = || {
+        let mut r = AddRaftVoterRequest::default();
+        r.voter_id = 9;
+        f.block_on(handlers::add_raft_voter::handle(&f.ctx(2), r))
+            .error_code
+    };
+    let remove_voter = || {
+        let mut r = RemoveRaftVoterRequest::default();
+        r.voter_id = 1;
+        f.block_on(handlers::remove_raft_voter::handle(&f.ctx(2), r))
+            .error_code
+    };
     let all_topics = || {
         let mut r = DescribeTopicPartitionsRequest::default();
         r.response_partition_limit = 10;
@@ -672,6 +684,8 @@ fn single_node_admin_apis_need_their_cluster_and_topic_acls() {
     assert_eq!(move_dir(), refused);
     assert_eq!(config_resources(), refused);
     assert_eq!(quorum(), refused);
+    assert_eq!(add_voter(), refused);
+    assert_eq!(remove_voter(), refused);
     assert_eq!(describe_topic().0, TOPIC_AUTHORIZATION_FAILED);
     assert_eq!(
         all_topics(),
@@ -697,6 +711,13 @@ fn single_node_admin_apis_need_their_cluster_and_topic_acls() {
     assert_eq!(move_dir(), ResponseError::LogDirNotFound.code());
     assert_eq!(config_resources(), 0);
     assert_eq!(quorum(), 0);
+    // Past the ACLs, a fixed voter set refuses the change itself.
+    assert_eq!(
+        add_voter(),
+        ResponseError::InvalidRequest.code(),
+        "no listener given"
+    );
+    assert_eq!(remove_voter(), ResponseError::UnsupportedVersion.code());
     assert_eq!(describe_topic(), (0, 1 << 8), "DESCRIBE only");
     assert_eq!(all_topics(), 1);
 }
