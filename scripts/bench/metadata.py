@@ -455,8 +455,11 @@ class Cluster:
         """Starts (or restarts) the cluster; returns the seconds until every node serves."""
         if self.base is None:
             self.base = self.pick_base_port()
+        # Restarting many nodes that hold many partitions takes minutes on two cores: the
+        # launcher waits as long as this does.
         cmd = [self.samsa, "cluster", "local", "--nodes", str(self.count), "--port",
-               str(self.base), "--dir", self.dir, "--", "--metrics.listener=",
+               str(self.base), "--dir", self.dir, "--start-timeout", str(int(timeout_s)),
+               "--", "--metrics.listener=",
                "--num.partitions=1"] + self.extra
         with open(self.out_path, "ab") as out:
             offset = self.offset = out.tell()

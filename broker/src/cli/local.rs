@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
 
-const START_TIMEOUT: Duration = Duration::from_secs(60);
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_NODES: u16 = 32;
 const ID_FILE: &str = "cluster.id";
@@ -57,6 +56,11 @@ pub struct LocalArgs {
     /// fetching from followers (`replica.selector.class`) can then be tried on one machine.
     #[arg(long = "rack-prefix", value_name = "PREFIX")]
     pub rack_prefix: Option<String>,
+    /// Seconds each node may take to serve and be unfenced before the cluster is stopped
+    /// with an error (a restart of many nodes holding many partitions on few cores takes
+    /// minutes).
+    #[arg(long = "start-timeout", value_name = "SECS", default_value_t = 60)]
+    pub start_timeout: u64,
     /// More --key=value properties for every node (after --, e.g. -- --num.partitions=3).
     #[arg(last = true)]
     pub extra: Vec<String>,
@@ -466,8 +470,9 @@ fn stop_all(nodes: &mut [Node]) {
 /// cluster is announced once every node serves and has joined (registered with the active
 /// controller and unfenced), so that what is created right after lands on all of them, as a
 /// Kafka broker enables its listeners only once unfenced. Until then, a node that exits, or
-/// does not serve and join within 60 s, stops the cluster: an error with the tail of its log.
-fn watch(nodes: &mut [Node], bootstrap: &str) -> anyhow::Result<()> {
+/// does not serve and join within `start_timeout`, stops the cluster: an error with the tail of
+/// its log.
+fn watch(nodes: &mut [Node], bootstrap: &str, start_timeout: Duration) -> anyhow::Result<()> {
     let start = Instant::now();
     let mut starting = true;
     loop {
@@ -476,7 +481,7 @@ fn watch(nodes: &mut [Node], bootstrap: &str) -> anyhow::Result<()> {
             stop_all(nodes);
             return Ok(());
         }
-        let late = start.elapsed() > START_TIMEOUT;
+        let late = start.elapsed() > start_timeout;
         for i in 0..nodes.len() {
             let n = &mut nodes[i];
             if !n.running() {
@@ -509,11 +514,11 @@ fn watch(nodes: &mut [Node], bootstrap: &str) -> anyhow::Result<()> {
                     Some(s) => format!("exited with {s} before the cluster served"),
                     None if !n.serving => format!(
                         "did not log 'samsa is serving' within {} s",
-                        START_TIMEOUT.as_secs()
+                        start_timeout.as_secs()
                     ),
                     None => format!(
                         "was not unfenced by the active controller within {} s (no quorum of controller.quorum.voters?)",
-                        START_TIMEOUT.as_secs()
+                        start_timeout.as_secs()
                     ),
                 };
                 let error = anyhow!("node {id} {why}; {}", n.tail());
@@ -621,7 +626,11 @@ pub fn run(args: &LocalArgs) -> anyhow::Result<()> {
         );
     }
     println!("bootstrap {}", bootstrap(&plan));
-    watch(&mut nodes, &bootstrap(&plan))
+    watch(
+        &mut nodes,
+        &bootstrap(&plan),
+        Duration::from_secs(args.start_timeout.max(1)),
+    )
 }
 
 #[cfg(test)]
