@@ -348,7 +348,19 @@ mod tests {
         let s = set(&[1, 2, 3]);
         assert_eq!(decode_voters(&encode_voters(&s)).unwrap(), s);
         assert!(decode_voters(&[]).is_err());
-        assert!(decode_voters(&[0, 7, 0]).unwrap_err().contains("version 7"));
+        assert!(decode_voters(&[0, 7]).unwrap_err().contains("version 7"));
+        assert!(decode_voters(&[0]).unwrap_err().contains("shorter"));
+        // KRaftVersion precedes KRaftVoters, naming kraft.version 1 (`version: 0, level: 1`).
+        let records = voters_records(&s);
+        assert_eq!(
+            records[0].key.as_deref().and_then(ControlType::from_key),
+            Some(ControlType::KRaftVersion)
+        );
+        assert_eq!(records[0].value.as_deref(), Some(&[0u8, 0, 0, 1][..]));
+        assert_eq!(
+            records[1].value.as_deref().map(decode_voters),
+            Some(Ok(s.clone()))
+        );
         let mut truncated = encode_voters(&s).to_vec();
         truncated.truncate(truncated.len() / 2);
         assert!(decode_voters(&truncated).is_err());
@@ -372,9 +384,17 @@ mod tests {
         v.truncated(5);
         assert_eq!(v.ids(), &BTreeSet::from([1]));
         v.appended(&control_batch(5, vec![voters_record(&set(&[1, 3]))]));
+        v.appended(&control_batch(10, vec![voters_record(&set(&[1, 4]))]));
         v.compacted(10);
-        assert_eq!(v.history.len(), 1);
-        assert_eq!(v.ids(), &BTreeSet::from([1, 3]));
+        // The set a snapshot ending at 10 holds (from 5) stays, with the one at 10.
+        assert_eq!(v.history.len(), 2);
+        assert_eq!(v.at(10).unwrap(), &set(&[1, 3]));
+        assert_eq!(v.ids(), &BTreeSet::from([1, 4]));
+        // A snapshot without voters keeps the sets below its end, drops those at or above.
+        v.appended(&control_batch(20, vec![voters_record(&set(&[2]))]));
+        v.reset_to_snapshot(20, None);
+        assert_eq!(v.ids(), &BTreeSet::from([1, 4]));
+        assert_eq!(v.latest().unwrap().0, 10);
         v.reset_to_snapshot(20, Some(set(&[2, 3])));
         assert_eq!(v.latest().unwrap().0, 19);
         assert_eq!(v.ids(), &BTreeSet::from([2, 3]));

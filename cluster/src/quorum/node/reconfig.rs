@@ -295,6 +295,19 @@ mod tests {
             .remove_voter(50, 2, Some(Uuid::from_u128(99)))
             .unwrap_err();
         assert_eq!(e.code(), 127, "another directory: {e}");
+        // Fetching, but behind the log end: not caught up.
+        let behind = FetchRequest {
+            id: 54,
+            replica_id: 3,
+            epoch: q.epoch(),
+            fetch_offset: 0,
+            last_fetched_epoch: 0,
+            high_watermark: None,
+            max_wait_ms: 0,
+        };
+        q.receive(54, 3, Message::Fetch(behind));
+        drive(&mut q, 54);
+        assert_eq!(q.add_voter(54, node(3)).unwrap_err().code(), 7, "behind");
         let mut empty = node(3);
         empty.endpoints.clear();
         fetch_at_end(&mut q, 55, 3);
