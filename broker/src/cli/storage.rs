@@ -28,6 +28,20 @@ pub fn format_standalone(config: &BrokerConfig) -> anyhow::Result<String> {
         .listener
         .clone()
         .ok_or_else(|| anyhow::anyhow!("controller.listener.names: no controller listener"))?;
+    // Where the others reach it: the advertised address of the controller listener, if any.
+    let listener = config
+        .advertised_listeners()
+        .into_iter()
+        .find(|l| l.name.eq_ignore_ascii_case(&listener.name))
+        .unwrap_or(listener);
+    if listener.host.is_empty() || listener.host == "0.0.0.0" || listener.host == "::" {
+        anyhow::bail!(
+            "the {} listener's host '{}' cannot be reached by other controllers: give it a \
+             host in listeners or advertised.listeners",
+            listener.name,
+            listener.host
+        );
+    }
     let dir = config.log_dir();
     std::fs::create_dir_all(&dir)
         .map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;
