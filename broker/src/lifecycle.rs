@@ -34,16 +34,6 @@ pub struct Membership {
     pub fenced: bool,
 }
 
-/// Kafka's `SecurityProtocol` ids.
-fn security_protocol(name: &str) -> i16 {
-    match name.to_ascii_uppercase().as_str() {
-        "SSL" => 1,
-        "SASL_PLAINTEXT" => 2,
-        "SASL_SSL" => 3,
-        _ => 0,
-    }
-}
-
 /// The feature levels this broker supports: what it registers with, and what ApiVersions
 /// reports (a feature not listed is supported at level 0 only).
 pub fn supported_features() -> Vec<BrokerFeature> {
@@ -62,7 +52,11 @@ fn registration(broker: &Broker, incarnation_id: Uuid) -> BrokerRegistrationRequ
         .into_iter()
         .filter(|l| !broker.is_controller_listener(&l.name))
         .map(|l| BrokerEndpoint {
-            security_protocol: security_protocol(&l.name),
+            security_protocol: broker
+                .config
+                .security_protocol(&l.name)
+                .map(|p| p.id())
+                .unwrap_or(0),
             name: l.name,
             host: l.host,
             port: l.port,

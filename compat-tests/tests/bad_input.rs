@@ -287,3 +287,51 @@ fn legacy_produce_versions_are_answered_unsupported_version() {
     assert_eq!(resp.get_i32(), 0);
     assert_eq!(resp.get_i16(), 35, "UNSUPPORTED_VERSION");
 }
+
+/// A listener that asks for TLS or SASL is refused at start, naming it, and nothing listens on
+/// its port: Samsa must never serve in plaintext what the user configured as secure.
+#[test]
+fn a_tls_or_sasl_listener_is_refused_at_start_and_nothing_listens() {
+    for proto in ["SSL", "SASL_PLAINTEXT", "SASL_SSL"] {
+        let dir = tempfile::tempdir().unwrap();
+        let port = compat_tests::free_port();
+        let mut cmd = std::process::Command::new(compat_tests::samsa_bin());
+        cmd.arg(format!("--log.dirs={}", dir.path().display()))
+            .arg(format!("--listeners={proto}://127.0.0.1:{port}"))
+            .arg("--metrics.listener=");
+        let (status, _, err) =
+            compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(30)).unwrap();
+        assert!(!status.success(), "{proto}: {err}");
+        assert!(
+            err.contains(&format!(
+                "{proto}://127.0.0.1:{port} uses security protocol {proto}"
+            )) && err.contains("--listeners"),
+            "{err}"
+        );
+        assert!(
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+            "{proto}: something listens on {port}"
+        );
+    }
+    // The same through listener.security.protocol.map, in a properties file.
+    let dir = tempfile::tempdir().unwrap();
+    let props = dir.path().join("server.properties");
+    std::fs::write(
+        &props,
+        format!(
+            "listeners=CLIENT://127.0.0.1:{}\nlistener.security.protocol.map=CLIENT:SASL_SSL\nlog.dirs={}\nmetrics.listener=\n",
+            compat_tests::free_port(),
+            dir.path().join("data").display()
+        ),
+    )
+    .unwrap();
+    let mut cmd = std::process::Command::new(compat_tests::samsa_bin());
+    cmd.arg("--config").arg(&props);
+    let (status, _, err) =
+        compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(30)).unwrap();
+    assert!(!status.success(), "{err}");
+    assert!(
+        err.contains("uses security protocol SASL_SSL") && err.contains("server.properties"),
+        "{err}"
+    );
+}

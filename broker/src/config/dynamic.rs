@@ -301,6 +301,20 @@ pub fn validate_reconfiguration(
     current: &BrokerConfig,
     candidate: &BrokerConfig,
 ) -> Result<(), DynamicConfigError> {
+    // Kafka's DynamicListenerConfig: a listener keeps its security protocol. (Samsa's listeners
+    // are static, so a changed `listener.security.protocol.map` could only change that.)
+    for l in current.listeners() {
+        let (old, new) = (
+            current.security_protocol(&l.name),
+            candidate.security_protocol(&l.name),
+        );
+        if old != new {
+            return Err(DynamicConfigError::InvalidRequest(format!(
+                "Invalid dynamic configuration: Security protocol cannot be updated for existing listener {}",
+                l.name
+            )));
+        }
+    }
     for key in THREAD_COUNT_KEYS {
         let old = current.long(key);
         let new = candidate.long(key);
@@ -560,6 +574,35 @@ mod tests {
             op,
             value: value.map(str::to_string),
         }
+    }
+
+    #[test]
+    fn a_listeners_security_protocol_cannot_change_dynamically() {
+        let current = broker(&[]);
+        let e = validate_reconfiguration(
+            &current,
+            &current.with_dynamic(
+                layer(&[("listener.security.protocol.map", "PLAINTEXT:SSL")]),
+                BTreeMap::new(),
+            ),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("Security protocol cannot be updated for existing listener PLAINTEXT"),
+            "{e}"
+        );
+        validate_reconfiguration(
+            &current,
+            &current.with_dynamic(
+                layer(&[(
+                    "listener.security.protocol.map",
+                    "PLAINTEXT:PLAINTEXT,SSL:SSL",
+                )]),
+                BTreeMap::new(),
+            ),
+        )
+        .unwrap();
     }
 
     #[test]

@@ -5,6 +5,7 @@
 pub mod defs;
 pub mod dynamic;
 pub mod group;
+pub mod listeners;
 pub mod topic;
 pub mod validator;
 
@@ -189,6 +190,8 @@ impl BrokerConfig {
                 "listeners: at least one listener is required".into(),
             ));
         }
+        self.check_listener_security()
+            .map_err(|(key, m)| invalid(&key, m))?;
         let engine = self.get("io.engine").unwrap_or_default();
         if !matches!(engine.as_str(), "auto" | "uring" | "epoll") {
             return Err(invalid(
