@@ -102,7 +102,8 @@ impl BrokerConfig {
             return Ok(SecurityProtocol::Plaintext);
         }
         Err(format!(
-            "listener {name} has no security protocol: name it PLAINTEXT, or map it in \
+            "listener {name} has no security protocol: if it is the controller listener, \
+             name it in controller.listener.names; otherwise name it PLAINTEXT or map it in \
              listener.security.protocol.map (for example {name}:PLAINTEXT)"
         ))
     }

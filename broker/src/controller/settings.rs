@@ -354,7 +354,7 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        KraftConfig::from_config(&BrokerConfig::load(None, vec![], flags).unwrap())
+        KraftConfig::from_config(&BrokerConfig::load(None, vec![], flags)?)
     }
 
     fn refused(flags: &[(&str, &str)], needle: &str) {
@@ -503,6 +503,14 @@ mod tests {
         );
         refused(
             &base(&[("controller.listener.names", "")]),
+            "listener CONTROLLER has no security protocol: if it is the controller listener, \
+             name it in controller.listener.names",
+        );
+        refused(
+            &base(&[
+                ("controller.listener.names", ""),
+                ("listener.security.protocol.map", "CONTROLLER:PLAINTEXT"),
+            ]),
             "controller.listener.names: process.roles=controller: name the listener",
         );
         refused(
