@@ -1,6 +1,11 @@
 //! Every advertised version of every served API decodes a populated request and encodes its
 //! response. `kafka-protocol` refuses to encode a field that a version lacks, so a handler
 //! that sets one unconditionally breaks old clients; this test finds that before they do.
+//!
+//! Each answer is also decoded as a client decodes it and must hold null, not `""`, where
+//! Kafka sends null (an error message on success, a rack that is not set). The handlers run
+//! in this process first (refusal paths included), then in a running `samsa`, where the
+//! controller places replicas and the admin writes succeed.
 
 use std::rc::Rc;
 use std::sync::Arc;
@@ -671,6 +676,70 @@ fn every_version_answers_with_an_authorizer_that_denies() {
     )]);
 }
 
+/// Fields whose empty string Kafka sends too: an offset's metadata (Kafka stores a null one as
+/// ""), and a config value whose default is the empty string (`authorizer.class.name`,
+/// `leader.replication.throttled.replicas`; a config without a value is null).
+const KAFKA_SENDS_EMPTY: &[&str] = &["metadata", "value"];
+
+/// The name of the struct whose field ends `text`, a `Debug` rendering cut inside it.
+fn enclosing_struct(text: &str) -> &str {
+    let mut depth = 0;
+    for (i, c) in text.char_indices().rev() {
+        match c {
+            '}' => depth += 1,
+            '{' if depth == 0 => {
+                return text[..i]
+                    .trim_end()
+                    .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap_or_default();
+            }
+            '{' => depth -= 1,
+            _ => {}
+        }
+    }
+    ""
+}
+
+/// Whether `path` (struct.field) is sent at `version`: a decoder fills a field the version
+/// lacks with its default, `Some("")` for these.
+fn on_the_wire(path: &str, version: i16) -> bool {
+    match path {
+        "FindCoordinatorResponse.error_message" => (1..=3).contains(&version),
+        "JoinGroupResponse.protocol_name" => version >= 7,
+        "DescribeConfigsResourceResult.documentation" => version >= 3,
+        "DescribeQuorumResponse.error_message" | "PartitionData.error_message" => version >= 2,
+        _ => true,
+    }
+}
+
+/// The fields of the encoded response `frame` that hold `""`, decoded as a client would,
+/// less those where Kafka sends `""` as well.
+fn empty_where_kafka_sends_null(key: ApiKey, version: i16, frame: &[u8]) -> Vec<String> {
+    use kafka_protocol::protocol::Decodable;
+    let mut body = Bytes::copy_from_slice(&frame[4..]);
+    ResponseHeader::decode(
+        &mut body,
+        samsa_protocol::response::response_header_version(key, version),
+    )
+    .unwrap_or_else(|e| panic!("{key:?} v{version} header: {e}"));
+    let decoded = ResponseKind::decode(key, &mut body, version)
+        .unwrap_or_else(|e| panic!("{key:?} v{version} does not decode: {e}"));
+    let text = format!("{decoded:?}");
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices(": Some(\"\")") {
+        let field = text[..at]
+            .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .next()
+            .unwrap_or_default();
+        let path = format!("{}.{field}", enclosing_struct(&text[..at]));
+        if !KAFKA_SENDS_EMPTY.contains(&field) && on_the_wire(&path, version) {
+            found.push(path);
+        }
+    }
+    found
+}
+
 fn answer_every_version(extra: &[(&str, &str)]) {
     let dir = tempfile::tempdir().unwrap();
     let mut flags = vec![
@@ -695,6 +764,7 @@ fn answer_every_version(extra: &[(&str, &str)]) {
         .unwrap();
     let local = tokio::task::LocalSet::new();
     let mut checked = 0;
+    let mut not_null = Vec::new();
     for api in SUPPORTED_APIS {
         let min = if api.key == ApiKey::Produce {
             samsa_protocol::api_table::PRODUCE_REFUSED_BELOW
@@ -717,6 +787,11 @@ fn answer_every_version(extra: &[(&str, &str)]) {
                 "{:?} v{version} correlation id",
                 api.key
             );
+            let mut empty = empty_where_kafka_sends_null(api.key, version, &out);
+            empty.dedup();
+            if !empty.is_empty() {
+                not_null.push(format!("{:?} v{version}: {}", api.key, empty.join(", ")));
+            }
             checked += 1;
         }
     }
@@ -726,4 +801,138 @@ fn answer_every_version(extra: &[(&str, &str)]) {
         .sum::<i32>()
         - samsa_protocol::api_table::PRODUCE_REFUSED_BELOW as i32;
     assert_eq!(checked, expected, "every (api, version) pair was exercised");
+    assert!(
+        not_null.is_empty(),
+        "\"\" where Kafka sends null:\n{}",
+        not_null.join("\n")
+    );
+}
+
+/// A `samsa` process on a free port with its own data directory, killed when dropped.
+struct Running {
+    child: std::process::Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Running {
+    fn start() -> Running {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let log = std::fs::File::create(dir.path().join("samsa.log")).unwrap();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_samsa"))
+            .arg(format!("--listeners=PLAINTEXT://127.0.0.1:{port}"))
+            .arg(format!("--log.dirs={}", dir.path().join("data").display()))
+            .arg("--metrics.listener=")
+            .arg("--group.initial.rebalance.delay.ms=0")
+            .arg("--authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer")
+            .arg("--super.users=User:ANONYMOUS")
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        Running {
+            child,
+            port,
+            _dir: dir,
+        }
+    }
+
+    fn connect(&self) -> std::net::TcpStream {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            match std::net::TcpStream::connect(("127.0.0.1", self.port)) {
+                Ok(s) => {
+                    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+                        .unwrap();
+                    return s;
+                }
+                Err(e) if std::time::Instant::now() > deadline => {
+                    panic!("samsa never listened: {e}")
+                }
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(50)),
+            }
+        }
+    }
+}
+
+/// Sends one request and reads its answer, size prefix included.
+fn exchange(
+    stream: &mut std::net::TcpStream,
+    key: ApiKey,
+    version: i16,
+    body: &RequestKind,
+) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Write};
+    let f = frame(key, version, body);
+    let mut out = (f.len() as i32).to_be_bytes().to_vec();
+    out.extend_from_slice(&f);
+    stream.write_all(&out)?;
+    let mut size = [0u8; 4];
+    stream.read_exact(&mut size)?;
+    let mut answer = vec![0u8; i32::from_be_bytes(size) as usize];
+    stream.read_exact(&mut answer)?;
+    Ok([size.to_vec(), answer].concat())
+}
+
+#[test]
+fn a_running_broker_sends_null_where_kafka_does_in_every_version() {
+    use kafka_protocol::protocol::Decodable;
+    let samsa = Running::start();
+    let mut stream = samsa.connect();
+    // The topic the requests name, created once the node has registered as a broker.
+    let mut t = create_topics_request::CreatableTopic::default();
+    t.name = name("t");
+    t.num_partitions = 1;
+    t.replication_factor = 1;
+    let mut create = CreateTopicsRequest::default();
+    create.topics = vec![t];
+    create.timeout_ms = 10_000;
+    let create = RequestKind::CreateTopics(create);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let topic_id = loop {
+        let answer = exchange(&mut stream, ApiKey::CreateTopics, 7, &create).unwrap();
+        let mut body = Bytes::copy_from_slice(&answer[4..]);
+        let _ = ResponseHeader::decode(&mut body, 1).unwrap();
+        let r = CreateTopicsResponse::decode(&mut body, 7).unwrap();
+        if r.topics[0].error_code == 0 {
+            break r.topics[0].topic_id;
+        }
+        assert!(std::time::Instant::now() < deadline, "no topic: {r:?}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let mut not_null = Vec::new();
+    for api in SUPPORTED_APIS {
+        let min = if api.key == ApiKey::Produce {
+            samsa_protocol::api_table::PRODUCE_REFUSED_BELOW
+        } else {
+            api.min_version
+        };
+        for version in min..=api.max_version {
+            let body = populated(api.key, version, topic_id);
+            let answer = exchange(&mut stream, api.key, version, &body)
+                .unwrap_or_else(|e| panic!("{:?} v{version}: {e}", api.key));
+            let mut empty = empty_where_kafka_sends_null(api.key, version, &answer);
+            empty.dedup();
+            if !empty.is_empty() {
+                not_null.push(format!("{:?} v{version}: {}", api.key, empty.join(", ")));
+            }
+        }
+    }
+    assert!(
+        not_null.is_empty(),
+        "\"\" where Kafka sends null:\n{}",
+        not_null.join("\n")
+    );
 }

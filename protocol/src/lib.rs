@@ -11,6 +11,7 @@ pub mod chunk;
 pub mod fetch_response;
 pub mod frame;
 pub mod header;
+pub mod nulls;
 pub mod response;
 
 pub use api_table::{supported_range, CONTROLLER_APIS, SUPPORTED_APIS};

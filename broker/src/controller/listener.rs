@@ -93,7 +93,8 @@ async fn serve(
         let key = req.api_key;
         let version = req.api_version();
         let correlation_id = req.correlation_id();
-        let response = answer(key, version, req.body, &tx, &ids, &cluster_id).await?;
+        let mut response = answer(key, version, req.body, &tx, &ids, &cluster_id).await?;
+        samsa_protocol::nulls::null_where_kafka_does(&mut response, version);
         out.clear();
         samsa_protocol::encode_response(&mut out, key, version, correlation_id, &response)
             .map_err(|e| e.to_string())?;

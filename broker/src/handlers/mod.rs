@@ -449,6 +449,10 @@ fn encode(
     buf: &mut BytesMut,
     out: &mut Vec<Chunk>,
 ) -> Result<(), String> {
+    let mut response = response;
+    if let Some(r) = response.as_mut() {
+        samsa_protocol::nulls::null_where_kafka_does(r, version);
+    }
     let taken = match response {
         Some(ResponseKind::Fetch(fetch)) => samsa_protocol::fetch_response::encode_fetch_response(
             fetch,
