@@ -560,6 +560,22 @@ pub fn synonym_values(
     out
 }
 
+/// The synonyms DescribeConfigs lists for broker key `name`, as Kafka's `ConfigHelper` lists
+/// them: every value of the key's synonyms at every level ([`synonym_values`]), then from the
+/// key's own first entry on. More specific synonyms before it (`log.retention.ms` when
+/// describing `log.retention.hours`, a listener's override of a base key) are dropped, and a
+/// key without a value of its own has none at all, even where a less specific synonym has one
+/// (`log.retention.hours` has a default while `log.retention.ms` has none).
+pub fn listed_synonyms(cfg: &BrokerConfig, name: &str) -> Vec<(String, Option<String>, Source)> {
+    let mut levels = synonym_values(cfg, &broker_synonyms(name));
+    let own = levels
+        .iter()
+        .position(|(n, _, _)| n == name)
+        .unwrap_or(levels.len());
+    levels.drain(..own);
+    levels
+}
+
 #[cfg(test)]
 mod tests {
     use samsa_cluster::metadata::records::ConfigRecord;

@@ -28,7 +28,7 @@ use samsa_cluster::metadata::MetadataImage;
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::config::defs::{self, ConfigType, BROKER_CONFIGS, GROUP_CONFIGS};
-use crate::config::dynamic::{broker_key_def, broker_synonyms, layer, synonym_values};
+use crate::config::dynamic::{broker_key_def, layer, listed_synonyms};
 use crate::config::topic::{self as topic_config, source_code};
 use crate::config::{group as group_config, BrokerConfig, Source};
 
@@ -203,37 +203,47 @@ fn describe_topic(
         let overrides = topic.overrides.read().clone();
         overrides
     };
-    Ok(topic_config::all_effective(cfg, &overrides)
+    Ok(topic_entries(cfg, &overrides, wanted))
+}
+
+/// A topic's entries given its overrides.
+fn topic_entries(
+    cfg: &BrokerConfig,
+    overrides: &topic_config::TopicOverrides,
+    wanted: &Wanted,
+) -> Vec<DescribeConfigsResourceResult> {
+    topic_config::all_effective(cfg, overrides)
         .into_iter()
         .filter(|(d, _, _)| wanted.wants(d.name))
-        .map(|(d, value, source)| {
-            let mut c = entry(
-                d.name,
-                value.clone(),
-                source.code(),
-                Some(d.kind),
-                Some(d.doc),
-                wanted,
-            );
-            if wanted.synonyms {
-                // The topic's override, then every broker synonym at every level it is set.
-                let mut synonyms = Vec::new();
-                if let Some(v) = overrides.get(d.name) {
-                    synonyms.push(synonym(
-                        d.name,
-                        Some(v.clone()),
-                        source_code::DYNAMIC_TOPIC_CONFIG,
-                    ));
-                }
-                let names: Vec<String> = d.synonyms.iter().map(|(s, _)| s.to_string()).collect();
-                for (n, v, s) in synonym_values(cfg, &names) {
+        .map(|(d, value, _)| {
+            // As Kafka's ConfigHelper: the topic's override, then what DescribeConfigs lists
+            // for the key's broker synonym (the first of `d.synonyms`, e.g. log.retention.ms
+            // for retention.ms); the source is the first entry's, DEFAULT_CONFIG without one.
+            // So a value that comes from a less specific broker key alone (log.retention.hours
+            // while log.retention.ms is unset) shows as a default without synonyms, as in Kafka.
+            let mut synonyms = Vec::new();
+            if let Some(v) = overrides.get(d.name) {
+                synonyms.push(synonym(
+                    d.name,
+                    Some(v.clone()),
+                    source_code::DYNAMIC_TOPIC_CONFIG,
+                ));
+            }
+            if let Some((broker_key, _)) = d.synonyms.first() {
+                for (n, v, s) in listed_synonyms(cfg, broker_key) {
                     synonyms.push(synonym(&n, v, s.code()));
                 }
+            }
+            let source = synonyms
+                .first()
+                .map_or(source_code::DEFAULT_CONFIG, |s| s.source);
+            let mut c = entry(d.name, value, source, Some(d.kind), Some(d.doc), wanted);
+            if wanted.synonyms {
                 c.synonyms = synonyms;
             }
             c
         })
-        .collect())
+        .collect()
 }
 
 /// Kafka's `KafkaConfig.maybeSensitive`: passwords, and keys of unknown type (custom keys).
@@ -270,18 +280,12 @@ fn describe_broker(
             let def = broker_key_def(name);
             let kind = def.map(|d| d.kind);
             let hide = sensitive(kind);
-            // Every level the key or a synonym is set at; at the default level only the
-            // default layer's own entries; then from the key's own first entry on (Kafka drops
-            // the more specific synonyms before it, e.g. log.retention.ms for .hours).
-            let mut levels = synonym_values(cfg, &broker_synonyms(name));
+            // At the cluster level only the entries of the dynamic default layer, picked from
+            // the list Kafka makes for a broker (first the list, then the level).
+            let mut levels = listed_synonyms(cfg, name);
             if !per_broker {
                 levels.retain(|(_, _, s)| *s == Source::DynamicDefault);
             }
-            let own = levels
-                .iter()
-                .position(|(n, _, _)| n == name)
-                .unwrap_or(levels.len());
-            levels.drain(..own);
             let source = levels
                 .first()
                 .map_or(source_code::DEFAULT_CONFIG, |(_, _, s)| s.code());
@@ -343,4 +347,276 @@ fn describe_group(
             c
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::config::test_support::{broker, pairs};
+
+    /// Kafka's `ServerTopicConfigSynonyms`: each topic config and the broker key whose
+    /// synonyms DescribeConfigs lists for it.
+    const KAFKA_BROKER_SYNONYM: &[(&str, &str)] = &[
+        ("segment.bytes", "log.segment.bytes"),
+        ("segment.ms", "log.roll.ms"),
+        ("segment.jitter.ms", "log.roll.jitter.ms"),
+        ("segment.index.bytes", "log.index.size.max.bytes"),
+        ("flush.messages", "log.flush.interval.messages"),
+        ("flush.ms", "log.flush.interval.ms"),
+        ("retention.bytes", "log.retention.bytes"),
+        ("retention.ms", "log.retention.ms"),
+        ("max.message.bytes", "message.max.bytes"),
+        ("index.interval.bytes", "log.index.interval.bytes"),
+        ("delete.retention.ms", "log.cleaner.delete.retention.ms"),
+        ("min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms"),
+        ("max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms"),
+        ("file.delete.delay.ms", "log.segment.delete.delay.ms"),
+        (
+            "min.cleanable.dirty.ratio",
+            "log.cleaner.min.cleanable.ratio",
+        ),
+        ("cleanup.policy", "log.cleanup.policy"),
+        (
+            "unclean.leader.election.enable",
+            "unclean.leader.election.enable",
+        ),
+        ("min.insync.replicas", "min.insync.replicas"),
+        ("compression.type", "compression.type"),
+        ("compression.gzip.level", "compression.gzip.level"),
+        ("compression.lz4.level", "compression.lz4.level"),
+        ("compression.zstd.level", "compression.zstd.level"),
+        ("preallocate", "log.preallocate"),
+        ("message.timestamp.type", "log.message.timestamp.type"),
+        (
+            "message.timestamp.before.max.ms",
+            "log.message.timestamp.before.max.ms",
+        ),
+        (
+            "message.timestamp.after.max.ms",
+            "log.message.timestamp.after.max.ms",
+        ),
+        ("local.retention.ms", "log.local.retention.ms"),
+        ("local.retention.bytes", "log.local.retention.bytes"),
+    ];
+
+    /// The broker keys above whose Kafka default is null: with nothing set they have no
+    /// synonym of their own, so the topic config lists none.
+    const NULL_BY_DEFAULT: &[&str] = &[
+        "log.roll.ms",
+        "log.roll.jitter.ms",
+        "log.flush.interval.ms",
+        "log.retention.ms",
+    ];
+
+    fn all() -> Wanted {
+        Wanted {
+            keys: None,
+            synonyms: true,
+            documentation: false,
+        }
+    }
+
+    fn listed(c: &DescribeConfigsResourceResult) -> Vec<(String, Option<String>, i8)> {
+        c.synonyms
+            .iter()
+            .map(|s| {
+                (
+                    s.name.to_string(),
+                    s.value.as_ref().map(|v| v.to_string()),
+                    s.source,
+                )
+            })
+            .collect()
+    }
+
+    fn describe_topic_config(
+        cfg: &BrokerConfig,
+        overrides: &[(&str, &str)],
+        name: &str,
+    ) -> DescribeConfigsResourceResult {
+        topic_entries(cfg, &pairs(overrides), &all())
+            .into_iter()
+            .find(|c| c.name.as_str() == name)
+            .unwrap_or_else(|| panic!("{name} is described"))
+    }
+
+    fn own(name: &str, value: &str, source: i8) -> (String, Option<String>, i8) {
+        (name.to_string(), Some(value.to_string()), source)
+    }
+
+    #[test]
+    fn every_topic_config_with_a_broker_synonym_lists_it_as_kafka_does() {
+        let cfg = broker(&[]);
+        let entries = topic_entries(&cfg, &pairs(&[]), &all());
+        let mut checked = 0;
+        for c in &entries {
+            let name = c.name.as_str();
+            let Some(def) = defs::topic_def(name) else {
+                panic!("{name} has a definition")
+            };
+            let Some((_, key)) = KAFKA_BROKER_SYNONYM.iter().find(|(t, _)| *t == name) else {
+                assert!(
+                    def.synonyms.is_empty(),
+                    "{name}: Kafka has no broker synonym"
+                );
+                assert!(c.synonyms.is_empty(), "{name}: {:?}", c.synonyms);
+                continue;
+            };
+            assert_eq!(def.synonyms.first().map(|s| s.0), Some(*key), "{name}");
+            checked += 1;
+            // Nothing set: the broker key's default, unless it has none (then the value
+            // comes from a less specific key, or the topic default, and nothing is listed).
+            let expected = if NULL_BY_DEFAULT.contains(key) {
+                vec![]
+            } else {
+                vec![own(
+                    key,
+                    c.value.as_deref().unwrap(),
+                    source_code::DEFAULT_CONFIG,
+                )]
+            };
+            assert_eq!(listed(c), expected, "{name}");
+            assert_eq!(c.config_source, source_code::DEFAULT_CONFIG, "{name}");
+            // Overridden on the topic: the override first, the same list after it.
+            let over = describe_topic_config(&cfg, &[(name, "1")], name);
+            let mut with_override = vec![own(name, "1", source_code::DYNAMIC_TOPIC_CONFIG)];
+            with_override.extend(expected);
+            assert_eq!(listed(&over), with_override, "{name}");
+            assert_eq!(over.config_source, source_code::DYNAMIC_TOPIC_CONFIG);
+        }
+        assert_eq!(
+            checked,
+            KAFKA_BROKER_SYNONYM.len(),
+            "every synonym is served"
+        );
+    }
+
+    #[test]
+    fn retention_ms_lists_synonyms_from_log_retention_ms_on() {
+        // Unset: the default of log.retention.hours gives the value, nothing is listed.
+        let c = describe_topic_config(&broker(&[]), &[], "retention.ms");
+        assert_eq!(c.value.as_deref(), Some("604800000"));
+        assert_eq!(listed(&c), vec![]);
+        assert_eq!(c.config_source, source_code::DEFAULT_CONFIG);
+        // Only log.retention.hours set: it gives the value, yet Kafka lists nothing and
+        // calls it a default (its list starts at log.retention.ms).
+        let c = describe_topic_config(
+            &broker(&[("log.retention.hours", "24")]),
+            &[],
+            "retention.ms",
+        );
+        assert_eq!(c.value.as_deref(), Some("86400000"));
+        assert_eq!(listed(&c), vec![]);
+        assert_eq!(c.config_source, source_code::DEFAULT_CONFIG);
+        // log.retention.ms set: it and every less specific synonym with a value.
+        let cfg = broker(&[("log.retention.ms", "1000"), ("log.retention.minutes", "5")]);
+        let c = describe_topic_config(&cfg, &[], "retention.ms");
+        assert_eq!(c.value.as_deref(), Some("1000"));
+        assert_eq!(
+            listed(&c),
+            vec![
+                own(
+                    "log.retention.ms",
+                    "1000",
+                    source_code::STATIC_BROKER_CONFIG
+                ),
+                own(
+                    "log.retention.minutes",
+                    "5",
+                    source_code::STATIC_BROKER_CONFIG
+                ),
+                own("log.retention.hours", "168", source_code::DEFAULT_CONFIG),
+            ]
+        );
+        assert_eq!(c.config_source, source_code::STATIC_BROKER_CONFIG);
+        // A dynamic cluster default of log.retention.ms comes before the static values.
+        let cfg = cfg.with_dynamic(BTreeMap::new(), pairs(&[("log.retention.ms", "2000")]));
+        let c = describe_topic_config(&cfg, &[], "retention.ms");
+        assert_eq!(c.value.as_deref(), Some("2000"));
+        assert_eq!(
+            listed(&c)[..2],
+            [
+                own(
+                    "log.retention.ms",
+                    "2000",
+                    source_code::DYNAMIC_DEFAULT_BROKER_CONFIG
+                ),
+                own(
+                    "log.retention.ms",
+                    "1000",
+                    source_code::STATIC_BROKER_CONFIG
+                ),
+            ]
+        );
+        assert_eq!(c.config_source, source_code::DYNAMIC_DEFAULT_BROKER_CONFIG);
+    }
+
+    #[test]
+    fn flush_ms_lists_the_scheduler_interval_only_after_log_flush_interval_ms() {
+        let c = describe_topic_config(&broker(&[]), &[], "flush.ms");
+        assert_eq!(listed(&c), vec![]);
+        let c = describe_topic_config(&broker(&[("log.flush.interval.ms", "10")]), &[], "flush.ms");
+        assert_eq!(
+            listed(&c),
+            vec![
+                own(
+                    "log.flush.interval.ms",
+                    "10",
+                    source_code::STATIC_BROKER_CONFIG
+                ),
+                // Samsa's default (1000) is its scheduler's tick, not Kafka's Long.MAX.
+                own(
+                    "log.flush.scheduler.interval.ms",
+                    "1000",
+                    source_code::DEFAULT_CONFIG
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_broker_key_lists_its_own_synonyms_first_and_at_the_cluster_level_only_dynamic_defaults() {
+        let cfg = broker(&[("log.retention.ms", "1000")]).with_dynamic(
+            pairs(&[("log.retention.hours", "3")]),
+            pairs(&[("log.retention.hours", "2")]),
+        );
+        let hours = |per_broker| {
+            describe_broker(&cfg, per_broker, &all())
+                .into_iter()
+                .find(|c| c.name.as_str() == "log.retention.hours")
+                .unwrap()
+        };
+        // Kafka drops what comes before the key's own first entry, not what comes after.
+        assert_eq!(
+            listed(&hours(true)),
+            vec![
+                own(
+                    "log.retention.hours",
+                    "3",
+                    source_code::DYNAMIC_BROKER_CONFIG
+                ),
+                own(
+                    "log.retention.hours",
+                    "2",
+                    source_code::DYNAMIC_DEFAULT_BROKER_CONFIG
+                ),
+                own(
+                    "log.retention.ms",
+                    "1000",
+                    source_code::STATIC_BROKER_CONFIG
+                ),
+                own("log.retention.hours", "168", source_code::DEFAULT_CONFIG),
+            ]
+        );
+        assert_eq!(
+            listed(&hours(false)),
+            vec![own(
+                "log.retention.hours",
+                "2",
+                source_code::DYNAMIC_DEFAULT_BROKER_CONFIG
+            )]
+        );
+    }
 }
