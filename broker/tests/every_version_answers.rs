@@ -726,6 +726,16 @@ fn empty_where_kafka_sends_null(key: ApiKey, version: i16, frame: &[u8]) -> Vec<
     let decoded = ResponseKind::decode(key, &mut body, version)
         .unwrap_or_else(|e| panic!("{key:?} v{version} does not decode: {e}"));
     let text = format!("{decoded:?}");
+    // For audits against Kafka: every decoded answer, one per line.
+    if let Ok(path) = std::env::var("SAMSA_WIRE_DUMP") {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .unwrap();
+        writeln!(f, "{key:?} v{version} {text}").unwrap();
+    }
     let mut found = Vec::new();
     for (at, _) in text.match_indices(": Some(\"\")") {
         let field = text[..at]

@@ -52,3 +52,9 @@ fn kafka_python_administers_the_cluster_of_one_node() {
     let broker = Broker::start_with(BrokerOptions::default().prop("node.id", 7));
     run_script(&broker, "kafka_python_cluster_admin.py", &["7"]);
 }
+
+#[test]
+fn kafka_python_sees_null_where_kafka_sends_null_and_kafkas_synonyms() {
+    let broker = Broker::start_with(BrokerOptions::default().prop("log.retention.hours", 24));
+    run_script(&broker, "kafka_python_wire_nulls.py", &[]);
+}
