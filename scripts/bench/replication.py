@@ -81,12 +81,13 @@ def admin(bootstrap):
     return AdminClient({"bootstrap.servers": bootstrap})
 
 
-def create_topic(bootstrap, name, replication_factor, assignment=None):
+def create_topic(bootstrap, name, replication_factor, assignment=None, extra_config=None):
     """One partition; min.insync.replicas=2 when replicated (so that acks=all survives one
     replica's loss and no more), 1 otherwise. `assignment` lists the replicas, the preferred
     leader first; without it the controller places them."""
     from confluent_kafka.admin import NewTopic
     config = {"min.insync.replicas": "2" if replication_factor > 1 else "1"}
+    config.update(extra_config or {})
     if assignment:
         topic = NewTopic(name, 1, replica_assignment=[assignment], config=config)
     else:
@@ -183,7 +184,7 @@ def cost_run(results, args, work, run_dir, rf, run):
         recycle(args, cluster, rf, run)
 
         topic = f"rbench-throughput-rf{rf}-{run}"
-        create_topic(bootstrap, topic, rf)
+        create_topic(bootstrap, topic, rf, extra_config=bounded_log(args))
         state = wait_in_sync(cluster, topic, rf)
         cpu0 = node_cpu(cluster)
         out, took = bench.run_tool(
@@ -238,6 +239,21 @@ def cost_run(results, args, work, run_dir, rf, run):
         cluster.stop()
         metadata.keep_logs(cluster.dir, run_dir)
         shutil.rmtree(cluster.dir, ignore_errors=True)
+
+
+def bounded_log(args):
+    """The throughput topic's configs: with --retention-bytes, every replica deletes its oldest
+    64 MiB segments once it holds more, so that the run writes into page cache its own deletions
+    keep freeing. On this VM, memory the guest has not touched lately costs several times the
+    CPU to write (the hypervisor backs it on first touch): unbounded, RF=3's three copies take
+    three times as much of it as RF=1's one, and the ratio measures the VM's memory rather than
+    replication (10.8 x with unbounded logs against about 5 x bounded, in runs on the same
+    cluster). Both replication factors get the same bound."""
+    if not args.retention_bytes:
+        return {}
+    return {"retention.bytes": str(args.retention_bytes),
+            "segment.bytes": str(64 << 20),
+            "file.delete.delay.ms": "0"}
 
 
 def recycle(args, cluster, rf, run):
@@ -567,8 +583,13 @@ def section(results, args, machine, took_s):
               "acknowledgement (a consumer tails the partition meanwhile: `e2e p99` is to "
               "consume, which needs the high watermark past the record). Before each "
               "throughput run the nodes write as much to a scratch topic of the same "
-              "replication factor and delete it (see `recycle_page_cache` in bench.py). "
-              "Medians over the runs.", "",
+              "replication factor and delete it (see `recycle_page_cache` in bench.py)"
+              + (f"; the throughput topics keep at most {args.retention_bytes >> 20} MiB per "
+                 "replica (retention.bytes, 64 MiB segments, deleted at once), so that every "
+                 "replica writes into page cache its own deletions free, as a long-running "
+                 "broker does, rather than into memory this VM's hypervisor has to back first "
+                 "(`bounded_log` in replication.py)" if args.retention_bytes else "")
+              + ". Medians over the runs.", "",
               "| replication | runs | records/s | MB/s | broker CPU s per M records | without "
               "idle | leader | each follower | nodes idle, % of a core | produce p50 ms | p99 ms "
               "| p99.9 ms | e2e p99 ms |",
@@ -696,6 +717,9 @@ def main():
     ap.add_argument("--producer-arg", action="append", default=[], metavar="KEY=VALUE",
                     help="a librdkafka property for the failover producer, such as "
                          "debug=msg,protocol (its log goes to the run's failover-*.out)")
+    ap.add_argument("--retention-bytes", type=int, default=256 << 20,
+                    help="retention.bytes of the throughput topics, 64 MiB segments (0: "
+                         "unbounded); see bounded_log()")
     ap.add_argument("--no-recycle", action="store_true",
                     help="skip the scratch write-and-delete before each throughput run")
     ap.add_argument("--data-root", default=os.path.join(ROOT, ".tools", "bench-data"))
