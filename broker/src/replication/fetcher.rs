@@ -166,12 +166,17 @@ async fn run(broker: Weak<Broker>, config: FetcherConfig, leader: i32, set: Weak
         let broker_epoch = broker.membership.borrow().broker_epoch.unwrap_or(-1);
         let request = build_request(&config, &set, &mut session, broker_epoch);
         let Some(request) = request else {
-            // Nothing to fetch now: wait for a partition, or the end of a pause.
+            // Nothing to fetch now: wait for a partition, or the end of the first pause (a
+            // partition waiting 200 ms for its new leader to know it leads must not wait out
+            // the whole backoff: that was a second's gap in every controlled shutdown).
             let changed = set.changed.notified();
+            let resume = next_resume(&set).unwrap_or_else(|| {
+                tokio::time::Instant::now() + Duration::from_millis(config.backoff_ms)
+            });
             drop(broker);
             tokio::select! {
                 _ = changed => {}
-                _ = tokio::time::sleep(Duration::from_millis(config.backoff_ms)) => {}
+                _ = tokio::time::sleep_until(resume) => {}
             }
             continue;
         };
@@ -275,6 +280,16 @@ async fn await_syncs(set: &LeaderSet, syncs: Vec<PendingSync>) {
             }
         }
     }
+}
+
+/// When the first paused partition of `set` may be fetched again, if one is paused.
+fn next_resume(set: &LeaderSet) -> Option<tokio::time::Instant> {
+    set.partitions
+        .lock()
+        .values()
+        .filter(|f| !f.disk_failed)
+        .filter_map(|f| f.paused_until)
+        .min()
 }
 
 /// The leader's endpoint for clients, from the metadata image.
