@@ -149,8 +149,11 @@ impl FollowerPartition {
             // KIP-320: truncate to the smaller of the leader's end of that epoch and our own
             // end of the largest epoch not above it (Kafka's `truncateOnFetchResponse`).
             let ours = own_end_for_epoch(epoch);
+            // Where our largest epoch not above it is an older one, the next fetch names that
+            // epoch and the leader says where it diverges there, if it does (Kafka truncates to
+            // our end of it and goes another round; the smaller offset here only saves a
+            // fetch of records that would be truncated).
             let to = match ours {
-                Some((our_epoch, our_end)) if our_epoch == epoch => our_end.min(end_offset),
                 Some((_, our_end)) => our_end.min(end_offset),
                 None => 0,
             }

@@ -175,3 +175,76 @@ fn a_follower_whose_log_ends_with_an_epoch_it_never_wrote_settles_on_its_last_wr
     );
     assert_eq!(f.last_fetched_epoch, 5);
 }
+
+#[test]
+fn out_of_range_at_a_log_start_of_zero_truncates_to_the_high_watermark() {
+    // Ahead of a leader whose log starts at 0 (an unclean election left it shorter): keep
+    // what is committed. A start of 0 is an answer, not a missing one.
+    let mut f = FollowerPartition::new(1, 3, 10, 2, 6);
+    let mut a = answer(5);
+    a.error = FetchError::OffsetOutOfRange;
+    a.log_start_offset = 0;
+    assert_eq!(f.on_answer(&a, |_| None), vec![Step::Truncate(5)]);
+    assert_eq!(f.high_watermark, 5);
+    // Without a log start in the answer: ask again.
+    a.log_start_offset = -1;
+    assert_eq!(f.on_answer(&a, |_| None), vec![Step::Backoff]);
+}
+
+#[test]
+fn out_of_range_exactly_at_the_leader_log_start_is_ahead_not_behind() {
+    // fetch_offset == the leader's log start: this follower is not behind the start (it
+    // holds nothing the leader deleted), so it keeps its log and truncates to the high
+    // watermark's side, never starting over.
+    let mut f = FollowerPartition::new(1, 3, 10, 2, 10);
+    let mut a = answer(8);
+    a.error = FetchError::OffsetOutOfRange;
+    a.log_start_offset = 10;
+    assert_eq!(f.on_answer(&a, |_| None), vec![Step::Truncate(10)]);
+    // One behind the start: everything it has is gone at the leader.
+    let mut g = FollowerPartition::new(1, 3, 9, 2, 9);
+    assert_eq!(
+        g.on_answer(&a, |_| None),
+        vec![Step::TruncateFullyAndStartAt(10)]
+    );
+    assert_eq!((g.fetch_offset, g.last_fetched_epoch), (10, -1));
+}
+
+#[test]
+fn a_diverging_epoch_this_follower_never_had_truncates_to_its_older_epoch() {
+    // The leader says epoch 3 diverges at 14; this follower's largest epoch not above 3 is 1,
+    // which it ends at 12: truncate to 12 and name epoch 1 in the next fetch.
+    let mut f = FollowerPartition::new(2, 5, 16, 4, 12);
+    let mut a = answer(12);
+    a.diverging_epoch = Some((3, 14));
+    assert_eq!(
+        f.on_answer(&a, |e| (e == 3).then_some((1, 12))),
+        vec![Step::Truncate(12)]
+    );
+    assert_eq!((f.fetch_offset, f.last_fetched_epoch), (12, 1));
+    // No epoch at all at or below the leader's: the log goes, and the fetch names none.
+    let mut g = FollowerPartition::new(2, 5, 16, 4, 12);
+    assert_eq!(g.on_answer(&a, |_| None), vec![Step::Truncate(0)]);
+    assert_eq!(
+        (g.fetch_offset, g.last_fetched_epoch, g.high_watermark),
+        (0, -1, 0)
+    );
+    // An epoch cache that answers above what was asked breaks its contract: the fetch names
+    // no epoch rather than one the leader never asked about.
+    let mut h = FollowerPartition::new(2, 5, 16, 4, 12);
+    assert_eq!(h.on_answer(&a, |_| Some((4, 16))), vec![Step::Truncate(14)]);
+    assert_eq!(h.last_fetched_epoch, -1);
+}
+
+#[test]
+fn an_empty_record_span_at_the_fetch_offset_appends_nothing() {
+    let mut f = FollowerPartition::new(1, 3, 10, 2, 10);
+    let mut a = answer(10);
+    a.records = Some(Records {
+        base_offset: 10,
+        next_offset: 10,
+        last_epoch: 3,
+    });
+    assert_eq!(f.on_answer(&a, |_| None), vec![]);
+    assert_eq!((f.fetch_offset, f.last_fetched_epoch), (10, 2));
+}

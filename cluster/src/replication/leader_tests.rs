@@ -47,6 +47,7 @@ fn a_leader_alone_in_its_isr_moves_the_high_watermark_with_its_log() {
         !p.enough_replicas(2),
         "min.insync.replicas=2 refuses the write"
     );
+    assert!(p.enough_replicas(1), "min.insync.replicas=1 takes it");
 }
 
 #[test]
@@ -517,4 +518,50 @@ fn an_ineligible_follower_is_not_proposed_for_the_isr() {
         .unwrap();
     assert_eq!(expand.unwrap().new_isr, vec![1, 2, 3]);
     assert_eq!(p.follower(3).unwrap().broker_epoch, 31);
+}
+
+#[test]
+fn the_accessors_report_what_the_leader_was_made_with_and_what_it_appended() {
+    // The broker reads these for Fetch answers, AlterPartition and metrics.
+    let mut p = three(10, 8);
+    assert_eq!(p.leader_epoch(), 5);
+    assert_eq!(p.partition_epoch(), 7);
+    assert_eq!(p.replicas(), &[1, 2, 3]);
+    assert_eq!((p.log_end_offset(), p.local_end()), (10, 10));
+    // Durable mode: appended to 15, on disk to 12; only what is on disk counts as its own.
+    p.on_append(15, 12);
+    assert_eq!((p.log_end_offset(), p.local_end()), (15, 12));
+}
+
+#[test]
+fn a_partition_change_adds_followers_for_new_replicas_and_drops_removed_ones() {
+    // A reassignment adds replica 4 and removes 3: the leader tracks 2 and 4, never itself.
+    let mut p = three(10, 10);
+    assert!(p.follower(3).is_some());
+    p.on_partition_change(vec![1, 2, 4], vec![1, 2], 5, 8);
+    assert!(p.follower(4).is_some(), "the new replica is followed");
+    assert!(p.follower(2).is_some());
+    assert!(p.follower(3).is_none(), "the removed replica is forgotten");
+    assert!(
+        p.follower(1).is_none(),
+        "the leader is not its own follower"
+    );
+    assert_eq!(p.replicas(), &[1, 2, 4]);
+    assert_eq!(p.partition_epoch(), 8);
+    // An older or equal partition epoch is a state already seen.
+    assert_eq!(
+        p.on_partition_change(vec![1, 2, 3], vec![1, 2, 3], 5, 8),
+        None
+    );
+    assert_eq!(p.replicas(), &[1, 2, 4]);
+}
+
+#[test]
+fn an_isr_member_the_leader_has_no_follower_state_for_holds_the_high_watermark() {
+    // The controller keeps the ISR within the replicas; should a record ever name a member
+    // outside them, nothing is known of its log, and the high watermark does not move for it.
+    let mut p = LeaderPartition::new(1, config(), vec![1, 2], vec![1, 2, 9], 0, 0, 0, 0, 0);
+    assert_eq!(p.on_append(5, 5), None);
+    assert_eq!(p.on_follower_fetch(2, 5, 10).unwrap().0, None);
+    assert_eq!(p.high_watermark(), 0);
 }
