@@ -775,35 +775,27 @@ fn answer_every_version(extra: &[(&str, &str)]) {
     let local = tokio::task::LocalSet::new();
     let mut checked = 0;
     let mut not_null = Vec::new();
-    for api in SUPPORTED_APIS {
-        let min = if api.key == ApiKey::Produce {
-            samsa_protocol::api_table::PRODUCE_REFUSED_BELOW
-        } else {
-            api.min_version
-        };
-        for version in min..=api.max_version {
-            let body = populated(api.key, version, topic.id);
-            let req = samsa_protocol::decode_request(frame(api.key, version, &body))
-                .unwrap_or_else(|e| panic!("{:?} v{version}: {e}", api.key));
-            let mut chunks = Vec::new();
-            local
-                .block_on(&rt, handlers::handle(&broker, &conn, req, &mut chunks))
-                .unwrap_or_else(|e| panic!("{:?} v{version}: {e}", api.key));
-            let out: Vec<u8> = samsa_protocol::chunk::concat(&chunks).unwrap();
-            assert!(out.len() > 8, "{:?} v{version} answered nothing", api.key);
-            assert_eq!(
-                i32::from_be_bytes(out[4..8].try_into().unwrap()),
-                42,
-                "{:?} v{version} correlation id",
-                api.key
-            );
-            let mut empty = empty_where_kafka_sends_null(api.key, version, &out);
-            empty.dedup();
-            if !empty.is_empty() {
-                not_null.push(format!("{:?} v{version}: {}", api.key, empty.join(", ")));
-            }
-            checked += 1;
+    for (key, version) in advertised() {
+        let body = populated(key, version, topic.id);
+        let req = samsa_protocol::decode_request(frame(key, version, &body))
+            .unwrap_or_else(|e| panic!("{key:?} v{version}: {e}"));
+        let mut chunks = Vec::new();
+        local
+            .block_on(&rt, handlers::handle(&broker, &conn, req, &mut chunks))
+            .unwrap_or_else(|e| panic!("{key:?} v{version}: {e}"));
+        let out: Vec<u8> = samsa_protocol::chunk::concat(&chunks).unwrap();
+        assert!(out.len() > 8, "{key:?} v{version} answered nothing");
+        assert_eq!(
+            i32::from_be_bytes(out[4..8].try_into().unwrap()),
+            42,
+            "{key:?} v{version} correlation id"
+        );
+        let mut empty = empty_where_kafka_sends_null(key, version, &out);
+        empty.dedup();
+        if !empty.is_empty() {
+            not_null.push(format!("{key:?} v{version}: {}", empty.join(", ")));
         }
+        checked += 1;
     }
     let expected: i32 = SUPPORTED_APIS
         .iter()
@@ -816,6 +808,19 @@ fn answer_every_version(extra: &[(&str, &str)]) {
         "\"\" where Kafka sends null:\n{}",
         not_null.join("\n")
     );
+}
+
+/// Every (API, version) the broker advertises and answers (Produce below its refused
+/// versions is closed, not answered).
+fn advertised() -> impl Iterator<Item = (ApiKey, i16)> {
+    SUPPORTED_APIS.iter().flat_map(|api| {
+        let min = if api.key == ApiKey::Produce {
+            samsa_protocol::api_table::PRODUCE_REFUSED_BELOW
+        } else {
+            api.min_version
+        };
+        (min..=api.max_version).map(move |version| (api.key, version))
+    })
 }
 
 /// A `samsa` process on a free port with its own data directory, killed when dropped.
@@ -923,21 +928,14 @@ fn a_running_broker_sends_null_where_kafka_does_in_every_version() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     };
     let mut not_null = Vec::new();
-    for api in SUPPORTED_APIS {
-        let min = if api.key == ApiKey::Produce {
-            samsa_protocol::api_table::PRODUCE_REFUSED_BELOW
-        } else {
-            api.min_version
-        };
-        for version in min..=api.max_version {
-            let body = populated(api.key, version, topic_id);
-            let answer = exchange(&mut stream, api.key, version, &body)
-                .unwrap_or_else(|e| panic!("{:?} v{version}: {e}", api.key));
-            let mut empty = empty_where_kafka_sends_null(api.key, version, &answer);
-            empty.dedup();
-            if !empty.is_empty() {
-                not_null.push(format!("{:?} v{version}: {}", api.key, empty.join(", ")));
-            }
+    for (key, version) in advertised() {
+        let body = populated(key, version, topic_id);
+        let answer = exchange(&mut stream, key, version, &body)
+            .unwrap_or_else(|e| panic!("{key:?} v{version}: {e}"));
+        let mut empty = empty_where_kafka_sends_null(key, version, &answer);
+        empty.dedup();
+        if !empty.is_empty() {
+            not_null.push(format!("{key:?} v{version}: {}", empty.join(", ")));
         }
     }
     assert!(
