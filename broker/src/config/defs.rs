@@ -735,6 +735,7 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     inert("compression.lz4.level", Int, Some("9")).cluster_wide(),
     inert("compression.zstd.level", Int, Some("3")).cluster_wide(),
     inert("log.preallocate", Boolean, Some("false")).cluster_wide(),
+    inert("log.message.downconversion.enable", Boolean, Some("true")).cluster_wide(),
     inert("log.message.timestamp.before.max.ms", Long, Some("9223372036854775807")).cluster_wide(),
     inert("log.message.timestamp.after.max.ms", Long, Some("3600000")).cluster_wide(),
     inert("log.local.retention.ms", Long, Some("-2")).cluster_wide(),
@@ -963,10 +964,9 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     topic_accepted(
         "message.downconversion.enable",
         Boolean,
-        &[],
+        &[("log.message.downconversion.enable", 1)],
         "accepted for compatibility (message format v2 only)",
-    )
-    .with_default("true"),
+    ),
     topic_accepted(
         "message.timestamp.after.max.ms",
         Long,

@@ -388,6 +388,10 @@ mod tests {
         ("compression.lz4.level", "compression.lz4.level"),
         ("compression.zstd.level", "compression.zstd.level"),
         ("preallocate", "log.preallocate"),
+        (
+            "message.downconversion.enable",
+            "log.message.downconversion.enable",
+        ),
         ("message.timestamp.type", "log.message.timestamp.type"),
         (
             "message.timestamp.before.max.ms",
