@@ -441,7 +441,7 @@ pub async fn handle_request(
 /// everything else as one chunk. The bytes are written into `buf` (the connection's, empty
 /// between responses) and split off it.
 fn encode(
-    response: Option<ResponseKind>,
+    mut response: Option<ResponseKind>,
     files: Vec<Option<samsa_protocol::FileRange>>,
     key: kafka_protocol::messages::ApiKey,
     version: i16,
@@ -449,7 +449,6 @@ fn encode(
     buf: &mut BytesMut,
     out: &mut Vec<Chunk>,
 ) -> Result<(), String> {
-    let mut response = response;
     if let Some(r) = response.as_mut() {
         samsa_protocol::nulls::null_where_kafka_does(r, version);
     }
