@@ -22,6 +22,7 @@ pub mod partition;
 pub mod publisher;
 pub mod replication;
 pub mod scram;
+pub mod security;
 pub mod server;
 #[doc(hidden)]
 pub mod testing;

@@ -157,7 +157,17 @@ fn serve(args: &[String]) -> anyhow::Result<()> {
     let (file, flags) = parse_serve_args(args)?;
     let config = BrokerConfig::load(file.as_deref(), std::env::vars(), flags)?;
     init_logging(&config);
-    let explicit: Vec<String> = config.explicit().map(|(k, v)| format!("{k}={v}")).collect();
+    // Secrets (passwords, keys, JAAS configs) are never logged.
+    let explicit: Vec<String> = config
+        .explicit()
+        .map(|(k, v)| {
+            if BrokerConfig::is_sensitive(k) {
+                format!("{k}=[hidden]")
+            } else {
+                format!("{k}={v}")
+            }
+        })
+        .collect();
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         config = %if explicit.is_empty() { "defaults".to_string() } else { explicit.join(" ") },

@@ -205,6 +205,15 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
     if listeners.is_empty() {
         anyhow::bail!("listeners: no listener for clients besides the controller listener");
     }
+    // TLS and SASL settings first: a listener that cannot be served as configured stops the
+    // start before anything listens.
+    let mut security = Vec::new();
+    for l in &listeners {
+        let s = crate::security::ListenerSecurity::from_config(&config, l)
+            .map_err(anyhow::Error::msg)?;
+        security.push(Arc::new(s));
+    }
+    check_inter_broker_security(&config, &kraft)?;
     let mut sockets = Vec::new();
     for l in &listeners {
         let addr = l.socket_addr().map_err(anyhow::Error::msg)?;
@@ -221,18 +230,39 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
     };
     let broker = Broker::open(config, engine)?;
 
-    let raw: Vec<std::net::TcpListener> = sockets
+    let raw: Vec<(
+        std::net::TcpListener,
+        Arc<crate::security::ListenerSecurity>,
+    )> = sockets
         .iter()
-        .map(|(_, s)| s.try_clone())
-        .collect::<Result<_, _>>()?;
+        .zip(&security)
+        .map(|((_, s), sec)| Ok((s.try_clone()?, sec.clone())))
+        .collect::<std::io::Result<_>>()?;
     let handles = net::start_shards(broker.clone(), engine, shards, &raw)?;
     drop(raw);
-    for (l, s) in &sockets {
+    for ((l, s), sec) in sockets.iter().zip(&security) {
+        let mut sasl = sec
+            .sasl
+            .as_ref()
+            .map(|s| s.mechanism_names().join(","))
+            .unwrap_or_default();
+        if sasl.is_empty() {
+            sasl = "-".into();
+        }
         tracing::info!(
             listener = %l.name,
             address = %s.local_addr()?,
+            protocol = sec.protocol.name(),
+            sasl_mechanisms = %sasl,
             "listening"
         );
+    }
+    if security.iter().any(|s| s.tls.is_some()) {
+        if crate::security::tls::ktls_available() {
+            tracing::info!("TLS: rustls; this kernel has kernel TLS, but Samsa does not use it yet: fetches over TLS are read and encrypted");
+        } else {
+            tracing::info!("TLS: rustls; this kernel has no kernel TLS (TCP_ULP tls): fetches over TLS are read and encrypted instead of sent with sendfile");
+        }
     }
     if let Some(m) = &metrics_socket {
         tracing::info!(address = %m.local_addr()?, path = "/metrics", "metrics listening");
@@ -539,6 +569,43 @@ fn bind_with_patience(addr: std::net::SocketAddr) -> std::io::Result<std::net::T
             other => return other,
         }
     }
+}
+
+/// Traffic between nodes (the quorum, replica fetchers, transaction markers) is PLAINTEXT for
+/// now: refuse a controller listener of another protocol, and, on a node of a cluster of
+/// several, an inter-broker listener of another protocol, rather than start a node that cannot
+/// reach its peers.
+fn check_inter_broker_security(
+    config: &BrokerConfig,
+    kraft: &crate::controller::settings::KraftConfig,
+) -> anyhow::Result<()> {
+    use crate::config::listeners::SecurityProtocol;
+    let proto = config
+        .security_protocol(&kraft.listener_name)
+        .unwrap_or(SecurityProtocol::Plaintext);
+    if kraft.listener.is_some() && proto != SecurityProtocol::Plaintext {
+        anyhow::bail!(
+            "controller listener {}: security protocol {} between controllers is not implemented              yet; map it to PLAINTEXT in listener.security.protocol.map",
+            kraft.listener_name,
+            proto.name()
+        );
+    }
+    let alone =
+        kraft.roles.controller && kraft.voters.len() <= 1 && kraft.bootstrap_servers.is_empty();
+    if alone {
+        return Ok(());
+    }
+    let name = config.inter_broker_listener_name();
+    let proto = config
+        .security_protocol(&name)
+        .map_err(anyhow::Error::msg)?;
+    if proto != SecurityProtocol::Plaintext {
+        anyhow::bail!(
+            "inter.broker.listener.name: brokers reach each other on listener {name}, of security              protocol {}; TLS and SASL between brokers are not implemented yet: add a PLAINTEXT              listener for brokers (for example INTERNAL://127.0.0.1:9093 with              listener.security.protocol.map=...,INTERNAL:PLAINTEXT and              inter.broker.listener.name=INTERNAL)",
+            proto.name()
+        );
+    }
+    Ok(())
 }
 
 async fn wait_for_signal() {

@@ -44,7 +44,7 @@ impl Fixture {
         Fixture {
             _dir: dir,
             broker,
-            conn: Rc::new(Connection::new("127.0.0.1:40000".parse().unwrap())),
+            conn: Rc::new(Connection::plaintext("127.0.0.1:40000".parse().unwrap())),
             header: RequestHeader::default(),
         }
     }
@@ -553,7 +553,7 @@ fn without_an_authorizer_the_acl_apis_answer_security_disabled() {
         IoEngine::Epoll,
     )
     .unwrap();
-    let conn = Rc::new(Connection::new("127.0.0.1:1".parse().unwrap()));
+    let conn = Rc::new(Connection::plaintext("127.0.0.1:1".parse().unwrap()));
     let header = RequestHeader::default();
     let ctx = Ctx {
         broker: &broker,

@@ -28,7 +28,7 @@ fn describe(
     version: i16,
     r: DescribeQuorumRequest,
 ) -> DescribeQuorumResponse {
-    let conn = Rc::new(Connection::new("127.0.0.1:40000".parse().unwrap()));
+    let conn = Rc::new(Connection::plaintext("127.0.0.1:40000".parse().unwrap()));
     let header = RequestHeader::default();
     let ctx = Ctx {
         broker,

@@ -630,6 +630,18 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             r.response_partition_limit = 1;
             RequestKind::DescribeTopicPartitions(r)
         }
+        // On a listener without SASL both are ILLEGAL_SASL_STATE (the SASL exchange itself is
+        // compat-tests/tests/security.rs).
+        ApiKey::SaslHandshake => {
+            let mut r = SaslHandshakeRequest::default();
+            r.mechanism = s("PLAIN");
+            RequestKind::SaslHandshake(r)
+        }
+        ApiKey::SaslAuthenticate => {
+            let mut r = SaslAuthenticateRequest::default();
+            r.auth_bytes = Bytes::from_static(b"\0alice\0alice-secret");
+            RequestKind::SaslAuthenticate(r)
+        }
         other => panic!("{other:?} is advertised but this test has no request for it: add one"),
     }
 }
@@ -767,7 +779,7 @@ fn answer_every_version(extra: &[(&str, &str)]) {
     let config = BrokerConfig::load(None, vec![], flags).unwrap();
     let broker: Arc<Broker> = Broker::open(config, IoEngine::Epoll).unwrap();
     let topic = broker.topics.create("t", 1, 1, Default::default()).unwrap();
-    let conn = Rc::new(Connection::new("127.0.0.1:1".parse().unwrap()));
+    let conn = Rc::new(Connection::plaintext("127.0.0.1:1".parse().unwrap()));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

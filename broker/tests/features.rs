@@ -27,7 +27,7 @@ impl Node {
         Node {
             broker: samsa_broker::testing::open_joined(config).unwrap(),
             _dir: dir,
-            conn: Rc::new(Connection::new("127.0.0.1:40000".parse().unwrap())),
+            conn: Rc::new(Connection::plaintext("127.0.0.1:40000".parse().unwrap())),
             header: RequestHeader::default(),
         }
     }

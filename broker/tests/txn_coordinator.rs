@@ -409,7 +409,7 @@ fn produce(broker: &Arc<Broker>, transactional_id: &str, batch: Bytes) -> i16 {
         .unwrap();
     RequestKind::Produce(req).encode(&mut frame, 8).unwrap();
     let decoded = samsa_protocol::decode_request(frame.freeze()).unwrap();
-    let conn = Rc::new(Connection::new("127.0.0.1:1".parse().unwrap()));
+    let conn = Rc::new(Connection::plaintext("127.0.0.1:1".parse().unwrap()));
     let mut chunks = Vec::new();
     let rt = runtime();
     let local = tokio::task::LocalSet::new();

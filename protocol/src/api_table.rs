@@ -44,6 +44,9 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::SyncGroup, 0, 5),
     api(ApiKey::DescribeGroups, 0, 6),
     api(ApiKey::ListGroups, 0, 5),
+    // SASL (KIP-43, KIP-152): on every listener, as Kafka advertises them; a listener without
+    // SASL answers ILLEGAL_SASL_STATE.
+    api(ApiKey::SaslHandshake, 0, 1),
     api(ApiKey::ApiVersions, 0, 4),
     api(ApiKey::CreateTopics, 2, 7),
     api(ApiKey::DeleteTopics, 1, 6),
@@ -63,6 +66,7 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::AlterConfigs, 0, 2),
     api(ApiKey::AlterReplicaLogDirs, 1, 2),
     api(ApiKey::DescribeLogDirs, 1, 4),
+    api(ApiKey::SaslAuthenticate, 0, 2),
     api(ApiKey::CreatePartitions, 0, 3),
     api(ApiKey::DeleteGroups, 0, 2),
     api(ApiKey::ElectLeaders, 0, 2),

@@ -3,8 +3,11 @@
 //! listener name of that protocol and a controller listener not named there is PLAINTEXT
 //! (Kafka's `effectiveListenerSecurityProtocolMap`).
 //!
-//! Samsa serves PLAINTEXT only so far. A listener of any other protocol is refused at start,
-//! naming it: a user who asks for `SSL://` must never be served plaintext in its place.
+//! Client listeners may be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (`security/`). Between
+//! nodes Samsa speaks PLAINTEXT only so far: a controller listener of another protocol is
+//! refused at start, naming it (and `server.rs` refuses a TLS or SASL inter-broker listener
+//! on a node of a cluster of several): a user who asks for `SSL://` must never be served
+//! plaintext in its place.
 
 use super::{BrokerConfig, Listener};
 
@@ -47,6 +50,24 @@ impl SecurityProtocol {
     pub fn parse(s: &str) -> Option<SecurityProtocol> {
         SecurityProtocol::ALL.into_iter().find(|p| p.name() == s)
     }
+}
+
+/// The definition of a listener override, `listener.name.<listener>.<key>` of a broker key, or
+/// `listener.name.<listener>.<mechanism>.sasl.jaas.config` (Kafka's per-mechanism JAAS config,
+/// the mechanism in lower case).
+pub fn listener_key_def(key: &str) -> Option<&'static super::defs::ConfigDef> {
+    let rest = key.strip_prefix("listener.name.")?;
+    let (listener, base) = rest.split_once('.')?;
+    if listener.is_empty() {
+        return None;
+    }
+    if let Some(def) = super::defs::broker_def(base) {
+        return Some(def);
+    }
+    let (mechanism, base) = base.split_once('.')?;
+    (base == "sasl.jaas.config" && !mechanism.is_empty())
+        .then(|| super::defs::broker_def("sasl.jaas.config"))
+        .flatten()
 }
 
 /// `listener.security.protocol.map` as (upper-cased listener name, protocol) pairs.
@@ -130,22 +151,18 @@ impl BrokerConfig {
             let proto = self
                 .security_protocol(&l.name)
                 .map_err(|m| (key.to_string(), format!("{key}: {m}")))?;
-            if proto != SecurityProtocol::Plaintext {
+            let controller = self.list("controller.listener.names");
+            if proto != SecurityProtocol::Plaintext
+                && controller.iter().any(|c| c.eq_ignore_ascii_case(&l.name))
+            {
                 return Err((
                     key.to_string(),
                     format!(
-                        "{key}: listener {}://{}:{} uses security protocol {}, which Samsa does \
-                         not implement yet; it serves PLAINTEXT listeners only, and refuses to \
-                         start rather than serve this one without {}",
+                        "{key}: controller listener {}://{}:{} uses security protocol {}: TLS                          and SASL between controllers are not implemented yet, and Samsa                          refuses to start rather than serve it without them",
                         l.name,
                         l.host,
                         l.port,
                         proto.name(),
-                        match proto {
-                            SecurityProtocol::Ssl => "encryption",
-                            SecurityProtocol::SaslPlaintext => "authentication",
-                            _ => "encryption and authentication",
-                        }
                     ),
                 ));
             }
@@ -180,39 +197,48 @@ mod tests {
     }
 
     #[test]
-    fn tls_and_sasl_listeners_are_refused_at_start_naming_the_listener() {
-        for (listener, proto) in [
-            ("SSL://127.0.0.1:9093", "SSL"),
-            ("SASL_PLAINTEXT://127.0.0.1:9094", "SASL_PLAINTEXT"),
-            ("sasl_ssl://127.0.0.1:9095", "SASL_SSL"),
+    fn client_listeners_may_be_secured_but_a_controller_listener_may_not_yet() {
+        for listener in [
+            "SSL://127.0.0.1:9093",
+            "SASL_PLAINTEXT://127.0.0.1:9094",
+            "sasl_ssl://127.0.0.1:9095",
         ] {
-            let e = load(&[("listeners", listener)]).unwrap_err();
-            assert!(
-                e.contains(&format!("uses security protocol {proto}"))
-                    && e.contains("does not implement")
-                    && e.contains("flag --listeners"),
-                "{e}"
+            let c = load(&[("listeners", listener)]).unwrap();
+            assert_ne!(
+                c.security_protocol(&c.listeners()[0].name).unwrap(),
+                SecurityProtocol::Plaintext
             );
         }
-        // Beside a plaintext listener too, and by way of the map.
         let e = load(&[
             (
                 "listeners",
-                "PLAINTEXT://127.0.0.1:9092,CLIENT://127.0.0.1:9093",
+                "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093",
             ),
+            ("controller.listener.names", "CONTROLLER"),
             (
                 "listener.security.protocol.map",
-                "PLAINTEXT:PLAINTEXT,CLIENT:SASL_SSL",
+                "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL",
             ),
         ])
         .unwrap_err();
         assert!(
-            e.contains("CLIENT://127.0.0.1:9093 uses security protocol SASL_SSL"),
+            e.contains(
+                "controller listener CONTROLLER://127.0.0.1:9093 uses security protocol SSL"
+            ) && e.contains("not implemented yet"),
             "{e}"
         );
-        // An advertised listener that names a secure protocol is refused as well.
-        let e = load(&[("advertised.listeners", "SSL://broker.example:9093")]).unwrap_err();
-        assert!(e.contains("advertised.listeners"), "{e}");
+        // Listener overrides and per-mechanism JAAS configs are known keys.
+        let c = load(&[
+            ("listeners", "CLIENT://127.0.0.1:9093"),
+            ("listener.security.protocol.map", "CLIENT:SASL_SSL"),
+            ("listener.name.client.sasl.enabled.mechanisms", "PLAIN"),
+            ("listener.name.client.plain.sasl.jaas.config", "x required;"),
+            ("listener.name.client.ssl.keystore.type", "PEM"),
+        ])
+        .unwrap();
+        assert!(c.is_set("listener.name.client.plain.sasl.jaas.config"));
+        let e = load(&[("listener.name.client.no.such.key", "1")]).unwrap_err();
+        assert!(e.contains("unknown configuration key"), "{e}");
     }
 
     #[test]

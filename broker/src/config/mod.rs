@@ -152,10 +152,12 @@ impl BrokerConfig {
 
     /// Sets one key after validating it.
     pub fn set(&mut self, key: &str, value: &str, origin: &str) -> Result<(), ConfigError> {
-        let def = defs::broker_def(key).ok_or_else(|| ConfigError::Unknown {
-            key: key.into(),
-            origin: origin.into(),
-        })?;
+        let def = defs::broker_def(key)
+            .or_else(|| listeners::listener_key_def(key))
+            .ok_or_else(|| ConfigError::Unknown {
+                key: key.into(),
+                origin: origin.into(),
+            })?;
         defs::validate(key, def.kind, value).map_err(|message| ConfigError::Invalid {
             message,
             origin: origin.into(),
@@ -341,6 +343,41 @@ impl BrokerConfig {
 
     /// What Metadata advertises: `advertised.listeners` when set, else the listeners, with a
     /// wildcard host replaced by 127.0.0.1 (a client cannot connect to 0.0.0.0).
+    /// Whether `key`'s value is a secret (Kafka's PASSWORD type: keys, passwords, JAAS
+    /// configs): never logged nor returned.
+    pub fn is_sensitive(key: &str) -> bool {
+        defs::broker_def(key)
+            .or_else(|| listeners::listener_key_def(key))
+            .is_some_and(|d| d.kind == defs::ConfigType::Password)
+    }
+
+    /// The listener brokers reach each other on: `inter.broker.listener.name`, else the
+    /// listener named like `security.inter.broker.protocol` (Kafka's rule) when there is one,
+    /// else the first advertised listener that is not a controller listener.
+    pub fn inter_broker_listener_name(&self) -> String {
+        if let Some(name) = self
+            .get("inter.broker.listener.name")
+            .filter(|n| !n.is_empty())
+        {
+            return name;
+        }
+        let controller = self.list("controller.listener.names");
+        let advertised: Vec<Listener> = self
+            .advertised_listeners()
+            .into_iter()
+            .filter(|l| !controller.iter().any(|c| c.eq_ignore_ascii_case(&l.name)))
+            .collect();
+        let by_protocol = self
+            .get("security.inter.broker.protocol")
+            .unwrap_or_else(|| "PLAINTEXT".into());
+        advertised
+            .iter()
+            .find(|l| l.name.eq_ignore_ascii_case(&by_protocol))
+            .or(advertised.first())
+            .map(|l| l.name.clone())
+            .unwrap_or_default()
+    }
+
     pub fn advertised_listeners(&self) -> Vec<Listener> {
         let mut ls: Vec<Listener> = if self.is_set("advertised.listeners") {
             self.list("advertised.listeners")

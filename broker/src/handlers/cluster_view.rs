@@ -86,13 +86,22 @@ impl TopicView {
 }
 
 impl<'a> ClusterView<'a> {
+    /// The cluster as brokers see each other: endpoints of the inter-broker listener.
     pub fn new(broker: &'a Broker) -> ClusterView<'a> {
+        ClusterView::for_listener(broker, &broker.config.inter_broker_listener_name())
+    }
+
+    /// The cluster as a client of `listener` sees it: every broker's endpoint of the listener
+    /// of that name (Kafka answers Metadata with the endpoints of the listener the request came
+    /// in on, so a TLS client is never sent to a plaintext port).
+    pub fn for_listener(broker: &'a Broker, listener: &str) -> ClusterView<'a> {
         let image = broker.controller.image();
         let advertised = broker
             .config
             .advertised_listeners()
             .into_iter()
-            .find(|l| !broker.is_controller_listener(&l.name));
+            .filter(|l| !broker.is_controller_listener(&l.name))
+            .find(|l| l.name.eq_ignore_ascii_case(listener));
         let listener = advertised.as_ref().map(|l| l.name.as_str()).unwrap_or("");
         let mut live: BTreeMap<i32, Node> = image
             .brokers()
@@ -255,14 +264,17 @@ impl<'a> ClusterView<'a> {
 /// asking for metadata. Built on first use: a request without such errors costs nothing.
 pub struct LeaderHints<'a> {
     broker: &'a Broker,
+    /// The listener whose endpoints the client is given.
+    listener: &'a str,
     view: Option<ClusterView<'a>>,
     endpoints: BTreeMap<i32, Node>,
 }
 
 impl<'a> LeaderHints<'a> {
-    pub fn new(broker: &'a Broker) -> LeaderHints<'a> {
+    pub fn new(broker: &'a Broker, listener: &'a str) -> LeaderHints<'a> {
         LeaderHints {
             broker,
+            listener,
             view: None,
             endpoints: BTreeMap::new(),
         }
@@ -272,7 +284,10 @@ impl<'a> LeaderHints<'a> {
     /// knows one; its endpoint is remembered for [`LeaderHints::endpoints`].
     pub fn leader(&mut self, topic: &str, index: i32) -> Option<(i32, i32)> {
         let broker = self.broker;
-        let view = self.view.get_or_insert_with(|| ClusterView::new(broker));
+        let listener = self.listener;
+        let view = self
+            .view
+            .get_or_insert_with(|| ClusterView::for_listener(broker, listener));
         let p = view.image.topic_by_name(topic)?.partition(index)?;
         let node = view.node(p.leader)?;
         self.endpoints

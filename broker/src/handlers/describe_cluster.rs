@@ -26,7 +26,7 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeClusterRequest) -> DescribeClusterResp
         return resp;
     }
     resp.cluster_id = StrBytes::from_string(ctx.broker.cluster_id.clone());
-    let view = ClusterView::new(ctx.broker);
+    let view = ClusterView::for_listener(ctx.broker, &ctx.conn.listener.name);
     resp.controller_id = BrokerId(view.controller_id());
     // Kafka reports no operations to a caller that may not describe the cluster.
     resp.cluster_authorized_operations = if !req.include_cluster_authorized_operations {

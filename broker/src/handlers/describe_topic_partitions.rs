@@ -32,7 +32,7 @@ pub fn handle(
         .as_ref()
         .map(|c| c.topic_name.to_string())
         .unwrap_or_default();
-    let view = ClusterView::new(ctx.broker);
+    let view = ClusterView::for_listener(ctx.broker, &ctx.conn.listener.name);
     let mut names: Vec<String> = if all {
         view.topics().iter().map(|t| t.name().to_string()).collect()
     } else {

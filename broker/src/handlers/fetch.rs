@@ -324,7 +324,7 @@ fn respond(
         }
     };
     let mut files = Vec::new();
-    let mut hints = LeaderHints::new(ctx.broker);
+    let mut hints = LeaderHints::new(ctx.broker, &ctx.conn.listener.name);
     let mut last_topic: Option<&TopicKey> = None;
     for (i, (w, mut a)) in wanted.iter().zip(answers).enumerate() {
         if !included.as_ref().is_none_or(|inc| inc[i]) {

@@ -77,7 +77,7 @@ async fn coordinator(ctx: &Ctx<'_>, key: &StrBytes, key_type: i8) -> Coordinator
         no_coordinator(&mut c, e, format!("{} is not available yet", spec.name));
         return c;
     }
-    let view = ClusterView::new(broker);
+    let view = ClusterView::for_listener(broker, &ctx.conn.listener.name);
     let leader = view
         .topic(spec.name)
         .and_then(|t| view.partition(&t, index))

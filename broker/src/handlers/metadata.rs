@@ -29,7 +29,7 @@ const OPERATIONS_OMITTED: i32 = i32::MIN;
 pub async fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
     let broker = ctx.broker;
     let mut resp = MetadataResponse::default();
-    let mut view = ClusterView::new(broker);
+    let mut view = ClusterView::for_listener(broker, &ctx.conn.listener.name);
     // Fields a version lacks must stay at their defaults, or the encoder refuses the response.
     if ctx.version >= 2 {
         resp.cluster_id = Some(StrBytes::from_string(broker.cluster_id.clone()));
@@ -84,7 +84,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
     let mut not_created = std::collections::HashMap::new();
     if !missing.is_empty() {
         not_created = auto_create(ctx, &missing).await;
-        view = ClusterView::new(broker);
+        view = ClusterView::for_listener(broker, &ctx.conn.listener.name);
     }
     for wanted in wanted {
         let topic = match &wanted.name {

@@ -49,6 +49,8 @@ pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod remove_raft_voter;
+pub mod sasl_authenticate;
+pub mod sasl_handshake;
 pub mod sync_group;
 pub mod txn_offset_commit;
 pub mod update_features;
@@ -69,6 +71,10 @@ use crate::server::Broker;
 /// Per-connection state a handler may read or change.
 pub struct Connection {
     pub peer: SocketAddr,
+    /// The listener the connection came in on, with its TLS and SASL settings.
+    pub listener: Arc<crate::security::ListenerSecurity>,
+    /// Where the connection is in SASL authentication (always `Open` without SASL).
+    pub auth: RefCell<AuthState>,
     /// The client id of the connection's last request, owned (not a slice of a frame).
     client_id: RefCell<Option<StrBytes>>,
     /// Who the ACLs see: `User:ANONYMOUS` until an authentication layer sets it.
@@ -81,15 +87,37 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn new(peer: SocketAddr) -> Connection {
+    /// A connection on `listener`; `principal` is the TLS layer's (`User:ANONYMOUS` without a
+    /// client certificate), replaced by the SASL user once authenticated.
+    pub fn new(
+        peer: SocketAddr,
+        listener: Arc<crate::security::ListenerSecurity>,
+        principal: String,
+    ) -> Connection {
+        let auth = if listener.uses_sasl() {
+            AuthState::AwaitingHandshake
+        } else {
+            AuthState::Open
+        };
         Connection {
             peer,
+            listener,
+            auth: RefCell::new(auth),
             client_id: RefCell::new(None),
-            principal: RefCell::new(crate::acl::ANONYMOUS.to_string()),
+            principal: RefCell::new(principal),
             host: peer.ip().to_string(),
             encode_buf: RefCell::new(BytesMut::new()),
         }
     }
+    /// A connection on a PLAINTEXT listener named PLAINTEXT, as `User:ANONYMOUS` (tests).
+    pub fn plaintext(peer: SocketAddr) -> Connection {
+        Connection::new(
+            peer,
+            Arc::new(crate::security::ListenerSecurity::plaintext("PLAINTEXT")),
+            crate::acl::ANONYMOUS.to_string(),
+        )
+    }
+
     pub fn client_id(&self) -> Option<String> {
         self.client_id.borrow().as_ref().map(|id| id.to_string())
     }
@@ -102,6 +130,30 @@ impl Connection {
     }
     pub fn host(&self) -> &str {
         &self.host
+    }
+}
+
+/// Where a connection is in SASL authentication (Kafka's `SaslServerAuthenticator` states).
+pub enum AuthState {
+    /// No SASL on this listener: every request is served.
+    Open,
+    /// Waiting for SaslHandshake; ApiVersions is answered meanwhile.
+    AwaitingHandshake,
+    /// After SaslHandshake v1: SaslAuthenticate requests carry the exchange's tokens.
+    Authenticating(crate::security::sasl::Exchange),
+    /// After SaslHandshake v0: the next frames are the exchange's tokens, without a request
+    /// header, answered the same way (a size and the token).
+    RawTokens(crate::security::sasl::Exchange),
+    /// Authenticated: every request is served.
+    Authenticated,
+    /// Failed or broke the exchange: the connection closes once its answer is written.
+    Failed,
+}
+
+impl AuthState {
+    /// Whether requests other than the SASL exchange's are served.
+    pub fn serves_requests(&self) -> bool {
+        matches!(self, AuthState::Open | AuthState::Authenticated)
     }
 }
 
@@ -248,6 +300,12 @@ pub async fn handle_request(
             Some(ResponseKind::ApiVersions(api_versions::handle(&ctx, r)))
         }
         RequestKind::Metadata(r) => Some(ResponseKind::Metadata(metadata::handle(&ctx, r).await)),
+        RequestKind::SaslHandshake(r) => {
+            Some(ResponseKind::SaslHandshake(sasl_handshake::handle(&ctx, r)))
+        }
+        RequestKind::SaslAuthenticate(r) => Some(ResponseKind::SaslAuthenticate(
+            sasl_authenticate::handle(&ctx, r).await,
+        )),
         RequestKind::Produce(r) => match produce::handle(&ctx, r).await? {
             produce::Produced::Nothing => None,
             produce::Produced::Now(resp) => Some(ResponseKind::Produce(resp)),

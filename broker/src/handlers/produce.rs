@@ -93,7 +93,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
     // partition, end offset, min.insync.replicas).
     let mut replication_waits = Vec::new();
     let mut first_error: Option<String> = None;
-    let mut hints = LeaderHints::new(ctx.broker);
+    let mut hints = LeaderHints::new(ctx.broker, &ctx.conn.listener.name);
     let transactional = topic_data.iter().any(|t| {
         t.partition_data
             .iter()

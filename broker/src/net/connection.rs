@@ -19,11 +19,15 @@ use samsa_protocol::{Chunk, FrameDecoder};
 use tokio::sync::mpsc;
 
 use super::transport::{SocketRead, SocketWrite};
-use crate::handlers::{self, Connection, Reply};
+use crate::handlers::{self, AuthState, Connection, Reply};
+use crate::security::sasl::SaslError;
+use crate::security::ListenerSecurity;
 use crate::server::Broker;
 
 /// Responses waiting for the writer; beyond this the reader stops reading (backpressure).
 const WRITE_QUEUE_DEPTH: usize = 64;
+/// How long a connection may wait between reads before SASL authentication completes.
+const UNAUTHENTICATED_IDLE: Duration = Duration::from_secs(30);
 /// Read size while the next frame's size is unknown, and the smallest read buffer.
 const READ_BUFFER_BYTES: usize = 64 * 1024;
 /// How far a read may go past the end of the frame being assembled (pipelined small frames
@@ -39,11 +43,13 @@ const GUESS_MAX_BYTES: usize = 4 << 20;
 pub async fn serve<R: SocketRead, W: SocketWrite>(
     broker: Arc<Broker>,
     peer: SocketAddr,
+    listener: Arc<ListenerSecurity>,
+    principal: String,
     mut reader: R,
     writer: W,
 ) {
     let (tx, rx) = mpsc::channel::<Reply>(WRITE_QUEUE_DEPTH);
-    let conn = Rc::new(Connection::new(peer));
+    let conn = Rc::new(Connection::new(peer, listener, principal));
     let read_side = read_loop(&broker, &conn, &mut reader, tx);
     let write_side = write_loop(writer, rx);
     let (end, write_failure) = tokio::join!(read_side, write_side);
@@ -57,6 +63,9 @@ pub async fn serve<R: SocketRead, W: SocketWrite>(
         End::Idle(ms) => {
             tracing::debug!(%peer, "closing connection idle for {ms} ms (connections.max.idle.ms)")
         }
+        End::AuthenticationFailed(reason) => {
+            tracing::info!(%peer, listener = %conn.listener.name, "closing connection: {reason}")
+        }
         End::Protocol(reason) => {
             tracing::warn!(%peer, client_id = conn.client_id().as_deref().unwrap_or(""), "closing connection: {reason}")
         }
@@ -66,6 +75,8 @@ pub async fn serve<R: SocketRead, W: SocketWrite>(
 
 enum End {
     ClientClosed,
+    /// SASL failed, or the client broke the exchange.
+    AuthenticationFailed(String),
     Idle(u64),
     Shutdown,
     Protocol(String),
@@ -79,7 +90,13 @@ async fn read_loop<R: SocketRead>(
     tx: mpsc::Sender<Reply>,
 ) -> End {
     let decoder = FrameDecoder::new(broker.limits.socket_request_max_bytes);
-    let idle = Duration::from_millis(broker.limits.connections_max_idle_ms);
+    // Before SASL authentication a frame is at most `sasl.server.max.receive.size` and the
+    // connection may idle only briefly: an unauthenticated peer holds little, and not long.
+    let unauthenticated = FrameDecoder::new(
+        (broker.config.long("sasl.server.max.receive.size").max(1024) as usize)
+            .min(broker.limits.socket_request_max_bytes),
+    );
+    let idle_authenticated = Duration::from_millis(broker.limits.connections_max_idle_ms);
     let mut shutdown = broker.shutdown_signal();
     let mut buf = BytesMut::with_capacity(READ_BUFFER_BYTES);
     // Size prefix included: what a new buffer for the next frame starts with.
@@ -87,6 +104,11 @@ async fn read_loop<R: SocketRead>(
     loop {
         // Handle every complete frame already buffered.
         loop {
+            let decoder = if conn.auth.borrow().serves_requests() {
+                &decoder
+            } else {
+                &unauthenticated
+            };
             let frame = match decoder.decode(&mut buf) {
                 Ok(Some(frame)) => frame,
                 Ok(None) => break,
@@ -111,11 +133,19 @@ async fn read_loop<R: SocketRead>(
             }
             let reply = match handle_frame(broker, conn, frame).await {
                 Ok(reply) => reply,
+                Err(reason) if !conn.auth.borrow().serves_requests() => {
+                    return End::AuthenticationFailed(reason)
+                }
                 Err(reason) => return End::Protocol(reason),
             };
             let empty = matches!(&reply, Reply::Ready(chunks) if chunks.is_empty());
             if !empty && tx.send(reply).await.is_err() {
                 return End::ClientClosed;
+            }
+            // A failed SASL exchange closes the connection once its answer is written (the
+            // writer drains what is queued before it stops).
+            if matches!(*conn.auth.borrow(), AuthState::Failed) {
+                return End::AuthenticationFailed("SASL authentication failed".into());
             }
             if *shutdown.borrow() {
                 return End::Shutdown;
@@ -126,6 +156,14 @@ async fn read_loop<R: SocketRead>(
         // request (the tail cache keeps produced batches), so whatever follows the frame in it
         // is copied into a new buffer for the next frame: bounded reads keep that copy small,
         // and a new buffer sized like the last frame usually needs no second one.
+        let (decoder, idle) = if conn.auth.borrow().serves_requests() {
+            (&decoder, idle_authenticated)
+        } else {
+            (
+                &unauthenticated,
+                idle_authenticated.min(UNAUTHENTICATED_IDLE),
+            )
+        };
         let (want, max_read) = match decoder.check(&buf) {
             Ok(FrameStatus::Incomplete { total_bytes }) if buf.len() >= 4 => {
                 (total_bytes, total_bytes - buf.len() + READ_AHEAD_BYTES)
@@ -284,6 +322,9 @@ async fn handle_frame(
     conn: &Rc<Connection>,
     frame: Bytes,
 ) -> Result<Reply, String> {
+    if !conn.auth.borrow().serves_requests() {
+        return handle_unauthenticated(broker, conn, frame).await;
+    }
     // Produce v0-2 is advertised but refused, in that version's own layout: decided from the
     // header prefix, so the frame is not cloned (a clone would force the log to copy every
     // produced batch before rewriting its offsets).
@@ -308,5 +349,100 @@ async fn handle_frame(
             Ok(Reply::Ready(vec![Chunk::Bytes(body.freeze())]))
         }
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A frame on a SASL listener before authentication: a raw token after SaslHandshake v0, else
+/// one of the requests the SASL state allows (ApiVersions and SaslHandshake, then
+/// SaslAuthenticate). Anything else closes the connection, as Kafka's authenticator does
+/// ("Unexpected Kafka request of type ... during SASL handshake").
+async fn handle_unauthenticated(
+    broker: &Arc<Broker>,
+    conn: &Rc<Connection>,
+    frame: Bytes,
+) -> Result<Reply, String> {
+    let raw = {
+        let mut auth = conn.auth.borrow_mut();
+        match &mut *auth {
+            AuthState::RawTokens(exchange) => {
+                let settings = conn
+                    .listener
+                    .sasl
+                    .as_ref()
+                    .expect("an exchange runs on a SASL listener only");
+                let image = broker.controller.image();
+                let step = exchange.step(&frame, settings, &|m, user| {
+                    image.scram_credential(m.code(), user).cloned()
+                });
+                match &step {
+                    Ok(s) if s.principal.is_some() => *auth = AuthState::Authenticated,
+                    Ok(_) => {}
+                    Err(_) => *auth = AuthState::Failed,
+                }
+                Some(step)
+            }
+            _ => None,
+        }
+    };
+    if let Some(step) = raw {
+        return match step {
+            Ok(step) => {
+                if let Some(principal) = step.principal {
+                    tracing::debug!(peer = %conn.peer, listener = %conn.listener.name, %principal, "authenticated");
+                    conn.set_principal(principal);
+                }
+                let mut out = BytesMut::with_capacity(4 + step.response.len());
+                out.extend_from_slice(&(step.response.len() as u32).to_be_bytes());
+                out.extend_from_slice(&step.response);
+                Ok(Reply::Ready(vec![Chunk::Bytes(out.freeze())]))
+            }
+            // SaslHandshake v0 has no way to carry an error: the connection closes.
+            Err(e) => {
+                let ms = broker
+                    .config
+                    .long("connection.failed.authentication.delay.ms")
+                    .max(0) as u64;
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                Err(match e {
+                    SaslError::AuthenticationFailed(m) | SaslError::IllegalState(m) => m,
+                })
+            }
+        };
+    }
+    let allowed = match samsa_protocol::header::peek_prefix(&frame) {
+        Some((key, _, _)) => {
+            let awaiting = matches!(*conn.auth.borrow(), AuthState::AwaitingHandshake);
+            let authenticating = matches!(*conn.auth.borrow(), AuthState::Authenticating(_));
+            (awaiting && (key == ApiKey::ApiVersions as i16 || key == ApiKey::SaslHandshake as i16))
+                || (authenticating && key == ApiKey::SaslAuthenticate as i16)
+        }
+        None => false,
+    };
+    if !allowed {
+        let what = samsa_protocol::header::peek_prefix(&frame)
+            .and_then(|(key, _, _)| ApiKey::try_from(key).ok())
+            .map(|k| format!("{k:?}"))
+            .unwrap_or_else(|| "a frame that is not a Kafka request".into());
+        *conn.auth.borrow_mut() = AuthState::Failed;
+        return Err(format!(
+            "unexpected {what} before SASL authentication completed (listener {})",
+            conn.listener.name
+        ));
+    }
+    match samsa_protocol::decode_request(frame) {
+        Ok(req) => handlers::handle_request(broker, conn, req).await,
+        Err(RequestError::UnsupportedVersion {
+            api_key: ApiKey::ApiVersions,
+            correlation_id,
+            ..
+        }) => {
+            let mut body = BytesMut::new();
+            handlers::api_versions::unsupported_version(&mut body, correlation_id);
+            Ok(Reply::Ready(vec![Chunk::Bytes(body.freeze())]))
+        }
+        Err(e) => {
+            *conn.auth.borrow_mut() = AuthState::Failed;
+            Err(e.to_string())
+        }
     }
 }

@@ -20,7 +20,11 @@ use std::time::Duration;
 
 pub use engine::IoEngine;
 
+use crate::security::ListenerSecurity;
 use crate::server::Broker;
+
+/// How long a client may take over its TLS handshake.
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long shutdown waits for connections to finish their in-flight request.
 const SHUTDOWN_DRAIN: Duration = Duration::from_secs(10);
@@ -45,14 +49,14 @@ pub fn start_shards(
     broker: Arc<Broker>,
     engine: IoEngine,
     shards: usize,
-    listeners: &[TcpListener],
+    listeners: &[(TcpListener, Arc<ListenerSecurity>)],
 ) -> std::io::Result<Vec<JoinHandle<()>>> {
     let mut handles = Vec::with_capacity(shards);
     for shard in 0..shards {
-        let ls: Vec<TcpListener> = listeners
+        let ls: Vec<(TcpListener, Arc<ListenerSecurity>)> = listeners
             .iter()
-            .map(|l| l.try_clone())
-            .collect::<Result<_, _>>()?;
+            .map(|(l, sec)| Ok((l.try_clone()?, sec.clone())))
+            .collect::<std::io::Result<_>>()?;
         let broker = broker.clone();
         let handle = std::thread::Builder::new()
             .name(format!("samsa-shard-{shard}"))
@@ -65,7 +69,7 @@ pub fn start_shards(
     Ok(handles)
 }
 
-fn run_epoll(broker: Arc<Broker>, listeners: Vec<TcpListener>) {
+fn run_epoll(broker: Arc<Broker>, listeners: Vec<(TcpListener, Arc<ListenerSecurity>)>) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -74,9 +78,9 @@ fn run_epoll(broker: Arc<Broker>, listeners: Vec<TcpListener>) {
     local.block_on(&rt, async move {
         let loops: Vec<_> = listeners
             .into_iter()
-            .map(|l| {
+            .map(|(l, sec)| {
                 let l = tokio::net::TcpListener::from_std(l).expect("register listener with tokio");
-                tokio::task::spawn_local(accept_loop(broker.clone(), EpollListener(l)))
+                tokio::task::spawn_local(accept_loop(broker.clone(), EpollListener(l), sec))
             })
             .collect();
         for l in loops {
@@ -85,7 +89,7 @@ fn run_epoll(broker: Arc<Broker>, listeners: Vec<TcpListener>) {
     });
 }
 
-fn run_uring(broker: Arc<Broker>, listeners: Vec<TcpListener>) {
+fn run_uring(broker: Arc<Broker>, listeners: Vec<(TcpListener, Arc<ListenerSecurity>)>) {
     let rt = match tokio_uring::Runtime::new(&tokio_uring::builder()) {
         Ok(rt) => rt,
         Err(e) => {
@@ -98,10 +102,11 @@ fn run_uring(broker: Arc<Broker>, listeners: Vec<TcpListener>) {
     rt.block_on(async move {
         let loops: Vec<_> = listeners
             .into_iter()
-            .map(|l| {
+            .map(|(l, sec)| {
                 tokio_uring::spawn(accept_loop(
                     broker.clone(),
                     UringListener(tokio_uring::net::TcpListener::from_std(l)),
+                    sec,
                 ))
             })
             .collect();
@@ -148,7 +153,7 @@ impl Listen for UringListener {
 }
 
 /// Accepts until shutdown, serving each connection on this shard, then drains them.
-async fn accept_loop<L: Listen>(broker: Arc<Broker>, listener: L) {
+async fn accept_loop<L: Listen>(broker: Arc<Broker>, listener: L, security: Arc<ListenerSecurity>) {
     let tasks = Rc::new(std::cell::Cell::new(0usize));
     let mut shutdown = broker.shutdown_signal();
     loop {
@@ -171,8 +176,24 @@ async fn accept_loop<L: Listen>(broker: Arc<Broker>, listener: L) {
         let broker = broker.clone();
         let tasks = tasks.clone();
         tasks.set(tasks.get() + 1);
+        let security = security.clone();
         tokio::task::spawn_local(async move {
-            connection::serve(broker, peer, r, w).await;
+            match &security.tls {
+                None => {
+                    let principal = crate::acl::ANONYMOUS.to_string();
+                    connection::serve(broker, peer, security.clone(), principal, r, w).await;
+                }
+                Some(tls) => {
+                    match crate::security::tls::accept(tls, r, w, TLS_HANDSHAKE_TIMEOUT).await {
+                        Ok((r, w, principal)) => {
+                            connection::serve(broker, peer, security.clone(), principal, r, w).await
+                        }
+                        Err(e) => {
+                            tracing::info!(%peer, listener = %security.name, "TLS handshake failed: {e}")
+                        }
+                    }
+                }
+            }
             drop(slot);
             tasks.set(tasks.get() - 1);
         });
