@@ -381,7 +381,10 @@ impl RawConn {
 
 #[test]
 fn the_sasl_exchange_follows_kafkas_rules_on_the_wire() {
-    let s = start_secured(&[]);
+    let s = start_secured(&[(
+        "listener.name.sasl_plaintext.connections.max.reauth.ms",
+        "1500",
+    )]);
     // A request before authentication closes the connection.
     let mut c = RawConn::open(s.sasl_plaintext);
     assert!(c.metadata().is_err());
@@ -424,16 +427,42 @@ fn the_sasl_exchange_follows_kafkas_rules_on_the_wire() {
     assert_eq!(c.handshake(1, "PLAIN").error_code, 0);
     let a = c.authenticate(b"\0alice\0alice-secret").unwrap();
     assert_eq!(a.error_code, 0, "{:?}", a.error_message);
-    assert_eq!(a.session_lifetime_ms, 0);
+    assert_eq!(a.session_lifetime_ms, 1500, "connections.max.reauth.ms");
     let m = c.metadata().unwrap();
     assert!(
         m.brokers.iter().all(|b| b.port == s.sasl_plaintext as i32),
         "{:?}",
         m.brokers
     );
-    // A second handshake on an authenticated connection (re-authentication is off).
-    assert_eq!(c.handshake(1, "PLAIN").error_code, 34, "ILLEGAL_SASL_STATE");
-    assert!(c.metadata().is_ok());
+    // KIP-368: the same principal re-authenticates on its connection before the session ends
+    // and is served on; a connection past its session's end is closed at its next request.
+    std::thread::sleep(Duration::from_millis(900));
+    assert_eq!(c.handshake(1, "PLAIN").error_code, 0);
+    let a = c.authenticate(b"\0alice\0alice-secret").unwrap();
+    assert_eq!((a.error_code, a.session_lifetime_ms), (0, 1500));
+    std::thread::sleep(Duration::from_millis(900));
+    assert!(c.metadata().is_ok(), "re-authenticated 0.9 s ago");
+    std::thread::sleep(Duration::from_millis(1700));
+    assert!(c.metadata().is_err());
+    assert!(c.closed());
+    // Re-authentication as someone else fails and closes the connection.
+    let mut c = RawConn::open(s.sasl_plaintext);
+    assert_eq!(c.handshake(1, "PLAIN").error_code, 0);
+    assert_eq!(
+        c.authenticate(b"\0alice\0alice-secret").unwrap().error_code,
+        0
+    );
+    assert_eq!(c.handshake(1, "PLAIN").error_code, 0);
+    let a = c.authenticate(b"\0bob\0bob-secret").unwrap();
+    assert_eq!(a.error_code, 58);
+    assert!(
+        a.error_message
+            .as_deref()
+            .is_some_and(|m| m.contains("Cannot change principals")),
+        "{a:?}"
+    );
+    assert!(c.closed());
+
     // SaslHandshake v0: the tokens follow as raw frames.
     let mut c = RawConn::open(s.sasl_plaintext);
     assert_eq!(c.handshake(0, "PLAIN").error_code, 0);
@@ -449,6 +478,7 @@ fn the_sasl_exchange_follows_kafkas_rules_on_the_wire() {
     let mut c = RawConn::open(s.broker.port);
     let a = c.authenticate(b"\0alice\0alice-secret").unwrap();
     assert_eq!(a.error_code, 34);
+    assert_eq!(c.handshake(1, "PLAIN").error_code, 34);
     assert!(c.metadata().is_ok());
     // An oversized frame before authentication is refused (sasl.server.max.receive.size).
     let mut c = RawConn::open(s.sasl_plaintext);
@@ -498,9 +528,24 @@ fn run_python(s: &Secured, script: &str) {
 
 #[test]
 fn python_clients_authenticate_with_plain_and_scram_over_sasl_plaintext_and_sasl_ssl() {
-    let s = start_secured(&[]);
+    let s = start_secured(&[(
+        "listener.name.sasl_plaintext.connections.max.reauth.ms",
+        "1500",
+    )]);
     add_scram_users(&s.broker);
     run_python(&s, "sasl_clients.py");
+    // KIP-368: librdkafka re-authenticates on its connection and keeps producing.
+    let mut cmd = Command::new(compat_tests::python());
+    cmd.arg(compat_tests::workspace_root().join("compat-tests/python/sasl_reauth.py"))
+        .arg(addr(s.sasl_plaintext));
+    let (status, out, err) =
+        compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(60)).unwrap();
+    assert!(status.success(), "{out}\n{err}");
+    let log = s.broker.log_lines().join("\n");
+    assert!(
+        !log.contains("the SASL session ended"),
+        "a connection outlived its session:\n{log}"
+    );
 }
 
 fn create_acl(broker: &Broker, principal: &str, topic: &str, operation: i8) {

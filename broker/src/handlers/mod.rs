@@ -75,6 +75,10 @@ pub struct Connection {
     pub listener: Arc<crate::security::ListenerSecurity>,
     /// Where the connection is in SASL authentication (always `Open` without SASL).
     pub auth: RefCell<AuthState>,
+    /// When the SASL session ends (KIP-368): past it, only re-authentication is served.
+    pub session_expires: std::cell::Cell<Option<std::time::Instant>>,
+    /// The principal being re-authenticated, which the new exchange must prove again.
+    pub reauthenticating: RefCell<Option<String>>,
     /// The client id of the connection's last request, owned (not a slice of a frame).
     client_id: RefCell<Option<StrBytes>>,
     /// Who the ACLs see: `User:ANONYMOUS` until an authentication layer sets it.
@@ -103,6 +107,8 @@ impl Connection {
             peer,
             listener,
             auth: RefCell::new(auth),
+            session_expires: std::cell::Cell::new(None),
+            reauthenticating: RefCell::new(None),
             client_id: RefCell::new(None),
             principal: RefCell::new(principal),
             host: peer.ip().to_string(),

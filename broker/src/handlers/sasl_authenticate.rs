@@ -2,7 +2,8 @@
 //! started, answered with the server's token. Success sets the connection's principal
 //! (`User:<name>`) for the ACLs. Wrong credentials are SASL_AUTHENTICATION_FAILED with Kafka's
 //! message, answered after `connection.failed.authentication.delay.ms` (it slows guessing),
-//! and the connection closes. `session_lifetime_ms` is 0: re-authentication (KIP-368) is off.
+//! and the connection closes. `session_lifetime_ms` is `connections.max.reauth.ms` (KIP-368;
+//! 0, the default, for a session as long as the connection).
 //! Outside an exchange: ILLEGAL_SASL_STATE (and the connection closes if it is still
 //! unauthenticated, as Kafka's authenticator does).
 
@@ -55,12 +56,34 @@ pub async fn handle(ctx: &Ctx<'_>, req: SaslAuthenticateRequest) -> SaslAuthenti
             }
         }
     };
+    // Re-authentication (KIP-368) must prove the same principal.
+    let previous = ctx.conn.reauthenticating.borrow().clone();
+    let outcome = match (outcome, previous) {
+        (Ok(step), Some(previous)) if step.principal.as_ref().is_some_and(|p| *p != previous) => {
+            *ctx.conn.auth.borrow_mut() = AuthState::Failed;
+            Err(SaslError::AuthenticationFailed(format!(
+                "Cannot change principals during re-authentication from {previous} to {}",
+                step.principal.unwrap_or_default()
+            )))
+        }
+        (outcome, _) => outcome,
+    };
     match outcome {
         Ok(step) => {
             resp.auth_bytes = Bytes::from(step.response);
             if let Some(principal) = step.principal {
-                tracing::debug!(peer = %ctx.conn.peer, listener = %ctx.conn.listener.name, %principal, "authenticated");
+                let reauth_ms = ctx.conn.listener.reauth_ms;
+                let again = ctx.conn.reauthenticating.borrow_mut().take().is_some();
+                tracing::debug!(peer = %ctx.conn.peer, listener = %ctx.conn.listener.name, %principal, reauthenticated = again, "authenticated");
                 ctx.conn.set_principal(principal);
+                // A session that ends needs a client that can re-authenticate (v1+); a v0
+                // client's session lasts as long as its connection, as in Kafka.
+                if reauth_ms > 0 && ctx.version >= 1 {
+                    resp.session_lifetime_ms = reauth_ms as i64;
+                    ctx.conn.session_expires.set(Some(
+                        std::time::Instant::now() + Duration::from_millis(reauth_ms),
+                    ));
+                }
             }
         }
         Err(e) => {

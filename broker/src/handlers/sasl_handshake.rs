@@ -4,7 +4,8 @@
 //! or disabled mechanism is UNSUPPORTED_SASL_MECHANISM with the enabled ones, and the
 //! connection closes, as Kafka's `SaslServerAuthenticator` does. Anywhere else (a listener
 //! without SASL, an authenticated connection: re-authentication, KIP-368, is off) the answer is
-//! ILLEGAL_SASL_STATE and the connection stays.
+//! ILLEGAL_SASL_STATE and the connection stays. With `connections.max.reauth.ms` set, an
+//! authenticated connection may start a new exchange (KIP-368 re-authentication, v1 only).
 
 use kafka_protocol::messages::{SaslHandshakeRequest, SaslHandshakeResponse};
 use kafka_protocol::protocol::StrBytes;
@@ -25,9 +26,15 @@ pub fn handle(ctx: &Ctx<'_>, req: SaslHandshakeRequest) -> SaslHandshakeResponse
         .map(StrBytes::from_static_str)
         .collect();
     let mut auth = ctx.conn.auth.borrow_mut();
-    if !matches!(*auth, AuthState::AwaitingHandshake) {
+    let reauthentication = matches!(*auth, AuthState::Authenticated)
+        && ctx.conn.listener.reauth_ms > 0
+        && ctx.version >= 1;
+    if !matches!(*auth, AuthState::AwaitingHandshake) && !reauthentication {
         resp.error_code = ResponseError::IllegalSaslState.code();
         return resp;
+    }
+    if reauthentication {
+        *ctx.conn.reauthenticating.borrow_mut() = Some(ctx.conn.principal().clone());
     }
     match Mechanism::parse(&req.mechanism).filter(|m| settings.offers(*m)) {
         Some(m) => {

@@ -325,6 +325,20 @@ async fn handle_frame(
     if !conn.auth.borrow().serves_requests() {
         return handle_unauthenticated(broker, conn, frame).await;
     }
+    // KIP-368: past the session's end only re-authentication is served; anything else closes
+    // the connection, as Kafka does.
+    if let Some(end) = conn.session_expires.get() {
+        let sasl = samsa_protocol::header::peek_prefix(&frame).is_some_and(|(key, _, _)| {
+            key == ApiKey::SaslHandshake as i16 || key == ApiKey::SaslAuthenticate as i16
+        });
+        if !sasl && std::time::Instant::now() >= end {
+            *conn.auth.borrow_mut() = AuthState::Failed;
+            return Err(format!(
+                "the SASL session ended (connections.max.reauth.ms={}) and the client did not                  re-authenticate",
+                conn.listener.reauth_ms
+            ));
+        }
+    }
     // Produce v0-2 is advertised but refused, in that version's own layout: decided from the
     // header prefix, so the frame is not cloned (a clone would force the log to copy every
     // produced batch before rewriting its offsets).

@@ -19,6 +19,9 @@ pub struct ListenerSecurity {
     pub protocol: SecurityProtocol,
     pub tls: Option<tls::TlsSettings>,
     pub sasl: Option<sasl::SaslSettings>,
+    /// `connections.max.reauth.ms` (KIP-368): how long a SASL session lasts before the client
+    /// must re-authenticate on its connection; 0 for ever.
+    pub reauth_ms: u64,
 }
 
 impl ListenerSecurity {
@@ -29,6 +32,7 @@ impl ListenerSecurity {
             protocol: SecurityProtocol::Plaintext,
             tls: None,
             sasl: None,
+            reauth_ms: 0,
         }
     }
 
@@ -52,11 +56,22 @@ impl ListenerSecurity {
             }
             _ => None,
         };
+        let reauth_ms = match get("connections.max.reauth.ms") {
+            None => 0,
+            Some(v) => v.trim().parse::<i64>().map_err(|_| {
+                format!(
+                    "listener {}: connections.max.reauth.ms: '{v}' is not a number",
+                    listener.name
+                )
+            })?,
+        }
+        .max(0) as u64;
         Ok(ListenerSecurity {
             name: listener.name.clone(),
             protocol,
             tls,
             sasl,
+            reauth_ms,
         })
     }
 
