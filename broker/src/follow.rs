@@ -15,6 +15,9 @@ use crate::server::Broker;
 pub fn configs_and_acls(broker: &Broker, image: &Arc<MetadataImage>) {
     if let Some(effective) = broker.dynamic_configs.follow(image) {
         broker.topics.set_broker_config((*effective).clone());
+        if let Some(listeners) = broker.listeners.get() {
+            crate::security::reload_all(listeners, &effective);
+        }
     }
     if let Some(authorizer) = &broker.authorizer {
         authorizer.follow(image);

@@ -61,6 +61,8 @@ pub struct Broker {
     /// The metadata image the publisher last made this broker's state follow, with whether its
     /// partitions took their roles (see `publisher::publish`).
     pub published: watch::Sender<(Arc<samsa_cluster::metadata::MetadataImage>, bool)>,
+    /// The client listeners with their TLS and SASL settings (set once they are bound).
+    pub listeners: std::sync::OnceLock<Vec<Arc<crate::security::ListenerSecurity>>>,
     /// The controller listener's name, which clients are never given.
     controller_listener: String,
     shutdown: watch::Sender<bool>,
@@ -175,6 +177,7 @@ impl Broker {
             .map_err(|e| anyhow::anyhow!("cannot start the replica fetchers: {e}"))?,
             inter_broker: crate::inter_broker::InterBroker::start(node_id)
                 .map_err(|e| anyhow::anyhow!("cannot start the inter-broker thread: {e}"))?,
+            listeners: std::sync::OnceLock::new(),
             controller_listener,
             shutdown,
             config,
@@ -229,6 +232,9 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
             .unwrap_or(1),
     };
     let broker = Broker::open(config, engine)?;
+    let _ = broker.listeners.set(security.clone());
+    // Dynamic TLS settings already in the metadata log (a keystore rotated before a restart).
+    crate::security::reload_all(&security, &broker.dynamic_configs.effective());
 
     let raw: Vec<(
         std::net::TcpListener,

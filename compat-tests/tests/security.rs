@@ -29,8 +29,10 @@ const PLAIN_JAAS: &str = "org.apache.kafka.common.security.plain.PlainLoginModul
 
 /// The test PKI, as PEM files in a temporary directory.
 struct Pki {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     ca: PathBuf,
+    /// The CA's certificate and key, to sign more server certificates.
+    signer: (rcgen::Certificate, KeyPair),
     /// The broker's key and certificate chain in one file (Kafka's PEM keystore).
     server: PathBuf,
     /// (certificate, key) of clients: alice and carol signed by the CA, rogue by another CA,
@@ -58,10 +60,7 @@ fn pki() -> Pki {
     };
     let (ca_cert, ca_key) = ca("samsa test CA");
     let (other_cert, other_key) = ca("some other CA");
-    let server_key = KeyPair::generate().unwrap();
-    let mut sp = CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
-    sp.distinguished_name.push(DnType::CommonName, "localhost");
-    let server = sp.signed_by(&server_key, &ca_cert, &ca_key).unwrap();
+    let server = server_keystore(&ca_cert, &ca_key, "localhost");
     let client = |name: &str,
                   issuer: &rcgen::Certificate,
                   issuer_key: &KeyPair,
@@ -91,16 +90,114 @@ fn pki() -> Pki {
     let expired = client("expired", &ca_cert, &ca_key, true);
     Pki {
         ca: write("ca.pem", &ca_cert.pem()),
-        server: write(
-            "server.pem",
-            &format!("{}{}", server_key.serialize_pem(), server.pem()),
-        ),
+        server: write("server.pem", &server),
         alice,
         carol,
         rogue,
         expired,
-        _dir: dir,
+        signer: (ca_cert, ca_key),
+        dir,
     }
+}
+
+/// A PEM keystore (key, then certificate) for the broker, named `cn`, with the SANs clients
+/// check (127.0.0.1 and localhost).
+fn server_keystore(ca_cert: &rcgen::Certificate, ca_key: &KeyPair, cn: &str) -> String {
+    let key = KeyPair::generate().unwrap();
+    let mut p = CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+    p.distinguished_name = rcgen::DistinguishedName::new();
+    p.distinguished_name.push(DnType::CommonName, cn);
+    let cert = p.signed_by(&key, ca_cert, ca_key).unwrap();
+    format!("{}{}", key.serialize_pem(), cert.pem())
+}
+
+/// The subject the TLS listener on `port` presents to a new connection (openssl s_client).
+fn served_subject(port: u16) -> String {
+    let out = Command::new("openssl")
+        .args(["s_client", "-connect", &format!("127.0.0.1:{port}")])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .expect("openssl s_client");
+    let pem = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut x509 = Command::new("openssl")
+        .args(["x509", "-noout", "-subject"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    x509.stdin
+        .take()
+        .unwrap()
+        .write_all(pem.as_bytes())
+        .unwrap();
+    String::from_utf8_lossy(&x509.wait_with_output().unwrap().stdout)
+        .trim()
+        .to_string()
+}
+
+fn wait_for_subject(port: u16, cn: &str) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let subject = served_subject(port);
+        if subject.ends_with(&format!("CN = {cn}")) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still serving {subject:?}, not {cn}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_keystore_is_rotated_without_a_restart() {
+    let s = start_secured(&[]);
+    let (ca_cert, ca_key) = &s.pki.signer;
+    wait_for_subject(s.ssl, "localhost");
+    // A new keystore file named by the dynamic per-listener key (KIP-226).
+    let rotated = s.pki.dir.path().join("rotated.pem");
+    std::fs::write(
+        &rotated,
+        server_keystore(ca_cert, ca_key, "localhost-rotated"),
+    )
+    .unwrap();
+    let key = "listener.name.ssl.ssl.keystore.location";
+    let (code, message) = set_configs(&s.broker, 4, "1", &[(key, &rotated.display().to_string())]);
+    assert_eq!(code, 0, "{message}");
+    wait_for_subject(s.ssl, "localhost-rotated");
+    kcat_round_trip(
+        &addr(s.ssl),
+        &tls_config(&s.pki, None),
+        "after-rotation",
+        &["ok"],
+    )
+    .unwrap();
+    // The same file rewritten and set again: re-read, as Kafka does.
+    std::fs::write(
+        &rotated,
+        server_keystore(ca_cert, ca_key, "localhost-third"),
+    )
+    .unwrap();
+    let (code, message) = set_configs(&s.broker, 4, "1", &[(key, &rotated.display().to_string())]);
+    assert_eq!(code, 0, "{message}");
+    wait_for_subject(s.ssl, "localhost-third");
+    // A keystore that does not load is refused, and the one in force stays.
+    let (code, message) = set_configs(&s.broker, 4, "1", &[(key, "/nonexistent/keystore.pem")]);
+    assert_eq!(code, 42, "INVALID_REQUEST: {message}");
+    assert!(
+        message.contains("SSLFactory") && message.contains("keystore"),
+        "{message}"
+    );
+    assert_eq!(served_subject(s.ssl), "subject=CN = localhost-third");
+    // Another listener's keystore (MTLS) did not change.
+    assert!(!s
+        .broker
+        .log_lines()
+        .iter()
+        .any(|l| l.contains("reloaded") && l.contains("MTLS")));
 }
 
 /// A broker with a listener of each kind: PLAINTEXT (the harness's, and the tests' setup),

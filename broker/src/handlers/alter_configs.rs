@@ -205,7 +205,22 @@ fn check_broker_layer(
     } else {
         configs.with_layers(layer(image, RESOURCE_BROKER, &node), next)
     };
-    validate_reconfiguration(&configs.effective(), &candidate)
+    validate_reconfiguration(&configs.effective(), &candidate)?;
+    // TLS listeners: the keystore and truststore the change names must load (Kafka's
+    // SslFactory validation). Set again unchanged, they are re-read now: a certificate
+    // rewritten in place is rotated that way, as with Kafka.
+    if per_broker {
+        let listeners = ctx.broker.listeners.get().map(Vec::as_slice).unwrap_or(&[]);
+        for l in listeners {
+            l.check_tls(&candidate).map_err(|e| {
+                DynamicConfigError::InvalidRequest(format!(
+                    "Validation of dynamic config update of SSLFactory failed: {e}"
+                ))
+            })?;
+        }
+        crate::security::reload_all(listeners, &configs.effective());
+    }
+    Ok(())
 }
 
 /// A group's configs (KIP-848; the group need not exist) as a change would leave them.

@@ -184,7 +184,9 @@ async fn accept_loop<L: Listen>(broker: Arc<Broker>, listener: L, security: Arc<
                     connection::serve(broker, peer, security.clone(), principal, r, w).await;
                 }
                 Some(tls) => {
-                    match crate::security::tls::accept(tls, r, w, TLS_HANDSHAKE_TIMEOUT).await {
+                    match crate::security::tls::accept(&tls.get(), r, w, TLS_HANDSHAKE_TIMEOUT)
+                        .await
+                    {
                         Ok((r, w, principal)) => {
                             connection::serve(broker, peer, security.clone(), principal, r, w).await
                         }

@@ -9,6 +9,8 @@
 pub mod sasl;
 pub mod tls;
 
+use std::sync::Arc;
+
 use crate::config::listeners::SecurityProtocol;
 use crate::config::{BrokerConfig, Listener};
 
@@ -17,7 +19,9 @@ pub struct ListenerSecurity {
     /// The listener's name as configured (`CLIENT`, `PLAINTEXT`, ...).
     pub name: String,
     pub protocol: SecurityProtocol,
-    pub tls: Option<tls::TlsSettings>,
+    /// The TLS settings in force; replaced when a keystore or truststore changes (KIP-226:
+    /// `listener.name.<l>.ssl.keystore.location` and friends are dynamic per broker).
+    pub tls: Option<TlsState>,
     pub sasl: Option<sasl::SaslSettings>,
     /// `connections.max.reauth.ms` (KIP-368): how long a SASL session lasts before the client
     /// must re-authenticate on its connection; 0 for ever.
@@ -46,7 +50,13 @@ impl ListenerSecurity {
         let get = |key: &str| listener_value(config, &listener.name, key);
         let tls = match protocol {
             SecurityProtocol::Ssl | SecurityProtocol::SaslSsl => {
-                Some(tls::settings(&listener.name, &get)?)
+                let settings = tls::settings(&listener.name, &get)?;
+                for w in &settings.warnings {
+                    tracing::warn!(listener = %listener.name, "{w}");
+                }
+                Some(TlsState {
+                    current: parking_lot::RwLock::new((Arc::new(settings), tls_fingerprint(&get))),
+                })
             }
             _ => None,
         };
@@ -77,6 +87,96 @@ impl ListenerSecurity {
 
     pub fn uses_sasl(&self) -> bool {
         self.sasl.is_some()
+    }
+
+    /// Whether `config` gives this listener TLS settings that load (AlterConfigs checks a
+    /// change before it is made, as Kafka's `SslFactory.validateReconfiguration` does).
+    pub fn check_tls(&self, config: &BrokerConfig) -> Result<(), String> {
+        if self.tls.is_none() {
+            return Ok(());
+        }
+        let get = |key: &str| listener_value(config, &self.name, key);
+        tls::settings(&self.name, &get).map(|_| ())
+    }
+
+    /// Re-reads this listener's TLS settings from `config` and puts them in force if a key or
+    /// a file they name changed; new connections get them, open ones keep theirs. `Ok(true)`
+    /// when they were replaced; on an error the settings in force stay.
+    pub fn reload_tls(&self, config: &BrokerConfig) -> Result<bool, String> {
+        let Some(state) = &self.tls else {
+            return Ok(false);
+        };
+        let get = |key: &str| listener_value(config, &self.name, key);
+        let fingerprint = tls_fingerprint(&get);
+        if state.current.read().1 == fingerprint {
+            return Ok(false);
+        }
+        let settings = tls::settings(&self.name, &get)?;
+        *state.current.write() = (Arc::new(settings), fingerprint);
+        Ok(true)
+    }
+}
+
+/// A TLS listener's settings, replaceable while connections use the previous ones.
+pub struct TlsState {
+    /// The settings and the fingerprint of the keys and files they were made from.
+    current: parking_lot::RwLock<(Arc<tls::TlsSettings>, u64)>,
+}
+
+impl TlsState {
+    /// The settings a new connection gets.
+    pub fn get(&self) -> Arc<tls::TlsSettings> {
+        self.current.read().0.clone()
+    }
+}
+
+/// The keys that make a listener's TLS settings.
+const TLS_KEYS: &[&str] = &[
+    "ssl.keystore.type",
+    "ssl.keystore.location",
+    "ssl.keystore.key",
+    "ssl.keystore.certificate.chain",
+    "ssl.key.password",
+    "ssl.truststore.type",
+    "ssl.truststore.location",
+    "ssl.truststore.certificates",
+    "ssl.client.auth",
+    "ssl.enabled.protocols",
+    "ssl.cipher.suites",
+    "ssl.principal.mapping.rules",
+];
+
+/// A hash of the TLS keys' values and of the files they name: a keystore rewritten in place
+/// and set again (as Kafka's operators rotate certificates) changes it.
+fn tls_fingerprint(get: &dyn Fn(&str) -> Option<String>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for key in TLS_KEYS {
+        let value = get(key);
+        value.hash(&mut h);
+        if key.ends_with(".location") {
+            if let Some(path) = value {
+                std::fs::read(path.trim()).ok().hash(&mut h);
+            }
+        }
+    }
+    h.finish()
+}
+
+/// Puts the TLS settings of `config` in force on every listener whose keys or files changed,
+/// logging what happened (called when the dynamic configuration changes, and when an
+/// AlterConfigs sets a listener's TLS keys again).
+pub fn reload_all(listeners: &[Arc<ListenerSecurity>], config: &BrokerConfig) {
+    for l in listeners {
+        match l.reload_tls(config) {
+            Ok(true) => {
+                tracing::info!(listener = %l.name, "TLS keystore and truststore reloaded: new connections use them")
+            }
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(listener = %l.name, "TLS settings not reloaded, the previous ones stay in force: {e}")
+            }
+        }
     }
 }
 
