@@ -204,6 +204,13 @@ impl MetadataLogStore {
         let tp = TopicPartition::new(METADATA_TOPIC, METADATA_PARTITION);
         let dir = log_dir.join(tp.dir_name());
         fs::create_dir_all(&dir).map_err(io_err(&dir, "create the directory"))?;
+        // The metadata log holds SCRAM keys and dynamic configs (JAAS configs, key passwords):
+        // readable by this user only.
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
+                .map_err(io_err(&dir, "restrict the directory to its owner"))?;
+        }
         let lock = File::open(&dir).map_err(io_err(&dir, "open the directory"))?;
         // SAFETY: flock on a valid open descriptor has no memory-safety preconditions.
         if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {

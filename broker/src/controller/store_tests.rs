@@ -397,3 +397,21 @@ fn the_bootstrap_checkpoint_holds_the_first_voters_and_is_no_snapshot() {
     );
     assert!(loaded.bootstrap_voters.is_some());
 }
+
+#[test]
+fn the_metadata_log_directory_is_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(meta_dir(dir.path())).unwrap();
+    std::fs::set_permissions(meta_dir(dir.path()), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let _open = open(dir.path());
+    let mode = std::fs::metadata(meta_dir(dir.path()))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(
+        mode & 0o777,
+        0o700,
+        "SCRAM keys and dynamic secrets live there"
+    );
+}
