@@ -120,7 +120,25 @@ def confluent_refused(addr, tls, mechanism, user, password):
         fail("confluent-kafka %s: the broker's reason did not reach the client: %r" % (mechanism, [e.str() for e in seen]))
 
 
+def confluent_oauthbearer(addr, tls):
+    """librdkafka's own unsecured JWT (KIP-255): the broker's unsecured validator names the
+    principal from its sub claim."""
+    topic = "ck-oauth-" + uuid.uuid4().hex[:8]
+    cfg = {"bootstrap.servers": addr, "security.protocol": "sasl_ssl" if tls else "sasl_plaintext",
+           "sasl.mechanisms": "OAUTHBEARER", "enable.sasl.oauthbearer.unsecure.jwt": True,
+           "sasl.oauthbearer.config": "principal=alice lifeSeconds=600"}
+    if tls:
+        cfg["ssl.ca.location"] = CA
+    p = confluent_kafka.Producer(dict(cfg, **{"message.timeout.ms": 30000}))
+    errors = []
+    p.produce(topic, b"bearer", on_delivery=lambda err, msg: errors.append(err) if err else None)
+    if p.flush(30) != 0 or errors:
+        fail("confluent-kafka OAUTHBEARER: delivery failed: %r" % errors)
+    print("ok: OAUTHBEARER over %s" % ("SASL_SSL" if tls else "SASL_PLAINTEXT"))
+
+
 for tls, addr in [(False, SASL_PLAINTEXT), (True, SASL_SSL)]:
+    confluent_oauthbearer(addr, tls)
     for mechanism in ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]:
         confluent_round_trip(addr, tls, mechanism, "alice")
         kafka_python_round_trip(addr, tls, mechanism, "bob")

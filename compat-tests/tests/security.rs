@@ -241,7 +241,7 @@ fn start_secured(extra: &[(&str, &str)]) -> Secured {
     )
     .prop(
         "sasl.enabled.mechanisms",
-        "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+        "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
     )
     .prop(
         "listener.name.sasl_plaintext.plain.sasl.jaas.config",
@@ -500,7 +500,10 @@ fn the_sasl_exchange_follows_kafkas_rules_on_the_wire() {
     let h = c.handshake(1, "GSSAPI");
     assert_eq!(h.error_code, 33, "UNSUPPORTED_SASL_MECHANISM");
     let offered: Vec<String> = h.mechanisms.iter().map(|m| m.to_string()).collect();
-    assert_eq!(offered, ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]);
+    assert_eq!(
+        offered,
+        ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]
+    );
     assert!(c.closed());
     // A wrong password: SASL_AUTHENTICATION_FAILED with Kafka's message, after the delay,
     // then the connection closes.

@@ -791,6 +791,7 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     inert("sasl.mechanism.inter.broker.protocol", String, Some("GSSAPI")).per_broker(),
     def("sasl.jaas.config", Password, None, "JAAS login module config; on a broker as listener.name.<listener>.<mechanism>.sasl.jaas.config (PLAIN's users: user_<name>=\"<password>\")").per_broker(),
     def("sasl.enabled.mechanisms", List, Some("GSSAPI"), "SASL mechanisms of SASL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512").per_broker(),
+    def("sasl.server.callback.handler.class", Class, None, "on a broker as listener.name.<l>.<mechanism>.sasl.server.callback.handler.class; only Kafka's unsecured OAUTHBEARER validator (the default) is served").per_broker(),
     def("ssl.principal.mapping.rules", String, Some("DEFAULT"), "rules mapping a client certificate's subject to a principal name (RULE:pattern/replacement/[LU], DEFAULT)").per_listener(),
     def("security.inter.broker.protocol", String, Some("PLAINTEXT"), "the inter-broker listener's protocol when inter.broker.listener.name is not set"),
     def("connections.max.reauth.ms", Long, Some("0"), "SASL re-authentication (KIP-368): 0 (off) only, for now").per_listener(),

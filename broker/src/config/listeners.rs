@@ -65,9 +65,10 @@ pub fn listener_key_def(key: &str) -> Option<&'static super::defs::ConfigDef> {
         return Some(def);
     }
     let (mechanism, base) = base.split_once('.')?;
-    (base == "sasl.jaas.config" && !mechanism.is_empty())
-        .then(|| super::defs::broker_def("sasl.jaas.config"))
-        .flatten()
+    (matches!(base, "sasl.jaas.config" | "sasl.server.callback.handler.class")
+        && !mechanism.is_empty())
+    .then(|| super::defs::broker_def(base))
+    .flatten()
 }
 
 /// `listener.security.protocol.map` as (upper-cased listener name, protocol) pairs.

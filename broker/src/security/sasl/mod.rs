@@ -5,10 +5,12 @@
 //!
 //! Mechanisms: PLAIN against the users of the listener's JAAS config (`user_<name>="<password>"`
 //! options of `PlainLoginModule`, Kafka's format), SCRAM-SHA-256 and SCRAM-SHA-512 against the
-//! credentials in the metadata image (AlterUserScramCredentials). GSSAPI and OAUTHBEARER are
-//! refused at start when a listener enables them.
+//! credentials in the metadata image (AlterUserScramCredentials), and OAUTHBEARER with Kafka's
+//! unsecured JWT validator ([`oauthbearer`]). GSSAPI, and OAUTHBEARER with a validator class
+//! (signed tokens, KIP-768), are refused at start when a listener enables them.
 
 pub mod jaas;
+pub mod oauthbearer;
 pub mod scram;
 
 use std::collections::BTreeMap;
@@ -26,13 +28,15 @@ pub enum Mechanism {
     Plain,
     ScramSha256,
     ScramSha512,
+    OAuthBearer,
 }
 
 impl Mechanism {
-    pub const ALL: [Mechanism; 3] = [
+    pub const ALL: [Mechanism; 4] = [
         Mechanism::Plain,
         Mechanism::ScramSha256,
         Mechanism::ScramSha512,
+        Mechanism::OAuthBearer,
     ];
 
     pub fn name(self) -> &'static str {
@@ -40,6 +44,7 @@ impl Mechanism {
             Mechanism::Plain => "PLAIN",
             Mechanism::ScramSha256 => "SCRAM-SHA-256",
             Mechanism::ScramSha512 => "SCRAM-SHA-512",
+            Mechanism::OAuthBearer => "OAUTHBEARER",
         }
     }
 
@@ -50,7 +55,7 @@ impl Mechanism {
 
     fn scram(self) -> Option<ScramMechanism> {
         match self {
-            Mechanism::Plain => None,
+            Mechanism::Plain | Mechanism::OAuthBearer => None,
             Mechanism::ScramSha256 => Some(ScramMechanism::Sha256),
             Mechanism::ScramSha512 => Some(ScramMechanism::Sha512),
         }
@@ -81,6 +86,8 @@ pub struct SaslSettings {
     pub mechanisms: Vec<Mechanism>,
     /// PLAIN's users and passwords, from the JAAS config's `user_<name>` options.
     plain_users: BTreeMap<String, String>,
+    /// OAUTHBEARER's validator, from the JAAS config's `unsecuredValidator*` options.
+    oauthbearer: oauthbearer::UnsecuredValidator,
 }
 
 impl SaslSettings {
@@ -101,12 +108,11 @@ impl SaslSettings {
                 None => {
                     let why = match name {
                         "GSSAPI" => "Kerberos (GSSAPI) is not implemented".to_string(),
-                        "OAUTHBEARER" => "OAUTHBEARER is not implemented yet".to_string(),
                         _ => format!("'{name}' is not a SASL mechanism Samsa knows"),
                     };
                     return Err(format!(
                         "listener {listener}: sasl.enabled.mechanisms={enabled}: {why}; Samsa \
-                         serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512{}",
+                         serves PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER{}",
                         if get("sasl.enabled.mechanisms").is_none() {
                             " (Kafka's default is GSSAPI: set sasl.enabled.mechanisms)"
                         } else {
@@ -150,9 +156,32 @@ impl SaslSettings {
                 tracing::warn!(listener, "PLAIN is enabled but {key} has no user_<name> option: no client can authenticate with PLAIN");
             }
         }
+        let mut oauthbearer = oauthbearer::UnsecuredValidator::default();
+        if mechanisms.contains(&Mechanism::OAuthBearer) {
+            const UNSECURED: &str = "org.apache.kafka.common.security.oauthbearer.internals.\
+                                     unsecured.OAuthBearerUnsecuredValidatorCallbackHandler";
+            let key = "oauthbearer.sasl.server.callback.handler.class";
+            if let Some(class) = get(key).filter(|c| !c.trim().is_empty() && c.trim() != UNSECURED)
+            {
+                return Err(format!(
+                    "listener {listener}: {key}={class}: validating signed OAUTHBEARER tokens \
+                     (KIP-768) is not implemented; Samsa runs Kafka's unsecured validator \
+                     (development only) when no validator class is set"
+                ));
+            }
+            if let Some(text) = get("oauthbearer.sasl.jaas.config") {
+                let module = jaas::parse(&text).map_err(|e| format!("listener {listener}: {e}"))?;
+                oauthbearer = oauthbearer::UnsecuredValidator::from_options(&module.options)
+                    .map_err(|e| {
+                        format!("listener {listener}: oauthbearer.sasl.jaas.config: {e}")
+                    })?;
+            }
+            tracing::warn!(listener, "OAUTHBEARER runs Kafka's unsecured JWT validator: tokens are not signed and prove nothing (development only)");
+        }
         Ok(SaslSettings {
             mechanisms,
             plain_users,
+            oauthbearer,
         })
     }
 
@@ -167,6 +196,7 @@ impl SaslSettings {
     #[cfg(test)]
     pub fn for_tests(mechanisms: Vec<Mechanism>, users: &[(&str, &str)]) -> SaslSettings {
         SaslSettings {
+            oauthbearer: Default::default(),
             mechanisms,
             plain_users: users
                 .iter()
@@ -182,6 +212,7 @@ impl SaslSettings {
 pub enum Exchange {
     Plain { done: bool },
     Scram(scram::ScramServer),
+    OAuthBearer { done: bool },
 }
 
 /// A step's outcome: the token for the client, and the principal once authenticated.
@@ -193,9 +224,10 @@ pub struct Step {
 
 impl Exchange {
     pub fn new(m: Mechanism) -> Exchange {
-        match m.scram() {
-            None => Exchange::Plain { done: false },
-            Some(s) => Exchange::Scram(scram::ScramServer::new(s)),
+        match (m, m.scram()) {
+            (Mechanism::OAuthBearer, _) => Exchange::OAuthBearer { done: false },
+            (_, Some(s)) => Exchange::Scram(scram::ScramServer::new(s)),
+            (_, None) => Exchange::Plain { done: false },
         }
     }
 
@@ -221,6 +253,20 @@ impl Exchange {
                 }
                 *done = true;
                 let user = plain(token, &settings.plain_users)?;
+                Ok(Step {
+                    response: Vec::new(),
+                    principal: Some(format!("User:{user}")),
+                })
+            }
+            Exchange::OAuthBearer { done } => {
+                if *done {
+                    return Err(SaslError::IllegalState(
+                        "the OAUTHBEARER exchange is already complete".into(),
+                    ));
+                }
+                *done = true;
+                let user =
+                    oauthbearer::validate(token, &settings.oauthbearer, crate::util::now_ms())?;
                 Ok(Step {
                     response: Vec::new(),
                     principal: Some(format!("User:{user}")),
@@ -353,8 +399,14 @@ mod tests {
             (&[][..], "Kafka's default is GSSAPI"),
             (&[("sasl.enabled.mechanisms", "GSSAPI")][..], "Kerberos"),
             (
-                &[("sasl.enabled.mechanisms", "OAUTHBEARER")][..],
-                "OAUTHBEARER",
+                &[
+                    ("sasl.enabled.mechanisms", "OAUTHBEARER"),
+                    (
+                        "oauthbearer.sasl.server.callback.handler.class",
+                        "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+                    ),
+                ][..],
+                "KIP-768",
             ),
             (
                 &[("sasl.enabled.mechanisms", "plain")][..],

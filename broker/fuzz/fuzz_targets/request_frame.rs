@@ -1,0 +1,20 @@
+//! Bytes from the network as the connection reads them: frames cut by the size prefix (with
+//! the broker's limit), each decoded as a request (header, then the body of its API and
+//! version). Nothing may panic; every outcome is a frame, an error, or "need more bytes".
+#![no_main]
+
+use bytes::BytesMut;
+use libfuzzer_sys::fuzz_target;
+use samsa_protocol::FrameDecoder;
+
+fuzz_target!(|data: &[u8]| {
+    // The limit an unauthenticated SASL connection reads with, and the default request limit.
+    for limit in [512 * 1024, 100 * 1024 * 1024] {
+        let decoder = FrameDecoder::new(limit);
+        let mut buf = BytesMut::from(data);
+        while let Ok(Some(frame)) = decoder.decode(&mut buf) {
+            let _ = samsa_protocol::header::peek_prefix(&frame);
+            let _ = samsa_protocol::decode_request(frame);
+        }
+    }
+});
