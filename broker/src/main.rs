@@ -27,9 +27,13 @@ USAGE:
 
     samsa --help | --version
 
-ADMIN (Kafka protocol; works against Apache Kafka too; -b host:port, --format json):
+ADMIN (Kafka protocol; works against Apache Kafka too; -b host:port, --format json,
+       --command-config FILE for TLS and SASL: a Kafka client properties file):
     samsa topic create|list|describe|delete|alter-config|add-partitions ...
     samsa group list|describe|delete|reset-offsets ...
+    samsa user scram-set NAME --password PW|--password-stdin [--mechanism SCRAM-SHA-512]
+                                   [--iterations N]   (SCRAM credentials, KIP-554)
+    samsa user scram-delete NAME --mechanism M        samsa user list|describe [NAME ...]
     samsa produce TOPIC < lines        samsa consume TOPIC [-g GROUP] [-n COUNT]
     samsa cluster info                 samsa dump-log SEGMENT.log
     samsa cluster add-controller --id N --endpoint HOST:PORT   (a dynamic quorum, KIP-853)

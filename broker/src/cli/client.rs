@@ -8,21 +8,29 @@
 //! version lacks. Partition requests go to the partition leader and group requests to the
 //! group coordinator, as Kafka's clients route them.
 //!
+//! Connections are secured as `--command-config` says ([`super::security`]): TLS right after
+//! the TCP connect, SASL after ApiVersions (SaslHandshake v1, SaslAuthenticate), renewed on the
+//! connection before the session the broker gave ends (KIP-368).
+//!
 //! Limits: a response frame above [`RESPONSE_BYTES_MAX`] is refused before it is buffered;
 //! every socket operation has a timeout.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{
     ApiKey, ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest, MetadataRequest,
-    MetadataResponse, RequestHeader, ResponseHeader, TopicName,
+    MetadataResponse, RequestHeader, ResponseHeader, SaslAuthenticateRequest, SaslHandshakeRequest,
+    TopicName,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, StrBytes};
 use kafka_protocol::ResponseError;
+
+use super::security::{self, SaslExchange, Security, Stream};
 
 /// Largest response frame the CLI accepts (a fetch is asked for far less).
 pub const RESPONSE_BYTES_MAX: usize = 256 * 1024 * 1024;
@@ -61,6 +69,12 @@ pub enum ClientError {
     },
     #[error("bad response from {addr}: {reason}")]
     Protocol { addr: String, reason: String },
+    #[error("TLS with {addr} failed: {reason}")]
+    Tls { addr: String, reason: String },
+    #[error("authentication with {addr} failed: {reason}")]
+    Auth { addr: String, reason: String },
+    #[error("{addr} closed the connection ({reason})")]
+    Closed { addr: String, reason: String },
     #[error(transparent)]
     Kafka(#[from] KafkaError),
 }
@@ -139,14 +153,23 @@ pub fn check(code: i16, what: &str, server_message: Option<&StrBytes>) -> Result
 /// One broker connection with its negotiated API versions.
 struct Conn {
     addr: String,
-    stream: TcpStream,
+    stream: Box<dyn Stream>,
     correlation_id: i32,
     /// api key -> (min, max) the broker serves.
     versions: HashMap<i16, (i16, i16)>,
+    security: Arc<Security>,
+    /// When to renew the SASL session: 85% into the lifetime the broker gave (Kafka's clients
+    /// pick 85-95%).
+    reauth_at: Option<Instant>,
 }
 
 impl Conn {
-    fn connect(addr: &str, client_id: &str, timeout: Duration) -> Result<Conn, ClientError> {
+    fn connect(
+        addr: &str,
+        client_id: &str,
+        timeout: Duration,
+        security: &Arc<Security>,
+    ) -> Result<Conn, ClientError> {
         let connect_err = |reason: String| ClientError::Connect {
             addr: addr.to_string(),
             reason,
@@ -174,14 +197,94 @@ impl Conn {
         stream.set_read_timeout(Some(timeout)).map_err(io)?;
         stream.set_write_timeout(Some(timeout)).map_err(io)?;
         stream.set_nodelay(true).map_err(io)?;
+        let stream = security
+            .secure(stream, addr)
+            .map_err(|reason| ClientError::Tls {
+                addr: addr.to_string(),
+                reason,
+            })?;
         let mut conn = Conn {
             addr: addr.to_string(),
             stream,
             correlation_id: 0,
             versions: HashMap::new(),
+            security: security.clone(),
+            reauth_at: None,
         };
         conn.negotiate(client_id)?;
+        conn.authenticate(client_id)?;
         Ok(conn)
+    }
+
+    /// SaslHandshake v1 then SaslAuthenticate until the exchange is complete; remembers when
+    /// to renew the session.
+    fn authenticate(&mut self, client_id: &str) -> Result<(), ClientError> {
+        let security = self.security.clone();
+        let Some(login) = security.sasl() else {
+            return Ok(());
+        };
+        let what = format!(
+            "SASL {} authentication of '{}' with {}",
+            login.mechanism(),
+            login.username,
+            self.addr
+        );
+        let addr = self.addr.clone();
+        let fail = |reason: String| ClientError::Auth {
+            addr: addr.clone(),
+            reason,
+        };
+        let refused = |code: i16, said: String| {
+            ClientError::Kafka(KafkaError {
+                code,
+                name: crate::util::error_name(code),
+                message: format!("{what} failed: {said}"),
+            })
+        };
+        let version = self.version_for::<SaslHandshakeRequest>()?;
+        if version < 1 {
+            return Err(fail("the broker serves SaslHandshake v0 only".into()));
+        }
+        let mut req = SaslHandshakeRequest::default();
+        req.mechanism = StrBytes::from_static_str(login.mechanism());
+        let resp = self.call(client_id, version, &req)?;
+        if resp.error_code == ResponseError::IllegalSaslState.code() {
+            let msg = "this listener does not use SASL (security.protocol PLAINTEXT or SSL)";
+            return Err(fail(msg.into()));
+        }
+        if resp.error_code != 0 {
+            let offered: Vec<&str> = resp.mechanisms.iter().map(|m| m.as_str()).collect();
+            let said = format!("the listener offers {}", offered.join(", "));
+            return Err(refused(resp.error_code, said));
+        }
+        let version = self.version_for::<SaslAuthenticateRequest>()?;
+        let mut exchange = SaslExchange::new(login);
+        let mut server: Option<Bytes> = None;
+        let mut lifetime_ms = 0;
+        while let Some(token) = exchange.step(server.as_deref()).map_err(fail)? {
+            let mut req = SaslAuthenticateRequest::default();
+            req.auth_bytes = token.into();
+            let resp = self.call(client_id, version, &req)?;
+            if resp.error_code != 0 {
+                let said = resp.error_message.map(|m| m.to_string());
+                return Err(refused(resp.error_code, said.unwrap_or_default()));
+            }
+            if version >= 1 {
+                lifetime_ms = resp.session_lifetime_ms;
+            }
+            server = Some(resp.auth_bytes);
+        }
+        self.reauth_at = (lifetime_ms > 0)
+            .then(|| Instant::now() + Duration::from_millis(lifetime_ms as u64).mul_f64(0.85));
+        Ok(())
+    }
+
+    /// Re-authenticates on this connection when its SASL session is about to end (KIP-368).
+    fn renew_session(&mut self, client_id: &str) -> Result<(), ClientError> {
+        match self.reauth_at {
+            Some(at) if Instant::now() >= at => self.authenticate(client_id),
+            _ => Ok(()),
+        }
     }
 
     /// ApiVersions v3, or v0 when the broker says it does not know v3 (KIP-511).
@@ -249,6 +352,7 @@ impl Conn {
         buf[..4].copy_from_slice(&size.to_be_bytes());
         self.stream
             .write_all(&buf)
+            .and_then(|()| self.stream.flush())
             .map_err(|source| ClientError::Io {
                 addr: self.addr.clone(),
                 source,
@@ -269,11 +373,17 @@ impl Conn {
         self.stream
             .read_exact(&mut size)
             .map_err(|e| io(&self.addr, e))?;
+        let tls_record = matches!(size, [0x15 | 0x16, 3, ..]);
         let size = i32::from_be_bytes(size);
         if size < 4 || size as usize > RESPONSE_BYTES_MAX {
             return Err(ClientError::Protocol {
                 addr: self.addr.clone(),
-                reason: format!("response frame of {size} bytes (limit {RESPONSE_BYTES_MAX})"),
+                reason: match tls_record {
+                    true => "it answers in TLS: give --command-config with security.protocol \
+                             SSL or SASL_SSL"
+                        .into(),
+                    false => format!("response frame of {size} bytes (limit {RESPONSE_BYTES_MAX})"),
+                },
             });
         }
         let mut body = vec![0u8; size as usize];
@@ -320,6 +430,32 @@ fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
+/// Io errors explained: TLS alerts (a refused client certificate), and a connection closed on a
+/// client without SASL (a SASL or TLS listener).
+fn hint(security: &Security, e: ClientError) -> ClientError {
+    use std::io::ErrorKind::{ConnectionReset, UnexpectedEof};
+    match e {
+        ClientError::Io { addr, source }
+            if matches!(source.kind(), UnexpectedEof | ConnectionReset)
+                && !security.protocol().name().starts_with("SASL_") =>
+        {
+            let name = security.protocol().name();
+            let reason = format!(
+                "{source}; security.protocol is {name}: if the listener's is another, give \
+                 --command-config with it"
+            );
+            ClientError::Closed { addr, reason }
+        }
+        ClientError::Io { addr, source }
+            if source.get_ref().is_some_and(|e| e.is::<rustls::Error>()) =>
+        {
+            let reason = security::tls_failure(&source, security::host_of(&addr));
+            ClientError::Tls { addr, reason }
+        }
+        e => e,
+    }
+}
+
 /// ListOffsets answers: (topic, partition) -> (offset, timestamp).
 pub type ListedOffsets = HashMap<(String, i32), (i64, i64)>;
 
@@ -342,6 +478,7 @@ pub struct Client {
     bootstrap: Vec<String>,
     client_id: String,
     timeout: Duration,
+    security: Arc<Security>,
     /// Connections by node id; the bootstrap connection is kept under `Node::Any`.
     conns: HashMap<Node, Conn>,
     /// node id -> host:port, from the last Metadata response.
@@ -353,6 +490,15 @@ pub struct Client {
 impl Client {
     /// Connects to the first reachable address of a comma-separated bootstrap list.
     pub fn connect(bootstrap: &str, timeout: Duration) -> Result<Client, ClientError> {
+        Client::connect_with(bootstrap, timeout, Arc::new(Security::plaintext()))
+    }
+
+    /// [`Client::connect`] with every connection secured by `security`.
+    pub fn connect_with(
+        bootstrap: &str,
+        timeout: Duration,
+        security: Arc<Security>,
+    ) -> Result<Client, ClientError> {
         let bootstrap: Vec<String> = bootstrap
             .split(',')
             .map(|s| s.trim().to_string())
@@ -362,6 +508,7 @@ impl Client {
             bootstrap,
             client_id: "samsa-cli".into(),
             timeout,
+            security,
             conns: HashMap::new(),
             brokers: HashMap::new(),
             leaders: HashMap::new(),
@@ -396,7 +543,9 @@ impl Client {
                         let mut last = None;
                         let mut found = None;
                         for addr in &self.bootstrap {
-                            match Conn::connect(addr, &self.client_id, self.timeout) {
+                            match Conn::connect(addr, &self.client_id, self.timeout, &self.security)
+                                .map_err(|e| hint(&self.security, e))
+                            {
                                 Ok(c) => {
                                     found = Some(c);
                                     break;
@@ -424,7 +573,7 @@ impl Client {
                                 reason: format!("metadata names no broker with node id {id}"),
                             }
                         })?;
-                        Conn::connect(&addr, &self.client_id, self.timeout)?
+                        Conn::connect(&addr, &self.client_id, self.timeout, &self.security)?
                     }
                 };
             self.conns.insert(node, conn);
@@ -446,18 +595,23 @@ impl Client {
         let client_id = self.client_id.clone();
         let result = (|| {
             let conn = self.conn(node)?;
+            conn.renew_session(&client_id)?;
             let version = conn.version_for::<R>()?;
             let req = build(version);
             conn.call(&client_id, version, &req).map(|r| (version, r))
         })();
         if matches!(
             result,
-            Err(ClientError::Io { .. } | ClientError::Protocol { .. })
+            Err(ClientError::Io { .. }
+                | ClientError::Protocol { .. }
+                | ClientError::Auth { .. }
+                | ClientError::Kafka(_))
         ) {
-            // The stream may be mid-frame: never reuse it.
+            // The stream may be mid-frame, or closed after a failed re-authentication: never
+            // reuse it. (Requests report Kafka errors in their responses, not as call errors.)
             self.conns.remove(&node);
         }
-        result
+        result.map_err(|e| hint(&self.security, e))
     }
 
     /// Sends a request that gets no response (Produce with acks=0).
@@ -468,6 +622,7 @@ impl Client {
     ) -> Result<(), ClientError> {
         let client_id = self.client_id.clone();
         let conn = self.conn(node)?;
+        conn.renew_session(&client_id)?;
         let version = conn.version_for::<R>()?;
         conn.send(&client_id, version, &build(version)).map(|_| ())
     }

@@ -1,10 +1,13 @@
-//! The admin CLI inside the `samsa` binary: topics, groups, produce, consume, cluster info and
-//! segment dumps. Everything but `dump-log` speaks only the Kafka protocol (see [`client`]), so
-//! it works against Apache Kafka as well as Samsa.
+//! The admin CLI inside the `samsa` binary: topics, groups, SCRAM users, produce, consume,
+//! cluster info and segment dumps. Everything but `dump-log` speaks only the Kafka protocol
+//! (see [`client`]), so it works against Apache Kafka as well as Samsa.
 //!
 //! Output is an aligned table by default and JSON with `--format json`. A command succeeds
 //! with exit code 0 or fails with one line on stderr naming the Kafka error and what to do,
 //! and exit code 1 (2 for a command line clap cannot parse).
+//!
+//! `--command-config FILE` secures the connections with TLS and SASL, from a Kafka client's
+//! properties, as `--command-config` does for Kafka's tools ([`security`]).
 
 pub mod client;
 pub mod cluster;
@@ -15,9 +18,13 @@ pub mod local;
 pub mod output;
 pub mod produce;
 pub mod records;
+pub mod security;
 pub mod storage;
 pub mod topic;
+pub mod user;
 
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
@@ -28,7 +35,7 @@ use output::Format;
 /// First arguments that select the CLI rather than the broker (`samsa` alone, or with
 /// `serve` or `--property=value` flags, serves).
 pub const COMMANDS: &[&str] = &[
-    "topic", "group", "produce", "consume", "cluster", "dump-log",
+    "topic", "group", "user", "produce", "consume", "cluster", "dump-log",
 ];
 
 /// True when `args` (without the program name) name a CLI command, possibly after global
@@ -37,10 +44,11 @@ pub fn is_command(args: &[String]) -> bool {
     let mut i = 0;
     while let Some(a) = args.get(i) {
         match a.as_str() {
-            "-b" | "--bootstrap" | "--format" | "--timeout-ms" => i += 2,
+            "-b" | "--bootstrap" | "--format" | "--timeout-ms" | "--command-config" => i += 2,
             a if a.starts_with("--bootstrap=")
                 || a.starts_with("--format=")
                 || a.starts_with("--timeout-ms=")
+                || a.starts_with("--command-config=")
                 || (a.starts_with("-b") && a.len() > 2) =>
             {
                 i += 1
@@ -77,13 +85,25 @@ pub struct Global {
     /// Connect and request timeout in milliseconds.
     #[arg(long, global = true, default_value_t = 30_000)]
     pub timeout_ms: u64,
+    /// A Kafka client properties file for TLS and SASL (security.protocol, ssl.truststore.*,
+    /// ssl.keystore.*, sasl.mechanism, sasl.jaas.config), as Kafka's tools take it.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub command_config: Option<PathBuf>,
 }
 
 impl Global {
     pub fn connect(&self) -> anyhow::Result<Client> {
-        Ok(Client::connect(
+        let security = match &self.command_config {
+            Some(path) => security::Security::load(path)?,
+            None => security::Security::plaintext(),
+        };
+        for note in security.notes() {
+            eprintln!("samsa: note: {note}");
+        }
+        Ok(Client::connect_with(
             &self.bootstrap,
             Duration::from_millis(self.timeout_ms.max(1)),
+            Arc::new(security),
         )?)
     }
 }
@@ -96,6 +116,9 @@ pub enum Command {
     /// List, describe and delete consumer groups; reset their offsets.
     #[command(subcommand)]
     Group(group::GroupCommand),
+    /// Set, delete and list users' SCRAM credentials (KIP-554).
+    #[command(subcommand)]
+    User(user::UserCommand),
     /// Produce records read from stdin, one per line.
     Produce(produce::ProduceArgs),
     /// Print records of a topic with a format template.
@@ -121,6 +144,7 @@ pub fn run(args: &[String]) -> std::process::ExitCode {
     let result = match &cli.command {
         Command::Topic(c) => topic::run(&cli.global, c),
         Command::Group(c) => group::run(&cli.global, c),
+        Command::User(c) => user::run(&cli.global, c),
         Command::Produce(a) => produce::run(&cli.global, a),
         Command::Consume(a) => consume::run(&cli.global, a),
         Command::Cluster(c) => cluster::run(&cli.global, c),
