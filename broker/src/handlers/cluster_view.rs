@@ -96,12 +96,19 @@ impl<'a> ClusterView<'a> {
     /// in on, so a TLS client is never sent to a plaintext port).
     pub fn for_listener(broker: &'a Broker, listener: &str) -> ClusterView<'a> {
         let image = broker.controller.image();
-        let advertised = broker
+        let candidates: Vec<_> = broker
             .config
             .advertised_listeners()
             .into_iter()
             .filter(|l| !broker.is_controller_listener(&l.name))
-            .find(|l| l.name.eq_ignore_ascii_case(listener));
+            .collect();
+        // A listener that is not advertised (advertised.listeners naming fewer than listeners)
+        // gets the first advertised one's endpoints, as before listeners were told apart.
+        let advertised = candidates
+            .iter()
+            .find(|l| l.name.eq_ignore_ascii_case(listener))
+            .or(candidates.first())
+            .cloned();
         let listener = advertised.as_ref().map(|l| l.name.as_str()).unwrap_or("");
         let mut live: BTreeMap<i32, Node> = image
             .brokers()
