@@ -547,18 +547,7 @@ fn sasl_login(get: &dyn Fn(&str) -> Option<String>) -> Result<SaslLogin, String>
     })
 }
 
-/// RFC 5802's Hi(): PBKDF2 with the mechanism's HMAC, one block.
-pub fn hi(m: ScramMechanism, password: &[u8], salt: &[u8], iterations: u32) -> Vec<u8> {
-    let mut first = salt.to_vec();
-    first.extend_from_slice(&1u32.to_be_bytes());
-    let mut u = m.hmac(password, &first);
-    let mut out = u.clone();
-    for _ in 1..iterations {
-        u = m.hmac(password, &u);
-        out.iter_mut().zip(&u).for_each(|(o, x)| *o ^= x);
-    }
-    out
-}
+pub use crate::security::sasl::scram::hi;
 
 /// The client's side of one exchange, sans-IO: [`SaslExchange::step`] takes the server's last
 /// token and gives the next one to send, `None` once the exchange is complete.

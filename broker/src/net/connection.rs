@@ -351,6 +351,16 @@ async fn handle_frame(
             return Ok(Reply::Ready(vec![Chunk::Bytes(body.freeze())]));
         }
     }
+    decode_and_handle(broker, conn, frame).await
+}
+
+/// Decodes a request frame and hands it to its handler; an ApiVersions of a version this
+/// broker does not know gets the v0 answer KIP-511 asks for.
+async fn decode_and_handle(
+    broker: &Arc<Broker>,
+    conn: &Rc<Connection>,
+    frame: Bytes,
+) -> Result<Reply, String> {
     match samsa_protocol::decode_request(frame) {
         Ok(req) => handlers::handle_request(broker, conn, req).await,
         Err(RequestError::UnsupportedVersion {
@@ -443,20 +453,9 @@ async fn handle_unauthenticated(
             conn.listener.name
         ));
     }
-    match samsa_protocol::decode_request(frame) {
-        Ok(req) => handlers::handle_request(broker, conn, req).await,
-        Err(RequestError::UnsupportedVersion {
-            api_key: ApiKey::ApiVersions,
-            correlation_id,
-            ..
-        }) => {
-            let mut body = BytesMut::new();
-            handlers::api_versions::unsupported_version(&mut body, correlation_id);
-            Ok(Reply::Ready(vec![Chunk::Bytes(body.freeze())]))
-        }
-        Err(e) => {
-            *conn.auth.borrow_mut() = AuthState::Failed;
-            Err(e.to_string())
-        }
+    let handled = decode_and_handle(broker, conn, frame).await;
+    if handled.is_err() {
+        *conn.auth.borrow_mut() = AuthState::Failed;
     }
+    handled
 }

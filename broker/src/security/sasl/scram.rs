@@ -255,6 +255,20 @@ fn decode_saslname(s: &str) -> Result<String, SaslError> {
     Ok(out)
 }
 
+/// RFC 5802's Hi(): PBKDF2 with the mechanism's HMAC, one block (the salted password a SCRAM
+/// client derives, and a credential's tools compute before AlterUserScramCredentials).
+pub fn hi(m: ScramMechanism, password: &[u8], salt: &[u8], iterations: u32) -> Vec<u8> {
+    let mut first = salt.to_vec();
+    first.extend_from_slice(&1u32.to_be_bytes());
+    let mut u = m.hmac(password, &first);
+    let mut out = u.clone();
+    for _ in 1..iterations {
+        u = m.hmac(password, &u);
+        out.iter_mut().zip(&u).for_each(|(o, x)| *o ^= x);
+    }
+    out
+}
+
 fn server_nonce() -> String {
     use rand::distributions::Alphanumeric;
     use rand::Rng;
@@ -289,19 +303,6 @@ mod tests {
             server_key,
             iterations: iterations as i32,
         }
-    }
-
-    /// RFC 5802's Hi(): PBKDF2 with the mechanism's HMAC.
-    fn hi(m: ScramMechanism, password: &[u8], salt: &[u8], iterations: u32) -> Vec<u8> {
-        let mut first = salt.to_vec();
-        first.extend_from_slice(&1u32.to_be_bytes());
-        let mut u = m.hmac(password, &first);
-        let mut out = u.clone();
-        for _ in 1..iterations {
-            u = m.hmac(password, &u);
-            out.iter_mut().zip(&u).for_each(|(o, x)| *o ^= x);
-        }
-        out
     }
 
     /// A SCRAM client, as librdkafka or kafka-python runs one.
