@@ -428,6 +428,16 @@ fn tls_listeners_serve_kcat_with_a_verified_ca_and_with_client_certificates() {
         &["still"],
     )
     .unwrap();
+    let failed = |listener: &str| {
+        metric(
+            &s.broker,
+            &format!(
+                "samsa_authentications_total{{listener=\"{listener}\",result=\"tls_failure\"}}"
+            ),
+        )
+    };
+    assert!(failed("MTLS") >= 3.0, "three refused client certificates");
+    assert!(failed("SSL") >= 1.0, "the plaintext client");
     assert!(s
         .broker
         .log_lines()
@@ -563,6 +573,19 @@ fn the_sasl_exchange_follows_kafkas_rules_on_the_wire() {
     );
     assert!(c.closed());
 
+    let count = |result: &str| {
+        metric(
+            &s.broker,
+            &format!(
+                "samsa_authentications_total{{listener=\"SASL_PLAINTEXT\",result=\"{result}\"}}"
+            ),
+        )
+    };
+    assert_eq!(
+        (count("success"), count("reauthenticated"), count("failure")),
+        (2.0, 1.0, 2.0),
+        "alice twice, re-authenticated once, refused twice (a wrong password, then bob in alice's session)"
+    );
     // SaslHandshake v0: the tokens follow as raw frames.
     let mut c = RawConn::open(s.sasl_plaintext);
     assert_eq!(c.handshake(0, "PLAIN").error_code, 0);

@@ -75,6 +75,10 @@ pub async fn handle(ctx: &Ctx<'_>, req: SaslAuthenticateRequest) -> SaslAuthenti
                 let reauth_ms = ctx.conn.listener.reauth_ms;
                 let again = ctx.conn.reauthenticating.borrow_mut().take().is_some();
                 tracing::debug!(peer = %ctx.conn.peer, listener = %ctx.conn.listener.name, %principal, reauthenticated = again, "authenticated");
+                ctx.broker.metrics.authentication(
+                    &ctx.conn.listener.name,
+                    if again { "reauthenticated" } else { "success" },
+                );
                 ctx.conn.set_principal(principal);
                 // A session that ends needs a client that can re-authenticate (v1+); a v0
                 // client's session lasts as long as its connection, as in Kafka.
@@ -92,6 +96,9 @@ pub async fn handle(ctx: &Ctx<'_>, req: SaslAuthenticateRequest) -> SaslAuthenti
                 SaslError::IllegalState(_) => ResponseError::IllegalSaslState,
             };
             tracing::info!(peer = %ctx.conn.peer, listener = %ctx.conn.listener.name, "failed authentication: {}", e.message());
+            ctx.broker
+                .metrics
+                .authentication(&ctx.conn.listener.name, "failure");
             failed_authentication_delay(ctx).await;
             resp.error_code = code.code();
             resp.error_message = Some(StrBytes::from_string(e.message().to_string()));

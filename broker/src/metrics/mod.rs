@@ -75,6 +75,12 @@ struct StateLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct AuthLabels {
+    listener: String,
+    result: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ElectionLabels {
     election_type: &'static str,
 }
@@ -126,6 +132,8 @@ pub struct Metrics {
     isr_changes: Family<StateLabels, Counter>,
     /// Consumer fetches of a partition this leader answered with another replica to read from.
     preferred_read_replicas: Counter,
+    /// SASL authentications and TLS handshakes by listener and outcome.
+    authentications: Family<AuthLabels, Counter>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -214,6 +222,12 @@ impl Metrics {
             "Partitions of consumer fetches that this leader answered with another replica to read from (KIP-392, replica.selector.class)",
             preferred_read_replicas.clone(),
         );
+        let authentications = Family::<AuthLabels, Counter>::default();
+        registry.register(
+            "authentications",
+            "SASL authentications (result success, failure or reauthenticated) and TLS handshakes that failed (tls_failure), by listener (Kafka's successful-authentication-total, failed-authentication-total)",
+            authentications.clone(),
+        );
         Metrics {
             registry,
             apis,
@@ -227,7 +241,19 @@ impl Metrics {
             records_out,
             isr_changes,
             preferred_read_replicas,
+            authentications,
         }
+    }
+
+    /// One authentication outcome on `listener`: `success`, `reauthenticated`, `failure` (SASL)
+    /// or `tls_failure` (a TLS handshake that failed).
+    pub fn authentication(&self, listener: &str, result: &'static str) {
+        self.authentications
+            .get_or_create(&AuthLabels {
+                listener: listener.to_string(),
+                result,
+            })
+            .inc();
     }
 
     /// A consumer's fetch of a partition led here was answered with another replica to read

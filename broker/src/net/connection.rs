@@ -413,6 +413,9 @@ async fn handle_unauthenticated(
             Ok(step) => {
                 if let Some(principal) = step.principal {
                     tracing::debug!(peer = %conn.peer, listener = %conn.listener.name, %principal, "authenticated");
+                    broker
+                        .metrics
+                        .authentication(&conn.listener.name, "success");
                     conn.set_principal(principal);
                 }
                 let mut out = BytesMut::with_capacity(4 + step.response.len());
@@ -422,6 +425,9 @@ async fn handle_unauthenticated(
             }
             // SaslHandshake v0 has no way to carry an error: the connection closes.
             Err(e) => {
+                broker
+                    .metrics
+                    .authentication(&conn.listener.name, "failure");
                 let ms = broker
                     .config
                     .long("connection.failed.authentication.delay.ms")

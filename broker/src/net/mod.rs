@@ -191,7 +191,8 @@ async fn accept_loop<L: Listen>(broker: Arc<Broker>, listener: L, security: Arc<
                             connection::serve(broker, peer, security.clone(), principal, r, w).await
                         }
                         Err(e) => {
-                            tracing::info!(%peer, listener = %security.name, "TLS handshake failed: {e}")
+                            tracing::info!(%peer, listener = %security.name, "TLS handshake failed: {e}");
+                            broker.metrics.authentication(&security.name, "tls_failure");
                         }
                     }
                 }
