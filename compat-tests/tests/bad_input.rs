@@ -360,3 +360,74 @@ fn a_tls_or_sasl_listener_without_its_settings_is_refused_at_start_and_nothing_l
         "{err}"
     );
 }
+
+/// A request frame (size, header v1 or v2 with client id "x", body) by hand.
+fn hand_frame(api: i16, version: i16, flexible: bool, body: &[u8]) -> Vec<u8> {
+    let mut msg = Vec::new();
+    msg.extend_from_slice(&api.to_be_bytes());
+    msg.extend_from_slice(&version.to_be_bytes());
+    msg.extend_from_slice(&7i32.to_be_bytes());
+    msg.extend_from_slice(&1i16.to_be_bytes());
+    msg.push(b'x');
+    if flexible {
+        msg.push(0); // no tagged fields
+    }
+    msg.extend_from_slice(body);
+    let mut frame = (msg.len() as i32).to_be_bytes().to_vec();
+    frame.extend_from_slice(&msg);
+    frame
+}
+
+/// Found by the request_frame fuzz target: a frame of a few bytes can declare an array of 2^31
+/// or 2^32 entries, and the codec reserves room for all of them before it finds the frame
+/// ends. The broker closes that connection and goes on serving (the allocator reserves address
+/// space without touching it); it must never abort.
+#[test]
+fn arrays_declaring_billions_of_entries_close_only_their_connection() {
+    let broker = Broker::start();
+    let huge_compact = [0xff, 0xff, 0xff, 0xff, 0x0f]; // unsigned varint 2^32 - 1
+    let mut produce = vec![0u8]; // null transactional id (compact)
+    produce.extend_from_slice(&1i16.to_be_bytes());
+    produce.extend_from_slice(&1000i32.to_be_bytes());
+    produce.extend_from_slice(&huge_compact);
+    let mut fetch = Vec::new();
+    for v in [-1i32, 100, 1, 1000] {
+        fetch.extend_from_slice(&v.to_be_bytes());
+    }
+    fetch.push(0);
+    fetch.extend_from_slice(&i32::MAX.to_be_bytes());
+    let cases = [
+        ("Metadata v12", hand_frame(3, 12, true, &huge_compact)),
+        (
+            "Metadata v4",
+            hand_frame(3, 4, false, &i32::MAX.to_be_bytes()),
+        ),
+        ("Produce v9", hand_frame(0, 9, true, &produce)),
+        ("Fetch v4", hand_frame(1, 4, false, &fetch)),
+        (
+            "DeleteGroups v0",
+            hand_frame(42, 0, false, &i32::MAX.to_be_bytes()),
+        ),
+        ("CreateTopics v5", hand_frame(19, 5, true, &huge_compact)),
+    ];
+    for (what, frame) in cases {
+        let mut s = TcpStream::connect(("127.0.0.1", broker.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(&frame).unwrap();
+        let mut buf = [0u8; 64];
+        assert!(
+            matches!(s.read(&mut buf), Ok(0)),
+            "{what}: the connection should be closed"
+        );
+        assert!(broker.is_running(), "{what}: samsa died");
+        // And it still serves.
+        let _: kafka_protocol::messages::MetadataResponse =
+            raw_request(&broker, ApiKey::Metadata, 12, &metadata_request(None));
+    }
+    let log = broker.log_lines().join("\n");
+    assert_eq!(
+        log.matches("closing connection: malformed").count(),
+        6,
+        "{log}"
+    );
+}

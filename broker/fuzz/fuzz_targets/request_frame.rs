@@ -1,7 +1,16 @@
 //! Bytes from the network as the connection reads them: frames cut by the size prefix (with
 //! the broker's limit), each decoded as a request (header, then the body of its API and
 //! version). Nothing may panic; every outcome is a frame, an error, or "need more bytes".
+//!
+//! The broker's allocator, as in `samsa`'s main.rs: kafka-protocol reserves an array's
+//! declared length before decoding it (`Vec::with_capacity` of up to 2^32 elements from a
+//! 20-byte frame); mimalloc reserves that address space without touching it and the decode
+//! fails at the end of the frame, where the system allocator under the fuzzer reports an
+//! out-of-memory. `compat-tests/tests/bad_input.rs` sends such frames to the real binary.
 #![no_main]
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use bytes::BytesMut;
 use libfuzzer_sys::fuzz_target;
