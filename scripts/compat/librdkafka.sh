@@ -11,6 +11,12 @@
 #   scripts/compat/librdkafka.sh --idempotence   # with -P (enable.idempotence forced on)
 #   scripts/compat/librdkafka.sh --subset ci     # the tests listed in librdkafka-ci.txt
 #   scripts/compat/librdkafka.sh --tests 0001,0012
+#   scripts/compat/librdkafka.sh --subset security --security sasl_ssl --cluster 3
+#       # the SSL/SASL tests (librdkafka-security.txt) over SASL_SSL, as CI runs them
+#
+# --security ssl|sasl_plaintext|sasl_ssl runs the tests over a listener of that protocol
+# (test.conf names it; certificates made with openssl, a SCRAM-SHA-256 user made through the
+# PLAINTEXT listener; --sasl-mechanism PLAIN|SCRAM-SHA-512 for another mechanism).
 #
 # Prints one line per failed test and a final `librdkafka: N passed, M failed` line; writes a
 # JSON summary to target/compat/librdkafka[-mode].json. Exit status 0 only when nothing failed.
@@ -23,9 +29,11 @@ DEST=.tools/librdkafka-tests
 STAMP="$DEST/.built-from"
 # Debian packages the build needs: zstd for compressed batches, RapidJSON for the tests that
 # read the client's statistics (0053, 0098, 0101 fetch from follower, 0110; the runner skips
-# them without it). The stamp names them, so a runner built before one was added is rebuilt.
-BUILD_DEPS="libzstd-dev rapidjson-dev"
-BUILT_FROM="$RDKAFKA_SYS_VERSION with $BUILD_DEPS"
+# them without it); OpenSSL for TLS and SCRAM (the security subset, --security). The stamp
+# names them and the configure flags, so a runner built before one was added is rebuilt.
+BUILD_DEPS="libzstd-dev rapidjson-dev libssl-dev"
+CONFIGURE_FLAGS="--enable-ssl --disable-gssapi --disable-curl --enable-zstd --enable-zlib"
+BUILT_FROM="$RDKAFKA_SYS_VERSION with $BUILD_DEPS; configure $CONFIGURE_FLAGS"
 
 if [ ! -x "$DEST/tests/test-runner" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$BUILT_FROM" ]; then
   for pkg in $BUILD_DEPS; do
@@ -52,7 +60,8 @@ if [ ! -x "$DEST/tests/test-runner" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$BU
   chmod -R u+w "$DEST"
   (
     cd "$DEST"
-    ./configure --disable-ssl --disable-gssapi --disable-curl --enable-zstd --enable-zlib >../librdkafka-tests-configure.txt 2>&1 \
+    # shellcheck disable=SC2086  # the flags are words
+    ./configure $CONFIGURE_FLAGS >../librdkafka-tests-configure.txt 2>&1 \
       || { tail -n 30 ../librdkafka-tests-configure.txt >&2; exit 1; }
     make -j"$(nproc)" libs >../librdkafka-tests-make.txt 2>&1 || { tail -n 30 ../librdkafka-tests-make.txt >&2; exit 1; }
     make -j"$(nproc)" -C tests build >>../librdkafka-tests-make.txt 2>&1 || { tail -n 30 ../librdkafka-tests-make.txt >&2; exit 1; }

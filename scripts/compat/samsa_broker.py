@@ -2,14 +2,22 @@
 with a private data directory, configured through its ordinary command-line properties.
 
 Used by run_librdkafka.py, run_kafka_python.py, run_confluent_kafka.py and run_rust_rdkafka.py.
-SAMSA_IO_ENGINE (and any other SAMSA_* variable) in the environment reaches the broker as usual."""
+SAMSA_IO_ENGINE (and any other SAMSA_* variable) in the environment reaches the broker as usual.
+
+For the suites' security tests: Broker(..., listeners=["SASL_SSL"]) adds secured listeners beside
+the PLAINTEXT one, make_pki() writes a CA and certificates with the openssl command, and
+add_scram_user() creates a SCRAM user through the PLAINTEXT listener (AlterUserScramCredentials)."""
+import base64
+import hashlib
 import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
+import uuid
 
 START_TIMEOUT_S = 60
 # Another process may take the free port between our probe and the broker's bind: try again
@@ -67,9 +75,11 @@ def free_port(preferred=None):
 class Broker:
     """`props` are Kafka property names and values (`{"num.partitions": "4"}`); `{port}` in a
     value becomes the broker's port (`"advertised.listeners": "PLAINTEXT://127.0.0.1:{port}"`).
-    `preferred_port` is used when it is free (for suites that assume Kafka's 9092)."""
+    `preferred_port` is used when it is free (for suites that assume Kafka's 9092).
+    `listeners` names more listeners beside PLAINTEXT, each named as its security protocol
+    (`["SASL_SSL"]`), each on a free port of its own: `address(name)` is its host:port."""
 
-    def __init__(self, samsa, workdir, props=None, preferred_port=None):
+    def __init__(self, samsa, workdir, props=None, preferred_port=None, listeners=()):
         self.samsa = samsa
         self.workdir = workdir
         self.props = dict(props or {})
@@ -77,8 +87,15 @@ class Broker:
         self.log_path = os.path.join(workdir, "samsa.log")
         self.log = None
         self.proc = None
+        self.ports = {}
         for attempt in range(START_ATTEMPTS):
             self.port = free_port(preferred_port if attempt == 0 else None)
+            self.ports = {"PLAINTEXT": self.port}
+            for name in listeners:
+                port = free_port()
+                while port in self.ports.values():
+                    port = free_port()
+                self.ports[name] = port
             if self._start() or attempt + 1 == START_ATTEMPTS:
                 break
         if not self.alive():
@@ -88,9 +105,13 @@ class Broker:
     def bootstrap(self):
         return "127.0.0.1:%d" % self.port
 
+    def address(self, listener):
+        return "127.0.0.1:%d" % self.ports[listener]
+
     def _start(self):
         """Starts the process and waits for it to serve; False when it exited at start."""
-        args = [self.samsa, "--listeners=PLAINTEXT://127.0.0.1:%d" % self.port, "--log.dirs=" + self.data,
+        listeners = ",".join("%s://127.0.0.1:%d" % (name, port) for name, port in self.ports.items())
+        args = [self.samsa, "--listeners=" + listeners, "--log.dirs=" + self.data,
                 "--metrics.listener="]
         args += ["--%s=%s" % (k, v.replace("{port}", str(self.port))) for k, v in self.props.items()]
         if self.log is not None:
@@ -210,3 +231,228 @@ class Cluster:
                 self.proc.kill()
                 self.proc.wait()
         self.log.close()
+
+
+class Nodes:
+    """`nodes` Samsa nodes on loopback, each a broker and a voter of the metadata quorum, started
+    here one process each with the settings `samsa cluster local` gives its nodes, and with
+    the listeners named in `listeners` beside PLAINTEXT and CONTROLLER (`samsa cluster local`
+    gives each node PLAINTEXT only). The same interface as Broker: `bootstrap` names every
+    node's PLAINTEXT listener, `address(name)` every node's `name` listener."""
+
+    def __init__(self, samsa, workdir, nodes, props=None, listeners=(), rack_prefix=None):
+        self.samsa = samsa
+        self.workdir = workdir
+        self.log_path = os.path.join(workdir, "node-1.log")
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        taken = set()
+
+        def port():
+            p = free_port()
+            while p in taken:
+                p = free_port()
+            taken.add(p)
+            return p
+
+        self.ports = [dict([("PLAINTEXT", port()), ("CONTROLLER", port())] + [(l, port()) for l in listeners])
+                      for _ in range(nodes)]
+        voters = ",".join("%d@127.0.0.1:%d" % (i + 1, p["CONTROLLER"]) for i, p in enumerate(self.ports))
+        self.procs, self.logs = [], []
+        for i, ports in enumerate(self.ports):
+            node = i + 1
+            args = [samsa, "--node.id=%d" % node, "--cluster.id=" + cluster_id,
+                    "--log.dirs=" + os.path.join(workdir, "node-%d" % node),
+                    "--listeners=" + ",".join("%s://127.0.0.1:%d" % kv for kv in ports.items()),
+                    "--controller.listener.names=CONTROLLER", "--controller.quorum.voters=" + voters,
+                    "--metrics.listener="]
+            if rack_prefix:
+                args.append("--broker.rack=%s%d" % (rack_prefix, node))
+            args += ["--%s=%s" % (k, v) for k, v in (props or {}).items()]
+            log = open(os.path.join(workdir, "node-%d.log" % node), "a")
+            self.logs.append(log)
+            self.procs.append(subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT))
+        deadline = time.time() + START_TIMEOUT_S * 2
+        waiting = set(range(nodes))
+        while waiting and time.time() < deadline:
+            for i in list(waiting):
+                if self.procs[i].poll() is not None:
+                    self.stop()
+                    raise SystemExit("samsa node %d exited at start; see %s" % (i + 1, self.logs[i].name))
+                with open(self.logs[i].name) as f:
+                    text = f.read()
+                if "samsa is serving" in text and "the controller unfenced this broker" in text:
+                    waiting.discard(i)
+            time.sleep(0.1)
+        if waiting:
+            self.stop()
+            raise SystemExit("samsa nodes %s did not serve within %d s; see %s" % (
+                sorted(i + 1 for i in waiting), START_TIMEOUT_S * 2, workdir))
+        self.bootstrap = self.address("PLAINTEXT")
+        self.port = self.ports[0]["PLAINTEXT"]
+        # As Cluster: the first node's metadata must list them all too.
+        while time.time() < deadline and self.live_brokers() < nodes:
+            time.sleep(0.2)
+
+    def address(self, listener):
+        return ",".join("127.0.0.1:%d" % p[listener] for p in self.ports)
+
+    def live_brokers(self):
+        return Cluster.live_brokers(self)
+
+    def alive(self):
+        return all(p.poll() is None for p in self.procs)
+
+    def stop(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in self.procs:
+            try:
+                p.wait(60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        for log in self.logs:
+            log.close()
+
+
+PKI_PASSWORD = "12345678"  # the client keys' and the PKCS#12 file's password (trivup's default)
+
+
+def make_pki(folder):
+    """Certificates for a TLS listener and its clients, made with the openssl command as
+    librdkafka's test cluster (trivup's SslApp) makes them: a CA; a second, unused CA that
+    comes first in all_cas.pem (multi-CA files); the broker's key and certificate chain in one
+    PEM file (SAN IP:127.0.0.1 and DNS:localhost: clients verify the host name), signed by the
+    CA; and a client key and certificate signed by the CA, in PEM, DER and PKCS#12. Returns the
+    paths: ca_pem, ca_der, all_cas_pem, server_pem (the broker's keystore), priv_pem, priv_der,
+    pub_pem, pub_der, pkcs (the client's), and password."""
+    os.makedirs(folder, exist_ok=True)
+
+    def path(name):
+        return os.path.join(folder, name)
+
+    def openssl(*args):
+        r = subprocess.run(["openssl"] + list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            raise SystemExit("openssl %s failed:\n%s" % (" ".join(args), r.stdout))
+
+    def ca(name):
+        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", path(name + ".key"),
+                "-out", path(name + ".pem"), "-days", "3650", "-subj", "/O=samsa-compat/CN=" + name)
+
+    def signed(name, subject, extensions):
+        with open(path(name + ".ext"), "w") as f:
+            f.write(extensions)
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", path(name + "-priv.pem"),
+                "-out", path(name + ".csr"), "-subj", subject)
+        openssl("x509", "-req", "-in", path(name + ".csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
+                "-CAcreateserial", "-out", path(name + "-pub.pem"), "-days", "3650", "-extfile", path(name + ".ext"))
+
+    ca("unused-ca")
+    ca("ca")
+    with open(path("all_cas.pem"), "w") as out:
+        for name in ("unused-ca.pem", "ca.pem"):
+            with open(path(name)) as f:
+                out.write(f.read())
+    openssl("x509", "-in", path("ca.pem"), "-outform", "der", "-out", path("ca.der"))
+    signed("server", "/O=samsa-compat/CN=localhost",
+           "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n"
+           "keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n")
+    with open(path("server.pem"), "w") as out:  # key, then the chain
+        for name in ("server-priv.pem", "server-pub.pem", "ca.pem"):
+            with open(path(name)) as f:
+                out.write(f.read())
+    signed("client", "/O=samsa-compat/CN=client",
+           "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\n"
+           "extendedKeyUsage=clientAuth\n")
+    openssl("x509", "-in", path("client-pub.pem"), "-outform", "der", "-out", path("client-pub.der"))
+    openssl("rsa", "-in", path("client-priv.pem"), "-outform", "der", "-out", path("client-priv.der"))
+    openssl("pkcs12", "-export", "-out", path("client.pfx"), "-inkey", path("client-priv.pem"),
+            "-in", path("client-pub.pem"), "-certfile", path("all_cas.pem"), "-passout", "pass:" + PKI_PASSWORD)
+    return {"ca_pem": path("ca.pem"), "ca_der": path("ca.der"), "all_cas_pem": path("all_cas.pem"),
+            "server_pem": path("server.pem"), "priv_pem": path("client-priv.pem"),
+            "priv_der": path("client-priv.der"), "pub_pem": path("client-pub.pem"),
+            "pub_der": path("client-pub.der"), "pkcs": path("client.pfx"), "password": PKI_PASSWORD}
+
+
+SCRAM_MECHANISMS = {"SCRAM-SHA-256": (1, "sha256"), "SCRAM-SHA-512": (2, "sha512")}
+
+
+def add_scram_user(bootstrap, user, password, mechanism="SCRAM-SHA-256", iterations=4096):
+    """Creates or replaces a SCRAM credential with AlterUserScramCredentials v0 (KIP-554) on a
+    listener that needs no authentication, written here by hand so that no client library is
+    needed; the salted password is computed here, as Kafka's admin clients do. Raises
+    SystemExit with the broker's error when it refuses."""
+    def uvarint(n):
+        out = b""
+        while True:
+            b = n & 0x7F
+            n >>= 7
+            if n:
+                out += bytes([b | 0x80])
+            else:
+                return out + bytes([b])
+
+    def compact(b):
+        return uvarint(len(b) + 1) + b
+
+    code, digest = SCRAM_MECHANISMS[mechanism]
+    salt = os.urandom(32)
+    salted = hashlib.pbkdf2_hmac(digest, password.encode(), salt, iterations)
+    correlation = 1
+    header = struct.pack(">hhi", 51, 0, correlation) + struct.pack(">h", 6) + b"compat" + uvarint(0)
+    body = (uvarint(1)  # no deletions
+            + uvarint(2) + compact(user.encode()) + struct.pack(">bi", code, iterations)
+            + compact(salt) + compact(salted) + uvarint(0)
+            + uvarint(0))
+    request = header + body
+    host, port = bootstrap.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(struct.pack(">i", len(request)) + request)
+
+        def read(n):
+            data = b""
+            while len(data) < n:
+                chunk = s.recv(n - len(data))
+                if not chunk:
+                    raise SystemExit("AlterUserScramCredentials: the broker closed the connection")
+                data += chunk
+            return data
+
+        size = struct.unpack(">i", read(4))[0]
+        resp = read(size)
+    pos = 0
+
+    def take_uvarint():
+        nonlocal pos
+        shift = value = 0
+        while True:
+            b = resp[pos]
+            pos += 1
+            value |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return value
+            shift += 7
+
+    got = struct.unpack_from(">i", resp, 0)[0]
+    pos = 4
+    take_uvarint()  # header tags
+    pos += 4  # throttle_time_ms
+    results = take_uvarint() - 1
+    if got != correlation or results != 1:
+        raise SystemExit("AlterUserScramCredentials for %s: an answer with %d results (correlation id %d)" % (
+            user, results, got))
+    for _ in range(results):
+        n = take_uvarint() - 1
+        name = resp[pos:pos + n].decode()
+        pos += n
+        error = struct.unpack_from(">h", resp, pos)[0]
+        pos += 2
+        n = take_uvarint() - 1
+        message = resp[pos:pos + n].decode() if n >= 0 else ""
+        pos += max(n, 0)
+        take_uvarint()
+        if name != user or error != 0:
+            raise SystemExit("AlterUserScramCredentials for %s (%s) failed: error %d %s" % (
+                user, mechanism, error, message))

@@ -47,7 +47,7 @@ impl ListenerSecurity {
         listener: &Listener,
     ) -> Result<ListenerSecurity, String> {
         let protocol = config.security_protocol(&listener.name)?;
-        let get = |key: &str| listener_value(config, &listener.name, key);
+        let get = |key: &str| tls_value(config, &listener.name, protocol, key);
         let tls = match protocol {
             SecurityProtocol::Ssl | SecurityProtocol::SaslSsl => {
                 let settings = tls::settings(&listener.name, &get)?;
@@ -95,7 +95,7 @@ impl ListenerSecurity {
         if self.tls.is_none() {
             return Ok(());
         }
-        let get = |key: &str| listener_value(config, &self.name, key);
+        let get = |key: &str| tls_value(config, &self.name, self.protocol, key);
         tls::settings(&self.name, &get).map(|_| ())
     }
 
@@ -106,7 +106,7 @@ impl ListenerSecurity {
         let Some(state) = &self.tls else {
             return Ok(false);
         };
-        let get = |key: &str| listener_value(config, &self.name, key);
+        let get = |key: &str| tls_value(config, &self.name, self.protocol, key);
         let fingerprint = tls_fingerprint(&get);
         if state.current.read().1 == fingerprint {
             return Ok(false);
@@ -180,6 +180,22 @@ pub fn reload_all(listeners: &[Arc<ListenerSecurity>], config: &BrokerConfig) {
     }
 }
 
+/// [`listener_value`], except that a SASL_SSL listener takes `ssl.client.auth` only with its
+/// listener prefix: Kafka ignores the broker-wide key there (KIP-684), so that a broker-wide
+/// `ssl.client.auth=required` for SSL listeners does not ask SASL clients for certificates.
+fn tls_value(
+    config: &BrokerConfig,
+    listener: &str,
+    protocol: SecurityProtocol,
+    key: &str,
+) -> Option<String> {
+    if key == "ssl.client.auth" && protocol == SecurityProtocol::SaslSsl {
+        let prefixed = format!("listener.name.{}.{key}", listener.to_ascii_lowercase());
+        return config.get(&prefixed).filter(|_| config.is_set(&prefixed));
+    }
+    listener_value(config, listener, key)
+}
+
 /// The value set for `key` on `listener`: `listener.name.<listener>.<key>` (the name in lower
 /// case, as Kafka's `ListenerName.configPrefix`), else the key itself; `None` when neither is
 /// set (the settings apply Kafka's defaults themselves, and say when a default is the reason
@@ -193,4 +209,55 @@ pub fn listener_value(config: &BrokerConfig, listener: &str, key: &str) -> Optio
         return config.get(key);
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(pairs: &[(&str, &str)]) -> BrokerConfig {
+        let flags = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+        BrokerConfig::load(None, vec![], flags).unwrap()
+    }
+
+    #[test]
+    fn listener_keys_override_and_sasl_ssl_ignores_the_broker_wide_client_auth() {
+        let c = config(&[
+            (
+                "listeners",
+                "SSL://127.0.0.1:9093,SASL_SSL://127.0.0.1:9094,CLIENT://127.0.0.1:9095",
+            ),
+            (
+                "listener.security.protocol.map",
+                "SSL:SSL,SASL_SSL:SASL_SSL,CLIENT:SASL_SSL",
+            ),
+            ("ssl.client.auth", "required"),
+            ("listener.name.client.ssl.client.auth", "requested"),
+            ("ssl.keystore.type", "PEM"),
+            ("listener.name.ssl.ssl.keystore.type", "JKS"),
+        ]);
+        let ssl = SecurityProtocol::Ssl;
+        let sasl_ssl = SecurityProtocol::SaslSsl;
+        // KIP-684: the broker-wide key is for SSL listeners only.
+        assert_eq!(
+            tls_value(&c, "SSL", ssl, "ssl.client.auth").as_deref(),
+            Some("required")
+        );
+        assert_eq!(tls_value(&c, "SASL_SSL", sasl_ssl, "ssl.client.auth"), None);
+        assert_eq!(
+            tls_value(&c, "CLIENT", sasl_ssl, "ssl.client.auth").as_deref(),
+            Some("requested")
+        );
+        // The listener prefix wins, else the broker-wide key, else nothing (Kafka's defaults
+        // are the settings' business).
+        assert_eq!(
+            listener_value(&c, "SSL", "ssl.keystore.type").as_deref(),
+            Some("JKS")
+        );
+        assert_eq!(
+            listener_value(&c, "CLIENT", "ssl.keystore.type").as_deref(),
+            Some("PEM")
+        );
+        assert_eq!(listener_value(&c, "SSL", "ssl.truststore.type"), None);
+    }
 }
