@@ -318,14 +318,18 @@ fn a_tls_or_sasl_listener_without_its_settings_is_refused_at_start_and_nothing_l
             "{proto}: something listens on {port}"
         );
     }
-    // A SASL listener that enables a mechanism Samsa lacks, through a properties file.
+    // A SASL listener that asks for signed OAUTHBEARER tokens (a validator class, KIP-768),
+    // which Samsa does not validate, through a properties file.
     let dir = tempfile::tempdir().unwrap();
     let props = dir.path().join("server.properties");
     std::fs::write(
         &props,
         format!(
             "listeners=CLIENT://127.0.0.1:{}\nlistener.security.protocol.map=CLIENT:SASL_PLAINTEXT\n\
-             listener.name.client.sasl.enabled.mechanisms=OAUTHBEARER\nlog.dirs={}\nmetrics.listener=\n",
+             listener.name.client.sasl.enabled.mechanisms=OAUTHBEARER\n\
+             listener.name.client.oauthbearer.sasl.server.callback.handler.class=\
+             org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler\n\
+             log.dirs={}\nmetrics.listener=\n",
             compat_tests::free_port(),
             dir.path().join("data").display()
         ),
@@ -337,7 +341,7 @@ fn a_tls_or_sasl_listener_without_its_settings_is_refused_at_start_and_nothing_l
         compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(30)).unwrap();
     assert!(!status.success(), "{err}");
     assert!(
-        err.contains("listener CLIENT") && err.contains("OAUTHBEARER is not implemented"),
+        err.contains("listener CLIENT") && err.contains("(KIP-768) is not implemented"),
         "{err}"
     );
     // Between controllers Samsa speaks PLAINTEXT only so far.
