@@ -1,7 +1,8 @@
 //! ACLs through librdkafka's admin API (CreateAcls, DescribeAcls, DeleteAcls: KIP-140; the
 //! rdkafka crate does not wrap them, so this calls librdkafka's C functions on the admin
-//! client's handle) and their enforcement on a real producer and consumer. Every connection is
-//! `User:ANONYMOUS` (no authentication yet).
+//! client's handle) and their enforcement on a real producer and consumer. These connections
+//! are PLAINTEXT, so `User:ANONYMOUS`; ACLs on authenticated principals (SASL users, client
+//! certificates) are in security.rs.
 
 mod common;
 
