@@ -387,29 +387,43 @@ mod tests {
     fn malformed_messages_are_refused() {
         let cred = credential(ScramMechanism::Sha256, "pw", b"s", 4096);
         let lookup = |_: &str| Some(cred.clone());
-        for msg in [
-            &b"\xff\xfe"[..],
-            b"n",
-            b"p=tls-unique,,n=alice,r=abc",
-            b"x,,n=alice,r=abc",
-            b"n,,r=abc",
-            b"n,,n=alice",
-            b"n,,n=alice,r=",
-            b"n,,n=al=ZZice,r=abc",
-            b"n,a=bob,n=alice,r=abc",
-            b"n,,m=ext,n=alice,r=abc",
-            b"n,,n=alice,r=abc,tokenauth=true",
+        for (msg, says) in [
+            (&b"\xff\xfe"[..], "not UTF-8"),
+            (b"n", "no gs2 header"),
+            (b"p=tls-unique,,n=alice,r=abc", "channel binding is not supported"),
+            (b"x,,n=alice,r=abc", "malformed gs2 header"),
+            (b"n,,r=abc", "names no user"),
+            (b"n,,n=alice", "no valid nonce"),
+            (b"n,,n=alice,r=", "no valid nonce"),
+            (b"n,,n=alice,r=a b", "no valid nonce"),
+            (b"n,,n=alice,r=a\x7fb", "no valid nonce"),
+            (b"n,,n=al=ZZice,r=abc", "malformed '=' escape"),
+            (b"n,a=bob,n=alice,r=abc", "different from username"),
+            (b"n,,m=ext,n=alice,r=abc", "mandatory extensions"),
+            (b"n,,n=alice,r=abc,tokenauth=true", "delegation tokens"),
         ] {
             let mut s = ScramServer::new(ScramMechanism::Sha256);
-            assert!(
-                s.step(msg, &lookup).is_err(),
-                "{:?} accepted",
-                String::from_utf8_lossy(msg)
-            );
+            match s.step(msg, &lookup) {
+                Err(e) => assert!(e.message().contains(says), "{says}: {e:?}"),
+                Ok(_) => panic!("{:?} accepted", String::from_utf8_lossy(msg)),
+            }
         }
-        // The authorization id may be the user itself, escaped names decode.
-        let mut s = ScramServer::new(ScramMechanism::Sha256);
-        assert!(s.step(b"n,a=a=2Cb,n=a=2Cb,r=abc", &lookup).is_ok());
+        // The authorization id may be the user itself, escaped names decode (RFC 5802's
+        // saslname: =2C is ',' and =3D is '=').
+        for (msg, user) in [
+            (&b"n,a=a=2Cb,n=a=2Cb,r=abc"[..], "a,b"),
+            (b"n,,n=a=3Db=2C=3D,r=abc", "a=b,="),
+            (b"n,,n==2Cx,r=abc", ",x"),
+        ] {
+            let seen = std::cell::RefCell::new(String::new());
+            let named = |u: &str| {
+                *seen.borrow_mut() = u.to_string();
+                Some(cred.clone())
+            };
+            let mut s = ScramServer::new(ScramMechanism::Sha256);
+            assert!(s.step(msg, &named).is_ok());
+            assert_eq!(*seen.borrow(), user);
+        }
         // A client-final with another nonce or binding, or a short proof.
         for fin in [
             "c=biws,r=other,p=AAAA",
@@ -424,6 +438,16 @@ mod tests {
             let fin = fin.replace("{n}", nonce);
             assert!(s.step(fin.as_bytes(), &lookup).is_err(), "{fin} accepted");
         }
+    }
+
+    #[test]
+    fn proofs_compare_in_constant_time_and_exactly() {
+        assert!(constant_time_eq(b"", b""));
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"ab"));
+        // Two differences that cancel under xor must still differ.
+        assert!(!constant_time_eq(&[1, 1], &[0, 0]));
     }
 
     #[test]
