@@ -390,7 +390,10 @@ mod tests {
         for (msg, says) in [
             (&b"\xff\xfe"[..], "not UTF-8"),
             (b"n", "no gs2 header"),
-            (b"p=tls-unique,,n=alice,r=abc", "channel binding is not supported"),
+            (
+                b"p=tls-unique,,n=alice,r=abc",
+                "channel binding is not supported",
+            ),
             (b"x,,n=alice,r=abc", "malformed gs2 header"),
             (b"n,,r=abc", "names no user"),
             (b"n,,n=alice", "no valid nonce"),
