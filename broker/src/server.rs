@@ -103,6 +103,13 @@ impl Broker {
         let topics = TopicRegistry::open(&dir, &dynamic_configs.effective())?;
         let validator =
             crate::config::validator::BrokerConfigValidator::new(dynamic_configs.clone());
+        let kraft = crate::controller::settings::KraftConfig::from_config(&config)?;
+        let inter_broker_security = peer_security(
+            &config,
+            &kraft,
+            &config.inter_broker_listener_name(),
+            crate::security::outbound::Channel::InterBroker,
+        )?;
         let controller = start_controller(&config, node_id, &cluster_id, &dir, validator)?;
         // The coordinators hash keys over the partition count their topic has in the cluster
         // (this node's registry, else the metadata image as far as this node has it).
@@ -175,8 +182,10 @@ impl Broker {
                 },
             )
             .map_err(|e| anyhow::anyhow!("cannot start the replica fetchers: {e}"))?,
-            inter_broker: crate::inter_broker::InterBroker::start(node_id)
-                .map_err(|e| anyhow::anyhow!("cannot start the inter-broker thread: {e}"))?,
+            inter_broker: crate::inter_broker::InterBroker::start(node_id, inter_broker_security)
+                .map_err(|e| {
+                anyhow::anyhow!("cannot start the inter-broker thread: {e}")
+            })?,
             listeners: std::sync::OnceLock::new(),
             controller_listener,
             shutdown,
@@ -216,7 +225,6 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
             .map_err(anyhow::Error::msg)?;
         security.push(Arc::new(s));
     }
-    check_inter_broker_security(&config, &kraft)?;
     let mut sockets = Vec::new();
     for l in &listeners {
         let addr = l.socket_addr().map_err(anyhow::Error::msg)?;
@@ -452,13 +460,34 @@ fn start_controller(
 ) -> anyhow::Result<crate::controller::runtime::Controller> {
     use crate::controller::runtime::{Controller, ControllerSettings};
     let kraft = crate::controller::settings::KraftConfig::from_config(config)?;
+    let peer_security = peer_security(
+        config,
+        &kraft,
+        &kraft.listener_name,
+        crate::security::outbound::Channel::Controller,
+    )?;
     let listen = match &kraft.listener {
         Some(l) => {
+            let security = crate::security::ListenerSecurity::from_config(config, l)
+                .map_err(anyhow::Error::msg)?;
+            if let Some(m) = security
+                .sasl
+                .as_ref()
+                .and_then(|s| s.mechanisms.iter().find(|m| m.scram().is_some()).copied())
+            {
+                anyhow::bail!(
+                    "listener {}: sasl.enabled.mechanisms: {} cannot authenticate nodes to \
+                     controllers (SCRAM credentials live in the metadata the controllers \
+                     serve), as in Kafka: enable PLAIN or OAUTHBEARER on the controller listener",
+                    l.name,
+                    m.name()
+                );
+            }
             let addr = l.socket_addr().map_err(anyhow::Error::msg)?;
             let socket = bind_with_patience(addr)
                 .map_err(|e| anyhow::anyhow!("cannot listen on {addr} ({}): {e}", l.name))?;
-            tracing::info!(listener = %l.name, address = %addr, "controller listening");
-            Some(socket)
+            tracing::info!(listener = %l.name, address = %addr, security = security.protocol.name(), "controller listening");
+            Some((socket, Arc::new(security)))
         }
         None => None,
     };
@@ -473,6 +502,7 @@ fn start_controller(
             .collect(),
         bootstrap: kraft.bootstrap_servers.clone(),
         listen,
+        peer_security,
         listener_name: kraft.listener_name.clone(),
         quorum: kraft.quorum.clone(),
         log: kraft.log.clone(),
@@ -577,41 +607,30 @@ fn bind_with_patience(addr: std::net::SocketAddr) -> std::io::Result<std::net::T
     }
 }
 
-/// Traffic between nodes (the quorum, replica fetchers, transaction markers) is PLAINTEXT for
-/// now: refuse a controller listener of another protocol, and, on a node of a cluster of
-/// several, an inter-broker listener of another protocol, rather than start a node that cannot
-/// reach its peers.
-fn check_inter_broker_security(
+/// Whether this node has no other node to reach: the only voter of its quorum, with no
+/// bootstrap servers (a single node, the quick start).
+fn alone(kraft: &crate::controller::settings::KraftConfig) -> bool {
+    kraft.roles.controller && kraft.voters.len() <= 1 && kraft.bootstrap_servers.is_empty()
+}
+
+/// How this node secures its connections of `channel` to `listener` of the other nodes; a
+/// start-up error when that cannot be done as configured (and the node has peers).
+fn peer_security(
     config: &BrokerConfig,
     kraft: &crate::controller::settings::KraftConfig,
-) -> anyhow::Result<()> {
-    use crate::config::listeners::SecurityProtocol;
-    let proto = config
-        .security_protocol(&kraft.listener_name)
-        .unwrap_or(SecurityProtocol::Plaintext);
-    if kraft.listener.is_some() && proto != SecurityProtocol::Plaintext {
-        anyhow::bail!(
-            "controller listener {}: security protocol {} between controllers is not implemented              yet; map it to PLAINTEXT in listener.security.protocol.map",
-            kraft.listener_name,
-            proto.name()
-        );
+    listener: &str,
+    channel: crate::security::outbound::Channel,
+) -> anyhow::Result<Arc<crate::security::outbound::PeerSecurity>> {
+    use crate::security::outbound::PeerSecurity;
+    let security = if alone(kraft) {
+        PeerSecurity::for_node_alone(config, listener, channel)
+    } else {
+        PeerSecurity::from_config(config, listener, channel).map_err(anyhow::Error::msg)?
+    };
+    if security.refused.is_none() {
+        tracing::info!(?channel, listener, security = %security.describe(), "connections to other nodes");
     }
-    let alone =
-        kraft.roles.controller && kraft.voters.len() <= 1 && kraft.bootstrap_servers.is_empty();
-    if alone {
-        return Ok(());
-    }
-    let name = config.inter_broker_listener_name();
-    let proto = config
-        .security_protocol(&name)
-        .map_err(anyhow::Error::msg)?;
-    if proto != SecurityProtocol::Plaintext {
-        anyhow::bail!(
-            "inter.broker.listener.name: brokers reach each other on listener {name}, of security              protocol {}; TLS and SASL between brokers are not implemented yet: add a PLAINTEXT              listener for brokers (for example INTERNAL://127.0.0.1:9093 with              listener.security.protocol.map=...,INTERNAL:PLAINTEXT and              inter.broker.listener.name=INTERNAL)",
-            proto.name()
-        );
-    }
-    Ok(())
+    Ok(security)
 }
 
 async fn wait_for_signal() {

@@ -344,24 +344,61 @@ fn a_tls_or_sasl_listener_without_its_settings_is_refused_at_start_and_nothing_l
         err.contains("listener CLIENT") && err.contains("(KIP-768) is not implemented"),
         "{err}"
     );
-    // Between controllers Samsa speaks PLAINTEXT only so far.
-    let dir = tempfile::tempdir().unwrap();
-    let mut cmd = std::process::Command::new(compat_tests::samsa_bin());
-    cmd.arg(format!("--log.dirs={}", dir.path().display()))
-        .arg(format!(
-            "--listeners=PLAINTEXT://127.0.0.1:{},CONTROLLER://127.0.0.1:{}",
-            compat_tests::free_port(),
-            compat_tests::free_port()
-        ))
-        .arg("--controller.listener.names=CONTROLLER")
-        .arg("--listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:SSL")
-        .arg("--metrics.listener=");
-    let (status, _, err) =
-        compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(30)).unwrap();
-    assert!(!status.success(), "{err}");
-    assert!(
-        err.contains("controller listener CONTROLLER") && err.contains("not implemented yet"),
-        "{err}"
+    // Between nodes: a secured controller listener or inter-broker listener whose settings
+    // cannot be honoured stops the start, naming the listener and the key.
+    let refused = |extra: &[String], says: &[&str]| {
+        let dir = tempfile::tempdir().unwrap();
+        let (client, controller) = (compat_tests::free_port(), compat_tests::free_port());
+        let mut cmd = std::process::Command::new(compat_tests::samsa_bin());
+        cmd.arg(format!("--log.dirs={}", dir.path().display()))
+            .arg(format!(
+                "--listeners=PLAINTEXT://127.0.0.1:{client},CONTROLLER://127.0.0.1:{controller}"
+            ))
+            .arg("--controller.listener.names=CONTROLLER")
+            .arg("--metrics.listener=")
+            .args(
+                extra
+                    .iter()
+                    .map(|a| a.replace("{controller}", &controller.to_string())),
+            );
+        let (status, _, err) =
+            compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(30)).unwrap();
+        assert!(!status.success(), "{err}");
+        assert!(says.iter().all(|s| err.contains(s)), "{says:?}: {err}");
+    };
+    // TLS on the controller listener without a keystore.
+    refused(
+        &["--listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:SSL".into()],
+        &["listener CONTROLLER", "ssl.keystore.location"],
+    );
+    // SCRAM on the controller listener (its credentials are in the metadata it serves).
+    refused(
+        &[
+            "--listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT".into(),
+            "--listener.name.controller.sasl.enabled.mechanisms=SCRAM-SHA-256".into(),
+        ],
+        &[
+            "listener CONTROLLER",
+            "SCRAM-SHA-256 cannot authenticate nodes to controllers",
+        ],
+    );
+    // A cluster of several whose inter-broker listener is SASL without a mechanism for it
+    // (Kafka's default, GSSAPI, is Kerberos).
+    let other = compat_tests::free_port();
+    refused(
+        &[
+            "--listener.security.protocol.map=PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT".into(),
+            "--sasl.enabled.mechanisms=PLAIN".into(),
+            "--listener.name.plaintext.plain.sasl.jaas.config=org.apache.kafka.common.\
+             security.plain.PlainLoginModule required user_admin=\"x\";"
+                .into(),
+            "--node.id=1".into(),
+            format!("--controller.quorum.voters=1@127.0.0.1:{{controller}},2@127.0.0.1:{other}"),
+        ],
+        &[
+            "sasl.mechanism.inter.broker.protocol=GSSAPI",
+            "Kerberos is not implemented",
+        ],
     );
 }
 

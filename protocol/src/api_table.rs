@@ -124,6 +124,14 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::RemoveRaftVoter, 0, 0),
 ];
 
+/// What a controller listener with SASL answers besides [`CONTROLLER_APIS`]: the exchange, in
+/// its framed form only (SaslHandshake v1; nodes and Kafka's tools never send v0's raw tokens
+/// to a controller).
+pub const CONTROLLER_SASL_APIS: &[ApiRange] = &[
+    api(ApiKey::SaslHandshake, 1, 1),
+    api(ApiKey::SaslAuthenticate, 0, 2),
+];
+
 /// Versions of Produce that are advertised but refused (see [`SUPPORTED_APIS`]).
 pub const PRODUCE_REFUSED_BELOW: i16 = 3;
 

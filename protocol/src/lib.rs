@@ -14,7 +14,7 @@ pub mod header;
 pub mod nulls;
 pub mod response;
 
-pub use api_table::{supported_range, CONTROLLER_APIS, SUPPORTED_APIS};
+pub use api_table::{supported_range, CONTROLLER_APIS, CONTROLLER_SASL_APIS, SUPPORTED_APIS};
 pub use chunk::{Chunk, FileRange};
 pub use frame::{FrameDecoder, FrameError};
 pub use header::{decode_request, decode_request_served, DecodedRequest, RequestError};

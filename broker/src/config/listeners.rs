@@ -3,11 +3,10 @@
 //! listener name of that protocol and a controller listener not named there is PLAINTEXT
 //! (Kafka's `effectiveListenerSecurityProtocolMap`).
 //!
-//! Client listeners may be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (`security/`). Between
-//! nodes Samsa speaks PLAINTEXT only so far: a controller listener of another protocol is
-//! refused at start, naming it (and `server.rs` refuses a TLS or SASL inter-broker listener
-//! on a node of a cluster of several): a user who asks for `SSL://` must never be served
-//! plaintext in its place.
+//! Every listener may be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL: client listeners are served
+//! by `net/` with `security/`, the controller listener by `controller/listener.rs`, and this
+//! node's own connections to other nodes are secured as the listener they reach
+//! (`security/outbound.rs`).
 
 use super::{BrokerConfig, Listener};
 
@@ -65,8 +64,10 @@ pub fn listener_key_def(key: &str) -> Option<&'static super::defs::ConfigDef> {
         return Some(def);
     }
     let (mechanism, base) = base.split_once('.')?;
-    (matches!(base, "sasl.jaas.config" | "sasl.server.callback.handler.class")
-        && !mechanism.is_empty())
+    (matches!(
+        base,
+        "sasl.jaas.config" | "sasl.server.callback.handler.class"
+    ) && !mechanism.is_empty())
     .then(|| super::defs::broker_def(base))
     .flatten()
 }
@@ -149,24 +150,8 @@ impl BrokerConfig {
             }
         }
         for (key, l) in &all {
-            let proto = self
-                .security_protocol(&l.name)
+            self.security_protocol(&l.name)
                 .map_err(|m| (key.to_string(), format!("{key}: {m}")))?;
-            let controller = self.list("controller.listener.names");
-            if proto != SecurityProtocol::Plaintext
-                && controller.iter().any(|c| c.eq_ignore_ascii_case(&l.name))
-            {
-                return Err((
-                    key.to_string(),
-                    format!(
-                        "{key}: controller listener {}://{}:{} uses security protocol {}: TLS                          and SASL between controllers are not implemented yet, and Samsa                          refuses to start rather than serve it without them",
-                        l.name,
-                        l.host,
-                        l.port,
-                        proto.name(),
-                    ),
-                ));
-            }
         }
         if let Some(name) = self.get("inter.broker.listener.name") {
             if !name.is_empty()
@@ -198,7 +183,7 @@ mod tests {
     }
 
     #[test]
-    fn client_listeners_may_be_secured_but_a_controller_listener_may_not_yet() {
+    fn every_listener_may_be_secured() {
         for listener in [
             "SSL://127.0.0.1:9093",
             "SASL_PLAINTEXT://127.0.0.1:9094",
@@ -210,7 +195,8 @@ mod tests {
                 SecurityProtocol::Plaintext
             );
         }
-        let e = load(&[
+        // The controller listener too, from the map.
+        let c = load(&[
             (
                 "listeners",
                 "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093",
@@ -221,12 +207,10 @@ mod tests {
                 "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL",
             ),
         ])
-        .unwrap_err();
-        assert!(
-            e.contains(
-                "controller listener CONTROLLER://127.0.0.1:9093 uses security protocol SSL"
-            ) && e.contains("not implemented yet"),
-            "{e}"
+        .unwrap();
+        assert_eq!(
+            c.security_protocol("CONTROLLER").unwrap(),
+            SecurityProtocol::Ssl
         );
         // Listener overrides and per-mechanism JAAS configs are known keys.
         let c = load(&[

@@ -2,16 +2,32 @@
 //! this node KRaft's RPCs. It answers the APIs of `samsa_protocol::CONTROLLER_APIS` only, one
 //! request at a time per connection (responses go out in request order, as Kafka's protocol
 //! requires), on the controller thread's own runtime, apart from the client listeners.
+//!
+//! Secured as `listener.security.protocol.map` says: TLS (rustls through tokio-rustls, the
+//! listener's `ssl.*` keys, mutual TLS with `ssl.client.auth`) and SASL in its framed form
+//! (SaslHandshake v1, SaslAuthenticate) with PLAIN or OAUTHBEARER, before any other request
+//! but ApiVersions; sessions end after `connections.max.reauth.ms` unless re-authenticated
+//! (KIP-368). SCRAM is refused at start on this listener, as in Kafka: its credentials are in
+//! the metadata that the controllers serve. Controller RPCs are not checked against ACLs.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use bytes::BytesMut;
-use kafka_protocol::messages::{ApiKey, ApiVersionsResponse, RequestKind, ResponseKind};
-use samsa_protocol::{FrameDecoder, CONTROLLER_APIS};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::{
+    ApiKey, ApiVersionsResponse, RequestKind, ResponseKind, SaslAuthenticateResponse,
+    SaslHandshakeResponse,
+};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+use samsa_protocol::{FrameDecoder, CONTROLLER_APIS, CONTROLLER_SASL_APIS};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
+
+use crate::security::sasl::{Exchange, Mechanism, SaslError};
+use crate::security::ListenerSecurity;
 
 use super::active::{ControllerRequest, NOT_CONTROLLER};
 use super::runtime::{Command, Describe, Routed};
@@ -22,9 +38,17 @@ const REFUSED: &str = "refused request";
 
 /// Largest request frame a controller accepts (Fetch and FetchSnapshot requests are small).
 const REQUEST_BYTES_MAX: usize = 8 << 20;
+/// Largest frame before SASL authentication (a token; Kafka's `sasl.server.max.receive.size`).
+const UNAUTHENTICATED_BYTES_MAX: usize = 512 << 10;
+/// How long a connection may take to finish TLS and SASL.
+const AUTHENTICATION_TIME: Duration = Duration::from_secs(10);
+/// A failed authentication is answered after this (Kafka's
+/// `connection.failed.authentication.delay.ms` default), to slow guessing.
+const FAILED_AUTHENTICATION_DELAY: Duration = Duration::from_millis(100);
 
 pub(super) fn spawn(
     listener: std::net::TcpListener,
+    security: Arc<ListenerSecurity>,
     tx: mpsc::UnboundedSender<Command>,
     ids: Arc<AtomicU64>,
     cluster_id: String,
@@ -46,10 +70,23 @@ pub(super) fn spawn(
                     let tx = tx.clone();
                     let ids = ids.clone();
                     let cluster_id = cluster_id.clone();
+                    let security = security.clone();
                     tokio::spawn(async move {
-                        match serve(stream, tx, ids, cluster_id).await {
+                        let served = match &security.tls {
+                            None => serve(stream, &security, tx, ids, cluster_id).await,
+                            Some(tls) => {
+                                let config = tls.get().server_config().clone();
+                                let accept = tokio_rustls::TlsAcceptor::from(config).accept(stream);
+                                match tokio::time::timeout(AUTHENTICATION_TIME, accept).await {
+                                    Ok(Ok(s)) => serve(s, &security, tx, ids, cluster_id).await,
+                                    Ok(Err(e)) => Err(format!("{REFUSED}: TLS handshake: {e}")),
+                                    Err(_) => Err(format!("{REFUSED}: no TLS handshake within {AUTHENTICATION_TIME:?}")),
+                                }
+                            }
+                        };
+                        match served {
                             Err(e) if e.starts_with(REFUSED) => {
-                                tracing::warn!(%peer, error = %e, "controller connection closed")
+                                tracing::warn!(%peer, listener = %security.name, error = %e, "controller connection closed")
                             }
                             Err(e) => {
                                 tracing::debug!(%peer, error = %e, "controller connection closed")
@@ -67,16 +104,42 @@ pub(super) fn spawn(
     });
 }
 
-async fn serve(
-    mut stream: TcpStream,
+/// Where a connection is in SASL (Kafka's `SaslServerAuthenticator` states, framed form only).
+enum Sasl {
+    /// No SASL on this listener.
+    Open,
+    /// Waiting for SaslHandshake (ApiVersions may come first).
+    Handshake,
+    Authenticating(Exchange),
+    /// Authenticated as this principal; a SaslHandshake starts re-authentication (KIP-368).
+    Authenticated(String),
+    /// Re-authenticating: the exchange, and the principal it must prove again.
+    Reauthenticating(Exchange, String),
+}
+
+async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
+    security: &ListenerSecurity,
     tx: mpsc::UnboundedSender<Command>,
     ids: Arc<AtomicU64>,
     cluster_id: Arc<str>,
 ) -> Result<(), String> {
-    let decoder = FrameDecoder::new(REQUEST_BYTES_MAX);
+    let mut sasl = match &security.sasl {
+        Some(_) => Sasl::Handshake,
+        None => Sasl::Open,
+    };
+    // Unauthenticated connections hold a small buffer and may not stay long.
+    let authenticate_by = tokio::time::Instant::now() + AUTHENTICATION_TIME;
+    let mut session_ends: Option<tokio::time::Instant> = None;
     let mut buf = BytesMut::with_capacity(16 << 10);
     let mut out = BytesMut::new();
     loop {
+        let authenticated = matches!(sasl, Sasl::Open | Sasl::Authenticated(_));
+        let decoder = FrameDecoder::new(if authenticated {
+            REQUEST_BYTES_MAX
+        } else {
+            UNAUTHENTICATED_BYTES_MAX
+        });
         let frame = loop {
             if let Some(f) = decoder
                 .decode(&mut buf)
@@ -84,21 +147,149 @@ async fn serve(
             {
                 break f;
             }
-            if stream.read_buf(&mut buf).await.map_err(|e| e.to_string())? == 0 {
+            let read = stream.read_buf(&mut buf);
+            let n = if authenticated {
+                read.await
+            } else {
+                tokio::time::timeout_at(authenticate_by, read)
+                    .await
+                    .map_err(|_| {
+                        format!("{REFUSED}: not authenticated within {AUTHENTICATION_TIME:?}")
+                    })?
+            };
+            if n.map_err(|e| e.to_string())? == 0 {
                 return Ok(());
             }
         };
-        let req = samsa_protocol::decode_request_served(frame, CONTROLLER_APIS)
+        let is_sasl = samsa_protocol::header::peek_prefix(&frame).is_some_and(|(key, _, _)| {
+            key == ApiKey::SaslHandshake as i16 || key == ApiKey::SaslAuthenticate as i16
+        });
+        let served = if is_sasl && !matches!(sasl, Sasl::Open) {
+            CONTROLLER_SASL_APIS
+        } else {
+            CONTROLLER_APIS
+        };
+        let req = samsa_protocol::decode_request_served(frame, served)
             .map_err(|e| format!("{REFUSED}: {e}"))?;
         let key = req.api_key;
         let version = req.api_version();
         let correlation_id = req.correlation_id();
-        let mut response = answer(key, version, req.body, &tx, &ids, &cluster_id).await?;
+        // KIP-368: a session that ended closes its connection at the next request that is not
+        // re-authentication.
+        if session_ends.is_some_and(|t| tokio::time::Instant::now() >= t) && !is_sasl {
+            return Err(format!(
+                "{REFUSED}: the SASL session expired without re-authentication"
+            ));
+        }
+        let mut close = false;
+        let mut response = match (&mut sasl, req.body) {
+            (_, RequestKind::ApiVersions(_)) => {
+                let mut resp = ApiVersionsResponse::default();
+                resp.api_keys = samsa_protocol::api_table::api_versions(CONTROLLER_APIS);
+                if security.sasl.is_some() {
+                    resp.api_keys
+                        .extend(samsa_protocol::api_table::api_versions(
+                            CONTROLLER_SASL_APIS,
+                        ));
+                    resp.api_keys.sort_by_key(|k| k.api_key);
+                }
+                ResponseKind::ApiVersions(resp)
+            }
+            (state @ (Sasl::Handshake | Sasl::Authenticated(_)), RequestKind::SaslHandshake(r)) => {
+                let settings = security.sasl.as_ref().expect("a SASL listener");
+                let mut resp = SaslHandshakeResponse::default();
+                resp.mechanisms = settings
+                    .mechanism_names()
+                    .into_iter()
+                    .map(StrBytes::from_static_str)
+                    .collect();
+                match Mechanism::parse(r.mechanism.as_str()).filter(|m| settings.offers(*m)) {
+                    Some(m) => {
+                        *state = match std::mem::replace(state, Sasl::Open) {
+                            Sasl::Authenticated(p) => Sasl::Reauthenticating(Exchange::new(m), p),
+                            _ => Sasl::Authenticating(Exchange::new(m)),
+                        };
+                    }
+                    None => {
+                        resp.error_code = ResponseError::UnsupportedSaslMechanism.code();
+                        close = matches!(state, Sasl::Handshake);
+                    }
+                }
+                ResponseKind::SaslHandshake(resp)
+            }
+            (
+                state @ (Sasl::Authenticating(_) | Sasl::Reauthenticating(..)),
+                RequestKind::SaslAuthenticate(r),
+            ) => {
+                let settings = security.sasl.as_ref().expect("a SASL listener");
+                let (exchange, previous) = match state {
+                    Sasl::Authenticating(e) => (e, None),
+                    Sasl::Reauthenticating(e, p) => (e, Some(p.clone())),
+                    _ => unreachable!("matched above"),
+                };
+                // No SCRAM here: its credentials live in the metadata this listener serves.
+                let step = exchange.step(&r.auth_bytes, settings, &|_, _| None);
+                let step = match (step, previous) {
+                    (Ok(s), Some(p)) if s.principal.as_ref().is_some_and(|n| *n != p) => {
+                        Err(SaslError::AuthenticationFailed(format!(
+                            "Cannot change principals during re-authentication from {p} to {}",
+                            s.principal.unwrap_or_default()
+                        )))
+                    }
+                    (step, _) => step,
+                };
+                let mut resp = SaslAuthenticateResponse::default();
+                match step {
+                    Ok(s) => {
+                        resp.auth_bytes = Bytes::from(s.response);
+                        if let Some(principal) = s.principal {
+                            tracing::debug!(listener = %security.name, %principal, "authenticated");
+                            *state = Sasl::Authenticated(principal);
+                            session_ends = None;
+                            if security.reauth_ms > 0 && version >= 1 {
+                                resp.session_lifetime_ms = security.reauth_ms as i64;
+                                session_ends = Some(
+                                    tokio::time::Instant::now()
+                                        + Duration::from_millis(security.reauth_ms),
+                                );
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        tracing::info!(listener = %security.name, "failed authentication: {}", e.message());
+                        tokio::time::sleep(FAILED_AUTHENTICATION_DELAY).await;
+                        resp.error_code = match e {
+                            SaslError::AuthenticationFailed(_) => {
+                                ResponseError::SaslAuthenticationFailed.code()
+                            }
+                            SaslError::IllegalState(_) => ResponseError::IllegalSaslState.code(),
+                        };
+                        resp.error_message = Some(StrBytes::from_string(e.message().to_string()));
+                        close = true;
+                    }
+                }
+                ResponseKind::SaslAuthenticate(resp)
+            }
+            (Sasl::Open | Sasl::Authenticated(_), body) if !is_sasl => {
+                answer(key, version, body, &tx, &ids, &cluster_id).await?
+            }
+            (_, _) => {
+                // Kafka's authenticator closes the connection on a request out of turn.
+                return Err(format!(
+                    "{REFUSED}: {key:?} out of turn in the SASL exchange (listener {})",
+                    security.name
+                ));
+            }
+        };
         samsa_protocol::nulls::null_where_kafka_does(&mut response, version);
         out.clear();
         samsa_protocol::encode_response(&mut out, key, version, correlation_id, &response)
             .map_err(|e| e.to_string())?;
         stream.write_all(&out).await.map_err(|e| e.to_string())?;
+        if close {
+            let _ = stream.shutdown().await;
+            return Err(format!("{REFUSED}: authentication failed"));
+        }
     }
 }
 

@@ -48,8 +48,14 @@ pub struct ControllerSettings {
     /// `controller.quorum.bootstrap.servers` by the ids the quorum gives them (-2, -3, ...):
     /// where an observer asks for the leader, whose address it learns from the answer.
     pub bootstrap: BTreeMap<NodeId, SocketAddr>,
-    /// Where this node listens for the other controllers; `None` for a quorum of one.
-    pub listen: Option<std::net::TcpListener>,
+    /// Where this node listens for the other controllers, and how those connections are
+    /// secured (TLS, SASL); `None` for a quorum of one.
+    pub listen: Option<(
+        std::net::TcpListener,
+        Arc<crate::security::ListenerSecurity>,
+    )>,
+    /// How this node's connections to controllers are secured.
+    pub peer_security: Arc<crate::security::outbound::PeerSecurity>,
     /// The controller listener's name (`controller.listener.names`' first), for DescribeQuorum.
     pub listener_name: String,
     pub quorum: QuorumConfig,
@@ -242,8 +248,8 @@ impl Controller {
                     let mut runtime = Runtime::new(
                         settings, store, loaded, image, tx2, image_tx, status_tx, elections2,
                     );
-                    if let Some(listener) = runtime.listen.take() {
-                        super::listener::spawn(listener, runtime.tx.clone(), ids, runtime.cluster_id.clone());
+                    if let Some((listener, security)) = runtime.listen.take() {
+                        super::listener::spawn(listener, security, runtime.tx.clone(), ids, runtime.cluster_id.clone());
                     }
                     if let Err(e) = runtime.run(rx).await {
                         // The node stops voting and leading; the broker sees `failure` and
@@ -483,7 +489,11 @@ struct Runtime {
     addresses: BTreeMap<NodeId, SocketAddr>,
     client_id: String,
     timeout: Duration,
-    listen: Option<std::net::TcpListener>,
+    listen: Option<(
+        std::net::TcpListener,
+        Arc<crate::security::ListenerSecurity>,
+    )>,
+    peer_security: Arc<crate::security::outbound::PeerSecurity>,
     endpoints: Vec<VoterEndpoint>,
     tx: mpsc::UnboundedSender<Command>,
     /// Requests from peers the quorum has not answered yet, by the id we gave them.
@@ -531,13 +541,12 @@ fn latest_voters(loaded: &Loaded) -> Option<samsa_cluster::quorum::VoterSet> {
 
 /// Where to reach a voter: its endpoint on the controller listener's name, else its first.
 fn voter_address(v: &samsa_cluster::quorum::VoterNode, listener: &str) -> Option<SocketAddr> {
-    use std::net::ToSocketAddrs;
     let e = v
         .endpoints
         .iter()
         .find(|e| e.name.eq_ignore_ascii_case(listener))
         .or(v.endpoints.first())?;
-    (e.host.as_str(), e.port).to_socket_addrs().ok()?.next()
+    crate::net::peer::resolve(&e.host, e.port)
 }
 
 /// Milliseconds on a monotonic clock that starts at the wall-clock time of the process start,
@@ -645,6 +654,7 @@ impl Runtime {
             client_id,
             timeout,
             listen: settings.listen,
+            peer_security: settings.peer_security,
             endpoints: settings
                 .voters
                 .iter()
@@ -764,14 +774,23 @@ impl Runtime {
         if id == self.node_id {
             return;
         }
-        self.peers
-            .insert(id, Peer::spawn(addr, self.client_id.clone(), self.timeout));
+        self.peers.insert(
+            id,
+            Peer::spawn(
+                addr,
+                self.client_id.clone(),
+                self.timeout,
+                self.peer_security.clone(),
+            ),
+        );
         if id >= 0 {
             // Long enough for the leader to commit what it was asked.
             let patience = self.timeout * 4;
             let client_id = format!("{}-forward", self.client_id);
-            self.forward
-                .insert(id, Peer::spawn(addr, client_id, patience));
+            self.forward.insert(
+                id,
+                Peer::spawn(addr, client_id, patience, self.peer_security.clone()),
+            );
         }
     }
 

@@ -11,7 +11,7 @@
 //! or, with KIP-853's `controller.quorum.bootstrap.servers`, through any controller it is given.
 
 use std::collections::BTreeMap;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 
 use samsa_cluster::quorum::QuorumConfig;
 use samsa_cluster::NodeId;
@@ -89,15 +89,14 @@ pub fn parse_bootstrap_servers(entries: &[String]) -> anyhow::Result<BTreeMap<No
 
 fn resolve(key: &str, entry: &str, addr: &str) -> anyhow::Result<SocketAddr> {
     let addr = addr.trim();
-    if addr
+    let Some((host, port)) = addr
         .rsplit_once(':')
-        .is_none_or(|(_, p)| p.parse::<u16>().is_err())
-    {
+        .and_then(|(h, p)| Some((h, p.parse::<u16>().ok()?)))
+    else {
         return Err(invalid(key, format!("'{entry}' has no host:port")));
-    }
-    addr.to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    crate::net::peer::resolve(host, port)
         .ok_or_else(|| invalid(key, format!("'{entry}': cannot resolve the address")))
 }
 

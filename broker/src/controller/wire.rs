@@ -11,7 +11,7 @@
 //! Kafka then falls back to the listeners of its voter set, and a missing directory id matches
 //! any directory.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{
@@ -465,7 +465,7 @@ pub fn fetch_leader_endpoint(body: &ResponseKind) -> Option<(NodeId, SocketAddr)
         .0;
     let e = r.node_endpoints.iter().find(|e| e.node_id.0 == leader)?;
     let port = u16::try_from(e.port).ok()?;
-    let addr = (e.host.as_str(), port).to_socket_addrs().ok()?.next()?;
+    let addr = crate::net::peer::resolve(&e.host, port)?;
     (leader >= 0).then_some((leader, addr))
 }
 

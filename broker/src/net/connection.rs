@@ -334,7 +334,8 @@ async fn handle_frame(
         if !sasl && std::time::Instant::now() >= end {
             *conn.auth.borrow_mut() = AuthState::Failed;
             return Err(format!(
-                "the SASL session ended (connections.max.reauth.ms={}) and the client did not                  re-authenticate",
+                "the SASL session ended (connections.max.reauth.ms={}) and the client did not \
+                 re-authenticate",
                 conn.listener.reauth_ms
             ));
         }

@@ -7,16 +7,25 @@
 //! A request whose connection fails is answered with an error; the caller's own timeouts and
 //! retries decide what happens next, so nothing here retries.
 
-use std::collections::VecDeque;
-use std::net::SocketAddr;
+use std::collections::{HashMap, VecDeque};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use kafka_protocol::messages::{ApiKey, RequestHeader, RequestKind, ResponseHeader, ResponseKind};
+use kafka_protocol::messages::{
+    ApiKey, RequestHeader, RequestKind, ResponseHeader, ResponseKind, SaslAuthenticateRequest,
+    SaslHandshakeRequest,
+};
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use parking_lot::Mutex;
+use rustls_pki_types::ServerName;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
+
+use crate::security::outbound::PeerSecurity;
+use crate::security::sasl::client::{Credentials, Next, SaslClient};
 
 /// Largest response frame accepted from a peer (a Fetch of the metadata log, a snapshot chunk).
 const RESPONSE_BYTES_MAX: usize = 64 << 20;
@@ -24,6 +33,36 @@ const RESPONSE_BYTES_MAX: usize = 64 << 20;
 const RECONNECT_BACKOFF: Duration = Duration::from_millis(200);
 /// How long a connection attempt may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long the TLS handshake and the SASL exchange may take together (a peer delays its
+/// answer to a failed authentication, as Samsa and Kafka do, to slow guessing).
+const SECURE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Wait before trying again a peer that refused TLS or SASL (a configuration error, which
+/// more attempts do not fix quickly).
+const REFUSED_BACKOFF: Duration = Duration::from_secs(1);
+/// Why a connection was closed to re-authenticate.
+const REAUTHENTICATE: &str = "re-authenticate";
+
+/// The host names addresses were resolved from, so that TLS checks a peer's certificate for
+/// the name it was configured by (Kafka's `ssl.endpoint.identification.algorithm=https`), not
+/// only for its address.
+static NAMES: OnceLock<Mutex<HashMap<SocketAddr, String>>> = OnceLock::new();
+
+/// Resolves a peer's `host:port`, remembering the host name it came from.
+pub fn resolve(host: &str, port: u16) -> Option<SocketAddr> {
+    let addr = (host, port).to_socket_addrs().ok()?.next()?;
+    if host.parse::<IpAddr>().is_err() {
+        let names = NAMES.get_or_init(Default::default);
+        names.lock().insert(addr, host.to_string());
+    }
+    Some(addr)
+}
+
+/// The name a peer's certificate must carry: the host it was configured by, else its address.
+fn server_name(addr: SocketAddr) -> ServerName<'static> {
+    let host = NAMES.get().and_then(|n| n.lock().get(&addr).cloned());
+    host.and_then(|h| ServerName::try_from(h).ok())
+        .unwrap_or_else(|| ServerName::IpAddress(addr.ip().into()))
+}
 
 pub type Reply = Result<ResponseKind, String>;
 
@@ -47,9 +86,15 @@ impl Peer {
     /// first request).
     /// A request unanswered after `timeout` fails, and so does its connection (responses
     /// come in order, so a peer that stopped answering one answers none behind it).
-    pub fn spawn(addr: SocketAddr, client_id: String, timeout: Duration) -> Peer {
+    /// `security` says how the connection is secured (TLS, SASL) for the listener it reaches.
+    pub fn spawn(
+        addr: SocketAddr,
+        client_id: String,
+        timeout: Duration,
+        security: Arc<PeerSecurity>,
+    ) -> Peer {
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(run(addr, client_id, timeout, rx));
+        tokio::spawn(run(addr, client_id, timeout, security, rx));
         Peer { addr, tx }
     }
 
@@ -75,16 +120,31 @@ struct InFlight {
     reply: oneshot::Sender<Reply>,
 }
 
+/// A connection to a peer, TLS or not.
+trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
+
+/// Why a connection could not be opened.
+enum OpenError {
+    /// The peer is not there (not worth a warning: peers restart).
+    Connect(String),
+    /// The peer is there but TLS or SASL failed: a configuration error an operator must see.
+    Security(String),
+}
+
 async fn run(
     addr: SocketAddr,
     client_id: String,
     timeout: Duration,
+    security: Arc<PeerSecurity>,
     mut rx: mpsc::UnboundedReceiver<Outbound>,
 ) {
     let client_id = StrBytes::from_string(client_id);
     let mut correlation_id: i32 = 0;
     // The first request of the next connection, taken off the queue while disconnected.
     let mut first: Option<Outbound> = None;
+    // The last security failure logged, so that a peer refusing every attempt logs once.
+    let mut last_refusal: Option<String> = None;
     loop {
         let Some(req) = (match first.take() {
             Some(r) => Some(r),
@@ -92,35 +152,56 @@ async fn run(
         }) else {
             return; // the runtime is gone
         };
-        let stream = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr)).await {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => {
-                let _ = req
-                    .reply
-                    .send(Err(format!("cannot connect to {addr}: {e}")));
+        let (stream, session) = match open(addr, &security, &client_id, &mut correlation_id).await {
+            Ok(s) => s,
+            Err(OpenError::Connect(e)) => {
+                let _ = req.reply.send(Err(e));
                 fail_queued(&mut rx, addr, "not connected");
                 tokio::time::sleep(RECONNECT_BACKOFF).await;
                 continue;
             }
-            Err(_) => {
-                let _ = req
-                    .reply
-                    .send(Err(format!("connecting to {addr} timed out")));
+            Err(OpenError::Security(e)) => {
+                if last_refusal.as_ref() != Some(&e) {
+                    tracing::warn!(peer = %addr, listener = %security.listener, error = %e, "cannot open a secured connection to another node");
+                    last_refusal = Some(e.clone());
+                }
+                let _ = req.reply.send(Err(e));
                 fail_queued(&mut rx, addr, "not connected");
+                tokio::time::sleep(REFUSED_BACKOFF).await;
                 continue;
             }
         };
-        let _ = stream.set_nodelay(true);
-        tracing::debug!(peer = %addr, "connected to a peer");
-        let (mut reader, mut writer) = stream.into_split();
+        if last_refusal.take().is_some() {
+            tracing::info!(peer = %addr, listener = %security.listener, "connected to the other node after all");
+        }
+        tracing::debug!(peer = %addr, security = %security.describe(), "connected to a peer");
+        // KIP-368: re-authenticate (here: reconnect, which authenticates afresh) at 85 to 95 %
+        // of the session's lifetime, as Kafka's clients pick the moment.
+        let reauth_at = session.map(|lifetime| {
+            let share = rand::Rng::gen_range(&mut rand::thread_rng(), 0.85..0.95);
+            tokio::time::Instant::now() + lifetime.mul_f64(share)
+        });
+        let mut reauth_due = false;
+        let (mut reader, mut writer) = tokio::io::split(stream);
         let mut in_flight: VecDeque<InFlight> = VecDeque::new();
         let mut read_buf = BytesMut::with_capacity(64 << 10);
         let mut pending = Some(req);
         let why = 'conn: loop {
             // Write every queued request, then wait for either a response or another request.
-            while let Some(req) = pending.take().or_else(|| rx.try_recv().ok()) {
+            // Once re-authentication is due, nothing more is sent: what is in flight is
+            // answered, then the connection is opened afresh.
+            while let Some(req) = pending
+                .take()
+                .or_else(|| (!reauth_due).then(|| rx.try_recv().ok()).flatten())
+            {
                 correlation_id = correlation_id.wrapping_add(1);
-                let frame = match encode_request(&req, correlation_id, &client_id) {
+                let frame = match encode_request(
+                    req.key,
+                    req.version,
+                    &req.body,
+                    correlation_id,
+                    &client_id,
+                ) {
                     Ok(f) => f,
                     Err(e) => {
                         let _ = req.reply.send(Err(e));
@@ -139,15 +220,18 @@ async fn run(
                     reply: req.reply,
                 });
             }
-            let oldest = in_flight
-                .front()
-                .map(|w| w.deadline)
-                .unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600));
+            if reauth_due && in_flight.is_empty() {
+                break 'conn REAUTHENTICATE.to_string();
+            }
+            let far = tokio::time::Instant::now() + Duration::from_secs(3600);
+            let oldest = in_flight.front().map(|w| w.deadline).unwrap_or(far);
+            let reauth = reauth_at.filter(|_| !reauth_due).unwrap_or(far);
             tokio::select! {
                 _ = tokio::time::sleep_until(oldest) => {
                     break 'conn format!("no answer within {timeout:?}");
                 }
-                next = rx.recv() => match next {
+                _ = tokio::time::sleep_until(reauth) => reauth_due = true,
+                next = rx.recv(), if !reauth_due => match next {
                     Some(req) => pending = Some(req),
                     None => return,
                 },
@@ -165,7 +249,7 @@ async fn run(
                                 let Some(waiting) = in_flight.pop_front() else {
                                     break 'conn "a response to no request".to_string();
                                 };
-                                match decode_response(frame, &waiting) {
+                                match decode_response(frame, waiting.key, waiting.version, waiting.correlation_id) {
                                     Ok(body) => { let _ = waiting.reply.send(Ok(body)); }
                                     Err(e) => {
                                         let _ = waiting.reply.send(Err(e.clone()));
@@ -178,6 +262,11 @@ async fn run(
                 }
             }
         };
+        let _ = writer.shutdown().await;
+        if why == REAUTHENTICATE {
+            tracing::debug!(peer = %addr, "re-authenticating: opening the connection afresh");
+            continue;
+        }
         tracing::debug!(peer = %addr, reason = %why, "connection to a peer closed");
         for w in in_flight.drain(..) {
             let _ = w
@@ -185,6 +274,156 @@ async fn run(
                 .send(Err(format!("connection to {addr} lost: {why}")));
         }
         tokio::time::sleep(RECONNECT_BACKOFF).await;
+    }
+}
+
+/// Connects to `addr` and secures the connection as `security` says: TLS, then SASL. The
+/// SASL session's lifetime (KIP-368) when the peer gave one.
+async fn open(
+    addr: SocketAddr,
+    security: &PeerSecurity,
+    client_id: &StrBytes,
+    correlation_id: &mut i32,
+) -> Result<(Box<dyn Stream>, Option<Duration>), OpenError> {
+    if let Some(why) = &security.refused {
+        return Err(OpenError::Security(why.clone()));
+    }
+    let tcp = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return Err(OpenError::Connect(format!("cannot connect to {addr}: {e}"))),
+        Err(_) => {
+            return Err(OpenError::Connect(format!(
+                "connecting to {addr} timed out"
+            )))
+        }
+    };
+    let _ = tcp.set_nodelay(true);
+    let secure = async {
+        let mut stream: Box<dyn Stream> = match &security.tls {
+            None => Box::new(tcp),
+            Some(config) => {
+                let name = server_name(addr);
+                let tls = tokio_rustls::TlsConnector::from(config.clone())
+                    .connect(name.clone(), tcp)
+                    .await
+                    .map_err(|e| format!("TLS handshake with {addr} (as {name:?}) failed: {e}"))?;
+                Box::new(tls)
+            }
+        };
+        let session = match &security.sasl {
+            None => None,
+            Some(creds) => {
+                authenticate(&mut stream, addr, creds, client_id, correlation_id).await?
+            }
+        };
+        Ok::<_, String>((stream, session))
+    };
+    match tokio::time::timeout(SECURE_TIMEOUT, secure).await {
+        Ok(Ok(s)) => Ok(s),
+        Ok(Err(e)) => Err(OpenError::Security(e)),
+        Err(_) => Err(OpenError::Security(format!(
+            "securing the connection to {addr} ({}) took over {SECURE_TIMEOUT:?}",
+            security.describe()
+        ))),
+    }
+}
+
+/// SaslHandshake v1, then SaslAuthenticate v2 until the exchange is complete: the session
+/// lifetime the peer gave, if any.
+async fn authenticate(
+    stream: &mut Box<dyn Stream>,
+    addr: SocketAddr,
+    creds: &Credentials,
+    client_id: &StrBytes,
+    correlation_id: &mut i32,
+) -> Result<Option<Duration>, String> {
+    let mech = creds.mechanism.name();
+    let mut handshake = SaslHandshakeRequest::default();
+    handshake.mechanism = StrBytes::from_static_str(mech);
+    let body = RequestKind::SaslHandshake(handshake);
+    let ResponseKind::SaslHandshake(r) = round_trip(
+        stream,
+        ApiKey::SaslHandshake,
+        1,
+        body,
+        client_id,
+        correlation_id,
+    )
+    .await?
+    else {
+        return Err("SaslHandshake was answered with another response".into());
+    };
+    if r.error_code != 0 {
+        let offered: Vec<&str> = r.mechanisms.iter().map(|m| m.as_str()).collect();
+        return Err(format!(
+            "{addr} does not offer {mech} (error {}); it offers {offered:?}",
+            r.error_code
+        ));
+    }
+    let mut client = SaslClient::new(creds.clone());
+    let mut token = client.first(crate::util::now_ms());
+    loop {
+        let mut auth = SaslAuthenticateRequest::default();
+        auth.auth_bytes = Bytes::from(std::mem::take(&mut token));
+        let body = RequestKind::SaslAuthenticate(auth);
+        let ResponseKind::SaslAuthenticate(r) = round_trip(
+            stream,
+            ApiKey::SaslAuthenticate,
+            2,
+            body,
+            client_id,
+            correlation_id,
+        )
+        .await?
+        else {
+            return Err("SaslAuthenticate was answered with another response".into());
+        };
+        if r.error_code != 0 {
+            return Err(format!(
+                "{addr} refused {} with {mech} (error {}): {}",
+                creds.username,
+                r.error_code,
+                r.error_message.as_deref().unwrap_or("no message")
+            ));
+        }
+        match client
+            .step(&r.auth_bytes)
+            .map_err(|e| format!("authenticating to {addr} with {mech}: {e}"))?
+        {
+            Next::Send(t) => token = t,
+            Next::Done => {
+                let lifetime = u64::try_from(r.session_lifetime_ms).unwrap_or(0);
+                return Ok((lifetime > 0).then(|| Duration::from_millis(lifetime)));
+            }
+        }
+    }
+}
+
+/// Sends one request on a connection nothing else uses yet and reads its answer.
+async fn round_trip(
+    stream: &mut Box<dyn Stream>,
+    key: ApiKey,
+    version: i16,
+    body: RequestKind,
+    client_id: &StrBytes,
+    correlation_id: &mut i32,
+) -> Result<ResponseKind, String> {
+    *correlation_id = correlation_id.wrapping_add(1);
+    let frame = encode_request(key, version, &body, *correlation_id, client_id)?;
+    stream
+        .write_all(&frame)
+        .await
+        .map_err(|e| format!("{key:?}: write failed: {e}"))?;
+    let mut buf = BytesMut::with_capacity(1024);
+    loop {
+        if let Some(frame) = take_frame(&mut buf)? {
+            return decode_response(frame, key, version, *correlation_id);
+        }
+        match stream.read_buf(&mut buf).await {
+            Ok(0) => return Err(format!("the peer closed the connection during {key:?}")),
+            Ok(_) => {}
+            Err(e) => return Err(format!("{key:?}: read failed: {e}")),
+        }
     }
 }
 
@@ -197,23 +436,24 @@ fn fail_queued(rx: &mut mpsc::UnboundedReceiver<Outbound>, addr: SocketAddr, why
 }
 
 fn encode_request(
-    req: &Outbound,
+    key: ApiKey,
+    version: i16,
+    body: &RequestKind,
     correlation_id: i32,
     client_id: &StrBytes,
 ) -> Result<Bytes, String> {
     let mut header = RequestHeader::default();
-    header.request_api_key = req.key as i16;
-    header.request_api_version = req.version;
+    header.request_api_key = key as i16;
+    header.request_api_version = version;
     header.correlation_id = correlation_id;
     header.client_id = Some(client_id.clone());
     let mut out = BytesMut::with_capacity(128);
     out.put_i32(0);
     header
-        .encode(&mut out, req.key.request_header_version(req.version))
-        .map_err(|e| format!("{:?} v{} header: {e}", req.key, req.version))?;
-    req.body
-        .encode(&mut out, req.version)
-        .map_err(|e| format!("{:?} v{}: {e}", req.key, req.version))?;
+        .encode(&mut out, key.request_header_version(version))
+        .map_err(|e| format!("{key:?} v{version} header: {e}"))?;
+    body.encode(&mut out, version)
+        .map_err(|e| format!("{key:?} v{version}: {e}"))?;
     let size = (out.len() - 4) as i32;
     out[..4].copy_from_slice(&size.to_be_bytes());
     Ok(out.freeze())
@@ -236,17 +476,21 @@ fn take_frame(buf: &mut BytesMut) -> Result<Option<Bytes>, String> {
     Ok(Some(buf.split_to(size as usize).freeze()))
 }
 
-fn decode_response(mut frame: Bytes, waiting: &InFlight) -> Result<ResponseKind, String> {
-    let header_version =
-        samsa_protocol::response::response_header_version(waiting.key, waiting.version);
+fn decode_response(
+    mut frame: Bytes,
+    key: ApiKey,
+    version: i16,
+    correlation_id: i32,
+) -> Result<ResponseKind, String> {
+    let header_version = samsa_protocol::response::response_header_version(key, version);
     let header = ResponseHeader::decode(&mut frame, header_version)
-        .map_err(|e| format!("{:?} response header: {e}", waiting.key))?;
-    if header.correlation_id != waiting.correlation_id {
+        .map_err(|e| format!("{key:?} response header: {e}"))?;
+    if header.correlation_id != correlation_id {
         return Err(format!(
-            "response correlation id {} where {} was expected",
-            header.correlation_id, waiting.correlation_id
+            "response correlation id {} where {correlation_id} was expected",
+            header.correlation_id
         ));
     }
-    ResponseKind::decode(waiting.key, &mut frame, waiting.version)
-        .map_err(|e| format!("{:?} v{} response: {e}", waiting.key, waiting.version))
+    ResponseKind::decode(key, &mut frame, version)
+        .map_err(|e| format!("{key:?} v{version} response: {e}"))
 }

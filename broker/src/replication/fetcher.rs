@@ -13,7 +13,7 @@
 //! full fetches, as before.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -194,6 +194,7 @@ async fn run(broker: Weak<Broker>, config: FetcherConfig, leader: i32, set: Weak
                     addr,
                     format!("samsa-replica-fetcher-{}", config.node_id),
                     timeout,
+                    broker.inter_broker.security.clone(),
                 );
                 peer = Some(p.clone());
                 p
@@ -292,14 +293,11 @@ fn next_resume(set: &LeaderSet) -> Option<tokio::time::Instant> {
         .min()
 }
 
-/// The leader's endpoint for clients, from the metadata image.
+/// The leader's endpoint on the inter-broker listener, from the metadata image.
 fn leader_address(broker: &Broker, leader: i32) -> Option<SocketAddr> {
     let view = ClusterView::new(broker);
     let node = view.node(leader)?;
-    (node.host.as_str(), node.port as u16)
-        .to_socket_addrs()
-        .ok()?
-        .next()
+    crate::net::peer::resolve(&node.host, node.port as u16)
 }
 
 /// The next Fetch of the partitions of `set` not paused, through the session: all of them in a

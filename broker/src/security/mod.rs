@@ -6,6 +6,7 @@
 //! the mapped subject of the client certificate on SSL (ANONYMOUS without one), the SASL user on
 //! SASL_PLAINTEXT and SASL_SSL (Kafka's `DefaultKafkaPrincipalBuilder`).
 
+pub mod outbound;
 pub mod sasl;
 pub mod tls;
 

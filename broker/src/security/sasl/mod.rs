@@ -9,6 +9,7 @@
 //! unsecured JWT validator ([`oauthbearer`]). GSSAPI, and OAUTHBEARER with a validator class
 //! (signed tokens, KIP-768), are refused at start when a listener enables them.
 
+pub mod client;
 pub mod jaas;
 pub mod oauthbearer;
 pub mod scram;
@@ -53,7 +54,7 @@ impl Mechanism {
         Mechanism::ALL.into_iter().find(|m| m.name() == name)
     }
 
-    fn scram(self) -> Option<ScramMechanism> {
+    pub fn scram(self) -> Option<ScramMechanism> {
         match self {
             Mechanism::Plain | Mechanism::OAuthBearer => None,
             Mechanism::ScramSha256 => Some(ScramMechanism::Sha256),
