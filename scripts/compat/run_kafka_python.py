@@ -71,9 +71,10 @@ def main():
     elif secured:
         ssl_dir = make_certificates(workdir)
         props = dict(BROKER_PROPS, **secured_props(ssl_dir))
-        # Every listener advertised (the default), so that a client of the SASL listener is
-        # sent to SASL endpoints.
-        del props["advertised.listeners"]
+        # Every listener advertised, so that a client of the SASL listener is sent to SASL
+        # endpoints.
+        props["advertised.listeners"] = ",".join(
+            "%s://127.0.0.1:{port:%s}" % (name, name) for name in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT"))
         broker = Broker(os.path.abspath(args.samsa), workdir, props, listeners=("SSL", "SASL_PLAINTEXT"))
         add_scram_user(args.samsa, broker.bootstrap)
     else:

@@ -74,7 +74,8 @@ def free_port(preferred=None):
 
 class Broker:
     """`props` are Kafka property names and values (`{"num.partitions": "4"}`); `{port}` in a
-    value becomes the broker's port (`"advertised.listeners": "PLAINTEXT://127.0.0.1:{port}"`).
+    value becomes the broker's port (`"advertised.listeners": "PLAINTEXT://127.0.0.1:{port}"`),
+    `{port:NAME}` the port of listener NAME.
     `preferred_port` is used when it is free (for suites that assume Kafka's 9092).
     `listeners` names more listeners beside PLAINTEXT, each named as its security protocol
     (`["SASL_SSL"]`), each on a free port of its own: `address(name)` is its host:port."""
@@ -113,7 +114,7 @@ class Broker:
         listeners = ",".join("%s://127.0.0.1:%d" % (name, port) for name, port in self.ports.items())
         args = [self.samsa, "--listeners=" + listeners, "--log.dirs=" + self.data,
                 "--metrics.listener="]
-        args += ["--%s=%s" % (k, v.replace("{port}", str(self.port))) for k, v in self.props.items()]
+        args += ["--%s=%s" % (k, self._fill(v)) for k, v in self.props.items()]
         if self.log is not None:
             self.log.close()
         self.log = open(self.log_path, "a")
@@ -129,6 +130,12 @@ class Broker:
                     return True
             time.sleep(0.05)
         raise SystemExit("samsa did not start within %d s; see %s" % (START_TIMEOUT_S, self.log_path))
+
+    def _fill(self, value):
+        """`{port}` is the PLAINTEXT port, `{port:NAME}` the port of listener NAME."""
+        for name, port in self.ports.items():
+            value = value.replace("{port:%s}" % name, str(port))
+        return value.replace("{port}", str(self.port))
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
