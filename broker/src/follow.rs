@@ -18,6 +18,7 @@ pub fn configs_and_acls(broker: &Broker, image: &Arc<MetadataImage>) {
         if let Some(listeners) = broker.listeners.get() {
             crate::security::reload_all(listeners, &effective);
         }
+        crate::security::outbound::reload(&broker.inter_broker.security, &effective);
     }
     if let Some(authorizer) = &broker.authorizer {
         authorizer.follow(image);

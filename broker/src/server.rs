@@ -243,6 +243,10 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
     let _ = broker.listeners.set(security.clone());
     // Dynamic TLS settings already in the metadata log (a keystore rotated before a restart).
     crate::security::reload_all(&security, &broker.dynamic_configs.effective());
+    crate::security::outbound::reload(
+        &broker.inter_broker.security,
+        &broker.dynamic_configs.effective(),
+    );
 
     let raw: Vec<(
         std::net::TcpListener,

@@ -219,6 +219,7 @@ fn check_broker_layer(
             })?;
         }
         crate::security::reload_all(listeners, &configs.effective());
+        crate::security::outbound::reload(&ctx.broker.inter_broker.security, &configs.effective());
     }
     Ok(())
 }

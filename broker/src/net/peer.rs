@@ -299,11 +299,11 @@ async fn open(
     };
     let _ = tcp.set_nodelay(true);
     let secure = async {
-        let mut stream: Box<dyn Stream> = match &security.tls {
+        let mut stream: Box<dyn Stream> = match security.tls() {
             None => Box::new(tcp),
             Some(config) => {
                 let name = server_name(addr);
-                let tls = tokio_rustls::TlsConnector::from(config.clone())
+                let tls = tokio_rustls::TlsConnector::from(config)
                     .connect(name.clone(), tcp)
                     .await
                     .map_err(|e| format!("TLS handshake with {addr} (as {name:?}) failed: {e}"))?;

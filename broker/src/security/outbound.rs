@@ -11,6 +11,7 @@
 
 use std::sync::Arc;
 
+use parking_lot::RwLock;
 use rustls::ClientConfig;
 
 use super::sasl::client::Credentials;
@@ -22,7 +23,10 @@ use crate::config::BrokerConfig;
 pub struct PeerSecurity {
     pub listener: String,
     pub protocol: SecurityProtocol,
-    pub tls: Option<Arc<ClientConfig>>,
+    /// The TLS client settings in force and the fingerprint of what they were made from;
+    /// replaced when the listener's keystore or truststore changes (KIP-226), for connections
+    /// opened afterwards.
+    tls: Option<RwLock<(Arc<ClientConfig>, u64)>>,
     pub sasl: Option<Credentials>,
     /// Why connections cannot be secured as configured, on a node that has no peers to reach
     /// (a quorum of one): it starts, and fails any connection with this, should one be needed.
@@ -102,7 +106,7 @@ impl PeerSecurity {
                 for w in warnings {
                     tracing::warn!(listener, "connections to other nodes: {w}");
                 }
-                Some(c)
+                Some(RwLock::new((c, fingerprint(&get))))
             }
             _ => None,
         };
@@ -121,6 +125,29 @@ impl PeerSecurity {
         }))
     }
 
+    /// The TLS settings a new connection gets (None: no TLS).
+    pub fn tls(&self) -> Option<Arc<ClientConfig>> {
+        self.tls.as_ref().map(|t| t.read().0.clone())
+    }
+
+    /// Re-reads the listener's TLS keys from `config` and puts them in force for new
+    /// connections if a key or a file they name changed (a rotated keystore is presented to
+    /// peers from the next connection on). `Ok(true)` when replaced; on an error the settings in
+    /// force stay.
+    pub fn reload_tls(&self, config: &BrokerConfig) -> Result<bool, String> {
+        let Some(state) = &self.tls else {
+            return Ok(false);
+        };
+        let get = |key: &str| super::listener_value(config, &self.listener, key);
+        let print = fingerprint(&get);
+        if state.read().1 == print {
+            return Ok(false);
+        }
+        let (c, _) = super::tls::client_config(&self.listener, &get)?;
+        *state.write() = (c, print);
+        Ok(true)
+    }
+
     /// For the log: `SASL_SSL (SCRAM-SHA-512 as admin)`.
     pub fn describe(&self) -> String {
         match &self.sasl {
@@ -133,6 +160,29 @@ impl PeerSecurity {
             None => self.protocol.name().to_string(),
         }
     }
+}
+
+/// [`PeerSecurity::reload_tls`], logged.
+pub fn reload(peer: &PeerSecurity, config: &BrokerConfig) {
+    match peer.reload_tls(config) {
+        Ok(true) => {
+            tracing::info!(listener = %peer.listener, "TLS settings for connections to other nodes reloaded")
+        }
+        Ok(false) => {}
+        Err(e) => {
+            tracing::warn!(listener = %peer.listener, "TLS settings for connections to other nodes not reloaded, the previous ones stay: {e}")
+        }
+    }
+}
+
+/// What the client side's TLS settings are made from: the listener's TLS keys and files, and
+/// the host name check.
+fn fingerprint(get: &dyn Fn(&str) -> Option<String>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    super::tls_fingerprint(get).hash(&mut h);
+    get("ssl.endpoint.identification.algorithm").hash(&mut h);
+    h.finish()
 }
 
 /// The mechanism and credentials this node authenticates with on `listener`.
@@ -285,6 +335,40 @@ mod tests {
             let e = PeerSecurity::from_config(&config(&pairs), listener, channel).unwrap_err();
             assert!(e.contains(says), "{e}");
         }
+    }
+
+    fn ca_pem(name: &str) -> String {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        p.distinguished_name.push(rcgen::DnType::CommonName, name);
+        p.self_signed(&key).unwrap().pem()
+    }
+
+    #[test]
+    fn a_rewritten_truststore_is_reloaded_and_a_broken_one_leaves_the_old_in_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let trust = dir.path().join("ca.pem");
+        std::fs::write(&trust, ca_pem("first")).unwrap();
+        let trust = trust.to_str().unwrap().to_string();
+        let mut pairs = base();
+        pairs[1].1 = "CLIENT:PLAINTEXT,INTERNAL:SSL,CONTROLLER:PLAINTEXT";
+        pairs.extend([
+            ("ssl.truststore.type", "PEM"),
+            ("ssl.truststore.location", &trust),
+        ]);
+        let c = config(&pairs);
+        let s = PeerSecurity::from_config(&c, "INTERNAL", Channel::InterBroker).unwrap();
+        let before = s.tls().unwrap();
+        assert_eq!(s.reload_tls(&c), Ok(false));
+        std::fs::write(&trust, ca_pem("second")).unwrap();
+        assert_eq!(s.reload_tls(&c), Ok(true));
+        assert!(!Arc::ptr_eq(&before, &s.tls().unwrap()));
+        let current = s.tls().unwrap();
+        std::fs::write(&trust, "not a certificate").unwrap();
+        let e = s.reload_tls(&c).unwrap_err();
+        assert!(e.contains("ssl.truststore.location"), "{e}");
+        assert!(Arc::ptr_eq(&current, &s.tls().unwrap()));
     }
 
     #[test]

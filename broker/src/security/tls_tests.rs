@@ -884,3 +884,111 @@ fn subjects_print_as_java_prints_them() {
     let chain: Vec<CertificateDer<'_>> = vec![cert.der().clone()];
     assert_eq!(principal_of(&s, Some(&chain)).unwrap(), "User:CAROL");
 }
+
+// ---- this node as a client of other nodes ----
+
+/// Runs a handshake between two in-memory connections: Ok once both finished, else the side
+/// that failed and why.
+fn handshake_in_memory(
+    client: &mut ClientConnection,
+    server: &mut rustls::ServerConnection,
+) -> Result<(), String> {
+    for _ in 0..20 {
+        let mut wire = Vec::new();
+        while client.wants_write() {
+            client.write_tls(&mut wire).unwrap();
+        }
+        if !wire.is_empty() {
+            server.read_tls(&mut &wire[..]).unwrap();
+            server
+                .process_new_packets()
+                .map_err(|e| format!("server: {e}"))?;
+        }
+        let mut wire = Vec::new();
+        while server.wants_write() {
+            server.write_tls(&mut wire).unwrap();
+        }
+        if !wire.is_empty() {
+            client.read_tls(&mut &wire[..]).unwrap();
+            client
+                .process_new_packets()
+                .map_err(|e| format!("client: {e}"))?;
+        }
+        if !client.is_handshaking() && !server.is_handshaking() {
+            return Ok(());
+        }
+    }
+    Err("the handshake did not finish".into())
+}
+
+/// A node's connection to a listener with `server` settings, as `name`, with the client side
+/// made by [`super::client_config`] from `pairs`.
+fn connect_as_node(
+    pairs: &[(&str, &str)],
+    server: &TlsSettings,
+    name: &str,
+) -> Result<rustls::ServerConnection, String> {
+    let map: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let (config, _) = super::client_config("INTERNAL", &|k| map.get(k).cloned())?;
+    let name = rustls_pki_types::ServerName::try_from(name.to_string()).unwrap();
+    let mut client = ClientConnection::new(config, name).unwrap();
+    let mut s = rustls::ServerConnection::new(server.server_config().clone()).unwrap();
+    handshake_in_memory(&mut client, &mut s)?;
+    Ok(s)
+}
+
+#[test]
+fn nodes_verify_the_peer_for_its_name_and_present_their_keystore() {
+    let pki = pki();
+    let server = server_settings(&pki, &[]);
+    let trusting = [
+        ("ssl.truststore.type", "PEM"),
+        ("ssl.truststore.location", pki.truststore.as_str()),
+    ];
+    // The certificate names localhost and 127.0.0.1.
+    for name in ["localhost", "127.0.0.1"] {
+        connect_as_node(&trusting, &server, name).unwrap();
+    }
+    // Another name fails (Kafka's default ssl.endpoint.identification.algorithm=https)...
+    let e = connect_as_node(&trusting, &server, "elsewhere.example").unwrap_err();
+    assert!(
+        e.contains("client") && e.contains("not valid for name"),
+        "{e}"
+    );
+    let mut no_check = trusting.to_vec();
+    no_check.push(("ssl.endpoint.identification.algorithm", ""));
+    // ...unless the check is off; the chain is still verified.
+    connect_as_node(&no_check, &server, "elsewhere.example").unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let stranger = write(&other, "other-ca.pem", &ca("another ca").cert.pem());
+    let mut untrusting = no_check.clone();
+    untrusting[1].1 = stranger.as_str();
+    let e = connect_as_node(&untrusting, &server, "localhost").unwrap_err();
+    assert!(e.contains("UnknownIssuer"), "{e}");
+
+    // A listener that requires client certificates gets the node's own keystore.
+    let mtls = server_settings(&pki, &[("ssl.client.auth", "required")]);
+    let e = connect_as_node(&trusting, &mtls, "localhost").unwrap_err();
+    assert!(e.contains("server"), "{e}");
+    let mut with_keystore = trusting.to_vec();
+    with_keystore.extend([
+        ("ssl.keystore.type", "PEM"),
+        ("ssl.keystore.location", pki.keystore.as_str()),
+    ]);
+    let s = connect_as_node(&with_keystore, &mtls, "localhost").unwrap();
+    let presented = s.peer_certificates().expect("the node's certificate");
+    assert_eq!(
+        subject_dn(presented[0].as_ref()).unwrap(),
+        "CN=broker,OU=eng,O=acme,C=US"
+    );
+
+    // Without a truststore there is nothing to verify peers against: refused.
+    let e = connect_as_node(&[], &server, "localhost").unwrap_err();
+    assert!(
+        e.contains("listener INTERNAL: ssl.truststore.location"),
+        "{e}"
+    );
+}
