@@ -136,6 +136,8 @@ const TLS_KEYS: &[&str] = &[
     "ssl.keystore.type",
     "ssl.keystore.location",
     "ssl.keystore.key",
+    "ssl.keystore.password",
+    "ssl.truststore.password",
     "ssl.keystore.certificate.chain",
     "ssl.key.password",
     "ssl.truststore.type",

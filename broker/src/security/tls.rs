@@ -3,8 +3,9 @@
 //! What it does:
 //! - [`settings`] turns a listener's `ssl.*` keys (Kafka's names and defaults) into a rustls
 //!   `ServerConfig`, the client-authentication mode and the principal mapping rules, refusing
-//!   what Samsa cannot honour with a message naming the listener and the key (JKS/PKCS12
-//!   stores, encrypted keys, TLS versions rustls does not implement). Settings that can be
+//!   what Samsa cannot honour with a message naming the listener and the key (JKS stores,
+//!   encrypted PEM keys, TLS versions rustls does not implement). Keystores and truststores are
+//!   PEM or PKCS12 (read with p12-keystore). Settings that can be
 //!   partly honoured (`TLSv1.1,TLSv1.2`, unknown cipher suite names) come back as warnings.
 //! - [`accept`] runs the server handshake over the two halves of a socket and names the client
 //!   the way Kafka's `DefaultKafkaPrincipalBuilder` does: `User:ANONYMOUS` without a client
@@ -43,6 +44,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
+use p12_keystore::{KeyStore, KeyStoreEntry};
 use regex::Regex;
 use rustls::crypto::CryptoProvider;
 use rustls::server::WebPkiClientVerifier;
@@ -191,19 +193,39 @@ impl Keys<'_> {
         format!("listener {}: {key}: {msg}", self.listener)
     }
 
-    /// Refuses any store type but PEM (Kafka's default is JKS), saying how to convert.
-    fn require_pem(&self, key: &str, store: &str, convert: &str) -> Result<(), String> {
+    /// The store type `key` names: PEM or PKCS12; anything else (Kafka's default is JKS) is
+    /// refused, saying how to convert.
+    fn store_type(&self, key: &str, store: &str) -> Result<StoreType, String> {
         let shown = match self.get(key) {
-            Some(v) if v.trim().eq_ignore_ascii_case("PEM") => return Ok(()),
+            Some(v) if v.trim().eq_ignore_ascii_case("PEM") => return Ok(StoreType::Pem),
+            Some(v) if v.trim().eq_ignore_ascii_case("PKCS12") => return Ok(StoreType::Pkcs12),
             Some(v) => format!("`{}`", v.trim()),
             None => "unset (Kafka's default, JKS)".to_string(),
         };
         let msg = format!(
-            "is {shown}, and Samsa reads PEM {store}s only: set {key}=PEM and convert the store \
-             with `{convert}` (a JKS one first with `keytool -importkeystore -srckeystore \
-             store.jks -destkeystore store.p12 -deststoretype PKCS12`)"
+            "is {shown}, and Samsa reads PEM and PKCS12 {store}s: set {key}=PEM or PKCS12 \
+             (convert a JKS one with `keytool -importkeystore -srckeystore store.jks \
+             -destkeystore store.p12 -deststoretype PKCS12`)"
         );
         Err(self.fail(key, msg))
+    }
+
+    /// Opens the PKCS12 store at `path` (the value of `key`) with `password_key`'s password.
+    fn pkcs12(&self, key: &str, path: &str, password_key: &str) -> Result<KeyStore, String> {
+        let bytes =
+            std::fs::read(path).map_err(|e| self.fail(key, format!("cannot read {path}: {e}")))?;
+        let password = self.get(password_key).unwrap_or_default();
+        KeyStore::from_pkcs12(&bytes, &password).map_err(|e| {
+            self.fail(
+                key,
+                format!(
+                    "cannot open the PKCS12 store {path} ({e}): a wrong {password_key}, or an \
+                     encryption this reader lacks (it reads AES (PBES2), 3DES and RC2 stores; \
+                     convert others with `openssl pkcs12 -in store.p12 -nodes -out store.pem` \
+                     and use PEM)"
+                ),
+            )
+        })
     }
 
     fn read(&self, key: &str, path: &str) -> Result<String, String> {
@@ -326,6 +348,13 @@ fn split_list(list: &str) -> impl Iterator<Item = &str> {
     list.split(',').map(str::trim).filter(|s| !s.is_empty())
 }
 
+/// The store formats Samsa reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum StoreType {
+    Pem,
+    Pkcs12,
+}
+
 /// The broker's certificate chain and private key, and the key they came from.
 fn keystore(
     k: &Keys<'_>,
@@ -341,16 +370,22 @@ fn keystore(
     const LOCATION: &str = "ssl.keystore.location";
     const KEY: &str = "ssl.keystore.key";
     const CHAIN: &str = "ssl.keystore.certificate.chain";
-    let convert = "openssl pkcs12 -in store.p12 -nodes -out store.pem";
     let (key_from, key_text, chain_from, chain_text) =
         match (k.get(LOCATION), k.get(KEY), k.get(CHAIN)) {
             (Some(path), None, None) => {
-                k.require_pem("ssl.keystore.type", "keystore", convert)?;
+                if k.store_type("ssl.keystore.type", "keystore")? == StoreType::Pkcs12 {
+                    return pkcs12_keystore(k, &path);
+                }
                 let text = k.read(LOCATION, &path)?;
                 (LOCATION, text.clone(), LOCATION, text)
             }
             (None, Some(key), Some(chain)) => {
-                k.require_pem("ssl.keystore.type", "keystore", convert)?;
+                if k.store_type("ssl.keystore.type", "keystore")? != StoreType::Pem {
+                    return Err(k.fail(
+                        KEY,
+                        "inline keys and chains are PEM: set ssl.keystore.type=PEM",
+                    ));
+                }
                 (KEY, key, CHAIN, chain)
             }
             (Some(_), _, _) => {
@@ -390,16 +425,110 @@ fn keystore(
     Ok((k.certs(chain_from, &chain_text)?, key, key_from))
 }
 
+/// The private key and chain of a PKCS12 keystore: Java's and OpenSSL's stores protect the key
+/// with the store's password (Kafka's `ssl.keystore.password`); a different `ssl.key.password`
+/// is refused, as this reader uses one password for both.
+#[allow(clippy::type_complexity)]
+fn pkcs12_keystore(
+    k: &Keys<'_>,
+    path: &str,
+) -> Result<
+    (
+        Vec<CertificateDer<'static>>,
+        PrivateKeyDer<'static>,
+        &'static str,
+    ),
+    String,
+> {
+    const LOCATION: &str = "ssl.keystore.location";
+    if k.get("ssl.keystore.password").is_none() {
+        return Err(k.fail(
+            "ssl.keystore.password",
+            "a PKCS12 keystore needs its password (Kafka's ssl.keystore.password)",
+        ));
+    }
+    if let Some(kp) = k.get("ssl.key.password") {
+        if Some(kp) != k.get("ssl.keystore.password") {
+            return Err(k.fail(
+                "ssl.key.password",
+                "differs from ssl.keystore.password, and Samsa reads PKCS12 keystores whose key \
+                 is protected by the store's password (as keytool and openssl write them): \
+                 unset it",
+            ));
+        }
+    }
+    let store = k.pkcs12(LOCATION, path, "ssl.keystore.password")?;
+    let (_, chain) = store.private_key_chain().ok_or_else(|| {
+        k.fail(
+            LOCATION,
+            format!("the PKCS12 store {path} holds no private key"),
+        )
+    })?;
+    let certs: Vec<CertificateDer<'static>> = chain
+        .chain()
+        .iter()
+        .map(|c| CertificateDer::from(c.as_der().to_vec()))
+        .collect();
+    if certs.is_empty() {
+        return Err(k.fail(
+            LOCATION,
+            format!("the PKCS12 store {path} holds no certificate for its key"),
+        ));
+    }
+    let key = PrivateKeyDer::Pkcs8(chain.key().to_vec().into());
+    if let Err(e) = rustls::crypto::ring::sign::any_supported_type(&key) {
+        return Err(k.fail(
+            LOCATION,
+            format!(
+                "the private key of the PKCS12 store {path} is unusable ({e}); an EC key as \
+                 Java's keytool writes it lacks the public key that ring needs: re-encode it \
+                 with `openssl pkcs12 -in store.p12 -nodes -nocerts | openssl ec -out key.pem` \
+                 (it adds the public key), put the chain after it (`openssl pkcs12 -in \
+                 store.p12 -nokeys`) and use a PEM keystore, or use an RSA key"
+            ),
+        ));
+    }
+    Ok((certs, key, LOCATION))
+}
+
 /// The CA certificates client certificates are verified against, if any are configured.
 fn truststore(k: &Keys<'_>) -> Result<Option<RootCertStore>, String> {
     const LOCATION: &str = "ssl.truststore.location";
     const CERTS: &str = "ssl.truststore.certificates";
-    let convert = "openssl pkcs12 -in store.p12 -nokeys -out store.pem";
     let (location, inline) = (k.get(LOCATION), k.get(CERTS));
-    match (&location, &inline) {
+    let store_type = match (&location, &inline) {
         (None, None) => return Ok(None),
         (Some(_), Some(_)) => return Err(k.fail(LOCATION, format!("set either it or {CERTS}"))),
-        _ => k.require_pem("ssl.truststore.type", "truststore", convert)?,
+        _ => k.store_type("ssl.truststore.type", "truststore")?,
+    };
+    if store_type == StoreType::Pkcs12 {
+        let Some(path) = location else {
+            return Err(k.fail(
+                CERTS,
+                "inline certificates are PEM: set ssl.truststore.type=PEM",
+            ));
+        };
+        let store = k.pkcs12(LOCATION, &path, "ssl.truststore.password")?;
+        let mut roots = RootCertStore::empty();
+        for (alias, entry) in store.entries() {
+            if let KeyStoreEntry::Certificate(c) = entry {
+                roots
+                    .add(CertificateDer::from(c.as_der().to_vec()))
+                    .map_err(|e| {
+                        k.fail(
+                            LOCATION,
+                            format!("certificate {alias} is not a usable CA: {e}"),
+                        )
+                    })?;
+            }
+        }
+        if roots.is_empty() {
+            return Err(k.fail(
+                LOCATION,
+                format!("the PKCS12 store {path} holds no trusted certificate"),
+            ));
+        }
+        return Ok(Some(roots));
     }
     let (key, text) = match location {
         Some(path) => (LOCATION, k.read(LOCATION, &path)?),

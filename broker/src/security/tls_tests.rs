@@ -569,11 +569,11 @@ fn settings_refuse_what_samsa_cannot_honour_and_name_the_key() {
     assert!(
         e.contains("listener SSL")
             && e.contains("ssl.keystore.type")
-            && e.contains("openssl pkcs12"),
+            && e.contains("=PEM or PKCS12"),
         "{e}"
     );
     let e = err_of(&[("ssl.keystore.type", "JKS"), ("ssl.keystore.location", ks)]);
-    assert!(e.contains("`JKS`") && e.contains("PEM"), "{e}");
+    assert!(e.contains("`JKS`") && e.contains("PKCS12"), "{e}");
     let e = err_of(&[("ssl.keystore.type", "PEM")]);
     assert!(e.contains("ssl.keystore.location"), "{e}");
     let e = err_of(&[
@@ -991,4 +991,114 @@ fn nodes_verify_the_peer_for_its_name_and_present_their_keystore() {
         e.contains("listener INTERNAL: ssl.truststore.location"),
         "{e}"
     );
+}
+
+// ---- PKCS12 stores ----
+
+/// `pki`'s keystore and truststore as PKCS12 files (as keytool and openssl write them: the key
+/// and the certificates under the store's password), with `algorithm`.
+fn pkcs12_stores(
+    pki: &Pki,
+    password: &str,
+    algorithm: p12_keystore::EncryptionAlgorithm,
+) -> (String, String) {
+    use p12_keystore::{Certificate as P12Cert, KeyStore, KeyStoreEntry, PrivateKeyChain};
+    let pem = std::fs::read_to_string(&pki.keystore)
+        .unwrap()
+        .replace("\r\n", "\n");
+    let key = PrivateKeyDer::from_pem_slice(pem.as_bytes()).unwrap();
+    let certs: Vec<P12Cert> = CertificateDer::pem_slice_iter(pem.as_bytes())
+        .map(|c| P12Cert::from_der(c.unwrap().as_ref()).unwrap())
+        .collect();
+    let mut keystore = KeyStore::new();
+    let chain = PrivateKeyChain::new(key.secret_der(), b"broker-key", certs);
+    keystore.add_entry("broker", KeyStoreEntry::PrivateKeyChain(chain));
+    let mut truststore = KeyStore::new();
+    let ca = P12Cert::from_der(pki.ca.cert.der()).unwrap();
+    truststore.add_entry("ca", KeyStoreEntry::Certificate(ca));
+    let write = |store: &KeyStore, name: &str| {
+        let bytes = store
+            .writer(password)
+            .encryption_algorithm(algorithm)
+            .write()
+            .unwrap();
+        let path = pki.dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    (
+        write(&keystore, "keystore.p12"),
+        write(&truststore, "truststore.p12"),
+    )
+}
+
+#[test]
+fn pkcs12_keystores_and_truststores_serve_with_their_password() {
+    let pki = pki();
+    for algorithm in [
+        p12_keystore::EncryptionAlgorithm::PbeWithHmacSha256AndAes256,
+        p12_keystore::EncryptionAlgorithm::PbeWithShaAnd3KeyTripleDesCbc,
+    ] {
+        let (ks, ts) = pkcs12_stores(&pki, "store-secret", algorithm);
+        let server = try_settings(&[
+            ("ssl.keystore.type", "PKCS12"),
+            ("ssl.keystore.location", &ks),
+            ("ssl.keystore.password", "store-secret"),
+            ("ssl.truststore.type", "PKCS12"),
+            ("ssl.truststore.location", &ts),
+            ("ssl.truststore.password", "store-secret"),
+            ("ssl.client.auth", "required"),
+        ])
+        .unwrap();
+        // A node trusting the PKCS12 truststore reaches it, presenting the PKCS12 keystore.
+        let node = [
+            ("ssl.truststore.type", "PKCS12"),
+            ("ssl.truststore.location", ts.as_str()),
+            ("ssl.truststore.password", "store-secret"),
+            ("ssl.keystore.type", "PKCS12"),
+            ("ssl.keystore.location", ks.as_str()),
+            ("ssl.keystore.password", "store-secret"),
+        ];
+        let s = connect_as_node(&node, &server, "localhost").unwrap();
+        assert!(s.peer_certificates().is_some(), "{algorithm:?}");
+    }
+    let (ks, _) = pkcs12_stores(
+        &pki,
+        "store-secret",
+        p12_keystore::EncryptionAlgorithm::PbeWithHmacSha256AndAes256,
+    );
+    let with = |extra: &[(&str, &str)]| {
+        let mut pairs = vec![
+            ("ssl.keystore.type", "PKCS12"),
+            ("ssl.keystore.location", ks.as_str()),
+        ];
+        pairs.extend_from_slice(extra);
+        try_settings(&pairs).map(|_| ()).unwrap_err()
+    };
+    let e = with(&[]);
+    assert!(
+        e.contains("ssl.keystore.password: a PKCS12 keystore needs"),
+        "{e}"
+    );
+    let e = with(&[("ssl.keystore.password", "guess")]);
+    assert!(
+        e.contains("listener SSL: ssl.keystore.location: cannot open the PKCS12 store")
+            && e.contains("wrong ssl.keystore.password")
+            && !e.contains("guess"),
+        "{e}"
+    );
+    let e = with(&[
+        ("ssl.keystore.password", "store-secret"),
+        ("ssl.key.password", "other"),
+    ]);
+    assert!(e.contains("ssl.key.password: differs"), "{e}");
+    // A PEM file named PKCS12 is not a PKCS12 store.
+    let e = try_settings(&[
+        ("ssl.keystore.type", "PKCS12"),
+        ("ssl.keystore.location", &pki.keystore),
+        ("ssl.keystore.password", "x"),
+    ])
+    .map(|_| ())
+    .unwrap_err();
+    assert!(e.contains("cannot open the PKCS12 store"), "{e}");
 }
