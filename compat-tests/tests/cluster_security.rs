@@ -5,6 +5,9 @@
 //! here (rcgen): a CA and one certificate per node, SANs 127.0.0.1 and localhost, checked by the
 //! connecting node (Kafka's default `ssl.endpoint.identification.algorithm=https`).
 //!
+//! With an authorizer, follower fetches are served to the brokers' SASL principal (a super
+//! user) and refused to an anonymous client that claims to be a follower.
+//!
 //! SCRAM credentials live in the metadata, so the brokers' own credential is created once the
 //! cluster runs (as Kafka's `kafka-storage format --add-scram` would have done it before): until
 //! then followers are refused, say so in the log, and catch up as soon as it exists.
@@ -19,6 +22,12 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use compat_tests::{Broker, BrokerOptions, Cluster};
+use kafka_protocol::messages::create_acls_request::AclCreation;
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::{
+    ApiKey, BrokerId, CreateAclsRequest, CreateAclsResponse, FetchRequest, FetchResponse, TopicName,
+};
+use kafka_protocol::protocol::StrBytes;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
 use rdkafka::admin::TopicReplication;
 use rdkafka::topic_partition_list::Offset;
@@ -119,6 +128,14 @@ fn start_secured_cluster(dir: &Path) -> (Cluster, Vec<u16>) {
             // KIP-368: sessions between nodes end every two seconds unless renewed.
             .prop("listener.name.internal.connections.max.reauth.ms", 2000)
             .prop("listener.name.controller.connections.max.reauth.ms", 2000)
+            // The brokers' own principal is a super user; clients of the plaintext listener
+            // (User:ANONYMOUS) are allowed where no ACL says otherwise.
+            .prop(
+                "authorizer.class.name",
+                "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            )
+            .prop("super.users", "User:broker")
+            .prop("allow.everyone.if.no.acl.found", "true")
             .prop("broker.session.timeout.ms", 3000)
             .prop("broker.heartbeat.interval.ms", 500)
             .prop("replica.lag.time.max.ms", 3000);
@@ -156,6 +173,51 @@ fn wait_for_log(cluster: &Cluster, what: &[&str], timeout: Duration) -> String {
     }
 }
 
+fn deny_cluster_action_to_anonymous(node: &Broker) {
+    let mut c = AclCreation::default();
+    c.resource_type = 4; // cluster
+    c.resource_name = StrBytes::from_static_str("kafka-cluster");
+    c.resource_pattern_type = 3; // literal
+    c.principal = StrBytes::from_static_str("User:ANONYMOUS");
+    c.host = StrBytes::from_static_str("*");
+    c.operation = 9; // CLUSTER_ACTION
+    c.permission_type = 2; // deny
+    let mut req = CreateAclsRequest::default();
+    req.creations = vec![c];
+    let resp: CreateAclsResponse = raw_request(node, ApiKey::CreateAcls, 3, &req);
+    assert!(resp.results.iter().all(|r| r.error_code == 0), "{resp:?}");
+}
+
+/// The error of partition 0 of `topic` to a Fetch that names itself broker 3's, sent to
+/// partition 0's leader on its plaintext listener (as User:ANONYMOUS), once the ACL is in force
+/// there.
+fn follower_fetch_error(cluster: &Cluster, topic: &str) -> i16 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let leader = acked::leaders_and_isrs(cluster, topic).expect("partitions")[0].0;
+        let node = &cluster.nodes[(leader - 1) as usize];
+        let mut p = FetchPartition::default();
+        p.partition = 0;
+        p.fetch_offset = 0;
+        p.partition_max_bytes = 1 << 20;
+        let mut t = FetchTopic::default();
+        t.topic = TopicName(StrBytes::from_string(topic.into()));
+        t.partitions = vec![p];
+        let mut req = FetchRequest::default();
+        req.replica_id = BrokerId(if leader == 3 { 2 } else { 3 });
+        req.max_wait_ms = 0;
+        req.max_bytes = 1 << 20;
+        req.session_epoch = -1;
+        req.topics = vec![t];
+        let resp: FetchResponse = raw_request(node, ApiKey::Fetch, 12, &req);
+        let code = resp.responses[0].partitions[0].error_code;
+        if code != 0 || Instant::now() > deadline {
+            return code;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn nodes_replicate_and_elect_over_sasl_ssl_with_scram_and_reach_controllers_with_plain_and_mtls() {
     let dir = tempfile::tempdir().unwrap();
@@ -169,7 +231,7 @@ fn nodes_replicate_and_elect_over_sasl_ssl_with_scram_and_reach_controllers_with
     let mut s = TcpStream::connect(("127.0.0.1", controller_ports[0])).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let request = encode_request(
-        kafka_protocol::messages::ApiKey::ApiVersions,
+        ApiKey::ApiVersions,
         0,
         &kafka_protocol::messages::ApiVersionsRequest::default(),
     )
@@ -226,6 +288,15 @@ fn nodes_replicate_and_elect_over_sasl_ssl_with_scram_and_reach_controllers_with
         &cluster,
         &["connected to the other node after all"],
         Duration::from_secs(60),
+    );
+    // From here on a follower's fetch is served only to a principal with CLUSTER_ACTION: the
+    // brokers' SASL principal, a super user. A fetch that claims to be a follower's from the
+    // plaintext listener is refused.
+    deny_cluster_action_to_anonymous(&cluster.nodes[0]);
+    let refused = follower_fetch_error(&cluster, topic);
+    assert_eq!(
+        refused, 29,
+        "TOPIC_AUTHORIZATION_FAILED for an anonymous follower fetch"
     );
     acked::wait_for_full_isr(&cluster, topic, 3, "once the brokers' credential exists");
 
