@@ -30,7 +30,8 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, StrBytes};
 use kafka_protocol::ResponseError;
 
-use super::security::{self, SaslExchange, Security, Stream};
+use super::security::{self, Security, Stream};
+use crate::security::sasl::client::{Next, SaslClient};
 
 /// Largest response frame the CLI accepts (a fetch is asked for far less).
 pub const RESPONSE_BYTES_MAX: usize = 256 * 1024 * 1024;
@@ -225,7 +226,7 @@ impl Conn {
         };
         let what = format!(
             "SASL {} authentication of '{}' with {}",
-            login.mechanism(),
+            login.mechanism.name(),
             login.username,
             self.addr
         );
@@ -246,7 +247,7 @@ impl Conn {
             return Err(fail("the broker serves SaslHandshake v0 only".into()));
         }
         let mut req = SaslHandshakeRequest::default();
-        req.mechanism = StrBytes::from_static_str(login.mechanism());
+        req.mechanism = StrBytes::from_static_str(login.mechanism.name());
         let resp = self.call(client_id, version, &req)?;
         if resp.error_code == ResponseError::IllegalSaslState.code() {
             let msg = "this listener does not use SASL (security.protocol PLAINTEXT or SSL)";
@@ -258,22 +259,22 @@ impl Conn {
             return Err(refused(resp.error_code, said));
         }
         let version = self.version_for::<SaslAuthenticateRequest>()?;
-        let mut exchange = SaslExchange::new(login);
-        let mut server: Option<Bytes> = None;
-        let mut lifetime_ms = 0;
-        while let Some(token) = exchange.step(server.as_deref()).map_err(fail)? {
+        let mut exchange = SaslClient::new(login.clone());
+        let mut token = exchange.first(crate::util::now_ms());
+        let lifetime_ms = loop {
             let mut req = SaslAuthenticateRequest::default();
-            req.auth_bytes = token.into();
+            req.auth_bytes = std::mem::take(&mut token).into();
             let resp = self.call(client_id, version, &req)?;
             if resp.error_code != 0 {
                 let said = resp.error_message.map(|m| m.to_string());
                 return Err(refused(resp.error_code, said.unwrap_or_default()));
             }
-            if version >= 1 {
-                lifetime_ms = resp.session_lifetime_ms;
+            match exchange.step(&resp.auth_bytes).map_err(fail)? {
+                Next::Send(t) => token = t,
+                Next::Done if version >= 1 => break resp.session_lifetime_ms,
+                Next::Done => break 0,
             }
-            server = Some(resp.auth_bytes);
-        }
+        };
         self.reauth_at = (lifetime_ms > 0)
             .then(|| Instant::now() + Duration::from_millis(lifetime_ms as u64).mul_f64(0.85));
         Ok(())

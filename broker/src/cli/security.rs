@@ -9,8 +9,9 @@
 //!   security (`client.id`, timeouts) are ignored with a note. Errors never quote a password.
 //! - [`Security::secure`] wraps a connected `TcpStream` in rustls (ring), finishing the
 //!   handshake at once so that a certificate problem is reported as one, with what to change.
-//! - [`SaslExchange`] makes the client's SASL tokens, which the connection (`client.rs`) carries
-//!   in SaslHandshake v1 and SaslAuthenticate after ApiVersions, as Kafka's clients do: PLAIN
+//! - The SASL credentials ([`Credentials`]) go to the broker's own sans-IO SASL client
+//!   (`security::sasl::client`), whose tokens the connection (`client.rs`) carries in
+//!   SaslHandshake v1 and SaslAuthenticate after ApiVersions, as Kafka's clients do: PLAIN
 //!   (RFC 4616) or SCRAM-SHA-256/512 (RFC 5802/7677; the server's signature is checked, so a
 //!   server that does not know the credential cannot pass for the broker).
 
@@ -18,20 +19,18 @@ use std::collections::BTreeMap;
 use std::io;
 use std::net::TcpStream;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use base64::engine::general_purpose::STANDARD as B64;
-use base64::Engine as _;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
 use rustls::{CertificateError, ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use samsa_cluster::controller::{ScramMechanism, SCRAM_ITERATIONS_MAX, SCRAM_ITERATIONS_MIN};
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
 use crate::config::listeners::SecurityProtocol;
 use crate::config::parse_properties;
-use crate::security::sasl::jaas;
+use crate::security::sasl::client::Credentials;
+use crate::security::sasl::Mechanism;
+use crate::security::tls::normalize_pem;
 
 /// Keys the CLI honours.
 const KNOWN: &str = "security.protocol ssl.truststore.type ssl.truststore.location \
@@ -57,22 +56,8 @@ impl<T: io::Read + io::Write + Send> Stream for T {}
 pub struct Security {
     protocol: SecurityProtocol,
     tls: Option<Arc<ClientConfig>>,
-    sasl: Option<SaslLogin>,
+    sasl: Option<Credentials>,
     notes: Vec<String>,
-}
-
-/// SASL credentials from `sasl.jaas.config`.
-pub struct SaslLogin {
-    /// None for PLAIN.
-    scram: Option<ScramMechanism>,
-    pub username: String,
-    password: String,
-}
-
-impl SaslLogin {
-    pub fn mechanism(&self) -> &'static str {
-        self.scram.map_or("PLAIN", |m| m.name())
-    }
 }
 
 impl Security {
@@ -158,7 +143,7 @@ impl Security {
         self.protocol
     }
 
-    pub fn sasl(&self) -> Option<&SaslLogin> {
+    pub fn sasl(&self) -> Option<&Credentials> {
         self.sasl.as_ref()
     }
 
@@ -276,7 +261,7 @@ fn tls_config(
             .map_err(|e| format!("truststore: {e}"))?;
         builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AnyName(inner)))
+            .with_custom_certificate_verifier(Arc::new(crate::security::tls::AnyName(inner)))
     };
     let config = match keystore(get)? {
         Some((chain, key)) => builder
@@ -387,30 +372,6 @@ fn keystore(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<KeyStore>, St
     Ok(Some((certificates(chain_from, &chain_text)?, key)))
 }
 
-/// PEM as a properties file may carry it inline (continued lines are joined, so markers and
-/// base64 run together separated by spaces): puts each on a line of its own.
-fn normalize_pem(text: &str) -> String {
-    static MARKER: OnceLock<regex::Regex> = OnceLock::new();
-    let marker = MARKER
-        .get_or_init(|| regex::Regex::new(r"-----(?:BEGIN|END) [A-Z0-9 ]+-----").expect("regex"));
-    let mut out = String::with_capacity(text.len() + 16);
-    let mut last = 0;
-    for m in marker.find_iter(text) {
-        text[last..m.start()].split_whitespace().for_each(|w| {
-            out.push_str(w);
-            out.push('\n');
-        });
-        out.push_str(m.as_str());
-        out.push('\n');
-        last = m.end();
-    }
-    text[last..].split_whitespace().for_each(|w| {
-        out.push_str(w);
-        out.push('\n');
-    });
-    out
-}
-
 /// java.util.Properties escapes in a value: `\\`, `\t`, `\n`, `\r`, `\f`, `\uXXXX`, and any
 /// other escaped character as itself.
 fn unescape(v: &str) -> String {
@@ -440,57 +401,13 @@ fn unescape(v: &str) -> String {
     out
 }
 
-/// A verifier that checks the chain and signatures but not the host name
-/// (`ssl.endpoint.identification.algorithm=`).
-#[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for AnyName {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
-            Err(rustls::Error::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
-            other => other,
-        }
-    }
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
-
 // ---- SASL ----
 
-/// The credentials of `sasl.mechanism` and `sasl.jaas.config`.
-fn sasl_login(get: &dyn Fn(&str) -> Option<String>) -> Result<SaslLogin, String> {
+/// The credentials of `sasl.mechanism` and `sasl.jaas.config` (the SASL client itself is the
+/// broker's own, `security::sasl::client`).
+fn sasl_login(get: &dyn Fn(&str) -> Option<String>) -> Result<Credentials, String> {
     let name = get("sasl.mechanism");
-    let scram = match name.as_deref() {
+    let mechanism = match name.as_deref() {
         None | Some("GSSAPI") => {
             return Err(format!(
                 "sasl.mechanism is {}: Kerberos is not supported by samsa's CLI; set \
@@ -502,15 +419,15 @@ fn sasl_login(get: &dyn Fn(&str) -> Option<String>) -> Result<SaslLogin, String>
                 }
             ))
         }
-        Some("PLAIN") => None,
-        Some("SCRAM-SHA-256") => Some(ScramMechanism::Sha256),
-        Some("SCRAM-SHA-512") => Some(ScramMechanism::Sha512),
-        Some(n) => {
-            return Err(format!(
-                "sasl.mechanism={n} is not supported by samsa's CLI: use PLAIN, SCRAM-SHA-256 or \
-                 SCRAM-SHA-512 (in capitals)"
-            ))
-        }
+        Some(n) => match Mechanism::parse(n).filter(|m| *m != Mechanism::OAuthBearer) {
+            Some(m) => m,
+            None => {
+                return Err(format!(
+                    "sasl.mechanism={n} is not supported by samsa's CLI: use PLAIN, \
+                     SCRAM-SHA-256 or SCRAM-SHA-512 (in capitals)"
+                ))
+            }
+        },
     };
     let text = get("sasl.jaas.config").ok_or_else(|| {
         "sasl.jaas.config is not set: it gives the user and password, e.g. \
@@ -518,222 +435,12 @@ fn sasl_login(get: &dyn Fn(&str) -> Option<String>) -> Result<SaslLogin, String>
          password=\"alice-secret\";"
             .to_string()
     })?;
-    let module = jaas::parse(&text)?;
-    let (class, mechanism) = match scram {
-        None => ("PlainLoginModule", "PLAIN"),
-        Some(m) => ("ScramLoginModule", m.name()),
-    };
-    if !module.class.ends_with(class) {
-        let given = &module.class;
-        return Err(format!(
-            "sasl.jaas.config: {mechanism} needs {class}, not {given}"
-        ));
-    }
-    if module.options.get("tokenauth").is_some_and(|v| v == "true") {
-        return Err("sasl.jaas.config: delegation tokens (tokenauth) are not supported".into());
-    }
-    let option = |o: &str| {
-        module
-            .options
-            .get(o)
-            .filter(|v| !v.is_empty())
-            .cloned()
-            .ok_or_else(|| format!("sasl.jaas.config: the {o} option is missing or empty"))
-    };
-    Ok(SaslLogin {
-        scram,
-        username: option("username")?,
-        password: option("password")?,
-    })
-}
-
-pub use crate::security::sasl::scram::hi;
-
-/// The client's side of one exchange, sans-IO: [`SaslExchange::step`] takes the server's last
-/// token and gives the next one to send, `None` once the exchange is complete.
-pub struct SaslExchange<'a> {
-    login: &'a SaslLogin,
-    nonce: String,
-    state: ScramState,
-}
-
-enum ScramState {
-    Start,
-    SentFirst { bare: String },
-    SentFinal { server_signature: Vec<u8> },
-    Done,
-}
-
-impl<'a> SaslExchange<'a> {
-    pub fn new(login: &'a SaslLogin) -> SaslExchange<'a> {
-        use rand::distributions::Alphanumeric;
-        use rand::Rng;
-        let nonce = rand::thread_rng()
-            .sample_iter(&Alphanumeric)
-            .take(32)
-            .map(char::from);
-        SaslExchange::with_nonce(login, nonce.collect())
-    }
-
-    fn with_nonce(login: &'a SaslLogin, nonce: String) -> SaslExchange<'a> {
-        SaslExchange {
-            login,
-            nonce,
-            state: ScramState::Start,
-        }
-    }
-
-    /// The next token, from the server's last one (`None` before the first).
-    pub fn step(&mut self, server: Option<&[u8]>) -> Result<Option<Vec<u8>>, String> {
-        let login = self.login;
-        let Some(m) = login.scram else {
-            // PLAIN: one message, `authzid NUL user NUL password`, and an empty answer.
-            return Ok(match std::mem::replace(&mut self.state, ScramState::Done) {
-                ScramState::Start => {
-                    Some(format!("\0{}\0{}", login.username, login.password).into_bytes())
-                }
-                _ => None,
-            });
-        };
-        match std::mem::replace(&mut self.state, ScramState::Done) {
-            ScramState::Start => {
-                let user = login.username.replace('=', "=3D").replace(',', "=2C");
-                let bare = format!("n={user},r={}", self.nonce);
-                let first = format!("n,,{bare}").into_bytes();
-                self.state = ScramState::SentFirst { bare };
-                Ok(Some(first))
-            }
-            ScramState::SentFirst { bare } => {
-                let (token, server_signature) = self.client_final(m, &bare, server)?;
-                self.state = ScramState::SentFinal { server_signature };
-                Ok(Some(token))
-            }
-            ScramState::SentFinal { server_signature } => {
-                let text = std::str::from_utf8(server.unwrap_or_default()).unwrap_or("");
-                if let Some(e) = text.strip_prefix("e=") {
-                    return Err(format!("the broker ended the SCRAM exchange: {e}"));
-                }
-                let theirs = text.strip_prefix("v=").and_then(|v| B64.decode(v).ok());
-                if theirs.as_deref() != Some(&server_signature[..]) {
-                    return Err(
-                        "the broker's SCRAM signature is wrong: it does not know this \
-                                user's credential (is it the broker you meant?)"
-                            .into(),
-                    );
-                }
-                Ok(None)
-            }
-            ScramState::Done => Ok(None),
-        }
-    }
-
-    /// client-final-message for the server-first one, and the signature the server must send.
-    fn client_final(
-        &self,
-        m: ScramMechanism,
-        bare: &str,
-        server: Option<&[u8]>,
-    ) -> Result<(Vec<u8>, Vec<u8>), String> {
-        let bad = |why: &str| format!("bad SCRAM server-first message: {why}");
-        let server_first =
-            std::str::from_utf8(server.unwrap_or_default()).map_err(|_| bad("not UTF-8"))?;
-        let (mut nonce, mut salt, mut iterations) = (None, None, None);
-        for attr in server_first.split(',') {
-            match attr.split_once('=') {
-                Some(("r", v)) => nonce = Some(v),
-                Some(("s", v)) => salt = B64.decode(v).ok(),
-                Some(("i", v)) => iterations = v.parse::<i32>().ok(),
-                Some(("m", _)) => return Err(bad("it has a mandatory extension")),
-                _ => {}
-            }
-        }
-        let nonce = nonce
-            .filter(|n| n.len() > self.nonce.len() && n.starts_with(&self.nonce))
-            .ok_or_else(|| bad("its nonce does not extend the client's"))?;
-        let salt = salt
-            .filter(|s| !s.is_empty())
-            .ok_or_else(|| bad("no salt"))?;
-        let iterations = iterations.ok_or_else(|| bad("no iteration count"))?;
-        if !(SCRAM_ITERATIONS_MIN..=SCRAM_ITERATIONS_MAX).contains(&iterations) {
-            return Err(bad(&format!(
-                "{iterations} iterations is outside {SCRAM_ITERATIONS_MIN}..={SCRAM_ITERATIONS_MAX}"
-            )));
-        }
-        let salted = hi(m, self.login.password.as_bytes(), &salt, iterations as u32);
-        let client_key = m.hmac(&salted, b"Client Key");
-        let stored_key = m.hash(&client_key);
-        let without_proof = format!("c=biws,r={nonce}");
-        let auth = format!("{bare},{server_first},{without_proof}");
-        let signature = m.hmac(&stored_key, auth.as_bytes());
-        let proof: Vec<u8> = client_key
-            .iter()
-            .zip(&signature)
-            .map(|(a, b)| a ^ b)
-            .collect();
-        let server_key = m.hmac(&salted, b"Server Key");
-        Ok((
-            format!("{without_proof},p={}", B64.encode(proof)).into_bytes(),
-            m.hmac(&server_key, auth.as_bytes()),
-        ))
-    }
+    Credentials::from_jaas(mechanism, &text).map_err(|e| format!("sasl.jaas.config: {e}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn login(scram: Option<ScramMechanism>, user: &str, password: &str) -> SaslLogin {
-        let (username, password) = (user.into(), password.into());
-        SaslLogin {
-            scram,
-            username,
-            password,
-        }
-    }
-
-    #[test]
-    fn the_scram_client_follows_rfc_7677s_example_and_checks_the_server() {
-        let alice = login(Some(ScramMechanism::Sha256), "user", "pencil");
-        let run = |server_first: &str| {
-            let mut x = SaslExchange::with_nonce(&alice, "rOprNGfwEbeRWgbNEkqO".into());
-            let first = x.step(None).unwrap().unwrap();
-            assert_eq!(first, b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO");
-            x.step(Some(server_first.as_bytes()))
-                .map(|t| (x, t.unwrap()))
-        };
-        let sf = "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,\
-                  i=4096";
-        let (mut x, fin) = run(sf).unwrap();
-        assert_eq!(
-            String::from_utf8(fin).unwrap(),
-            "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,\
-             p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
-        );
-        let server_final = b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=";
-        assert_eq!(x.step(Some(server_final)), Ok(None));
-        let e = run(sf).unwrap().0.step(Some(b"v=AAAA")).unwrap_err();
-        assert!(e.contains("signature is wrong"), "{e}");
-        let i = "rOprNGfwEbeRWgbNEkqOx";
-        for (bad, says) in [
-            ("r=someoneElse,s=cw==,i=4096".to_string(), "nonce"),
-            (format!("r={i},s=cw==,i=1"), "iterations"),
-            (format!("r={i},i=4096"), "no salt"),
-            (format!("m=x,r={i},s=cw==,i=4096"), "mandatory"),
-        ] {
-            let e = run(&bad).map(|_| ()).unwrap_err();
-            assert!(e.contains(says), "{bad}: {e}");
-        }
-        // User names escape ',' and '='; PLAIN is one message.
-        let odd = login(Some(ScramMechanism::Sha512), "a,b=c", "p");
-        let first = SaslExchange::with_nonce(&odd, "n0nce".into())
-            .step(None)
-            .unwrap();
-        assert_eq!(first.unwrap(), b"n,,n=a=2Cb=3Dc,r=n0nce");
-        let plain = login(None, "alice", "secret");
-        let mut x = SaslExchange::new(&plain);
-        assert_eq!(x.step(None).unwrap().unwrap(), b"\0alice\0secret");
-        assert_eq!(x.step(Some(b"")), Ok(None));
-    }
 
     #[test]
     fn a_command_config_is_read_as_kafkas_clients_read_it() {
@@ -752,10 +459,9 @@ mod tests {
         let s = Security::parse(&text).unwrap();
         assert_eq!(s.protocol, SecurityProtocol::SaslSsl);
         assert!(s.tls.is_some());
-        let l = s.sasl().unwrap();
         assert_eq!(
-            (l.mechanism(), l.username.as_str(), l.password.as_str()),
-            ("SCRAM-SHA-512", "alice", "pA")
+            s.sasl(),
+            Some(&Credentials::new(Mechanism::ScramSha512, "alice", "pA"))
         );
         assert_eq!(
             s.notes(),
@@ -791,7 +497,7 @@ mod tests {
             ),
             (
                 format!("{sasl}sasl.mechanism=PLAIN\n{scram}"),
-                "PLAIN needs PlainLoginModule",
+                "PLAIN needs the login module PlainLoginModule",
             ),
             (
                 format!("{sasl}sasl.mechanism=SCRAM-SHA-256\n{no_password}"),

@@ -25,8 +25,8 @@ use serde_json::json;
 
 use super::client::{Client, KafkaError, Node};
 use super::output::{emit, Table};
-use super::security::hi;
 use super::Global;
+use crate::security::sasl::scram::hi;
 
 /// `kafka-configs.sh`'s iteration count when none is given (`DefaultScramIterations`).
 pub const DEFAULT_ITERATIONS: u32 = 4096;

@@ -355,18 +355,15 @@ enum StoreType {
     Pkcs12,
 }
 
+/// A certificate chain, its private key, and the config key they came from.
+type Keystore = (
+    Vec<CertificateDer<'static>>,
+    PrivateKeyDer<'static>,
+    &'static str,
+);
+
 /// The broker's certificate chain and private key, and the key they came from.
-fn keystore(
-    k: &Keys<'_>,
-    warnings: &mut Vec<String>,
-) -> Result<
-    (
-        Vec<CertificateDer<'static>>,
-        PrivateKeyDer<'static>,
-        &'static str,
-    ),
-    String,
-> {
+fn keystore(k: &Keys<'_>, warnings: &mut Vec<String>) -> Result<Keystore, String> {
     const LOCATION: &str = "ssl.keystore.location";
     const KEY: &str = "ssl.keystore.key";
     const CHAIN: &str = "ssl.keystore.certificate.chain";
@@ -428,18 +425,7 @@ fn keystore(
 /// The private key and chain of a PKCS12 keystore: Java's and OpenSSL's stores protect the key
 /// with the store's password (Kafka's `ssl.keystore.password`); a different `ssl.key.password`
 /// is refused, as this reader uses one password for both.
-#[allow(clippy::type_complexity)]
-fn pkcs12_keystore(
-    k: &Keys<'_>,
-    path: &str,
-) -> Result<
-    (
-        Vec<CertificateDer<'static>>,
-        PrivateKeyDer<'static>,
-        &'static str,
-    ),
-    String,
-> {
+fn pkcs12_keystore(k: &Keys<'_>, path: &str) -> Result<Keystore, String> {
     const LOCATION: &str = "ssl.keystore.location";
     if k.get("ssl.keystore.password").is_none() {
         return Err(k.fail(
@@ -549,7 +535,7 @@ fn truststore(k: &Keys<'_>) -> Result<Option<RootCertStore>, String> {
 
 /// PEM as a properties file may carry it inline: on one line (continued lines are joined),
 /// markers and base64 separated by spaces. Puts markers and base64 on lines of their own.
-fn normalize_pem(text: &str) -> String {
+pub(crate) fn normalize_pem(text: &str) -> String {
     static MARKER: OnceLock<Regex> = OnceLock::new();
     let marker =
         MARKER.get_or_init(|| Regex::new(r"-----(?:BEGIN|END) [A-Z0-9 ]+-----").expect("regex"));
@@ -636,9 +622,9 @@ pub fn client_config(
 }
 
 /// A server certificate verifier that checks the chain and signatures but not the name
-/// (`ssl.endpoint.identification.algorithm=`, empty).
+/// (`ssl.endpoint.identification.algorithm=`, empty); also the admin CLI's.
 #[derive(Debug)]
-struct AnyName(Arc<rustls::client::WebPkiServerVerifier>);
+pub struct AnyName(pub Arc<rustls::client::WebPkiServerVerifier>);
 
 impl rustls::client::danger::ServerCertVerifier for AnyName {
     fn verify_server_cert(

@@ -14,15 +14,15 @@ use std::collections::BTreeMap;
 
 use base64::engine::general_purpose::{STANDARD as B64, URL_SAFE_NO_PAD as B64URL};
 use base64::Engine as _;
-use samsa_cluster::controller::ScramMechanism;
+use samsa_cluster::controller::{ScramMechanism, SCRAM_ITERATIONS_MAX, SCRAM_ITERATIONS_MIN};
 
 use super::{jaas, Mechanism};
 
-/// Fewest PBKDF2 iterations a server may ask for (Kafka's `ScramMechanism.minIterations`): a
-/// server asking fewer is not trusted with the salted password.
-const MIN_ITERATIONS: u32 = 4096;
-/// Most PBKDF2 iterations accepted, so that a server cannot make this node spin.
-const MAX_ITERATIONS: u32 = 1 << 20;
+/// The PBKDF2 iterations a server may ask for: Kafka's bounds (`ScramMechanism`), the ones
+/// AlterUserScramCredentials accepts. Fewer would trust the server with a cheaply salted
+/// password; more would let it make this node spin.
+const MIN_ITERATIONS: u32 = SCRAM_ITERATIONS_MIN as u32;
+const MAX_ITERATIONS: u32 = SCRAM_ITERATIONS_MAX as u32;
 /// Client nonce characters.
 const NONCE_CHARS: usize = 32;
 /// Lifetime of an unsecured OAUTHBEARER token unless the JAAS config says otherwise (Kafka's
@@ -77,9 +77,11 @@ impl Credentials {
                 oauth: module.options,
             });
         }
-        let username = option("username").ok_or(
-            "the login module has no username option (the user this node authenticates as)",
-        )?;
+        if module.options.get("tokenauth").is_some_and(|v| v == "true") {
+            return Err("delegation tokens (tokenauth) are not supported".into());
+        }
+        let username = option("username")
+            .ok_or("the login module has no username option (the user to authenticate as)")?;
         let password = option("password").ok_or("the login module has no password option")?;
         Ok(Credentials {
             mechanism,
@@ -89,7 +91,7 @@ impl Credentials {
         })
     }
 
-    #[cfg(test)]
+    /// PLAIN or SCRAM credentials given directly.
     pub fn new(mechanism: Mechanism, username: &str, password: &str) -> Credentials {
         Credentials {
             mechanism,
@@ -119,6 +121,8 @@ enum State {
 /// One client exchange.
 pub struct SaslClient {
     creds: Credentials,
+    /// SCRAM's client nonce.
+    nonce: String,
     state: State,
 }
 
@@ -131,8 +135,13 @@ pub enum Next {
 
 impl SaslClient {
     pub fn new(creds: Credentials) -> SaslClient {
+        SaslClient::with_nonce(creds, super::nonce(NONCE_CHARS))
+    }
+
+    fn with_nonce(creds: Credentials, nonce: String) -> SaslClient {
         SaslClient {
             creds,
+            nonce,
             state: State::Start,
         }
     }
@@ -152,7 +161,7 @@ impl SaslClient {
                 format!("n,,\u{1}auth=Bearer {token}\u{1}\u{1}").into_bytes()
             }
             Mechanism::ScramSha256 | Mechanism::ScramSha512 => {
-                let nonce = nonce();
+                let nonce = self.nonce.clone();
                 let user = c.username.replace('=', "=3D").replace(',', "=2C");
                 let client_first_bare = format!("n={user},r={nonce}");
                 let first = format!("n,,{client_first_bare}").into_bytes();
@@ -228,6 +237,9 @@ fn client_final(
     if let Some(e) = attrs.get("e") {
         return Err(format!("the server refused: {e}"));
     }
+    if attrs.contains_key("m") {
+        return Err("server-first has a mandatory extension (m=) this client does not know".into());
+    }
     let server_nonce = attrs.get("r").ok_or("server-first has no nonce")?;
     if !server_nonce.starts_with(nonce) || server_nonce.len() == nonce.len() {
         return Err("server-first's nonce does not extend this client's".into());
@@ -285,16 +297,6 @@ fn unsecured_token(options: &BTreeMap<String, String>, now_ms: i64) -> String {
     let header = B64URL.encode(br#"{"alg":"none"}"#);
     let body = B64URL.encode(serde_json::Value::Object(claims).to_string());
     format!("{header}.{body}.")
-}
-
-fn nonce() -> String {
-    use rand::distributions::Alphanumeric;
-    use rand::Rng;
-    rand::thread_rng()
-        .sample_iter(&Alphanumeric)
-        .take(NONCE_CHARS)
-        .map(char::from)
-        .collect()
 }
 
 #[cfg(test)]
@@ -378,6 +380,25 @@ mod tests {
     }
 
     #[test]
+    fn scram_follows_rfc_7677s_example() {
+        let creds = Credentials::new(Mechanism::ScramSha256, "user", "pencil");
+        let mut c = SaslClient::with_nonce(creds, "rOprNGfwEbeRWgbNEkqO".into());
+        assert_eq!(c.first(0), b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO");
+        let server_first = "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,\
+                            s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096";
+        let Next::Send(fin) = c.step(server_first.as_bytes()).unwrap() else {
+            panic!("client-final expected")
+        };
+        assert_eq!(
+            String::from_utf8(fin).unwrap(),
+            "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,\
+             p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
+        );
+        let server_final = b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=";
+        assert_eq!(c.step(server_final), Ok(Next::Done));
+    }
+
+    #[test]
     fn a_server_that_does_not_know_the_password_is_caught() {
         // A server in the middle that answers from a credential made for another password: the
         // client's proof fails there, and were it accepted, the server signature would not match.
@@ -413,6 +434,10 @@ mod tests {
             (format!("r={{n}}x,s={salt},i=99999999"), "iterations"),
             (format!("r={{n}}x,s={salt}"), "iteration count"),
             ("e=unknown-user".to_string(), "refused"),
+            (
+                format!("m=x,r={{n}}x,s={salt},i=4096"),
+                "mandatory extension",
+            ),
             ("garbage".to_string(), "malformed"),
         ] {
             let (mut c, nonce) = start();
@@ -438,6 +463,10 @@ mod tests {
                        user_admin=\"s3cret\";";
         let e = Credentials::from_jaas(Mechanism::Plain, no_user).unwrap_err();
         assert!(e.contains("username") && !e.contains("s3cret"), "{e}");
+        let token = "org.apache.kafka.common.security.scram.ScramLoginModule required \
+                     username=\"a\" password=\"b\" tokenauth=\"true\";";
+        let e = Credentials::from_jaas(Mechanism::ScramSha512, token).unwrap_err();
+        assert!(e.contains("tokenauth"), "{e}");
     }
 
     #[test]

@@ -318,6 +318,17 @@ fn plain(token: &[u8], users: &BTreeMap<String, String>) -> Result<String, SaslE
     }
 }
 
+/// A random nonce of `len` alphanumeric characters (printable, no ','), for SCRAM.
+fn nonce(len: usize) -> String {
+    use rand::distributions::Alphanumeric;
+    use rand::Rng;
+    rand::thread_rng()
+        .sample_iter(&Alphanumeric)
+        .take(len)
+        .map(char::from)
+        .collect()
+}
+
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }

@@ -11,7 +11,7 @@ use base64::Engine as _;
 use samsa_cluster::controller::ScramMechanism;
 use samsa_cluster::metadata::image::ScramCredential;
 
-use super::SaslError;
+use super::{constant_time_eq, SaslError};
 
 /// Nonce characters the server adds (printable, no ',').
 const SERVER_NONCE_CHARS: usize = 32;
@@ -154,7 +154,7 @@ impl ScramServer {
             ));
         }
         let credential = lookup(&user).ok_or_else(failed)?;
-        let nonce = format!("{client_nonce}{}", server_nonce());
+        let nonce = format!("{client_nonce}{}", super::nonce(SERVER_NONCE_CHARS));
         let server_first = format!(
             "r={nonce},s={},i={}",
             B64.encode(&credential.salt),
@@ -267,20 +267,6 @@ pub fn hi(m: ScramMechanism, password: &[u8], salt: &[u8], iterations: u32) -> V
         out.iter_mut().zip(&u).for_each(|(o, x)| *o ^= x);
     }
     out
-}
-
-fn server_nonce() -> String {
-    use rand::distributions::Alphanumeric;
-    use rand::Rng;
-    rand::thread_rng()
-        .sample_iter(&Alphanumeric)
-        .take(SERVER_NONCE_CHARS)
-        .map(char::from)
-        .collect()
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]
