@@ -90,6 +90,14 @@ impl Broker {
     /// Opens the log directory (recovering every partition) and builds the shared state,
     /// without any network. `run` serves it; tests drive handlers on it directly.
     pub fn open(config: BrokerConfig, io_engine: IoEngine) -> anyhow::Result<Arc<Broker>> {
+        // Before anything is written: a node that cannot reach its peers as configured stops.
+        let kraft = crate::controller::settings::KraftConfig::from_config(&config)?;
+        let inter_broker_security = peer_security(
+            &config,
+            &kraft,
+            &config.inter_broker_listener_name(),
+            crate::security::outbound::Channel::InterBroker,
+        )?;
         let dir = config.log_dir();
         tracing::info!(log_dir = %dir.display(), "opening log directory");
         let started = std::time::Instant::now();
@@ -103,13 +111,6 @@ impl Broker {
         let topics = TopicRegistry::open(&dir, &dynamic_configs.effective())?;
         let validator =
             crate::config::validator::BrokerConfigValidator::new(dynamic_configs.clone());
-        let kraft = crate::controller::settings::KraftConfig::from_config(&config)?;
-        let inter_broker_security = peer_security(
-            &config,
-            &kraft,
-            &config.inter_broker_listener_name(),
-            crate::security::outbound::Channel::InterBroker,
-        )?;
         let controller = start_controller(&config, node_id, &cluster_id, &dir, validator)?;
         // The coordinators hash keys over the partition count their topic has in the cluster
         // (this node's registry, else the metadata image as far as this node has it).
@@ -631,7 +632,7 @@ fn peer_security(
     } else {
         PeerSecurity::from_config(config, listener, channel).map_err(anyhow::Error::msg)?
     };
-    if security.refused.is_none() {
+    if !alone(kraft) {
         tracing::info!(?channel, listener, security = %security.describe(), "connections to other nodes");
     }
     Ok(security)

@@ -262,7 +262,8 @@ async fn run(
                 }
             }
         };
-        let _ = writer.shutdown().await;
+        // A TLS close_notify, bounded: a peer that stopped reading must not hold this task.
+        let _ = tokio::time::timeout(Duration::from_secs(1), writer.shutdown()).await;
         if why == REAUTHENTICATE {
             tracing::debug!(peer = %addr, "re-authenticating: opening the connection afresh");
             continue;
