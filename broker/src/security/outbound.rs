@@ -56,17 +56,6 @@ impl Channel {
 }
 
 impl PeerSecurity {
-    /// Plaintext connections (a listener mapped to PLAINTEXT, and tests).
-    pub fn plaintext(listener: &str) -> Arc<PeerSecurity> {
-        Arc::new(PeerSecurity {
-            listener: listener.to_string(),
-            protocol: SecurityProtocol::Plaintext,
-            tls: None,
-            sasl: None,
-            refused: None,
-        })
-    }
-
     /// The security of `channel` on `listener` for a node without peers: what
     /// [`PeerSecurity::from_config`] gives, or, when that fails, connections that fail with
     /// the reason (logged once here).
