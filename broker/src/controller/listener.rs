@@ -134,7 +134,12 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
     let mut buf = BytesMut::with_capacity(16 << 10);
     let mut out = BytesMut::new();
     loop {
-        let authenticated = matches!(sasl, Sasl::Open | Sasl::Authenticated(_));
+        // A connection re-authenticating (KIP-368) is still the authenticated principal's:
+        // only a first authentication is bounded in time and frame size.
+        let authenticated = matches!(
+            sasl,
+            Sasl::Open | Sasl::Authenticated(_) | Sasl::Reauthenticating(..)
+        );
         let decoder = FrameDecoder::new(if authenticated {
             REQUEST_BYTES_MAX
         } else {
