@@ -170,10 +170,22 @@ fn brokers_follow_separate_controllers_and_survive_the_active_controllers_death(
     cluster.node(leader).kill();
     let bootstrap = cluster.bootstrap();
     create_topic_retrying(&bootstrap, "after-failover", 3, Duration::from_secs(60));
-    let partitions = metadata(&cluster.nodes[5], Some(&["after-failover"])).topics[0]
-        .partitions
-        .clone();
-    assert_eq!(partitions.len(), 2);
+    // The bootstrap-only broker learns of the topic when it replays the metadata log, which
+    // may be a moment after CreateTopics answered through another broker (as in Kafka).
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(30);
+    let partitions = loop {
+        let t = metadata(&cluster.nodes[5], Some(&["after-failover"])).topics[0].clone();
+        if t.error_code == 0 && t.partitions.len() == 2 {
+            eprintln!("broker 6 saw the topic after {:?}", started.elapsed());
+            break t.partitions;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "broker 6 never saw the topic: {t:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
     for p in &partitions {
         let mut replicas: Vec<i32> = p.replica_nodes.iter().map(|r| r.0).collect();
         replicas.sort();
