@@ -68,6 +68,37 @@ pub struct Broker {
     shutdown: watch::Sender<bool>,
 }
 
+/// Sizes the process-wide cache of open segment files (`log.open.files.max`, else a share of
+/// the file-handle limit) and says so. A bound the process limit cannot hold stops the start:
+/// the broker would otherwise fail later, partition by partition, with "Too many open files".
+fn open_files_bound(config: &BrokerConfig) -> anyhow::Result<()> {
+    use samsa_storage::file_cache::{self, FileCache, CAPACITY_MIN};
+    let limit = file_cache::raise_descriptor_limit();
+    let capacity = if config.is_set("log.open.files.max") {
+        let asked = config.long("log.open.files.max");
+        if asked < CAPACITY_MIN as i64 {
+            anyhow::bail!("log.open.files.max={asked}: at least {CAPACITY_MIN} files are needed");
+        }
+        if let Some(limit) = limit.filter(|&l| asked as u64 >= l) {
+            anyhow::bail!(
+                "log.open.files.max={asked} is not below this process's file-handle limit \
+                 (RLIMIT_NOFILE {limit}): sockets and checkpoints need handles too; lower it or \
+                 raise the limit (ulimit -n)"
+            );
+        }
+        asked as usize
+    } else {
+        file_cache::default_capacity(limit.unwrap_or(u64::MAX))
+    };
+    FileCache::global().set_capacity(capacity);
+    tracing::info!(
+        open_files_max = capacity,
+        file_handle_limit = limit.map_or("unlimited".to_string(), |l| l.to_string()),
+        "segment files: at most this many held open, idle ones closed and reopened on use"
+    );
+    Ok(())
+}
+
 impl Broker {
     pub fn shutdown_signal(&self) -> watch::Receiver<bool> {
         self.shutdown.subscribe()
@@ -99,6 +130,7 @@ impl Broker {
             crate::security::outbound::Channel::InterBroker,
         )?;
         let dir = config.log_dir();
+        open_files_bound(&config)?;
         tracing::info!(log_dir = %dir.display(), "opening log directory");
         let started = std::time::Instant::now();
         std::fs::create_dir_all(&dir)

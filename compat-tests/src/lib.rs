@@ -105,6 +105,9 @@ pub struct BrokerOptions {
     /// Run the broker in this network namespace, listening on its address there (a
     /// [`NetLab`]'s node); on 127.0.0.1 in this process's namespace otherwise.
     pub netns: Option<NodeNet>,
+    /// Run the broker with this file-handle limit (soft and hard `RLIMIT_NOFILE`, as
+    /// `prlimit --nofile=N` sets it), as in a container whose limit root cannot raise.
+    pub nofile_limit: Option<u64>,
 }
 
 impl BrokerOptions {
@@ -200,6 +203,22 @@ impl Broker {
                 data_dir,
                 &power_loss::journal_dir(data_dir),
             ));
+        }
+        if let Some(n) = options.nofile_limit {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: setrlimit is async-signal-safe and touches only the child's own limits.
+            unsafe {
+                cmd.pre_exec(move || {
+                    let r = libc::rlimit {
+                        rlim_cur: n,
+                        rlim_max: n,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &r) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
         }
         cmd.stdout(Stdio::null()).stderr(Stdio::piped());
         // Kept open until the child has entered it (close-on-exec then closes it there).

@@ -140,7 +140,7 @@ impl Log {
         for &base in &cleanable[mapped_through..] {
             self.open_segment(base)?;
             let seg = &self.segments[&base];
-            let file = seg.log_file().clone();
+            let file = seg.log_file()?;
             let mut full = false;
             recovery::scan(&*file, 0, seg.size, i64::MIN, i64::MAX, |_, b| {
                 if b.header().is_control() || full || aborted.contains(b.header()) {
@@ -224,7 +224,7 @@ impl Log {
         delete_horizon: i64,
     ) -> io::Result<(u64, u64, u64, bool)> {
         let seg = &self.segments[&base];
-        let file = seg.log_file().clone();
+        let file = seg.log_file()?;
         let dir = &self.dir;
         let cleaned_path = dir.join(file_name(base, ".log.cleaned"));
         let mut out = OpenOptions::new()

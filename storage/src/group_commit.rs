@@ -17,7 +17,7 @@
 //! most `QUEUE_DEPTH_MAX` waiters, beyond which `submit` fails at once instead of growing.
 
 use std::collections::HashSet;
-use std::fs::File;
+use std::fs::OpenOptions;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
@@ -26,6 +26,7 @@ use parking_lot::{Condvar, Mutex};
 use tokio::sync::oneshot;
 
 use crate::error::LogError;
+use crate::file_cache::CachedFile;
 
 /// Waiters the queue may hold.
 pub const QUEUE_DEPTH_MAX: usize = 1 << 20;
@@ -103,10 +104,46 @@ impl FlushState {
     }
 }
 
+/// A file a sync request names. Neither form holds a descriptor while queued (see
+/// `file_cache.rs`): a segment's `.log` is opened through the file cache at sync time, an
+/// index by its path. An fdatasync through any descriptor of the file makes it durable.
+#[derive(Clone, Debug)]
+pub(crate) enum SyncFile {
+    Log(Arc<CachedFile>),
+    Index(Arc<Path>),
+}
+
+impl SyncFile {
+    fn path(&self) -> &Path {
+        match self {
+            SyncFile::Log(f) => f.path(),
+            SyncFile::Index(p) => p,
+        }
+    }
+
+    /// fdatasyncs the file. A file that no longer exists has nothing left to make durable:
+    /// retention, DeleteRecords, truncation and partition deletion remove segments on purpose
+    /// (a removed segment's offsets are gone for readers too), and a request made before that
+    /// is answered as the old descriptor would have been.
+    pub(crate) fn sync_data(&self) -> std::io::Result<()> {
+        let result = match self {
+            SyncFile::Log(f) => f.get().and_then(|f| f.sync_data()),
+            SyncFile::Index(p) => OpenOptions::new()
+                .write(true)
+                .open(p)
+                .and_then(|f| f.sync_data()),
+        };
+        match result {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    }
+}
+
 /// What must be fdatasync'd so that every offset below `up_to` of one log is durable.
 pub struct SyncRequest {
     pub(crate) partition: String,
-    pub(crate) files: Vec<Arc<File>>,
+    pub(crate) files: Vec<SyncFile>,
     /// The log's directory, when files were created in it since its last fsync, with the
     /// count of names created so far.
     pub(crate) dir: Option<(Arc<Path>, u64)>,
@@ -271,8 +308,8 @@ fn run(shared: &Shared) {
         let (batch, inject_failure) = batch;
         // Each distinct file once, in the order first seen (a log's rolled segments first), then
         // each directory with new names once.
-        let mut seen: HashSet<*const File> = HashSet::new();
-        let mut failed: Vec<(*const File, std::io::Error)> = Vec::new();
+        let mut seen: HashSet<&Path> = HashSet::new();
+        let mut failed: Vec<(&Path, std::io::Error)> = Vec::new();
         let mut dirs_seen: HashSet<&Path> = HashSet::new();
         let mut dirs_failed: Vec<(&Path, std::io::Error)> = Vec::new();
         let mut syncs = 0u64;
@@ -281,7 +318,7 @@ fn run(shared: &Shared) {
                 continue;
             }
             for f in &req.files {
-                let ptr = Arc::as_ptr(f);
+                let ptr = f.path();
                 if seen.insert(ptr) {
                     syncs += 1;
                     let result = if inject_failure {
@@ -309,11 +346,15 @@ fn run(shared: &Shared) {
             .into_iter()
             .map(|(d, e)| (Arc::from(d), e))
             .collect();
+        let failed: Vec<(std::path::PathBuf, std::io::Error)> = failed
+            .into_iter()
+            .map(|(p, e)| (p.to_path_buf(), e))
+            .collect();
         for (req, tx) in batch {
             let error = req
                 .files
                 .iter()
-                .find_map(|f| failed.iter().find(|(p, _)| *p == Arc::as_ptr(f)))
+                .find_map(|f| failed.iter().find(|(p, _)| p == f.path()))
                 .map(|(_, e)| e)
                 .or_else(|| {
                     let (dir, _) = req.dir.as_ref()?;

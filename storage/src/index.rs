@@ -8,7 +8,9 @@
 //!   holds the largest timestamp seen so far.
 //!
 //! Entries live in memory (a `Vec`) and are written to the file in order with positional
-//! writes; `pending` entries are not yet in the file. An index on disk is always a prefix of
+//! writes; `pending` entries are not yet in the file. No descriptor is kept: the file is opened
+//! for each write, truncation or sync (every 64 entries, at roll, flush and close), so an index
+//! costs no file handle between them (see `file_cache.rs`). An index on disk is always a prefix of
 //! the in-memory one, so a crash leaves a short index, never a wrong one; recovery validates
 //! what it loads and rebuilds from the last trustworthy entry.
 //!
@@ -16,9 +18,10 @@
 //! and offsets weakly increase in the time index; the entry count never exceeds the limit
 //! derived from `segment.index.bytes`.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 
 /// An index file may never hold more entries than this, whatever its size on disk claims
 /// (1 GiB of 8-byte entries); larger files are treated as corrupt.
@@ -83,7 +86,7 @@ impl Entry for TimeEntry {
 
 /// One index file and its entries.
 pub(crate) struct Index<E: Entry> {
-    file: File,
+    path: PathBuf,
     entries: Vec<E>,
     /// Entries `[..written]` are in the file.
     written: usize,
@@ -101,10 +104,16 @@ impl<E: Entry> Index<E> {
     /// one that breaks the ordering invariant or `accept`; the rest of the file is dropped.
     /// Returns the index and whether the file was entirely valid.
     pub fn open(
-        file: File,
+        path: &Path,
         entries_max: usize,
         accept: impl Fn(&E) -> bool,
     ) -> io::Result<(Index<E>, bool)> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
         let len = file.metadata()?.len();
         let whole_entries = (len / E::BYTES as u64) as usize;
         let mut clean = len % E::BYTES as u64 == 0;
@@ -130,8 +139,9 @@ impl<E: Entry> Index<E> {
             }
             entries.push(e);
         }
+        drop(file);
         let mut index = Index {
-            file,
+            path: path.to_path_buf(),
             written: entries.len(),
             entries,
             file_bytes: len,
@@ -186,7 +196,7 @@ impl<E: Entry> Index<E> {
             e.encode(&mut buf);
         }
         let at = (self.written * E::BYTES) as u64;
-        self.file.write_all_at(&buf, at)?;
+        self.file()?.write_all_at(&buf, at)?;
         self.written = self.entries.len();
         self.file_bytes = self.file_bytes.max(at + buf.len() as u64);
         Ok(())
@@ -198,7 +208,7 @@ impl<E: Entry> Index<E> {
         self.written = self.written.min(n);
         let bytes = (self.written * E::BYTES) as u64;
         if self.file_bytes != bytes {
-            self.file.set_len(bytes)?;
+            self.file()?.set_len(bytes)?;
             self.file_bytes = bytes;
         }
         Ok(())
@@ -209,12 +219,14 @@ impl<E: Entry> Index<E> {
         self.truncate_entries(0)
     }
 
-    pub fn sync(&self) -> io::Result<()> {
-        self.file.sync_data()
+    /// The file, opened for writing (never created: a missing file means the segment was
+    /// deleted, and writing it again would leave a stray).
+    pub fn file(&self) -> io::Result<File> {
+        OpenOptions::new().write(true).open(&self.path)
     }
 
-    pub fn try_clone_file(&self) -> io::Result<File> {
-        self.file.try_clone()
+    pub fn sync(&self) -> io::Result<()> {
+        self.file()?.sync_data()
     }
 }
 
@@ -276,22 +288,16 @@ pub(crate) fn read_last_time_entry(file: &File) -> io::Result<Option<TimeEntry>>
 mod tests {
     use super::*;
 
-    fn temp_file() -> (tempfile::TempDir, File) {
+    fn temp_file() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(dir.path().join("0.index"))
-            .unwrap();
-        (dir, f)
+        let p = dir.path().join("0.index");
+        (dir, p)
     }
 
     #[test]
     fn offset_lookup_finds_the_floor_entry() {
         let (_d, f) = temp_file();
-        let (mut idx, clean) = Index::<OffsetEntry>::open(f, 100, |_| true).unwrap();
+        let (mut idx, clean) = Index::<OffsetEntry>::open(&f, 100, |_| true).unwrap();
         assert!(clean);
         assert!(idx.push(OffsetEntry {
             relative_offset: 9,
@@ -314,8 +320,7 @@ mod tests {
     #[test]
     fn written_entries_reload_and_a_torn_entry_is_dropped() {
         let (d, f) = temp_file();
-        let (mut idx, _) =
-            Index::<OffsetEntry>::open(f.try_clone().unwrap(), 100, |_| true).unwrap();
+        let (mut idx, _) = Index::<OffsetEntry>::open(&f, 100, |_| true).unwrap();
         for i in 0..10u32 {
             idx.push(OffsetEntry {
                 relative_offset: i * 10,
@@ -325,16 +330,20 @@ mod tests {
         idx.write_pending().unwrap();
         drop(idx);
         // Tear the last entry and append garbage that breaks ordering.
-        f.set_len(10 * 8 - 3).unwrap();
-        let (idx, clean) =
-            Index::<OffsetEntry>::open(f.try_clone().unwrap(), 100, |_| true).unwrap();
+        File::options()
+            .write(true)
+            .open(&f)
+            .unwrap()
+            .set_len(10 * 8 - 3)
+            .unwrap();
+        let (idx, clean) = Index::<OffsetEntry>::open(&f, 100, |_| true).unwrap();
         assert!(!clean);
         assert_eq!(idx.len(), 9);
         assert_eq!(
             std::fs::metadata(d.path().join("0.index")).unwrap().len(),
             72
         );
-        let (idx, clean) = Index::<OffsetEntry>::open(f, 100, |e| e.position < 500).unwrap();
+        let (idx, clean) = Index::<OffsetEntry>::open(&f, 100, |e| e.position < 500).unwrap();
         assert!(!clean);
         assert_eq!(idx.len(), 5);
     }
@@ -342,7 +351,7 @@ mod tests {
     #[test]
     fn time_lookup_and_last_entry() {
         let (_d, f) = temp_file();
-        let (mut idx, _) = Index::<TimeEntry>::open(f.try_clone().unwrap(), 100, |_| true).unwrap();
+        let (mut idx, _) = Index::<TimeEntry>::open(&f, 100, |_| true).unwrap();
         idx.push(TimeEntry {
             timestamp: 100,
             relative_offset: 1,
@@ -358,6 +367,7 @@ mod tests {
         assert_eq!(idx.lookup(99), None);
         assert_eq!(idx.lookup(150).unwrap().relative_offset, 1);
         idx.write_pending().unwrap();
-        assert_eq!(read_last_time_entry(&f).unwrap().unwrap().timestamp, 200);
+        let file = File::open(&f).unwrap();
+        assert_eq!(read_last_time_entry(&file).unwrap().unwrap().timestamp, 200);
     }
 }

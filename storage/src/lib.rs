@@ -116,6 +116,7 @@ pub mod compression;
 mod config;
 mod crc32c;
 mod error;
+pub mod file_cache;
 #[doc(hidden)]
 pub mod fuzzing;
 mod group_commit;

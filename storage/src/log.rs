@@ -6,7 +6,8 @@
 //!
 //! Invariants:
 //! - segments are keyed by base offset; the last is the *active* segment, always open;
-//!   every other segment is closed or in the bounded LRU of open ones;
+//!   every other segment is closed or in the bounded LRU of open ones (open: indexes loaded;
+//!   descriptors are the process-wide file cache's business, `file_cache.rs`);
 //! - `log_start_offset <= log_end_offset`, `log_start_offset` lies in the first segment's range
 //!   or at its base, and the log end offset is the active segment's `next_offset`;
 //! - appended bytes reach the file with one `pwrite` before `append` returns (a SIGKILL after
@@ -14,7 +15,7 @@
 //! - the flushed offset (everything below is fdatasync'd) never exceeds the log end offset.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::fs::{self, File};
+use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,15 +27,15 @@ use crate::checkpoint::LEADER_EPOCH_CHECKPOINT;
 use crate::config::{LogConfig, TimestampType, TopicPartition};
 use crate::error::LogError;
 use crate::error::RecordError;
-use crate::group_commit::{FlushState, GroupCommit, SyncRequest};
+use crate::group_commit::{FlushState, GroupCommit, SyncFile, SyncRequest};
 use crate::leader_epoch::LeaderEpochCache;
 use crate::producer_state::{AppendOrigin, ProducerStateManager};
 use crate::producers::Judged;
 use crate::segment::{BatchMeta, Segment, WriteFault, NO_TIMESTAMP};
 use crate::tail_cache::TailCache;
 
-/// Closed segments a log keeps open at once (file handles and loaded indexes) besides the
-/// active one; older ones are closed least-recently-used first.
+/// Closed segments a log keeps open at once (loaded indexes) besides the active one; older
+/// ones are closed least-recently-used first.
 pub const OPEN_CLOSED_SEGMENTS_MAX: usize = 8;
 /// Decompressed size limit when the log must look inside a compressed batch (key checks on
 /// compacted topics, record-level timestamp lookups, compaction).
@@ -87,7 +88,7 @@ pub struct Log {
     pub(crate) high_watermark: i64,
     pub(crate) flush: Arc<FlushState>,
     /// Segments that rolled before they were flushed: (their end offset, files to sync).
-    pub(crate) pending_sync: Vec<(i64, Vec<Arc<File>>)>,
+    pub(crate) pending_sync: Vec<(i64, Vec<SyncFile>)>,
     pub(crate) epochs: LeaderEpochCache,
     pub(crate) tail: TailCache,
     pub(crate) unflushed_messages: u64,
@@ -723,7 +724,7 @@ impl Log {
                 }
             }
             if up_to > self.active_base() {
-                files.push(self.active().log_file().clone());
+                files.push(SyncFile::Log(self.active().files().log.clone()));
             }
         }
         let dir = (up_to > flushed)

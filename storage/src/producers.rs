@@ -487,10 +487,13 @@ impl Log {
             let Log {
                 segments,
                 producers,
+                tp,
                 ..
             } = self;
             let seg = &segments[&base];
-            let file = seg.log_file().clone();
+            let file = seg
+                .log_file()
+                .map_err(|e| LogError::io(tp, "open a segment", e))?;
             let start = if from > base {
                 seg.index_position_for(from)
             } else {

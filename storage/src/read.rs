@@ -93,7 +93,7 @@ impl Log {
             return Ok(LogSlice::empty());
         }
         let first_size = first.size_bytes();
-        let file = seg.log_file().clone();
+        let file = seg.log_file().map_err(|e| self.io("open a segment", e))?;
         if first_size > b.max_bytes {
             if !b.min_one_batch {
                 return Ok(LogSlice::empty());
@@ -193,7 +193,7 @@ impl Log {
             return Ok(None);
         };
         let mut buf = vec![0u8; h.size_bytes()];
-        seg.log_file().read_exact_at(&mut buf, pos)?;
+        seg.log_file()?.read_exact_at(&mut buf, pos)?;
         let fallback = Some((h.base_offset.max(log_start), h.max_timestamp));
         let Ok(b) = RecordBatch::parse(&buf) else {
             return Ok(fallback);

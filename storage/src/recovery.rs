@@ -203,7 +203,7 @@ impl Log {
             let max_last = next_base.saturating_sub(1);
             let result = seg.recover(from, max_last)?;
             seg.flush()?;
-            let truncated = result.valid_end < seg.log_file().metadata()?.len()
+            let truncated = result.valid_end < seg.log_file()?.metadata()?.len()
                 || result.stop != crate::recovery::ScanStop::End;
             if base != last {
                 seg.next_offset = next_base;

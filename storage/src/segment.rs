@@ -1,9 +1,11 @@
 //! One segment: a `.log` file of whole v2 batches named by its base offset, with its offset
 //! and time indexes.
 //!
-//! A segment is *open* when its files are open and its indexes loaded; closed segments keep
-//! only metadata (size, largest timestamp), so a log with many segments holds a bounded
-//! number of file handles. The active segment is always open.
+//! A segment is *open* when its indexes are loaded and its `.log` is a [`CachedFile`] (a
+//! descriptor while the process-wide file cache holds one, reopened by path on use; index
+//! files are opened only to be written); closed segments keep only metadata (size, largest
+//! timestamp), so a log with many segments holds bounded memory, and a broker with many logs
+//! a bounded number of descriptors. The active segment is always open.
 //!
 //! Invariants: `size` is the length of the valid prefix of the file, made of whole batches
 //! with strictly increasing offsets that all lie in `[base_offset, base_offset + 2^32)`;
@@ -18,6 +20,8 @@ use std::sync::Arc;
 
 use crate::batch::{BatchHeader, RecordBatch, HEADER_BYTES};
 use crate::config::LogConfig;
+use crate::file_cache::{CachedFile, FileCache};
+use crate::group_commit::SyncFile;
 use crate::index::{read_last_time_entry, Index, OffsetEntry, TimeEntry};
 use crate::recovery::{self, ScanResult, ScanStop};
 use crate::txn_index::{self, AbortedTxn};
@@ -75,7 +79,8 @@ pub(crate) struct BatchMeta {
 }
 
 pub(crate) struct OpenFiles {
-    pub log: Arc<File>,
+    /// The `.log`, open while the process-wide file cache holds it (see `file_cache.rs`).
+    pub log: Arc<CachedFile>,
     pub offset_index: Index<OffsetEntry>,
     pub time_index: Index<TimeEntry>,
     /// The aborted transactions whose markers lie in this segment (`.txnindex`).
@@ -193,16 +198,16 @@ impl Segment {
         if self.files.is_some() {
             return Ok(());
         }
-        let log = Arc::new(open_rw(&self.log_path(), false)?);
+        let log = CachedFile::open(self.log_path(), FileCache::global())?;
         let size = self.size;
         let base = self.base_offset;
         let (offset_index, offsets_clean) = Index::<OffsetEntry>::open(
-            open_rw(&self.offset_index_path(), true)?,
+            &self.offset_index_path(),
             config.offset_index_entries_max(),
             |e| (e.position as u64) < size,
         )?;
         let (time_index, times_clean) = Index::<TimeEntry>::open(
-            open_rw(&self.time_index_path(), true)?,
+            &self.time_index_path(),
             config.time_index_entries_max(),
             |e| e.timestamp >= NO_TIMESTAMP,
         )?;
@@ -254,8 +259,10 @@ impl Segment {
     fn files_mut(&mut self) -> &mut OpenFiles {
         self.files.as_mut().expect("segment is open")
     }
-    pub fn log_file(&self) -> &Arc<File> {
-        &self.files().log
+    /// The `.log` file, reopened if the file cache had closed it; the descriptor stays open
+    /// while the `Arc` lives.
+    pub fn log_file(&self) -> io::Result<Arc<File>> {
+        self.files().log.get()
     }
 
     /// Whether appending `bytes` more would need a roll first (Kafka's `LogSegment.shouldRoll`).
@@ -287,12 +294,15 @@ impl Segment {
         fault: Option<WriteFault>,
     ) -> Result<(), (io::Error, bool)> {
         let position = self.size;
-        self.reserve_ahead(position + buf.len() as u64);
+        // A file the cache cannot reopen (descriptors exhausted) fails the append before any
+        // byte is written: nothing to cut back.
+        let file = self.log_file().map_err(|e| (e, true))?;
+        self.reserve_ahead(&file, position + buf.len() as u64);
         let result = match fault {
-            None => self.files().log.write_all_at(buf, position),
+            None => file.write_all_at(buf, position),
             Some(f) => {
                 let n = f.partial_bytes.min(buf.len());
-                let _ = self.files().log.write_all_at(&buf[..n], position);
+                let _ = file.write_all_at(&buf[..n], position);
                 Err(io::Error::from_raw_os_error(libc::ENOSPC))
             }
         };
@@ -300,7 +310,7 @@ impl Segment {
             // Leave no partial batch visible: Kafka would mark the directory offline; we cut
             // the tail so the log stays usable for reads and later appends.
             let cut_back_fails = fault.is_some_and(|f| f.cut_back_fails);
-            let rolled_back = !cut_back_fails && self.files().log.set_len(position).is_ok();
+            let rolled_back = !cut_back_fails && file.set_len(position).is_ok();
             self.reserved_to = 0;
             return Err((e, rolled_back));
         }
@@ -369,7 +379,7 @@ impl Segment {
 
     /// Reserves disk blocks past `end` (see [`PREALLOCATE_FROM_BYTES`]). Best effort: a file
     /// system without `fallocate`, or a full disk, just appends without a reservation.
-    fn reserve_ahead(&mut self, end: u64) {
+    fn reserve_ahead(&mut self, file: &File, end: u64) {
         if end <= self.reserved_to || self.size < PREALLOCATE_FROM_BYTES {
             return;
         }
@@ -382,7 +392,7 @@ impl Segment {
         // SAFETY: fallocate on an open descriptor with in-range arguments touches no memory.
         let r = unsafe {
             libc::fallocate(
-                self.files().log.as_raw_fd(),
+                file.as_raw_fd(),
                 libc::FALLOC_FL_KEEP_SIZE,
                 from as libc::off_t,
                 (to - from) as libc::off_t,
@@ -395,7 +405,7 @@ impl Segment {
     /// Gives back blocks reserved past the end of the file (a truncate to its own length).
     fn release_reservation(&mut self) -> io::Result<()> {
         if self.reserved_to > self.size {
-            self.files().log.set_len(self.size)?;
+            self.log_file()?.set_len(self.size)?;
         }
         self.reserved_to = 0;
         Ok(())
@@ -431,7 +441,7 @@ impl Segment {
         };
         f.offset_index.write_pending()?;
         f.time_index.write_pending()?;
-        f.log.sync_data()?;
+        f.log.get()?.sync_data()?;
         f.offset_index.sync()?;
         f.time_index.sync()?;
         if !f.aborted.is_empty() {
@@ -441,17 +451,19 @@ impl Segment {
     }
 
     /// Files that must be fdatasync'd for this segment to be durable (log first).
-    pub fn sync_files(&mut self) -> io::Result<Vec<Arc<File>>> {
+    pub fn sync_files(&mut self) -> io::Result<Vec<SyncFile>> {
+        let txn_index = self.txn_index_path();
+        let (offsets, times) = (self.offset_index_path(), self.time_index_path());
         let f = self.files_mut();
         f.offset_index.write_pending()?;
         f.time_index.write_pending()?;
         let mut files = vec![
-            f.log.clone(),
-            Arc::new(f.offset_index.try_clone_file()?),
-            Arc::new(f.time_index.try_clone_file()?),
+            SyncFile::Log(f.log.clone()),
+            SyncFile::Index(Arc::from(offsets)),
+            SyncFile::Index(Arc::from(times)),
         ];
         if !f.aborted.is_empty() {
-            files.push(Arc::new(File::open(self.txn_index_path())?));
+            files.push(SyncFile::Index(Arc::from(txn_index)));
         }
         Ok(files)
     }
@@ -487,7 +499,7 @@ impl Segment {
             return Ok(None);
         }
         let mut b = [0u8; HEADER_BYTES];
-        self.log_file().read_exact_at(&mut b, position)?;
+        self.log_file()?.read_exact_at(&mut b, position)?;
         Ok(BatchHeader::parse(&b).ok())
     }
 
@@ -509,7 +521,7 @@ impl Segment {
         end: u64,
         mut stop: impl FnMut(u64, &BatchHeader) -> bool,
     ) -> io::Result<Option<(u64, BatchHeader)>> {
-        let file = self.log_file();
+        let file = self.log_file()?;
         let mut buf = [0u8; HEADER_SCAN_BYTES];
         let mut buf_pos = 0u64;
         let mut buf_len = 0usize;
@@ -587,7 +599,7 @@ impl Segment {
             return Ok(0);
         };
         let removed = self.size - position;
-        self.files().log.set_len(position)?;
+        self.log_file()?.set_len(position)?;
         self.size = position;
         self.reserved_to = 0;
         let base = self.base_offset;
@@ -649,7 +661,7 @@ impl Segment {
         max_last_offset: i64,
     ) -> io::Result<ScanResult> {
         let base = self.base_offset;
-        let file_len = self.log_file().metadata()?.len();
+        let file_len = self.log_file()?.metadata()?.len();
         // The scan may use only index entries for batches wholly below the recovery point.
         let (start, kept_entry) = {
             let f = self.files_mut();
@@ -688,7 +700,7 @@ impl Segment {
         self.max_timestamp = max_ts;
         self.offset_of_max_timestamp = max_off;
         self.bytes_since_last_index_entry = 0;
-        let log = self.log_file().clone();
+        let log = self.log_file()?;
         let interval = self.index_interval_bytes;
         let mut first = true;
         let mut pending: Vec<(i64, u64, i64, i64)> = Vec::new();
@@ -732,7 +744,7 @@ impl Segment {
                 reason = ?result.stop,
                 "truncating a torn or corrupt tail"
             );
-            self.log_file().set_len(result.valid_end)?;
+            self.log_file()?.set_len(result.valid_end)?;
         }
         let f = self.files_mut();
         f.offset_index.write_pending()?;

@@ -187,6 +187,31 @@ pub fn open_log(
     (d, log)
 }
 
+/// Every offset the log holds, read batch by batch from its start (each read must progress).
+pub fn offsets_read(log: &mut crate::Log) -> Vec<i64> {
+    let mut out = Vec::new();
+    let mut next = log.log_start_offset();
+    while next < log.log_end_offset() {
+        let bytes = log
+            .read(next, 1 << 20, i64::MAX, true)
+            .unwrap()
+            .load()
+            .unwrap();
+        let mut last = None;
+        for b in crate::batch::batches(&bytes) {
+            let h = *b.unwrap().header();
+            for o in h.base_offset..=h.last_offset() {
+                if o >= next {
+                    out.push(o);
+                }
+            }
+            last = Some(h);
+        }
+        next = last.expect("progress").next_offset();
+    }
+    out
+}
+
 /// A keyed record as read back: (offset, key, value; `None` is a tombstone).
 pub type KeyedRecord = (i64, Vec<u8>, Option<Vec<u8>>);
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use samsa_storage::batch::BatchHeader;
-use samsa_storage::test_support::{open_log, BatchBuilder};
+use samsa_storage::test_support::{offsets_read, open_log, BatchBuilder};
 use samsa_storage::{GroupCommit, Log, LogConfig, LogDir, LogError, TopicPartition};
 
 const NOW: i64 = 1_700_000_000_000;
@@ -29,30 +29,6 @@ fn batch_at(ts: i64, n: usize, value_bytes: usize) -> Bytes {
         .timestamps(ts)
         .records(n, value_bytes)
         .build()
-}
-
-fn offsets_read(log: &mut Log) -> Vec<i64> {
-    let mut out = Vec::new();
-    let mut next = log.log_start_offset();
-    while next < log.log_end_offset() {
-        let bytes = log
-            .read(next, 1 << 20, i64::MAX, true)
-            .unwrap()
-            .load()
-            .unwrap();
-        let mut last = None;
-        for b in samsa_storage::batch::batches(&bytes) {
-            let h = *b.unwrap().header();
-            for o in h.base_offset..=h.last_offset() {
-                if o >= next {
-                    out.push(o);
-                }
-            }
-            last = Some(h);
-        }
-        next = last.expect("progress").next_offset();
-    }
-    out
 }
 
 /// `config` with Samsa's durable mode.

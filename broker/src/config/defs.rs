@@ -247,6 +247,13 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         "how often retention, segment.ms and flush.ms are checked",
     ),
     def(
+        "log.open.files.max",
+        Int,
+        None,
+        "segment files held open at once over all partitions (idle ones close and reopen on \
+         use); default a quarter of the process's file-handle limit, at most 8192",
+    ),
+    def(
         "log.flush.offset.checkpoint.interval.ms",
         Long,
         Some("60000"),

@@ -515,6 +515,7 @@ fn sample(broker: &Broker) -> Registry {
         states,
     );
     sample_groups(broker, &mut r);
+    sample_open_files(&mut r);
     sample_quorum(broker, &mut r);
     sample_fetch_sessions(broker, &mut r);
     let under = Gauge::<i64>::default();
@@ -525,6 +526,39 @@ fn sample(broker: &Broker) -> Registry {
         under,
     );
     r
+}
+
+/// The process-wide cache of open segment files (`log.open.files.max`).
+fn sample_open_files(r: &mut Registry) {
+    let stats = samsa_storage::file_cache::FileCache::global().stats();
+    let open = Gauge::<i64>::default();
+    open.set(stats.open as i64);
+    r.register(
+        "log_open_files",
+        "Segment files the broker holds open now (bounded by log.open.files.max)",
+        open,
+    );
+    let max = Gauge::<i64>::default();
+    max.set(stats.capacity as i64);
+    r.register(
+        "log_open_files_max",
+        "The bound on open segment files (log.open.files.max)",
+        max,
+    );
+    let opens = Counter::<u64>::default();
+    opens.inc_by(stats.opens);
+    r.register(
+        "log_file_opens",
+        "Segment files opened, first use or reopen after the bound closed them",
+        opens,
+    );
+    let evictions = Counter::<u64>::default();
+    evictions.inc_by(stats.evictions);
+    r.register(
+        "log_file_evictions",
+        "Idle segment files closed to stay within log.open.files.max",
+        evictions,
+    );
 }
 
 /// The metadata quorum as this node sees it (Kafka's `raft-metrics`), the leader elections

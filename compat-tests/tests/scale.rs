@@ -1,0 +1,174 @@
+//! Partitions are a matter of disk and memory, not of file handles: a broker run with a
+//! file-handle limit far below three files per partition creates, writes, recovers after
+//! SIGKILL and serves them all, holding a bounded number of descriptors.
+//!
+//! CI runs 2,000 partitions under a limit of 1,024 handles (the broker used to keep three
+//! files open per partition, so it failed near 340). `scripts/scale` runs the size:
+//! TEST_SCALE_PARTITIONS=20000 TEST_SCALE_NOFILE=20000 (fewer than 10,000 open files).
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use common::*;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::Message;
+use rdkafka::producer::FutureRecord;
+use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
+
+/// Partitions per topic (Kafka's tools create topics of this size routinely).
+const TOPIC_PARTITIONS: i32 = 1000;
+
+fn env_or(key: &str, default: u64) -> u64 {
+    std::env::var(key)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn open_descriptors(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+/// The topics holding `partitions` partitions: (name, partition count).
+fn topics(partitions: u64) -> Vec<(String, i32)> {
+    let mut out = Vec::new();
+    let mut left = partitions as i32;
+    while left > 0 {
+        let n = left.min(TOPIC_PARTITIONS);
+        out.push((format!("scale-{}", out.len()), n));
+        left -= n;
+    }
+    out
+}
+
+fn metric(body: &str, name: &str) -> f64 {
+    body.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in the scrape"))
+}
+
+#[test]
+fn partitions_beyond_the_file_handle_limit_are_created_written_recovered_and_read() {
+    let partitions = env_or("TEST_SCALE_PARTITIONS", 2000);
+    let limit = env_or("TEST_SCALE_NOFILE", 1024);
+    // The bound: fewer than 10,000 descriptors at 20,000 partitions.
+    let bound = (limit / 2) as usize;
+    let mut broker = Broker::start_with(BrokerOptions {
+        nofile_limit: Some(limit),
+        ..BrokerOptions::default()
+    });
+    let topics = topics(partitions);
+    let started = Instant::now();
+    for (name, n) in &topics {
+        create_topic(&broker, name, *n, &[]);
+    }
+    eprintln!("created {partitions} partitions in {:?}", started.elapsed());
+    let producer = producer(&broker, &[("linger.ms", "20"), ("acks", "all")]);
+    runtime().block_on(async {
+        let mut sends = Vec::new();
+        for (name, n) in &topics {
+            for p in 0..*n {
+                let value = format!("{name}/{p}");
+                let rec: FutureRecord<'_, [u8], [u8]> = FutureRecord::to(name)
+                    .payload(value.as_bytes())
+                    .partition(p);
+                sends.push(producer.send_result(rec).expect("queued"));
+            }
+        }
+        for s in sends {
+            s.await
+                .expect("delivery")
+                .unwrap_or_else(|(e, _)| panic!("produce failed: {e}"));
+        }
+    });
+    let written = open_descriptors(broker.pid());
+    eprintln!("wrote one record to each: {written} descriptors open");
+    assert!(
+        written < bound,
+        "{written} descriptors for {partitions} partitions (limit {limit})"
+    );
+    let scrape = broker.scrape_metrics().unwrap();
+    let open = metric(&scrape, "samsa_log_open_files");
+    let max = metric(&scrape, "samsa_log_open_files_max");
+    assert!(
+        open <= max && max <= (limit / 4) as f64,
+        "{open} open, max {max}"
+    );
+
+    // A crash, then a start under the same limit: every record is back.
+    broker.kill();
+    let restarted = Instant::now();
+    broker.restart();
+    eprintln!("restarted after SIGKILL in {:?}", restarted.elapsed());
+    let consumer: BaseConsumer = client_config(&broker)
+        .set("group.id", "unused-assign-only")
+        .set("enable.auto.commit", "false")
+        .set("enable.partition.eof", "false")
+        .create()
+        .expect("consumer");
+    let mut tpl = TopicPartitionList::new();
+    for (name, n) in &topics {
+        for p in 0..*n {
+            tpl.add_partition_offset(name, p, Offset::Beginning)
+                .unwrap();
+        }
+    }
+    consumer.assign(&tpl).expect("assign");
+    let mut seen = BTreeSet::new();
+    let deadline = Instant::now() + Duration::from_secs(60 + partitions / 100);
+    while seen.len() < partitions as usize {
+        assert!(
+            Instant::now() < deadline,
+            "read {} of {partitions} records back",
+            seen.len()
+        );
+        if let Some(m) = consumer.poll(Duration::from_millis(500)) {
+            let m = m.expect("consume");
+            let value = String::from_utf8(m.payload().unwrap_or_default().to_vec()).unwrap();
+            assert_eq!(value, format!("{}/{}", m.topic(), m.partition()));
+            assert_eq!(m.offset(), 0);
+            seen.insert(value);
+        }
+    }
+    let read = open_descriptors(broker.pid());
+    eprintln!("read every record back: {read} descriptors open");
+    assert!(read < bound, "{read} descriptors after reading back");
+}
+
+/// `log.open.files.max` at or above the process's file-handle limit cannot be honoured: the
+/// start stops, naming both, instead of failing later partition by partition.
+#[test]
+fn an_open_files_bound_above_the_handle_limit_is_refused_at_start() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let port = compat_tests::free_port();
+    let mut cmd = std::process::Command::new(compat_tests::samsa_bin());
+    cmd.arg(format!("--log.dirs={}", dir.path().display()))
+        .arg(format!("--listeners=PLAINTEXT://127.0.0.1:{port}"))
+        .arg("--metrics.listener=")
+        .arg("--log.open.files.max=4096");
+    // SAFETY: setrlimit is async-signal-safe and touches only the child's own limits.
+    unsafe {
+        cmd.pre_exec(|| {
+            let r = libc::rlimit {
+                rlim_cur: 1024,
+                rlim_max: 1024,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &r) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let (status, _, err) =
+        compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(30)).unwrap();
+    assert!(!status.success(), "{err}");
+    assert!(
+        err.contains("log.open.files.max=4096") && err.contains("RLIMIT_NOFILE 1024"),
+        "{err}"
+    );
+}
