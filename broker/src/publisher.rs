@@ -35,20 +35,23 @@ pub struct Published {
 }
 
 /// The local form of the image's topics for node `node_id`, leaving out those that are the
-/// same in `last`.
+/// same in `last` unless `retry` names them (their last install failed).
 pub fn image_topics(
     image: &MetadataImage,
     last: Option<&MetadataImage>,
     node_id: i32,
+    retry: impl Fn(&Uuid) -> bool,
 ) -> Vec<ImageTopic> {
     let configs = |i: &MetadataImage, name: &str| i.configs(CONFIG_RESOURCE_TOPIC, name).cloned();
     image
         .topics()
         .filter(|t| {
-            last.and_then(|l| l.topic_by_id(&t.id).map(|o| (l, o)))
-                .is_none_or(|(l, o)| {
-                    !Arc::ptr_eq(o, t) || configs(l, &t.name) != configs(image, &t.name)
-                })
+            retry(&t.id)
+                || last
+                    .and_then(|l| l.topic_by_id(&t.id).map(|o| (l, o)))
+                    .is_none_or(|(l, o)| {
+                        !Arc::ptr_eq(o, t) || configs(l, &t.name) != configs(image, &t.name)
+                    })
         })
         .map(|t| ImageTopic {
             name: t.name.to_string(),
@@ -105,7 +108,8 @@ pub fn publish(
     } else {
         state.last.clone()
     };
-    for mut t in image_topics(image, last.as_deref(), broker.node_id) {
+    let retry = |id: &Uuid| broker.topics.install_failure(id).is_some();
+    for mut t in image_topics(image, last.as_deref(), broker.node_id, retry) {
         state.seen.insert(t.id);
         if !state.roles {
             for (_, leadership) in &mut t.hosted {
@@ -116,9 +120,13 @@ pub fn publish(
             .topics
             .install(&t, broker.node_id, lag_ms, now_ms, state.roles)
         {
-            Ok(changed) => transitions.extend(changed),
+            Ok(changed) => {
+                broker.topics.note_install(t.id, None);
+                transitions.extend(changed)
+            }
             Err(e) => {
-                tracing::warn!(topic = %t.name, id = %t.id, error = %e, "cannot install the metadata image's topic here")
+                tracing::warn!(topic = %t.name, id = %t.id, error = %e, "cannot install the metadata image's topic here");
+                broker.topics.note_install(t.id, Some(e.to_string()));
             }
         }
     }
@@ -173,6 +181,9 @@ async fn published(broker: &Broker, timeout: std::time::Duration, roles: bool) -
     waited.await.unwrap_or(false)
 }
 
+/// How often topics whose logs could not be created here are tried again.
+const INSTALL_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Runs the publisher on its own thread until the broker is gone or shuts down.
 pub fn spawn(broker: &Arc<Broker>, mut state: Published) -> std::io::Result<()> {
     let weak: Weak<Broker> = Arc::downgrade(broker);
@@ -189,11 +200,21 @@ pub fn spawn(broker: &Arc<Broker>, mut state: Published) -> std::io::Result<()> 
             rt.block_on(async move {
                 let mut complete = false;
                 let mut strays_released = false;
+                let mut retry = tokio::time::interval(INSTALL_RETRY);
+                retry.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 loop {
                     tokio::select! {
                         changed = images.changed() => if changed.is_err() { return },
                         changed = membership.changed() => if changed.is_err() { return },
                         _ = shutdown.changed() => return,
+                        // Topics whose logs could not be created here are tried again (the
+                        // disk may have room now), as the image alone never changes for them.
+                        _ = retry.tick() => {
+                            let Some(broker) = weak.upgrade() else { return };
+                            if !broker.topics.has_install_failures() {
+                                continue;
+                            }
+                        }
                     }
                     let Some(broker) = weak.upgrade() else { return };
                     if broker.is_shutting_down() {

@@ -145,7 +145,7 @@ pub enum TopicError {
     InvalidReplicationFactor(String),
     #[error("{0}")]
     InvalidConfig(String),
-    #[error("storage error: {0}")]
+    #[error("{0}")]
     Storage(#[from] samsa_storage::LogError),
     #[error("cannot write topic metadata: {0}")]
     Io(#[from] std::io::Error),
@@ -205,7 +205,10 @@ pub struct TopicRegistry {
     /// image's topics, which the publisher claims as it installs them (their
     /// `partition.metadata` names the topic id), until the image is known complete; what is
     /// left then is a stray.
-    orphans: Mutex<HashMap<TopicPartition, samsa_storage::Log>>,
+    orphans: Mutex<HashMap<TopicPartition, samsa_storage::UnopenedLog>>,
+    /// Topics of the metadata image this node hosts partitions of but could not create their
+    /// logs for (a storage error, say): id -> why. CreateTopics reports it per topic.
+    install_failures: Mutex<HashMap<Uuid, String>>,
 }
 
 impl TopicRegistry {
@@ -230,10 +233,16 @@ impl TopicRegistry {
             .into_iter()
             .map(|t| (t.name.clone(), t))
             .collect();
-        let (log_dir, logs) = LogDir::open(dir, |tp| match records.get(&tp.topic) {
-            Some(r) => topic_config::log_config(broker, &r.configs),
-            None => topic_config::log_config(broker, &TopicOverrides::new()),
-        })?;
+        // The logs of the topics in the file are opened now; the others wait, unopened, for
+        // the metadata image to claim them (a stray is never read).
+        let (log_dir, logs, unopened) = LogDir::open_some(
+            dir,
+            |tp| match records.get(&tp.topic) {
+                Some(r) => topic_config::log_config(broker, &r.configs),
+                None => topic_config::log_config(broker, &TopicOverrides::new()),
+            },
+            |tp| records.contains_key(&tp.topic),
+        )?;
         let mut found: HashMap<TopicPartition, samsa_storage::Log> = logs.into_iter().collect();
         let registry = TopicRegistry {
             topics: RwLock::new(HashMap::new()),
@@ -245,6 +254,7 @@ impl TopicRegistry {
             changes: AtomicI64::new(meta.changes),
             generation: tokio::sync::watch::channel(0).0,
             orphans: Mutex::new(HashMap::new()),
+            install_failures: Mutex::new(HashMap::new()),
         };
         for r in records.values() {
             let config = topic_config::log_config(broker, &r.configs);
@@ -273,13 +283,17 @@ impl TopicRegistry {
             });
             registry.insert(topic);
         }
-        if !found.is_empty() {
+        for (tp, _) in found {
+            // A partition directory of a topic in the file beyond its partition count.
+            tracing::warn!(partition = %tp, "the log directory belongs to no partition of its topic; left untouched");
+        }
+        if !unopened.is_empty() {
             tracing::info!(
-                partitions = found.len(),
+                partitions = unopened.len(),
                 "partition logs wait for the metadata image to name their topics"
             );
         }
-        *registry.orphans.lock() = found;
+        *registry.orphans.lock() = unopened.into_iter().map(|u| (u.tp.clone(), u)).collect();
         Ok(registry)
     }
 
@@ -530,6 +544,10 @@ impl TopicRegistry {
                     .write_partition_metadata(&p.tp, want.id.into_bytes())?;
             }
         }
+        // All of the partitions new here or none: a storage failure midway (a full disk, no
+        // file handles) removes the directories this call made, so no stray is left behind,
+        // and says which partition failed and why.
+        let mut created: Vec<Arc<Partition>> = Vec::new();
         for (index, role) in &want.hosted {
             let index = *index;
             debug_assert!((0..want.partition_count).contains(&index));
@@ -538,14 +556,29 @@ impl TopicRegistry {
                 Some(p) => p,
                 None => {
                     let tp = TopicPartition::new(want.name.as_str(), index);
-                    let log = self.claim_log(&tp, want.id, config.clone())?;
+                    let (log, fresh) = match self.claim_log(&tp, want.id, config.clone()) {
+                        Ok(claimed) => claimed,
+                        Err(e) => {
+                            self.undo_created(&tp, &created, &e);
+                            return Err(e);
+                        }
+                    };
                     changed = true;
-                    Arc::new(Partition::new_replica(tp, want.id, log, role.leader_epoch))
+                    let p = Arc::new(Partition::new_replica(tp, want.id, log, role.leader_epoch));
+                    if fresh {
+                        created.push(p.clone());
+                    }
+                    p
                 }
             };
-            match p.apply_leadership(me, role, replica_lag_time_max_ms, now_ms)? {
-                Transition::Unchanged => {}
-                t => transitions.push((p.clone(), t)),
+            match p.apply_leadership(me, role, replica_lag_time_max_ms, now_ms) {
+                Ok(Transition::Unchanged) => {}
+                Ok(t) => transitions.push((p.clone(), t)),
+                Err(e) => {
+                    let e = TopicError::from(e);
+                    self.undo_created(&p.tp, &created, &e);
+                    return Err(e);
+                }
             }
             parts.push(p);
         }
@@ -603,6 +636,38 @@ impl TopicRegistry {
         Ok(transitions)
     }
 
+    /// Records that installing the image's topic `id` here failed (`Some(why)`) or worked.
+    pub fn note_install(&self, id: Uuid, failure: Option<String>) {
+        let mut failures = self.install_failures.lock();
+        let changed = match failure {
+            Some(why) => failures.insert(id, why).is_none(),
+            None => failures.remove(&id).is_some(),
+        };
+        drop(failures);
+        if changed {
+            self.changed();
+        }
+    }
+
+    pub fn has_install_failures(&self) -> bool {
+        !self.install_failures.lock().is_empty()
+    }
+
+    /// Why installing the image's topic `id` here failed, if it did.
+    pub fn install_failure(&self, id: &Uuid) -> Option<String> {
+        self.install_failures.lock().get(id).cloned()
+    }
+
+    /// Removes the partitions one `install` created before `failed` failed with `e`.
+    fn undo_created(&self, failed: &TopicPartition, created: &[Arc<Partition>], e: &TopicError) {
+        tracing::warn!(partition = %failed, error = %e, removed = created.len(), "cannot create the partition's log here: removing the partitions of its topic created with it");
+        for p in created {
+            if let Err(e) = p.delete_log(&self.log_dir) {
+                tracing::warn!(partition = %p.tp, error = %e, "cannot remove a partition created with one that failed");
+            }
+        }
+    }
+
     /// The topics this node has from the metadata image: (name, id).
     pub fn managed(&self) -> Vec<(String, Uuid)> {
         self.topics
@@ -632,12 +697,13 @@ impl TopicRegistry {
         tp: &TopicPartition,
         id: Uuid,
         config: samsa_storage::LogConfig,
-    ) -> Result<samsa_storage::Log, TopicError> {
-        if let Some(mut log) = self.orphans.lock().remove(tp) {
+    ) -> Result<(samsa_storage::Log, bool), TopicError> {
+        let orphan = self.orphans.lock().remove(tp);
+        if let Some(unopened) = orphan {
             match self.log_dir.read_partition_metadata(tp) {
                 Ok(Some(found)) if found == id.into_bytes() => {
-                    log.set_config(config);
-                    return Ok(log);
+                    let log = self.log_dir.open_unopened(unopened, config)?;
+                    return Ok((log, false));
                 }
                 found => {
                     let found = found
@@ -646,22 +712,49 @@ impl TopicRegistry {
                         .map(|b| Uuid::from_bytes(b).to_string())
                         .unwrap_or_else(|| "none".into());
                     tracing::warn!(partition = %tp, topic_id = %id, found_topic_id = %found, "the log on disk belongs to another topic of that name: deleting it");
-                    self.log_dir.delete_log(tp, log)?;
+                    self.log_dir.delete_partition_dir(tp)?;
                 }
             }
         }
+        // Fresh: made by this call, so its removal on a failure loses nothing (a directory
+        // already there, from an earlier attempt whose log was dropped, may hold records).
+        let fresh = !self.log_dir.path().join(tp.dir_name()).exists();
         let log = self.log_dir.create_log(tp, config)?;
-        self.log_dir.write_partition_metadata(tp, id.into_bytes())?;
-        Ok(log)
+        if let Err(e) = self.log_dir.write_partition_metadata(tp, id.into_bytes()) {
+            if fresh {
+                let _ = self.log_dir.delete_log(tp, log);
+            }
+            return Err(e.into());
+        }
+        Ok((log, fresh))
     }
 
-    /// Partition logs on disk that no topic has claimed once the metadata image is complete:
-    /// strays (a topic deleted, or a partition moved, while this node was away). They are
-    /// closed and logged, and left on disk for an operator.
+    /// Partition directories on disk that no topic has claimed once the metadata image is
+    /// complete: strays (a topic deleted, or a partition moved, while this node was away, or
+    /// a directory made by hand). Never opened; each is logged once, taken out of the log
+    /// directory at once and deleted after `file.delete.delay.ms`, as Kafka deletes strays.
     pub fn release_strays(&self) {
-        let strays: Vec<TopicPartition> = self.orphans.lock().drain().map(|(tp, _)| tp).collect();
-        for tp in strays {
-            tracing::warn!(partition = %tp, "the log directory belongs to no topic of this node; left untouched");
+        let strays: Vec<samsa_storage::UnopenedLog> =
+            self.orphans.lock().drain().map(|(_, u)| u).collect();
+        if strays.is_empty() {
+            return;
+        }
+        let delay_ms = topic_config::log_config(&self.broker.read(), &TopicOverrides::new())
+            .file_delete_delay_ms
+            .max(0) as u64;
+        for stray in strays {
+            let tp = stray.tp.clone();
+            match self
+                .log_dir
+                .remove_stray(stray, std::time::Duration::from_millis(delay_ms))
+            {
+                Ok(()) => {
+                    tracing::warn!(partition = %tp, delete_in_ms = delay_ms, "the log directory belongs to no topic of this node (a stray): deleting it")
+                }
+                Err(e) => {
+                    tracing::warn!(partition = %tp, error = %e, "the log directory belongs to no topic of this node (a stray), and cannot be removed")
+                }
+            }
         }
     }
 

@@ -184,6 +184,10 @@ struct State {
 /// A segment's `.log`: its path, and a descriptor while the cache holds one.
 pub struct CachedFile {
     path: PathBuf,
+    /// The file's identity when first opened: a reopen that finds another file at the path
+    /// (the partition deleted and a topic of the same name created since) fails instead of
+    /// writing into the newcomer.
+    identity: Identity,
     cache: Arc<FileCache>,
     used: AtomicBool,
     state: Mutex<State>,
@@ -199,6 +203,16 @@ impl std::fmt::Debug for CachedFile {
     }
 }
 
+/// Device, inode and birth time (statx; `None` where the file system does not keep it): an
+/// inode number alone is reused at once by ext4 for a file created after a deletion.
+type Identity = (u64, u64, Option<std::time::SystemTime>);
+
+fn identity(f: &File) -> io::Result<Identity> {
+    use std::os::unix::fs::MetadataExt;
+    let m = f.metadata()?;
+    Ok((m.dev(), m.ino(), m.created().ok()))
+}
+
 fn open_rw(path: &Path) -> io::Result<File> {
     OpenOptions::new().read(true).write(true).open(path)
 }
@@ -207,8 +221,10 @@ impl CachedFile {
     /// A file that exists at `path`, opened now (so that a missing file fails here).
     pub fn open(path: PathBuf, cache: &Arc<FileCache>) -> io::Result<Arc<CachedFile>> {
         let file = Arc::new(open_rw(&path)?);
+        let identity = identity(&file)?;
         let cf = Arc::new_cyclic(|this| CachedFile {
             path,
+            identity,
             cache: cache.clone(),
             used: AtomicBool::new(true),
             state: Mutex::new(State {
@@ -242,6 +258,15 @@ impl CachedFile {
             return Ok(f.clone());
         }
         let f = Arc::new(open_rw(&self.path)?);
+        if identity(&f)? != self.identity {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "{} was deleted and another file took its name",
+                    self.path.display()
+                ),
+            ));
+        }
         state.file = Some(f.clone());
         if !state.in_ring {
             state.in_ring = true;
@@ -353,6 +378,20 @@ mod tests {
         std::fs::remove_file(fs[0].path()).unwrap();
         assert_eq!(fs[0].get().unwrap_err().kind(), io::ErrorKind::NotFound);
         assert!(!fs[0].path().exists());
+    }
+
+    #[test]
+    fn a_file_replaced_under_its_name_is_not_reopened() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = FileCache::new(CAPACITY_MIN);
+        let fs = files(dir.path(), CAPACITY_MIN + 1, &cache);
+        assert!(!fs[0].is_open());
+        std::fs::remove_file(fs[0].path()).unwrap();
+        std::fs::write(fs[0].path(), b"a newcomer").unwrap();
+        let e = fs[0].get().unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        assert!(e.to_string().contains("another file took its name"), "{e}");
+        assert_eq!(std::fs::read(fs[0].path()).unwrap(), b"a newcomer");
     }
 
     #[test]

@@ -149,7 +149,7 @@ pub use log::{
     AppendInfo, Log, PartitionCheckpoint, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP,
 };
 pub use log_dir::{
-    kafka_uuid_string, parse_kafka_uuid, LogDir, CLEAN_SHUTDOWN_FILE, METADATA_TOPIC,
+    kafka_uuid_string, parse_kafka_uuid, LogDir, UnopenedLog, CLEAN_SHUTDOWN_FILE, METADATA_TOPIC,
     PARTITION_METADATA_FILE,
 };
 pub use producer_state::{AppendOrigin, EndTxnMarker, ProducerStateEntry};

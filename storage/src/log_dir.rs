@@ -57,12 +57,34 @@ fn read_checkpoint(path: &Path, name: &str) -> HashMap<TopicPartition, i64> {
     }
 }
 
+/// A partition directory found at start and not opened yet: what opening it needs.
+#[derive(Debug)]
+pub struct UnopenedLog {
+    pub tp: TopicPartition,
+    path: PathBuf,
+    hints: OpenHints,
+}
+
 impl LogDir {
     /// Opens (creating if missing) a log directory and recovers every partition in it.
     pub fn open(
         path: &Path,
         configs: impl Fn(&TopicPartition) -> LogConfig,
     ) -> Result<(LogDir, Vec<(TopicPartition, Log)>), LogError> {
+        let (dir, logs, unopened) = LogDir::open_some(path, configs, |_| true)?;
+        debug_assert!(unopened.is_empty());
+        Ok((dir, logs))
+    }
+
+    /// Opens (creating if missing) a log directory and recovers the partitions `open_now`
+    /// names; the others are listed unopened, to be opened ([`LogDir::open_unopened`]) when
+    /// something claims them, or removed as strays ([`LogDir::remove_stray`]) without their
+    /// files ever being read.
+    pub fn open_some(
+        path: &Path,
+        configs: impl Fn(&TopicPartition) -> LogConfig,
+        open_now: impl Fn(&TopicPartition) -> bool,
+    ) -> Result<(LogDir, Vec<(TopicPartition, Log)>, Vec<UnopenedLog>), LogError> {
         fs::create_dir_all(path).map_err(|e| dir_io(path, "create", e))?;
         let lock = OpenOptions::new()
             .read(true)
@@ -96,6 +118,7 @@ impl LogDir {
             checkpoint::sync_dir(path).map_err(|e| dir_io(path, "sync", e))?;
         }
         let mut logs = Vec::new();
+        let mut unopened = Vec::new();
         let mut entries: Vec<(String, PathBuf)> = Vec::new();
         for entry in fs::read_dir(path).map_err(|e| dir_io(path, "list", e))? {
             let entry = entry.map_err(|e| dir_io(path, "list", e))?;
@@ -126,7 +149,7 @@ impl LogDir {
             if tp.topic == METADATA_TOPIC {
                 continue;
             }
-            if logs.len() >= PARTITIONS_PER_DIR_MAX {
+            if logs.len() + unopened.len() >= PARTITIONS_PER_DIR_MAX {
                 return Err(LogError::InvalidRequest(format!(
                     "log dir {} holds more than {PARTITIONS_PER_DIR_MAX} partitions",
                     path.display()
@@ -138,11 +161,55 @@ impl LogDir {
                 high_watermark: high_watermarks.get(&tp).copied(),
                 clean_shutdown,
             };
+            if !open_now(&tp) {
+                unopened.push(UnopenedLog { tp, path: p, hints });
+                continue;
+            }
             let config = configs(&tp);
             let log = Log::open(&p, tp.clone(), config, hints)?;
             logs.push((tp, log));
         }
-        Ok((dir, logs))
+        Ok((dir, logs, unopened))
+    }
+
+    /// Opens and recovers a partition [`LogDir::open_some`] left unopened.
+    pub fn open_unopened(&self, unopened: UnopenedLog, config: LogConfig) -> Result<Log, LogError> {
+        Log::open(&unopened.path, unopened.tp, config, unopened.hints)
+    }
+
+    /// Takes a stray partition directory (one no topic claims) out of the log directory at
+    /// once (renamed to a name no partition parses to, so nothing reloads it) and deletes it
+    /// after `delay` on a background thread; a restart before then deletes it at open.
+    pub fn remove_stray(
+        &self,
+        unopened: UnopenedLog,
+        delay: std::time::Duration,
+    ) -> Result<(), LogError> {
+        let tp = unopened.tp;
+        let doomed = self.doomed_name(&tp);
+        fs::rename(&unopened.path, &doomed)
+            .map_err(|e| LogError::io(&tp, "rename a stray for deletion", e))?;
+        checkpoint::sync_dir(&self.path).map_err(|e| LogError::io(&tp, "sync the log dir", e))?;
+        let spawned = std::thread::Builder::new()
+            .name("stray-delete".into())
+            .spawn(move || {
+                std::thread::sleep(delay);
+                if let Err(e) = fs::remove_dir_all(&doomed) {
+                    tracing::warn!(dir = %doomed.display(), error = %e, "could not delete a stray partition");
+                }
+            });
+        spawned
+            .map(|_| ())
+            .map_err(|e| LogError::io(&tp, "start the stray deletion", e))
+    }
+
+    /// The name a partition directory takes when it is deleted: `<dir>.<nonce>-delete`.
+    fn doomed_name(&self, tp: &TopicPartition) -> PathBuf {
+        let nonce = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        self.path
+            .join(format!("{}.{nonce:x}{DELETE_SUFFIX}", tp.dir_name()))
     }
 
     pub fn path(&self) -> &Path {
@@ -158,7 +225,16 @@ impl LogDir {
         }
         let p = self.path.join(tp.dir_name());
         let existed = p.exists();
-        let log = Log::open(&p, tp.clone(), config, OpenHints::default())?;
+        let log = match Log::open(&p, tp.clone(), config, OpenHints::default()) {
+            Ok(log) => log,
+            Err(e) => {
+                // Leave no half-made partition behind (a stray at the next start).
+                if !existed {
+                    let _ = fs::remove_dir_all(&p);
+                }
+                return Err(e);
+            }
+        };
         if !existed {
             checkpoint::sync_dir(&self.path).map_err(|e| dir_io(&self.path, "sync", e))?;
         }
@@ -220,12 +296,7 @@ impl LogDir {
     /// reading the unlinked files; nothing new is written under the partition's name.
     pub fn delete_partition_dir(&self, tp: &TopicPartition) -> Result<(), LogError> {
         let p = self.path.join(tp.dir_name());
-        let nonce = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let doomed = self
-            .path
-            .join(format!("{}.{nonce:x}{DELETE_SUFFIX}", tp.dir_name()));
+        let doomed = self.doomed_name(tp);
         match fs::rename(&p, &doomed) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),

@@ -138,7 +138,8 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResp
             .map(|d| d.topic_id)
             .collect();
         super::wait_for_topics(broker, req.timeout_ms, |topics| {
-            ids.iter().all(|id| topics.get_by_id(id).is_some())
+            ids.iter()
+                .all(|id| topics.get_by_id(id).is_some() || topics.install_failure(id).is_some())
         })
         .await;
     }
@@ -150,7 +151,18 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResp
             Outcome::Refused(name, e) => (name, Err(e)),
             Outcome::Forwarded(i) => {
                 let d = &decided[i];
-                let result = if d.error_code == 0 {
+                let failed_here = (d.error_code == 0 && !req.validate_only)
+                    .then(|| broker.topics.install_failure(&d.topic_id))
+                    .flatten();
+                let result = if let Some(why) = failed_here {
+                    // The controller created the topic; this broker, one of its replicas,
+                    // could not create its logs (and left none): say so, as the partitions
+                    // here are offline until it can.
+                    Err((
+                        ResponseError::KafkaStorageError,
+                        format!("the topic was created, but this broker cannot hold its partitions: {why}"),
+                    ))
+                } else if d.error_code == 0 {
                     let overrides: TopicOverrides = forwarded[i]
                         .configs
                         .iter()
