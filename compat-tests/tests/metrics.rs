@@ -493,3 +493,54 @@ fn a_second_node_on_the_same_metrics_port_fails_at_once_naming_the_key() {
     // crashed process's io_uring.
     assert!(!err.contains("retrying for up to"), "{err}");
 }
+
+/// `metrics.partition.level=topic`: offsets, under-replication and follower lag summed per
+/// topic instead of one series per partition (a scrape then grows with topics), and the
+/// open-file cache's gauges; an unknown level is refused at start.
+#[test]
+fn per_topic_level_sums_the_partition_series() {
+    let broker =
+        Broker::start_with(BrokerOptions::default().prop("metrics.partition.level", "topic"));
+    create_topic(&broker, "summed", 3, &[]);
+    let producer = producer(&broker, &[]);
+    for p in 0..3 {
+        let records: Vec<(Option<Vec<u8>>, Vec<u8>)> = (0..=p)
+            .map(|i| (None, format!("r{i}").into_bytes()))
+            .collect();
+        produce_all(&producer, "summed", &records, Some(p));
+    }
+    let samples = scrape(&broker);
+    let topic = [("topic", "summed")];
+    assert_eq!(sum(&samples, "samsa_topic_log_end_offset_sum", &topic), 6.0);
+    assert_eq!(sum(&samples, "samsa_topic_high_watermark_sum", &topic), 6.0);
+    assert_eq!(
+        sum(&samples, "samsa_topic_log_start_offset_sum", &topic),
+        0.0
+    );
+    assert_eq!(
+        sum(&samples, "samsa_topic_under_replicated_partitions", &topic),
+        0.0
+    );
+    assert!(
+        !samples
+            .iter()
+            .any(|s| s.name.starts_with("samsa_partition_")),
+        "no per-partition series at the topic level"
+    );
+    let open = sum(&samples, "samsa_log_open_files", &[]);
+    assert!(open >= 3.0 && open <= sum(&samples, "samsa_log_open_files_max", &[]));
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new(compat_tests::samsa_bin());
+    cmd.arg(format!("--log.dirs={}", dir.path().display()))
+        .arg(format!(
+            "--listeners=PLAINTEXT://127.0.0.1:{}",
+            compat_tests::free_port()
+        ))
+        .arg("--metrics.listener=")
+        .arg("--metrics.partition.level=replica");
+    let (status, _, err) =
+        compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(30)).unwrap();
+    assert!(!status.success());
+    assert!(err.contains("metrics.partition.level"), "{err}");
+}

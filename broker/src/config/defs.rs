@@ -239,6 +239,13 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         Some("127.0.0.1:9644"),
         "Prometheus endpoint host:port; empty disables",
     ),
+    def(
+        "metrics.partition.level",
+        String,
+        Some("partition"),
+        "partition: offsets, ISR and follower lag per partition; topic: summed per topic, for \
+         brokers with so many partitions that a scrape of per-partition series is too large",
+    ),
     inert("log.retention.check.interval.ms", Long, Some("300000")),
     def(
         "log.flush.scheduler.interval.ms",

@@ -205,6 +205,15 @@ impl BrokerConfig {
             self.get("replica.selector.class").as_deref(),
         )
         .map_err(|m| invalid("replica.selector.class", m))?;
+        let level = self.get("metrics.partition.level").unwrap_or_default();
+        if !matches!(level.as_str(), "partition" | "topic") {
+            return Err(invalid(
+                "metrics.partition.level",
+                format!(
+                    "invalid value '{level}' for metrics.partition.level: expected partition or topic"
+                ),
+            ));
+        }
         if self.int("num.partitions") < 1 {
             return Err(invalid(
                 "num.partitions",

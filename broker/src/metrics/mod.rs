@@ -436,8 +436,41 @@ fn sample(broker: &Broker) -> Registry {
     let in_sync = Family::<PartitionLabels, Gauge>::default();
     let follower_lag = Family::<ReplicaLabels, Gauge>::default();
     let (mut leading, mut following, mut offline, mut under_replicated) = (0i64, 0i64, 0i64, 0i64);
+    // metrics.partition.level=topic: the same figures summed per topic (a scrape then grows
+    // with topics, not partitions).
+    let per_topic = broker.config.get("metrics.partition.level").as_deref() == Some("topic");
+    let topic_sums = TopicSums::default();
     for topic in broker.topics.all() {
+        let topic_labels = TopicLabels {
+            topic: topic.name.clone(),
+        };
+        let mut sums = [0i64; 5];
         for p in &topic.partitions {
+            let (leo, start, hw) = (p.log_end_offset(), p.log_start_offset(), p.high_watermark());
+            if per_topic {
+                sums[0] += leo;
+                sums[1] += start;
+                sums[2] += hw;
+                p.with_replica(|r| match r {
+                    crate::partition::Replica::Leader(l) => {
+                        leading += 1;
+                        if l.isr().committed().len() < l.replicas().len() {
+                            under_replicated += 1;
+                            sums[3] += 1;
+                        }
+                        for &replica in l.replicas() {
+                            if let Some(f) = l.follower(replica) {
+                                sums[4] += (l.log_end_offset() - f.log_end_offset.max(0)).max(0);
+                            }
+                        }
+                    }
+                    crate::partition::Replica::Follower { leader, .. } if *leader >= 0 => {
+                        following += 1
+                    }
+                    crate::partition::Replica::Follower { .. } => offline += 1,
+                });
+                continue;
+            }
             let labels = PartitionLabels {
                 topic: topic.name.clone(),
                 partition: p.tp.partition,
@@ -467,12 +500,16 @@ fn sample(broker: &Broker) -> Registry {
                 }
                 crate::partition::Replica::Follower { .. } => offline += 1,
             });
-            log_end.get_or_create(&labels).set(p.log_end_offset());
-            log_start.get_or_create(&labels).set(p.log_start_offset());
-            high_watermark
-                .get_or_create(&labels)
-                .set(p.high_watermark());
+            log_end.get_or_create(&labels).set(leo);
+            log_start.get_or_create(&labels).set(start);
+            high_watermark.get_or_create(&labels).set(hw);
         }
+        if per_topic {
+            topic_sums.set(&topic_labels, sums);
+        }
+    }
+    if per_topic {
+        topic_sums.register(&mut r);
     }
     r.register(
         "partition_log_end_offset",
@@ -526,6 +563,55 @@ fn sample(broker: &Broker) -> Registry {
         under,
     );
     r
+}
+
+/// The per-partition figures summed per topic (`metrics.partition.level=topic`).
+#[derive(Default)]
+struct TopicSums {
+    log_end: Family<TopicLabels, Gauge>,
+    log_start: Family<TopicLabels, Gauge>,
+    high_watermark: Family<TopicLabels, Gauge>,
+    under_replicated: Family<TopicLabels, Gauge>,
+    follower_lag: Family<TopicLabels, Gauge>,
+}
+
+impl TopicSums {
+    /// `sums`: log end, log start, high watermark, under-replicated partitions, follower lag.
+    fn set(&self, labels: &TopicLabels, sums: [i64; 5]) {
+        self.log_end.get_or_create(labels).set(sums[0]);
+        self.log_start.get_or_create(labels).set(sums[1]);
+        self.high_watermark.get_or_create(labels).set(sums[2]);
+        self.under_replicated.get_or_create(labels).set(sums[3]);
+        self.follower_lag.get_or_create(labels).set(sums[4]);
+    }
+
+    fn register(self, r: &mut Registry) {
+        r.register(
+            "topic_log_end_offset_sum",
+            "Sum over the topic's partitions hosted here of the offset after the last record",
+            self.log_end,
+        );
+        r.register(
+            "topic_log_start_offset_sum",
+            "Sum over the topic's partitions hosted here of the first offset still in the log",
+            self.log_start,
+        );
+        r.register(
+            "topic_high_watermark_sum",
+            "Sum over the topic's partitions hosted here of the high watermark",
+            self.high_watermark,
+        );
+        r.register(
+            "topic_under_replicated_partitions",
+            "Partitions of the topic led here whose ISR is smaller than their replica set",
+            self.under_replicated,
+        );
+        r.register(
+            "topic_follower_lag_offsets_sum",
+            "Sum over the topic's partitions led here of how far their followers are behind",
+            self.follower_lag,
+        );
+    }
 }
 
 /// The process-wide cache of open segment files (`log.open.files.max`).
