@@ -205,20 +205,7 @@ impl Broker {
             ));
         }
         if let Some(n) = options.nofile_limit {
-            use std::os::unix::process::CommandExt;
-            // SAFETY: setrlimit is async-signal-safe and touches only the child's own limits.
-            unsafe {
-                cmd.pre_exec(move || {
-                    let r = libc::rlimit {
-                        rlim_cur: n,
-                        rlim_max: n,
-                    };
-                    if libc::setrlimit(libc::RLIMIT_NOFILE, &r) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    Ok(())
-                });
-            }
+            limit_files(&mut cmd, n);
         }
         cmd.stdout(Stdio::null()).stderr(Stdio::piped());
         // Kept open until the child has entered it (close-on-exec then closes it there).
@@ -372,6 +359,25 @@ impl Broker {
                 .unwrap_or_else(|e| panic!("restart failed: {e}"));
         self.child = Some(child);
         self.log = log;
+    }
+}
+
+/// Makes `cmd`'s child run with a file-handle limit of `n` (soft and hard `RLIMIT_NOFILE`,
+/// as `prlimit --nofile=N` sets it).
+pub fn limit_files(cmd: &mut Command, n: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe and touches only the child's own limits.
+    unsafe {
+        cmd.pre_exec(move || {
+            let r = libc::rlimit {
+                rlim_cur: n,
+                rlim_max: n,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &r) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
 }
 

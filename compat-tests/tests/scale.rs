@@ -143,7 +143,6 @@ fn partitions_beyond_the_file_handle_limit_are_created_written_recovered_and_rea
 /// start stops, naming both, instead of failing later partition by partition.
 #[test]
 fn an_open_files_bound_above_the_handle_limit_is_refused_at_start() {
-    use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
     let port = compat_tests::free_port();
     let mut cmd = std::process::Command::new(compat_tests::samsa_bin());
@@ -151,19 +150,7 @@ fn an_open_files_bound_above_the_handle_limit_is_refused_at_start() {
         .arg(format!("--listeners=PLAINTEXT://127.0.0.1:{port}"))
         .arg("--metrics.listener=")
         .arg("--log.open.files.max=4096");
-    // SAFETY: setrlimit is async-signal-safe and touches only the child's own limits.
-    unsafe {
-        cmd.pre_exec(|| {
-            let r = libc::rlimit {
-                rlim_cur: 1024,
-                rlim_max: 1024,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &r) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    compat_tests::limit_files(&mut cmd, 1024);
     let (status, _, err) =
         compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(30)).unwrap();
     assert!(!status.success(), "{err}");
