@@ -158,9 +158,10 @@ KNOWN_GAPS = [
     ("librdkafka", r"_mock(_|$)",
      "runs against librdkafka's in-process mock cluster, not against Samsa, so its outcome says "
      "nothing about Samsa (seen: timing assertions of the client missed on a loaded two-core machine)"),
-    ("librdkafka", r"^0103_transactions",
+    ("librdkafka", r"^(0098_consumer_txn|0101_fetch_from_follower|0103_transactions)",
      "creates its topics with replication factor 3 (librdkafka's trivup cluster has three brokers); "
-     "a single node answers INVALID_REPLICATION_FACTOR, as Kafka with one broker does (replication issue)"),
+     "a single node answers INVALID_REPLICATION_FACTOR, as Kafka with one broker does (the rows "
+     "against three nodes run it)"),
     ("rust-rdkafka", r"test_base_producer_timeout",
      "expects 10 records to time out after message.timeout.ms=100 while Kafka creates the topic; "
      "Samsa creates topics synchronously on Metadata, so they are usually delivered in time (the "
