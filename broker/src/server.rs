@@ -71,9 +71,27 @@ pub struct Broker {
 /// Sizes the process-wide cache of open segment files (`log.open.files.max`, else a share of
 /// the file-handle limit) and says so. A bound the process limit cannot hold stops the start:
 /// the broker would otherwise fail later, partition by partition, with "Too many open files".
+/// Below this file-handle limit a node refuses to start rather than fail request by request.
+const DESCRIPTOR_LIMIT_MIN: u64 = 256;
+
 fn open_files_bound(config: &BrokerConfig) -> anyhow::Result<()> {
     use samsa_storage::file_cache::{self, FileCache, CAPACITY_MIN};
     let limit = file_cache::raise_descriptor_limit();
+    if let Some(limit) = limit.filter(|&l| l < DESCRIPTOR_LIMIT_MIN) {
+        let partitions = std::fs::read_dir(config.log_dir())
+            .map(|d| {
+                d.filter(|e| e.as_ref().is_ok_and(|e| e.path().is_dir()))
+                    .count()
+            })
+            .unwrap_or(0);
+        anyhow::bail!(
+            "this process's file-handle limit (RLIMIT_NOFILE {limit}) is too low to serve: at \
+             least {DESCRIPTOR_LIMIT_MIN} are needed, for connections, checkpoints and a cache \
+             of segment files whatever the number of partitions ({partitions} in {}); raise it \
+             (ulimit -n)",
+            config.log_dir().display()
+        );
+    }
     let capacity = if config.is_set("log.open.files.max") {
         let asked = config.long("log.open.files.max");
         if asked < CAPACITY_MIN as i64 {

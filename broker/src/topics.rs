@@ -546,41 +546,60 @@ impl TopicRegistry {
         }
         // All of the partitions new here or none: a storage failure midway (a full disk, no
         // file handles) removes the directories this call made, so no stray is left behind,
-        // and says which partition failed and why.
-        let mut created: Vec<Arc<Partition>> = Vec::new();
-        for (index, role) in &want.hosted {
+        // and says which partition failed and why. Logs are opened and leaderships applied on
+        // a few threads (`num.recovery.threads.per.data.dir`): at start, or for a topic of
+        // thousands of partitions, that is fsyncs of leader-epoch checkpoints one after another.
+        let threads = self
+            .broker
+            .read()
+            .int("num.recovery.threads.per.data.dir")
+            .max(1) as usize;
+        let outcomes = crate::util::parallel_map(&want.hosted, threads, |(index, role)| {
             let index = *index;
             debug_assert!((0..want.partition_count).contains(&index));
             let existing = current.as_ref().and_then(|t| t.partition(index)).cloned();
-            let p = match existing {
-                Some(p) => p,
+            let (p, new, fresh) = match existing {
+                Some(p) => (p, false, false),
                 None => {
                     let tp = TopicPartition::new(want.name.as_str(), index);
-                    let (log, fresh) = match self.claim_log(&tp, want.id, config.clone()) {
-                        Ok(claimed) => claimed,
-                        Err(e) => {
-                            self.undo_created(&tp, &created, &e);
-                            return Err(e);
-                        }
-                    };
-                    changed = true;
+                    let (log, fresh) = self
+                        .claim_log(&tp, want.id, config.clone())
+                        .map_err(|e| (tp.clone(), e))?;
                     let p = Arc::new(Partition::new_replica(tp, want.id, log, role.leader_epoch));
+                    (p, true, fresh)
+                }
+            };
+            let t = p
+                .apply_leadership(me, role, replica_lag_time_max_ms, now_ms)
+                .map_err(TopicError::from);
+            Ok((p, new, fresh, t))
+        });
+        let mut created: Vec<Arc<Partition>> = Vec::new();
+        let mut failed: Option<(TopicPartition, TopicError)> = None;
+        for outcome in outcomes {
+            match outcome {
+                Ok((p, new, fresh, t)) => {
+                    changed |= new;
                     if fresh {
                         created.push(p.clone());
                     }
-                    p
+                    match t {
+                        Ok(Transition::Unchanged) => {}
+                        Ok(t) => transitions.push((p.clone(), t)),
+                        Err(e) => {
+                            failed.get_or_insert((p.tp.clone(), e));
+                        }
+                    }
+                    parts.push(p);
                 }
-            };
-            match p.apply_leadership(me, role, replica_lag_time_max_ms, now_ms) {
-                Ok(Transition::Unchanged) => {}
-                Ok(t) => transitions.push((p.clone(), t)),
-                Err(e) => {
-                    let e = TopicError::from(e);
-                    self.undo_created(&p.tp, &created, &e);
-                    return Err(e);
+                Err((tp, e)) => {
+                    failed.get_or_insert((tp, e));
                 }
             }
-            parts.push(p);
+        }
+        if let Some((tp, e)) = failed {
+            self.undo_created(&tp, &created, &e);
+            return Err(e);
         }
         parts.sort_by_key(|p| p.tp.partition);
         if let Some(t) = &current {

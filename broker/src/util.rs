@@ -47,3 +47,57 @@ pub fn runtime_thread(
         })?;
     Ok((handle, stop))
 }
+
+/// Runs `f` over `items` on up to `threads` scoped threads (one when there are few items) and
+/// returns the results in the items' order.
+pub fn parallel_map<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    /// Items per thread below which another thread is not worth starting.
+    const ITEMS_PER_THREAD_MIN: usize = 32;
+    let threads = threads.clamp(1, items.len().div_ceil(ITEMS_PER_THREAD_MIN).max(1));
+    if threads == 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(i) else {
+                            return mine;
+                        };
+                        mine.push((i, f(item)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a parallel_map worker panicked"))
+            .collect()
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    assert_eq!(done.len(), items.len(), "every item mapped once");
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
+#[cfg(test)]
+mod parallel_map_tests {
+    use super::parallel_map;
+
+    #[test]
+    fn every_item_once_in_order_on_any_thread_count() {
+        let items: Vec<u64> = (0..1000).collect();
+        for threads in [0, 1, 2, 8, 5000] {
+            let out = parallel_map(&items, threads, |x| x * 2);
+            assert_eq!(out, items.iter().map(|x| x * 2).collect::<Vec<_>>());
+        }
+        assert!(parallel_map(&[] as &[u8], 4, |x| *x).is_empty());
+    }
+}

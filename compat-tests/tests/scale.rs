@@ -139,10 +139,11 @@ fn partitions_beyond_the_file_handle_limit_are_created_written_recovered_and_rea
     assert!(read < bound, "{read} descriptors after reading back");
 }
 
-/// `log.open.files.max` at or above the process's file-handle limit cannot be honoured: the
-/// start stops, naming both, instead of failing later partition by partition.
+/// `log.open.files.max` at or above the process's file-handle limit, or a limit too low for
+/// any node, cannot be honoured: the start stops, naming them, instead of failing later
+/// partition by partition.
 #[test]
-fn an_open_files_bound_above_the_handle_limit_is_refused_at_start() {
+fn a_handle_limit_that_cannot_be_honoured_is_refused_at_start() {
     let dir = tempfile::tempdir().unwrap();
     let port = compat_tests::free_port();
     let mut cmd = std::process::Command::new(compat_tests::samsa_bin());
@@ -156,6 +157,19 @@ fn an_open_files_bound_above_the_handle_limit_is_refused_at_start() {
     assert!(!status.success(), "{err}");
     assert!(
         err.contains("log.open.files.max=4096") && err.contains("RLIMIT_NOFILE 1024"),
+        "{err}"
+    );
+    // A limit too low for any node: refused at start, naming the limit and the partitions.
+    let mut cmd = std::process::Command::new(compat_tests::samsa_bin());
+    cmd.arg(format!("--log.dirs={}", dir.path().display()))
+        .arg(format!("--listeners=PLAINTEXT://127.0.0.1:{port}"))
+        .arg("--metrics.listener=");
+    compat_tests::limit_files(&mut cmd, 100);
+    let (status, _, err) =
+        compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(30)).unwrap();
+    assert!(!status.success(), "{err}");
+    assert!(
+        err.contains("RLIMIT_NOFILE 100") && err.contains("ulimit -n"),
         "{err}"
     );
 }
