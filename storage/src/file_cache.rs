@@ -395,6 +395,99 @@ mod tests {
     }
 
     #[test]
+    fn files_in_use_are_never_closed_and_the_ring_shrinks_once_they_are_idle() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = FileCache::new(CAPACITY_MIN);
+        let fs = files(dir.path(), CAPACITY_MIN, &cache);
+        // Every file busy (its lock held, as during a get): the sweep gives up and the ring
+        // stays one over its capacity.
+        let guards: Vec<_> = fs.iter().map(|f| f.state.lock()).collect();
+        let p = dir.path().join("busy.log");
+        std::fs::write(&p, b"b").unwrap();
+        let busy = CachedFile::open(p, &cache).unwrap();
+        assert_eq!(cache.stats().open, CAPACITY_MIN + 1);
+        assert_eq!(cache.stats().evictions, 0);
+        drop(guards);
+        assert!(fs.iter().all(|f| f.is_open()) && busy.is_open());
+        // Idle again: the next open brings the ring back to its capacity.
+        let p = dir.path().join("next.log");
+        std::fs::write(&p, b"n").unwrap();
+        let _next = CachedFile::open(p, &cache).unwrap();
+        assert_eq!(cache.stats().open, CAPACITY_MIN);
+        assert_eq!(cache.stats().evictions, 2);
+    }
+
+    #[test]
+    fn the_second_pass_reaches_past_busy_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = FileCache::new(CAPACITY_MIN);
+        let fs = files(dir.path(), CAPACITY_MIN, &cache);
+        // The first pass clears every use bit; the second must walk past four busy files to
+        // the first idle one.
+        let guards: Vec<_> = fs[..4].iter().map(|f| f.state.lock()).collect();
+        let p = dir.path().join("one-more.log");
+        std::fs::write(&p, b"o").unwrap();
+        let _one_more = CachedFile::open(p, &cache).unwrap();
+        drop(guards);
+        assert_eq!(cache.stats().open, CAPACITY_MIN);
+        assert_eq!(cache.stats().evictions, 1);
+        assert!(fs[..4].iter().all(|f| f.is_open()));
+        assert!(!fs[4].is_open());
+    }
+
+    #[test]
+    fn the_hand_passes_over_a_file_used_since_its_bit_was_cleared() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = FileCache::new(CAPACITY_MIN);
+        let fs = files(dir.path(), CAPACITY_MIN, &cache);
+        // x's open sweeps every bit clear and takes the closed file's place under the hand.
+        let p = dir.path().join("x.log");
+        std::fs::write(&p, b"x").unwrap();
+        let x = CachedFile::open(p, &cache).unwrap();
+        assert!(!fs[0].is_open());
+        x.get().unwrap();
+        let p = dir.path().join("y.log");
+        std::fs::write(&p, b"y").unwrap();
+        let _y = CachedFile::open(p, &cache).unwrap();
+        assert!(x.is_open(), "used again, x keeps its descriptor");
+        assert!(!fs[1].is_open(), "the next idle file goes instead");
+        assert!(format!("{x:?}").contains("x.log") && format!("{x:?}").contains("open: true"));
+    }
+
+    #[test]
+    fn a_lower_capacity_applies_at_the_next_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = FileCache::new(2 * CAPACITY_MIN);
+        let fs = files(dir.path(), 2 * CAPACITY_MIN, &cache);
+        assert_eq!(cache.stats().open, 2 * CAPACITY_MIN);
+        cache.set_capacity(CAPACITY_MIN);
+        assert_eq!(cache.capacity(), CAPACITY_MIN);
+        fs[0].get().unwrap();
+        let p = dir.path().join("after.log");
+        std::fs::write(&p, b"a").unwrap();
+        let _after = CachedFile::open(p, &cache).unwrap();
+        assert_eq!(cache.stats().open, CAPACITY_MIN);
+        cache.set_capacity(1);
+        assert_eq!(cache.capacity(), CAPACITY_MIN, "never below the minimum");
+    }
+
+    #[test]
+    fn the_soft_descriptor_limit_is_raised_to_the_hard_one() {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes one struct we own.
+        assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) }, 0);
+        let raised = raise_descriptor_limit();
+        assert_eq!(descriptor_limit(), raised);
+        if r.rlim_max != libc::RLIM_INFINITY {
+            assert_eq!(raised, Some(r.rlim_max));
+        }
+        assert!(raised.is_none_or(|l| l >= r.rlim_cur));
+    }
+
+    #[test]
     fn the_default_capacity_is_a_share_of_the_limit() {
         assert_eq!(default_capacity(20_000), 5_000);
         assert_eq!(default_capacity(1 << 20), DEFAULT_CAPACITY_MAX);
