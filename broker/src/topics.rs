@@ -761,19 +761,22 @@ impl TopicRegistry {
         let delay_ms = topic_config::log_config(&self.broker.read(), &TopicOverrides::new())
             .file_delete_delay_ms
             .max(0) as u64;
+        let mut doomed = Vec::with_capacity(strays.len());
         for stray in strays {
             let tp = stray.tp.clone();
-            match self
-                .log_dir
-                .remove_stray(stray, std::time::Duration::from_millis(delay_ms))
-            {
-                Ok(()) => {
-                    tracing::warn!(partition = %tp, delete_in_ms = delay_ms, "the log directory belongs to no topic of this node (a stray): deleting it")
+            match self.log_dir.remove_stray(stray) {
+                Ok(dir) => {
+                    tracing::warn!(partition = %tp, delete_in_ms = delay_ms, "the log directory belongs to no topic of this node (a stray): deleting it");
+                    doomed.push(dir);
                 }
                 Err(e) => {
                     tracing::warn!(partition = %tp, error = %e, "the log directory belongs to no topic of this node (a stray), and cannot be removed")
                 }
             }
+        }
+        let delay = std::time::Duration::from_millis(delay_ms);
+        if let Err(e) = samsa_storage::LogDir::delete_later(doomed, delay) {
+            tracing::warn!(error = %e, "cannot start deleting strays; the next start deletes them");
         }
     }
 

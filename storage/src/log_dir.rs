@@ -178,29 +178,30 @@ impl LogDir {
     }
 
     /// Takes a stray partition directory (one no topic claims) out of the log directory at
-    /// once (renamed to a name no partition parses to, so nothing reloads it) and deletes it
-    /// after `delay` on a background thread; a restart before then deletes it at open.
-    pub fn remove_stray(
-        &self,
-        unopened: UnopenedLog,
-        delay: std::time::Duration,
-    ) -> Result<(), LogError> {
+    /// once: renamed to a name no partition parses to, so nothing reloads it, and a restart
+    /// deletes it at open. Returns the new name, for [`LogDir::delete_later`].
+    pub fn remove_stray(&self, unopened: UnopenedLog) -> Result<PathBuf, LogError> {
         let tp = unopened.tp;
         let doomed = self.doomed_name(&tp);
         fs::rename(&unopened.path, &doomed)
             .map_err(|e| LogError::io(&tp, "rename a stray for deletion", e))?;
         checkpoint::sync_dir(&self.path).map_err(|e| LogError::io(&tp, "sync the log dir", e))?;
-        let spawned = std::thread::Builder::new()
+        Ok(doomed)
+    }
+
+    /// Deletes `dirs` after `delay`, on one background thread.
+    pub fn delete_later(dirs: Vec<PathBuf>, delay: std::time::Duration) -> io::Result<()> {
+        std::thread::Builder::new()
             .name("stray-delete".into())
             .spawn(move || {
                 std::thread::sleep(delay);
-                if let Err(e) = fs::remove_dir_all(&doomed) {
-                    tracing::warn!(dir = %doomed.display(), error = %e, "could not delete a stray partition");
+                for dir in dirs {
+                    if let Err(e) = fs::remove_dir_all(&dir) {
+                        tracing::warn!(dir = %dir.display(), error = %e, "could not delete a stray partition");
+                    }
                 }
-            });
-        spawned
+            })
             .map(|_| ())
-            .map_err(|e| LogError::io(&tp, "start the stray deletion", e))
     }
 
     /// The name a partition directory takes when it is deleted: `<dir>.<nonce>-delete`.
