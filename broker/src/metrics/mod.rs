@@ -447,30 +447,6 @@ fn sample(broker: &Broker) -> Registry {
         let mut sums = [0i64; 5];
         for p in &topic.partitions {
             let (leo, start, hw) = (p.log_end_offset(), p.log_start_offset(), p.high_watermark());
-            if per_topic {
-                sums[0] += leo;
-                sums[1] += start;
-                sums[2] += hw;
-                p.with_replica(|r| match r {
-                    crate::partition::Replica::Leader(l) => {
-                        leading += 1;
-                        if l.isr().committed().len() < l.replicas().len() {
-                            under_replicated += 1;
-                            sums[3] += 1;
-                        }
-                        for &replica in l.replicas() {
-                            if let Some(f) = l.follower(replica) {
-                                sums[4] += (l.log_end_offset() - f.log_end_offset.max(0)).max(0);
-                            }
-                        }
-                    }
-                    crate::partition::Replica::Follower { leader, .. } if *leader >= 0 => {
-                        following += 1
-                    }
-                    crate::partition::Replica::Follower { .. } => offline += 1,
-                });
-                continue;
-            }
             let labels = PartitionLabels {
                 topic: topic.name.clone(),
                 partition: p.tp.partition,
@@ -479,19 +455,25 @@ fn sample(broker: &Broker) -> Registry {
                 crate::partition::Replica::Leader(l) => {
                     leading += 1;
                     let isr = l.isr().committed();
-                    if isr.len() < l.replicas().len() {
-                        under_replicated += 1;
+                    let under = isr.len() < l.replicas().len();
+                    under_replicated += i64::from(under);
+                    sums[3] += i64::from(under);
+                    if !per_topic {
+                        in_sync.get_or_create(&labels).set(isr.len() as i64);
                     }
-                    in_sync.get_or_create(&labels).set(isr.len() as i64);
                     for &replica in l.replicas() {
                         if let Some(f) = l.follower(replica) {
-                            follower_lag
-                                .get_or_create(&ReplicaLabels {
-                                    topic: topic.name.clone(),
-                                    partition: p.tp.partition,
-                                    replica,
-                                })
-                                .set((l.log_end_offset() - f.log_end_offset.max(0)).max(0));
+                            let lag = (l.log_end_offset() - f.log_end_offset.max(0)).max(0);
+                            sums[4] += lag;
+                            if !per_topic {
+                                follower_lag
+                                    .get_or_create(&ReplicaLabels {
+                                        topic: topic.name.clone(),
+                                        partition: p.tp.partition,
+                                        replica,
+                                    })
+                                    .set(lag);
+                            }
                         }
                     }
                 }
@@ -500,9 +482,15 @@ fn sample(broker: &Broker) -> Registry {
                 }
                 crate::partition::Replica::Follower { .. } => offline += 1,
             });
-            log_end.get_or_create(&labels).set(leo);
-            log_start.get_or_create(&labels).set(start);
-            high_watermark.get_or_create(&labels).set(hw);
+            if per_topic {
+                sums[0] += leo;
+                sums[1] += start;
+                sums[2] += hw;
+            } else {
+                log_end.get_or_create(&labels).set(leo);
+                log_start.get_or_create(&labels).set(start);
+                high_watermark.get_or_create(&labels).set(hw);
+            }
         }
         if per_topic {
             topic_sums.set(&topic_labels, sums);
