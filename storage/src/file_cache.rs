@@ -291,6 +291,13 @@ mod tests {
             .collect()
     }
 
+    /// One more file in `dir`, opened through `cache`.
+    fn one_more(dir: &Path, name: &str, cache: &Arc<FileCache>) -> Arc<CachedFile> {
+        let p = dir.join(name);
+        std::fs::write(&p, name).unwrap();
+        CachedFile::open(p, cache).unwrap()
+    }
+
     fn open_count(fs: &[Arc<CachedFile>]) -> usize {
         fs.iter().filter(|f| f.is_open()).count()
     }
@@ -323,17 +330,13 @@ mod tests {
         let fs = files(dir.path(), CAPACITY_MIN, &cache);
         // Opening one more makes a full sweep that clears every use bit; then only file 3 is
         // used again.
-        let p = dir.path().join("x.log");
-        std::fs::write(&p, b"x").unwrap();
-        let x = CachedFile::open(p, &cache).unwrap();
+        let x = one_more(dir.path(), "x.log", &cache);
         // Opening x needed one slot: the hand cleared the bits and closed the first idle file.
         assert_eq!(cache.stats().open, CAPACITY_MIN);
         let closed: Vec<usize> = (0..CAPACITY_MIN).filter(|&i| !fs[i].is_open()).collect();
         assert_eq!(closed.len(), 1);
         fs[3].get().unwrap();
-        let p = dir.path().join("y.log");
-        std::fs::write(&p, b"y").unwrap();
-        let _y = CachedFile::open(p, &cache).unwrap();
+        let _y = one_more(dir.path(), "y.log", &cache);
         assert!(
             fs[3].is_open(),
             "a file used since the last sweep stays open"
@@ -363,9 +366,7 @@ mod tests {
         // Dropping files frees their slots at the next sweep.
         drop(others);
         drop(fs);
-        let p = dir.path().join("z.log");
-        std::fs::write(&p, b"z").unwrap();
-        let _z = CachedFile::open(p, &cache).unwrap();
+        let _z = one_more(dir.path(), "z.log", &cache);
         assert!(cache.stats().open <= CAPACITY_MIN);
     }
 
@@ -402,17 +403,13 @@ mod tests {
         // Every file busy (its lock held, as during a get): the sweep gives up and the ring
         // stays one over its capacity.
         let guards: Vec<_> = fs.iter().map(|f| f.state.lock()).collect();
-        let p = dir.path().join("busy.log");
-        std::fs::write(&p, b"b").unwrap();
-        let busy = CachedFile::open(p, &cache).unwrap();
+        let busy = one_more(dir.path(), "busy.log", &cache);
         assert_eq!(cache.stats().open, CAPACITY_MIN + 1);
         assert_eq!(cache.stats().evictions, 0);
         drop(guards);
         assert!(fs.iter().all(|f| f.is_open()) && busy.is_open());
         // Idle again: the next open brings the ring back to its capacity.
-        let p = dir.path().join("next.log");
-        std::fs::write(&p, b"n").unwrap();
-        let _next = CachedFile::open(p, &cache).unwrap();
+        let _next = one_more(dir.path(), "next.log", &cache);
         assert_eq!(cache.stats().open, CAPACITY_MIN);
         assert_eq!(cache.stats().evictions, 2);
     }
@@ -425,9 +422,7 @@ mod tests {
         // The first pass clears every use bit; the second must walk past four busy files to
         // the first idle one.
         let guards: Vec<_> = fs[..4].iter().map(|f| f.state.lock()).collect();
-        let p = dir.path().join("one-more.log");
-        std::fs::write(&p, b"o").unwrap();
-        let _one_more = CachedFile::open(p, &cache).unwrap();
+        let _one_more = one_more(dir.path(), "one-more.log", &cache);
         drop(guards);
         assert_eq!(cache.stats().open, CAPACITY_MIN);
         assert_eq!(cache.stats().evictions, 1);
@@ -441,14 +436,10 @@ mod tests {
         let cache = FileCache::new(CAPACITY_MIN);
         let fs = files(dir.path(), CAPACITY_MIN, &cache);
         // x's open sweeps every bit clear and takes the closed file's place under the hand.
-        let p = dir.path().join("x.log");
-        std::fs::write(&p, b"x").unwrap();
-        let x = CachedFile::open(p, &cache).unwrap();
+        let x = one_more(dir.path(), "x.log", &cache);
         assert!(!fs[0].is_open());
         x.get().unwrap();
-        let p = dir.path().join("y.log");
-        std::fs::write(&p, b"y").unwrap();
-        let _y = CachedFile::open(p, &cache).unwrap();
+        let _y = one_more(dir.path(), "y.log", &cache);
         assert!(x.is_open(), "used again, x keeps its descriptor");
         assert!(!fs[1].is_open(), "the next idle file goes instead");
         assert!(format!("{x:?}").contains("x.log") && format!("{x:?}").contains("open: true"));
@@ -463,9 +454,7 @@ mod tests {
         cache.set_capacity(CAPACITY_MIN);
         assert_eq!(cache.capacity(), CAPACITY_MIN);
         fs[0].get().unwrap();
-        let p = dir.path().join("after.log");
-        std::fs::write(&p, b"a").unwrap();
-        let _after = CachedFile::open(p, &cache).unwrap();
+        let _after = one_more(dir.path(), "after.log", &cache);
         assert_eq!(cache.stats().open, CAPACITY_MIN);
         cache.set_capacity(1);
         assert_eq!(cache.capacity(), CAPACITY_MIN, "never below the minimum");
