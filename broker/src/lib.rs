@@ -24,6 +24,7 @@ pub mod replication;
 pub mod scram;
 pub mod security;
 pub mod server;
+pub mod share;
 #[doc(hidden)]
 pub mod testing;
 pub mod topics;

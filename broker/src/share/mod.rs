@@ -1,0 +1,3 @@
+//! Share groups (KIP-932).
+
+pub mod partition;

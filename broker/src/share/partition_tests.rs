@@ -1,0 +1,338 @@
+use super::*;
+
+const ACCEPT: i8 = 1;
+const RELEASE: i8 = 2;
+const REJECT: i8 = 3;
+const RENEW: i8 = 4;
+
+fn limits() -> ShareLimits {
+    ShareLimits {
+        lock_ms: 1_000,
+        delivery_limit: 3,
+        max_in_flight: 10,
+    }
+}
+
+fn m(id: &str) -> MemberId {
+    Arc::from(id)
+}
+
+fn data(first: i64, last: i64) -> BatchSpan {
+    BatchSpan {
+        first,
+        last,
+        skip: false,
+    }
+}
+
+fn acq(first: i64, last: i64, delivery_count: i16) -> Acquired {
+    Acquired {
+        first,
+        last,
+        delivery_count,
+    }
+}
+
+#[test]
+fn acquires_new_records_once_and_accepts_them() {
+    let mut sp = SharePartition::new(0, limits());
+    assert_eq!(sp.next_fetch_offset(), Some(0));
+    let a = sp.acquire(&m("a"), &[data(0, 2), data(3, 4)], 100, 0);
+    assert_eq!(a, vec![acq(0, 4, 1)]);
+    // Nothing in flight is available: the next read starts at the end.
+    assert_eq!(sp.next_fetch_offset(), Some(5));
+    // Another member reading the same batches gets none of them.
+    assert!(sp.acquire(&m("b"), &[data(0, 4)], 100, 0).is_empty());
+    assert_eq!(sp.acknowledge("a", 0, 4, &[ACCEPT], 10), Ok(vec![]));
+    assert_eq!(sp.start_offset(), 5);
+    assert_eq!(sp.end(), 5);
+}
+
+#[test]
+fn max_records_and_the_window_bound_acquisition() {
+    let mut sp = SharePartition::new(0, limits());
+    assert_eq!(
+        sp.acquire(&m("a"), &[data(0, 99)], 4, 0),
+        vec![acq(0, 3, 1)]
+    );
+    assert_eq!(sp.next_fetch_offset(), Some(4));
+    // The window is 10 records from the start: six more at most.
+    assert_eq!(
+        sp.acquire(&m("b"), &[data(4, 99)], 100, 0),
+        vec![acq(4, 9, 1)]
+    );
+    assert_eq!(sp.next_fetch_offset(), None);
+    assert!(sp.acquire(&m("b"), &[data(10, 99)], 100, 0).is_empty());
+    // Accepting the first records opens the window again.
+    sp.acknowledge("a", 0, 3, &[ACCEPT], 0).unwrap();
+    assert_eq!(sp.start_offset(), 4);
+    assert_eq!(sp.next_fetch_offset(), Some(10));
+    assert_eq!(
+        sp.acquire(&m("a"), &[data(10, 99)], 100, 0),
+        vec![acq(10, 13, 1)]
+    );
+}
+
+#[test]
+fn a_finished_record_behind_an_open_one_does_not_move_the_start() {
+    let mut sp = SharePartition::new(0, limits());
+    sp.acquire(&m("a"), &[data(0, 0)], 100, 0);
+    sp.acquire(&m("b"), &[data(1, 1)], 100, 0);
+    sp.acknowledge("b", 1, 1, &[ACCEPT], 0).unwrap();
+    assert_eq!(sp.start_offset(), 0);
+    sp.acknowledge("a", 0, 0, &[ACCEPT], 0).unwrap();
+    assert_eq!(sp.start_offset(), 2);
+}
+
+#[test]
+fn only_the_member_holding_a_record_acknowledges_it_and_nothing_of_a_refused_batch_applies() {
+    let mut sp = SharePartition::new(0, limits());
+    sp.acquire(&m("a"), &[data(0, 1)], 100, 0);
+    sp.acquire(&m("b"), &[data(2, 2)], 100, 0);
+    assert_eq!(
+        sp.acknowledge("a", 0, 2, &[ACCEPT], 0),
+        Err(AckError::InvalidRecordState(2))
+    );
+    assert_eq!(sp.start_offset(), 0, "offsets 0 and 1 were not accepted");
+    assert_eq!(
+        sp.acknowledge("a", 5, 5, &[ACCEPT], 0),
+        Err(AckError::InvalidRecordState(5))
+    );
+    assert_eq!(
+        sp.acknowledge("a", 1, 0, &[ACCEPT], 0),
+        Err(AckError::InvalidRequest("last offset before first offset"))
+    );
+    assert!(matches!(
+        sp.acknowledge("a", 0, 1, &[ACCEPT, ACCEPT, ACCEPT], 0),
+        Err(AckError::InvalidRequest(_))
+    ));
+    assert!(matches!(
+        sp.acknowledge("a", 0, 1, &[9], 0),
+        Err(AckError::InvalidRequest(_))
+    ));
+    // A record acknowledged once cannot be acknowledged again.
+    sp.acknowledge("a", 0, 1, &[ACCEPT], 0).unwrap();
+    assert_eq!(
+        sp.acknowledge("a", 0, 0, &[ACCEPT], 0),
+        Err(AckError::InvalidRecordState(0))
+    );
+}
+
+#[test]
+fn per_offset_types_release_and_redeliver_with_a_higher_count() {
+    let mut sp = SharePartition::new(0, limits());
+    sp.acquire(&m("a"), &[data(0, 2)], 100, 0);
+    assert_eq!(
+        sp.acknowledge("a", 0, 2, &[ACCEPT, RELEASE, ACCEPT], 0),
+        Ok(vec![])
+    );
+    assert_eq!(sp.start_offset(), 1);
+    assert_eq!(sp.next_fetch_offset(), Some(1));
+    // Reading from 1 returns the batch again: only the released record is acquired.
+    assert_eq!(
+        sp.acquire(&m("b"), &[data(0, 2), data(3, 3)], 100, 0),
+        vec![acq(1, 1, 2), acq(3, 3, 1)]
+    );
+}
+
+#[test]
+fn a_lock_expires_and_the_record_goes_to_another_member() {
+    let mut sp = SharePartition::new(0, limits());
+    sp.acquire(&m("a"), &[data(0, 0)], 100, 0);
+    assert_eq!(sp.next_deadline(), Some(1_000));
+    assert!(sp.expire(999).is_empty());
+    assert_eq!(sp.next_fetch_offset(), Some(1));
+    assert!(sp.expire(1_000).is_empty());
+    assert_eq!(sp.next_fetch_offset(), Some(0));
+    assert_eq!(sp.next_deadline(), None);
+    // The old holder's acknowledgement is refused now.
+    assert_eq!(
+        sp.acknowledge("a", 0, 0, &[ACCEPT], 1_001),
+        Err(AckError::InvalidRecordState(0))
+    );
+    assert_eq!(
+        sp.acquire(&m("b"), &[data(0, 0)], 100, 1_001),
+        vec![acq(0, 0, 2)]
+    );
+    sp.acknowledge("b", 0, 0, &[ACCEPT], 1_002).unwrap();
+    assert_eq!(sp.start_offset(), 1);
+}
+
+#[test]
+fn renew_extends_the_lock() {
+    let mut sp = SharePartition::new(0, limits());
+    sp.acquire(&m("a"), &[data(0, 0)], 100, 0);
+    sp.acknowledge("a", 0, 0, &[RENEW], 900).unwrap();
+    assert!(sp.expire(1_500).is_empty());
+    assert_eq!(sp.next_deadline(), Some(1_900));
+    sp.acknowledge("a", 0, 0, &[ACCEPT], 1_600).unwrap();
+}
+
+#[test]
+fn a_member_leaving_releases_only_its_records() {
+    let mut sp = SharePartition::new(0, limits());
+    sp.acquire(&m("a"), &[data(0, 1)], 100, 0);
+    sp.acquire(&m("b"), &[data(2, 3)], 100, 0);
+    assert!(sp.release_member("a").is_empty());
+    assert_eq!(sp.counts(), (2, 0));
+    assert_eq!(
+        sp.acquire(&m("c"), &[data(0, 3)], 100, 0),
+        vec![acq(0, 1, 2)]
+    );
+    sp.acknowledge("b", 2, 3, &[ACCEPT], 0).unwrap();
+}
+
+#[test]
+fn reject_archives_at_once_and_reports_it() {
+    let mut sp = SharePartition::new(0, limits());
+    sp.acquire(&m("a"), &[data(0, 1)], 100, 0);
+    assert_eq!(
+        sp.acknowledge("a", 0, 1, &[REJECT, ACCEPT], 0),
+        Ok(vec![Archived {
+            offset: 0,
+            delivery_count: 1,
+            reason: ArchiveReason::Rejected
+        }])
+    );
+    assert_eq!(sp.start_offset(), 2);
+    assert!(sp.acquire(&m("b"), &[data(0, 1)], 100, 0).is_empty());
+}
+
+#[test]
+fn the_delivery_limit_archives_a_record_released_on_its_last_delivery() {
+    // Limit 3: delivered three times, then archived, whether released by the member, by an
+    // expired lock or by the member leaving.
+    for how in ["release", "expire", "leave"] {
+        let mut sp = SharePartition::new(0, limits());
+        let mut deliveries = 0;
+        let mut archived = Vec::new();
+        let mut now = 0;
+        while sp.start_offset() == 0 {
+            let a = sp.acquire(&m("a"), &[data(0, 0)], 100, now);
+            assert_eq!(a.len(), 1, "{how}: acquired on delivery {}", deliveries + 1);
+            deliveries += 1;
+            assert_eq!(a[0].delivery_count, deliveries);
+            archived.extend(match how {
+                "release" => sp.acknowledge("a", 0, 0, &[RELEASE], now).unwrap(),
+                "expire" => {
+                    now += 1_000;
+                    sp.expire(now)
+                }
+                _ => sp.release_member("a"),
+            });
+        }
+        assert_eq!(deliveries, 3, "{how}");
+        assert_eq!(
+            archived,
+            vec![Archived {
+                offset: 0,
+                delivery_count: 3,
+                reason: ArchiveReason::DeliveryLimit
+            }],
+            "{how}"
+        );
+    }
+}
+
+#[test]
+fn skipped_batches_and_gaps_are_done_without_delivery() {
+    let mut sp = SharePartition::new(0, limits());
+    let control = BatchSpan {
+        first: 2,
+        last: 2,
+        skip: true,
+    };
+    // Offsets 3 and 4 are missing (compacted away): done too.
+    let a = sp.acquire(&m("a"), &[data(0, 1), control, data(5, 5)], 100, 0);
+    assert_eq!(a, vec![acq(0, 1, 1), acq(5, 5, 1)]);
+    sp.acknowledge("a", 0, 1, &[ACCEPT], 0).unwrap();
+    assert_eq!(sp.start_offset(), 5);
+    // A gap the client reports inside an acquired range counts as done.
+    sp.acknowledge("a", 5, 5, &[0], 0).unwrap();
+    assert_eq!(sp.start_offset(), 6);
+}
+
+#[test]
+fn the_window_bounds_gaps_behind_an_open_record() {
+    let mut sp = SharePartition::new(0, limits());
+    // Nothing in flight: offsets without records past the end cost nothing.
+    assert_eq!(
+        sp.acquire(&m("a"), &[data(50, 50)], 100, 0),
+        vec![acq(50, 50, 1)]
+    );
+    assert_eq!(sp.start_offset(), 50);
+    // Behind an acquired record, a gap fills the window and no more is acquired.
+    assert!(sp.acquire(&m("a"), &[data(80, 80)], 100, 0).is_empty());
+    assert_eq!(sp.end(), 60);
+    assert_eq!(sp.next_fetch_offset(), None);
+    sp.acknowledge("a", 50, 50, &[ACCEPT], 0).unwrap();
+    assert_eq!(sp.start_offset(), 60);
+    assert_eq!(
+        sp.acquire(&m("a"), &[data(80, 80)], 100, 0),
+        vec![acq(80, 80, 1)]
+    );
+}
+
+#[test]
+fn snapshot_and_restore_keep_counts_and_drop_locks() {
+    let mut sp = SharePartition::new(10, limits());
+    sp.acquire(&m("a"), &[data(10, 14)], 100, 0);
+    sp.acknowledge("a", 10, 14, &[RELEASE, ACCEPT, REJECT, ACCEPT, ACCEPT], 0)
+        .unwrap();
+    sp.acquire(&m("a"), &[data(15, 15)], 100, 0);
+    let (start, batches) = sp.snapshot();
+    assert_eq!(start, 10);
+    assert_eq!(
+        batches,
+        vec![
+            StateBatch {
+                first: 10,
+                last: 10,
+                state: PersistedState::Available,
+                delivery_count: 1
+            },
+            StateBatch {
+                first: 11,
+                last: 11,
+                state: PersistedState::Acknowledged,
+                delivery_count: 1
+            },
+            StateBatch {
+                first: 12,
+                last: 12,
+                state: PersistedState::Archived,
+                delivery_count: 1
+            },
+            StateBatch {
+                first: 13,
+                last: 14,
+                state: PersistedState::Acknowledged,
+                delivery_count: 1
+            },
+            StateBatch {
+                first: 15,
+                last: 15,
+                state: PersistedState::Available,
+                delivery_count: 1
+            },
+        ]
+    );
+    let mut back = SharePartition::restore(start, &batches, limits());
+    assert_eq!(back.snapshot(), (start, batches));
+    // The acquired record came back available; accepted and archived ones are not delivered.
+    let a = back.acquire(&m("b"), &[data(10, 16)], 100, 0);
+    assert_eq!(a, vec![acq(10, 10, 2), acq(15, 15, 2), acq(16, 16, 1)]);
+}
+
+#[test]
+fn moving_the_start_drops_what_lies_below() {
+    let mut sp = SharePartition::new(0, limits());
+    sp.acquire(&m("a"), &[data(0, 4)], 100, 0);
+    sp.release_member("a");
+    sp.move_start(3);
+    assert_eq!(sp.start_offset(), 3);
+    assert_eq!(sp.next_fetch_offset(), Some(3));
+    sp.move_start(100);
+    assert_eq!((sp.start_offset(), sp.end()), (100, 100));
+    assert_eq!(sp.next_fetch_offset(), Some(100));
+}
