@@ -39,6 +39,8 @@ pub struct Broker {
     pub txn: Arc<TransactionCoordinator>,
     /// Consumer groups and committed offsets.
     pub groups: Arc<GroupCoordinator>,
+    /// Share groups (KIP-932): their members and the share-partitions this broker leads.
+    pub shares: Arc<crate::share::ShareCoordinator>,
     pub connections: AtomicUsize,
     pub io_engine: IoEngine,
     /// Prometheus metrics (served on `metrics.listener`).
@@ -199,6 +201,7 @@ impl Broker {
             group_commit: GroupCommit::shared(),
             txn,
             groups,
+            shares: Arc::new(crate::share::ShareCoordinator::new()),
             connections: AtomicUsize::new(0),
             io_engine,
             metrics: crate::metrics::Metrics::new(),
@@ -391,6 +394,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         let metrics =
             metrics_socket.map(|s| tokio::spawn(crate::metrics::http::serve(s, broker.clone())));
         let group_timers = tokio::spawn(broker.groups.clone().run_timers(broker.clone()));
+        let share_timers = tokio::spawn(broker.shares.clone().run_timers());
         let isr_checks = tokio::spawn(crate::replication::run_isr_checks(broker.clone()));
         let offset_expiry = tokio::spawn(broker.groups.clone().run_offset_expiry(broker.clone()));
         let mut failed = false;
@@ -413,6 +417,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
             m.abort();
         }
         group_timers.abort();
+        share_timers.abort();
         isr_checks.abort();
         offset_expiry.abort();
         failed

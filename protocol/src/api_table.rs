@@ -87,6 +87,11 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::ListTransactions, 0, 1),
     api(ApiKey::ListConfigResources, 0, 1),
     api(ApiKey::DescribeTopicPartitions, 0, 0),
+    // KIP-932 share groups (see SHARE_APIS), at the versions Kafka 4.1+ and librdkafka send.
+    api(ApiKey::ShareGroupHeartbeat, 1, 1),
+    api(ApiKey::ShareGroupDescribe, 1, 1),
+    api(ApiKey::ShareFetch, 1, 1),
+    api(ApiKey::ShareAcknowledge, 1, 1),
     // KIP-853: voters of a dynamic metadata quorum, sent on to its leader.
     api(ApiKey::AddRaftVoter, 0, 0),
     api(ApiKey::RemoveRaftVoter, 0, 0),
@@ -130,6 +135,15 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
 pub const CONTROLLER_SASL_APIS: &[ApiRange] = &[
     api(ApiKey::SaslHandshake, 1, 1),
     api(ApiKey::SaslAuthenticate, 0, 2),
+];
+
+/// The share-group APIs: advertised only while `group.coordinator.rebalance.protocols` lists
+/// `share`.
+pub const SHARE_APIS: &[ApiKey] = &[
+    ApiKey::ShareGroupHeartbeat,
+    ApiKey::ShareGroupDescribe,
+    ApiKey::ShareFetch,
+    ApiKey::ShareAcknowledge,
 ];
 
 /// Versions of Produce that are advertised but refused (see [`SUPPORTED_APIS`]).

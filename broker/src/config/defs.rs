@@ -697,11 +697,42 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         Some("3"),
     ),
     inert("share.coordinator.state.topic.min.isr", Short, Some("2")),
-    inert(
+    def(
         "group.coordinator.rebalance.protocols",
         List,
-        Some("classic,consumer"),
+        Some("classic,consumer,share"),
+        "group protocols served: classic always; share (KIP-932 share groups) when listed; consumer is accepted",
     ),
+    def("group.share.delivery.count.limit", Int, Some("5"), "default share.delivery.count.limit of groups"),
+    def("group.share.min.delivery.count.limit", Int, Some("2"), "smallest share.delivery.count.limit a group may set"),
+    def("group.share.max.delivery.count.limit", Int, Some("10"), "largest share.delivery.count.limit a group may set"),
+    def(
+        "group.share.partition.max.record.locks",
+        Int,
+        Some("2000"),
+        "records in flight (between the share-partition start and end offsets) per share-partition",
+    ),
+    def("group.share.max.size", Int, Some("200"), "members per share group"),
+    def(
+        "group.share.max.share.sessions",
+        Int,
+        Some("2000"),
+        "share sessions (one per member fetching here) a broker keeps; more are SHARE_SESSION_LIMIT_REACHED",
+    ),
+    def(
+        "errors.deadletterqueue.topic.name.prefix",
+        String,
+        Some("dlq."),
+        "every share group's dead-letter topic name starts with this (KIP-1191)",
+    )
+    .cluster_wide(),
+    def(
+        "errors.deadletterqueue.auto.create.topics.enable",
+        Boolean,
+        Some("true"),
+        "create a share group's dead-letter topic on its first dead letter (KIP-1191)",
+    )
+    .cluster_wide(),
     def(
         "unclean.leader.election.enable",
         Boolean,
@@ -890,6 +921,15 @@ const fn topic_accepted(
 const I64_MAX: &str = "9223372036854775807";
 
 pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
+    TopicConfigDef {
+        default: Some("false"),
+        ..topic(
+            "errors.deadletterqueue.group.enable",
+            Boolean,
+            &[],
+            "share groups may write dead letters to this topic (KIP-1191)",
+        )
+    },
     topic(
         "cleanup.policy",
         List,
@@ -1182,6 +1222,45 @@ pub const GROUP_CONFIGS: &[GroupConfigDef] = &[
             "group.share.max.record.lock.duration.ms",
         )),
         doc: "how long a share group member holds a record it fetched (KIP-932)",
+    },
+    GroupConfigDef {
+        name: "share.delivery.count.limit",
+        kind: Int,
+        broker_default: Some("group.share.delivery.count.limit"),
+        default: "5",
+        min: 2,
+        bounds: Some((
+            "group.share.min.delivery.count.limit",
+            "group.share.max.delivery.count.limit",
+        )),
+        doc: "deliveries of a record before a share group archives it (KIP-932)",
+    },
+    GroupConfigDef {
+        name: "share.isolation.level",
+        kind: String,
+        broker_default: None,
+        default: "read_uncommitted",
+        min: 0,
+        bounds: None,
+        doc: "read_committed share groups never deliver records of aborted transactions (KIP-932)",
+    },
+    GroupConfigDef {
+        name: "errors.deadletterqueue.topic.name",
+        kind: String,
+        broker_default: None,
+        default: "",
+        min: 0,
+        bounds: None,
+        doc: "where a share group writes the records it archives (KIP-1191); empty: nowhere",
+    },
+    GroupConfigDef {
+        name: "errors.deadletterqueue.copy.record.enable",
+        kind: Boolean,
+        broker_default: None,
+        default: "false",
+        min: 0,
+        bounds: None,
+        doc: "dead letters carry the archived record's key, value and headers (KIP-1191)",
     },
     GroupConfigDef {
         name: "share.auto.offset.reset",

@@ -83,14 +83,49 @@ pub fn validate(
                 }
                 ints.insert(def.name, n);
             }
-            _ => {
-                if def.name == "share.auto.offset.reset"
-                    && !matches!(v.to_ascii_lowercase().as_str(), "latest" | "earliest")
-                {
+            ConfigType::Boolean => {
+                if !matches!(v.to_ascii_lowercase().as_str(), "true" | "false") {
                     return Err(invalid(format!(
-                        "Invalid value {value} for configuration {}: String must be one of: latest, earliest",
+                        "Invalid value {value} for configuration {}: Expected value to be either true or false",
                         def.name
                     )));
+                }
+            }
+            _ => {
+                let one_of: &[&str] = match def.name {
+                    "share.auto.offset.reset" => &["latest", "earliest"],
+                    "share.isolation.level" => &["read_committed", "read_uncommitted"],
+                    _ => &[],
+                };
+                if !one_of.is_empty() && !one_of.contains(&v.to_ascii_lowercase().as_str()) {
+                    return Err(invalid(format!(
+                        "Invalid value {value} for configuration {}: String must be one of: {}",
+                        def.name,
+                        one_of.join(", ")
+                    )));
+                }
+                if def.name == "errors.deadletterqueue.topic.name" && !v.is_empty() {
+                    let prefix = broker
+                        .get("errors.deadletterqueue.topic.name.prefix")
+                        .unwrap_or_default();
+                    if v.starts_with("__") {
+                        return Err(invalid(format!(
+                            "Invalid value {value} for configuration {}: a dead-letter topic name may not start with __",
+                            def.name
+                        )));
+                    }
+                    if !v.starts_with(&prefix) {
+                        return Err(invalid(format!(
+                            "Invalid value {value} for configuration {}: the name must start with errors.deadletterqueue.topic.name.prefix ({prefix})",
+                            def.name
+                        )));
+                    }
+                    if !samsa_storage::is_valid_topic_name(v) {
+                        return Err(invalid(format!(
+                            "Invalid value {value} for configuration {}: not a legal topic name",
+                            def.name
+                        )));
+                    }
                 }
             }
         }

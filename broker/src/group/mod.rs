@@ -321,7 +321,7 @@ impl GroupCoordinator {
 
     /// Refuses requests for a group this broker does not coordinate (NOT_COORDINATOR) or
     /// whose partition is still loading.
-    fn check_loaded(&self, group_id: &str) -> Result<(), GroupError> {
+    pub fn check_loaded(&self, group_id: &str) -> Result<(), GroupError> {
         if group_id.is_empty() {
             return Err(GroupError::InvalidGroupId);
         }
@@ -342,6 +342,12 @@ impl GroupCoordinator {
     /// Whether this broker coordinates `group_id` and has loaded its partition.
     pub fn is_loaded(&self, group_id: &str) -> bool {
         self.check_loaded(group_id).is_ok()
+    }
+
+    /// Whether a classic group `group_id` exists here (in any state but dead).
+    pub fn exists(&self, group_id: &str) -> bool {
+        self.group(group_id)
+            .is_some_and(|g| g.lock().state() != GroupState::Dead)
     }
 
     fn group(&self, group_id: &str) -> Option<GroupHandle> {

@@ -20,6 +20,13 @@ use super::Ctx;
 pub fn handle(ctx: &Ctx<'_>, _req: ApiVersionsRequest) -> ApiVersionsResponse {
     let mut resp = ApiVersionsResponse::default();
     resp.api_keys = served();
+    if !crate::share::enabled(&ctx.broker.dynamic_configs.effective()) {
+        resp.api_keys.retain(|a| {
+            !samsa_protocol::api_table::SHARE_APIS
+                .iter()
+                .any(|k| *k as i16 == a.api_key)
+        });
+    }
     resp.supported_features = crate::lifecycle::supported_features()
         .into_iter()
         .map(|f| {

@@ -51,6 +51,10 @@ pub mod produce;
 pub mod remove_raft_voter;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
+pub mod share_acknowledge;
+pub mod share_fetch;
+pub mod share_group_describe;
+pub mod share_group_heartbeat;
 pub mod sync_group;
 pub mod txn_offset_commit;
 pub mod update_features;
@@ -474,6 +478,18 @@ pub async fn handle_request(
         )),
         RequestKind::UpdateFeatures(r) => Some(ResponseKind::UpdateFeatures(
             update_features::handle(&ctx, r).await,
+        )),
+        RequestKind::ShareGroupHeartbeat(r) => Some(ResponseKind::ShareGroupHeartbeat(
+            share_group_heartbeat::handle(&ctx, r),
+        )),
+        RequestKind::ShareGroupDescribe(r) => Some(ResponseKind::ShareGroupDescribe(
+            share_group_describe::handle(&ctx, r),
+        )),
+        RequestKind::ShareFetch(r) => Some(ResponseKind::ShareFetch(
+            share_fetch::handle(&ctx, r).await,
+        )),
+        RequestKind::ShareAcknowledge(r) => Some(ResponseKind::ShareAcknowledge(
+            share_acknowledge::handle(&ctx, r),
         )),
         RequestKind::DescribeTopicPartitions(r) => Some(ResponseKind::DescribeTopicPartitions(
             describe_topic_partitions::handle(&ctx, r),

@@ -1,3 +1,423 @@
-//! Share groups (KIP-932).
+//! Share groups (KIP-932): queue semantics on Kafka topics. Members of a share group take
+//! records from the same partitions; each record is acquired by one member under a time lock,
+//! acknowledged one by one, and redelivered when released, when its lock expires or when its
+//! member leaves, until its delivery count reaches the group's limit and it is archived (and
+//! dead-lettered, KIP-1191, when the group names a dead-letter topic).
+//!
+//! The state machines are sans-IO: [`group::ShareGroup`] (membership, on the group's
+//! coordinator: the leader of its `__consumer_offsets` partition, as for classic groups) and
+//! [`partition::SharePartition`] (delivery state, on the leader of the topic partition, which
+//! serves ShareFetch and ShareAcknowledge). This module holds them, the members' share
+//! sessions, the timers (member sessions, record locks), and reads the group configs.
+//!
+//! Bounds: `group.share.max.size` members per group, `group.share.partition.max.record.locks`
+//! records in flight per share-partition, one share session per member and broker.
 
+pub mod group;
 pub mod partition;
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use samsa_cluster::metadata::image::CONFIG_RESOURCE_GROUP;
+use samsa_storage::AbortedTxn;
+use tokio::sync::Notify;
+use uuid::Uuid;
+
+use self::group::{ShareGroup, TopicMeta};
+use self::partition::{Archived, BatchSpan, ShareLimits, SharePartition};
+use crate::config::defs::group_def;
+use crate::server::Broker;
+
+/// A share-partition's identity: group, topic and partition.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ShareKey {
+    pub group: Arc<str>,
+    pub topic_id: Uuid,
+    pub partition: i32,
+}
+
+pub type SharePartitionHandle = Arc<Mutex<SharePartition>>;
+
+/// A member's share session on this broker (KIP-932): the partitions it fetches and the epoch
+/// its next request must carry.
+#[derive(Debug, Default)]
+pub struct ShareSession {
+    pub epoch: i32,
+    pub partitions: BTreeSet<(Uuid, i32)>,
+}
+
+/// A share group's effective configs: its overrides, else the broker's defaults.
+#[derive(Debug, Clone)]
+pub struct GroupSettings {
+    pub session_ms: i64,
+    pub heartbeat_ms: i32,
+    pub limits: ShareLimits,
+    pub earliest: bool,
+    pub read_committed: bool,
+    pub dlq_topic: Option<String>,
+    pub dlq_copy: bool,
+    pub max_size: usize,
+}
+
+/// Counters per group, for metrics and describe.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct GroupCounters {
+    pub archived: u64,
+    pub dead_lettered: u64,
+}
+
+#[derive(Default)]
+pub struct ShareCoordinator {
+    groups: Mutex<HashMap<String, ShareGroup>>,
+    partitions: Mutex<HashMap<ShareKey, SharePartitionHandle>>,
+    sessions: Mutex<HashMap<(String, String), ShareSession>>,
+    counters: Mutex<HashMap<String, GroupCounters>>,
+    /// Woken when records become acquirable without an append (released, lock expired,
+    /// member gone), for long-polling ShareFetches.
+    released: Notify,
+}
+
+/// Whether `group.coordinator.rebalance.protocols` lists `share`.
+pub fn enabled(config: &crate::config::BrokerConfig) -> bool {
+    config
+        .get("group.coordinator.rebalance.protocols")
+        .unwrap_or_default()
+        .split(',')
+        .any(|p| p.trim().eq_ignore_ascii_case("share"))
+}
+
+impl ShareCoordinator {
+    pub fn new() -> ShareCoordinator {
+        ShareCoordinator::default()
+    }
+
+    /// The effective configs of `group`.
+    pub fn settings(&self, broker: &Broker, group: &str) -> GroupSettings {
+        let cfg = broker.dynamic_configs.effective();
+        let image = broker.controller.image();
+        let overrides = crate::config::dynamic::layer(&image, CONFIG_RESOURCE_GROUP, group);
+        let get = |name: &str| {
+            let def = group_def(name).expect("a group config Samsa defines");
+            crate::config::group::effective(&cfg, &overrides, def).0
+        };
+        let int = |name: &str, default: i64| get(name).trim().parse::<i64>().unwrap_or(default);
+        let dlq = get("errors.deadletterqueue.topic.name").trim().to_string();
+        GroupSettings {
+            session_ms: int("share.session.timeout.ms", 45_000),
+            heartbeat_ms: int("share.heartbeat.interval.ms", 5_000) as i32,
+            limits: ShareLimits {
+                lock_ms: int("share.record.lock.duration.ms", 30_000).max(1),
+                delivery_limit: int("share.delivery.count.limit", 5).clamp(1, i16::MAX as i64)
+                    as i16,
+                max_in_flight: cfg.long("group.share.partition.max.record.locks").max(1) as usize,
+            },
+            earliest: get("share.auto.offset.reset").eq_ignore_ascii_case("earliest"),
+            read_committed: get("share.isolation.level").eq_ignore_ascii_case("read_committed"),
+            dlq_topic: (!dlq.is_empty()).then_some(dlq),
+            dlq_copy: get("errors.deadletterqueue.copy.record.enable").eq_ignore_ascii_case("true"),
+            max_size: cfg.long("group.share.max.size").max(1) as usize,
+        }
+    }
+
+    // ---- groups ----
+
+    /// Whether `group` is a share group here.
+    pub fn has_group(&self, group: &str) -> bool {
+        self.groups.lock().contains_key(group)
+    }
+
+    /// Runs `f` on the share group `group`, created when `create`.
+    pub fn with_group<R>(
+        &self,
+        group: &str,
+        create: bool,
+        f: impl FnOnce(&mut ShareGroup) -> R,
+    ) -> Option<R> {
+        let mut groups = self.groups.lock();
+        if !groups.contains_key(group) {
+            if !create {
+                return None;
+            }
+            groups.insert(group.to_string(), ShareGroup::new(group));
+        }
+        Some(f(groups.get_mut(group).expect("inserted above")))
+    }
+
+    /// The share groups here, by id.
+    pub fn group_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.groups.lock().keys().cloned().collect();
+        ids.sort();
+        ids
+    }
+
+    /// A topic of the metadata as share groups see it.
+    pub fn topic_meta(broker: &Broker, name: &str) -> Option<TopicMeta> {
+        broker.topics.get(name).map(|t| TopicMeta {
+            id: t.id,
+            partitions: t.partition_count,
+        })
+    }
+
+    /// `member` left `group` with a heartbeat. When it still has a share session here its
+    /// records are released when that session closes, after the acknowledgements the close
+    /// carries (librdkafka sends the leave and the close at the same time); else now.
+    pub fn member_left(&self, group: &str, member: &str) {
+        let has_session = self
+            .sessions
+            .lock()
+            .contains_key(&(group.to_string(), member.to_string()));
+        if !has_session {
+            self.release_member(group, member);
+        }
+    }
+
+    /// `member`'s session in `group` expired: its share sessions end and its records go back
+    /// to the others.
+    pub fn member_gone(&self, group: &str, member: &str) {
+        self.sessions
+            .lock()
+            .remove(&(group.to_string(), member.to_string()));
+        self.release_member(group, member);
+    }
+
+    /// Releases every record `member` holds in `group`'s share-partitions here.
+    pub fn release_member(&self, group: &str, member: &str) {
+        let handles: Vec<(ShareKey, SharePartitionHandle)> = self
+            .partitions
+            .lock()
+            .iter()
+            .filter(|(k, _)| &*k.group == group)
+            .map(|(k, h)| (k.clone(), h.clone()))
+            .collect();
+        let mut any = false;
+        for (key, h) in handles {
+            let archived = h.lock().release_member(member);
+            any = true;
+            self.archived(&key, archived);
+        }
+        if any {
+            self.released.notify_waiters();
+        }
+    }
+
+    // ---- share sessions ----
+
+    pub fn sessions(&self) -> parking_lot::MutexGuard<'_, HashMap<(String, String), ShareSession>> {
+        self.sessions.lock()
+    }
+
+    // ---- share-partitions ----
+
+    /// The share-partition of `key`, made at `start` (the caller's reading of
+    /// `share.auto.offset.reset`) when it does not exist yet.
+    pub fn partition(
+        &self,
+        key: &ShareKey,
+        limits: ShareLimits,
+        start: impl FnOnce() -> i64,
+    ) -> SharePartitionHandle {
+        let mut parts = self.partitions.lock();
+        if let Some(h) = parts.get(key) {
+            let h = h.clone();
+            drop(parts);
+            let mut sp = h.lock();
+            if sp.limits() != limits {
+                sp.set_limits(limits);
+            }
+            drop(sp);
+            return h;
+        }
+        let h = Arc::new(Mutex::new(SharePartition::new(start().max(0), limits)));
+        parts.insert(key.clone(), h.clone());
+        h
+    }
+
+    /// The share-partition of `key`, if it exists.
+    pub fn existing(&self, key: &ShareKey) -> Option<SharePartitionHandle> {
+        self.partitions.lock().get(key).cloned()
+    }
+
+    /// Every share-partition of `group`.
+    pub fn partitions_of(&self, group: &str) -> Vec<(ShareKey, SharePartitionHandle)> {
+        let mut v: Vec<(ShareKey, SharePartitionHandle)> = self
+            .partitions
+            .lock()
+            .iter()
+            .filter(|(k, _)| &*k.group == group)
+            .map(|(k, h)| (k.clone(), h.clone()))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
+    /// A future woken when records become acquirable again without an append.
+    pub fn released(&self) -> tokio::sync::futures::Notified<'_> {
+        self.released.notified()
+    }
+
+    pub fn notify_released(&self) {
+        self.released.notify_waiters();
+    }
+
+    /// Counts what `key`'s share-partition archived.
+    pub fn archived(&self, key: &ShareKey, archived: Vec<Archived>) {
+        if archived.is_empty() {
+            return;
+        }
+        for a in &archived {
+            tracing::debug!(group = %key.group, topic_id = %key.topic_id, partition = key.partition, offset = a.offset, delivery_count = a.delivery_count, reason = ?a.reason, "share group archived a record");
+        }
+        self.counters
+            .lock()
+            .entry(key.group.to_string())
+            .or_default()
+            .archived += archived.len() as u64;
+    }
+
+    pub fn counters(&self, group: &str) -> GroupCounters {
+        self.counters.lock().get(group).copied().unwrap_or_default()
+    }
+
+    // ---- timers ----
+
+    /// One timer pass at `now_ms`: members whose session expired leave their groups, and
+    /// record locks that expired release their records.
+    pub fn tick(&self, now_ms: i64) {
+        let gone: Vec<(String, Vec<String>)> = self
+            .groups
+            .lock()
+            .iter_mut()
+            .map(|(id, g)| (id.clone(), g.expire(now_ms)))
+            .filter(|(_, m)| !m.is_empty())
+            .collect();
+        for (group, members) in gone {
+            for m in members {
+                tracing::info!(group = %group, member = %m, "share group member's session expired");
+                self.member_gone(&group, &m);
+            }
+        }
+        let handles: Vec<(ShareKey, SharePartitionHandle)> = self
+            .partitions
+            .lock()
+            .iter()
+            .map(|(k, h)| (k.clone(), h.clone()))
+            .collect();
+        let mut released = false;
+        for (key, h) in handles {
+            let mut sp = h.lock();
+            if sp.next_deadline().is_some_and(|d| d <= now_ms) {
+                let archived = sp.expire(now_ms);
+                drop(sp);
+                released = true;
+                self.archived(&key, archived);
+            }
+        }
+        if released {
+            self.released.notify_waiters();
+        }
+    }
+
+    /// Runs the timers every 100 ms until shutdown (a lock lasts at least a second).
+    pub async fn run_timers(self: Arc<Self>) {
+        let mut interval = tokio::time::interval(Duration::from_millis(100));
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            interval.tick().await;
+            self.tick(crate::util::now_ms());
+        }
+    }
+}
+
+/// The batches in `bytes` (whole record batches as the log returned them), with those not to
+/// deliver marked: control batches, and for read_committed the batches of `aborted`
+/// transactions.
+pub fn batch_spans(bytes: &[u8], aborted: Option<&[AbortedTxn]>) -> Vec<BatchSpan> {
+    const HEADER: usize = 61;
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while bytes.len() - at >= HEADER {
+        let b = &bytes[at..];
+        let base = i64::from_be_bytes(b[0..8].try_into().expect("8 bytes"));
+        let len = i32::from_be_bytes(b[8..12].try_into().expect("4 bytes"));
+        if len < 49 || b.len() < 12 + len as usize {
+            break;
+        }
+        let attributes = i16::from_be_bytes(b[21..23].try_into().expect("2 bytes"));
+        let last_delta = i32::from_be_bytes(b[23..27].try_into().expect("4 bytes"));
+        let producer_id = i64::from_be_bytes(b[43..51].try_into().expect("8 bytes"));
+        let control = attributes & 0x20 != 0;
+        let transactional = attributes & 0x10 != 0;
+        let last = base + last_delta.max(0) as i64;
+        let aborted = transactional
+            && aborted.is_some_and(|list| {
+                list.iter().any(|t| {
+                    t.producer_id == producer_id && t.first_offset <= base && base <= t.last_offset
+                })
+            });
+        out.push(BatchSpan {
+            first: base,
+            last,
+            skip: control || aborted,
+        });
+        at += 12 + len as usize;
+    }
+    out
+}
+
+/// Why an acknowledgement batch of a partition was refused, as ShareFetch and
+/// ShareAcknowledge report it per partition.
+pub fn ack_error(e: &partition::AckError) -> (kafka_protocol::ResponseError, String) {
+    use kafka_protocol::ResponseError as E;
+    match e {
+        partition::AckError::InvalidRecordState(o) => (
+            E::InvalidRecordState,
+            format!("offset {o} is not acquired by this member"),
+        ),
+        partition::AckError::InvalidRequest(m) => (E::InvalidRequest, m.to_string()),
+    }
+}
+
+impl ShareCoordinator {
+    /// Applies `member`'s acknowledgement batches (first, last, types) to `key`'s
+    /// share-partition; the first refusal is the partition's error (later batches still
+    /// apply: each batch is all or nothing on its own).
+    pub fn acknowledge(
+        &self,
+        key: &ShareKey,
+        member: &str,
+        batches: &[(i64, i64, &[i8])],
+    ) -> Result<(), (kafka_protocol::ResponseError, String)> {
+        let Some(h) = self.existing(key) else {
+            return Err((
+                kafka_protocol::ResponseError::InvalidRecordState,
+                "nothing was delivered from this share-partition".into(),
+            ));
+        };
+        let now = crate::util::now_ms();
+        let mut first_error = None;
+        let mut archived = Vec::new();
+        let mut released = false;
+        {
+            let mut sp = h.lock();
+            for (first, last, types) in batches {
+                match sp.acknowledge(member, *first, *last, types, now) {
+                    Ok(a) => {
+                        released |= types.contains(&2);
+                        archived.extend(a);
+                    }
+                    Err(e) => {
+                        first_error.get_or_insert_with(|| ack_error(&e));
+                    }
+                }
+            }
+        }
+        self.archived(key, archived);
+        if released {
+            self.released.notify_waiters();
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}

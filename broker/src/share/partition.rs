@@ -272,17 +272,17 @@ impl SharePartition {
         let deadline_ms = now_ms.saturating_add(self.limits.lock_ms);
         let mut out: Vec<Acquired> = Vec::new();
         let mut taken = 0usize;
-        let mut push =
-            |out: &mut Vec<Acquired>, offset: i64, delivery_count: i16| match out.last_mut() {
-                Some(a) if a.last + 1 == offset && a.delivery_count == delivery_count => {
-                    a.last = offset
-                }
-                _ => out.push(Acquired {
-                    first: offset,
-                    last: offset,
-                    delivery_count,
-                }),
-            };
+        let push = |out: &mut Vec<Acquired>, offset: i64, delivery_count: i16| match out.last_mut()
+        {
+            Some(a) if a.last + 1 == offset && a.delivery_count == delivery_count => {
+                a.last = offset
+            }
+            _ => out.push(Acquired {
+                first: offset,
+                last: offset,
+                delivery_count,
+            }),
+        };
         'batches: for b in batches {
             debug_assert!(b.first <= b.last, "batch {b:?}");
             let mut offset = b.first.max(self.start);

@@ -1,0 +1,131 @@
+//! ShareAcknowledge (KIP-932): a share group member acknowledges records it acquired (ACCEPT,
+//! RELEASE, REJECT, or GAP for offsets without a record) without fetching more, within its
+//! share session: a positive epoch continues the session (SHARE_SESSION_NOT_FOUND without one,
+//! INVALID_SHARE_SESSION_EPOCH for another epoch), -1 closes it after the acknowledgements,
+//! releasing what the member still holds; 0 is INVALID_SHARE_SESSION_EPOCH (a session is opened
+//! by ShareFetch). Each partition answers its own error: INVALID_RECORD_STATE for an offset the
+//! member does not hold. ACLs: READ on the group and on each topic.
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::share_acknowledge_response::{
+    PartitionData, ShareAcknowledgeTopicResponse,
+};
+use kafka_protocol::messages::{ShareAcknowledgeRequest, ShareAcknowledgeResponse};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+
+use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
+use crate::share::ShareKey;
+
+fn top_error(e: ResponseError, message: &str) -> ShareAcknowledgeResponse {
+    let mut resp = ShareAcknowledgeResponse::default();
+    resp.error_code = e.code();
+    resp.error_message = Some(StrBytes::from_string(message.to_string()));
+    resp
+}
+
+pub fn handle(ctx: &Ctx<'_>, req: ShareAcknowledgeRequest) -> ShareAcknowledgeResponse {
+    let broker = ctx.broker;
+    if !crate::share::enabled(&broker.dynamic_configs.effective()) {
+        return top_error(ResponseError::UnsupportedVersion, "share groups are off");
+    }
+    let (Some(group_id), Some(member_id)) = (req.group_id.as_ref(), req.member_id.as_ref()) else {
+        return top_error(
+            ResponseError::InvalidRequest,
+            "GroupId and MemberId are required",
+        );
+    };
+    let group_id = group_id.to_string();
+    let member = member_id.to_string();
+    if !ctx.authorize(AclOperation::Read, ResourceType::Group, &group_id) {
+        return top_error(
+            ResponseError::GroupAuthorizationFailed,
+            "not authorized to read the group",
+        );
+    }
+    let epoch = req.share_session_epoch;
+    {
+        let mut sessions = broker.shares.sessions();
+        let key = (group_id.clone(), member.clone());
+        match epoch {
+            0 => {
+                return top_error(
+                    ResponseError::InvalidShareSessionEpoch,
+                    "ShareAcknowledge cannot open a share session",
+                )
+            }
+            -1 => {
+                if sessions.remove(&key).is_none() {
+                    return top_error(
+                        ResponseError::ShareSessionNotFound,
+                        "no share session to close",
+                    );
+                }
+            }
+            e => {
+                let Some(s) = sessions.get_mut(&key) else {
+                    return top_error(ResponseError::ShareSessionNotFound, "no such share session");
+                };
+                if s.epoch != e {
+                    return top_error(
+                        ResponseError::InvalidShareSessionEpoch,
+                        &format!("share session epoch {e}, expected {}", s.epoch),
+                    );
+                }
+                s.epoch = if s.epoch == i32::MAX { 1 } else { s.epoch + 1 };
+            }
+        }
+    }
+    let mut resp = ShareAcknowledgeResponse::default();
+    for t in &req.topics {
+        let topic = broker.topics.get_by_id(&t.topic_id);
+        let mut out = ShareAcknowledgeTopicResponse::default();
+        out.topic_id = t.topic_id;
+        for p in &t.partitions {
+            let mut pd = PartitionData::default();
+            pd.partition_index = p.partition_index;
+            pd.current_leader.leader_id = -1;
+            pd.current_leader.leader_epoch = -1;
+            let refused = match &topic {
+                None => Some(ResponseError::UnknownTopicId),
+                Some(t) if !ctx.authorize(AclOperation::Read, ResourceType::Topic, &t.name) => {
+                    Some(ResponseError::TopicAuthorizationFailed)
+                }
+                Some(t) => t.led_partition(p.partition_index).err(),
+            };
+            if let Some(e) = refused {
+                pd.error_code = e.code();
+                out.partitions.push(pd);
+                continue;
+            }
+            let batches: Vec<(i64, i64, &[i8])> = p
+                .acknowledgement_batches
+                .iter()
+                .map(|b| {
+                    (
+                        b.first_offset,
+                        b.last_offset,
+                        b.acknowledge_types.as_slice(),
+                    )
+                })
+                .collect();
+            let key = ShareKey {
+                group: Arc::from(group_id.as_str()),
+                topic_id: t.topic_id,
+                partition: p.partition_index,
+            };
+            if let Err((e, m)) = broker.shares.acknowledge(&key, &member, &batches) {
+                pd.error_code = e.code();
+                pd.error_message = Some(StrBytes::from_string(m));
+            }
+            out.partitions.push(pd);
+        }
+        resp.responses.push(out);
+    }
+    if epoch == -1 {
+        broker.shares.release_member(&group_id, &member);
+    }
+    resp
+}
