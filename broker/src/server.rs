@@ -394,7 +394,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         let metrics =
             metrics_socket.map(|s| tokio::spawn(crate::metrics::http::serve(s, broker.clone())));
         let group_timers = tokio::spawn(broker.groups.clone().run_timers(broker.clone()));
-        let share_timers = tokio::spawn(broker.shares.clone().run_timers());
+        let share_timers = tokio::spawn(broker.shares.clone().run_timers(broker.clone()));
         let isr_checks = tokio::spawn(crate::replication::run_isr_checks(broker.clone()));
         let offset_expiry = tokio::spawn(broker.groups.clone().run_offset_expiry(broker.clone()));
         let mut failed = false;

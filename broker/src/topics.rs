@@ -43,7 +43,9 @@ pub struct Topic {
 /// Kafka's internal topics: created by their coordinators, never by a client's Metadata request.
 /// Other names starting with `__` are ordinary topics to Kafka (`Topic.isInternal`).
 pub fn is_internal_topic(name: &str) -> bool {
-    name.starts_with("__consumer_offsets") || name == "__transaction_state"
+    name.starts_with("__consumer_offsets")
+        || name == "__transaction_state"
+        || name == crate::share::state_store::SHARE_STATE_TOPIC
 }
 
 impl Topic {

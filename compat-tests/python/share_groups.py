@@ -10,6 +10,10 @@ Scenarios:
                   share.delivery.count.limit times, then never again
   reject          a REJECTed record is never delivered again; the others are
   read-committed  a read_committed share group never sees records of an aborted transaction
+  before-restart  acquires 30 records, accepts offsets 0-9, rejects 10, holds the rest, and exits
+                  without closing (the test then SIGKILLs and restarts the broker)
+  after-restart   offsets 11-29 are delivered once each (those held before with delivery count 2)
+                  and 0-10 never
   holder          (internal) a member that acquires records, prints their offsets and waits
 """
 import json
@@ -229,7 +233,47 @@ def read_committed():
     print("read-committed: %d committed records, no aborted one" % len(values))
 
 
+def before_restart():
+    create_topic("sg-restart")
+    group_configs("sg-restart-g", share_auto_offset_reset="earliest")
+    produce("sg-restart", 30)
+    c = consumer("sg-restart-g", explicit=True)
+    c.subscribe(["sg-restart"])
+    got = []
+    end = time.time() + 20
+    while time.time() < end and not got:
+        got = [m for m in c.poll(1.0) if not m.error()]
+    check(len(got) == 30, "one poll acquired all 30 records: %d" % len(got))
+    for m in got:
+        if m.offset() < 10:
+            c.acknowledge(m, AcknowledgeType.ACCEPT)
+        elif m.offset() == 10:
+            c.acknowledge(m, AcknowledgeType.REJECT)
+    c.commit_sync()
+    print("before-restart: accepted 0-9, rejected 10, holding 11-29", flush=True)
+    os._exit(0)
+
+
+def after_restart():
+    c = consumer("sg-restart-g")
+    c.subscribe(["sg-restart"])
+    got = {}
+
+    def on(i, c, m):
+        got.setdefault(m.offset(), []).append(m.delivery_count())
+
+    poll_until([c], lambda: len(got) >= 19, 60, on)
+    poll_until([c], lambda: False, 2, on)
+    c.close()
+    check(sorted(got) == list(range(11, 30)), "offsets after the restart: %r" % sorted(got))
+    check(all(counts == [2] for counts in got.values()),
+          "each held record delivered once more, with delivery count 2: %r" % got)
+    print("after-restart: offsets 11-29 once each, delivery count 2")
+
+
 {
+    "before-restart": before_restart,
+    "after-restart": after_restart,
     "two-consumers": two_consumers,
     "killed-member": killed_member,
     "delivery-limit": delivery_limit,

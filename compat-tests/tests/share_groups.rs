@@ -55,3 +55,12 @@ fn a_rejected_record_is_never_redelivered() {
 fn read_committed_share_groups_skip_aborted_transactions() {
     scenario(&broker(), "read-committed");
 }
+
+#[test]
+fn acknowledgements_survive_a_broker_crash_and_held_records_come_back() {
+    let mut broker = broker();
+    scenario(&broker, "before-restart");
+    broker.kill();
+    broker.restart();
+    scenario(&broker, "after-restart");
+}

@@ -691,10 +691,23 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
          as the work waits on fsync, which a disk serves better several at a time",
     )
     .cluster_wide(),
-    inert(
+    def(
         "share.coordinator.state.topic.replication.factor",
         Short,
         Some("3"),
+        "replicas of __share_group_state (at most the brokers in the cluster when it is created)",
+    ),
+    def(
+        "share.coordinator.state.topic.num.partitions",
+        Int,
+        Some("50"),
+        "partitions of __share_group_state, where share groups keep their delivery state",
+    ),
+    def(
+        "share.coordinator.state.topic.segment.bytes",
+        Int,
+        Some("104857600"),
+        "segment size of __share_group_state",
     ),
     inert("share.coordinator.state.topic.min.isr", Short, Some("2")),
     def(

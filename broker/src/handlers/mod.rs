@@ -480,7 +480,7 @@ pub async fn handle_request(
             update_features::handle(&ctx, r).await,
         )),
         RequestKind::ShareGroupHeartbeat(r) => Some(ResponseKind::ShareGroupHeartbeat(
-            share_group_heartbeat::handle(&ctx, r),
+            share_group_heartbeat::handle(&ctx, r).await,
         )),
         RequestKind::ShareGroupDescribe(r) => Some(ResponseKind::ShareGroupDescribe(
             share_group_describe::handle(&ctx, r),
@@ -489,7 +489,7 @@ pub async fn handle_request(
             share_fetch::handle(&ctx, r).await,
         )),
         RequestKind::ShareAcknowledge(r) => Some(ResponseKind::ShareAcknowledge(
-            share_acknowledge::handle(&ctx, r),
+            share_acknowledge::handle(&ctx, r).await,
         )),
         RequestKind::DescribeTopicPartitions(r) => Some(ResponseKind::DescribeTopicPartitions(
             describe_topic_partitions::handle(&ctx, r),

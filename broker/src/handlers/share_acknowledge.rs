@@ -26,7 +26,7 @@ fn top_error(e: ResponseError, message: &str) -> ShareAcknowledgeResponse {
     resp
 }
 
-pub fn handle(ctx: &Ctx<'_>, req: ShareAcknowledgeRequest) -> ShareAcknowledgeResponse {
+pub async fn handle(ctx: &Ctx<'_>, req: ShareAcknowledgeRequest) -> ShareAcknowledgeResponse {
     let broker = ctx.broker;
     if !crate::share::enabled(&broker.dynamic_configs.effective()) {
         return top_error(ResponseError::UnsupportedVersion, "share groups are off");
@@ -116,7 +116,11 @@ pub fn handle(ctx: &Ctx<'_>, req: ShareAcknowledgeRequest) -> ShareAcknowledgeRe
                 topic_id: t.topic_id,
                 partition: p.partition_index,
             };
-            if let Err((e, m)) = broker.shares.acknowledge(&key, &member, &batches) {
+            if let Err((e, m)) = broker
+                .shares
+                .acknowledge_durably(broker, &key, &member, &batches)
+                .await
+            {
                 pd.error_code = e.code();
                 pd.error_message = Some(StrBytes::from_string(m));
             }
@@ -125,7 +129,10 @@ pub fn handle(ctx: &Ctx<'_>, req: ShareAcknowledgeRequest) -> ShareAcknowledgeRe
         resp.responses.push(out);
     }
     if epoch == -1 {
-        broker.shares.release_member(&group_id, &member);
+        broker
+            .shares
+            .release_member(broker, &group_id, &member)
+            .await;
     }
     resp
 }

@@ -37,7 +37,7 @@ use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::partition::Partition;
 use crate::share::partition::MemberId;
-use crate::share::{GroupSettings, ShareKey, ShareSession};
+use crate::share::{GroupSettings, ShareKey, SharePartitionHandle, ShareSession};
 
 /// Longest long poll honoured.
 const MAX_WAIT_MS_LIMIT: i32 = 60_000;
@@ -181,7 +181,11 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
                 topic_id: t.topic_id,
                 partition: p.partition_index,
             };
-            if let Err((e, m)) = broker.shares.acknowledge(&key, &member, &batches) {
+            if let Err((e, m)) = broker
+                .shares
+                .acknowledge_durably(broker, &key, &member, &batches)
+                .await
+            {
                 a.data.acknowledge_error_code = e.code();
                 a.data.acknowledge_error_message = Some(StrBytes::from_string(m));
             }
@@ -189,7 +193,10 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
     }
     if epoch == -1 {
         // The member is done here: what it still holds goes back to the group.
-        broker.shares.release_member(&group_id, &member);
+        broker
+            .shares
+            .release_member(broker, &group_id, &member)
+            .await;
     }
 
     // Resolve the partitions to read.
@@ -229,6 +236,35 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
         }
     }
 
+    // Open (load or create) the share-partitions of the readable partitions.
+    let mut open: Vec<((Uuid, i32), Arc<Partition>, SharePartitionHandle)> = Vec::new();
+    for (tp, p) in readable {
+        let key = ShareKey {
+            group: Arc::from(group_id.as_str()),
+            topic_id: tp.0,
+            partition: tp.1,
+        };
+        let start = || {
+            if settings.earliest {
+                p.log_start_offset()
+            } else {
+                p.high_watermark()
+            }
+        };
+        match broker
+            .shares
+            .open_partition(broker, &key, settings.limits, start)
+            .await
+        {
+            Ok(h) => open.push((tp, p, h)),
+            Err(e) => {
+                let a = answers.entry(tp).or_default();
+                a.data.error_code = e.code();
+                a.news = true;
+            }
+        }
+    }
+    let readable = open;
     let max_wait = Duration::from_millis(req.max_wait_ms.clamp(0, MAX_WAIT_MS_LIMIT) as u64);
     let deadline = tokio::time::Instant::now() + max_wait;
     let max_records = if req.max_records > 0 {
@@ -241,7 +277,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
     loop {
         let mut wakers: Vec<Pin<Box<dyn std::future::Future<Output = ()> + '_>>> = Vec::new();
         if waiting {
-            for (_, p) in &readable {
+            for (_, p, _) in &readable {
                 let mut n = Box::pin(p.data_arrived());
                 n.as_mut().enable();
                 wakers.push(n);
@@ -251,8 +287,6 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
             wakers.push(r);
         }
         let acquired = acquire_all(
-            ctx,
-            &group_id,
             &member,
             &settings,
             &readable,
@@ -314,37 +348,21 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
 /// One pass over the readable partitions: acquires what each share-partition allows, within
 /// `max_records` and `max_bytes` overall (the first partition with records may exceed the
 /// bytes by one batch, as Fetch does). Returns the records acquired.
-#[allow(clippy::too_many_arguments)]
 fn acquire_all(
-    ctx: &Ctx<'_>,
-    group_id: &str,
     member: &MemberId,
     settings: &GroupSettings,
-    readable: &[((Uuid, i32), Arc<Partition>)],
+    readable: &[((Uuid, i32), Arc<Partition>, SharePartitionHandle)],
     answers: &mut BTreeMap<(Uuid, i32), Answer>,
     max_records: usize,
     max_bytes: i32,
 ) -> usize {
-    let broker = ctx.broker;
     let now = crate::util::now_ms();
     let mut budget = max_bytes.max(0) as usize;
     let mut taken = 0usize;
-    for ((topic_id, index), p) in readable {
+    for ((topic_id, index), p, sp) in readable {
         if taken >= max_records {
             break;
         }
-        let key = ShareKey {
-            group: Arc::from(group_id),
-            topic_id: *topic_id,
-            partition: *index,
-        };
-        let sp = broker.shares.partition(&key, settings.limits, || {
-            if settings.earliest {
-                p.log_start_offset()
-            } else {
-                p.high_watermark()
-            }
-        });
         let mut sp = sp.lock();
         // The log may have dropped what the share-partition still waits for (retention).
         let log_start = p.log_start_offset();

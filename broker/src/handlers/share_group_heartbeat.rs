@@ -22,7 +22,7 @@ fn error(e: ResponseError, message: Option<&str>) -> ShareGroupHeartbeatResponse
     resp
 }
 
-pub fn handle(ctx: &Ctx<'_>, req: ShareGroupHeartbeatRequest) -> ShareGroupHeartbeatResponse {
+pub async fn handle(ctx: &Ctx<'_>, req: ShareGroupHeartbeatRequest) -> ShareGroupHeartbeatResponse {
     let broker = ctx.broker;
     let group_id = req.group_id.as_str();
     if !crate::share::enabled(&broker.dynamic_configs.effective()) {
@@ -99,7 +99,10 @@ pub fn handle(ctx: &Ctx<'_>, req: ShareGroupHeartbeatRequest) -> ShareGroupHeart
         }
     };
     if req.member_epoch == -1 {
-        broker.shares.member_left(group_id, &member_id);
+        broker
+            .shares
+            .member_left(broker, group_id, &member_id)
+            .await;
     } else if req.member_epoch == 0 {
         tracing::info!(group = group_id, member = %member_id, epoch = reply.member_epoch, "share group member joined");
     }

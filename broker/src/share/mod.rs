@@ -15,11 +15,13 @@
 
 pub mod group;
 pub mod partition;
+pub mod state_store;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
+use kafka_protocol::ResponseError;
 use parking_lot::Mutex;
 use samsa_cluster::metadata::image::CONFIG_RESOURCE_GROUP;
 use samsa_storage::AbortedTxn;
@@ -28,6 +30,7 @@ use uuid::Uuid;
 
 use self::group::{ShareGroup, TopicMeta};
 use self::partition::{Archived, BatchSpan, ShareLimits, SharePartition};
+use self::state_store::{Snapshot, StateStore};
 use crate::config::defs::group_def;
 use crate::server::Broker;
 
@@ -39,7 +42,32 @@ pub struct ShareKey {
     pub partition: i32,
 }
 
-pub type SharePartitionHandle = Arc<Mutex<SharePartition>>;
+/// A share-partition and what its persisted state needs.
+pub struct ShareState {
+    pub sp: SharePartition,
+    /// The snapshot epoch of the last state written (0: none yet).
+    snapshot_epoch: i32,
+    state_epoch: i32,
+    created_ms: i64,
+    /// Whether its state is written to `__share_group_state` (this broker leads the state
+    /// partition); else it lives in memory only.
+    durable: bool,
+}
+
+impl std::ops::Deref for ShareState {
+    type Target = SharePartition;
+    fn deref(&self) -> &SharePartition {
+        &self.sp
+    }
+}
+
+impl std::ops::DerefMut for ShareState {
+    fn deref_mut(&mut self) -> &mut SharePartition {
+        &mut self.sp
+    }
+}
+
+pub type SharePartitionHandle = Arc<Mutex<ShareState>>;
 
 /// A member's share session on this broker (KIP-932): the partitions it fetches and the epoch
 /// its next request must carry.
@@ -75,6 +103,7 @@ pub struct ShareCoordinator {
     partitions: Mutex<HashMap<ShareKey, SharePartitionHandle>>,
     sessions: Mutex<HashMap<(String, String), ShareSession>>,
     counters: Mutex<HashMap<String, GroupCounters>>,
+    store: StateStore,
     /// Woken when records become acquirable without an append (released, lock expired,
     /// member gone), for long-polling ShareFetches.
     released: Notify,
@@ -164,27 +193,28 @@ impl ShareCoordinator {
     /// `member` left `group` with a heartbeat. When it still has a share session here its
     /// records are released when that session closes, after the acknowledgements the close
     /// carries (librdkafka sends the leave and the close at the same time); else now.
-    pub fn member_left(&self, group: &str, member: &str) {
+    pub async fn member_left(&self, broker: &Broker, group: &str, member: &str) {
         let has_session = self
             .sessions
             .lock()
             .contains_key(&(group.to_string(), member.to_string()));
         if !has_session {
-            self.release_member(group, member);
+            self.release_member(broker, group, member).await;
         }
     }
 
-    /// `member`'s session in `group` expired: its share sessions end and its records go back
-    /// to the others.
-    pub fn member_gone(&self, group: &str, member: &str) {
-        self.sessions
-            .lock()
-            .remove(&(group.to_string(), member.to_string()));
-        self.release_member(group, member);
+    /// Releases every record `member` holds in `group`'s share-partitions here, and writes
+    /// the states that changed.
+    pub async fn release_member(&self, broker: &Broker, group: &str, member: &str) {
+        for key in self.release_member_now(group, member) {
+            if let Err(e) = self.persist(broker, &key).await {
+                tracing::warn!(group, member, partition = key.partition, "cannot write the share-partition state after releasing a member's records: {e:?}");
+            }
+        }
     }
 
-    /// Releases every record `member` holds in `group`'s share-partitions here.
-    pub fn release_member(&self, group: &str, member: &str) {
+    /// Releases `member`'s records; returns the share-partitions that changed.
+    fn release_member_now(&self, group: &str, member: &str) -> Vec<ShareKey> {
         let handles: Vec<(ShareKey, SharePartitionHandle)> = self
             .partitions
             .lock()
@@ -192,15 +222,21 @@ impl ShareCoordinator {
             .filter(|(k, _)| &*k.group == group)
             .map(|(k, h)| (k.clone(), h.clone()))
             .collect();
-        let mut any = false;
+        let mut changed = Vec::new();
         for (key, h) in handles {
-            let archived = h.lock().release_member(member);
-            any = true;
+            let mut st = h.lock();
+            let before = st.counts().0;
+            let archived = st.release_member(member);
+            if st.counts().0 != before {
+                changed.push(key.clone());
+            }
+            drop(st);
             self.archived(&key, archived);
         }
-        if any {
+        if !changed.is_empty() {
             self.released.notify_waiters();
         }
+        changed
     }
 
     // ---- share sessions ----
@@ -211,28 +247,97 @@ impl ShareCoordinator {
 
     // ---- share-partitions ----
 
-    /// The share-partition of `key`, made at `start` (the caller's reading of
-    /// `share.auto.offset.reset`) when it does not exist yet.
-    pub fn partition(
+    /// The share-partition of `key`: from memory, else from its persisted state, else new at
+    /// `start` (the caller's reading of `share.auto.offset.reset`), whose start is written
+    /// first so that a restart does not read `latest` again.
+    pub async fn open_partition(
         &self,
+        broker: &Broker,
         key: &ShareKey,
         limits: ShareLimits,
         start: impl FnOnce() -> i64,
-    ) -> SharePartitionHandle {
-        let mut parts = self.partitions.lock();
-        if let Some(h) = parts.get(key) {
-            let h = h.clone();
-            drop(parts);
-            let mut sp = h.lock();
-            if sp.limits() != limits {
-                sp.set_limits(limits);
+    ) -> Result<SharePartitionHandle, ResponseError> {
+        if let Some(h) = self.existing(key) {
+            let mut st = h.lock();
+            if st.limits() != limits {
+                st.set_limits(limits);
             }
-            drop(sp);
-            return h;
+            drop(st);
+            return Ok(h);
         }
-        let h = Arc::new(Mutex::new(SharePartition::new(start().max(0), limits)));
-        parts.insert(key.clone(), h.clone());
-        h
+        let (persisted, durable) = match self.store.read(broker, key).await {
+            Ok(s) => (s, true),
+            Err(ResponseError::NotCoordinator) => {
+                tracing::warn!(group = %key.group, topic_id = %key.topic_id, partition = key.partition, "another broker leads this share-partition's state in __share_group_state: its state is kept in memory only");
+                (None, false)
+            }
+            Err(e) => return Err(e),
+        };
+        let now = crate::util::now_ms();
+        let (st, fresh) = match persisted {
+            Some(s) => (
+                ShareState {
+                    sp: SharePartition::restore(s.start_offset, &s.batches, limits),
+                    snapshot_epoch: s.snapshot_epoch,
+                    state_epoch: s.state_epoch,
+                    created_ms: s.create_timestamp,
+                    durable,
+                },
+                false,
+            ),
+            None => (
+                ShareState {
+                    sp: SharePartition::new(start().max(0), limits),
+                    snapshot_epoch: 0,
+                    state_epoch: 0,
+                    created_ms: now,
+                    durable,
+                },
+                true,
+            ),
+        };
+        let h = {
+            let mut parts = self.partitions.lock();
+            // Another fetch may have opened it meanwhile: the first one wins.
+            if let Some(h) = parts.get(key) {
+                return Ok(h.clone());
+            }
+            let h = Arc::new(Mutex::new(st));
+            parts.insert(key.clone(), h.clone());
+            h
+        };
+        if fresh {
+            self.persist(broker, key).await?;
+        }
+        Ok(h)
+    }
+
+    /// Writes `key`'s current state to `__share_group_state` and waits until it is
+    /// replicated. Nothing to do for a share-partition kept in memory.
+    pub async fn persist(&self, broker: &Broker, key: &ShareKey) -> Result<(), ResponseError> {
+        let Some(h) = self.existing(key) else {
+            return Ok(());
+        };
+        if !h.lock().durable {
+            return Ok(());
+        }
+        let p = self.store.led_partition(broker, key).await?;
+        let write = {
+            let mut st = h.lock();
+            let (start_offset, batches) = st.snapshot();
+            st.snapshot_epoch += 1;
+            let snapshot = Snapshot {
+                snapshot_epoch: st.snapshot_epoch,
+                state_epoch: st.state_epoch,
+                leader_epoch: -1,
+                start_offset,
+                create_timestamp: st.created_ms,
+                write_timestamp: crate::util::now_ms(),
+                batches,
+            };
+            self.store.append(broker, &p, key, snapshot)?
+        };
+        write.replicated().await.map_err(|e| e.coordinator_error())
     }
 
     /// The share-partition of `key`, if it exists.
@@ -283,9 +388,10 @@ impl ShareCoordinator {
 
     // ---- timers ----
 
-    /// One timer pass at `now_ms`: members whose session expired leave their groups, and
-    /// record locks that expired release their records.
-    pub fn tick(&self, now_ms: i64) {
+    /// One timer pass at `now_ms`: members whose session expired leave their groups (their
+    /// share sessions end), and record locks that expired release their records. Returns the
+    /// share-partitions whose state changed.
+    pub fn tick(&self, now_ms: i64) -> Vec<ShareKey> {
         let gone: Vec<(String, Vec<String>)> = self
             .groups
             .lock()
@@ -293,10 +399,12 @@ impl ShareCoordinator {
             .map(|(id, g)| (id.clone(), g.expire(now_ms)))
             .filter(|(_, m)| !m.is_empty())
             .collect();
+        let mut changed = Vec::new();
         for (group, members) in gone {
             for m in members {
                 tracing::info!(group = %group, member = %m, "share group member's session expired");
-                self.member_gone(&group, &m);
+                self.sessions.lock().remove(&(group.clone(), m.clone()));
+                changed.extend(self.release_member_now(&group, &m));
             }
         }
         let handles: Vec<(ShareKey, SharePartitionHandle)> = self
@@ -307,26 +415,35 @@ impl ShareCoordinator {
             .collect();
         let mut released = false;
         for (key, h) in handles {
-            let mut sp = h.lock();
-            if sp.next_deadline().is_some_and(|d| d <= now_ms) {
-                let archived = sp.expire(now_ms);
-                drop(sp);
+            let mut st = h.lock();
+            if st.next_deadline().is_some_and(|d| d <= now_ms) {
+                let archived = st.expire(now_ms);
+                drop(st);
                 released = true;
                 self.archived(&key, archived);
+                changed.push(key);
             }
         }
         if released {
             self.released.notify_waiters();
         }
+        changed.sort();
+        changed.dedup();
+        changed
     }
 
-    /// Runs the timers every 100 ms until shutdown (a lock lasts at least a second).
-    pub async fn run_timers(self: Arc<Self>) {
+    /// Runs the timers every 100 ms until shutdown (a lock lasts at least a second), writing
+    /// the states they change.
+    pub async fn run_timers(self: Arc<Self>, broker: Arc<Broker>) {
         let mut interval = tokio::time::interval(Duration::from_millis(100));
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             interval.tick().await;
-            self.tick(crate::util::now_ms());
+            for key in self.tick(crate::util::now_ms()) {
+                if let Err(e) = self.persist(&broker, &key).await {
+                    tracing::warn!(group = %key.group, partition = key.partition, "cannot write the share-partition state after its locks expired: {e:?}");
+                }
+            }
         }
     }
 }
@@ -419,5 +536,21 @@ impl ShareCoordinator {
             self.released.notify_waiters();
         }
         first_error.map_or(Ok(()), Err)
+    }
+
+    /// [`acknowledge`](Self::acknowledge), then the state written: the answer waits for it, as
+    /// Kafka's share-partition answers after its persister.
+    pub async fn acknowledge_durably(
+        &self,
+        broker: &Broker,
+        key: &ShareKey,
+        member: &str,
+        batches: &[(i64, i64, &[i8])],
+    ) -> Result<(), (ResponseError, String)> {
+        let applied = self.acknowledge(key, member, batches);
+        if let Err(e) = self.persist(broker, key).await {
+            return Err((e, "the acknowledgement could not be written durably".into()));
+        }
+        applied
     }
 }

@@ -1,0 +1,429 @@
+//! Durable share-partition state in `__share_group_state` (KIP-932's share coordinator topic):
+//! one compacted record per share-partition, keyed by group, topic id and partition, whose
+//! value is the whole state (start offset and runs of available, acknowledged and archived
+//! offsets with their delivery counts), as Kafka's `ShareSnapshot` record holds it. The key
+//! `group:topicId:partition` hashes (Java `String.hashCode`) to the partition that holds it.
+//!
+//! The leader of a share-partition writes its state after every change that must survive it
+//! (acknowledgements, releases, archiving, the first use that pins the start offset) and
+//! answers the client only once the write is replicated. Acquisitions are not written: after
+//! a crash, records acquired and not yet acknowledged are available again, with the delivery
+//! count of their last written state (Kafka's persister behaves the same).
+//!
+//! Reading: the first read of a state partition replays its log (log start to log end, as the
+//! group coordinator loads `__consumer_offsets`) into a cache of the last state per key, which
+//! this broker's own writes keep current. The cache is tied to the leader epoch it was read at:
+//! after a leadership change it is read again.
+//!
+//! Here only a state partition this broker leads is read or written; a share-partition whose
+//! state partition another broker leads keeps its state in memory only, with a warning (the
+//! share coordinator RPCs between brokers are not built yet).
+
+use std::collections::HashMap;
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use kafka_protocol::ResponseError;
+use parking_lot::Mutex;
+use uuid::Uuid;
+
+use super::partition::{PersistedState, StateBatch};
+use super::ShareKey;
+use crate::config::topic::TopicOverrides;
+use crate::coordinator_write::CoordinatorWrite;
+use crate::internal_topics::InternalTopicSpec;
+use crate::partition::{Partition, Replayed};
+use crate::server::Broker;
+
+pub const SHARE_STATE_TOPIC: &str = "__share_group_state";
+
+/// A share-partition's persisted state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Rises with every write of the key.
+    pub snapshot_epoch: i32,
+    /// Rises when the state is reset (AlterShareGroupOffsets, DeleteShareGroupOffsets).
+    pub state_epoch: i32,
+    pub leader_epoch: i32,
+    pub start_offset: i64,
+    pub create_timestamp: i64,
+    pub write_timestamp: i64,
+    pub batches: Vec<StateBatch>,
+}
+
+/// The cached state of one partition of `__share_group_state`.
+struct Loaded {
+    leader_epoch: i32,
+    snapshots: HashMap<ShareKey, Snapshot>,
+}
+
+#[derive(Default)]
+pub struct StateStore {
+    loaded: Mutex<HashMap<i32, Loaded>>,
+}
+
+/// The partition of `__share_group_state` holding `key` among `partitions`.
+pub fn state_partition(key: &ShareKey, partitions: i32) -> i32 {
+    let coordinator_key = format!("{}:{}:{}", key.group, key.topic_id, key.partition);
+    crate::group::records::partition_for(&coordinator_key, partitions)
+}
+
+/// How `__share_group_state` is created.
+pub fn topic_spec(broker: &Broker) -> InternalTopicSpec {
+    let cfg = broker.dynamic_configs.effective();
+    let mut configs = TopicOverrides::new();
+    configs.insert("cleanup.policy".into(), "compact".into());
+    configs.insert(
+        "segment.bytes".into(),
+        cfg.long("share.coordinator.state.topic.segment.bytes")
+            .to_string(),
+    );
+    configs.insert("compression.type".into(), "producer".into());
+    InternalTopicSpec {
+        name: SHARE_STATE_TOPIC,
+        partitions: cfg
+            .int("share.coordinator.state.topic.num.partitions")
+            .max(1),
+        replication_factor: cfg.int("share.coordinator.state.topic.replication.factor") as i16,
+        configs,
+    }
+}
+
+impl StateStore {
+    /// The state partition of `key` if this broker leads it, creating the topic on first use.
+    pub async fn led_partition(
+        &self,
+        broker: &Broker,
+        key: &ShareKey,
+    ) -> Result<std::sync::Arc<Partition>, ResponseError> {
+        crate::internal_topics::ensure(broker, &topic_spec(broker)).await?;
+        let topic = broker
+            .topics
+            .get(SHARE_STATE_TOPIC)
+            .ok_or(ResponseError::CoordinatorNotAvailable)?;
+        let index = state_partition(key, topic.partition_count);
+        topic.led_partition(index).cloned().map_err(|e| match e {
+            ResponseError::NotLeaderOrFollower => ResponseError::NotCoordinator,
+            other => other,
+        })
+    }
+
+    /// The persisted state of `key`, if any. Errors: NOT_COORDINATOR when another broker leads
+    /// its state partition, COORDINATOR_NOT_AVAILABLE when the topic cannot be made.
+    pub async fn read(
+        &self,
+        broker: &Broker,
+        key: &ShareKey,
+    ) -> Result<Option<Snapshot>, ResponseError> {
+        let p = self.led_partition(broker, key).await?;
+        let index = p.tp.partition;
+        let epoch = p.leader_epoch();
+        let cached = {
+            let loaded = self.loaded.lock();
+            loaded
+                .get(&index)
+                .filter(|l| l.leader_epoch == epoch)
+                .map(|l| l.snapshots.get(key).cloned())
+        };
+        if let Some(s) = cached {
+            return Ok(s);
+        }
+        let replayed = {
+            let p = p.clone();
+            tokio::task::spawn_blocking(move || load(&p))
+                .await
+                .map_err(|_| ResponseError::UnknownServerError)?
+        };
+        let snapshots = replayed.map_err(|e| {
+            tracing::warn!(partition = %p.tp, "cannot read share group state: {e}");
+            ResponseError::CoordinatorNotAvailable
+        })?;
+        let found = snapshots.get(key).cloned();
+        let mut loaded = self.loaded.lock();
+        // Writes made while the replay ran are in both; the cache keeps its own.
+        let l = loaded.entry(index).or_insert_with(|| Loaded {
+            leader_epoch: epoch,
+            snapshots: HashMap::new(),
+        });
+        if l.leader_epoch != epoch {
+            l.leader_epoch = epoch;
+            l.snapshots.clear();
+        }
+        for (k, v) in snapshots {
+            l.snapshots.entry(k).or_insert(v);
+        }
+        Ok(l.snapshots.get(key).cloned().or(found))
+    }
+
+    /// Appends `key`'s state `snapshot` to its state partition `p` (from
+    /// [`led_partition`](Self::led_partition)). Synchronous, so that a caller holding the
+    /// share-partition's lock appends its states in order; it waits for the returned write
+    /// before acting on it.
+    pub fn append(
+        &self,
+        broker: &Broker,
+        p: &std::sync::Arc<Partition>,
+        key: &ShareKey,
+        snapshot: Snapshot,
+    ) -> Result<CoordinatorWrite, ResponseError> {
+        let now = crate::util::now_ms();
+        let batch = encode_batch(key, Some(&snapshot), now);
+        let write =
+            CoordinatorWrite::append(p.clone(), |p| p.append(batch, now, &broker.group_commit))
+                .map_err(|e| {
+                    tracing::warn!(partition = %p.tp, "cannot write share group state: {e}");
+                    ResponseError::CoordinatorNotAvailable
+                })?;
+        let mut loaded = self.loaded.lock();
+        if let Some(l) = loaded.get_mut(&p.tp.partition) {
+            if l.leader_epoch == write.leader_epoch {
+                l.snapshots.insert(key.clone(), snapshot);
+            }
+        }
+        Ok(write)
+    }
+}
+
+/// Replays a state partition: the last state of each key (tombstones remove it).
+fn load(p: &Partition) -> Result<HashMap<ShareKey, Snapshot>, samsa_storage::LogError> {
+    let mut out = HashMap::new();
+    let mut skipped = 0u64;
+    p.replay(|r| {
+        let Replayed::Record { key, value, .. } = r else {
+            return;
+        };
+        let Some(k) = key.and_then(|k| decode_key(k).ok()) else {
+            skipped += 1;
+            return;
+        };
+        match value {
+            None => {
+                out.remove(&k);
+            }
+            Some(v) => match decode_value(v) {
+                Ok(s) => {
+                    out.insert(k, s);
+                }
+                Err(_) => skipped += 1,
+            },
+        }
+    })?;
+    if skipped > 0 {
+        tracing::warn!(partition = %p.tp, skipped, "records of __share_group_state this broker cannot read were skipped");
+    }
+    Ok(out)
+}
+
+// ---- record format ----
+//
+// Key: record type (i16, 0 = ShareSnapshot), group id (i16 length + UTF-8), topic id (16
+// bytes), partition (i32). Value: version (i16, 0), snapshot epoch (i32), state epoch (i32),
+// leader epoch (i32), start offset (i64), create and write timestamps (i64 each), then the
+// state batches as a compact array (unsigned varint count + 1) of first offset (i64), last
+// offset (i64), delivery state (i8: 0 available, 2 acknowledged, 4 archived) and delivery count
+// (i16), each followed by an empty tagged-field section, and one closing the value: Kafka's
+// `ShareSnapshotValue` field order, flexible-version framing.
+
+const SNAPSHOT_KEY: i16 = 0;
+
+pub fn encode_key(key: &ShareKey) -> Bytes {
+    let mut b = BytesMut::with_capacity(2 + 2 + key.group.len() + 16 + 4);
+    b.put_i16(SNAPSHOT_KEY);
+    b.put_i16(key.group.len() as i16);
+    b.put_slice(key.group.as_bytes());
+    b.put_slice(key.topic_id.as_bytes());
+    b.put_i32(key.partition);
+    b.freeze()
+}
+
+pub fn decode_key(mut b: &[u8]) -> Result<ShareKey, &'static str> {
+    if b.remaining() < 4 || b.get_i16() != SNAPSHOT_KEY {
+        return Err("not a share snapshot key");
+    }
+    let n = b.get_i16();
+    if n < 0 || b.remaining() < n as usize + 20 {
+        return Err("truncated key");
+    }
+    let group = std::str::from_utf8(&b[..n as usize]).map_err(|_| "group id not UTF-8")?;
+    let group: std::sync::Arc<str> = std::sync::Arc::from(group);
+    b.advance(n as usize);
+    let topic_id = Uuid::from_slice(&b[..16]).map_err(|_| "bad topic id")?;
+    b.advance(16);
+    Ok(ShareKey {
+        group,
+        topic_id,
+        partition: b.get_i32(),
+    })
+}
+
+fn put_uvarint(b: &mut BytesMut, mut v: u64) {
+    while v >= 0x80 {
+        b.put_u8((v as u8) | 0x80);
+        v >>= 7;
+    }
+    b.put_u8(v as u8);
+}
+
+fn get_uvarint(b: &mut &[u8]) -> Result<u64, &'static str> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        if !b.has_remaining() {
+            return Err("truncated varint");
+        }
+        let byte = b.get_u8();
+        v |= ((byte & 0x7f) as u64) << shift;
+        if byte & 0x80 == 0 {
+            return Ok(v);
+        }
+    }
+    Err("varint too long")
+}
+
+pub fn encode_value(s: &Snapshot) -> Bytes {
+    let mut b = BytesMut::with_capacity(2 + 12 + 24 + 2 + s.batches.len() * 20);
+    b.put_i16(0);
+    b.put_i32(s.snapshot_epoch);
+    b.put_i32(s.state_epoch);
+    b.put_i32(s.leader_epoch);
+    b.put_i64(s.start_offset);
+    b.put_i64(s.create_timestamp);
+    b.put_i64(s.write_timestamp);
+    put_uvarint(&mut b, s.batches.len() as u64 + 1);
+    for batch in &s.batches {
+        b.put_i64(batch.first);
+        b.put_i64(batch.last);
+        b.put_i8(batch.state as i8);
+        b.put_i16(batch.delivery_count);
+        b.put_u8(0);
+    }
+    b.put_u8(0);
+    b.freeze()
+}
+
+pub fn decode_value(mut b: &[u8]) -> Result<Snapshot, &'static str> {
+    if b.remaining() < 2 + 12 + 24 || b.get_i16() != 0 {
+        return Err("unknown share snapshot version");
+    }
+    let snapshot_epoch = b.get_i32();
+    let state_epoch = b.get_i32();
+    let leader_epoch = b.get_i32();
+    let start_offset = b.get_i64();
+    let create_timestamp = b.get_i64();
+    let write_timestamp = b.get_i64();
+    let n = get_uvarint(&mut b)?
+        .checked_sub(1)
+        .ok_or("null state batches")? as usize;
+    if b.remaining() < n.saturating_mul(20) {
+        return Err("truncated state batches");
+    }
+    let mut batches = Vec::with_capacity(n);
+    for _ in 0..n {
+        let first = b.get_i64();
+        let last = b.get_i64();
+        let state = match b.get_i8() {
+            0 => PersistedState::Available,
+            2 => PersistedState::Acknowledged,
+            4 => PersistedState::Archived,
+            _ => return Err("unknown delivery state"),
+        };
+        let delivery_count = b.get_i16();
+        if b.get_u8() != 0 {
+            return Err("tagged fields in a state batch");
+        }
+        if last < first {
+            return Err("state batch ends before it starts");
+        }
+        batches.push(StateBatch {
+            first,
+            last,
+            state,
+            delivery_count,
+        });
+    }
+    if !b.has_remaining() || b.get_u8() != 0 {
+        return Err("missing or unknown tagged fields");
+    }
+    Ok(Snapshot {
+        snapshot_epoch,
+        state_epoch,
+        leader_epoch,
+        start_offset,
+        create_timestamp,
+        write_timestamp,
+        batches,
+    })
+}
+
+/// One record batch holding `key`'s state (a tombstone when `None`).
+pub fn encode_batch(key: &ShareKey, snapshot: Option<&Snapshot>, now_ms: i64) -> Bytes {
+    use kafka_protocol::records::{
+        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+    };
+    let record = Record {
+        transactional: false,
+        control: false,
+        delete_horizon: false,
+        partition_leader_epoch: -1,
+        producer_id: -1,
+        producer_epoch: -1,
+        timestamp_type: TimestampType::Creation,
+        offset: 0,
+        sequence: -1,
+        timestamp: now_ms,
+        key: Some(encode_key(key)),
+        value: snapshot.map(encode_value),
+        headers: Default::default(),
+    };
+    let mut buf = BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        std::iter::once(&record),
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .expect("an uncompressed batch always encodes");
+    buf.freeze()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_and_values_round_trip() {
+        let key = ShareKey {
+            group: "g".into(),
+            topic_id: Uuid::from_u128(7),
+            partition: 3,
+        };
+        assert_eq!(decode_key(&encode_key(&key)), Ok(key));
+        let s = Snapshot {
+            snapshot_epoch: 4,
+            state_epoch: 1,
+            leader_epoch: 2,
+            start_offset: 10,
+            create_timestamp: 5,
+            write_timestamp: 6,
+            batches: vec![
+                StateBatch {
+                    first: 10,
+                    last: 12,
+                    state: PersistedState::Available,
+                    delivery_count: 2,
+                },
+                StateBatch {
+                    first: 13,
+                    last: 13,
+                    state: PersistedState::Archived,
+                    delivery_count: 5,
+                },
+            ],
+        };
+        assert_eq!(decode_value(&encode_value(&s)), Ok(s.clone()));
+        let bytes = encode_value(&s);
+        for cut in 0..bytes.len() {
+            assert!(decode_value(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+}
