@@ -25,7 +25,7 @@ const CREATE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How an internal topic is created.
 #[derive(Debug, Clone)]
 pub struct InternalTopicSpec {
-    pub name: &'static str,
+    pub name: String,
     pub partitions: i32,
     pub replication_factor: i16,
     pub configs: TopicOverrides,
@@ -37,8 +37,12 @@ pub struct InternalTopicSpec {
 /// COORDINATOR_NOT_AVAILABLE, which clients retry, with the reason logged.
 pub async fn ensure(broker: &Broker, spec: &InternalTopicSpec) -> Result<(), ResponseError> {
     let known = |broker: &Broker| {
-        broker.topics.get(spec.name).is_some()
-            || broker.controller.image().topic_by_name(spec.name).is_some()
+        broker.topics.get(&spec.name).is_some()
+            || broker
+                .controller
+                .image()
+                .topic_by_name(&spec.name)
+                .is_some()
     };
     if known(broker) {
         return Ok(());
@@ -64,7 +68,7 @@ pub async fn ensure(broker: &Broker, spec: &InternalTopicSpec) -> Result<(), Res
         .max(1) as i16;
     let request = ControllerRequest::CreateTopics {
         topics: vec![CreatableTopic {
-            name: spec.name.to_string(),
+            name: spec.name.clone(),
             num_partitions: spec.partitions,
             replication_factor: spec.replication_factor.min(nodes).max(1),
             assignments: Vec::new(),
@@ -93,13 +97,13 @@ pub async fn ensure(broker: &Broker, spec: &InternalTopicSpec) -> Result<(), Res
             return Err(ResponseError::CoordinatorNotAvailable);
         }
         other => {
-            tracing::warn!(topic = spec.name, answer = ?other.err(), "cannot create an internal topic: no answer from the controller");
+            tracing::warn!(topic = %spec.name, answer = ?other.err(), "cannot create an internal topic: no answer from the controller");
             return Err(ResponseError::CoordinatorNotAvailable);
         }
     }
     // Installed here, with the coordinators following its leaders, before the first use.
     crate::handlers::wait_for_image(broker, CREATE_TIMEOUT.as_millis() as u64, |image| {
-        image.topic_by_name(spec.name).is_some()
+        image.topic_by_name(&spec.name).is_some()
     })
     .await;
     crate::publisher::caught_up(broker, CREATE_TIMEOUT).await;

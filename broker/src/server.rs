@@ -395,6 +395,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
             metrics_socket.map(|s| tokio::spawn(crate::metrics::http::serve(s, broker.clone())));
         let group_timers = tokio::spawn(broker.groups.clone().run_timers(broker.clone()));
         let share_timers = tokio::spawn(broker.shares.clone().run_timers(broker.clone()));
+        let dead_letters = tokio::spawn(broker.shares.clone().run_dead_letters(broker.clone()));
         let isr_checks = tokio::spawn(crate::replication::run_isr_checks(broker.clone()));
         let offset_expiry = tokio::spawn(broker.groups.clone().run_offset_expiry(broker.clone()));
         let mut failed = false;
@@ -418,6 +419,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         }
         group_timers.abort();
         share_timers.abort();
+        dead_letters.abort();
         isr_checks.abort();
         offset_expiry.abort();
         failed

@@ -14,6 +14,12 @@ Scenarios:
                   without closing (the test then SIGKILLs and restarts the broker)
   after-restart   offsets 11-29 are delivered once each (those held before with delivery count 2)
                   and 0-10 never
+  dlq             a REJECTed record and one RELEASEd until the delivery limit are written once each
+                  to the group's dead-letter topic (auto-created), with the KIP-1191 headers and
+                  the original key, value and headers; a topic without
+                  errors.deadletterqueue.group.enable=true receives none
+  dlq-before-restart  rejects five records and exits at once (the broker is then SIGKILLed)
+  dlq-after-restart   the dead-letter topic holds each of the five exactly once
   holder          (internal) a member that acquires records, prints their offsets and waits
 """
 import json
@@ -23,7 +29,8 @@ import subprocess
 import sys
 import time
 
-from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
+from confluent_kafka import (OFFSET_BEGINNING, AcknowledgeType, Consumer, Producer, ShareConsumer,
+                             TopicPartition)
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
                                    NewTopic)
 
@@ -271,7 +278,128 @@ def after_restart():
     print("after-restart: offsets 11-29 once each, delivery count 2")
 
 
+def read_topic(topic, expect, seconds=20):
+    """Every record of `topic` (all partitions), waiting until there are at least `expect`."""
+    md = admin.list_topics(topic, timeout=10).topics[topic]
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False})
+    c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in md.partitions])
+    out = []
+    end = time.time() + seconds
+    while time.time() < end and len(out) < expect:
+        m = c.poll(0.5)
+        if m is not None and not m.error():
+            out.append(m)
+    # Anything more that is there.
+    end = time.time() + 1
+    while time.time() < end:
+        m = c.poll(0.2)
+        if m is not None and not m.error():
+            out.append(m)
+    c.close()
+    return out
+
+
+def headers_of(m):
+    return {k: (v.decode() if v is not None else None) for k, v in (m.headers() or [])}
+
+
+def dlq():
+    create_topic("sg-dlq")
+    group_configs("sg-dlq-g", share_auto_offset_reset="earliest", share_delivery_count_limit=2,
+                  errors_deadletterqueue_topic_name="dlq.sg-dlq",
+                  errors_deadletterqueue_copy_record_enable="true")
+    p = Producer({"bootstrap.servers": bootstrap})
+    for i in range(10):
+        p.produce("sg-dlq", key=b"k%d" % i, value=b"v%d" % i, headers=[("h", b"x%d" % i)])
+    check(p.flush(30) == 0, "produced")
+    c = consumer("sg-dlq-g", explicit=True)
+    c.subscribe(["sg-dlq"])
+    deliveries = []
+    end = time.time() + 30
+    while time.time() < end and (len(set(deliveries)) < 10 or deliveries.count(5) < 2):
+        for m in c.poll(0.5):
+            if m.error():
+                continue
+            deliveries.append(m.offset())
+            t = {2: AcknowledgeType.REJECT, 5: AcknowledgeType.RELEASE}.get(m.offset(), AcknowledgeType.ACCEPT)
+            c.acknowledge(m, t)
+        c.commit_sync()
+    c.close()
+    check(deliveries.count(5) == 2, "offset 5 delivered %d times (limit 2)" % deliveries.count(5))
+    letters = read_topic("dlq.sg-dlq", 2)
+    check(len(letters) == 2, "two dead letters: %r" % [headers_of(m) for m in letters])
+    by_offset = {headers_of(m)["__dlq.errors.offset"]: m for m in letters}
+    check(sorted(by_offset) == ["2", "5"], "dead letters of offsets 2 and 5: %r" % sorted(by_offset))
+    for off, cause, count in [("2", "REJECTED", "1"), ("5", "DELIVERY_COUNT_LIMIT", "2")]:
+        m = by_offset[off]
+        h = headers_of(m)
+        check(h["__dlq.errors.topic"] == "sg-dlq" and h["__dlq.errors.partition"] == "0"
+              and h["__dlq.errors.group"] == "sg-dlq-g" and h["__dlq.errors.cause"] == cause
+              and h["__dlq.errors.delivery.count"] == count and h["__dlq.errors.message"],
+              "headers of the dead letter of offset %s: %r" % (off, h))
+        check(m.key() == b"k" + off.encode() and m.value() == b"v" + off.encode() and h["h"] == "x" + off,
+              "the dead letter of offset %s copies key, value and headers: %r %r %r" % (off, m.key(), m.value(), h))
+    # A topic that does not allow dead letters receives none.
+    create_topic("dlq.not-allowed")
+    create_topic("sg-dlq2")
+    group_configs("sg-dlq2-g", share_auto_offset_reset="earliest",
+                  errors_deadletterqueue_topic_name="dlq.not-allowed")
+    produce("sg-dlq2", 1)
+    c = consumer("sg-dlq2-g", explicit=True)
+    c.subscribe(["sg-dlq2"])
+    rejected = False
+    end = time.time() + 20
+    while time.time() < end and not rejected:
+        for m in c.poll(0.5):
+            if not m.error():
+                c.acknowledge(m, AcknowledgeType.REJECT)
+                rejected = True
+        c.commit_sync()
+    c.close()
+    check(rejected, "a record was rejected")
+    time.sleep(2)
+    check(read_topic("dlq.not-allowed", 0, 2) == [], "no dead letter in a topic that does not allow them")
+    print("dlq: offsets 2 (REJECTED) and 5 (DELIVERY_COUNT_LIMIT) dead-lettered once each")
+
+
+def dlq_before_restart():
+    create_topic("sg-dlqr")
+    group_configs("sg-dlqr-g", share_auto_offset_reset="earliest",
+                  errors_deadletterqueue_topic_name="dlq.sg-dlqr")
+    produce("sg-dlqr", 5)
+    c = consumer("sg-dlqr-g", explicit=True)
+    c.subscribe(["sg-dlqr"])
+    got = []
+    end = time.time() + 20
+    while time.time() < end and len(got) < 5:
+        for m in c.poll(0.5):
+            if not m.error():
+                got.append(m.offset())
+                c.acknowledge(m, AcknowledgeType.REJECT)
+        c.commit_sync()
+    check(len(got) == 5, "five records rejected: %r" % got)
+    print("dlq-before-restart: rejected 5", flush=True)
+    os._exit(0)
+
+
+def dlq_after_restart():
+    # The dead letters pending at the crash are written after the share-partition is next used.
+    c = consumer("sg-dlqr-g")
+    c.subscribe(["sg-dlqr"])
+    stray = []
+    poll_until([c], lambda: False, 3, lambda i, c, m: stray.append(m.offset()))
+    c.close()
+    check(stray == [], "rejected records delivered again: %r" % stray)
+    letters = read_topic("dlq.sg-dlqr", 5)
+    offsets = sorted(int(headers_of(m)["__dlq.errors.offset"]) for m in letters)
+    check(offsets == [0, 1, 2, 3, 4], "each rejected record dead-lettered exactly once: %r" % offsets)
+    print("dlq-after-restart: 5 dead letters, none twice")
+
+
 {
+    "dlq": dlq,
+    "dlq-before-restart": dlq_before_restart,
+    "dlq-after-restart": dlq_after_restart,
     "before-restart": before_restart,
     "after-restart": after_restart,
     "two-consumers": two_consumers,

@@ -64,3 +64,17 @@ fn acknowledgements_survive_a_broker_crash_and_held_records_come_back() {
     broker.restart();
     scenario(&broker, "after-restart");
 }
+
+#[test]
+fn archived_records_are_dead_lettered_once_with_their_context() {
+    scenario(&broker(), "dlq");
+}
+
+#[test]
+fn dead_letters_are_written_once_across_a_broker_crash() {
+    let mut broker = broker();
+    scenario(&broker, "dlq-before-restart");
+    broker.kill();
+    broker.restart();
+    scenario(&broker, "dlq-after-restart");
+}

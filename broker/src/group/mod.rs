@@ -404,7 +404,7 @@ impl GroupCoordinator {
         configs.insert("segment.bytes".into(), self.segment_bytes.to_string());
         configs.insert("compression.type".into(), "producer".into());
         crate::internal_topics::InternalTopicSpec {
-            name: OFFSETS_TOPIC,
+            name: OFFSETS_TOPIC.to_string(),
             partitions: self.partitions.load(Ordering::Acquire),
             replication_factor: self.replication_factor,
             configs,

@@ -79,7 +79,7 @@ async fn coordinator(ctx: &Ctx<'_>, key: &StrBytes, key_type: i8) -> Coordinator
     }
     let view = ClusterView::for_listener(broker, &ctx.conn.listener.name);
     let leader = view
-        .topic(spec.name)
+        .topic(&spec.name)
         .and_then(|t| view.partition(&t, index))
         .and_then(|p| p.leader)
         .and_then(|l| view.node(l).cloned());

@@ -485,9 +485,9 @@ pub async fn handle_request(
         RequestKind::ShareGroupDescribe(r) => Some(ResponseKind::ShareGroupDescribe(
             share_group_describe::handle(&ctx, r),
         )),
-        RequestKind::ShareFetch(r) => Some(ResponseKind::ShareFetch(
-            share_fetch::handle(&ctx, r).await,
-        )),
+        RequestKind::ShareFetch(r) => {
+            Some(ResponseKind::ShareFetch(share_fetch::handle(&ctx, r).await))
+        }
         RequestKind::ShareAcknowledge(r) => Some(ResponseKind::ShareAcknowledge(
             share_acknowledge::handle(&ctx, r).await,
         )),

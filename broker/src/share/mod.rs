@@ -13,6 +13,7 @@
 //! Bounds: `group.share.max.size` members per group, `group.share.partition.max.record.locks`
 //! records in flight per share-partition, one share session per member and broker.
 
+pub mod dlq;
 pub mod group;
 pub mod partition;
 pub mod state_store;
@@ -52,6 +53,8 @@ pub struct ShareState {
     /// Whether its state is written to `__share_group_state` (this broker leads the state
     /// partition); else it lives in memory only.
     durable: bool,
+    /// See [`Snapshot::dlq_scan_from`].
+    pub dlq_scan_from: Option<(i32, i64)>,
 }
 
 impl std::ops::Deref for ShareState {
@@ -95,6 +98,8 @@ pub struct GroupSettings {
 pub struct GroupCounters {
     pub archived: u64,
     pub dead_lettered: u64,
+    /// Archived records whose dead letter could not be written.
+    pub dead_letter_failed: u64,
 }
 
 #[derive(Default)]
@@ -104,6 +109,7 @@ pub struct ShareCoordinator {
     sessions: Mutex<HashMap<(String, String), ShareSession>>,
     counters: Mutex<HashMap<String, GroupCounters>>,
     store: StateStore,
+    dead_letters: dlq::DeadLetters,
     /// Woken when records become acquirable without an append (released, lock expired,
     /// member gone), for long-polling ShareFetches.
     released: Notify,
@@ -142,6 +148,7 @@ impl ShareCoordinator {
                 delivery_limit: int("share.delivery.count.limit", 5).clamp(1, i16::MAX as i64)
                     as i16,
                 max_in_flight: cfg.long("group.share.partition.max.record.locks").max(1) as usize,
+                dead_letter: !dlq.is_empty(),
             },
             earliest: get("share.auto.offset.reset").eq_ignore_ascii_case("earliest"),
             read_committed: get("share.isolation.level").eq_ignore_ascii_case("read_committed"),
@@ -282,6 +289,7 @@ impl ShareCoordinator {
                     state_epoch: s.state_epoch,
                     created_ms: s.create_timestamp,
                     durable,
+                    dlq_scan_from: s.dlq_scan_from,
                 },
                 false,
             ),
@@ -292,6 +300,7 @@ impl ShareCoordinator {
                     state_epoch: 0,
                     created_ms: now,
                     durable,
+                    dlq_scan_from: None,
                 },
                 true,
             ),
@@ -308,6 +317,18 @@ impl ShareCoordinator {
         };
         if fresh {
             self.persist(broker, key).await?;
+        }
+        // Dead letters that were pending at a crash: written now unless found written.
+        let archiving = h.lock().archiving();
+        for (offset, delivery_count) in archiving {
+            self.dead_letters.push(dlq::Letter {
+                key: key.clone(),
+                offset,
+                delivery_count,
+                reason: None,
+                recovered: true,
+                attempts: 0,
+            });
         }
         Ok(h)
     }
@@ -334,6 +355,7 @@ impl ShareCoordinator {
                 create_timestamp: st.created_ms,
                 write_timestamp: crate::util::now_ms(),
                 batches,
+                dlq_scan_from: st.dlq_scan_from,
             };
             self.store.append(broker, &p, key, snapshot)?
         };
@@ -367,19 +389,49 @@ impl ShareCoordinator {
         self.released.notify_waiters();
     }
 
-    /// Counts what `key`'s share-partition archived.
+    /// Counts what `key`'s share-partition archived, and hands those still archiving to the
+    /// dead-letter task.
     pub fn archived(&self, key: &ShareKey, archived: Vec<Archived>) {
         if archived.is_empty() {
             return;
-        }
-        for a in &archived {
-            tracing::debug!(group = %key.group, topic_id = %key.topic_id, partition = key.partition, offset = a.offset, delivery_count = a.delivery_count, reason = ?a.reason, "share group archived a record");
         }
         self.counters
             .lock()
             .entry(key.group.to_string())
             .or_default()
             .archived += archived.len() as u64;
+        let dead_letter = self
+            .existing(key)
+            .is_some_and(|h| h.lock().limits().dead_letter);
+        for a in archived {
+            tracing::debug!(group = %key.group, topic_id = %key.topic_id, partition = key.partition, offset = a.offset, delivery_count = a.delivery_count, reason = ?a.reason, "share group archived a record");
+            if dead_letter {
+                self.dead_letters.push(dlq::Letter {
+                    key: key.clone(),
+                    offset: a.offset,
+                    delivery_count: a.delivery_count,
+                    reason: Some(a.reason),
+                    recovered: false,
+                    attempts: 0,
+                });
+            }
+        }
+    }
+
+    fn count_dead_lettered(&self, group: &str) {
+        self.counters
+            .lock()
+            .entry(group.to_string())
+            .or_default()
+            .dead_lettered += 1;
+    }
+
+    fn count_dead_letter_failed(&self, group: &str) {
+        self.counters
+            .lock()
+            .entry(group.to_string())
+            .or_default()
+            .dead_letter_failed += 1;
     }
 
     pub fn counters(&self, group: &str) -> GroupCounters {

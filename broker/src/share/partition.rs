@@ -58,6 +58,10 @@ pub enum State {
     },
     /// Accepted, or not a deliverable record at all (gap, control record, aborted): done.
     Acknowledged,
+    /// Rejected or over the delivery limit, and waiting to be written to the group's
+    /// dead-letter topic (KIP-1191): never delivered again, but not done until
+    /// [`SharePartition::finish_archiving`], so the start offset waits for it.
+    Archiving,
     /// Rejected or over the delivery limit: done, never delivered again.
     Archived,
 }
@@ -84,6 +88,8 @@ pub struct ShareLimits {
     pub delivery_limit: i16,
     /// `group.share.partition.max.record.locks`: the in-flight window.
     pub max_in_flight: usize,
+    /// Whether archived records go to a dead-letter topic first ([`State::Archiving`]).
+    pub dead_letter: bool,
 }
 
 /// One batch as the log read returned it: its offsets, and whether its records are not to be
@@ -146,6 +152,8 @@ pub struct StateBatch {
 pub enum PersistedState {
     Available = 0,
     Acknowledged = 2,
+    /// KIP-1191: archived, not yet written to the dead-letter topic.
+    Archiving = 3,
     Archived = 4,
 }
 
@@ -185,6 +193,7 @@ impl SharePartition {
                 let state = match b.state {
                     PersistedState::Available => State::Available,
                     PersistedState::Acknowledged => State::Acknowledged,
+                    PersistedState::Archiving => State::Archiving,
                     PersistedState::Archived => State::Archived,
                 };
                 if state == State::Available {
@@ -228,7 +237,7 @@ impl SharePartition {
         self.records.get(i as usize)
     }
 
-    /// Records in flight that are acquired, and that are archived.
+    /// Records in flight that are acquired, and that are archived (or archiving).
     pub fn counts(&self) -> (usize, usize) {
         let acquired = self
             .records
@@ -238,9 +247,37 @@ impl SharePartition {
         let archived = self
             .records
             .iter()
-            .filter(|r| r.state == State::Archived)
+            .filter(|r| matches!(r.state, State::Archived | State::Archiving))
             .count();
         (acquired, archived)
+    }
+
+    /// The records waiting to be dead-lettered (after a restart: those whose write may or may
+    /// not have happened), with their delivery counts.
+    pub fn archiving(&self) -> Vec<(i64, i16)> {
+        self.records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.state == State::Archiving)
+            .map(|(i, r)| (self.start + i as i64, r.delivery_count))
+            .collect()
+    }
+
+    /// `offset` was written to the dead-letter topic: archived for good. False when it was not
+    /// archiving (already finished, or moved past by the start).
+    pub fn finish_archiving(&mut self, offset: i64) -> bool {
+        let Some(i) = offset.checked_sub(self.start).filter(|i| *i >= 0) else {
+            return false;
+        };
+        match self.records.get_mut(i as usize) {
+            Some(r) if r.state == State::Archiving => {
+                r.state = State::Archived;
+                self.advance_start();
+                self.check();
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Where the next acquisition reads the log from, or `None` when nothing can be acquired
@@ -384,11 +421,12 @@ impl SharePartition {
             };
             let limit = self.limits.delivery_limit;
             let lock_ms = self.limits.lock_ms;
+            let dead_letter = self.limits.dead_letter;
             let r = &mut self.records[(offset - self.start) as usize];
             match t {
                 AckType::Accept | AckType::Gap => r.state = State::Acknowledged,
                 AckType::Reject => {
-                    r.state = State::Archived;
+                    r.state = archived_state(dead_letter);
                     archived.push(Archived {
                         offset,
                         delivery_count: r.delivery_count,
@@ -396,7 +434,7 @@ impl SharePartition {
                     });
                 }
                 AckType::Release => {
-                    if let Some(a) = release(r, offset, limit) {
+                    if let Some(a) = release(r, offset, limit, dead_letter) {
                         archived.push(a);
                     } else {
                         self.available += 1;
@@ -426,6 +464,7 @@ impl SharePartition {
 
     fn release_where(&mut self, mut hit: impl FnMut(&str, i64) -> bool) -> Vec<Archived> {
         let limit = self.limits.delivery_limit;
+        let dead_letter = self.limits.dead_letter;
         let mut archived = Vec::new();
         for (i, r) in self.records.iter_mut().enumerate() {
             let State::Acquired {
@@ -439,7 +478,7 @@ impl SharePartition {
                 continue;
             }
             let offset = self.start + i as i64;
-            match release(r, offset, limit) {
+            match release(r, offset, limit, dead_letter) {
                 Some(a) => archived.push(a),
                 None => self.available += 1,
             }
@@ -490,6 +529,7 @@ impl SharePartition {
             let state = match r.state {
                 State::Available | State::Acquired { .. } => PersistedState::Available,
                 State::Acknowledged => PersistedState::Acknowledged,
+                State::Archiving => PersistedState::Archiving,
                 State::Archived => PersistedState::Archived,
             };
             match out.last_mut() {
@@ -548,11 +588,21 @@ impl SharePartition {
     }
 }
 
+/// Where an archived record goes: straight to Archived, or through Archiving when the group
+/// dead-letters its records.
+fn archived_state(dead_letter: bool) -> State {
+    if dead_letter {
+        State::Archiving
+    } else {
+        State::Archived
+    }
+}
+
 /// Releases one acquired record: available again, or archived at the delivery limit.
-fn release(r: &mut Record, offset: i64, limit: i16) -> Option<Archived> {
+fn release(r: &mut Record, offset: i64, limit: i16, dead_letter: bool) -> Option<Archived> {
     debug_assert!(matches!(r.state, State::Acquired { .. }));
     if r.delivery_count >= limit {
-        r.state = State::Archived;
+        r.state = archived_state(dead_letter);
         Some(Archived {
             offset,
             delivery_count: r.delivery_count,

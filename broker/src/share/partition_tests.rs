@@ -10,6 +10,7 @@ fn limits() -> ShareLimits {
         lock_ms: 1_000,
         delivery_limit: 3,
         max_in_flight: 10,
+        dead_letter: false,
     }
 }
 
@@ -335,4 +336,35 @@ fn moving_the_start_drops_what_lies_below() {
     sp.move_start(100);
     assert_eq!((sp.start_offset(), sp.end()), (100, 100));
     assert_eq!(sp.next_fetch_offset(), Some(100));
+}
+
+#[test]
+fn with_a_dead_letter_topic_archived_records_wait_for_their_write() {
+    let dlq = ShareLimits {
+        dead_letter: true,
+        ..limits()
+    };
+    let mut sp = SharePartition::new(0, dlq);
+    sp.acquire(&m("a"), &[data(0, 2)], 100, 0);
+    let archived = sp
+        .acknowledge("a", 0, 2, &[REJECT, ACCEPT, RELEASE], 0)
+        .unwrap();
+    assert_eq!(archived.len(), 1);
+    // Archiving holds the start and is never delivered again.
+    assert_eq!(sp.start_offset(), 0);
+    assert_eq!(sp.archiving(), vec![(0, 1)]);
+    assert_eq!(
+        sp.acquire(&m("b"), &[data(0, 2)], 100, 0),
+        vec![acq(2, 2, 2)]
+    );
+    // It survives a restart as archiving: its write may not have happened.
+    let (start, batches) = sp.snapshot();
+    let mut back = SharePartition::restore(start, &batches, dlq);
+    assert_eq!(back.archiving(), vec![(0, 1)]);
+    assert!(back.finish_archiving(0));
+    assert!(!back.finish_archiving(0), "finished once");
+    assert!(!back.finish_archiving(7), "never archiving");
+    assert_eq!(back.start_offset(), 2);
+    assert!(sp.finish_archiving(0));
+    assert_eq!(sp.archiving(), vec![]);
 }

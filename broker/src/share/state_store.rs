@@ -48,6 +48,10 @@ pub struct Snapshot {
     pub create_timestamp: i64,
     pub write_timestamp: i64,
     pub batches: Vec<StateBatch>,
+    /// Where a scan of the dead-letter topic starts (its partition and an offset at or before
+    /// every dead letter of this share-partition still archiving), so that after a crash a
+    /// record already written there is not written again (Samsa's tagged field 0).
+    pub dlq_scan_from: Option<(i32, i64)>,
 }
 
 /// The cached state of one partition of `__share_group_state`.
@@ -79,7 +83,7 @@ pub fn topic_spec(broker: &Broker) -> InternalTopicSpec {
     );
     configs.insert("compression.type".into(), "producer".into());
     InternalTopicSpec {
-        name: SHARE_STATE_TOPIC,
+        name: SHARE_STATE_TOPIC.to_string(),
         partitions: cfg
             .int("share.coordinator.state.topic.num.partitions")
             .max(1),
@@ -224,6 +228,7 @@ fn load(p: &Partition) -> Result<HashMap<ShareKey, Snapshot>, samsa_storage::Log
 // `ShareSnapshotValue` field order, flexible-version framing.
 
 const SNAPSHOT_KEY: i16 = 0;
+const DLQ_SCAN_FROM_TAG: u8 = 0;
 
 pub fn encode_key(key: &ShareKey) -> Bytes {
     let mut b = BytesMut::with_capacity(2 + 2 + key.group.len() + 16 + 4);
@@ -295,7 +300,16 @@ pub fn encode_value(s: &Snapshot) -> Bytes {
         b.put_i16(batch.delivery_count);
         b.put_u8(0);
     }
-    b.put_u8(0);
+    match s.dlq_scan_from {
+        None => b.put_u8(0),
+        Some((partition, offset)) => {
+            b.put_u8(1); // one tagged field
+            b.put_u8(DLQ_SCAN_FROM_TAG);
+            b.put_u8(12);
+            b.put_i32(partition);
+            b.put_i64(offset);
+        }
+    }
     b.freeze()
 }
 
@@ -322,6 +336,7 @@ pub fn decode_value(mut b: &[u8]) -> Result<Snapshot, &'static str> {
         let state = match b.get_i8() {
             0 => PersistedState::Available,
             2 => PersistedState::Acknowledged,
+            3 => PersistedState::Archiving,
             4 => PersistedState::Archived,
             _ => return Err("unknown delivery state"),
         };
@@ -339,8 +354,19 @@ pub fn decode_value(mut b: &[u8]) -> Result<Snapshot, &'static str> {
             delivery_count,
         });
     }
-    if !b.has_remaining() || b.get_u8() != 0 {
-        return Err("missing or unknown tagged fields");
+    let mut dlq_scan_from = None;
+    let tags = get_uvarint(&mut b)?;
+    for _ in 0..tags {
+        let tag = get_uvarint(&mut b)?;
+        let size = get_uvarint(&mut b)? as usize;
+        if b.remaining() < size {
+            return Err("truncated tagged field");
+        }
+        if tag == DLQ_SCAN_FROM_TAG as u64 && size == 12 {
+            let mut f = &b[..12];
+            dlq_scan_from = Some((f.get_i32(), f.get_i64()));
+        }
+        b.advance(size);
     }
     Ok(Snapshot {
         snapshot_epoch,
@@ -350,6 +376,7 @@ pub fn decode_value(mut b: &[u8]) -> Result<Snapshot, &'static str> {
         create_timestamp,
         write_timestamp,
         batches,
+        dlq_scan_from,
     })
 }
 
@@ -419,8 +446,14 @@ mod tests {
                     delivery_count: 5,
                 },
             ],
+            dlq_scan_from: None,
         };
         assert_eq!(decode_value(&encode_value(&s)), Ok(s.clone()));
+        let with_hint = Snapshot {
+            dlq_scan_from: Some((2, 99)),
+            ..s.clone()
+        };
+        assert_eq!(decode_value(&encode_value(&with_hint)), Ok(with_hint));
         let bytes = encode_value(&s);
         for cut in 0..bytes.len() {
             assert!(decode_value(&bytes[..cut]).is_err(), "cut at {cut}");

@@ -194,7 +194,7 @@ impl TransactionCoordinator {
         configs.insert("segment.bytes".into(), self.segment_bytes.to_string());
         configs.insert("compression.type".into(), "uncompressed".into());
         crate::internal_topics::InternalTopicSpec {
-            name: TRANSACTION_STATE_TOPIC,
+            name: TRANSACTION_STATE_TOPIC.to_string(),
             partitions: self.partitions.load(Ordering::Acquire),
             replication_factor: self.replication_factor,
             configs,

@@ -1,0 +1,409 @@
+//! Dead-letter queues for share groups (KIP-1191): a record a share group archives (REJECTed,
+//! or released after its last allowed delivery) is written to the group's
+//! `errors.deadletterqueue.topic.name`, exactly once, before it counts as archived.
+//!
+//! The share-partition holds such a record in the Archiving state, which is persisted with the
+//! acknowledgement that caused it; one task per broker then writes the dead letter and moves the
+//! record to Archived (persisted again). The write goes to partition `source partition mod
+//! partitions` of the dead-letter topic, with the headers below and, when
+//! `errors.deadletterqueue.copy.record.enable`, the record's key, value and headers. Before each
+//! write the share-partition persists where a scan of that partition would find it
+//! (`dlq_scan_from`); after a crash, the Archiving records are looked for from there and only
+//! those not found are written, so none is written twice and none is lost.
+//!
+//! The dead-letter topic must start with `errors.deadletterqueue.topic.name.prefix` (checked when
+//! the group config is set) and allow it with the topic config
+//! `errors.deadletterqueue.group.enable=true`; it is created with that config on first use when
+//! `errors.deadletterqueue.auto.create.topics.enable`. A record whose dead letter cannot be
+//! written (the topic refuses, or is led by another broker: writes between brokers are not built
+//! yet) is archived without one, logged at warn and counted.
+//!
+//! Headers (string values): `__dlq.errors.topic`, `__dlq.errors.partition`,
+//! `__dlq.errors.offset`, `__dlq.errors.group`, `__dlq.errors.delivery.count`,
+//! `__dlq.errors.message` (for people) and `__dlq.errors.cause` (`REJECTED` or
+//! `DELIVERY_COUNT_LIMIT`, for programs).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::records::{
+    Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+};
+use kafka_protocol::ResponseError;
+
+use super::partition::{ArchiveReason, State};
+use super::{ShareCoordinator, ShareKey};
+use crate::config::topic::TopicOverrides;
+use crate::coordinator_write::CoordinatorWrite;
+use crate::internal_topics::InternalTopicSpec;
+use crate::partition::Partition;
+use crate::server::Broker;
+
+/// One archived record to dead-letter.
+#[derive(Debug, Clone)]
+pub struct Letter {
+    pub key: ShareKey,
+    pub offset: i64,
+    pub delivery_count: i16,
+    /// `None` after a restart (the cause was not persisted).
+    pub reason: Option<ArchiveReason>,
+    /// Found Archiving after a restart: look for it in the topic before writing it.
+    pub recovered: bool,
+    /// Attempts that failed for a reason that may pass (topic being created, leadership).
+    pub attempts: u32,
+}
+
+/// Attempts before a dead letter is given up (about a minute at one a second).
+const ATTEMPTS_MAX: u32 = 60;
+
+#[derive(Default)]
+pub struct DeadLetters {
+    queue: parking_lot::Mutex<VecDeque<Letter>>,
+    wake: tokio::sync::Notify,
+}
+
+impl DeadLetters {
+    pub fn push(&self, letter: Letter) {
+        self.queue.lock().push_back(letter);
+        self.wake.notify_one();
+    }
+
+    pub fn pending(&self) -> usize {
+        self.queue.lock().len()
+    }
+}
+
+/// What became of one letter.
+enum Outcome {
+    /// Written now, or found written before a crash.
+    Written,
+    /// Not to be written (the record is no longer archiving, or the group has no DLQ now).
+    Nothing,
+    /// Archived without a dead letter, for this reason.
+    GaveUp(String),
+    /// Try again later.
+    Retry(String),
+}
+
+impl ShareCoordinator {
+    /// Writes dead letters as they come, until shutdown.
+    pub async fn run_dead_letters(self: Arc<Self>, broker: Arc<Broker>) {
+        loop {
+            let next = self.dead_letters.queue.lock().pop_front();
+            let Some(mut letter) = next else {
+                tokio::select! {
+                    _ = self.dead_letters.wake.notified() => {}
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                }
+                continue;
+            };
+            let outcome = self.dead_letter(&broker, &letter).await;
+            let key = letter.key.clone();
+            let finish = match outcome {
+                Outcome::Written => {
+                    self.count_dead_lettered(&key.group);
+                    true
+                }
+                Outcome::Nothing => false,
+                Outcome::GaveUp(why) => {
+                    tracing::warn!(group = %key.group, topic_id = %key.topic_id, partition = key.partition, offset = letter.offset, "archived without a dead letter: {why}");
+                    self.count_dead_letter_failed(&key.group);
+                    true
+                }
+                Outcome::Retry(why) => {
+                    letter.attempts += 1;
+                    if letter.attempts >= ATTEMPTS_MAX {
+                        tracing::warn!(group = %key.group, topic_id = %key.topic_id, partition = key.partition, offset = letter.offset, "archived without a dead letter after {} attempts: {why}", letter.attempts);
+                        self.count_dead_letter_failed(&key.group);
+                        true
+                    } else {
+                        tracing::debug!(group = %key.group, offset = letter.offset, "dead letter postponed: {why}");
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        self.dead_letters.push(letter.clone());
+                        false
+                    }
+                }
+            };
+            if finish {
+                self.finish_archiving(&broker, &key, letter.offset).await;
+            }
+        }
+    }
+
+    /// The record is archived for good: no longer held for its dead letter.
+    async fn finish_archiving(&self, broker: &Broker, key: &ShareKey, offset: i64) {
+        let Some(h) = self.existing(key) else {
+            return;
+        };
+        {
+            let mut st = h.lock();
+            st.finish_archiving(offset);
+            if st.archiving().is_empty() {
+                st.dlq_scan_from = None;
+            }
+        }
+        if let Err(e) = self.persist(broker, key).await {
+            tracing::warn!(group = %key.group, partition = key.partition, offset, "cannot write the share-partition state after a dead letter: {e:?}");
+        }
+    }
+
+    async fn dead_letter(&self, broker: &Broker, letter: &Letter) -> Outcome {
+        let key = &letter.key;
+        let Some(h) = self.existing(key) else {
+            return Outcome::Nothing;
+        };
+        if h.lock().record(letter.offset).map(|r| &r.state) != Some(&State::Archiving) {
+            return Outcome::Nothing;
+        }
+        let settings = self.settings(broker, &key.group);
+        let Some(dlq) = settings.dlq_topic.clone() else {
+            return Outcome::GaveUp(
+                "the group no longer names errors.deadletterqueue.topic.name".into(),
+            );
+        };
+        let Some(source) = broker.topics.get_by_id(&key.topic_id) else {
+            return Outcome::GaveUp("the record's topic was deleted".into());
+        };
+        let dlq_topic = match dlq_topic(broker, &dlq).await {
+            Ok(t) => t,
+            Err(Err(why)) => return Outcome::GaveUp(why),
+            Err(Ok(why)) => return Outcome::Retry(why),
+        };
+        let index = key.partition.rem_euclid(dlq_topic.partition_count.max(1));
+        let dlq_partition = match dlq_topic.led_partition(index) {
+            Ok(p) => p.clone(),
+            Err(ResponseError::NotLeaderOrFollower) => {
+                return Outcome::Retry(format!(
+                    "partition {index} of {dlq} is not led by this broker (dead letters are written only to partitions this broker leads)"
+                ))
+            }
+            Err(e) => return Outcome::Retry(format!("partition {index} of {dlq}: {e:?}")),
+        };
+        // After a crash: written already?
+        let scan_from = h.lock().dlq_scan_from;
+        if letter.recovered {
+            if let Some((p, from)) = scan_from.filter(|(p, _)| *p == index) {
+                let _ = p;
+                match find_letter(&dlq_partition, from, key, &source.name, letter.offset) {
+                    Ok(true) => return Outcome::Written,
+                    Ok(false) => {}
+                    Err(e) => return Outcome::Retry(format!("cannot scan {dlq}: {e}")),
+                }
+            }
+        }
+        // Where a scan would find this write, persisted before it.
+        if scan_from.is_none_or(|(p, _)| p != index) {
+            h.lock().dlq_scan_from = Some((index, dlq_partition.log_end_offset()));
+            if let Err(e) = self.persist(broker, key).await {
+                return Outcome::Retry(format!("cannot persist the scan start: {e:?}"));
+            }
+        }
+        let original = if settings.dlq_copy {
+            match source.led_partition(key.partition) {
+                Ok(p) => read_record(p, letter.offset),
+                Err(_) => None,
+            }
+        } else {
+            None
+        };
+        let batch = encode_letter(
+            &key.group,
+            &source.name,
+            key.partition,
+            letter.offset,
+            letter.delivery_count,
+            letter.reason,
+            settings.limits.delivery_limit,
+            original,
+        );
+        let now = crate::util::now_ms();
+        let write = CoordinatorWrite::append(dlq_partition.clone(), |p| {
+            p.append(batch, now, &broker.group_commit)
+        });
+        match write {
+            Ok(w) => match w.replicated().await {
+                Ok(()) => Outcome::Written,
+                Err(e) => Outcome::Retry(format!("dead letter not replicated: {e}")),
+            },
+            Err(e) => Outcome::Retry(format!("cannot append the dead letter: {e}")),
+        }
+    }
+}
+
+/// The dead-letter topic, created when absent and allowed. `Err(Ok(why))`: try again later;
+/// `Err(Err(why))`: it refuses dead letters.
+async fn dlq_topic(
+    broker: &Broker,
+    name: &str,
+) -> Result<Arc<crate::topics::Topic>, Result<String, String>> {
+    if broker.topics.get(name).is_none() {
+        let cfg = broker.dynamic_configs.effective();
+        if !cfg.bool("errors.deadletterqueue.auto.create.topics.enable") {
+            return Err(Err(format!(
+                "dead-letter topic {name} does not exist and errors.deadletterqueue.auto.create.topics.enable is false"
+            )));
+        }
+        let mut configs = TopicOverrides::new();
+        configs.insert("errors.deadletterqueue.group.enable".into(), "true".into());
+        let spec = InternalTopicSpec {
+            name: name.to_string(),
+            partitions: cfg.int("num.partitions").max(1),
+            replication_factor: cfg.int("default.replication.factor").max(1) as i16,
+            configs,
+        };
+        if let Err(e) = crate::internal_topics::ensure(broker, &spec).await {
+            return Err(Ok(format!("cannot create dead-letter topic {name}: {e:?}")));
+        }
+        tracing::info!(topic = name, "created a share group dead-letter topic");
+    }
+    let topic = broker.topics.get(name).ok_or_else(|| {
+        Ok(format!(
+            "dead-letter topic {name} is not installed here yet"
+        ))
+    })?;
+    let allowed = topic
+        .overrides
+        .read()
+        .get("errors.deadletterqueue.group.enable")
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    if !allowed {
+        return Err(Err(format!(
+            "topic {name} does not allow dead letters (errors.deadletterqueue.group.enable is not true)"
+        )));
+    }
+    Ok(topic)
+}
+
+/// The record at `offset` of `p`, if the log still has it.
+fn read_record(p: &Partition, offset: i64) -> Option<Record> {
+    let read = p.read_for_follower(offset, 1 << 20, true).ok()?;
+    let mut bytes = read.slice.load().ok()?;
+    let sets = RecordBatchDecoder::decode_all(&mut bytes).ok()?;
+    sets.into_iter()
+        .flat_map(|s| s.records)
+        .find(|r| r.offset == offset && !r.control)
+}
+
+fn header(s: &str) -> StrBytes {
+    StrBytes::from_string(s.to_string())
+}
+
+/// The dead letter's batch: context headers, and the original record's key, value and headers
+/// when given.
+#[allow(clippy::too_many_arguments)]
+fn encode_letter(
+    group: &str,
+    topic: &str,
+    partition: i32,
+    offset: i64,
+    delivery_count: i16,
+    reason: Option<ArchiveReason>,
+    delivery_limit: i16,
+    original: Option<Record>,
+) -> Bytes {
+    let (cause, message) = match reason {
+        Some(ArchiveReason::Rejected) => ("REJECTED", "rejected by a share consumer".to_string()),
+        Some(ArchiveReason::DeliveryLimit) => (
+            "DELIVERY_COUNT_LIMIT",
+            format!("delivered {delivery_count} times, the group's limit of {delivery_limit}"),
+        ),
+        None => (
+            "UNKNOWN",
+            "archived before a broker restart; the cause was not kept".to_string(),
+        ),
+    };
+    let mut headers = kafka_protocol::indexmap::IndexMap::new();
+    if let Some(o) = &original {
+        for (k, v) in &o.headers {
+            headers.insert(k.clone(), v.clone());
+        }
+    }
+    for (k, v) in [
+        ("__dlq.errors.topic", topic.to_string()),
+        ("__dlq.errors.partition", partition.to_string()),
+        ("__dlq.errors.offset", offset.to_string()),
+        ("__dlq.errors.group", group.to_string()),
+        ("__dlq.errors.delivery.count", delivery_count.to_string()),
+        ("__dlq.errors.message", message),
+        ("__dlq.errors.cause", cause.to_string()),
+    ] {
+        headers.insert(header(k), Some(Bytes::from(v)));
+    }
+    let now = crate::util::now_ms();
+    let record = Record {
+        transactional: false,
+        control: false,
+        delete_horizon: false,
+        partition_leader_epoch: -1,
+        producer_id: -1,
+        producer_epoch: -1,
+        timestamp_type: TimestampType::Creation,
+        offset: 0,
+        sequence: -1,
+        timestamp: original.as_ref().map_or(now, |o| o.timestamp),
+        key: original.as_ref().and_then(|o| o.key.clone()),
+        value: original.as_ref().and_then(|o| o.value.clone()),
+        headers,
+    };
+    let mut buf = BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        std::iter::once(&record),
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .expect("an uncompressed batch always encodes");
+    buf.freeze()
+}
+
+/// Whether `p` holds, from `from` to its end, the dead letter of `offset` of `topic`'s
+/// partition `key.partition` for `key.group`.
+fn find_letter(
+    p: &Partition,
+    from: i64,
+    key: &ShareKey,
+    topic: &str,
+    offset: i64,
+) -> Result<bool, String> {
+    let want = [
+        ("__dlq.errors.group", key.group.to_string()),
+        ("__dlq.errors.topic", topic.to_string()),
+        ("__dlq.errors.partition", key.partition.to_string()),
+        ("__dlq.errors.offset", offset.to_string()),
+    ];
+    let mut at = from.max(p.log_start_offset());
+    let end = p.log_end_offset();
+    while at < end {
+        let read = p
+            .read_for_follower(at, 1 << 20, true)
+            .map_err(|e| e.to_string())?;
+        if read.slice.is_empty() {
+            break;
+        }
+        let mut bytes = read.slice.load().map_err(|e| e.to_string())?;
+        let sets = RecordBatchDecoder::decode_all(&mut bytes).map_err(|e| e.to_string())?;
+        let mut next = at;
+        for r in sets.into_iter().flat_map(|s| s.records) {
+            next = next.max(r.offset + 1);
+            let matches = want.iter().all(|(k, v)| {
+                r.headers
+                    .get(&header(k))
+                    .and_then(|x| x.as_ref())
+                    .is_some_and(|x| x.as_ref() == v.as_bytes())
+            });
+            if matches {
+                return Ok(true);
+            }
+        }
+        if next <= at {
+            break;
+        }
+        at = next;
+    }
+    Ok(false)
+}
