@@ -103,6 +103,22 @@ def two_consumers():
     poll_until(cs, lambda: len(seen) >= 2000, 60, on)
     produce("sg-two", 2000, prefix="w")
     poll_until(cs, lambda: len(seen) >= 4000, 60, on)
+    # ListGroups shows the share group; a classic consumer cannot use its id.
+    # (list_consumer_groups keeps consumer groups only: ask ListGroups itself.)
+    listed = admin.list_groups(timeout=10)
+    check(any(g.id == "sg-two-g" for g in listed),
+          "ListGroups shows the share group: %r" % [(g.id, g.protocol_type) for g in listed])
+    classic = Consumer({"bootstrap.servers": bootstrap, "group.id": "sg-two-g", "session.timeout.ms": 6000})
+    classic.subscribe(["sg-two"])
+    errors = []
+    end = time.time() + 10
+    while time.time() < end and not errors:
+        m = classic.poll(0.5)
+        if m is not None and m.error():
+            errors.append(m.error())
+    classic.close()
+    check(any("INCONSISTENT_GROUP_PROTOCOL" in str(e) for e in errors),
+          "a classic consumer in the share group's id is refused: %r" % errors)
     for c in cs:
         c.close()
     check(len(seen) == 4000, "every record delivered: %d of 4000" % len(seen))

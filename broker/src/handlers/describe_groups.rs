@@ -37,6 +37,18 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeGroupsRequest) -> DescribeGroupsRespon
         if ctx.version >= 3 && req.include_authorized_operations {
             g.authorized_operations = ctx.authorized_operations(ResourceType::Group, group_id);
         }
+        if ctx.broker.shares.has_group(group_id) && !ctx.broker.groups.exists(group_id) {
+            // Kafka answers so for a group of another type (share groups: ShareGroupDescribe).
+            g.error_code = ResponseError::GroupIdNotFound.code();
+            if ctx.version >= 6 {
+                g.error_message = Some(StrBytes::from_string(format!(
+                    "Group {} is not a classic group.",
+                    group_id.as_str()
+                )));
+            }
+            resp.groups.push(g);
+            continue;
+        }
         match ctx.broker.groups.describe(group_id.as_str()) {
             Ok(d) => {
                 g.group_state = StrBytes::from_static_str(d.state.as_str());

@@ -24,6 +24,14 @@ pub async fn handle(ctx: &Ctx<'_>, req: JoinGroupRequest) -> JoinGroupResponse {
         resp.protocol_name = (ctx.version < 7).then(StrBytes::default);
         return resp;
     }
+    if ctx.broker.shares.has_group(&req.group_id) && !ctx.broker.groups.exists(&req.group_id) {
+        // A share group has this id: a group id cannot be both (Kafka's answer).
+        let mut resp = JoinGroupResponse::default();
+        resp.error_code = ResponseError::InconsistentGroupProtocol.code();
+        resp.generation_id = -1;
+        resp.protocol_name = (ctx.version < 7).then(StrBytes::default);
+        return resp;
+    }
     let client_id = ctx.header.client_id.as_deref().unwrap_or("").to_string();
     let group_instance_id = if ctx.version >= 5 {
         req.group_instance_id.as_ref().map(|s| s.to_string())

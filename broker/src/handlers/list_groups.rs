@@ -1,6 +1,6 @@
 //! ListGroups: every group this broker coordinates, with its protocol type, state (v4+,
-//! filtered by `states_filter`, case-insensitively) and type (v5+: all groups here are
-//! "classic"; `types_filter` selects them). While groups are loading the answer is
+//! filtered by `states_filter`, case-insensitively) and type (v5+: "classic", or "share" for
+//! share groups, whose protocol type is "share"; `types_filter` selects them). While groups are loading the answer is
 //! COORDINATOR_LOAD_IN_PROGRESS. ACLs: every group with DESCRIBE on the cluster, else only the
 //! groups the caller may DESCRIBE.
 
@@ -12,6 +12,7 @@ use super::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 
 const GROUP_TYPE_CLASSIC: &str = "classic";
+const GROUP_TYPE_SHARE: &str = "share";
 
 pub fn handle(ctx: &Ctx<'_>, req: ListGroupsRequest) -> ListGroupsResponse {
     let mut resp = ListGroupsResponse::default();
@@ -27,35 +28,52 @@ pub fn handle(ctx: &Ctx<'_>, req: ListGroupsRequest) -> ListGroupsResponse {
     } else {
         Vec::new()
     };
-    let types_ok = ctx.version < 5
-        || req.types_filter.is_empty()
-        || req
-            .types_filter
-            .iter()
-            .any(|t| t.eq_ignore_ascii_case(GROUP_TYPE_CLASSIC));
-    if !types_ok {
-        return resp;
-    }
+    let type_ok = |t: &str| {
+        ctx.version < 5
+            || req.types_filter.is_empty()
+            || req.types_filter.iter().any(|f| f.eq_ignore_ascii_case(t))
+    };
     // DESCRIBE on the cluster shows every group; otherwise those the caller may describe.
     let all_visible = ctx.authorize(AclOperation::Describe, ResourceType::Cluster, CLUSTER_NAME);
-    for g in groups {
-        if !all_visible && !ctx.authorize(AclOperation::Describe, ResourceType::Group, &g.group_id)
-        {
-            continue;
-        }
-        if !states.is_empty() && !states.contains(&g.state.as_str().to_lowercase()) {
-            continue;
-        }
+    let visible =
+        |id: &str| all_visible || ctx.authorize(AclOperation::Describe, ResourceType::Group, id);
+    let state_ok = |state: &str| states.is_empty() || states.contains(&state.to_lowercase());
+    let mut listed = |id: String, protocol_type: String, state: &'static str, group_type| {
         let mut lg = ListedGroup::default();
-        lg.group_id = GroupId(StrBytes::from_string(g.group_id));
-        lg.protocol_type = StrBytes::from_string(g.protocol_type);
+        lg.group_id = GroupId(StrBytes::from_string(id));
+        lg.protocol_type = StrBytes::from_string(protocol_type);
         if ctx.version >= 4 {
-            lg.group_state = StrBytes::from_static_str(g.state.as_str());
+            lg.group_state = StrBytes::from_static_str(state);
         }
         if ctx.version >= 5 {
-            lg.group_type = StrBytes::from_static_str(GROUP_TYPE_CLASSIC);
+            lg.group_type = StrBytes::from_static_str(group_type);
         }
         resp.groups.push(lg);
+    };
+    if type_ok(GROUP_TYPE_CLASSIC) {
+        for g in groups {
+            if visible(&g.group_id) && state_ok(g.state.as_str()) {
+                listed(
+                    g.group_id,
+                    g.protocol_type,
+                    g.state.as_str(),
+                    GROUP_TYPE_CLASSIC,
+                );
+            }
+        }
+    }
+    if type_ok(GROUP_TYPE_SHARE) {
+        for id in ctx.broker.shares.group_ids() {
+            if !ctx.broker.groups.is_loaded(&id) || !visible(&id) {
+                continue;
+            }
+            let Some(state) = ctx.broker.shares.with_group(&id, false, |g| g.state()) else {
+                continue;
+            };
+            if state_ok(state) {
+                listed(id, GROUP_TYPE_SHARE.to_string(), state, GROUP_TYPE_SHARE);
+            }
+        }
     }
     resp
 }
