@@ -152,16 +152,18 @@ def features_of(suite, test, security=None):
     return out
 
 
+REPLICATION_FACTOR_3 = (
+    "creates its topics with replication factor 3 (librdkafka's trivup cluster has three brokers); "
+    "a single node answers INVALID_REPLICATION_FACTOR, as Kafka with one broker does (the rows "
+    "against three nodes run it)")
+
 # Known gaps: (suite, pattern on the test name, explanation). A failing test without an entry
 # is listed with the failure the runner recorded, marked "not yet explained".
 KNOWN_GAPS = [
     ("librdkafka", r"_mock(_|$)",
      "runs against librdkafka's in-process mock cluster, not against Samsa, so its outcome says "
      "nothing about Samsa (seen: timing assertions of the client missed on a loaded two-core machine)"),
-    ("librdkafka", r"^(0098_consumer_txn|0101_fetch_from_follower|0103_transactions)",
-     "creates its topics with replication factor 3 (librdkafka's trivup cluster has three brokers); "
-     "a single node answers INVALID_REPLICATION_FACTOR, as Kafka with one broker does (the rows "
-     "against three nodes run it)"),
+    ("librdkafka", r"^(0101_fetch_from_follower|0103_transactions)", None),
     ("rust-rdkafka", r"test_base_producer_timeout",
      "expects 10 records to time out after message.timeout.ms=100 while Kafka creates the topic; "
      "Samsa creates topics synchronously on Metadata, so they are usually delivered in time (the "
@@ -172,6 +174,15 @@ KNOWN_GAPS = [
 # What a failing test's reason or log says when it failed for a known gap (the client names the
 # missing broker feature).
 KNOWN_SIGNATURES = [
+    (r"test_run_java\(TransactionProducerCli\): KAFKA_PATH must be set",
+     "writes its transactions with Kafka's Java TransactionProducerCli, which needs KAFKA_PATH (a "
+     "Kafka installation: not installable from the package registries the tests may use), so "
+     "nothing is written and it reads 0 of 9 records; a gap of the test environment, not of Samsa "
+     "(0103_transactions runs transactions through librdkafka's own producer)"),
+    (r"full create-produce-destroy cycle: expected duration 0 <= \d+ <= 999 ms",
+     "a timing bound of the test (a producer's create-produce-destroy cycle within 999 ms) missed "
+     "on a loaded two-core machine: 1,018 ms in the run beside other work; 15-137 ms when run "
+     "alone (`librdkafka.sh --idempotence --tests 0001`, three runs, all passed)"),
     (r"do_test_DescribeConsumerGroups.*\n?.*Failed to delete groups: Broker: The group is not empty",
      "a race in the test: its static members' sessions are 6 s (test_create_consumer overrides the "
      "subtest's 5 s), their final OffsetCommit at close refreshes the session as Kafka's coordinator "
@@ -181,10 +192,13 @@ KNOWN_SIGNATURES = [
 
 
 def explain(suite, test):
+    reason = " ".join((test.get("reason") or "").split())
+    # A single node refuses replication factor 3 before anything else happens.
+    if "larger than the 1 available brokers" in reason:
+        return REPLICATION_FACTOR_3
     for s, pattern, text in KNOWN_GAPS:
         if s in ("*", suite) and re.search(pattern, test["name"]):
-            return text
-    reason = " ".join((test.get("reason") or "").split())
+            return text or REPLICATION_FACTOR_3
     texts = [reason]
     log = test.get("log")
     # librdkafka's logs are one per test id; the other suites' are shared by many tests.
