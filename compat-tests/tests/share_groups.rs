@@ -78,3 +78,139 @@ fn dead_letters_are_written_once_across_a_broker_crash() {
     broker.restart();
     scenario(&broker, "dlq-after-restart");
 }
+
+/// Runs the CLI against `broker`; returns stdout, panicking with stderr when it fails.
+fn samsa(broker: &Broker, args: &[&str], stdin: &[u8]) -> String {
+    let (status, out, err) = compat_tests::run_with_input(
+        Command::new(compat_tests::samsa_bin())
+            .arg("-b")
+            .arg(broker.bootstrap())
+            .args(args),
+        stdin,
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    assert!(status.success(), "samsa {args:?} failed: {err}");
+    out
+}
+
+#[test]
+fn the_cli_consumes_as_a_share_member_describes_and_resets_share_groups() {
+    let broker = broker();
+    samsa(
+        &broker,
+        &["topic", "create", "cli-sq", "--partitions", "1"],
+        b"",
+    );
+    samsa(&broker, &["produce", "cli-sq"], b"a\nb\nc\nd\ne\n");
+    // The group starts at the end by default: move it to the beginning first, as an operator
+    // would (a group that does not exist yet is created without members).
+    samsa(
+        &broker,
+        &[
+            "group",
+            "reset-offsets",
+            "cli-g",
+            "--share",
+            "--topic",
+            "cli-sq",
+            "--to-earliest",
+            "--execute",
+        ],
+        b"",
+    );
+    let out = samsa(
+        &broker,
+        &[
+            "consume",
+            "cli-sq",
+            "--share-group",
+            "cli-g",
+            "-n",
+            "2",
+            "-e",
+        ],
+        b"",
+    );
+    assert_eq!(out, "a\nb\n");
+    // Released records come back; accepted ones never do.
+    let out = samsa(
+        &broker,
+        &[
+            "consume",
+            "cli-sq",
+            "--share-group",
+            "cli-g",
+            "-n",
+            "1",
+            "--ack",
+            "release",
+            "-e",
+            "-f",
+            "%o:%v\\n",
+        ],
+        b"",
+    );
+    assert_eq!(out, "2:c\n");
+    let out = samsa(
+        &broker,
+        &[
+            "consume",
+            "cli-sq",
+            "--share-group",
+            "cli-g",
+            "-e",
+            "-f",
+            "%o:%v\\n",
+        ],
+        b"",
+    );
+    assert_eq!(out, "2:c\n3:d\n4:e\n");
+    let described: serde_json::Value = serde_json::from_str(&samsa(
+        &broker,
+        &["group", "describe", "cli-g", "--format", "json"],
+        b"",
+    ))
+    .unwrap();
+    assert_eq!(described["type"], "share", "{described}");
+    assert_eq!(described["state"], "Empty", "{described}");
+    let row = &described["offsets"][0];
+    assert_eq!(
+        (
+            row["topic"].as_str(),
+            row["start_offset"].as_i64(),
+            row["lag"].as_i64()
+        ),
+        (Some("cli-sq"), Some(5), Some(0)),
+        "{described}"
+    );
+    assert_eq!(row["acquired"].as_u64(), Some(0), "{described}");
+    // Back to offset 3: d and e again.
+    samsa(
+        &broker,
+        &[
+            "group",
+            "reset-offsets",
+            "cli-g",
+            "--topic",
+            "cli-sq",
+            "--to-offset",
+            "3",
+            "--execute",
+        ],
+        b"",
+    );
+    let out = samsa(
+        &broker,
+        &["consume", "cli-sq", "--share-group", "cli-g", "-e"],
+        b"",
+    );
+    assert_eq!(out, "d\ne\n");
+    let listed = samsa(&broker, &["group", "list"], b"");
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with("cli-g ") && l.ends_with("share")),
+        "{listed}"
+    );
+}

@@ -95,6 +95,10 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     // KIP-853: voters of a dynamic metadata quorum, sent on to its leader.
     api(ApiKey::AddRaftVoter, 0, 0),
     api(ApiKey::RemoveRaftVoter, 0, 0),
+    // KIP-932 share-group administration (see SHARE_APIS).
+    api(ApiKey::DescribeShareGroupOffsets, 0, 0),
+    api(ApiKey::AlterShareGroupOffsets, 0, 0),
+    api(ApiKey::DeleteShareGroupOffsets, 0, 0),
 ];
 
 /// What a controller listener (`controller.listener.names`) answers, in api-key order: the
@@ -144,6 +148,9 @@ pub const SHARE_APIS: &[ApiKey] = &[
     ApiKey::ShareGroupDescribe,
     ApiKey::ShareFetch,
     ApiKey::ShareAcknowledge,
+    ApiKey::DescribeShareGroupOffsets,
+    ApiKey::AlterShareGroupOffsets,
+    ApiKey::DeleteShareGroupOffsets,
 ];
 
 /// Versions of Produce that are advertised but refused (see [`SUPPORTED_APIS`]).

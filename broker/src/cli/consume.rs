@@ -7,6 +7,8 @@
 //!
 //! It stops after `-n COUNT` records, or with `-e` once it reached the end of every partition;
 //! otherwise it follows the topic until interrupted.
+//!
+//! With `--share-group G` it consumes as a share group member instead ([`super::share_consume`]).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -51,6 +53,14 @@ pub struct ConsumeArgs {
     /// %k key, %v (or %s) value, %K/%S key/value length, %h headers, %%, \n \t \r \\.
     #[arg(short = 'f', long = "template", default_value = "%v\\n")]
     pub template: String,
+    /// Consume as a member of this share group (KIP-932) instead: records are acquired, not
+    /// read by offset, and acknowledged as --ack says.
+    #[arg(long, conflicts_with_all = ["group", "from", "partitions"])]
+    pub share_group: Option<String>,
+    /// With --share-group: accept (done), release (deliver again) or reject (archive; to the
+    /// group's dead-letter topic if it has one) every record printed.
+    #[arg(long, value_enum, default_value = "accept", requires = "share_group")]
+    pub ack: super::share_consume::Ack,
 }
 
 /// Where a partition starts (`--from`).
@@ -192,8 +202,28 @@ fn render(pieces: &[Piece], topic: &str, partition: i32, r: &Record, out: &mut V
 }
 
 pub fn run(global: &Global, args: &ConsumeArgs) -> anyhow::Result<()> {
-    let from = parse_from(&args.from)?;
     let template = parse_template(&args.template)?;
+    if let Some(group) = &args.share_group {
+        let topic = args.topic.as_str();
+        let format = global.format;
+        return super::share_consume::run(
+            global,
+            topic,
+            group,
+            args.ack,
+            args.count,
+            args.exit_at_end,
+            |p, r, buf| match format {
+                Format::Json => {
+                    serde_json::to_writer(&mut *buf, &records::to_json(Some(topic), Some(p), r))
+                        .expect("a record serializes");
+                    buf.push(b'\n');
+                }
+                Format::Table => render(&template, topic, p, r, buf),
+            },
+        );
+    }
+    let from = parse_from(&args.from)?;
     let mut client = global.connect()?;
     let topic = args.topic.as_str();
     let all = client.partitions(topic)?;

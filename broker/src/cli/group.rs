@@ -25,6 +25,7 @@ use serde_json::json;
 
 use super::client::{self, check, Client, ClientError, Node, EARLIEST, LATEST};
 use super::output::{emit, parse_datetime_ms, Progress, Table};
+use super::share_group;
 use super::Global;
 
 #[derive(Debug, Subcommand)]
@@ -68,6 +69,10 @@ pub struct ResetArgs {
     /// Commit the new offsets (otherwise only show them).
     #[arg(long)]
     pub execute: bool,
+    /// The group is a share group (KIP-932): needed only to create one, for an existing share
+    /// group is recognised.
+    #[arg(long)]
+    pub share: bool,
 }
 
 pub fn run(global: &Global, cmd: &GroupCommand) -> anyhow::Result<()> {
@@ -304,6 +309,9 @@ fn list(global: &Global, client: &mut Client) -> anyhow::Result<()> {
 
 fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<()> {
     let coordinator = client.group_coordinator(name)?;
+    if let Some(share) = share_group::describe_share(client, coordinator, name)? {
+        return share_group::describe(global, client, coordinator, name, share);
+    }
     let described = describe_group(client, coordinator, name)?;
     let committed = offset_fetch(client, coordinator, name, None)?;
     // Every partition that is committed or assigned gets a row.
@@ -458,17 +466,35 @@ fn parse_topic_spec(spec: &str) -> anyhow::Result<(String, Option<Vec<i32>>)> {
 fn reset_offsets(global: &Global, client: &mut Client, args: &ResetArgs) -> anyhow::Result<()> {
     let name = &args.name;
     let coordinator = client.group_coordinator(name)?;
-    // A group that does not exist yet has no members: resetting creates its offsets, as
-    // Kafka's tool allows (older brokers describe it as Dead, newer ones as GROUP_ID_NOT_FOUND).
-    let described = match describe_group(client, coordinator, name) {
-        Err(ClientError::Kafka(e)) if e.code == ResponseError::GroupIdNotFound.code() => None,
-        other => Some(other?),
+    // A share group's start offsets move instead of committed offsets.
+    let share = match share_group::describe_share(client, coordinator, name)? {
+        None if args.share => Some(share_group::ShareDescribed {
+            state: "Empty".into(),
+            epoch: 0,
+            members: Vec::new(),
+        }),
+        other => other,
     };
-    if let Some(described) = described.filter(|d| !d.members.is_empty()) {
+    let (members, state) = match &share {
+        Some(d) => (d.members.len(), d.state.clone()),
+        None => {
+            // A group that does not exist yet has no members: resetting creates its offsets, as
+            // Kafka's tool allows (older brokers describe it as Dead, newer ones as
+            // GROUP_ID_NOT_FOUND).
+            match describe_group(client, coordinator, name) {
+                Err(ClientError::Kafka(e)) if e.code == ResponseError::GroupIdNotFound.code() => {
+                    (0, String::new())
+                }
+                other => {
+                    let d = other?;
+                    (d.members.len(), d.state)
+                }
+            }
+        }
+    };
+    if members > 0 {
         anyhow::bail!(
-            "group '{name}' has {} live member(s) (state {}); stop its consumers before resetting offsets",
-            described.members.len(),
-            described.state
+            "group '{name}' has {members} live member(s) (state {state}); stop its consumers before resetting offsets"
         );
     }
     let mut targets: Vec<(String, i32)> = Vec::new();
@@ -502,7 +528,14 @@ fn reset_offsets(global: &Global, client: &mut Client, args: &ResetArgs) -> anyh
         }
         m.into_iter().collect()
     };
-    let committed = offset_fetch(client, coordinator, name, Some(&topic_list))?;
+    let committed = match &share {
+        Some(_) => share_group::share_offsets(client, coordinator, name)?
+            .into_iter()
+            .filter(|(_, (start, _, _))| *start >= 0)
+            .map(|(k, (start, _, _))| (k, start))
+            .collect(),
+        None => offset_fetch(client, coordinator, name, Some(&topic_list))?,
+    };
     let at_time = match &args.to_datetime {
         Some(s) => {
             let ms = parse_datetime_ms(s).ok_or_else(|| {
@@ -547,7 +580,10 @@ fn reset_offsets(global: &Global, client: &mut Client, args: &ResetArgs) -> anyh
     }
     if args.execute {
         progress.update(|| format!("committing {} offsets", plan.len()));
-        offset_commit(client, coordinator, name, &plan)?;
+        match &share {
+            Some(_) => share_group::alter_share_offsets(client, coordinator, name, &plan)?,
+            None => offset_commit(client, coordinator, name, &plan)?,
+        }
     }
     progress.finish();
     let value = json!({

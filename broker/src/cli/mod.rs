@@ -19,6 +19,8 @@ pub mod output;
 pub mod produce;
 pub mod records;
 pub mod security;
+pub mod share_consume;
+pub mod share_group;
 pub mod storage;
 pub mod topic;
 pub mod user;

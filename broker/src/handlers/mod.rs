@@ -8,6 +8,7 @@ pub mod add_raft_voter;
 pub mod alter_configs;
 pub mod alter_partition_reassignments;
 pub mod alter_replica_log_dirs;
+pub mod alter_share_group_offsets;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod cluster_view;
@@ -17,6 +18,7 @@ pub mod create_topics;
 pub mod delete_acls;
 pub mod delete_groups;
 pub mod delete_records;
+pub mod delete_share_group_offsets;
 pub mod delete_topics;
 pub mod describe_acls;
 pub mod describe_cluster;
@@ -25,6 +27,7 @@ pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
 pub mod describe_quorum;
+pub mod describe_share_group_offsets;
 pub mod describe_topic_partitions;
 pub mod describe_transactions;
 pub mod describe_user_scram_credentials;
@@ -490,6 +493,15 @@ pub async fn handle_request(
         }
         RequestKind::ShareAcknowledge(r) => Some(ResponseKind::ShareAcknowledge(
             share_acknowledge::handle(&ctx, r).await,
+        )),
+        RequestKind::DescribeShareGroupOffsets(r) => Some(ResponseKind::DescribeShareGroupOffsets(
+            describe_share_group_offsets::handle(&ctx, r).await,
+        )),
+        RequestKind::AlterShareGroupOffsets(r) => Some(ResponseKind::AlterShareGroupOffsets(
+            alter_share_group_offsets::handle(&ctx, r).await,
+        )),
+        RequestKind::DeleteShareGroupOffsets(r) => Some(ResponseKind::DeleteShareGroupOffsets(
+            delete_share_group_offsets::handle(&ctx, r).await,
         )),
         RequestKind::DescribeTopicPartitions(r) => Some(ResponseKind::DescribeTopicPartitions(
             describe_topic_partitions::handle(&ctx, r),

@@ -13,6 +13,7 @@
 //! Bounds: `group.share.max.size` members per group, `group.share.partition.max.record.locks`
 //! records in flight per share-partition, one share session per member and broker.
 
+pub mod admin;
 pub mod dlq;
 pub mod group;
 pub mod partition;

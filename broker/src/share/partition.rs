@@ -521,6 +521,15 @@ impl SharePartition {
         self.check();
     }
 
+    /// Starts over at `offset` with nothing in flight (an operator's reset).
+    pub fn reset(&mut self, offset: i64) {
+        assert!(offset >= 0, "share-partition start {offset}");
+        self.records.clear();
+        self.available = 0;
+        self.start = offset;
+        self.check();
+    }
+
     /// The state to persist: the start and runs of equal state within the window.
     pub fn snapshot(&self) -> (i64, Vec<StateBatch>) {
         let mut out: Vec<StateBatch> = Vec::new();

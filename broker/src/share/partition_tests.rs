@@ -368,3 +368,20 @@ fn with_a_dead_letter_topic_archived_records_wait_for_their_write() {
     assert!(sp.finish_archiving(0));
     assert_eq!(sp.archiving(), vec![]);
 }
+
+#[test]
+fn a_reset_drops_everything_in_flight() {
+    let mut sp = SharePartition::new(0, limits());
+    sp.acquire(&m("a"), &[data(0, 4)], 100, 0);
+    sp.reset(2);
+    assert_eq!((sp.start_offset(), sp.end()), (2, 2));
+    assert_eq!(sp.counts(), (0, 0));
+    assert_eq!(
+        sp.acknowledge("a", 2, 2, &[ACCEPT], 0),
+        Err(AckError::InvalidRecordState(2))
+    );
+    assert_eq!(
+        sp.acquire(&m("b"), &[data(0, 4)], 100, 0),
+        vec![acq(2, 4, 1)]
+    );
+}

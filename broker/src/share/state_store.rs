@@ -119,17 +119,51 @@ impl StateStore {
         key: &ShareKey,
     ) -> Result<Option<Snapshot>, ResponseError> {
         let p = self.led_partition(broker, key).await?;
+        self.load(&p).await?;
+        Ok(self
+            .loaded
+            .lock()
+            .get(&p.tp.partition)
+            .and_then(|l| l.snapshots.get(key).cloned()))
+    }
+
+    /// Every persisted state of `group` in the state partitions this broker leads.
+    pub async fn group_states(
+        &self,
+        broker: &Broker,
+        group: &str,
+    ) -> Result<Vec<(ShareKey, Snapshot)>, ResponseError> {
+        crate::internal_topics::ensure(broker, &topic_spec(broker)).await?;
+        let Some(topic) = broker.topics.get(SHARE_STATE_TOPIC) else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for p in topic.partitions.iter().filter(|p| p.is_leader()) {
+            self.load(p).await?;
+            if let Some(l) = self.loaded.lock().get(&p.tp.partition) {
+                out.extend(
+                    l.snapshots
+                        .iter()
+                        .filter(|(k, _)| &*k.group == group)
+                        .map(|(k, v)| (k.clone(), v.clone())),
+                );
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    /// Makes sure the cache holds state partition `p` as of its current leader epoch.
+    async fn load(&self, p: &std::sync::Arc<Partition>) -> Result<(), ResponseError> {
         let index = p.tp.partition;
         let epoch = p.leader_epoch();
-        let cached = {
-            let loaded = self.loaded.lock();
-            loaded
-                .get(&index)
-                .filter(|l| l.leader_epoch == epoch)
-                .map(|l| l.snapshots.get(key).cloned())
-        };
-        if let Some(s) = cached {
-            return Ok(s);
+        if self
+            .loaded
+            .lock()
+            .get(&index)
+            .is_some_and(|l| l.leader_epoch == epoch)
+        {
+            return Ok(());
         }
         let replayed = {
             let p = p.clone();
@@ -141,7 +175,6 @@ impl StateStore {
             tracing::warn!(partition = %p.tp, "cannot read share group state: {e}");
             ResponseError::CoordinatorNotAvailable
         })?;
-        let found = snapshots.get(key).cloned();
         let mut loaded = self.loaded.lock();
         // Writes made while the replay ran are in both; the cache keeps its own.
         let l = loaded.entry(index).or_insert_with(|| Loaded {
@@ -155,7 +188,24 @@ impl StateStore {
         for (k, v) in snapshots {
             l.snapshots.entry(k).or_insert(v);
         }
-        Ok(l.snapshots.get(key).cloned().or(found))
+        Ok(())
+    }
+
+    /// Removes `key`'s state (a tombstone): its next use starts from `share.auto.offset.reset`.
+    pub async fn delete(&self, broker: &Broker, key: &ShareKey) -> Result<(), ResponseError> {
+        let p = self.led_partition(broker, key).await?;
+        let now = crate::util::now_ms();
+        let batch = encode_batch(key, None, now);
+        let write =
+            CoordinatorWrite::append(p.clone(), |p| p.append(batch, now, &broker.group_commit))
+                .map_err(|e| {
+                    tracing::warn!(partition = %p.tp, "cannot write share group state: {e}");
+                    ResponseError::CoordinatorNotAvailable
+                })?;
+        if let Some(l) = self.loaded.lock().get_mut(&p.tp.partition) {
+            l.snapshots.remove(key);
+        }
+        write.replicated().await.map_err(|e| e.coordinator_error())
     }
 
     /// Appends `key`'s state `snapshot` to its state partition `p` (from

@@ -1,0 +1,69 @@
+//! DeleteShareGroupOffsets (KIP-932): forgets a share group's share-partitions of the topics
+//! named, for a group without members (NON_EMPTY_GROUP otherwise); their next use starts from
+//! `share.auto.offset.reset` again. ACLs: DELETE on the group, READ on each topic.
+
+use kafka_protocol::messages::delete_share_group_offsets_response::DeleteShareGroupOffsetsResponseTopic;
+use kafka_protocol::messages::{DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+
+use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
+
+pub async fn handle(
+    ctx: &Ctx<'_>,
+    req: DeleteShareGroupOffsetsRequest,
+) -> DeleteShareGroupOffsetsResponse {
+    let broker = ctx.broker;
+    let group_id = req.group_id.to_string();
+    let mut resp = DeleteShareGroupOffsetsResponse::default();
+    let refused = if !ctx.authorize(AclOperation::Delete, ResourceType::Group, &group_id) {
+        Some(ResponseError::GroupAuthorizationFailed)
+    } else if let Err(e) = broker.groups.check_loaded(&group_id) {
+        Some(e.response_error())
+    } else if broker.groups.exists(&group_id) || !broker.shares.has_group(&group_id) {
+        Some(ResponseError::GroupIdNotFound)
+    } else if broker.shares.has_members(&group_id) {
+        Some(ResponseError::NonEmptyGroup)
+    } else {
+        None
+    };
+    if let Some(e) = refused {
+        resp.error_code = e.code();
+        resp.error_message = Some(StrBytes::from_string(e.to_string()));
+        return resp;
+    }
+    let known = match broker.shares.describe_offsets(broker, &group_id).await {
+        Ok(v) => v,
+        Err(e) => {
+            resp.error_code = e.code();
+            return resp;
+        }
+    };
+    for t in req.topics {
+        let mut out = DeleteShareGroupOffsetsResponseTopic::default();
+        out.topic_name = t.topic_name.clone();
+        let result = match broker.topics.get(t.topic_name.as_str()) {
+            _ if !ctx.authorize(AclOperation::Read, ResourceType::Topic, &t.topic_name) => {
+                Err(ResponseError::TopicAuthorizationFailed)
+            }
+            None => Err(ResponseError::UnknownTopicOrPartition),
+            Some(topic) => {
+                out.topic_id = topic.id;
+                let mut r = Ok(());
+                for key in known.keys().filter(|k| k.topic_id == topic.id) {
+                    if let Err(e) = broker.shares.forget(broker, key).await {
+                        r = Err(e);
+                    }
+                }
+                r
+            }
+        };
+        if let Err(e) = result {
+            out.error_code = e.code();
+            out.error_message = Some(StrBytes::from_string(e.to_string()));
+        }
+        resp.responses.push(out);
+    }
+    resp
+}

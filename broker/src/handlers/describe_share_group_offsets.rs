@@ -1,0 +1,149 @@
+//! DescribeShareGroupOffsets (KIP-932): each share-partition's start offset (SPSO) for the
+//! groups asked, all of the group's share-partitions when no topics are named, -1 for a
+//! partition that has no state yet. Samsa adds two tagged fields to each partition it holds in
+//! memory (Kafka clients skip unknown tags): 10000, the records acquired now, and 10001, the
+//! records archived within the in-flight window (each an unsigned varint), which
+//! `samsa group describe` shows. ACLs: DESCRIBE on the group, DESCRIBE on each topic.
+
+use std::collections::BTreeMap;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use kafka_protocol::messages::describe_share_group_offsets_response::{
+    DescribeShareGroupOffsetsResponseGroup, DescribeShareGroupOffsetsResponsePartition,
+    DescribeShareGroupOffsetsResponseTopic,
+};
+use kafka_protocol::messages::{
+    DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse, TopicName,
+};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+
+use super::Ctx;
+use crate::acl::{AclOperation, ResourceType};
+use crate::share::admin::OffsetsView;
+
+/// Samsa's tagged fields of a partition: records acquired, and archived in the window.
+pub const TAG_ACQUIRED: i32 = 10_000;
+pub const TAG_ARCHIVED: i32 = 10_001;
+
+fn uvarint(v: u64) -> Bytes {
+    let mut b = BytesMut::new();
+    let mut v = v;
+    while v >= 0x80 {
+        b.put_u8((v as u8) | 0x80);
+        v >>= 7;
+    }
+    b.put_u8(v as u8);
+    b.freeze()
+}
+
+fn partition(index: i32, view: Option<&OffsetsView>) -> DescribeShareGroupOffsetsResponsePartition {
+    let mut p = DescribeShareGroupOffsetsResponsePartition::default();
+    p.partition_index = index;
+    p.leader_epoch = -1;
+    p.start_offset = view.map_or(-1, |v| v.start_offset);
+    if let Some(v) = view {
+        if let Some(a) = v.acquired {
+            p.unknown_tagged_fields.insert(TAG_ACQUIRED, uvarint(a));
+        }
+        if let Some(a) = v.archived {
+            p.unknown_tagged_fields.insert(TAG_ARCHIVED, uvarint(a));
+        }
+    }
+    p
+}
+
+pub async fn handle(
+    ctx: &Ctx<'_>,
+    req: DescribeShareGroupOffsetsRequest,
+) -> DescribeShareGroupOffsetsResponse {
+    let broker = ctx.broker;
+    let mut resp = DescribeShareGroupOffsetsResponse::default();
+    for g in req.groups {
+        let group_id = g.group_id.to_string();
+        let mut out = DescribeShareGroupOffsetsResponseGroup::default();
+        out.group_id = g.group_id.clone();
+        let refused = if !ctx.authorize(AclOperation::Describe, ResourceType::Group, &group_id) {
+            Some(ResponseError::GroupAuthorizationFailed)
+        } else if let Err(e) = broker.groups.check_loaded(&group_id) {
+            Some(e.response_error())
+        } else if broker.groups.exists(&group_id) {
+            Some(ResponseError::GroupIdNotFound)
+        } else {
+            None
+        };
+        if let Some(e) = refused {
+            out.error_code = e.code();
+            resp.groups.push(out);
+            continue;
+        }
+        let views = match broker.shares.describe_offsets(broker, &group_id).await {
+            Ok(v) => v,
+            Err(e) => {
+                out.error_code = e.code();
+                resp.groups.push(out);
+                continue;
+            }
+        };
+        // By topic id, then partition.
+        let mut by_topic: BTreeMap<uuid::Uuid, BTreeMap<i32, OffsetsView>> = BTreeMap::new();
+        for (k, v) in views {
+            by_topic
+                .entry(k.topic_id)
+                .or_default()
+                .insert(k.partition, v);
+        }
+        match g.topics {
+            Some(topics) => {
+                for t in topics {
+                    let mut ot = DescribeShareGroupOffsetsResponseTopic::default();
+                    ot.topic_name = t.topic_name.clone();
+                    let topic = broker.topics.get(t.topic_name.as_str());
+                    let authorized =
+                        ctx.authorize(AclOperation::Describe, ResourceType::Topic, &t.topic_name);
+                    for index in t.partitions {
+                        let mut p = match (&topic, authorized) {
+                            (_, false) => {
+                                let mut p = partition(index, None);
+                                p.error_code = ResponseError::TopicAuthorizationFailed.code();
+                                p
+                            }
+                            (None, true) => {
+                                let mut p = partition(index, None);
+                                p.error_code = ResponseError::UnknownTopicOrPartition.code();
+                                p
+                            }
+                            (Some(topic), true) => {
+                                ot.topic_id = topic.id;
+                                partition(
+                                    index,
+                                    by_topic.get(&topic.id).and_then(|m| m.get(&index)),
+                                )
+                            }
+                        };
+                        p.error_message = None::<StrBytes>;
+                        ot.partitions.push(p);
+                    }
+                    out.topics.push(ot);
+                }
+            }
+            None => {
+                for (topic_id, parts) in by_topic {
+                    let Some(topic) = broker.topics.get_by_id(&topic_id) else {
+                        continue;
+                    };
+                    if !ctx.authorize(AclOperation::Describe, ResourceType::Topic, &topic.name) {
+                        continue;
+                    }
+                    let mut ot = DescribeShareGroupOffsetsResponseTopic::default();
+                    ot.topic_name = TopicName(topic.wire_name.clone());
+                    ot.topic_id = topic_id;
+                    ot.partitions = parts.iter().map(|(i, v)| partition(*i, Some(v))).collect();
+                    out.topics.push(ot);
+                }
+            }
+        }
+        resp.groups.push(out);
+    }
+    resp
+}

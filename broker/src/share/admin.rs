@@ -1,0 +1,127 @@
+//! What the share-group admin APIs (Describe/Alter/DeleteShareGroupOffsets) do to the
+//! share-partitions: read their start offsets (and, for those this broker holds, the records in
+//! flight and archived), move their start offsets, and forget them.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kafka_protocol::ResponseError;
+use parking_lot::Mutex;
+
+use super::partition::SharePartition;
+use super::{ShareCoordinator, ShareKey, ShareState};
+use crate::server::Broker;
+
+/// One share-partition as DescribeShareGroupOffsets shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OffsetsView {
+    pub start_offset: i64,
+    /// Records acquired now, and records archived within the window (only for a
+    /// share-partition this broker holds in memory).
+    pub acquired: Option<u64>,
+    pub archived: Option<u64>,
+}
+
+impl ShareCoordinator {
+    /// Whether `group` is a share group with members here (its offsets may not be changed).
+    pub fn has_members(&self, group: &str) -> bool {
+        self.with_group(group, false, |g| !g.is_empty())
+            .unwrap_or(false)
+    }
+
+    /// Every share-partition of `group`: those in memory, and those only persisted.
+    pub async fn describe_offsets(
+        &self,
+        broker: &Broker,
+        group: &str,
+    ) -> Result<BTreeMap<ShareKey, OffsetsView>, ResponseError> {
+        let mut out = BTreeMap::new();
+        match self.store.group_states(broker, group).await {
+            Ok(states) => {
+                for (k, s) in states {
+                    out.insert(
+                        k,
+                        OffsetsView {
+                            start_offset: s.start_offset,
+                            acquired: None,
+                            archived: None,
+                        },
+                    );
+                }
+            }
+            // Kept in memory only (another broker leads the state): what is here still shows.
+            Err(ResponseError::NotCoordinator) => {}
+            Err(e) => return Err(e),
+        }
+        for (k, h) in self.partitions_of(group) {
+            let st = h.lock();
+            let (acquired, archived) = st.counts();
+            out.insert(
+                k,
+                OffsetsView {
+                    start_offset: st.start_offset(),
+                    acquired: Some(acquired as u64),
+                    archived: Some(archived as u64),
+                },
+            );
+        }
+        Ok(out)
+    }
+
+    /// Moves `key`'s start offset to `offset` (the group has no members): everything in flight
+    /// is dropped, and the state epoch rises.
+    pub async fn alter_start(
+        &self,
+        broker: &Broker,
+        key: &ShareKey,
+        offset: i64,
+    ) -> Result<(), ResponseError> {
+        if offset < 0 {
+            return Err(ResponseError::InvalidRequest);
+        }
+        let h = match self.existing(key) {
+            Some(h) => h,
+            None => {
+                let settings = self.settings(broker, &key.group);
+                let durable = match self.store.led_partition(broker, key).await {
+                    Ok(_) => true,
+                    Err(ResponseError::NotCoordinator) => false,
+                    Err(e) => return Err(e),
+                };
+                let persisted = if durable {
+                    self.store.read(broker, key).await?
+                } else {
+                    None
+                };
+                let st = ShareState {
+                    sp: SharePartition::new(offset, settings.limits),
+                    snapshot_epoch: persisted.as_ref().map_or(0, |s| s.snapshot_epoch),
+                    state_epoch: persisted.as_ref().map_or(0, |s| s.state_epoch),
+                    created_ms: crate::util::now_ms(),
+                    durable,
+                    dlq_scan_from: None,
+                };
+                let mut parts = self.partitions.lock();
+                parts
+                    .entry(key.clone())
+                    .or_insert_with(|| Arc::new(Mutex::new(st)))
+                    .clone()
+            }
+        };
+        {
+            let mut st = h.lock();
+            st.reset(offset);
+            st.state_epoch += 1;
+        }
+        self.persist(broker, key).await
+    }
+
+    /// Forgets `key`: its next use starts from `share.auto.offset.reset`.
+    pub async fn forget(&self, broker: &Broker, key: &ShareKey) -> Result<(), ResponseError> {
+        self.partitions.lock().remove(key);
+        match self.store.delete(broker, key).await {
+            Ok(()) | Err(ResponseError::NotCoordinator) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}
