@@ -95,6 +95,10 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareAcknowledgeRequest) -> ShareAcknowl
                 }
                 Some(t) => t.led_partition(p.partition_index).err(),
             };
+            let leader_epoch = topic
+                .as_ref()
+                .and_then(|t| t.partition(p.partition_index))
+                .map_or(-1, |p| p.leader_epoch());
             if let Some(e) = refused {
                 pd.error_code = e.code();
                 out.partitions.push(pd);
@@ -118,7 +122,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareAcknowledgeRequest) -> ShareAcknowl
             };
             if let Err((e, m)) = broker
                 .shares
-                .acknowledge_durably(broker, &key, &member, &batches)
+                .acknowledge_durably(broker, &key, leader_epoch, &member, &batches)
                 .await
             {
                 pd.error_code = e.code();

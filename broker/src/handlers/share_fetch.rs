@@ -181,11 +181,22 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
                 topic_id: t.topic_id,
                 partition: p.partition_index,
             };
-            if let Err((e, m)) = broker
-                .shares
-                .acknowledge_durably(broker, &key, &member, &batches)
-                .await
-            {
+            let led = match broker.topics.get_by_id(&t.topic_id) {
+                None => Err(ResponseError::UnknownTopicId),
+                Some(topic) => topic
+                    .led_partition(p.partition_index)
+                    .map(|p| p.leader_epoch()),
+            };
+            let acked = match led {
+                Ok(leader_epoch) => {
+                    broker
+                        .shares
+                        .acknowledge_durably(broker, &key, leader_epoch, &member, &batches)
+                        .await
+                }
+                Err(e) => Err((e, "this broker does not lead the partition".to_string())),
+            };
+            if let Err((e, m)) = acked {
                 a.data.acknowledge_error_code = e.code();
                 a.data.acknowledge_error_message = Some(StrBytes::from_string(m));
             }
@@ -253,7 +264,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
         };
         match broker
             .shares
-            .open_partition(broker, &key, settings.limits, start)
+            .open_partition(broker, &key, settings.limits, p.leader_epoch(), start)
             .await
         {
             Ok(h) => open.push((tp, p, h)),

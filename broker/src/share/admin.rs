@@ -100,6 +100,11 @@ impl ShareCoordinator {
                     created_ms: crate::util::now_ms(),
                     durable,
                     dlq_scan_from: None,
+                    leader_epoch: broker
+                        .topics
+                        .get_by_id(&key.topic_id)
+                        .and_then(|t| t.partition(key.partition).map(|p| p.leader_epoch()))
+                        .unwrap_or(-1),
                 };
                 let mut parts = self.partitions.lock();
                 parts

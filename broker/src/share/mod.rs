@@ -56,6 +56,9 @@ pub struct ShareState {
     durable: bool,
     /// See [`Snapshot::dlq_scan_from`].
     pub dlq_scan_from: Option<(i32, i64)>,
+    /// The topic partition's leader epoch when this state was opened: under another
+    /// leadership it is stale (another leader may have changed the persisted state since).
+    leader_epoch: i32,
 }
 
 impl std::ops::Deref for ShareState {
@@ -263,9 +266,10 @@ impl ShareCoordinator {
         broker: &Broker,
         key: &ShareKey,
         limits: ShareLimits,
+        leader_epoch: i32,
         start: impl FnOnce() -> i64,
     ) -> Result<SharePartitionHandle, ResponseError> {
-        if let Some(h) = self.existing(key) {
+        if let Some(h) = self.current(key, leader_epoch) {
             let mut st = h.lock();
             if st.limits() != limits {
                 st.set_limits(limits);
@@ -291,6 +295,7 @@ impl ShareCoordinator {
                     created_ms: s.create_timestamp,
                     durable,
                     dlq_scan_from: s.dlq_scan_from,
+                    leader_epoch,
                 },
                 false,
             ),
@@ -302,6 +307,7 @@ impl ShareCoordinator {
                     created_ms: now,
                     durable,
                     dlq_scan_from: None,
+                    leader_epoch,
                 },
                 true,
             ),
@@ -344,14 +350,26 @@ impl ShareCoordinator {
             return Ok(());
         }
         let p = self.store.led_partition(broker, key).await?;
+        // Only the leader of the topic partition, in the leadership the state was opened in,
+        // writes it: a former leader's timers must not overwrite its successor's state.
+        let led_epoch = broker.topics.get_by_id(&key.topic_id).and_then(|t| {
+            t.partition(key.partition)
+                .filter(|p| p.is_leader())
+                .map(|p| p.leader_epoch())
+        });
         let write = {
             let mut st = h.lock();
+            if led_epoch != Some(st.leader_epoch) {
+                drop(st);
+                self.current(key, led_epoch.unwrap_or(-1));
+                return Err(ResponseError::NotLeaderOrFollower);
+            }
             let (start_offset, batches) = st.snapshot();
             st.snapshot_epoch += 1;
             let snapshot = Snapshot {
                 snapshot_epoch: st.snapshot_epoch,
                 state_epoch: st.state_epoch,
-                leader_epoch: -1,
+                leader_epoch: st.leader_epoch,
                 start_offset,
                 create_timestamp: st.created_ms,
                 write_timestamp: crate::util::now_ms(),
@@ -361,6 +379,19 @@ impl ShareCoordinator {
             self.store.append(broker, &p, key, snapshot)?
         };
         write.replicated().await.map_err(|e| e.coordinator_error())
+    }
+
+    /// The share-partition of `key` as opened under the partition's `leader_epoch`; one opened
+    /// under another leadership is dropped (its next use reads the persisted state again).
+    pub fn current(&self, key: &ShareKey, leader_epoch: i32) -> Option<SharePartitionHandle> {
+        let mut parts = self.partitions.lock();
+        let h = parts.get(key)?.clone();
+        if h.lock().leader_epoch == leader_epoch {
+            return Some(h);
+        }
+        parts.remove(key);
+        tracing::info!(group = %key.group, topic_id = %key.topic_id, partition = key.partition, "share-partition state from an earlier leadership dropped");
+        None
     }
 
     /// The share-partition of `key`, if it exists.
@@ -557,10 +588,11 @@ impl ShareCoordinator {
     pub fn acknowledge(
         &self,
         key: &ShareKey,
+        leader_epoch: i32,
         member: &str,
         batches: &[(i64, i64, &[i8])],
     ) -> Result<(), (kafka_protocol::ResponseError, String)> {
-        let Some(h) = self.existing(key) else {
+        let Some(h) = self.current(key, leader_epoch) else {
             return Err((
                 kafka_protocol::ResponseError::InvalidRecordState,
                 "nothing was delivered from this share-partition".into(),
@@ -597,10 +629,11 @@ impl ShareCoordinator {
         &self,
         broker: &Broker,
         key: &ShareKey,
+        leader_epoch: i32,
         member: &str,
         batches: &[(i64, i64, &[i8])],
     ) -> Result<(), (ResponseError, String)> {
-        let applied = self.acknowledge(key, member, batches);
+        let applied = self.acknowledge(key, leader_epoch, member, batches);
         if let Err(e) = self.persist(broker, key).await {
             return Err((e, "the acknowledgement could not be written durably".into()));
         }
