@@ -95,6 +95,10 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     // KIP-853: voters of a dynamic metadata quorum, sent on to its leader.
     api(ApiKey::AddRaftVoter, 0, 0),
     api(ApiKey::RemoveRaftVoter, 0, 0),
+    // KIP-932's share coordinator, between brokers (see SHARE_APIS).
+    api(ApiKey::ReadShareGroupState, 0, 0),
+    api(ApiKey::WriteShareGroupState, 0, 0),
+    api(ApiKey::DeleteShareGroupState, 0, 0),
     // KIP-932 share-group administration (see SHARE_APIS).
     api(ApiKey::DescribeShareGroupOffsets, 0, 0),
     api(ApiKey::AlterShareGroupOffsets, 0, 0),
@@ -148,6 +152,9 @@ pub const SHARE_APIS: &[ApiKey] = &[
     ApiKey::ShareGroupDescribe,
     ApiKey::ShareFetch,
     ApiKey::ShareAcknowledge,
+    ApiKey::ReadShareGroupState,
+    ApiKey::WriteShareGroupState,
+    ApiKey::DeleteShareGroupState,
     ApiKey::DescribeShareGroupOffsets,
     ApiKey::AlterShareGroupOffsets,
     ApiKey::DeleteShareGroupOffsets,

@@ -18,6 +18,7 @@ pub mod create_topics;
 pub mod delete_acls;
 pub mod delete_groups;
 pub mod delete_records;
+pub mod delete_share_group_state;
 pub mod delete_share_group_offsets;
 pub mod delete_topics;
 pub mod describe_acls;
@@ -51,6 +52,7 @@ pub mod offset_delete;
 pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
+pub mod read_share_group_state;
 pub mod remove_raft_voter;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
@@ -61,6 +63,7 @@ pub mod share_group_heartbeat;
 pub mod sync_group;
 pub mod txn_offset_commit;
 pub mod update_features;
+pub mod write_share_group_state;
 pub mod write_txn_markers;
 
 use std::cell::RefCell;
@@ -493,6 +496,15 @@ pub async fn handle_request(
         }
         RequestKind::ShareAcknowledge(r) => Some(ResponseKind::ShareAcknowledge(
             share_acknowledge::handle(&ctx, r).await,
+        )),
+        RequestKind::ReadShareGroupState(r) => Some(ResponseKind::ReadShareGroupState(
+            read_share_group_state::handle(&ctx, r).await,
+        )),
+        RequestKind::WriteShareGroupState(r) => Some(ResponseKind::WriteShareGroupState(
+            write_share_group_state::handle(&ctx, r).await,
+        )),
+        RequestKind::DeleteShareGroupState(r) => Some(ResponseKind::DeleteShareGroupState(
+            delete_share_group_state::handle(&ctx, r).await,
         )),
         RequestKind::DescribeShareGroupOffsets(r) => Some(ResponseKind::DescribeShareGroupOffsets(
             describe_share_group_offsets::handle(&ctx, r).await,

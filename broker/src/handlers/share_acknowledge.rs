@@ -124,6 +124,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareAcknowledgeRequest) -> ShareAcknowl
                 .shares
                 .acknowledge_durably(broker, &key, leader_epoch, &member, &batches)
                 .await
+                .map_err(|(e, m)| (super::share_fetch::retriable(e), m))
             {
                 pd.error_code = e.code();
                 pd.error_message = Some(StrBytes::from_string(m));

@@ -41,8 +41,22 @@ use crate::share::{GroupSettings, ShareKey, SharePartitionHandle, ShareSession};
 
 /// Longest long poll honoured.
 const MAX_WAIT_MS_LIMIT: i32 = 60_000;
+/// How often a fetch tries again to reach a share-partition's state.
+const STATE_RETRY: Duration = Duration::from_millis(100);
 /// Records acquired per fetch when the client does not say.
 const DEFAULT_MAX_RECORDS: i32 = 500;
+
+/// The share-partition's state could not be read or written for now (its share coordinator is
+/// moving or busy): LEADER_NOT_AVAILABLE, which clients retry after refreshing metadata, as
+/// Kafka maps its persister's errors.
+pub fn retriable(e: ResponseError) -> ResponseError {
+    match e {
+        ResponseError::CoordinatorNotAvailable
+        | ResponseError::CoordinatorLoadInProgress
+        | ResponseError::NotCoordinator => ResponseError::LeaderNotAvailable,
+        e => e,
+    }
+}
 
 fn top_error(e: ResponseError, message: &str) -> ShareFetchResponse {
     let mut resp = ShareFetchResponse::default();
@@ -196,7 +210,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
                 }
                 Err(e) => Err((e, "this broker does not lead the partition".to_string())),
             };
-            if let Err((e, m)) = acked {
+            if let Err((e, m)) = acked.map_err(|(e, m)| (retriable(e), m)) {
                 a.data.acknowledge_error_code = e.code();
                 a.data.acknowledge_error_message = Some(StrBytes::from_string(m));
             }
@@ -247,7 +261,13 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
         }
     }
 
-    // Open (load or create) the share-partitions of the readable partitions.
+    // Open (load or create) the share-partitions of the readable partitions. Their state may
+    // be out of reach for a moment (the state topic being created, its leader moving): tried
+    // again until the fetch's wait is over, then the partition is left out of this answer
+    // (librdkafka's share consumer takes an error there as fatal), and the next fetch tries
+    // again.
+    let open_until = tokio::time::Instant::now()
+        + Duration::from_millis(req.max_wait_ms.clamp(0, MAX_WAIT_MS_LIMIT) as u64);
     let mut open: Vec<((Uuid, i32), Arc<Partition>, SharePartitionHandle)> = Vec::new();
     for (tp, p) in readable {
         let key = ShareKey {
@@ -262,16 +282,30 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
                 p.high_watermark()
             }
         };
-        match broker
-            .shares
-            .open_partition(broker, &key, settings.limits, p.leader_epoch(), start)
-            .await
-        {
-            Ok(h) => open.push((tp, p, h)),
-            Err(e) => {
-                let a = answers.entry(tp).or_default();
-                a.data.error_code = e.code();
-                a.news = true;
+        loop {
+            match broker
+                .shares
+                .open_partition(broker, &key, settings.limits, p.leader_epoch(), start)
+                .await
+            {
+                Ok(h) => {
+                    open.push((tp, p, h));
+                    break;
+                }
+                Err(e) if retriable(e) == ResponseError::LeaderNotAvailable => {
+                    if tokio::time::Instant::now() + STATE_RETRY < open_until {
+                        tokio::time::sleep(STATE_RETRY).await;
+                        continue;
+                    }
+                    tracing::debug!(group = %group_id, partition = tp.1, "share-partition state not reachable yet: {e:?}");
+                    break;
+                }
+                Err(e) => {
+                    let a = answers.entry(tp).or_default();
+                    a.data.error_code = e.code();
+                    a.news = true;
+                    break;
+                }
             }
         }
     }

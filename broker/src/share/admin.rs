@@ -83,16 +83,8 @@ impl ShareCoordinator {
             Some(h) => h,
             None => {
                 let settings = self.settings(broker, &key.group);
-                let durable = match self.store.led_partition(broker, key).await {
-                    Ok(_) => true,
-                    Err(ResponseError::NotCoordinator) => false,
-                    Err(e) => return Err(e),
-                };
-                let persisted = if durable {
-                    self.store.read(broker, key).await?
-                } else {
-                    None
-                };
+                let durable = true;
+                let persisted = super::persister::read(&self.store, broker, key).await?;
                 let st = ShareState {
                     sp: SharePartition::new(offset, settings.limits),
                     snapshot_epoch: persisted.as_ref().map_or(0, |s| s.snapshot_epoch),
@@ -124,9 +116,6 @@ impl ShareCoordinator {
     /// Forgets `key`: its next use starts from `share.auto.offset.reset`.
     pub async fn forget(&self, broker: &Broker, key: &ShareKey) -> Result<(), ResponseError> {
         self.partitions.lock().remove(key);
-        match self.store.delete(broker, key).await {
-            Ok(()) | Err(ResponseError::NotCoordinator) => Ok(()),
-            Err(e) => Err(e),
-        }
+        super::persister::delete(&self.store, broker, key).await
     }
 }

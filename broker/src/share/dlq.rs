@@ -14,9 +14,11 @@
 //! The dead-letter topic must start with `errors.deadletterqueue.topic.name.prefix` (checked when
 //! the group config is set) and allow it with the topic config
 //! `errors.deadletterqueue.group.enable=true`; it is created with that config on first use when
-//! `errors.deadletterqueue.auto.create.topics.enable`. A record whose dead letter cannot be
-//! written (the topic refuses, or is led by another broker: writes between brokers are not built
-//! yet) is archived without one, logged at warn and counted.
+//! `errors.deadletterqueue.auto.create.topics.enable`. A partition led by another broker gets
+//! its dead letters by Produce (acks=all) through the inter-broker channel; it is not scanned
+//! after a crash (see [`ShareCoordinator::run_dead_letters`]'s caller notes in the code). A
+//! record whose dead letter cannot be written (the topic refuses it, or a minute of attempts
+//! failed) is archived without one, logged at warn and counted.
 //!
 //! Headers (string values): `__dlq.errors.topic`, `__dlq.errors.partition`,
 //! `__dlq.errors.offset`, `__dlq.errors.group`, `__dlq.errors.delivery.count`,
@@ -173,21 +175,35 @@ impl ShareCoordinator {
             Err(Ok(why)) => return Outcome::Retry(why),
         };
         let index = key.partition.rem_euclid(dlq_topic.partition_count.max(1));
-        let dlq_partition = match dlq_topic.led_partition(index) {
-            Ok(p) => p.clone(),
+        // The dead letter goes to the partition's leader: here, or another broker (a Produce
+        // with acks=all through the inter-broker channel).
+        let target = match dlq_topic.led_partition(index) {
+            Ok(p) => Target::Local(p.clone()),
             Err(ResponseError::NotLeaderOrFollower) => {
-                return Outcome::Retry(format!(
-                    "partition {index} of {dlq} is not led by this broker (dead letters are written only to partitions this broker leads)"
-                ))
+                let image = broker.controller.image();
+                match image
+                    .topic_by_name(&dlq)
+                    .and_then(|t| t.partition(index))
+                    .map(|p| p.leader)
+                    .filter(|l| *l >= 0 && *l != broker.node_id)
+                {
+                    Some(leader) => Target::Remote(leader),
+                    None => {
+                        return Outcome::Retry(format!("partition {index} of {dlq} has no leader"))
+                    }
+                }
             }
             Err(e) => return Outcome::Retry(format!("partition {index} of {dlq}: {e:?}")),
         };
-        // After a crash: written already?
+        // After a crash: written already? (Scanned where the partition is led here; a remote
+        // partition is not scanned, so a crash between its write and the next state write may
+        // write that dead letter twice.)
         let scan_from = h.lock().dlq_scan_from;
         if letter.recovered {
-            if let Some((p, from)) = scan_from.filter(|(p, _)| *p == index) {
-                let _ = p;
-                match find_letter(&dlq_partition, from, key, &source.name, letter.offset) {
+            if let (Some((_, from)), Target::Local(p)) =
+                (scan_from.filter(|(p, _)| *p == index), &target)
+            {
+                match find_letter(p, from, key, &source.name, letter.offset) {
                     Ok(true) => return Outcome::Written,
                     Ok(false) => {}
                     Err(e) => return Outcome::Retry(format!("cannot scan {dlq}: {e}")),
@@ -195,10 +211,12 @@ impl ShareCoordinator {
             }
         }
         // Where a scan would find this write, persisted before it.
-        if scan_from.is_none_or(|(p, _)| p != index) {
-            h.lock().dlq_scan_from = Some((index, dlq_partition.log_end_offset()));
-            if let Err(e) = self.persist(broker, key).await {
-                return Outcome::Retry(format!("cannot persist the scan start: {e:?}"));
+        if let Target::Local(p) = &target {
+            if scan_from.is_none_or(|(sp, _)| sp != index) {
+                h.lock().dlq_scan_from = Some((index, p.log_end_offset()));
+                if let Err(e) = self.persist(broker, key).await {
+                    return Outcome::Retry(format!("cannot persist the scan start: {e:?}"));
+                }
             }
         }
         let original = if settings.dlq_copy {
@@ -219,17 +237,73 @@ impl ShareCoordinator {
             settings.limits.delivery_limit,
             original,
         );
-        let now = crate::util::now_ms();
-        let write = CoordinatorWrite::append(dlq_partition.clone(), |p| {
-            p.append(batch, now, &broker.group_commit)
-        });
-        match write {
-            Ok(w) => match w.replicated().await {
+        match target {
+            Target::Local(p) => {
+                let now = crate::util::now_ms();
+                let write =
+                    CoordinatorWrite::append(p.clone(), |p| p.append(batch, now, &broker.group_commit));
+                match write {
+                    Ok(w) => match w.replicated().await {
+                        Ok(()) => Outcome::Written,
+                        Err(e) => Outcome::Retry(format!("dead letter not replicated: {e}")),
+                    },
+                    Err(e) => Outcome::Retry(format!("cannot append the dead letter: {e}")),
+                }
+            }
+            Target::Remote(leader) => match produce_remote(broker, leader, &dlq, index, batch).await {
                 Ok(()) => Outcome::Written,
-                Err(e) => Outcome::Retry(format!("dead letter not replicated: {e}")),
+                Err(e) => Outcome::Retry(format!("dead letter to broker {leader}: {e}")),
             },
-            Err(e) => Outcome::Retry(format!("cannot append the dead letter: {e}")),
         }
+    }
+}
+
+/// Where a dead letter is written.
+enum Target {
+    Local(Arc<Partition>),
+    Remote(i32),
+}
+
+/// Produces `batch` to `topic`-`partition` at its leader `node`, acks=all.
+async fn produce_remote(
+    broker: &Broker,
+    node: i32,
+    topic: &str,
+    partition: i32,
+    batch: Bytes,
+) -> Result<(), String> {
+    use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+    use kafka_protocol::messages::{ApiKey, ProduceRequest, RequestKind, ResponseKind, TopicName};
+    let mut pd = PartitionProduceData::default();
+    pd.index = partition;
+    pd.records = Some(batch);
+    let mut td = TopicProduceData::default();
+    td.name = TopicName(StrBytes::from_string(topic.to_string()));
+    td.partition_data = vec![pd];
+    let mut req = ProduceRequest::default();
+    req.acks = -1;
+    req.timeout_ms = 30_000;
+    req.topic_data = vec![td];
+    let resp = broker
+        .inter_broker
+        .send(broker, node, ApiKey::Produce, 9, RequestKind::Produce(req))
+        .await?;
+    let ResponseKind::Produce(resp) = resp else {
+        return Err("an answer of the wrong type".into());
+    };
+    let code = resp
+        .responses
+        .iter()
+        .flat_map(|t| &t.partition_responses)
+        .map(|p| p.error_code)
+        .next()
+        .unwrap_or(ResponseError::UnknownServerError.code());
+    match code {
+        0 => Ok(()),
+        c => Err(format!(
+            "{:?}",
+            ResponseError::try_from_code(c).unwrap_or(ResponseError::UnknownServerError)
+        )),
     }
 }
 

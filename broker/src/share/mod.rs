@@ -17,6 +17,7 @@ pub mod admin;
 pub mod dlq;
 pub mod group;
 pub mod partition;
+pub mod persister;
 pub mod state_store;
 
 use std::collections::{BTreeSet, HashMap};
@@ -162,6 +163,11 @@ impl ShareCoordinator {
         }
     }
 
+    /// This broker's share coordinator store (the partitions of `__share_group_state` it leads).
+    pub fn store(&self) -> &StateStore {
+        &self.store
+    }
+
     // ---- groups ----
 
     /// Whether `group` is a share group here.
@@ -277,14 +283,8 @@ impl ShareCoordinator {
             drop(st);
             return Ok(h);
         }
-        let (persisted, durable) = match self.store.read(broker, key).await {
-            Ok(s) => (s, true),
-            Err(ResponseError::NotCoordinator) => {
-                tracing::warn!(group = %key.group, topic_id = %key.topic_id, partition = key.partition, "another broker leads this share-partition's state in __share_group_state: its state is kept in memory only");
-                (None, false)
-            }
-            Err(e) => return Err(e),
-        };
+        let persisted = persister::read(&self.store, broker, key).await?;
+        let durable = true;
         let now = crate::util::now_ms();
         let (st, fresh) = match persisted {
             Some(s) => (
@@ -349,7 +349,6 @@ impl ShareCoordinator {
         if !h.lock().durable {
             return Ok(());
         }
-        let p = self.store.led_partition(broker, key).await?;
         // Only the leader of the topic partition, in the leadership the state was opened in,
         // writes it: a former leader's timers must not overwrite its successor's state.
         let led_epoch = broker.topics.get_by_id(&key.topic_id).and_then(|t| {
@@ -357,7 +356,7 @@ impl ShareCoordinator {
                 .filter(|p| p.is_leader())
                 .map(|p| p.leader_epoch())
         });
-        let write = {
+        let snapshot = {
             let mut st = h.lock();
             if led_epoch != Some(st.leader_epoch) {
                 drop(st);
@@ -366,7 +365,7 @@ impl ShareCoordinator {
             }
             let (start_offset, batches) = st.snapshot();
             st.snapshot_epoch += 1;
-            let snapshot = Snapshot {
+            Snapshot {
                 snapshot_epoch: st.snapshot_epoch,
                 state_epoch: st.state_epoch,
                 leader_epoch: st.leader_epoch,
@@ -375,10 +374,9 @@ impl ShareCoordinator {
                 write_timestamp: crate::util::now_ms(),
                 batches,
                 dlq_scan_from: st.dlq_scan_from,
-            };
-            self.store.append(broker, &p, key, snapshot)?
+            }
         };
-        write.replicated().await.map_err(|e| e.coordinator_error())
+        persister::write(&self.store, broker, key, snapshot).await
     }
 
     /// The share-partition of `key` as opened under the partition's `leader_epoch`; one opened

@@ -208,32 +208,43 @@ impl StateStore {
         write.replicated().await.map_err(|e| e.coordinator_error())
     }
 
-    /// Appends `key`'s state `snapshot` to its state partition `p` (from
-    /// [`led_partition`](Self::led_partition)). Synchronous, so that a caller holding the
-    /// share-partition's lock appends its states in order; it waits for the returned write
-    /// before acting on it.
-    pub fn append(
+    /// Writes `key`'s state `snapshot` to its state partition, which this broker leads, and
+    /// waits until it is replicated. A snapshot older than the one stored (a lower snapshot
+    /// epoch: writes that crossed on the way) is dropped as done.
+    pub async fn write(
         &self,
         broker: &Broker,
-        p: &std::sync::Arc<Partition>,
         key: &ShareKey,
         snapshot: Snapshot,
-    ) -> Result<CoordinatorWrite, ResponseError> {
-        let now = crate::util::now_ms();
-        let batch = encode_batch(key, Some(&snapshot), now);
-        let write =
-            CoordinatorWrite::append(p.clone(), |p| p.append(batch, now, &broker.group_commit))
-                .map_err(|e| {
-                    tracing::warn!(partition = %p.tp, "cannot write share group state: {e}");
-                    ResponseError::CoordinatorNotAvailable
-                })?;
-        let mut loaded = self.loaded.lock();
-        if let Some(l) = loaded.get_mut(&p.tp.partition) {
+    ) -> Result<(), ResponseError> {
+        let p = self.led_partition(broker, key).await?;
+        self.load(&p).await?;
+        let write = {
+            let mut loaded = self.loaded.lock();
+            let l = loaded
+                .get_mut(&p.tp.partition)
+                .ok_or(ResponseError::CoordinatorLoadInProgress)?;
+            if l.snapshots
+                .get(key)
+                .is_some_and(|old| old.snapshot_epoch >= snapshot.snapshot_epoch)
+            {
+                return Ok(());
+            }
+            let now = crate::util::now_ms();
+            let batch = encode_batch(key, Some(&snapshot), now);
+            let write = CoordinatorWrite::append(p.clone(), |p| {
+                p.append(batch, now, &broker.group_commit)
+            })
+            .map_err(|e| {
+                tracing::warn!(partition = %p.tp, "cannot write share group state: {e}");
+                ResponseError::CoordinatorNotAvailable
+            })?;
             if l.leader_epoch == write.leader_epoch {
                 l.snapshots.insert(key.clone(), snapshot);
             }
-        }
-        Ok(write)
+            write
+        };
+        write.replicated().await.map_err(|e| e.coordinator_error())
     }
 }
 

@@ -1,0 +1,69 @@
+//! ReadShareGroupState (KIP-932, broker to broker): the share coordinator's answer with a
+//! share-partition's persisted state, from the partition of `__share_group_state` this broker
+//! leads (NOT_COORDINATOR otherwise). A share-partition without state answers start offset -1.
+//! Samsa's tagged fields carry the snapshot epoch and dead-letter scan start (see
+//! [`crate::share::persister`]). ACLs: CLUSTER_ACTION on the cluster.
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::read_share_group_state_response::{
+    PartitionResult, ReadStateResult, StateBatch,
+};
+use kafka_protocol::messages::{ReadShareGroupStateRequest, ReadShareGroupStateResponse};
+use kafka_protocol::ResponseError;
+
+use super::Ctx;
+use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+use crate::share::ShareKey;
+
+pub async fn handle(ctx: &Ctx<'_>, req: ReadShareGroupStateRequest) -> ReadShareGroupStateResponse {
+    let authorized = ctx.authorize(
+        AclOperation::ClusterAction,
+        ResourceType::Cluster,
+        CLUSTER_NAME,
+    );
+    let mut resp = ReadShareGroupStateResponse::default();
+    for t in req.topics {
+        let mut out = ReadStateResult::default();
+        out.topic_id = t.topic_id;
+        for p in t.partitions {
+            let mut r = PartitionResult::default();
+            r.partition = p.partition;
+            r.start_offset = -1;
+            let key = ShareKey {
+                group: Arc::from(req.group_id.as_str()),
+                topic_id: t.topic_id,
+                partition: p.partition,
+            };
+            let read = if authorized {
+                ctx.broker.shares.store().read(ctx.broker, &key).await
+            } else {
+                Err(ResponseError::ClusterAuthorizationFailed)
+            };
+            match read {
+                Ok(None) => {}
+                Ok(Some(s)) => {
+                    r.state_epoch = s.state_epoch;
+                    r.start_offset = s.start_offset;
+                    r.state_batches = s
+                        .batches
+                        .iter()
+                        .map(|b| {
+                            let mut w = StateBatch::default();
+                            w.first_offset = b.first;
+                            w.last_offset = b.last;
+                            w.delivery_state = b.state as i8;
+                            w.delivery_count = b.delivery_count;
+                            w
+                        })
+                        .collect();
+                    crate::share::persister::put_tags(&mut r.unknown_tagged_fields, &s);
+                }
+                Err(e) => r.error_code = e.code(),
+            }
+            out.partitions.push(r);
+        }
+        resp.results.push(out);
+    }
+    resp
+}

@@ -1,0 +1,94 @@
+//! WriteShareGroupState (KIP-932, broker to broker): a share-partition leader's state, written
+//! by the share coordinator to the partition of `__share_group_state` this broker leads
+//! (NOT_COORDINATOR otherwise) and answered once replicated. Samsa's leaders send the whole
+//! state with its snapshot epoch as tagged field 0; a write without one (a Kafka leader's) takes
+//! the stored epoch plus one. ACLs: CLUSTER_ACTION on the cluster.
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::write_share_group_state_response::{
+    PartitionResult, WriteStateResult,
+};
+use kafka_protocol::messages::{WriteShareGroupStateRequest, WriteShareGroupStateResponse};
+use kafka_protocol::ResponseError;
+
+use super::Ctx;
+use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+use crate::share::partition::StateBatch;
+use crate::share::persister::{persisted_state, tags};
+use crate::share::state_store::Snapshot;
+use crate::share::ShareKey;
+
+pub async fn handle(
+    ctx: &Ctx<'_>,
+    req: WriteShareGroupStateRequest,
+) -> WriteShareGroupStateResponse {
+    let broker = ctx.broker;
+    let authorized = ctx.authorize(
+        AclOperation::ClusterAction,
+        ResourceType::Cluster,
+        CLUSTER_NAME,
+    );
+    let mut resp = WriteShareGroupStateResponse::default();
+    for t in req.topics {
+        let mut out = WriteStateResult::default();
+        out.topic_id = t.topic_id;
+        for p in t.partitions {
+            let mut r = PartitionResult::default();
+            r.partition = p.partition;
+            let key = ShareKey {
+                group: Arc::from(req.group_id.as_str()),
+                topic_id: t.topic_id,
+                partition: p.partition,
+            };
+            let result = async {
+                if !authorized {
+                    return Err(ResponseError::ClusterAuthorizationFailed);
+                }
+                let mut batches = Vec::with_capacity(p.state_batches.len());
+                for b in &p.state_batches {
+                    let state =
+                        persisted_state(b.delivery_state).ok_or(ResponseError::InvalidRequest)?;
+                    if b.last_offset < b.first_offset {
+                        return Err(ResponseError::InvalidRequest);
+                    }
+                    batches.push(StateBatch {
+                        first: b.first_offset,
+                        last: b.last_offset,
+                        state,
+                        delivery_count: b.delivery_count,
+                    });
+                }
+                let (epoch, dlq_scan_from) = tags(&p.unknown_tagged_fields);
+                let snapshot_epoch = match epoch {
+                    Some(e) => e,
+                    None => broker
+                        .shares
+                        .store()
+                        .read(broker, &key)
+                        .await?
+                        .map_or(1, |s| s.snapshot_epoch + 1),
+                };
+                let now = crate::util::now_ms();
+                let snapshot = Snapshot {
+                    snapshot_epoch,
+                    state_epoch: p.state_epoch,
+                    leader_epoch: p.leader_epoch,
+                    start_offset: p.start_offset,
+                    create_timestamp: now,
+                    write_timestamp: now,
+                    batches,
+                    dlq_scan_from,
+                };
+                broker.shares.store().write(broker, &key, snapshot).await
+            }
+            .await;
+            if let Err(e) = result {
+                r.error_code = e.code();
+            }
+            out.partitions.push(r);
+        }
+        resp.results.push(out);
+    }
+    resp
+}
