@@ -44,8 +44,12 @@ def check(cond, msg):
         sys.exit(1)
 
 
+# Against a cluster the tests replicate their topics (SG_REPLICATION_FACTOR).
+REPLICATION_FACTOR = int(os.environ.get("SG_REPLICATION_FACTOR", "1"))
+
+
 def create_topic(name, partitions=1):
-    for _, f in admin.create_topics([NewTopic(name, partitions, 1)]).items():
+    for _, f in admin.create_topics([NewTopic(name, partitions, REPLICATION_FACTOR)]).items():
         f.result(30)
 
 

@@ -8,6 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::*;
+use compat_tests::Cluster;
 
 /// A broker whose groups may hold records for as little as a second, so that lock expiry is
 /// seen within a test.
@@ -18,13 +19,27 @@ fn broker() -> Broker {
 }
 
 fn scenario(broker: &Broker, name: &str) -> String {
+    run_scenario(&broker.bootstrap(), 1, name, || broker.log_lines())
+}
+
+/// Runs one scenario against `bootstrap`, its topics with `replication_factor` replicas;
+/// `logs` gives the broker log shown when it fails.
+fn run_scenario(
+    bootstrap: &str,
+    replication_factor: usize,
+    name: &str,
+    logs: impl Fn() -> Vec<String>,
+) -> String {
     let path = compat_tests::workspace_root().join("compat-tests/python/share_groups.py");
     let mut cmd = Command::new(compat_tests::python());
-    cmd.arg(&path).arg(broker.bootstrap()).arg(name);
+    cmd.arg(&path)
+        .arg(bootstrap)
+        .arg(name)
+        .env("SG_REPLICATION_FACTOR", replication_factor.to_string());
     let (status, out, err) =
         compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(180)).unwrap();
     if !status.success() {
-        let log = broker.log_lines();
+        let log = logs();
         let tail = log[log.len().saturating_sub(200)..].join("\n");
         panic!("share_groups.py {name} failed ({status}):\nstdout:\n{out}\nstderr:\n{err}\nbroker log (last 200 lines):\n{tail}");
     }
@@ -213,4 +228,53 @@ fn the_cli_consumes_as_a_share_member_describes_and_resets_share_groups() {
             .any(|l| l.starts_with("cli-g ") && l.ends_with("share")),
         "{listed}"
     );
+}
+
+/// Three nodes: share-partitions are led by one broker, their state kept by the leader of
+/// their `__share_group_state` partition (often another), and dead letters written to
+/// partitions led elsewhere. When the leader of a share-partition dies, the new leader reads
+/// its state: accepted and rejected records are not delivered again, held ones are.
+#[test]
+fn share_groups_on_three_nodes_survive_the_death_of_a_share_partition_leader() {
+    let mut cluster = Cluster::start_with(
+        3,
+        BrokerOptions::default()
+            .prop("group.share.min.record.lock.duration.ms", 1000)
+            .prop("broker.session.timeout.ms", 3000)
+            .prop("broker.heartbeat.interval.ms", 500),
+    );
+    for node in &cluster.nodes {
+        wait_for_brokers(node, 3, Duration::from_secs(30));
+    }
+    let bootstrap = cluster.bootstrap();
+    let logs = |c: &Cluster| {
+        c.nodes
+            .iter()
+            .flat_map(|n| n.log_lines())
+            .collect::<Vec<_>>()
+    };
+    run_scenario(&bootstrap, 3, "two-consumers", || logs(&cluster));
+    run_scenario(&bootstrap, 3, "dlq", || logs(&cluster));
+    run_scenario(&bootstrap, 3, "before-restart", || logs(&cluster));
+    let leader = common::acked::leaders_and_isrs(&cluster, "sg-restart")
+        .expect("the topic is described")[0]
+        .0;
+    cluster.node(leader).kill();
+    // A new leader, from the ISR.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let now = common::acked::leaders_and_isrs(&cluster, "sg-restart");
+        if now
+            .as_ref()
+            .is_some_and(|l| l[0].0 >= 0 && l[0].0 != leader)
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no new leader of sg-restart-0 after node {leader} died: {now:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    run_scenario(&bootstrap, 3, "after-restart", || logs(&cluster));
 }

@@ -240,8 +240,9 @@ impl ShareCoordinator {
         match target {
             Target::Local(p) => {
                 let now = crate::util::now_ms();
-                let write =
-                    CoordinatorWrite::append(p.clone(), |p| p.append(batch, now, &broker.group_commit));
+                let write = CoordinatorWrite::append(p.clone(), |p| {
+                    p.append(batch, now, &broker.group_commit)
+                });
                 match write {
                     Ok(w) => match w.replicated().await {
                         Ok(()) => Outcome::Written,
@@ -250,10 +251,12 @@ impl ShareCoordinator {
                     Err(e) => Outcome::Retry(format!("cannot append the dead letter: {e}")),
                 }
             }
-            Target::Remote(leader) => match produce_remote(broker, leader, &dlq, index, batch).await {
-                Ok(()) => Outcome::Written,
-                Err(e) => Outcome::Retry(format!("dead letter to broker {leader}: {e}")),
-            },
+            Target::Remote(leader) => {
+                match produce_remote(broker, leader, &dlq, index, batch).await {
+                    Ok(()) => Outcome::Written,
+                    Err(e) => Outcome::Retry(format!("dead letter to broker {leader}: {e}")),
+                }
+            }
         }
     }
 }

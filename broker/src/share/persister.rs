@@ -169,7 +169,9 @@ pub async fn write(
         .iter()
         .flat_map(|t| &t.partitions)
         .find(|p| p.partition == key.partition)
-        .map_or(ResponseError::CoordinatorNotAvailable.code(), |p| p.error_code);
+        .map_or(ResponseError::CoordinatorNotAvailable.code(), |p| {
+            p.error_code
+        });
     match code {
         0 => Ok(()),
         c => Err(ResponseError::try_from_code(c).unwrap_or(ResponseError::CoordinatorNotAvailable)),
@@ -177,7 +179,11 @@ pub async fn write(
 }
 
 /// Removes `key`'s state.
-pub async fn delete(store: &StateStore, broker: &Broker, key: &ShareKey) -> Result<(), ResponseError> {
+pub async fn delete(
+    store: &StateStore,
+    broker: &Broker,
+    key: &ShareKey,
+) -> Result<(), ResponseError> {
     let Some(node) = coordinator(broker, key).await? else {
         return store.delete(broker, key).await;
     };
@@ -234,10 +240,13 @@ pub fn tags(t: &std::collections::BTreeMap<i32, Bytes>) -> (Option<i32>, Option<
         .get(&TAG_SNAPSHOT_EPOCH)
         .filter(|b| b.len() == 4)
         .map(|b| (&b[..]).get_i32());
-    let scan = t.get(&TAG_DLQ_SCAN_FROM).filter(|b| b.len() == 12).map(|b| {
-        let mut b = &b[..];
-        (b.get_i32(), b.get_i64())
-    });
+    let scan = t
+        .get(&TAG_DLQ_SCAN_FROM)
+        .filter(|b| b.len() == 12)
+        .map(|b| {
+            let mut b = &b[..];
+            (b.get_i32(), b.get_i64())
+        });
     (epoch, scan)
 }
 

@@ -232,13 +232,12 @@ impl StateStore {
             }
             let now = crate::util::now_ms();
             let batch = encode_batch(key, Some(&snapshot), now);
-            let write = CoordinatorWrite::append(p.clone(), |p| {
-                p.append(batch, now, &broker.group_commit)
-            })
-            .map_err(|e| {
-                tracing::warn!(partition = %p.tp, "cannot write share group state: {e}");
-                ResponseError::CoordinatorNotAvailable
-            })?;
+            let write =
+                CoordinatorWrite::append(p.clone(), |p| p.append(batch, now, &broker.group_commit))
+                    .map_err(|e| {
+                        tracing::warn!(partition = %p.tp, "cannot write share group state: {e}");
+                        ResponseError::CoordinatorNotAvailable
+                    })?;
             if l.leader_epoch == write.leader_epoch {
                 l.snapshots.insert(key.clone(), snapshot);
             }
