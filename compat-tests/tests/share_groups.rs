@@ -82,7 +82,37 @@ fn acknowledgements_survive_a_broker_crash_and_held_records_come_back() {
 
 #[test]
 fn archived_records_are_dead_lettered_once_with_their_context() {
-    scenario(&broker(), "dlq");
+    let broker = broker();
+    scenario(&broker, "dlq");
+    // The metrics count them per group (the dead letters are written by a task of their own:
+    // polled until they show).
+    let want = [
+        "samsa_share_group_records_archived_total{group=\"sg-dlq-g\"} 2",
+        "samsa_share_group_records_dead_lettered_total{group=\"sg-dlq-g\"} 2",
+        "samsa_share_group_records_archived_total{group=\"sg-dlq2-g\"} 1",
+        "samsa_share_group_dead_letters_failed_total{group=\"sg-dlq2-g\"} 1",
+        "samsa_share_group_records_dead_lettered_total{group=\"sg-dlq2-g\"} 0",
+    ];
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = broker.scrape_metrics().unwrap();
+        let missing: Vec<&&str> = want
+            .iter()
+            .filter(|w| !text.lines().any(|l| l == **w))
+            .collect();
+        if missing.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "metrics lack {missing:?}:\n{}",
+            text.lines()
+                .filter(|l| l.contains("share_group"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 #[test]
@@ -228,6 +258,31 @@ fn the_cli_consumes_as_a_share_member_describes_and_resets_share_groups() {
             .any(|l| l.starts_with("cli-g ") && l.ends_with("share")),
         "{listed}"
     );
+    // Deleted with its state: a new member starts at the end (share.auto.offset.reset=latest).
+    samsa(&broker, &["group", "delete", "cli-g"], b"");
+    let listed = samsa(&broker, &["group", "list"], b"");
+    assert!(!listed.contains("cli-g"), "{listed}");
+    let out = samsa(
+        &broker,
+        &["consume", "cli-sq", "--share-group", "cli-g", "-e"],
+        b"",
+    );
+    assert_eq!(out, "");
+    samsa(&broker, &["produce", "cli-sq"], b"f\n");
+    let out = samsa(
+        &broker,
+        &[
+            "consume",
+            "cli-sq",
+            "--share-group",
+            "cli-g",
+            "-e",
+            "-f",
+            "%o:%v\\n",
+        ],
+        b"",
+    );
+    assert_eq!(out, "5:f\n");
 }
 
 /// Three nodes: share-partitions are led by one broker, their state kept by the leader of

@@ -1,5 +1,6 @@
 //! DeleteGroups: removes empty groups with their committed offsets (tombstones in
-//! `__consumer_offsets`, so compaction drops them). A group with members gets
+//! `__consumer_offsets`, so compaction drops them), and empty share groups with the state of
+//! their share-partitions (tombstones in `__share_group_state`). A group with members gets
 //! NON_EMPTY_GROUP, an unknown one GROUP_ID_NOT_FOUND. ACLs: DELETE on the group, else
 //! GROUP_AUTHORIZATION_FAILED.
 
@@ -17,6 +18,18 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteGroupsRequest) -> DeleteGroupsResp
         r.group_id = group_id.clone();
         if !ctx.authorize(AclOperation::Delete, ResourceType::Group, group_id) {
             r.error_code = ResponseError::GroupAuthorizationFailed.code();
+            resp.results.push(r);
+            continue;
+        }
+        let broker = ctx.broker;
+        if broker.shares.has_group(group_id) && !broker.groups.exists(group_id) {
+            r.error_code = match broker.groups.check_loaded(group_id) {
+                Err(e) => e.code(),
+                Ok(()) => match broker.shares.delete_group(broker, group_id).await {
+                    Ok(()) => 0,
+                    Err(e) => e.code(),
+                },
+            };
             resp.results.push(r);
             continue;
         }

@@ -21,7 +21,7 @@ pub async fn handle(
         Some(ResponseError::GroupAuthorizationFailed)
     } else if let Err(e) = broker.groups.check_loaded(&group_id) {
         Some(e.response_error())
-    } else if broker.groups.exists(&group_id) || !broker.shares.has_group(&group_id) {
+    } else if broker.groups.exists(&group_id) {
         Some(ResponseError::GroupIdNotFound)
     } else if broker.shares.has_members(&group_id) {
         Some(ResponseError::NonEmptyGroup)

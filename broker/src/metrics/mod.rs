@@ -70,6 +70,11 @@ struct GroupPartitionLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GroupLabels {
+    group: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct StateLabels {
     state: &'static str,
 }
@@ -540,6 +545,7 @@ fn sample(broker: &Broker) -> Registry {
         states,
     );
     sample_groups(broker, &mut r);
+    sample_share_groups(broker, &mut r);
     sample_open_files(&mut r);
     sample_quorum(broker, &mut r);
     sample_fetch_sessions(broker, &mut r);
@@ -806,5 +812,65 @@ fn sample_groups(broker: &Broker, r: &mut Registry) {
         "consumer_group_lag",
         "High watermark minus committed offset, per group and partition",
         lag,
+    );
+}
+
+/// Share groups (KIP-932): members per group coordinated here, and per group the records this
+/// broker's share-partitions archived and dead-lettered (KIP-1191), with the dead letters
+/// that could not be written, and the records acquired (in flight) now.
+fn sample_share_groups(broker: &Broker, r: &mut Registry) {
+    let members = Family::<GroupLabels, Gauge>::default();
+    let archived = Family::<GroupLabels, Counter>::default();
+    let dead_lettered = Family::<GroupLabels, Counter>::default();
+    let dead_letter_failed = Family::<GroupLabels, Counter>::default();
+    let acquired = Family::<GroupLabels, Gauge>::default();
+    for group in broker.shares.known_groups() {
+        let labels = GroupLabels {
+            group: group.clone(),
+        };
+        if let Some(n) = broker
+            .shares
+            .with_group(&group, false, |g| g.members().count())
+        {
+            members.get_or_create(&labels).set(n as i64);
+        }
+        let c = broker.shares.counters(&group);
+        archived.get_or_create(&labels).inc_by(c.archived);
+        dead_lettered.get_or_create(&labels).inc_by(c.dead_lettered);
+        dead_letter_failed
+            .get_or_create(&labels)
+            .inc_by(c.dead_letter_failed);
+        let in_flight: usize = broker
+            .shares
+            .partitions_of(&group)
+            .iter()
+            .map(|(_, h)| h.lock().counts().0)
+            .sum();
+        acquired.get_or_create(&labels).set(in_flight as i64);
+    }
+    r.register(
+        "share_group_members",
+        "Members of each share group coordinated here",
+        members,
+    );
+    r.register(
+        "share_group_records_archived",
+        "Records archived (rejected, or released at the delivery count limit) by this broker's share-partitions, per group",
+        archived,
+    );
+    r.register(
+        "share_group_records_dead_lettered",
+        "Archived records written to the group's dead-letter topic, per group",
+        dead_lettered,
+    );
+    r.register(
+        "share_group_dead_letters_failed",
+        "Archived records whose dead letter could not be written (the topic refused it, or attempts ran out), per group",
+        dead_letter_failed,
+    );
+    r.register(
+        "share_group_records_acquired",
+        "Records acquired by members now (in flight), per group",
+        acquired,
     );
 }

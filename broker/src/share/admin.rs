@@ -119,3 +119,20 @@ impl ShareCoordinator {
         super::persister::delete(&self.store, broker, key).await
     }
 }
+
+impl ShareCoordinator {
+    /// Deletes the share group `group` (it has no members): the state of every share-partition
+    /// it has here or in the state partitions this broker leads, then the group.
+    pub async fn delete_group(&self, broker: &Broker, group: &str) -> Result<(), ResponseError> {
+        if self.has_members(group) {
+            return Err(ResponseError::NonEmptyGroup);
+        }
+        for key in self.describe_offsets(broker, group).await?.keys() {
+            self.forget(broker, key).await?;
+        }
+        self.groups.lock().remove(group);
+        self.counters.lock().remove(group);
+        tracing::info!(group, "share group deleted");
+        Ok(())
+    }
+}

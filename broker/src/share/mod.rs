@@ -199,6 +199,15 @@ impl ShareCoordinator {
         ids
     }
 
+    /// Every share group this broker knows: coordinated here, or with share-partitions or
+    /// counters here.
+    pub fn known_groups(&self) -> Vec<String> {
+        let mut ids: BTreeSet<String> = self.groups.lock().keys().cloned().collect();
+        ids.extend(self.counters.lock().keys().cloned());
+        ids.extend(self.partitions.lock().keys().map(|k| k.group.to_string()));
+        ids.into_iter().collect()
+    }
+
     /// A topic of the metadata as share groups see it.
     pub fn topic_meta(broker: &Broker, name: &str) -> Option<TopicMeta> {
         broker.topics.get(name).map(|t| TopicMeta {
