@@ -258,6 +258,13 @@ fn the_cli_consumes_as_a_share_member_describes_and_resets_share_groups() {
             .any(|l| l.starts_with("cli-g ") && l.ends_with("share")),
         "{listed}"
     );
+    // A classic group on the same topic has its own progress: every record, from the start.
+    let out = samsa(
+        &broker,
+        &["consume", "cli-sq", "-g", "cli-classic", "-e"],
+        b"",
+    );
+    assert_eq!(out, "a\nb\nc\nd\ne\n");
     // Deleted with its state: a new member starts at the end (share.auto.offset.reset=latest).
     samsa(&broker, &["group", "delete", "cli-g"], b"");
     let listed = samsa(&broker, &["group", "list"], b"");
@@ -332,4 +339,41 @@ fn share_groups_on_three_nodes_survive_the_death_of_a_share_partition_leader() {
         std::thread::sleep(Duration::from_millis(200));
     }
     run_scenario(&bootstrap, 3, "after-restart", || logs(&cluster));
+}
+
+/// The share-group APIs are advertised only while `group.coordinator.rebalance.protocols`
+/// lists `share` (Samsa's default).
+#[test]
+fn share_apis_are_advertised_only_when_share_groups_are_on() {
+    use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse};
+    let advertised = |broker: &Broker| -> Vec<i16> {
+        let resp: ApiVersionsResponse = raw_request(
+            broker,
+            ApiKey::ApiVersions,
+            3,
+            &ApiVersionsRequest::default(),
+        );
+        resp.api_keys.iter().map(|k| k.api_key).collect()
+    };
+    let share = [
+        ApiKey::ShareGroupHeartbeat,
+        ApiKey::ShareFetch,
+        ApiKey::ShareAcknowledge,
+        ApiKey::ShareGroupDescribe,
+    ];
+    let on = Broker::start();
+    let keys = advertised(&on);
+    assert!(
+        share.iter().all(|k| keys.contains(&(*k as i16))),
+        "{keys:?}"
+    );
+    let off = Broker::start_with(
+        BrokerOptions::default().prop("group.coordinator.rebalance.protocols", "classic,consumer"),
+    );
+    let keys = advertised(&off);
+    assert!(
+        share.iter().all(|k| !keys.contains(&(*k as i16))),
+        "{keys:?}"
+    );
+    assert!(keys.contains(&(ApiKey::Fetch as i16)));
 }

@@ -214,6 +214,29 @@ impl BrokerConfig {
                 ),
             ));
         }
+        let protocols = self
+            .get("group.coordinator.rebalance.protocols")
+            .unwrap_or_default();
+        let listed: Vec<String> = protocols
+            .split(',')
+            .map(|p| p.trim().to_ascii_lowercase())
+            .filter(|p| !p.is_empty())
+            .collect();
+        if let Some(bad) = listed
+            .iter()
+            .find(|p| !matches!(p.as_str(), "classic" | "consumer" | "share" | "streams"))
+        {
+            return Err(invalid(
+                "group.coordinator.rebalance.protocols",
+                format!("invalid value '{protocols}' for group.coordinator.rebalance.protocols: unknown protocol '{bad}' (expected classic, consumer, share or streams)"),
+            ));
+        }
+        if !listed.iter().any(|p| p == "classic") {
+            return Err(invalid(
+                "group.coordinator.rebalance.protocols",
+                format!("invalid value '{protocols}' for group.coordinator.rebalance.protocols: it must list classic, as Kafka requires"),
+            ));
+        }
         if self.int("num.partitions") < 1 {
             return Err(invalid(
                 "num.partitions",

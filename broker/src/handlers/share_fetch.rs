@@ -41,6 +41,8 @@ use crate::share::{GroupSettings, ShareKey, SharePartitionHandle, ShareSession};
 
 /// Longest long poll honoured.
 const MAX_WAIT_MS_LIMIT: i32 = 60_000;
+/// Bytes read from a partition's log per share fetch (at least one whole batch).
+const SHARE_READ_BYTES: usize = 1 << 20;
 /// How often a fetch tries again to reach a share-partition's state.
 const STATE_RETRY: Duration = Duration::from_millis(100);
 /// Records acquired per fetch when the client does not say.
@@ -418,7 +420,11 @@ fn acquire_all(
             continue;
         };
         let min_one = taken == 0;
-        let read = match p.read(offset, budget, min_one, settings.read_committed) {
+        // A share fetch takes at most `max_records` (and the window): reading the client's whole
+        // `max_bytes` (50 MiB from librdkafka) to acquire 500 records would copy and send the
+        // rest for nothing.
+        let limit = budget.min(SHARE_READ_BYTES);
+        let read = match p.read(offset, limit, min_one, settings.read_committed) {
             Ok(r) => r,
             Err(e) => {
                 let a = answers.entry((*topic_id, *index)).or_default();
@@ -450,11 +456,13 @@ fn acquire_all(
         };
         let spans =
             crate::share::batch_spans(&bytes, settings.read_committed.then_some(&aborted[..]));
-        let acquired = sp.acquire(member, &spans, max_records - taken, now);
+        let batches: Vec<_> = spans.iter().map(|(s, _)| *s).collect();
+        let acquired = sp.acquire(member, &batches, max_records - taken, now);
         drop(sp);
         if acquired.is_empty() {
             continue;
         }
+        let bytes = crate::share::acquired_bytes(&bytes, &spans, &acquired);
         let n: usize = acquired
             .iter()
             .map(|a| (a.last - a.first + 1) as usize)

@@ -29,29 +29,43 @@ impl ShareCoordinator {
             .unwrap_or(false)
     }
 
-    /// Every share-partition of `group`: those in memory, and those only persisted.
+    /// Every share-partition of `group` this broker can see: those it holds in memory (with
+    /// their counts), those in the state partitions it leads, and those of the topics the
+    /// group's members subscribe to, asked of their share coordinators.
     pub async fn describe_offsets(
         &self,
         broker: &Broker,
         group: &str,
     ) -> Result<BTreeMap<ShareKey, OffsetsView>, ResponseError> {
         let mut out = BTreeMap::new();
-        match self.store.group_states(broker, group).await {
-            Ok(states) => {
-                for (k, s) in states {
-                    out.insert(
-                        k,
-                        OffsetsView {
-                            start_offset: s.start_offset,
-                            acquired: None,
-                            archived: None,
-                        },
-                    );
+        let view = |start_offset| OffsetsView {
+            start_offset,
+            acquired: None,
+            archived: None,
+        };
+        for (k, s) in self.store.group_states(broker, group).await? {
+            out.insert(k, view(s.start_offset));
+        }
+        let topics = self
+            .with_group(group, false, |g| g.subscribed_topics())
+            .unwrap_or_default();
+        for name in topics {
+            let Some(t) = broker.topics.get(&name) else {
+                continue;
+            };
+            for partition in 0..t.partition_count {
+                let key = ShareKey {
+                    group: Arc::from(group),
+                    topic_id: t.id,
+                    partition,
+                };
+                if out.contains_key(&key) {
+                    continue;
+                }
+                if let Some(s) = super::persister::read(&self.store, broker, &key).await? {
+                    out.insert(key, view(s.start_offset));
                 }
             }
-            // Kept in memory only (another broker leads the state): what is here still shows.
-            Err(ResponseError::NotCoordinator) => {}
-            Err(e) => return Err(e),
         }
         for (k, h) in self.partitions_of(group) {
             let st = h.lock();
@@ -83,14 +97,12 @@ impl ShareCoordinator {
             Some(h) => h,
             None => {
                 let settings = self.settings(broker, &key.group);
-                let durable = true;
                 let persisted = super::persister::read(&self.store, broker, key).await?;
                 let st = ShareState {
                     sp: SharePartition::new(offset, settings.limits),
                     snapshot_epoch: persisted.as_ref().map_or(0, |s| s.snapshot_epoch),
                     state_epoch: persisted.as_ref().map_or(0, |s| s.state_epoch),
                     created_ms: crate::util::now_ms(),
-                    durable,
                     dlq_scan_from: None,
                     leader_epoch: broker
                         .topics

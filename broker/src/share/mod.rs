@@ -52,9 +52,6 @@ pub struct ShareState {
     snapshot_epoch: i32,
     state_epoch: i32,
     created_ms: i64,
-    /// Whether its state is written to `__share_group_state` (this broker leads the state
-    /// partition); else it lives in memory only.
-    durable: bool,
     /// See [`Snapshot::dlq_scan_from`].
     pub dlq_scan_from: Option<(i32, i64)>,
     /// The topic partition's leader epoch when this state was opened: under another
@@ -293,7 +290,6 @@ impl ShareCoordinator {
             return Ok(h);
         }
         let persisted = persister::read(&self.store, broker, key).await?;
-        let durable = true;
         let now = crate::util::now_ms();
         let (st, fresh) = match persisted {
             Some(s) => (
@@ -302,7 +298,6 @@ impl ShareCoordinator {
                     snapshot_epoch: s.snapshot_epoch,
                     state_epoch: s.state_epoch,
                     created_ms: s.create_timestamp,
-                    durable,
                     dlq_scan_from: s.dlq_scan_from,
                     leader_epoch,
                 },
@@ -314,7 +309,6 @@ impl ShareCoordinator {
                     snapshot_epoch: 0,
                     state_epoch: 0,
                     created_ms: now,
-                    durable,
                     dlq_scan_from: None,
                     leader_epoch,
                 },
@@ -349,15 +343,12 @@ impl ShareCoordinator {
         Ok(h)
     }
 
-    /// Writes `key`'s current state to `__share_group_state` and waits until it is
-    /// replicated. Nothing to do for a share-partition kept in memory.
+    /// Writes `key`'s current state to `__share_group_state` (through its share coordinator)
+    /// and waits until it is replicated.
     pub async fn persist(&self, broker: &Broker, key: &ShareKey) -> Result<(), ResponseError> {
         let Some(h) = self.existing(key) else {
             return Ok(());
         };
-        if !h.lock().durable {
-            return Ok(());
-        }
         // Only the leader of the topic partition, in the leadership the state was opened in,
         // writes it: a former leader's timers must not overwrite its successor's state.
         let led_epoch = broker.topics.get_by_id(&key.topic_id).and_then(|t| {
@@ -541,8 +532,11 @@ impl ShareCoordinator {
 
 /// The batches in `bytes` (whole record batches as the log returned them), with those not to
 /// deliver marked: control batches, and for read_committed the batches of `aborted`
-/// transactions.
-pub fn batch_spans(bytes: &[u8], aborted: Option<&[AbortedTxn]>) -> Vec<BatchSpan> {
+/// transactions; and where each lies in `bytes`.
+pub fn batch_spans(
+    bytes: &[u8],
+    aborted: Option<&[AbortedTxn]>,
+) -> Vec<(BatchSpan, std::ops::Range<usize>)> {
     const HEADER: usize = 61;
     let mut out = Vec::new();
     let mut at = 0usize;
@@ -565,14 +559,42 @@ pub fn batch_spans(bytes: &[u8], aborted: Option<&[AbortedTxn]>) -> Vec<BatchSpa
                     t.producer_id == producer_id && t.first_offset <= base && base <= t.last_offset
                 })
             });
-        out.push(BatchSpan {
-            first: base,
-            last,
-            skip: control || aborted,
-        });
-        at += 12 + len as usize;
+        let end = at + 12 + len as usize;
+        out.push((
+            BatchSpan {
+                first: base,
+                last,
+                skip: control || aborted,
+            },
+            at..end,
+        ));
+        at = end;
     }
     out
+}
+
+/// The part of `bytes` a member needs for what it acquired: from the first batch holding an
+/// acquired offset to the last one (batches between stay whole; the client keeps only the
+/// acquired offsets).
+pub fn acquired_bytes(
+    bytes: &bytes::Bytes,
+    spans: &[(BatchSpan, std::ops::Range<usize>)],
+    acquired: &[partition::Acquired],
+) -> bytes::Bytes {
+    let (Some(first), Some(last)) = (acquired.first(), acquired.last()) else {
+        return bytes::Bytes::new();
+    };
+    let holds = |s: &BatchSpan| s.last >= first.first && s.first <= last.last;
+    let from = spans.iter().find(|(s, _)| holds(s)).map(|(_, r)| r.start);
+    let to = spans
+        .iter()
+        .rev()
+        .find(|(s, _)| holds(s))
+        .map(|(_, r)| r.end);
+    match (from, to) {
+        (Some(f), Some(t)) => bytes.slice(f..t),
+        _ => bytes::Bytes::new(),
+    }
 }
 
 /// Why an acknowledgement batch of a partition was refused, as ShareFetch and

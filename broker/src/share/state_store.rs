@@ -15,9 +15,8 @@
 //! this broker's own writes keep current. The cache is tied to the leader epoch it was read at:
 //! after a leadership change it is read again.
 //!
-//! Here only a state partition this broker leads is read or written; a share-partition whose
-//! state partition another broker leads keeps its state in memory only, with a warning (the
-//! share coordinator RPCs between brokers are not built yet).
+//! This store serves the state partitions this broker leads (NOT_COORDINATOR for the others);
+//! [`super::persister`] sends the rest to their leaders.
 
 use std::collections::HashMap;
 
