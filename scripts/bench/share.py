@@ -14,7 +14,9 @@ then, interleaved --runs times:
 Every client is the same Python binding of the same librdkafka, so the ratio share/classic is
 the cost of acquisition and acknowledgement (share sessions, locks, the state written to
 __share_group_state once per acknowledgement), not of the client. Records/s is records over the
-time from the consumers' start to the last record; broker CPU comes from /proc/<pid>/stat.
+time from the first record read to the last (joining a group is not consuming: a classic group
+waits group.initial.rebalance.delay.ms first); broker CPU (/proc/<pid>/stat) is counted from
+the consumers' start, joining included, per million records.
 
 Prints SHAREBENCH lines (medians), SHAREBENCH-RATIO lines (over classic), and rewrites the
 "Share groups" section of BENCHMARKS.md between its marker comments (appended when missing).
@@ -25,6 +27,7 @@ Prints SHAREBENCH lines (medians), SHAREBENCH-RATIO lines (over classic), and re
 import argparse
 import datetime
 import os
+import selectors
 import shutil
 import statistics
 import subprocess
@@ -71,27 +74,45 @@ def run_consumers(bootstrap, group, kind, consumers, count, pid):
     """Starts `consumers` processes and waits until they read `count` records between them.
     Returns (seconds, broker CPU seconds)."""
     procs = [subprocess.Popen([sys.executable, __file__, "--worker", bootstrap, group, kind],
-                              stdout=subprocess.PIPE, text=True)
+                              stdout=subprocess.PIPE)
              for _ in range(consumers)]
     try:
-        for p in procs:
-            assert p.stdout.readline().strip() == "ready"
-        cpu0 = bench.cpu_seconds(pid)
-        t0 = time.time()
+        # Unbuffered reads of each pipe (a buffered reader would hide lines from select).
+        pending = [b""] * consumers
         counts = [0] * consumers
-        import selectors
+        ready = [False] * consumers
+        first = [None]
         sel = selectors.DefaultSelector()
         for i, p in enumerate(procs):
-            sel.register(p.stdout, selectors.EVENT_READ, i)
+            sel.register(p.stdout.fileno(), selectors.EVENT_READ, i)
+
+        def read_some(timeout):
+            for key, _ in sel.select(timeout=timeout):
+                i = key.data
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    raise RuntimeError(f"{kind} consumer {i} exited")
+                *lines, pending[i] = (pending[i] + chunk).split(b"\n")
+                for line in lines:
+                    if line == b"ready":
+                        ready[i] = True
+                    elif line.isdigit():
+                        counts[i] = int(line)
+                        if first[0] is None:
+                            first[0] = time.time()
+
+        while not all(ready):
+            read_some(1.0)
+        cpu0 = bench.cpu_seconds(pid)
+        t0 = time.time()
         deadline = t0 + 600
         while sum(counts) < count:
             if time.time() > deadline:
                 raise RuntimeError(f"{kind} x{consumers}: {sum(counts)} of {count} records in 600 s")
-            for key, _ in sel.select(timeout=1.0):
-                line = key.fileobj.readline()
-                if line.strip().isdigit():
-                    counts[key.data] = int(line)
-        took = time.time() - t0
+            read_some(1.0)
+        # From the first record read to the last: joining the group (the classic group's
+        # initial rebalance delay, 3 s) is not consuming.
+        took = time.time() - (first[0] or t0)
         cpu = bench.cpu_seconds(pid) - cpu0
         if sum(counts) > count:
             raise RuntimeError(f"{kind} x{consumers}: {sum(counts)} records read, {count} written: "
@@ -129,8 +150,18 @@ def main():
         bench.wait_listening(port, broker, "samsa")
         bootstrap = f"127.0.0.1:{port}"
         admin = AdminClient({"bootstrap.servers": bootstrap})
-        for _, f in admin.create_topics([NewTopic("share-bench", 1, 1)]).items():
-            f.result(30)
+        # The port opens before the controller unfences the broker: try until it has.
+        deadline = time.time() + 30
+        while True:
+            try:
+                for _, f in admin.create_topics([NewTopic("share-bench", 1, 1)]).items():
+                    f.result(30)
+                break
+            except Exception as e:
+                if time.time() > deadline:
+                    raise
+                log(f"creating the topic: {e}; trying again")
+                time.sleep(0.5)
         log(f"producing {args.count} records of {RECORD_BYTES} B")
         p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
                       "batch.size": 1_000_000})

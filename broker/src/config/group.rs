@@ -156,6 +156,16 @@ mod tests {
         let b = broker(&[]);
         assert!(validate(&configs(&[("consumer.session.timeout.ms", "50000")]), &b).is_ok());
         assert!(validate(&configs(&[("share.auto.offset.reset", "earliest")]), &b).is_ok());
+        assert!(validate(
+            &configs(&[
+                ("errors.deadletterqueue.topic.name", "dlq.orders"),
+                ("errors.deadletterqueue.copy.record.enable", "true"),
+                ("share.delivery.count.limit", "3"),
+                ("share.isolation.level", "read_committed"),
+            ]),
+            &b
+        )
+        .is_ok());
         assert!(validate(&BTreeMap::new(), &b).is_ok());
     }
 
@@ -176,6 +186,27 @@ mod tests {
             ),
             (vec![("share.record.lock.duration.ms", "999")], "Value must be at least 1000"),
             (vec![("share.auto.offset.reset", "none")], "String must be one of: latest, earliest"),
+            (
+                vec![("share.isolation.level", "serializable")],
+                "String must be one of: read_committed, read_uncommitted",
+            ),
+            (vec![("share.delivery.count.limit", "1")], "Value must be at least 2"),
+            (
+                vec![("share.delivery.count.limit", "11")],
+                "share.delivery.count.limit must be less than or equal to group.share.max.delivery.count.limit",
+            ),
+            (
+                vec![("errors.deadletterqueue.topic.name", "__dlq.x")],
+                "may not start with __",
+            ),
+            (
+                vec![("errors.deadletterqueue.topic.name", "failed")],
+                "must start with errors.deadletterqueue.topic.name.prefix (dlq.)",
+            ),
+            (
+                vec![("errors.deadletterqueue.copy.record.enable", "yes")],
+                "Expected value to be either true or false",
+            ),
         ] {
             let e = validate(&configs(&pairs), &b).unwrap_err();
             assert!(matches!(e, DynamicConfigError::InvalidConfig(_)));
