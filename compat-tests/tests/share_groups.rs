@@ -77,6 +77,19 @@ fn acknowledgements_survive_a_broker_crash_and_held_records_come_back() {
     scenario(&broker, "before-restart");
     broker.kill();
     broker.restart();
+    // The group is known again before any member returns (its record in __consumer_offsets).
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let listed = samsa(&broker, &["group", "list"], b"");
+        if listed
+            .lines()
+            .any(|l| l.starts_with("sg-restart-g ") && l.ends_with("share"))
+        {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{listed}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
     scenario(&broker, "after-restart");
 }
 

@@ -30,6 +30,8 @@ pub struct LoadedPartition {
     /// Offset commits of transactions still open at the end of the log, by producer id:
     /// (group, topic, partition, value) in log order.
     pub pending: HashMap<i64, Vec<(String, String, i32, OffsetCommitValue)>>,
+    /// Share groups (KIP-932) and their epochs, as last written.
+    pub share_groups: HashMap<String, i32>,
     pub records: u64,
     pub skipped: u64,
 }
@@ -104,6 +106,15 @@ impl LoadedPartition {
             }
             (RecordKey::GroupMetadata { group }, None) => {
                 self.groups.remove(&group);
+            }
+            (
+                RecordKey::ShareGroupMetadata { group },
+                Some(RecordValue::ShareGroupMetadata { epoch }),
+            ) => {
+                self.share_groups.insert(group, epoch);
+            }
+            (RecordKey::ShareGroupMetadata { group }, None) => {
+                self.share_groups.remove(&group);
             }
             // decode_record pairs keys with their own value type.
             _ => self.skipped += 1,

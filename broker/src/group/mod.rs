@@ -1115,7 +1115,7 @@ impl GroupCoordinator {
                         )
                         .is_ok()
                     {
-                        groups_loaded += self.load_partition(p);
+                        groups_loaded += self.load_partition(broker, p);
                         state.store(LOADED, Ordering::Release);
                         taken += 1;
                     }
@@ -1125,7 +1125,7 @@ impl GroupCoordinator {
                         .compare_exchange(LOADED, LOADING, Ordering::AcqRel, Ordering::Acquire)
                         .is_ok()
                     {
-                        groups_unloaded += self.unload_partition(index as i32);
+                        groups_unloaded += self.unload_partition(broker, index as i32);
                         state.store(NOT_COORDINATOR, Ordering::Release);
                         given_up += 1;
                     }
@@ -1150,14 +1150,17 @@ impl GroupCoordinator {
     }
 
     /// Replays one partition into the coordinator; returns the groups it held.
-    fn load_partition(&self, p: &Partition) -> usize {
+    fn load_partition(&self, broker: &Broker, p: &Partition) -> usize {
         let now = crate::util::now_ms();
         match load::load_partition(p) {
-            Ok(loaded) => {
+            Ok(mut loaded) => {
                 if loaded.skipped > 0 {
                     tracing::warn!(partition = %p.tp, skipped = loaded.skipped, "records of __consumer_offsets could not be read");
                 }
-                self.install(loaded, now)
+                let share_groups = std::mem::take(&mut loaded.share_groups);
+                let shares = share_groups.len();
+                broker.shares.load_groups(share_groups);
+                self.install(loaded, now) + shares
             }
             Err(e) => {
                 tracing::error!(partition = %p.tp, "cannot load groups: {e}");
@@ -1168,7 +1171,10 @@ impl GroupCoordinator {
 
     /// Forgets the groups of partition `index` (another broker coordinates them now); their
     /// members' waiting requests are answered NOT_COORDINATOR when they time out or retry.
-    fn unload_partition(&self, index: i32) -> usize {
+    fn unload_partition(&self, broker: &Broker, index: i32) -> usize {
+        let shares = broker
+            .shares
+            .unload_groups(|g| self.partition_for(g) == index);
         let gone: Vec<GroupHandle> = {
             let mut groups = self.groups.write();
             let ids: Vec<String> = groups
@@ -1183,7 +1189,7 @@ impl GroupCoordinator {
             self.account(g.bytes(), 0);
             self.timers.lock().set(&g.group_id, None);
         }
-        gone.len()
+        gone.len() + shares
     }
 
     fn install(&self, mut loaded: load::LoadedPartition, now_ms: i64) -> usize {
@@ -1230,6 +1236,21 @@ impl GroupCoordinator {
             self.schedule(&handle.lock());
         }
         count
+    }
+
+    /// Writes that `group_id` is a share group (KIP-932), at `epoch`, or with `None` that it
+    /// is no more, to its partition of `__consumer_offsets`, and waits until it is replicated:
+    /// a coordinator that takes the partition over knows the id is a share group's.
+    pub async fn write_share_group(
+        &self,
+        broker: &Broker,
+        group_id: &str,
+        epoch: Option<i32>,
+    ) -> Result<(), GroupError> {
+        let now = crate::util::now_ms();
+        let record = CoordinatorRecord::share_group(group_id, epoch);
+        let write = self.append(broker, group_id, &[record], now)?;
+        replicated(group_id, write).await
     }
 
     /// Fires group deadlines as they come due, until shutdown.

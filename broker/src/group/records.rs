@@ -25,6 +25,8 @@ use kafka_protocol::records::{
 const OFFSET_COMMIT_KEY_V0: i16 = 0;
 const OFFSET_COMMIT_KEY_V1: i16 = 1;
 const GROUP_METADATA_KEY: i16 = 2;
+/// Kafka's `ShareGroupMetadataKey` record type (KIP-932).
+const SHARE_GROUP_METADATA_KEY: i16 = 11;
 
 /// A record of `__consumer_offsets` that this broker cannot read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,6 +45,10 @@ pub enum RecordKey {
         partition: i32,
     },
     GroupMetadata {
+        group: String,
+    },
+    /// A share group (KIP-932): that the id is a share group's, and its epoch.
+    ShareGroupMetadata {
         group: String,
     },
 }
@@ -90,6 +96,10 @@ pub struct GroupMetadataValue {
 pub enum RecordValue {
     OffsetCommit(OffsetCommitValue),
     GroupMetadata(GroupMetadataValue),
+    /// `ShareGroupMetadataValue` v0: the group epoch.
+    ShareGroupMetadata {
+        epoch: i32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,6 +137,15 @@ impl CoordinatorRecord {
                 group: group.to_string(),
             },
             value: Some(RecordValue::GroupMetadata(v)),
+        }
+    }
+
+    pub fn share_group(group: &str, epoch: Option<i32>) -> Self {
+        CoordinatorRecord {
+            key: RecordKey::ShareGroupMetadata {
+                group: group.to_string(),
+            },
+            value: epoch.map(|epoch| RecordValue::ShareGroupMetadata { epoch }),
         }
     }
 
@@ -179,6 +198,10 @@ pub fn encode_key(key: &RecordKey) -> Vec<u8> {
             out.put_i16(GROUP_METADATA_KEY);
             put_string(&mut out, group);
         }
+        RecordKey::ShareGroupMetadata { group } => {
+            out.put_i16(SHARE_GROUP_METADATA_KEY);
+            put_string(&mut out, group);
+        }
     }
     out
 }
@@ -200,6 +223,12 @@ pub fn encode_value(value: &RecordValue) -> Vec<u8> {
                 put_string(&mut out, &v.metadata);
                 out.put_i64(v.commit_timestamp_ms);
             }
+        }
+        RecordValue::ShareGroupMetadata { epoch } => {
+            // Version 0, flexible: the epoch, then no tagged fields.
+            out.put_i16(0);
+            out.put_i32(*epoch);
+            out.put_u8(0);
         }
         RecordValue::GroupMetadata(v) => {
             out.put_i16(3);
@@ -393,6 +422,9 @@ pub fn decode_key(buf: &[u8]) -> Result<RecordKey, RecordError> {
         GROUP_METADATA_KEY => Ok(RecordKey::GroupMetadata {
             group: r.string(false)?,
         }),
+        SHARE_GROUP_METADATA_KEY => Ok(RecordKey::ShareGroupMetadata {
+            group: r.string(false)?,
+        }),
         other => err(format!("unknown record type {other}")),
     }
 }
@@ -497,6 +529,16 @@ pub fn decode_record(key: &[u8], value: Option<&[u8]>) -> Result<CoordinatorReco
         (RecordKey::GroupMetadata { .. }, Some(v)) => {
             Some(RecordValue::GroupMetadata(decode_group_metadata_value(v)?))
         }
+        (RecordKey::ShareGroupMetadata { .. }, Some(v)) => {
+            let mut r = Reader::new(v);
+            let version = r.i16()?;
+            if version != 0 {
+                return err(format!(
+                    "ShareGroupMetadataValue version {version} is unknown"
+                ));
+            }
+            Some(RecordValue::ShareGroupMetadata { epoch: r.i32()? })
+        }
     };
     Ok(CoordinatorRecord { key, value })
 }
@@ -572,6 +614,19 @@ mod tests {
         assert_eq!(decode_record(&key, Some(&value)).unwrap(), r);
         let tomb = CoordinatorRecord::group_tombstone("g");
         assert_eq!(decode_record(&encode_key(&tomb.key), None).unwrap(), tomb);
+    }
+
+    #[test]
+    fn share_group_records_round_trip_as_kafkas_type_11() {
+        let r = CoordinatorRecord::share_group("sg", Some(7));
+        let key = encode_key(&r.key);
+        let value = encode_value(r.value.as_ref().unwrap());
+        assert_eq!(&key[..2], &[0, 11]);
+        assert_eq!(value, vec![0, 0, 0, 0, 0, 7, 0]);
+        assert_eq!(decode_record(&key, Some(&value)).unwrap(), r);
+        let tomb = CoordinatorRecord::share_group("sg", None);
+        assert_eq!(decode_record(&encode_key(&tomb.key), None).unwrap(), tomb);
+        assert!(decode_record(&key, Some(&[0, 1, 0, 0, 0, 7, 0])).is_err());
     }
 
     #[test]

@@ -40,7 +40,18 @@ pub async fn handle(
         resp.error_message = Some(StrBytes::from_string(e.to_string()));
         return resp;
     }
-    broker.shares.with_group(&group_id, true, |_| ());
+    if !broker.shares.has_group(&group_id) {
+        broker.shares.with_group(&group_id, true, |_| ());
+        if let Err(e) = broker
+            .groups
+            .write_share_group(broker, &group_id, Some(0))
+            .await
+        {
+            broker.shares.unload_groups(|g| g == group_id);
+            resp.error_code = e.response_error().code();
+            return resp;
+        }
+    }
     for t in req.topics {
         let mut out = AlterShareGroupOffsetsResponseTopic::default();
         out.topic_name = t.topic_name.clone();

@@ -70,6 +70,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareGroupHeartbeatRequest) -> ShareGrou
         client_host: format!("/{}", ctx.conn.peer.ip()),
     };
     let topic = |name: &str| ShareCoordinator::topic_meta(broker, name);
+    let created = req.member_epoch == 0 && !broker.shares.has_group(group_id);
     // Only a join creates the group; a leave of an unknown group is UNKNOWN_MEMBER_ID.
     let result = broker
         .shares
@@ -98,6 +99,17 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareGroupHeartbeatRequest) -> ShareGrou
             return error(code, message);
         }
     };
+    if created {
+        // The id is a share group's from now on, whichever broker coordinates it later.
+        if let Err(e) = broker
+            .groups
+            .write_share_group(broker, group_id, Some(reply.member_epoch))
+            .await
+        {
+            broker.shares.unload_groups(|g| g == group_id);
+            return error(e.response_error(), None);
+        }
+    }
     if req.member_epoch == -1 {
         broker
             .shares

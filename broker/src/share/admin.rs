@@ -142,6 +142,11 @@ impl ShareCoordinator {
         for key in self.describe_offsets(broker, group).await?.keys() {
             self.forget(broker, key).await?;
         }
+        broker
+            .groups
+            .write_share_group(broker, group, None)
+            .await
+            .map_err(|e| e.response_error())?;
         self.groups.lock().remove(group);
         self.counters.lock().remove(group);
         tracing::info!(group, "share group deleted");

@@ -80,6 +80,14 @@ impl ShareGroup {
         }
     }
 
+    /// A share group read back from its coordinator's log: no members, at `epoch`.
+    pub fn restored(id: &str, epoch: i32) -> ShareGroup {
+        ShareGroup {
+            epoch: epoch.max(0),
+            ..ShareGroup::new(id)
+        }
+    }
+
     pub fn epoch(&self) -> i32 {
         self.epoch
     }

@@ -196,6 +196,25 @@ impl ShareCoordinator {
         ids
     }
 
+    /// Share groups read back from `__consumer_offsets` (this broker now coordinates their
+    /// partition): known again, without members (those join again), at their last epoch.
+    pub fn load_groups(&self, groups: HashMap<String, i32>) {
+        let mut map = self.groups.lock();
+        for (id, epoch) in groups {
+            map.entry(id.clone())
+                .or_insert_with(|| ShareGroup::restored(&id, epoch));
+        }
+    }
+
+    /// Forgets the share groups `owned` selects (another broker coordinates them now); returns
+    /// how many.
+    pub fn unload_groups(&self, owned: impl Fn(&str) -> bool) -> usize {
+        let mut map = self.groups.lock();
+        let before = map.len();
+        map.retain(|id, _| !owned(id));
+        before - map.len()
+    }
+
     /// Every share group this broker knows: coordinated here, or with share-partitions or
     /// counters here.
     pub fn known_groups(&self) -> Vec<String> {
