@@ -75,6 +75,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareAcknowledgeRequest) -> ShareAcknowl
                     );
                 }
                 s.epoch = if s.epoch == i32::MAX { 1 } else { s.epoch + 1 };
+                s.used_ms = crate::util::now_ms();
             }
         }
     }

@@ -134,6 +134,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
                 let s = ShareSession {
                     epoch: 1,
                     partitions: requested.collect(),
+                    used_ms: crate::util::now_ms(),
                 };
                 let wanted = s.partitions.iter().copied().collect();
                 sessions.insert(session_key.clone(), s);
@@ -165,6 +166,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
                     }
                 }
                 s.epoch = if s.epoch == i32::MAX { 1 } else { s.epoch + 1 };
+                s.used_ms = crate::util::now_ms();
                 s.partitions.iter().copied().collect()
             }
         }

@@ -96,10 +96,6 @@ impl ShareGroup {
         self.members.values()
     }
 
-    pub fn is_member(&self, member_id: &str) -> bool {
-        self.members.contains_key(member_id)
-    }
-
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
     }
@@ -259,17 +255,6 @@ impl ShareGroup {
         gone
     }
 
-    /// Removes every member (DeleteShareGroupOffsets needs an empty group; an operator's
-    /// reset also empties it first). Returns their ids.
-    pub fn remove_all(&mut self) -> Vec<String> {
-        let gone: Vec<String> = self.members.keys().cloned().collect();
-        self.members.clear();
-        if !gone.is_empty() {
-            self.bump();
-        }
-        gone
-    }
-
     /// Whether a subscribed topic was created, deleted or grew since it was last seen (or the
     /// subscribed set changed); remembers what it sees.
     fn refresh(&mut self, topic: &dyn Fn(&str) -> Option<TopicMeta>) -> bool {
@@ -366,6 +351,12 @@ mod tests {
         let a = g.heartbeat(hb("a", 1, None), &meta, 45_000, 10, 1).unwrap();
         assert_eq!(a.member_epoch, 2);
         assert_eq!(a.assignment, Some(vec![(id(1), vec![0, 1])]));
+        // What ShareGroupDescribe shows.
+        assert_eq!(
+            g.assignment("b", &meta),
+            vec![(id(1), vec![0, 1]), (id(2), vec![0])]
+        );
+        assert!(g.assignment("nobody", &meta).is_empty());
         // Nothing changed since: no assignment sent.
         let a = g.heartbeat(hb("a", 2, None), &meta, 45_000, 10, 2).unwrap();
         assert_eq!(
@@ -399,6 +390,25 @@ mod tests {
             g.heartbeat(hb("b", 0, None), &meta, 45_000, 10, 0),
             Err(ShareGroupError::InvalidRequest(_))
         ));
+        assert!(matches!(
+            g.heartbeat(hb("b", 0, Some(&[])), &meta, 45_000, 10, 0),
+            Err(ShareGroupError::InvalidRequest(_))
+        ));
+        assert!(matches!(
+            g.heartbeat(hb("a", -2, None), &meta, 45_000, 10, 0),
+            Err(ShareGroupError::InvalidRequest(_))
+        ));
+        assert!(matches!(
+            g.heartbeat(hb("a", 1, Some(&[])), &meta, 45_000, 10, 0),
+            Err(ShareGroupError::InvalidRequest(_))
+        ));
+        // Refused heartbeats changed nothing.
+        assert_eq!(
+            g.members().map(|m| m.id.as_str()).collect::<Vec<_>>(),
+            ["a"]
+        );
+        assert_eq!(g.epoch(), 1);
+        assert!(!g.is_empty());
         assert_eq!(
             g.heartbeat(hb("b", 0, Some(&["t"])), &meta, 45_000, 1, 0),
             Err(ShareGroupError::GroupMaxSizeReached)
@@ -427,6 +437,30 @@ mod tests {
             g.heartbeat(hb("a", -1, None), &meta, 1_000, 10, 0),
             Err(ShareGroupError::UnknownMemberId)
         );
+    }
+
+    #[test]
+    fn a_changed_subscription_bumps_the_epoch_and_the_assignment() {
+        let mut g = ShareGroup::new("g");
+        g.heartbeat(hb("a", 0, Some(&["t"])), &meta, 45_000, 10, 0)
+            .unwrap();
+        // The same list again changes nothing.
+        let same = g
+            .heartbeat(hb("a", 1, Some(&["t"])), &meta, 45_000, 10, 1)
+            .unwrap();
+        assert_eq!(
+            same,
+            HeartbeatReply {
+                member_epoch: 1,
+                assignment: None
+            }
+        );
+        let moved = g
+            .heartbeat(hb("a", 1, Some(&["u"])), &meta, 45_000, 10, 2)
+            .unwrap();
+        assert_eq!(moved.member_epoch, 2);
+        assert_eq!(moved.assignment, Some(vec![(id(2), vec![0])]));
+        assert_eq!(g.subscribed_topics(), vec!["u".to_string()]);
     }
 
     #[test]

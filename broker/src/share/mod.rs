@@ -80,7 +80,14 @@ pub type SharePartitionHandle = Arc<Mutex<ShareState>>;
 pub struct ShareSession {
     pub epoch: i32,
     pub partitions: BTreeSet<(Uuid, i32)>,
+    /// When a request last used it: a session unused for [`SESSION_IDLE_MS`] is dropped (its
+    /// member is gone without closing it; its records' locks expire on their own).
+    pub used_ms: i64,
 }
+
+/// How long a share session may go unused (twice the longest member session timeout Kafka
+/// allows by default, `group.share.max.session.timeout.ms`).
+pub const SESSION_IDLE_MS: i64 = 120_000;
 
 /// A share group's effective configs: its overrides, else the broker's defaults.
 #[derive(Debug, Clone)]
@@ -508,6 +515,13 @@ impl ShareCoordinator {
                 changed.extend(self.release_member_now(&group, &m));
             }
         }
+        self.sessions.lock().retain(|(group, member), s| {
+            let keep = now_ms - s.used_ms < SESSION_IDLE_MS;
+            if !keep {
+                tracing::info!(group = %group, member = %member, "share session unused for {} s: dropped", SESSION_IDLE_MS / 1000);
+            }
+            keep
+        });
         let handles: Vec<(ShareKey, SharePartitionHandle)> = self
             .partitions
             .lock()

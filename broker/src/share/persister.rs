@@ -42,6 +42,31 @@ fn remote_error(node: i32, e: String) -> ResponseError {
     ResponseError::CoordinatorNotAvailable
 }
 
+/// Sends one share coordinator request to broker `node`.
+async fn call(
+    broker: &Broker,
+    node: i32,
+    key: ApiKey,
+    body: RequestKind,
+) -> Result<ResponseKind, ResponseError> {
+    broker
+        .inter_broker
+        .send(broker, node, key, 0, body)
+        .await
+        .map_err(|e| remote_error(node, e))
+}
+
+/// A partition's error code in an answer (none found: the coordinator is not available).
+fn outcome(code: Option<i16>) -> Result<(), ResponseError> {
+    match code {
+        Some(0) => Ok(()),
+        Some(c) => {
+            Err(ResponseError::try_from_code(c).unwrap_or(ResponseError::CoordinatorNotAvailable))
+        }
+        None => Err(ResponseError::CoordinatorNotAvailable),
+    }
+}
+
 /// `key`'s persisted state, if any.
 pub async fn read(
     store: &StateStore,
@@ -61,17 +86,13 @@ pub async fn read(
     let mut req = kafka_protocol::messages::ReadShareGroupStateRequest::default();
     req.group_id = StrBytes::from_string(key.group.to_string());
     req.topics = vec![t];
-    let resp = broker
-        .inter_broker
-        .send(
-            broker,
-            node,
-            ApiKey::ReadShareGroupState,
-            0,
-            RequestKind::ReadShareGroupState(req),
-        )
-        .await
-        .map_err(|e| remote_error(node, e))?;
+    let resp = call(
+        broker,
+        node,
+        ApiKey::ReadShareGroupState,
+        RequestKind::ReadShareGroupState(req),
+    )
+    .await?;
     let ResponseKind::ReadShareGroupState(resp) = resp else {
         return Err(remote_error(node, "an answer of the wrong type".into()));
     };
@@ -81,10 +102,7 @@ pub async fn read(
         .flat_map(|t| t.partitions)
         .find(|p| p.partition == key.partition)
         .ok_or_else(|| remote_error(node, "no answer for the partition".into()))?;
-    if r.error_code != 0 {
-        return Err(ResponseError::try_from_code(r.error_code)
-            .unwrap_or(ResponseError::CoordinatorNotAvailable));
-    }
+    outcome(Some(r.error_code))?;
     if r.start_offset < 0 {
         return Ok(None);
     }
@@ -150,32 +168,23 @@ pub async fn write(
     let mut req = kafka_protocol::messages::WriteShareGroupStateRequest::default();
     req.group_id = StrBytes::from_string(key.group.to_string());
     req.topics = vec![t];
-    let resp = broker
-        .inter_broker
-        .send(
-            broker,
-            node,
-            ApiKey::WriteShareGroupState,
-            0,
-            RequestKind::WriteShareGroupState(req),
-        )
-        .await
-        .map_err(|e| remote_error(node, e))?;
+    let resp = call(
+        broker,
+        node,
+        ApiKey::WriteShareGroupState,
+        RequestKind::WriteShareGroupState(req),
+    )
+    .await?;
     let ResponseKind::WriteShareGroupState(resp) = resp else {
         return Err(remote_error(node, "an answer of the wrong type".into()));
     };
-    let code = resp
-        .results
-        .iter()
-        .flat_map(|t| &t.partitions)
-        .find(|p| p.partition == key.partition)
-        .map_or(ResponseError::CoordinatorNotAvailable.code(), |p| {
-            p.error_code
-        });
-    match code {
-        0 => Ok(()),
-        c => Err(ResponseError::try_from_code(c).unwrap_or(ResponseError::CoordinatorNotAvailable)),
-    }
+    outcome(
+        resp.results
+            .iter()
+            .flat_map(|t| &t.partitions)
+            .find(|p| p.partition == key.partition)
+            .map(|p| p.error_code),
+    )
 }
 
 /// Removes `key`'s state.
@@ -198,30 +207,23 @@ pub async fn delete(
     let mut req = kafka_protocol::messages::DeleteShareGroupStateRequest::default();
     req.group_id = StrBytes::from_string(key.group.to_string());
     req.topics = vec![t];
-    let resp = broker
-        .inter_broker
-        .send(
-            broker,
-            node,
-            ApiKey::DeleteShareGroupState,
-            0,
-            RequestKind::DeleteShareGroupState(req),
-        )
-        .await
-        .map_err(|e| remote_error(node, e))?;
+    let resp = call(
+        broker,
+        node,
+        ApiKey::DeleteShareGroupState,
+        RequestKind::DeleteShareGroupState(req),
+    )
+    .await?;
     let ResponseKind::DeleteShareGroupState(resp) = resp else {
         return Err(remote_error(node, "an answer of the wrong type".into()));
     };
-    let code = resp
-        .results
-        .iter()
-        .flat_map(|t| &t.partitions)
-        .find(|p| p.partition == key.partition)
-        .map_or(0, |p| p.error_code);
-    match code {
-        0 => Ok(()),
-        c => Err(ResponseError::try_from_code(c).unwrap_or(ResponseError::CoordinatorNotAvailable)),
-    }
+    outcome(
+        resp.results
+            .iter()
+            .flat_map(|t| &t.partitions)
+            .find(|p| p.partition == key.partition)
+            .map(|p| p.error_code),
+    )
 }
 
 pub fn persisted_state(s: i8) -> Option<PersistedState> {
