@@ -429,6 +429,7 @@ mod tests {
         assert_eq!(left.member_epoch, -1);
         assert_eq!(g.epoch(), 3);
         assert_eq!(g.expire(999), Vec::<String>::new());
+        assert_eq!(g.epoch(), 3, "nothing expired: no new epoch");
         assert_eq!(g.expire(1_000), vec!["a".to_string()]);
         assert_eq!(g.epoch(), 4);
         assert!(g.is_empty());
