@@ -20,6 +20,8 @@ Scenarios:
                   errors.deadletterqueue.group.enable=true receives none
   dlq-before-restart  rejects five records and exits at once (the broker is then SIGKILLed)
   dlq-after-restart   the dead-letter topic holds each of the five exactly once
+  survivor        one member reads records 1-20 of topic sg-live while the test kills and restarts
+                  the broker halfway: it joins again and misses none
   holder          (internal) a member that acquires records, prints their offsets and waits
 """
 import json
@@ -416,7 +418,19 @@ def dlq_after_restart():
     print("dlq-after-restart: 5 dead letters, none twice")
 
 
+def survivor():
+    c = consumer("sg-live-g")
+    c.subscribe(["sg-live"])
+    seen = set()
+    print("polling", flush=True)
+    poll_until([c], lambda: len(seen) >= 20, 90, lambda i, c, m: seen.add(m.value()))
+    c.close()
+    check(seen == {b"%d" % i for i in range(1, 21)}, "records read across the restart: %r" % sorted(seen))
+    print("survivor: 20 records across a broker restart")
+
+
 {
+    "survivor": survivor,
     "dlq": dlq,
     "dlq-before-restart": dlq_before_restart,
     "dlq-after-restart": dlq_after_restart,

@@ -390,3 +390,75 @@ fn share_apis_are_advertised_only_when_share_groups_are_on() {
     );
     assert!(keys.contains(&(ApiKey::Fetch as i16)));
 }
+
+/// A member that keeps polling while the broker is SIGKILLed and restarted joins again and
+/// reads what is produced before and after.
+#[test]
+fn a_share_consumer_rides_through_a_broker_crash() {
+    let mut broker = broker();
+    samsa(
+        &broker,
+        &["topic", "create", "sg-live", "--partitions", "1"],
+        b"",
+    );
+    samsa(
+        &broker,
+        &[
+            "group",
+            "reset-offsets",
+            "sg-live-g",
+            "--share",
+            "--topic",
+            "sg-live",
+            "--to-earliest",
+            "--execute",
+        ],
+        b"",
+    );
+    let path = compat_tests::workspace_root().join("compat-tests/python/share_groups.py");
+    let mut child = Command::new(compat_tests::python())
+        .arg(&path)
+        .arg(broker.bootstrap())
+        .arg("survivor")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let batch = |from: u32| -> Vec<u8> {
+        (from..from + 10)
+            .map(|i| format!("{i}\n"))
+            .collect::<String>()
+            .into_bytes()
+    };
+    std::thread::sleep(Duration::from_secs(3));
+    samsa(&broker, &["produce", "sg-live"], &batch(1));
+    std::thread::sleep(Duration::from_secs(2));
+    broker.kill();
+    broker.restart();
+    samsa(&broker, &["produce", "sg-live"], &batch(11));
+    // Drain the pipes while waiting (librdkafka logs every refused connection meanwhile).
+    let drain = |r: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_string(&mut s);
+            }
+            s
+        })
+    };
+    let out = drain(child.stdout.take().map(|r| Box::new(r) as _));
+    let err = drain(child.stderr.take().map(|r| Box::new(r) as _));
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let (out, err) = (out.join().unwrap(), err.join().unwrap());
+    assert!(status.success(), "survivor ({status}): {out}\n{err}");
+}
