@@ -297,8 +297,12 @@ fn group_configs_describe_defaults_even_for_a_group_that_does_not_exist() {
         vec![
             "consumer.heartbeat.interval.ms",
             "consumer.session.timeout.ms",
+            "errors.deadletterqueue.copy.record.enable",
+            "errors.deadletterqueue.topic.name",
             "share.auto.offset.reset",
+            "share.delivery.count.limit",
             "share.heartbeat.interval.ms",
+            "share.isolation.level",
             "share.record.lock.duration.ms",
             "share.session.timeout.ms",
         ]

@@ -774,9 +774,9 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     // Read by Kafka's ZooKeeper controller only: a KRaft controller rebalances every partition
     // whose preferred replica can lead, whatever the share per broker.
     inert("leader.imbalance.per.broker.percentage", Int, Some("10")),
-    // Defaults and bounds of the KIP-848 group configs (`consumer.session.timeout.ms`, ...).
-    // They matter only to consumer and share groups, which Samsa does not serve yet; they are
-    // what DescribeConfigs on a GROUP resource reports and what IncrementalAlterConfigs checks.
+    // Defaults and bounds of the KIP-848 group configs (`consumer.session.timeout.ms`, ...):
+    // what DescribeConfigs on a GROUP resource reports and IncrementalAlterConfigs checks, and
+    // for share groups (KIP-932) what they run with.
     def("group.consumer.session.timeout.ms", Int, Some("45000"), "default consumer.session.timeout.ms of groups"),
     def("group.consumer.min.session.timeout.ms", Int, Some("45000"), "smallest consumer.session.timeout.ms a group may set"),
     def("group.consumer.max.session.timeout.ms", Int, Some("60000"), "largest consumer.session.timeout.ms a group may set"),

@@ -2,10 +2,12 @@
 //! share group timeouts, set with IncrementalAlterConfigs or AlterConfigs on a GROUP resource
 //! and described with DescribeConfigs, even for a group that does not exist.
 //!
-//! They only matter to KIP-848 consumer groups and KIP-932 share groups. Samsa serves classic
-//! groups only (JoinGroup/SyncGroup, whose session timeout each member sends), so nothing reads
-//! them yet; they are validated and stored exactly as Kafka does so that admin tools work and a
-//! later ConsumerGroupHeartbeat finds them.
+//! They matter to KIP-848 consumer groups and KIP-932 share groups. Share groups read theirs
+//! (`crate::share::ShareCoordinator::settings`): timeouts, lock duration, delivery count limit,
+//! auto offset reset, isolation level and dead-letter topic (KIP-1191). Samsa serves no KIP-848
+//! consumer groups yet (classic members send their own session timeout), so the `consumer.*`
+//! keys are validated and stored exactly as Kafka does, for admin tools and a later
+//! ConsumerGroupHeartbeat.
 
 use std::collections::BTreeMap;
 
