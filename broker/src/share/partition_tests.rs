@@ -385,3 +385,53 @@ fn a_reset_drops_everything_in_flight() {
         vec![acq(2, 4, 1)]
     );
 }
+
+#[test]
+fn new_limits_apply_to_the_next_acquisitions() {
+    let mut sp = SharePartition::new(0, limits());
+    sp.acquire(&m("a"), &[data(0, 0)], 100, 0);
+    sp.set_limits(ShareLimits {
+        lock_ms: 5_000,
+        max_in_flight: 2,
+        ..limits()
+    });
+    assert_eq!(sp.limits().lock_ms, 5_000);
+    // The record already acquired keeps its lock; a new one gets the new duration, and the
+    // window is two records now.
+    assert_eq!(
+        sp.acquire(&m("a"), &[data(1, 5)], 100, 0),
+        vec![acq(1, 1, 1)]
+    );
+    assert_eq!(sp.next_deadline(), Some(1_000));
+    assert!(sp.expire(1_000).is_empty());
+    assert_eq!(sp.next_deadline(), Some(5_000));
+}
+
+#[test]
+fn only_archiving_records_finish_and_their_offsets_are_absolute() {
+    let dlq = ShareLimits {
+        dead_letter: true,
+        ..limits()
+    };
+    let mut sp = SharePartition::new(10, dlq);
+    sp.acquire(&m("a"), &[data(10, 13)], 100, 0);
+    sp.acknowledge("a", 12, 12, &[REJECT], 0).unwrap();
+    assert_eq!(sp.archiving(), vec![(12, 1)]);
+    // An acquired record is not archiving: nothing happens to it.
+    assert!(!sp.finish_archiving(11));
+    sp.acknowledge("a", 11, 11, &[ACCEPT], 0).unwrap();
+    assert!(sp.finish_archiving(12));
+    assert_eq!(sp.archiving(), vec![]);
+    sp.acknowledge("a", 10, 10, &[ACCEPT], 0).unwrap();
+    assert_eq!(sp.start_offset(), 13);
+}
+
+#[test]
+fn the_next_fetch_starts_at_the_first_available_record_behind_the_end() {
+    let mut sp = SharePartition::new(20, limits());
+    sp.acquire(&m("a"), &[data(20, 24)], 100, 0);
+    sp.acknowledge("a", 23, 23, &[RELEASE], 0).unwrap();
+    assert_eq!(sp.next_fetch_offset(), Some(23));
+    sp.acknowledge("a", 21, 21, &[RELEASE], 0).unwrap();
+    assert_eq!(sp.next_fetch_offset(), Some(21));
+}
