@@ -1,7 +1,7 @@
 //! ListGroups: every group this broker coordinates, with its protocol type, state (v4+,
 //! filtered by `states_filter`, case-insensitively) and type (v5+: "classic", or "share" for
-//! share groups, whose protocol type is "share"; `types_filter` selects them). While groups are loading the answer is
-//! COORDINATOR_LOAD_IN_PROGRESS. ACLs: every group with DESCRIBE on the cluster, else only the
+//! share groups, whose protocol type is "share"; `types_filter` selects them). While groups
+//! are loading the answer is COORDINATOR_LOAD_IN_PROGRESS. ACLs: every group with DESCRIBE on the cluster, else only the
 //! groups the caller may DESCRIBE.
 
 use kafka_protocol::messages::list_groups_response::ListedGroup;
