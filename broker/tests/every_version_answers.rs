@@ -630,6 +630,141 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             r.response_partition_limit = 1;
             RequestKind::DescribeTopicPartitions(r)
         }
+        // Share groups (KIP-932): a member joins, describes, fetches and acknowledges; the
+        // share coordinator's RPCs and the admin APIs on another group.
+        ApiKey::ShareGroupHeartbeat => {
+            let mut r = ShareGroupHeartbeatRequest::default();
+            r.group_id = GroupId(s("g-share"));
+            r.member_id = s("member-1");
+            r.member_epoch = 0;
+            r.subscribed_topic_names = Some(vec![name("t"), name("missing")]);
+            RequestKind::ShareGroupHeartbeat(r)
+        }
+        ApiKey::ShareGroupDescribe => {
+            let mut r = ShareGroupDescribeRequest::default();
+            r.group_ids = vec![GroupId(s("g-share")), GroupId(s("missing"))];
+            RequestKind::ShareGroupDescribe(r)
+        }
+        ApiKey::ShareFetch => {
+            let partitions = [0, 9].map(|p| {
+                let mut fp = share_fetch_request::FetchPartition::default();
+                fp.partition_index = p;
+                fp
+            });
+            let mut t = share_fetch_request::FetchTopic::default();
+            t.topic_id = topic_id;
+            t.partitions = partitions.to_vec();
+            let mut r = ShareFetchRequest::default();
+            r.group_id = Some(GroupId(s("g-share")));
+            r.member_id = Some(s("member-1"));
+            r.share_session_epoch = 0;
+            r.max_wait_ms = 0;
+            r.min_bytes = 1;
+            r.max_bytes = 1 << 20;
+            r.max_records = 10;
+            r.batch_size = 10;
+            r.topics = vec![t];
+            RequestKind::ShareFetch(r)
+        }
+        ApiKey::ShareAcknowledge => {
+            let mut b = share_acknowledge_request::AcknowledgementBatch::default();
+            b.first_offset = 0;
+            b.last_offset = 0;
+            b.acknowledge_types = vec![1];
+            let mut p = share_acknowledge_request::AcknowledgePartition::default();
+            p.partition_index = 0;
+            p.acknowledgement_batches = vec![b];
+            let mut t = share_acknowledge_request::AcknowledgeTopic::default();
+            t.topic_id = topic_id;
+            t.partitions = vec![p];
+            let mut r = ShareAcknowledgeRequest::default();
+            r.group_id = Some(GroupId(s("g-share")));
+            r.member_id = Some(s("member-1"));
+            r.share_session_epoch = 1;
+            r.topics = vec![t];
+            RequestKind::ShareAcknowledge(r)
+        }
+        ApiKey::ReadShareGroupState => {
+            let mut p = read_share_group_state_request::PartitionData::default();
+            p.partition = 0;
+            let mut t = read_share_group_state_request::ReadStateData::default();
+            t.topic_id = topic_id;
+            t.partitions = vec![p];
+            let mut r = ReadShareGroupStateRequest::default();
+            r.group_id = s("g-state");
+            r.topics = vec![t];
+            RequestKind::ReadShareGroupState(r)
+        }
+        ApiKey::WriteShareGroupState => {
+            let mut b = write_share_group_state_request::StateBatch::default();
+            b.first_offset = 0;
+            b.last_offset = 1;
+            b.delivery_state = 2;
+            b.delivery_count = 1;
+            let mut p = write_share_group_state_request::PartitionData::default();
+            p.partition = 0;
+            p.start_offset = 0;
+            p.state_batches = vec![b];
+            let mut t = write_share_group_state_request::WriteStateData::default();
+            t.topic_id = topic_id;
+            t.partitions = vec![p];
+            let mut r = WriteShareGroupStateRequest::default();
+            r.group_id = s("g-state");
+            r.topics = vec![t];
+            RequestKind::WriteShareGroupState(r)
+        }
+        ApiKey::DeleteShareGroupState => {
+            let mut p = delete_share_group_state_request::PartitionData::default();
+            p.partition = 0;
+            let mut t = delete_share_group_state_request::DeleteStateData::default();
+            t.topic_id = topic_id;
+            t.partitions = vec![p];
+            let mut r = DeleteShareGroupStateRequest::default();
+            r.group_id = s("g-state");
+            r.topics = vec![t];
+            RequestKind::DeleteShareGroupState(r)
+        }
+        ApiKey::DescribeShareGroupOffsets => {
+            let mut t = describe_share_group_offsets_request::DescribeShareGroupOffsetsRequestTopic::default();
+            t.topic_name = name("t");
+            t.partitions = vec![0, 9];
+            let mut named = describe_share_group_offsets_request::DescribeShareGroupOffsetsRequestGroup::default();
+            named.group_id = GroupId(s("g-share"));
+            named.topics = Some(vec![t]);
+            let mut all = describe_share_group_offsets_request::DescribeShareGroupOffsetsRequestGroup::default();
+            all.group_id = GroupId(s("g-share-admin"));
+            let mut r = DescribeShareGroupOffsetsRequest::default();
+            r.groups = vec![named, all];
+            RequestKind::DescribeShareGroupOffsets(r)
+        }
+        ApiKey::AlterShareGroupOffsets => {
+            let mut p =
+                alter_share_group_offsets_request::AlterShareGroupOffsetsRequestPartition::default(
+                );
+            p.partition_index = 0;
+            p.start_offset = 0;
+            let mut t =
+                alter_share_group_offsets_request::AlterShareGroupOffsetsRequestTopic::default();
+            t.topic_name = name("t");
+            t.partitions = vec![p];
+            let mut missing = t.clone();
+            missing.topic_name = name("missing");
+            let mut r = AlterShareGroupOffsetsRequest::default();
+            r.group_id = GroupId(s("g-share-admin"));
+            r.topics = vec![t, missing];
+            RequestKind::AlterShareGroupOffsets(r)
+        }
+        ApiKey::DeleteShareGroupOffsets => {
+            let mut t =
+                delete_share_group_offsets_request::DeleteShareGroupOffsetsRequestTopic::default();
+            t.topic_name = name("t");
+            let mut missing = t.clone();
+            missing.topic_name = name("missing");
+            let mut r = DeleteShareGroupOffsetsRequest::default();
+            r.group_id = GroupId(s("g-share-admin"));
+            r.topics = vec![t, missing];
+            RequestKind::DeleteShareGroupOffsets(r)
+        }
         // On a listener without SASL both are ILLEGAL_SASL_STATE (the SASL exchange itself is
         // compat-tests/tests/security.rs).
         ApiKey::SaslHandshake => {
