@@ -11,7 +11,9 @@
 //! sessions, the timers (member sessions, record locks), and reads the group configs.
 //!
 //! Bounds: `group.share.max.size` members per group, `group.share.partition.max.record.locks`
-//! records in flight per share-partition, one share session per member and broker.
+//! records in flight per share-partition, one share session per member and broker and
+//! `group.share.max.share.sessions` per broker (unused ones dropped after
+//! [`SESSION_IDLE_MS`]).
 
 pub mod admin;
 pub mod dlq;
