@@ -270,6 +270,30 @@ fn describe_group(
     })
 }
 
+/// The members of a described group as a table (member, client, host, assigned partitions),
+/// with a blank line after it; nothing for a group without members.
+pub fn members_table<'a>(
+    members: impl Iterator<Item = (&'a String, &'a String, &'a String, &'a [(String, i32)])>,
+) -> String {
+    let mut t = Table::new(&["MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"]);
+    let mut any = false;
+    for (member_id, client_id, host, assignment) in members {
+        any = true;
+        let a: Vec<String> = assignment.iter().map(|(t, p)| format!("{t}-{p}")).collect();
+        t.row(vec![
+            member_id.clone(),
+            client_id.clone(),
+            host.clone(),
+            a.join(","),
+        ]);
+    }
+    if any {
+        t.render() + "\n"
+    } else {
+        String::new()
+    }
+}
+
 fn list(global: &Global, client: &mut Client) -> anyhow::Result<()> {
     // Each broker lists the groups it coordinates: ask them all, as Kafka's tool does.
     let meta = client.metadata(Some(&[]))?;
@@ -388,24 +412,12 @@ fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<
             or_dash(&described.protocol),
             described.members.len()
         );
-        if !described.members.is_empty() {
-            let mut t = Table::new(&["MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"]);
-            for m in &described.members {
-                let a: Vec<String> = m
-                    .assignment
-                    .iter()
-                    .map(|(t, p)| format!("{t}-{p}"))
-                    .collect();
-                t.row(vec![
-                    m.member_id.clone(),
-                    m.client_id.clone(),
-                    m.host.clone(),
-                    a.join(","),
-                ]);
-            }
-            out.push_str(&t.render());
-            out.push('\n');
-        }
+        out.push_str(&members_table(
+            described
+                .members
+                .iter()
+                .map(|m| (&m.member_id, &m.client_id, &m.host, &m.assignment[..])),
+        ));
         let mut t = Table::new(&[
             "TOPIC",
             "PARTITION",

@@ -256,24 +256,12 @@ pub fn describe(
             described.epoch,
             described.members.len()
         );
-        if !described.members.is_empty() {
-            let mut t = Table::new(&["MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"]);
-            for m in &described.members {
-                let a: Vec<String> = m
-                    .assignment
-                    .iter()
-                    .map(|(t, p)| format!("{t}-{p}"))
-                    .collect();
-                t.row(vec![
-                    m.member_id.clone(),
-                    m.client_id.clone(),
-                    m.host.clone(),
-                    a.join(","),
-                ]);
-            }
-            out.push_str(&t.render());
-            out.push('\n');
-        }
+        out.push_str(&super::group::members_table(
+            described
+                .members
+                .iter()
+                .map(|m| (&m.member_id, &m.client_id, &m.host, &m.assignment[..])),
+        ));
         let mut t = Table::new(&[
             "TOPIC",
             "PARTITION",
