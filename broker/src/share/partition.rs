@@ -352,9 +352,11 @@ impl SharePartition {
                 while self.end() < offset && self.records.len() < self.limits.max_in_flight {
                     self.push_done();
                 }
-                if self.end() < offset || self.records.len() >= self.limits.max_in_flight {
+                // Filled up to the window (the loop stops at the offset or there).
+                if self.records.len() >= self.limits.max_in_flight {
                     break 'batches;
                 }
+                debug_assert_eq!(self.end(), offset);
                 if b.skip {
                     self.push_done();
                 } else {

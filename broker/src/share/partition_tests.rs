@@ -435,3 +435,27 @@ fn the_next_fetch_starts_at_the_first_available_record_behind_the_end() {
     sp.acknowledge("a", 21, 21, &[RELEASE], 0).unwrap();
     assert_eq!(sp.next_fetch_offset(), Some(21));
 }
+
+#[test]
+fn max_records_bounds_redeliveries_too() {
+    let mut sp = SharePartition::new(0, limits());
+    sp.acquire(&m("a"), &[data(0, 3)], 100, 0);
+    sp.acknowledge("a", 0, 3, &[RELEASE], 0).unwrap();
+    assert_eq!(sp.acquire(&m("b"), &[data(0, 3)], 2, 0), vec![acq(0, 1, 2)]);
+    assert_eq!(sp.acquire(&m("c"), &[data(0, 3)], 1, 0), vec![acq(2, 2, 2)]);
+}
+
+#[test]
+fn a_gap_that_fills_the_window_exactly_leaves_the_next_record_for_later() {
+    let mut sp = SharePartition::new(0, limits());
+    sp.acquire(&m("a"), &[data(0, 0)], 100, 0);
+    // Offsets 1-9 hold nothing: the window (10) is full right before offset 10.
+    assert!(sp.acquire(&m("a"), &[data(10, 10)], 100, 0).is_empty());
+    assert_eq!(sp.end(), 10);
+    assert_eq!(sp.next_fetch_offset(), None);
+    sp.acknowledge("a", 0, 0, &[ACCEPT], 0).unwrap();
+    assert_eq!(
+        sp.acquire(&m("a"), &[data(10, 10)], 100, 0),
+        vec![acq(10, 10, 1)]
+    );
+}
