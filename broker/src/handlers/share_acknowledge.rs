@@ -65,17 +65,9 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareAcknowledgeRequest) -> ShareAcknowl
                 }
             }
             e => {
-                let Some(s) = sessions.get_mut(&key) else {
-                    return top_error(ResponseError::ShareSessionNotFound, "no such share session");
-                };
-                if s.epoch != e {
-                    return top_error(
-                        ResponseError::InvalidShareSessionEpoch,
-                        &format!("share session epoch {e}, expected {}", s.epoch),
-                    );
+                if let Err((code, m)) = crate::share::continue_session(&mut sessions, &key, e) {
+                    return top_error(code, &m);
                 }
-                s.epoch = if s.epoch == i32::MAX { 1 } else { s.epoch + 1 };
-                s.used_ms = crate::util::now_ms();
             }
         }
     }

@@ -150,23 +150,16 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
                 }
             },
             e => {
-                let Some(s) = sessions.get_mut(&session_key) else {
-                    return top_error(ResponseError::ShareSessionNotFound, "no such share session");
+                let s = match crate::share::continue_session(&mut sessions, &session_key, e) {
+                    Ok(s) => s,
+                    Err((code, m)) => return top_error(code, &m),
                 };
-                if s.epoch != e {
-                    return top_error(
-                        ResponseError::InvalidShareSessionEpoch,
-                        &format!("share session epoch {e}, expected {}", s.epoch),
-                    );
-                }
                 s.partitions.extend(requested);
                 for f in &req.forgotten_topics_data {
                     for p in &f.partitions {
                         s.partitions.remove(&(f.topic_id, *p));
                     }
                 }
-                s.epoch = if s.epoch == i32::MAX { 1 } else { s.epoch + 1 };
-                s.used_ms = crate::util::now_ms();
                 s.partitions.iter().copied().collect()
             }
         }

@@ -29,11 +29,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
+use kafka_protocol::records::{Record, RecordBatchDecoder};
 use kafka_protocol::ResponseError;
 
 use super::partition::{ArchiveReason, State};
@@ -409,33 +407,14 @@ fn encode_letter(
     ] {
         headers.insert(header(k), Some(Bytes::from(v)));
     }
-    let now = crate::util::now_ms();
-    let record = Record {
-        transactional: false,
-        control: false,
-        delete_horizon: false,
-        partition_leader_epoch: -1,
-        producer_id: -1,
-        producer_epoch: -1,
-        timestamp_type: TimestampType::Creation,
-        offset: 0,
-        sequence: -1,
-        timestamp: original.as_ref().map_or(now, |o| o.timestamp),
-        key: original.as_ref().and_then(|o| o.key.clone()),
-        value: original.as_ref().and_then(|o| o.value.clone()),
+    super::one_record_batch(
+        original
+            .as_ref()
+            .map_or_else(crate::util::now_ms, |o| o.timestamp),
+        original.as_ref().and_then(|o| o.key.clone()),
+        original.as_ref().and_then(|o| o.value.clone()),
         headers,
-    };
-    let mut buf = BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        std::iter::once(&record),
-        &RecordEncodeOptions {
-            version: 2,
-            compression: Compression::None,
-        },
     )
-    .expect("an uncompressed batch always encodes");
-    buf.freeze()
 }
 
 /// Whether `p` holds, from `from` to its end, the dead letter of `offset` of `topic`'s

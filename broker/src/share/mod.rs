@@ -87,6 +87,72 @@ pub struct ShareSession {
     pub used_ms: i64,
 }
 
+/// Continues the share session in `sessions` under `key` with a request at epoch `epoch`
+/// (positive): SHARE_SESSION_NOT_FOUND without one, INVALID_SHARE_SESSION_EPOCH for another
+/// epoch; else the session's next epoch is set and it counts as used now.
+pub fn continue_session<'a>(
+    sessions: &'a mut HashMap<(String, String), ShareSession>,
+    key: &(String, String),
+    epoch: i32,
+) -> Result<&'a mut ShareSession, (ResponseError, String)> {
+    let Some(s) = sessions.get_mut(key) else {
+        return Err((
+            ResponseError::ShareSessionNotFound,
+            "no such share session".into(),
+        ));
+    };
+    if s.epoch != epoch {
+        return Err((
+            ResponseError::InvalidShareSessionEpoch,
+            format!("share session epoch {epoch}, expected {}", s.epoch),
+        ));
+    }
+    s.epoch = if s.epoch == i32::MAX { 1 } else { s.epoch + 1 };
+    s.used_ms = crate::util::now_ms();
+    Ok(s)
+}
+
+/// One uncompressed record batch of one record (a share-partition state, a dead letter).
+pub fn one_record_batch(
+    timestamp: i64,
+    key: Option<bytes::Bytes>,
+    value: Option<bytes::Bytes>,
+    headers: kafka_protocol::indexmap::IndexMap<
+        kafka_protocol::protocol::StrBytes,
+        Option<bytes::Bytes>,
+    >,
+) -> bytes::Bytes {
+    use kafka_protocol::records::{
+        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+    };
+    let record = Record {
+        transactional: false,
+        control: false,
+        delete_horizon: false,
+        partition_leader_epoch: -1,
+        producer_id: -1,
+        producer_epoch: -1,
+        timestamp_type: TimestampType::Creation,
+        offset: 0,
+        sequence: -1,
+        timestamp,
+        key,
+        value,
+        headers,
+    };
+    let mut buf = bytes::BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        std::iter::once(&record),
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .expect("an uncompressed batch always encodes");
+    buf.freeze()
+}
+
 /// How long a share session may go unused (twice the longest member session timeout Kafka
 /// allows by default, `group.share.max.session.timeout.ms`).
 pub const SESSION_IDLE_MS: i64 = 120_000;

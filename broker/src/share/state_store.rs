@@ -441,35 +441,12 @@ pub fn decode_value(mut b: &[u8]) -> Result<Snapshot, &'static str> {
 
 /// One record batch holding `key`'s state (a tombstone when `None`).
 pub fn encode_batch(key: &ShareKey, snapshot: Option<&Snapshot>, now_ms: i64) -> Bytes {
-    use kafka_protocol::records::{
-        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-    };
-    let record = Record {
-        transactional: false,
-        control: false,
-        delete_horizon: false,
-        partition_leader_epoch: -1,
-        producer_id: -1,
-        producer_epoch: -1,
-        timestamp_type: TimestampType::Creation,
-        offset: 0,
-        sequence: -1,
-        timestamp: now_ms,
-        key: Some(encode_key(key)),
-        value: snapshot.map(encode_value),
-        headers: Default::default(),
-    };
-    let mut buf = BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        std::iter::once(&record),
-        &RecordEncodeOptions {
-            version: 2,
-            compression: Compression::None,
-        },
+    super::one_record_batch(
+        now_ms,
+        Some(encode_key(key)),
+        snapshot.map(encode_value),
+        Default::default(),
     )
-    .expect("an uncompressed batch always encodes");
-    buf.freeze()
 }
 
 #[cfg(test)]
