@@ -385,7 +385,19 @@ def dlq():
 
 
 def dlq_before_restart():
-    create_topic("sg-dlqr")
+    if REPLICATION_FACTOR > 1:
+        # Replicated: the dead letters go to a partition led by another broker than the
+        # share-partition's leader (and its successor, the next replica in the list).
+        brokers = sorted(admin.list_topics(timeout=30).brokers)
+        a, b, c = brokers[:3]
+        for t, replicas, configs in [("sg-dlqr", [a, b, c], {}),
+                                     ("dlq.sg-dlqr", [c, a, b],
+                                      {"errors.deadletterqueue.group.enable": "true"})]:
+            new = NewTopic(t, 1, replica_assignment=[replicas], config=configs)
+            for _, f in admin.create_topics([new]).items():
+                f.result(30)
+    else:
+        create_topic("sg-dlqr")
     group_configs("sg-dlqr-g", share_auto_offset_reset="earliest",
                   errors_deadletterqueue_topic_name="dlq.sg-dlqr")
     produce("sg-dlqr", 5)

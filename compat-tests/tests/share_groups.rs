@@ -352,6 +352,36 @@ fn share_groups_on_three_nodes_survive_the_death_of_a_share_partition_leader() {
         std::thread::sleep(Duration::from_millis(200));
     }
     run_scenario(&bootstrap, 3, "after-restart", || logs(&cluster));
+
+    // Dead letters to a partition led by another broker, across the death of the
+    // share-partition's leader: the new leader looks for the letters pending at the crash in
+    // that partition (by Fetch at its leader) and writes only those it does not find.
+    cluster.node(leader).restart();
+    for node in &cluster.nodes {
+        wait_for_brokers(node, 3, Duration::from_secs(30));
+    }
+    run_scenario(&bootstrap, 3, "dlq-before-restart", || logs(&cluster));
+    let leaders = common::acked::leaders_and_isrs(&cluster, "sg-dlqr").expect("described");
+    let (share_leader, dlq_leader) = (
+        leaders[0].0,
+        common::acked::leaders_and_isrs(&cluster, "dlq.sg-dlqr").expect("described")[0].0,
+    );
+    assert_ne!(
+        share_leader, dlq_leader,
+        "the dead letters go to another broker"
+    );
+    cluster.node(share_leader).kill();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !common::acked::leaders_and_isrs(&cluster, "sg-dlqr")
+        .is_some_and(|l| l[0].0 >= 0 && l[0].0 != share_leader)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no new leader of sg-dlqr-0 after node {share_leader} died"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    run_scenario(&bootstrap, 3, "dlq-after-restart", || logs(&cluster));
 }
 
 /// The share-group APIs are advertised only while `group.coordinator.rebalance.protocols`

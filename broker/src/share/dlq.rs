@@ -15,9 +15,10 @@
 //! the group config is set) and allow it with the topic config
 //! `errors.deadletterqueue.group.enable=true`; it is created with that config on first use when
 //! `errors.deadletterqueue.auto.create.topics.enable`. A partition led by another broker gets
-//! its dead letters by Produce (acks=all) through the inter-broker channel; it is not scanned
-//! after a crash (see [`ShareCoordinator::run_dead_letters`]'s caller notes in the code). A
-//! record whose dead letter cannot be written (the topic refuses it, or a minute of attempts
+//! its dead letters by Produce (acks=all) through the inter-broker channel, and is scanned
+//! there by Fetch (from its high watermark when the scan start was taken, by ListOffsets). A
+//! letter whose write failed is looked for before it is tried again, since a write that timed
+//! out may have landed. A record whose dead letter cannot be written (the topic refuses it, or a minute of attempts
 //! failed) is archived without one, logged at warn and counted.
 //!
 //! Headers (string values): `__dlq.errors.topic`, `__dlq.errors.partition`,
@@ -193,28 +194,57 @@ impl ShareCoordinator {
             }
             Err(e) => return Outcome::Retry(format!("partition {index} of {dlq}: {e:?}")),
         };
-        // After a crash: written already? (Scanned where the partition is led here; a remote
-        // partition is not scanned, so a crash between its write and the next state write may
-        // write that dead letter twice.)
+        // Written already? A letter found Archiving after a crash, or whose write failed (it
+        // may have landed all the same: a timeout, a leader that moved), is looked for from
+        // the persisted scan start, in the partition here or at its leader.
         let scan_from = h.lock().dlq_scan_from;
-        if letter.recovered {
-            if let (Some((_, from)), Target::Local(p)) =
-                (scan_from.filter(|(p, _)| *p == index), &target)
-            {
-                match find_letter(p, from, key, &source.name, letter.offset) {
-                    Ok(true) => return Outcome::Written,
+        if letter.recovered || letter.attempts > 0 {
+            if let Some((_, from)) = scan_from.filter(|(p, _)| *p == index) {
+                let found = match &target {
+                    Target::Local(p) => find_letter(p, from, key, &source.name, letter.offset),
+                    Target::Remote(leader) => {
+                        find_letter_remote(
+                            broker,
+                            *leader,
+                            &dlq,
+                            index,
+                            from,
+                            key,
+                            &source.name,
+                            letter.offset,
+                        )
+                        .await
+                    }
+                };
+                match found {
+                    Ok(true) => {
+                        tracing::info!(group = %key.group, topic = %source.name, partition = key.partition, offset = letter.offset, "dead letter found already written to {dlq}-{index}; not writing it again");
+                        return Outcome::Written;
+                    }
                     Ok(false) => {}
-                    Err(e) => return Outcome::Retry(format!("cannot scan {dlq}: {e}")),
+                    Err(e) => return Outcome::Retry(format!("cannot scan {dlq}-{index}: {e}")),
                 }
             }
         }
-        // Where a scan would find this write, persisted before it.
-        if let Target::Local(p) = &target {
-            if scan_from.is_none_or(|(sp, _)| sp != index) {
-                h.lock().dlq_scan_from = Some((index, p.log_end_offset()));
-                if let Err(e) = self.persist(broker, key).await {
-                    return Outcome::Retry(format!("cannot persist the scan start: {e:?}"));
+        // Where a scan would find this write, persisted before it: the partition's end here,
+        // or its leader's high watermark (a write lands at or above both).
+        if scan_from.is_none_or(|(sp, _)| sp != index) {
+            let from = match &target {
+                Target::Local(p) => p.log_end_offset(),
+                Target::Remote(leader) => {
+                    match remote_high_watermark(broker, *leader, &dlq, index).await {
+                        Ok(o) => o,
+                        Err(e) => {
+                            return Outcome::Retry(format!(
+                                "cannot read where {dlq}-{index} ends at broker {leader}: {e}"
+                            ))
+                        }
+                    }
                 }
+            };
+            h.lock().dlq_scan_from = Some((index, from));
+            if let Err(e) = self.persist(broker, key).await {
+                return Outcome::Retry(format!("cannot persist the scan start: {e:?}"));
             }
         }
         let original = if settings.dlq_copy {
@@ -417,6 +447,41 @@ fn encode_letter(
     )
 }
 
+/// The headers that name the dead letter of `offset` of `topic`'s partition `key.partition`
+/// for `key.group`.
+fn letter_names(key: &ShareKey, topic: &str, offset: i64) -> [(&'static str, String); 4] {
+    [
+        ("__dlq.errors.group", key.group.to_string()),
+        ("__dlq.errors.topic", topic.to_string()),
+        ("__dlq.errors.partition", key.partition.to_string()),
+        ("__dlq.errors.offset", offset.to_string()),
+    ]
+}
+
+/// Whether the batches in `bytes` hold a record with the headers `want`, and the offset after
+/// the last record in them.
+fn holds_letter(
+    mut bytes: Bytes,
+    want: &[(&'static str, String); 4],
+    at: i64,
+) -> Result<(bool, i64), String> {
+    let sets = RecordBatchDecoder::decode_all(&mut bytes).map_err(|e| e.to_string())?;
+    let mut next = at;
+    for r in sets.into_iter().flat_map(|s| s.records) {
+        next = next.max(r.offset + 1);
+        let matches = want.iter().all(|(k, v)| {
+            r.headers
+                .get(&header(k))
+                .and_then(|x| x.as_ref())
+                .is_some_and(|x| x.as_ref() == v.as_bytes())
+        });
+        if matches {
+            return Ok((true, next));
+        }
+    }
+    Ok((false, next))
+}
+
 /// Whether `p` holds, from `from` to its end, the dead letter of `offset` of `topic`'s
 /// partition `key.partition` for `key.group`.
 fn find_letter(
@@ -426,12 +491,7 @@ fn find_letter(
     topic: &str,
     offset: i64,
 ) -> Result<bool, String> {
-    let want = [
-        ("__dlq.errors.group", key.group.to_string()),
-        ("__dlq.errors.topic", topic.to_string()),
-        ("__dlq.errors.partition", key.partition.to_string()),
-        ("__dlq.errors.offset", offset.to_string()),
-    ];
+    let want = letter_names(key, topic, offset);
     let mut at = from.max(p.log_start_offset());
     let end = p.log_end_offset();
     while at < end {
@@ -441,20 +501,10 @@ fn find_letter(
         if read.slice.is_empty() {
             break;
         }
-        let mut bytes = read.slice.load().map_err(|e| e.to_string())?;
-        let sets = RecordBatchDecoder::decode_all(&mut bytes).map_err(|e| e.to_string())?;
-        let mut next = at;
-        for r in sets.into_iter().flat_map(|s| s.records) {
-            next = next.max(r.offset + 1);
-            let matches = want.iter().all(|(k, v)| {
-                r.headers
-                    .get(&header(k))
-                    .and_then(|x| x.as_ref())
-                    .is_some_and(|x| x.as_ref() == v.as_bytes())
-            });
-            if matches {
-                return Ok(true);
-            }
+        let bytes = read.slice.load().map_err(|e| e.to_string())?;
+        let (found, next) = holds_letter(bytes, &want, at)?;
+        if found {
+            return Ok(true);
         }
         if next <= at {
             break;
@@ -462,4 +512,123 @@ fn find_letter(
         at = next;
     }
     Ok(false)
+}
+
+/// The same as [`find_letter`] for a partition led by broker `node`: Fetch (as a consumer,
+/// so up to its high watermark) from `from` until the end.
+#[allow(clippy::too_many_arguments)]
+async fn find_letter_remote(
+    broker: &Broker,
+    node: i32,
+    dlq: &str,
+    partition: i32,
+    from: i64,
+    key: &ShareKey,
+    topic: &str,
+    offset: i64,
+) -> Result<bool, String> {
+    use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+    use kafka_protocol::messages::{ApiKey, FetchRequest, RequestKind, ResponseKind, TopicName};
+    let want = letter_names(key, topic, offset);
+    let mut at = from;
+    loop {
+        let mut fp = FetchPartition::default();
+        fp.partition = partition;
+        fp.fetch_offset = at;
+        fp.partition_max_bytes = 1 << 20;
+        fp.log_start_offset = -1;
+        fp.current_leader_epoch = -1;
+        let mut ft = FetchTopic::default();
+        ft.topic = TopicName(StrBytes::from_string(dlq.to_string()));
+        ft.partitions = vec![fp];
+        let mut req = FetchRequest::default();
+        req.replica_id = kafka_protocol::messages::BrokerId(-1);
+        req.max_wait_ms = 0;
+        req.min_bytes = 0;
+        req.max_bytes = 1 << 20;
+        req.isolation_level = 0;
+        req.session_epoch = -1;
+        req.topics = vec![ft];
+        let resp = broker
+            .inter_broker
+            .send(broker, node, ApiKey::Fetch, 12, RequestKind::Fetch(req))
+            .await?;
+        let ResponseKind::Fetch(resp) = resp else {
+            return Err("an answer of the wrong type".into());
+        };
+        let Some(p) = resp.responses.into_iter().flat_map(|t| t.partitions).next() else {
+            return Err("an answer without the partition".into());
+        };
+        match p.error_code {
+            0 => {}
+            c if c == ResponseError::OffsetOutOfRange.code() && at < p.log_start_offset => {
+                at = p.log_start_offset;
+                continue;
+            }
+            c => {
+                return Err(format!(
+                    "{:?}",
+                    ResponseError::try_from_code(c).unwrap_or(ResponseError::UnknownServerError)
+                ))
+            }
+        }
+        let bytes = p.records.unwrap_or_default();
+        if bytes.is_empty() {
+            return Ok(false);
+        }
+        let (found, next) = holds_letter(bytes, &want, at)?;
+        if found {
+            return Ok(true);
+        }
+        if next <= at || next >= p.high_watermark {
+            return Ok(false);
+        }
+        at = next;
+    }
+}
+
+/// The high watermark of `dlq`-`partition` at its leader `node` (ListOffsets, latest).
+async fn remote_high_watermark(
+    broker: &Broker,
+    node: i32,
+    dlq: &str,
+    partition: i32,
+) -> Result<i64, String> {
+    use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+    use kafka_protocol::messages::TopicName;
+    use kafka_protocol::messages::{ApiKey, ListOffsetsRequest, RequestKind, ResponseKind};
+    let mut lp = ListOffsetsPartition::default();
+    lp.partition_index = partition;
+    lp.timestamp = -1;
+    lp.current_leader_epoch = -1;
+    let mut lt = ListOffsetsTopic::default();
+    lt.name = TopicName(StrBytes::from_string(dlq.to_string()));
+    lt.partitions = vec![lp];
+    let mut req = ListOffsetsRequest::default();
+    req.replica_id = kafka_protocol::messages::BrokerId(-1);
+    req.isolation_level = 0;
+    req.topics = vec![lt];
+    let resp = broker
+        .inter_broker
+        .send(
+            broker,
+            node,
+            ApiKey::ListOffsets,
+            7,
+            RequestKind::ListOffsets(req),
+        )
+        .await?;
+    let ResponseKind::ListOffsets(resp) = resp else {
+        return Err("an answer of the wrong type".into());
+    };
+    let Some(p) = resp.topics.into_iter().flat_map(|t| t.partitions).next() else {
+        return Err("an answer without the partition".into());
+    };
+    match p.error_code {
+        0 => Ok(p.offset),
+        c => Err(format!(
+            "{:?}",
+            ResponseError::try_from_code(c).unwrap_or(ResponseError::UnknownServerError)
+        )),
+    }
 }
