@@ -459,3 +459,49 @@ fn a_gap_that_fills_the_window_exactly_leaves_the_next_record_for_later() {
         vec![acq(10, 10, 1)]
     );
 }
+
+#[test]
+fn records_archived_by_expiry_or_a_leaving_member_carry_their_own_offsets() {
+    // Not at the start of the window, nor at offset 0: offsets 12 and 13 of a window from 10.
+    for how in ["expire", "leave"] {
+        let mut sp = SharePartition::new(10, limits());
+        let mut now = 0;
+        let mut archived = Vec::new();
+        for _ in 0..3 {
+            sp.acquire(&m("keep"), &[data(10, 11)], 100, now);
+            let got = sp.acquire(&m("a"), &[data(12, 13)], 100, now);
+            assert_eq!(got.len(), 1, "{how}");
+            archived.extend(match how {
+                "expire" => {
+                    // Only a's locks run out: keep renews its own.
+                    sp.acknowledge("keep", 10, 11, &[RENEW], now + 999).unwrap();
+                    now += 1_000;
+                    sp.expire(now)
+                }
+                _ => sp.release_member("a"),
+            });
+        }
+        let offsets: Vec<i64> = archived.iter().map(|a| a.offset).collect();
+        assert_eq!(offsets, vec![12, 13], "{how}");
+        assert_eq!(sp.start_offset(), 10, "{how}: 10 and 11 are still held");
+    }
+}
+
+#[test]
+fn moving_the_start_forward_keeps_what_is_in_flight_above_it_and_back_drops_all() {
+    let mut sp = SharePartition::new(0, limits());
+    sp.acquire(&m("a"), &[data(0, 4)], 100, 0);
+    // To the start itself: nothing changes.
+    sp.move_start(0);
+    assert_eq!((sp.start_offset(), sp.end(), sp.counts()), (0, 5, (5, 0)));
+    // Forward within the window: 3 and 4 stay acquired by a.
+    sp.move_start(3);
+    assert_eq!((sp.start_offset(), sp.end()), (3, 5));
+    assert_eq!(sp.acknowledge("a", 3, 4, &[ACCEPT], 0), Ok(vec![]));
+    assert_eq!(sp.start_offset(), 5);
+    // Back (an operator's reset to an earlier offset): everything in flight goes.
+    sp.acquire(&m("a"), &[data(5, 6)], 100, 0);
+    sp.move_start(2);
+    assert_eq!((sp.start_offset(), sp.end(), sp.counts()), (2, 2, (0, 0)));
+    assert_eq!(sp.next_fetch_offset(), Some(2));
+}
