@@ -7,8 +7,10 @@ it starts is stopped on exit). The node runs under the machine's file-handle lim
 For each size: creating the partitions (topics of 1,000 partitions, raw CreateTopics v2 in
 batches, until the last is answered and every partition directory exists); the node's RSS and
 open descriptors, idle, afterwards; a Metadata request for every topic (v12, raw socket, p50
-and p99); a scrape of the Prometheus endpoint at each `metrics.partition.level`; the time
-from exec to "samsa is serving" after a clean stop (SIGTERM) and after a SIGKILL.
+and p99); after one record is written to every partition, ListOffsets (v7) and Fetch (v12,
+from the record and from the end) across every partition, raw, p50 and p99; a scrape of the
+Prometheus endpoint at each `metrics.partition.level`; the time from exec to "samsa is
+serving" after a clean stop (SIGTERM) and after a SIGKILL.
 
 Every figure is also printed as one line `SBENCH size=<partitions> <key>=<value> ...`, and
 the "Partitions on one node" section of BENCHMARKS.md (between its marker comments) is
@@ -21,6 +23,7 @@ import os
 import shutil
 import signal
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -114,6 +117,144 @@ def metadata_all(port, requests):
     return size, statistics.median(took), took[min(len(took) - 1, int(len(took) * 0.99))]
 
 
+FETCH, LIST_OFFSETS = 1, 2
+
+
+def produce_one_each(port, topics):
+    """One record of 100 bytes to every partition (librdkafka, not timed)."""
+    from confluent_kafka import Producer  # the .venv's confluent-kafka
+    p = Producer({"bootstrap.servers": f"127.0.0.1:{port}", "linger.ms": 100,
+                  "queue.buffering.max.messages": 200_000, "acks": "1"})
+    failed, errors = [], {}
+
+    def report(err, msg):
+        if err is not None:
+            failed.append((msg.topic(), msg.partition()))
+            errors[err.str()] = errors.get(err.str(), 0) + 1
+
+    todo = [(f"s{t:05d}", part) for t in range(topics) for part in range(TOPIC_PARTITIONS)]
+    for attempt in range(5):
+        for i, (topic, part) in enumerate(todo):
+            p.produce(topic, value=b"x" * 100, partition=part, on_delivery=report)
+            if i % 1000 == 0:
+                p.poll(0)
+        left = p.flush(300)
+        if left:
+            raise RuntimeError(f"{left} records not acknowledged")
+        if not failed:
+            return
+        log(f"{len(failed)} records failed ({errors}); sending them again")
+        todo, failed, errors = failed, [], {}
+        time.sleep(1)
+    raise RuntimeError(f"{len(todo)} records still failing: {errors}")
+
+
+def fetch_all_v12(topics, offset):
+    """Fetch v12 of every partition from `offset`, no wait, 1 MiB per partition."""
+    body = struct.pack(">iiiibii", -1, 0, 0, 0x7FFFFFFF, 0, 0, -1) + m.uvarint(topics + 1)
+    part = lambda i: struct.pack(">iiqiqi", i, -1, offset, -1, -1, 1 << 20) + b"\x00"  # noqa: E731
+    parts = m.uvarint(TOPIC_PARTITIONS + 1) + b"".join(part(i) for i in range(TOPIC_PARTITIONS))
+    for t in range(topics):
+        body += m.compact_string(f"s{t:05d}") + parts + b"\x00"
+    return body + m.uvarint(1) + m.compact_string("") + b"\x00"
+
+
+def parse_fetch_v12(body):
+    """(partitions answered without error, partitions with records)."""
+    r = m.Reader(body)
+    r.take(">i")
+    if r.take(">h") != 0:
+        raise RuntimeError("Fetch failed")
+    r.take(">i")
+    ok = with_records = 0
+    for _ in range(r.uvarint() - 1):
+        name_length = r.uvarint() - 1  # read before `r.p +=` reads r.p
+        r.p += name_length
+        for _ in range(r.uvarint() - 1):
+            r.take(">i")
+            code = r.take(">h")
+            r.take(">q"), r.take(">q"), r.take(">q")
+            for _ in range(max(r.uvarint() - 1, 0)):
+                r.take(">q"), r.take(">q")
+                r.tags()
+            r.take(">i")
+            records = r.compact_bytes()
+            r.tags()
+            ok += code == 0
+            with_records += bool(records)
+        r.tags()
+    return ok, with_records
+
+
+def list_offsets_all_v7(topics):
+    """ListOffsets v7 for the latest offset of every partition."""
+    body = struct.pack(">ib", -1, 0) + m.uvarint(topics + 1)
+    parts = m.uvarint(TOPIC_PARTITIONS + 1) + b"".join(
+        struct.pack(">iiq", i, -1, -1) + b"\x00" for i in range(TOPIC_PARTITIONS))
+    for t in range(topics):
+        body += m.compact_string(f"s{t:05d}") + parts + b"\x00"
+    return body + b"\x00"
+
+
+def parse_list_offsets_v7(body):
+    """(partitions answered without error, sum of their offsets)."""
+    r = m.Reader(body)
+    r.take(">i")
+    ok = total = 0
+    for _ in range(r.uvarint() - 1):
+        name_length = r.uvarint() - 1  # read before `r.p +=` reads r.p
+        r.p += name_length
+        for _ in range(r.uvarint() - 1):
+            r.take(">i")
+            code = r.take(">h")
+            r.take(">q")
+            offset = r.take(">q")
+            r.take(">i")
+            r.tags()
+            ok += code == 0
+            total += offset
+        r.tags()
+    return ok, total
+
+
+def timed_calls(port, api, version, body, requests, check):
+    """(response bytes, p50 ms, p99 ms), each answer passed to `check`."""
+    c = m.Conn(port, 120.0)
+    try:
+        took, size = [], 0
+        for _ in range(requests):
+            answer, size, t = c.call(api, version, body, flexible=True)
+            check(answer)
+            took.append(t * 1000)
+    finally:
+        c.close()
+    took.sort()
+    return size, statistics.median(took), took[min(len(took) - 1, int(len(took) * 0.99))]
+
+
+def request_path(node, topics, partitions, requests, r):
+    """ListOffsets and Fetch across every partition, each holding one record."""
+    def offsets_ok(answer):
+        ok, total = parse_list_offsets_v7(answer)
+        if (ok, total) != (partitions, partitions):
+            raise RuntimeError(f"ListOffsets: {ok} partitions answered, offsets sum {total}")
+
+    def full(answer):
+        if parse_fetch_v12(answer) != (partitions, partitions):
+            raise RuntimeError(f"Fetch from 0: {parse_fetch_v12(answer)} of {partitions}")
+
+    def empty(answer):
+        if parse_fetch_v12(answer) != (partitions, 0):
+            raise RuntimeError(f"Fetch from the end: {parse_fetch_v12(answer)} of {partitions}")
+
+    r["list_offsets_bytes"], r["list_offsets_p50_ms"], r["list_offsets_p99_ms"] = timed_calls(
+        node.port, LIST_OFFSETS, 7, list_offsets_all_v7(topics), requests, offsets_ok)
+    r["fetch_bytes"], r["fetch_p50_ms"], r["fetch_p99_ms"] = timed_calls(
+        node.port, FETCH, 12, fetch_all_v12(topics, 0), requests, full)
+    r["fetch_end_bytes"], r["fetch_end_p50_ms"], r["fetch_end_p99_ms"] = timed_calls(
+        node.port, FETCH, 12, fetch_all_v12(topics, 1), requests, empty)
+
+
 def scrape(node, times=5):
     url = f"http://127.0.0.1:{node.metrics_port}/metrics"
     took, size = [], 0
@@ -144,6 +285,10 @@ def measure(samsa, work, run_dir, partitions, per_request, metadata_requests):
     r["metadata_bytes"], r["metadata_p50_ms"], r["metadata_p99_ms"] = metadata_all(
         node.port, metadata_requests)
     r["scrape_bytes"], r["scrape_ms"] = scrape(node)
+    started = time.monotonic()
+    produce_one_each(node.port, topics)
+    r["produce_one_each_s"] = time.monotonic() - started
+    request_path(node, topics, partitions, metadata_requests, r)
     node.stop()
     r["clean_start_s"], r["clean_ready_s"] = node.start(topics)
     r["clean_start_forced"] = node.forced
@@ -198,6 +343,25 @@ def section(results, machine, took_s, command):
             f"{r['scrape_topic_ms']:.1f} | {r['clean_start_s']:.1f}{star(r['clean_start_forced'])} "
             f"/ {r['clean_ready_s']:.1f} | "
             f"{r['crash_start_s']:.1f}{star(r['crash_start_forced'])} / {r['crash_ready_s']:.1f} |")
+    L += ["", "The request path across every partition, after one record of 100 bytes was "
+          "written to each (librdkafka, acks=1, not timed): raw requests on one connection, "
+          f"each kind sent as often as the Metadata request; `us per partition` is the p50 over "
+          "the partitions. ListOffsets v7 asks for every partition's latest offset; Fetch v12 "
+          "(no fetch session, max wait 0, 1 MiB per partition) reads every partition from "
+          "offset 0 (its record) and then from its end (nothing to return: the cost of "
+          "looking).", "",
+          "| partitions | ListOffsets bytes, p50 / p99 ms | us per partition | Fetch of every "
+          "record: bytes, p50 / p99 ms | us per partition | Fetch at the end: bytes, p50 / p99 ms "
+          "| us per partition |",
+          "|---|---|---|---|---|---|---|"]
+    for r in results:
+        us = lambda k: r[k] * 1000 / r["size"]  # noqa: E731
+        L.append(
+            f"| {r['size']:,} | {r['list_offsets_bytes']:,}, {r['list_offsets_p50_ms']:.2f} / "
+            f"{r['list_offsets_p99_ms']:.2f} | {us('list_offsets_p50_ms'):.2f} | "
+            f"{r['fetch_bytes']:,}, {r['fetch_p50_ms']:.2f} / {r['fetch_p99_ms']:.2f} | "
+            f"{us('fetch_p50_ms'):.2f} | {r['fetch_end_bytes']:,}, {r['fetch_end_p50_ms']:.2f} / "
+            f"{r['fetch_end_p99_ms']:.2f} | {us('fetch_end_p50_ms'):.2f} |")
     if len(results) > 1:
         a, b = results[0], results[-1]
         k = b["size"] / a["size"]
@@ -205,7 +369,10 @@ def section(results, machine, took_s, command):
               f"{b['created_s'] / a['created_s']:.1f}x the time, clean start to every log open "
               f"{b['clean_ready_s'] / a['clean_ready_s']:.1f}x, Metadata p50 "
               f"{b['metadata_p50_ms'] / a['metadata_p50_ms']:.1f}x, scrape "
-              f"{b['scrape_ms'] / a['scrape_ms']:.1f}x; open files "
+              f"{b['scrape_ms'] / a['scrape_ms']:.1f}x, ListOffsets p50 "
+              f"{b['list_offsets_p50_ms'] / a['list_offsets_p50_ms']:.1f}x, Fetch of every record p50 "
+              f"{b['fetch_p50_ms'] / a['fetch_p50_ms']:.1f}x, Fetch at the end p50 "
+              f"{b['fetch_end_p50_ms'] / a['fetch_end_p50_ms']:.1f}x; open files "
               f"{b['open_files'] / a['open_files']:.1f}x."]
     L += [""] + m.section_end(results, SECTION, f"Rerun: `{command}`")
     return "\n".join(L) + "\n"
