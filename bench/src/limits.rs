@@ -122,7 +122,7 @@ fn reserve_blocks(f: &std::fs::File, len: u64) -> std::io::Result<()> {
 }
 
 /// CPU time of the calling thread (user + system), seconds.
-fn thread_cpu_s() -> f64 {
+pub fn thread_cpu_s() -> f64 {
     // SAFETY: getrusage fills the zeroed struct it is given.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) };

@@ -3,6 +3,7 @@
 //!
 //!   samsa-bench-limits loopback [--seconds S]
 //!   samsa-bench-limits disk --dir DIR [--mib N] [--syncs N] [--pace-mb-per-s R]
+//!   samsa-bench-limits replication --dir DIR [--mib N]   (see `samsa_bench::replication_floor`)
 //!
 //! `loopback` runs the reader (and then an echo server for round trips) in a child process (itself, with the hidden `loopback-reader`
 //! command), so the figure is between two processes, as between a client and a broker.
@@ -109,7 +110,16 @@ fn main() -> anyhow::Result<()> {
                 f.fdatasync_p50_ms, f.fdatasync_p99_ms
             );
         }
-        _ => anyhow::bail!("usage: samsa-bench-limits loopback [--seconds S] | disk --dir DIR [--mib N] [--syncs N]"),
+        Some("replication") => {
+            let dir = PathBuf::from(flag("--dir").context("replication needs --dir")?);
+            let mib: u64 = flag("--mib").map_or(Ok(1024), |s| s.parse())?;
+            let (rf1, rf3) = samsa_bench::replication_floor::floor(&dir, mib << 20)?;
+            println!(
+                "LIMIT test=replication_floor rf1_cpu_s_per_GiB={rf1:.3} rf3_cpu_s_per_GiB={rf3:.3} ratio={:.2}",
+                rf3 / rf1
+            );
+        }
+        _ => anyhow::bail!("usage: samsa-bench-limits loopback [--seconds S] | disk --dir DIR [--mib N] [--syncs N] | replication --dir DIR [--mib N]"),
     }
     Ok(())
 }
