@@ -18,8 +18,8 @@
 //! its dead letters by Produce (acks=all) through the inter-broker channel, and is scanned
 //! there by Fetch (from its high watermark when the scan start was taken, by ListOffsets). A
 //! letter whose write failed is looked for before it is tried again, since a write that timed
-//! out may have landed. A record whose dead letter cannot be written (the topic refuses it, or a minute of attempts
-//! failed) is archived without one, logged at warn and counted.
+//! out may have landed. A record whose dead letter cannot be written (the topic refuses it, or
+//! a minute of attempts failed) is archived without one, logged at warn and counted.
 //!
 //! Headers (string values): `__dlq.errors.topic`, `__dlq.errors.partition`,
 //! `__dlq.errors.offset`, `__dlq.errors.group`, `__dlq.errors.delivery.count`,
@@ -331,10 +331,7 @@ async fn produce_remote(
         .unwrap_or(ResponseError::UnknownServerError.code());
     match code {
         0 => Ok(()),
-        c => Err(format!(
-            "{:?}",
-            ResponseError::try_from_code(c).unwrap_or(ResponseError::UnknownServerError)
-        )),
+        c => Err(error_name(c)),
     }
 }
 
@@ -565,12 +562,7 @@ async fn find_letter_remote(
                 at = p.log_start_offset;
                 continue;
             }
-            c => {
-                return Err(format!(
-                    "{:?}",
-                    ResponseError::try_from_code(c).unwrap_or(ResponseError::UnknownServerError)
-                ))
-            }
+            c => return Err(error_name(c)),
         }
         let bytes = p.records.unwrap_or_default();
         if bytes.is_empty() {
@@ -585,6 +577,14 @@ async fn find_letter_remote(
         }
         at = next;
     }
+}
+
+/// A Kafka error code's name, for a log line.
+fn error_name(code: i16) -> String {
+    format!(
+        "{:?}",
+        ResponseError::try_from_code(code).unwrap_or(ResponseError::UnknownServerError)
+    )
 }
 
 /// The high watermark of `dlq`-`partition` at its leader `node` (ListOffsets, latest).
@@ -626,9 +626,6 @@ async fn remote_high_watermark(
     };
     match p.error_code {
         0 => Ok(p.offset),
-        c => Err(format!(
-            "{:?}",
-            ResponseError::try_from_code(c).unwrap_or(ResponseError::UnknownServerError)
-        )),
+        c => Err(error_name(c)),
     }
 }
