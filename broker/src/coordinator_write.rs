@@ -156,6 +156,49 @@ impl CoordinatorWrite {
     }
 }
 
+/// One uncompressed v2 batch of one record, as coordinators write to their internal topics
+/// (a transaction's state, a share-partition's state, a dead letter); offsets are assigned by
+/// the log.
+pub fn one_record_batch(
+    timestamp: i64,
+    key: Option<bytes::Bytes>,
+    value: Option<bytes::Bytes>,
+    headers: kafka_protocol::indexmap::IndexMap<
+        kafka_protocol::protocol::StrBytes,
+        Option<bytes::Bytes>,
+    >,
+) -> bytes::Bytes {
+    use kafka_protocol::records::{
+        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+    };
+    let record = Record {
+        transactional: false,
+        control: false,
+        delete_horizon: false,
+        partition_leader_epoch: -1,
+        producer_id: -1,
+        producer_epoch: -1,
+        timestamp_type: TimestampType::Creation,
+        offset: 0,
+        sequence: -1,
+        timestamp,
+        key,
+        value,
+        headers,
+    };
+    let mut buf = bytes::BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        std::iter::once(&record),
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .expect("an uncompressed batch always encodes");
+    buf.freeze()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

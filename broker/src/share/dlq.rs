@@ -434,7 +434,7 @@ fn encode_letter(
     ] {
         headers.insert(header(k), Some(Bytes::from(v)));
     }
-    super::one_record_batch(
+    crate::coordinator_write::one_record_batch(
         original
             .as_ref()
             .map_or_else(crate::util::now_ms, |o| o.timestamp),

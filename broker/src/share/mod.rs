@@ -112,47 +112,6 @@ pub fn continue_session<'a>(
     Ok(s)
 }
 
-/// One uncompressed record batch of one record (a share-partition state, a dead letter).
-pub fn one_record_batch(
-    timestamp: i64,
-    key: Option<bytes::Bytes>,
-    value: Option<bytes::Bytes>,
-    headers: kafka_protocol::indexmap::IndexMap<
-        kafka_protocol::protocol::StrBytes,
-        Option<bytes::Bytes>,
-    >,
-) -> bytes::Bytes {
-    use kafka_protocol::records::{
-        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-    };
-    let record = Record {
-        transactional: false,
-        control: false,
-        delete_horizon: false,
-        partition_leader_epoch: -1,
-        producer_id: -1,
-        producer_epoch: -1,
-        timestamp_type: TimestampType::Creation,
-        offset: 0,
-        sequence: -1,
-        timestamp,
-        key,
-        value,
-        headers,
-    };
-    let mut buf = bytes::BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        std::iter::once(&record),
-        &RecordEncodeOptions {
-            version: 2,
-            compression: Compression::None,
-        },
-    )
-    .expect("an uncompressed batch always encodes");
-    buf.freeze()
-}
-
 /// How long a share session may go unused (twice the longest member session timeout Kafka
 /// allows by default, `group.share.max.session.timeout.ms`).
 pub const SESSION_IDLE_MS: i64 = 120_000;

@@ -441,7 +441,7 @@ pub fn decode_value(mut b: &[u8]) -> Result<Snapshot, &'static str> {
 
 /// One record batch holding `key`'s state (a tombstone when `None`).
 pub fn encode_batch(key: &ShareKey, snapshot: Option<&Snapshot>, now_ms: i64) -> Bytes {
-    super::one_record_batch(
+    crate::coordinator_write::one_record_batch(
         now_ms,
         Some(encode_key(key)),
         snapshot.map(encode_value),

@@ -36,9 +36,6 @@ use bytes::Bytes;
 use kafka_protocol::ResponseError;
 
 use crate::internal_topics::{LOADED, LOADING, NOT_COORDINATOR};
-use kafka_protocol::records::{
-    Compression as WireCompression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
 use parking_lot::RwLock;
 use samsa_storage::{EndTxnMarker, LogError};
 use tokio::sync::{Mutex, OwnedMutexGuard};
@@ -86,36 +83,6 @@ pub struct TransactionCoordinator {
 fn storage_error(what: &str, e: &LogError) -> TxnError {
     tracing::error!("{what}: {e}");
     TxnError::StorageError
-}
-
-/// One record of `__transaction_state` as a v2 batch (offsets are assigned by the log).
-fn encode_state_batch(key: Vec<u8>, value: Option<Vec<u8>>, now_ms: i64) -> Bytes {
-    let record = Record {
-        transactional: false,
-        control: false,
-        delete_horizon: false,
-        partition_leader_epoch: -1,
-        producer_id: -1,
-        producer_epoch: -1,
-        timestamp_type: TimestampType::Creation,
-        offset: 0,
-        sequence: -1,
-        timestamp: now_ms,
-        key: Some(Bytes::from(key)),
-        value: value.map(Bytes::from),
-        headers: Default::default(),
-    };
-    let mut buf = bytes::BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        [record].iter(),
-        &RecordEncodeOptions {
-            version: 2,
-            compression: WireCompression::None,
-        },
-    )
-    .expect("an uncompressed v2 batch of one in-memory record always encodes");
-    buf.freeze()
 }
 
 impl TransactionCoordinator {
@@ -230,10 +197,11 @@ impl TransactionCoordinator {
     ) -> Result<(), TxnError> {
         let partition = self.state_partition(broker, transactional_id)?;
         let now = crate::util::now_ms();
-        let batch = encode_state_batch(
-            records::encode_key(transactional_id),
-            m.map(records::encode_value),
+        let batch = crate::coordinator_write::one_record_batch(
             now,
+            Some(Bytes::from(records::encode_key(transactional_id))),
+            m.map(|m| Bytes::from(records::encode_value(m))),
+            Default::default(),
         );
         let write =
             CoordinatorWrite::append(partition, |p| p.append(batch, now, &broker.group_commit))
