@@ -718,8 +718,14 @@ impl Partition {
     /// Flushes the log and returns what the log-directory checkpoints record for it.
     /// The flush also snapshots the producer state, so a restart replays little.
     pub fn checkpoint(&self) -> Result<samsa_storage::PartitionCheckpoint, LogError> {
-        let mut log = self.log.lock();
-        log.flush_now()?;
+        // The fdatasyncs run without the log: appends to this partition (and the shard thread
+        // serving them) do not wait for the disk (see samsa_storage's detached_flush.rs).
+        let begun = self.log.lock().begin_flush()?;
+        if let Some(mut flush) = begun {
+            flush.sync()?;
+            self.log.lock().finish_flush(flush)?;
+        }
+        let log = self.log.lock();
         Ok(samsa_storage::PartitionCheckpoint {
             recovery_point: log.flushed_offset(),
             high_watermark: self.high_watermark(),

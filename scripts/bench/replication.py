@@ -220,10 +220,12 @@ def cost_run(results, args, work, run_dir, rf, run):
         create_topic(bootstrap, topic, rf)
         wait_in_sync(cluster, topic, rf)
         cpu0 = node_cpu(cluster)
+        journal = os.path.join(run_dir, f"{name}.latency.deliveries")
         out, _ = bench.run_tool(
             [args.e2e, "--bootstrap", bootstrap, "--topic", topic, "--rate", "1000",
              "--seconds", str(args.latency_s), "--warmup-seconds", "1",
-             "--size", str(RECORD_BYTES), "--acks", "all", "--linger-ms", "0"],
+             "--size", str(RECORD_BYTES), "--acks", "all", "--linger-ms", "0",
+             "--deliveries", journal],
             args.latency_s + 90, f"{name}.latency")
         cpu1 = node_cpu(cluster)
         kv = bench.parse_e2e(out)
@@ -235,7 +237,8 @@ def cost_run(results, args, work, run_dir, rf, run):
                    produce_p50_ms=num("produce_p50_ms"), produce_p99_ms=num("produce_p99_ms"),
                    produce_p999_ms=num("produce_p999_ms"), e2e_p50_ms=num("e2e_p50_ms"),
                    e2e_p99_ms=num("e2e_p99_ms"),
-                   broker_cpu_s=sum(cpu1[i] - cpu0[i] for i in cpu1))
+                   broker_cpu_s=sum(cpu1[i] - cpu0[i] for i in cpu1),
+                   **slow_episodes(journal))
         return thr, lat
     finally:
         cluster.stop()
@@ -297,18 +300,20 @@ def latency_floor(results, args, run, run_dir):
     try:
         line = sink.stdout.readline()
         addr = line.strip().rsplit(" ", 1)[-1]
+        journal = os.path.join(run_dir, f"sink-{run}.latency.deliveries")
         out, _ = bench.run_tool(
             [args.e2e, "--bootstrap", addr, "--topic", "rbench-latency-sink", "--rate", "1000",
              "--seconds", str(args.latency_s), "--warmup-seconds", "1",
              "--size", str(RECORD_BYTES), "--acks", "all", "--linger-ms", "0",
-             "--no-consumer"], args.latency_s + 90, f"sink-{run}.latency")
+             "--no-consumer", "--deliveries", journal], args.latency_s + 90, f"sink-{run}.latency")
         kv = bench.parse_e2e(out)
         if kv is None or kv.get("produce_p99_ms", "-") == "-":
             log(f"the latency floor run gave no figures (see {run_dir}/sink-{run}.latency.out)")
             return
         emit(results, "floor.latency", "sink", run=run,
              produce_p50_ms=float(kv["produce_p50_ms"]), produce_p99_ms=float(kv["produce_p99_ms"]),
-             produce_p999_ms=float(kv["produce_p999_ms"]))
+             produce_p999_ms=float(kv["produce_p999_ms"]),
+             **slow_episodes(journal))
     finally:
         sink.kill()
         sink.wait()
@@ -349,6 +354,34 @@ def read_journal(path):
             elif parts[0] == "E":
                 client.append((int(parts[1]), " ".join(parts[2:])))
     return acks, failed, client
+
+
+def slow_episodes(journal, over_ms=2.0, warmup_s=1.0):
+    """Where a latency run's tail comes from: the acknowledgements slower than `over_ms` after
+    the warm-up, grouped into episodes (slow records less than 50 ms apart), with the longest
+    episode's worst latency and when it began (seconds into the measured part)."""
+    try:
+        acks, _, _ = read_journal(journal)
+    except OSError:
+        return {}
+    if not acks:
+        return {}
+    acks.sort()
+    start = acks[0][0] + warmup_s * 1e6
+    slow = [(s, a - s) for s, a in acks if s >= start and a - s > over_ms * 1000]
+    episodes = []
+    for s, lat in slow:
+        if episodes and s - episodes[-1][1] < 50_000:
+            episodes[-1][1] = s
+            episodes[-1][2] = max(episodes[-1][2], lat)
+            episodes[-1][3] += 1
+        else:
+            episodes.append([s, s, lat, 1])
+    worst = max(episodes, key=lambda e: e[2], default=None)
+    return dict(slow_records=len(slow), slow_episodes=len(episodes),
+                worst_episode_ms=worst[2] / 1000 if worst else None,
+                worst_episode_records=worst[3] if worst else None,
+                worst_episode_at_s=(worst[0] - start) / 1e6 if worst else None)
 
 
 def error_kind(text):
@@ -668,6 +701,18 @@ def section(results, args, machine, took_s):
         L += ["", f"Target: RF=3's CPU per record at most {CPU_RATIO_MAX:g} times RF=1's (each "
               "replica's write plus the leader's serving of the followers' fetches, nothing "
               f"more) and its p99 at 1,000 records/s under {P99_MS_MAX:g} ms.", ""]
+        L += ["Each latency run, with its records slower than 2 ms (from the client's delivery "
+              "journal, grouped into stalls: slow records less than 50 ms apart) and its "
+              "longest stall:", ""] + [
+            f"- {label}: " + "; ".join(
+                f"p99 {fmt(r.get('produce_p99_ms'), 3)} ms, {r.get('slow_records', '-')} slow "
+                f"in {r.get('slow_episodes', '-')} stalls, longest "
+                f"{fmt(r.get('worst_episode_ms'), 1)} ms ({r.get('worst_episode_records', '-')} "
+                f"records, {fmt(r.get('worst_episode_at_s'), 1)} s in)" for r in rows)
+            for label, rows in (("RF=1", find_all(results, "latency.1KiB.rate_1000", "rf1")),
+                                ("RF=3", find_all(results, "latency.1KiB.rate_1000", "rf3")),
+                                ("discard sink", find_all(results, "floor.latency", "sink")))
+            if rows] + [""]
         fl = s["floor"]
         if fl:
             GiB_per_M = RECORD_BYTES * 1e6 / (1 << 30)
@@ -698,9 +743,13 @@ def section(results, args, machine, took_s):
               f"{k['produce_p50_ms']:.3f} ms, p99 {k['produce_p99_ms']:.3f} ms, p99.9 "
               f"{k['produce_p999_ms']:.3f} ms (median of "
               f"{len(find_all(results, 'floor.latency', 'sink'))}): the client, loopback and "
-              "this VM's scheduling with no broker work at all. Episodes of a few "
+              "this VM's scheduling with no broker work at all. Stalls of a few "
               "milliseconds about once a second, in which several consecutive records wait, "
-              "show up against the sink too, and set the p99.9 of every row.", ""]
+              "show up against the sink too, and set the p99.9 of every row. `perf sched "
+              "timehist` shows one source: this VM's kernel is not preemptible "
+              "(CONFIG_PREEMPT_NONE) and its DAMON reclaim thread (kdamond) holds a CPU for 1 "
+              "to 4 ms twice a second, while a thread woken onto that CPU waits even with "
+              "the other one idle.", ""]
     fo = [r for r in results if r["test"].startswith("failover.")]
     if fo:
         L += ["### Failover", "",

@@ -79,7 +79,7 @@ impl FlushState {
     pub fn failure(&self) -> Option<String> {
         self.inner.lock().failure.clone()
     }
-    fn fail(&self, why: String) {
+    pub(crate) fn fail(&self, why: String) {
         self.inner.lock().failure.get_or_insert(why);
     }
     /// A file was created in the log's directory (a segment): its name is not durable yet.
@@ -114,7 +114,7 @@ pub(crate) enum SyncFile {
 }
 
 impl SyncFile {
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         match self {
             SyncFile::Log(f) => f.path(),
             SyncFile::Index(p) => p,

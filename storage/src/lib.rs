@@ -70,7 +70,9 @@
 //!   `OffsetOutOfRange` and `MessageTooLarge` carry `partition` plus the numbers.
 //! - `Log` adds: `append_as_follower` (replication: offsets and epochs kept), `high_watermark`
 //!   / `set_high_watermark` (restored from `replication-offset-checkpoint`), `checkpoint()`
-//!   (what to pass to `LogDir::write_checkpoints`), `flush_now`, `set_group_commit`,
+//!   (what to pass to `LogDir::write_checkpoints`), `flush_now` (`sync_now`: without the
+//!   producer snapshot), `begin_flush` / `DetachedFlush::sync` / `finish_flush` (the same
+//!   flush with the fdatasyncs outside the log's lock: the periodic checkpoint), `set_group_commit`,
 //!   `compact_with_report`, `leader_epochs`, `latest_epoch`, `segment_count`,
 //!   `segment_base_offsets`. `offset_for_timestamp` also answers ListOffsets' special
 //!   timestamps -2 (earliest), -1 (latest) and -3 (max timestamp).
@@ -91,7 +93,7 @@
 //!   `LogError::CoordinatorFenced`), `last_stable_offset(high_watermark)`,
 //!   `aborted_transactions(from, upper)` (per-segment `.txnindex`), `has_ongoing_transaction`,
 //!   `first_open_transaction_offset`, `active_producers`, `write_producer_snapshot`
-//!   (`<offset>.snapshot`, also written at every roll and `flush_now`). `LogConfig` gains
+//!   (`<offset>.snapshot`, also written at every roll, `flush_now` and a detached flush). `LogConfig` gains
 //!   `producer_id_expiration_ms`; `maintenance` expires idle producers.
 //! - `LogError::InvalidRecord` is `{ message, record_errors }`: KIP-467's per-record errors
 //!   (keyless records on a compacted topic).
@@ -115,6 +117,7 @@ pub mod compaction;
 pub mod compression;
 mod config;
 mod crc32c;
+mod detached_flush;
 mod error;
 pub mod file_cache;
 #[doc(hidden)]
@@ -142,6 +145,7 @@ pub use checkpoint::{
     REPLICATION_CHECKPOINT,
 };
 pub use config::{is_valid_topic_name, CleanupPolicy, LogConfig, TimestampType, TopicPartition};
+pub use detached_flush::DetachedFlush;
 pub use error::{LogError, RecordError};
 pub use group_commit::{GroupCommit, SyncRequest};
 pub use log::OPEN_CLOSED_SEGMENTS_MAX;

@@ -305,7 +305,7 @@ impl Log {
 
     // ------------------------------------------------------------ snapshots
 
-    fn snapshot_path(&self, offset: i64) -> PathBuf {
+    pub(crate) fn snapshot_path(&self, offset: i64) -> PathBuf {
         self.dir.join(file_name(offset, SNAPSHOT_SUFFIX))
     }
 
@@ -343,11 +343,16 @@ impl Log {
         };
         written.map_err(|e| self.io("write a producer snapshot", e))?;
         self.last_snapshot_offset = Some(offset);
+        self.remove_stale_snapshots(offset)
+    }
+
+    /// Removes the snapshots that are neither at `newest` nor at a segment base.
+    pub(crate) fn remove_stale_snapshots(&self, newest: i64) -> Result<(), LogError> {
         let stale: Vec<PathBuf> = self
             .list_snapshots()
             .map_err(|e| self.io("list producer snapshots", e))?
             .into_iter()
-            .filter(|(o, _)| *o != offset && !self.segments.contains_key(o))
+            .filter(|(o, _)| *o != newest && !self.segments.contains_key(o))
             .map(|(_, p)| p)
             .collect();
         for p in stale {

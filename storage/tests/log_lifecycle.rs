@@ -246,6 +246,107 @@ fn flush_now_has_nothing_to_do_until_the_files_change_again() {
     assert_eq!(offsets_read(&mut log), (0..26).collect::<Vec<_>>());
 }
 
+/// The files of the partition's directory whose names end with `suffix`, sorted.
+fn files_ending(dir: &Path, suffix: &str) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(part_dir(dir))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(suffix))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_detached_flush_covers_what_was_there_when_it_began_while_appends_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    // Segments that do not roll meanwhile (a roll flushes the rolled segment on its own).
+    let config = LogConfig {
+        segment_bytes: 1 << 20,
+        ..small_segments()
+    };
+    let (_d, mut log) = open(dir.path(), config.clone());
+    for e in 0..3 {
+        log.append(batch_at(NOW, 2, 300), e, NOW).unwrap();
+    }
+    let mut flush = log.begin_flush().unwrap().expect("writes to flush");
+    assert_eq!(flush.up_to(), 6);
+    // Appends while the flush syncs without the log.
+    for _ in 0..8 {
+        log.append(batch_at(NOW, 2, 300), 3, NOW).unwrap();
+    }
+    flush.sync().unwrap();
+    assert_eq!(log.flushed_offset(), 6, "only what the flush began with");
+    log.finish_flush(flush).unwrap();
+    assert!(
+        log.has_unflushed_writes(),
+        "the appends made meanwhile are not flushed"
+    );
+    assert!(
+        files_ending(dir.path(), ".snapshot").contains(&format!("{:020}.snapshot", 6)),
+        "the producer snapshot as of the flush's start: {:?}",
+        files_ending(dir.path(), ".snapshot")
+    );
+    assert!(files_ending(dir.path(), ".tmp").is_empty());
+    let mut flush = log.begin_flush().unwrap().expect("the later appends");
+    flush.sync().unwrap();
+    log.finish_flush(flush).unwrap();
+    assert_eq!(log.flushed_offset(), 22);
+    assert!(!log.has_unflushed_writes());
+    assert!(
+        log.begin_flush().unwrap().is_none(),
+        "nothing left to flush"
+    );
+    drop(log);
+    drop(_d);
+    let (_d, mut log) = open(dir.path(), config);
+    assert_eq!(offsets_read(&mut log), (0..22).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_truncation_during_a_detached_flush_keeps_its_offset_and_snapshot_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig {
+        segment_bytes: 1 << 20,
+        ..small_segments()
+    };
+    let (_d, mut log) = open(dir.path(), config);
+    log.flush_now().unwrap();
+    for e in 0..5 {
+        log.append(batch_at(NOW, 2, 300), e, NOW).unwrap();
+    }
+    let mut flush = log.begin_flush().unwrap().expect("writes to flush");
+    assert_eq!(flush.up_to(), 10);
+    // A follower meets a divergence while the flush syncs: the log is cut to 4 and grows
+    // past 10 again with other batches.
+    log.truncate_to(4).unwrap();
+    for _ in 0..4 {
+        log.append(batch_at(NOW, 2, 300), 7, NOW).unwrap();
+    }
+    assert_eq!(log.log_end_offset(), 12);
+    flush.sync().unwrap();
+    log.finish_flush(flush).unwrap();
+    assert!(
+        log.flushed_offset() <= 4,
+        "flushed {} past the truncation",
+        log.flushed_offset()
+    );
+    assert!(
+        !files_ending(dir.path(), ".snapshot").contains(&format!("{:020}.snapshot", 10)),
+        "a snapshot of the truncated history: {:?}",
+        files_ending(dir.path(), ".snapshot")
+    );
+    assert!(files_ending(dir.path(), ".tmp").is_empty());
+    assert!(
+        log.has_unflushed_writes(),
+        "the truncation is not flushed yet"
+    );
+    let mut flush = log.begin_flush().unwrap().expect("the truncation");
+    flush.sync().unwrap();
+    log.finish_flush(flush).unwrap();
+    assert_eq!(log.flushed_offset(), 12);
+}
+
 #[test]
 fn truncate_fully_and_start_at_resets_the_log() {
     let dir = tempfile::tempdir().unwrap();

@@ -427,7 +427,7 @@ impl MetadataLogStore {
 
     /// Makes everything appended durable; returns the flushed end offset.
     pub fn flush(&mut self) -> Result<i64, StoreError> {
-        self.log.flush_now().map_err(self.log_err("flush"))?;
+        self.log.sync_now().map_err(self.log_err("flush"))?;
         Ok(self.flushed_offset())
     }
 
