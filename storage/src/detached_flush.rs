@@ -122,9 +122,16 @@ impl Log {
             let _ = fs::remove_file(&s.tmp);
             return Ok(());
         }
-        fs::rename(&s.tmp, &s.path).map_err(|e| self.io("install a producer snapshot", e))?;
-        self.last_snapshot_offset = Some(s.offset);
-        self.remove_stale_snapshots(s.offset)
+        match fs::rename(&s.tmp, &s.path) {
+            // Another flush of the same log (a shutdown's, while the periodic one was still
+            // syncing) wrote the same offset's snapshot and installed it first.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(self.io("install a producer snapshot", e)),
+            Ok(()) => {
+                self.last_snapshot_offset = Some(s.offset);
+                self.remove_stale_snapshots(s.offset)
+            }
+        }
     }
 }
 
