@@ -57,15 +57,15 @@ impl Log {
         if !self.has_unflushed_writes() {
             return Ok(None);
         }
+        // Left after the prune: the rolled segments not yet known to be synced (a group commit
+        // may sync one meanwhile; syncing it again is harmless).
         self.prune_pending_sync();
         let leo = self.log_end_offset();
-        let flushed = self.flush.flushed();
-        let mut files = Vec::new();
-        for (end, fs) in &self.pending_sync {
-            if *end > flushed {
-                files.extend(fs.iter().cloned());
-            }
-        }
+        let mut files: Vec<_> = self
+            .pending_sync
+            .iter()
+            .flat_map(|(_, fs)| fs.iter().cloned())
+            .collect();
         if self.active().is_open() {
             let active = self
                 .active_mut()
@@ -123,8 +123,7 @@ impl Log {
             return Ok(());
         }
         match fs::rename(&s.tmp, &s.path) {
-            // Another flush of the same log (a shutdown's, while the periodic one was still
-            // syncing) wrote the same offset's snapshot and installed it first.
+            // The partition was deleted since the snapshot was written.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(self.io("install a producer snapshot", e)),
             Ok(()) => {
@@ -184,5 +183,128 @@ impl DetachedFlush {
     /// The offset below which everything is durable once synced.
     pub fn up_to(&self) -> i64 {
         self.req.up_to
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_support::{open_log, BatchBuilder};
+    use crate::{LogConfig, TopicPartition};
+
+    const NOW: i64 = 1_700_000_000_000;
+
+    fn config() -> LogConfig {
+        LogConfig {
+            segment_bytes: 1 << 20,
+            tail_cache_bytes: 0,
+            ..LogConfig::default()
+        }
+    }
+
+    fn append(log: &mut crate::Log, batches: usize) {
+        for _ in 0..batches {
+            let b = BatchBuilder::new().timestamps(NOW).records(2, 100).build();
+            log.append(b, 0, NOW).unwrap();
+        }
+    }
+
+    #[test]
+    fn the_flush_messages_count_restarts_only_when_nothing_was_appended_meanwhile() {
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("t", 0);
+        let (_d, mut log) = open_log(dir.path(), &tp, config());
+        append(&mut log, 2);
+        let mut flush = log.begin_flush().unwrap().unwrap();
+        flush.sync().unwrap();
+        log.finish_flush(flush).unwrap();
+        assert_eq!(log.unflushed_messages, 0);
+        append(&mut log, 2);
+        let mut flush = log.begin_flush().unwrap().unwrap();
+        append(&mut log, 1);
+        flush.sync().unwrap();
+        log.finish_flush(flush).unwrap();
+        assert_eq!(
+            log.unflushed_messages, 6,
+            "the records appended since the first flush"
+        );
+    }
+
+    #[test]
+    fn each_flush_installs_a_newer_snapshot_and_never_an_older_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("t", 0);
+        let (_d, mut log) = open_log(dir.path(), &tp, config());
+        append(&mut log, 2);
+        let mut flush = log.begin_flush().unwrap().unwrap();
+        flush.sync().unwrap();
+        log.finish_flush(flush).unwrap();
+        assert_eq!(log.last_snapshot_offset, Some(4));
+        append(&mut log, 1);
+        let mut flush = log.begin_flush().unwrap().unwrap();
+        flush.sync().unwrap();
+        log.finish_flush(flush).unwrap();
+        assert_eq!(log.last_snapshot_offset, Some(6), "a newer one replaces it");
+        assert!(!log.snapshot_path(4).exists(), "the older one is removed");
+        // A roll writes a newer snapshot while a flush that began earlier syncs.
+        append(&mut log, 1);
+        let mut flush = log.begin_flush().unwrap().unwrap();
+        append(&mut log, 1);
+        log.write_producer_snapshot(false).unwrap();
+        flush.sync().unwrap();
+        log.finish_flush(flush).unwrap();
+        assert_eq!(log.last_snapshot_offset, Some(10));
+        assert!(
+            !log.snapshot_path(8).exists(),
+            "the flush's older snapshot is not installed"
+        );
+    }
+
+    #[test]
+    fn two_flushes_of_one_log_at_once_both_finish() {
+        // A shutdown's checkpoint while the periodic one is still syncing.
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("t", 0);
+        let (_d, mut log) = open_log(dir.path(), &tp, config());
+        append(&mut log, 2);
+        let mut a = log.begin_flush().unwrap().unwrap();
+        let mut b = log.begin_flush().unwrap().unwrap();
+        a.sync().unwrap();
+        b.sync().unwrap();
+        log.finish_flush(a).unwrap();
+        log.finish_flush(b).unwrap();
+        assert_eq!(log.flushed_offset(), 4);
+        assert_eq!(log.last_snapshot_offset, Some(4));
+        assert!(log.snapshot_path(4).exists());
+    }
+
+    #[test]
+    fn a_partition_deleted_while_its_flush_syncs_is_not_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("t", 0);
+        let (_d, mut log) = open_log(dir.path(), &tp, config());
+        append(&mut log, 2);
+        let mut flush = log.begin_flush().unwrap().unwrap();
+        assert!(
+            flush.req.dir.is_some(),
+            "the new segment's name is not synced yet"
+        );
+        std::fs::remove_dir_all(dir.path().join("t-0")).unwrap();
+        flush.sync().unwrap();
+        log.finish_flush(flush).unwrap();
+        assert_eq!(
+            log.flush.failure(),
+            None,
+            "a deleted partition is not a failed disk"
+        );
+
+        // Deleted after the sync wrote the snapshot, before it is installed.
+        let dir = tempfile::tempdir().unwrap();
+        let (_d, mut log) = open_log(dir.path(), &tp, config());
+        append(&mut log, 2);
+        let mut flush = log.begin_flush().unwrap().unwrap();
+        flush.sync().unwrap();
+        std::fs::remove_dir_all(dir.path().join("t-0")).unwrap();
+        log.finish_flush(flush).unwrap();
+        assert_eq!(log.last_snapshot_offset, None);
     }
 }
