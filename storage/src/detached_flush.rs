@@ -208,21 +208,29 @@ mod tests {
         }
     }
 
+    /// A log of partition `t-0` in a new directory (alive while the guards are).
+    fn new_log() -> (tempfile::TempDir, crate::LogDir, crate::Log) {
+        let dir = tempfile::tempdir().unwrap();
+        let (d, log) = open_log(dir.path(), &TopicPartition::new("t", 0), config());
+        (dir, d, log)
+    }
+
+    /// One detached flush, with `meanwhile` done to the log between its start and its sync.
+    fn flush_with(log: &mut crate::Log, meanwhile: impl FnOnce(&mut crate::Log)) {
+        let mut flush = log.begin_flush().unwrap().expect("something to flush");
+        meanwhile(log);
+        flush.sync().unwrap();
+        log.finish_flush(flush).unwrap();
+    }
+
     #[test]
     fn the_flush_messages_count_restarts_only_when_nothing_was_appended_meanwhile() {
-        let dir = tempfile::tempdir().unwrap();
-        let tp = TopicPartition::new("t", 0);
-        let (_d, mut log) = open_log(dir.path(), &tp, config());
+        let (_dir, _d, mut log) = new_log();
         append(&mut log, 2);
-        let mut flush = log.begin_flush().unwrap().unwrap();
-        flush.sync().unwrap();
-        log.finish_flush(flush).unwrap();
+        flush_with(&mut log, |_| {});
         assert_eq!(log.unflushed_messages, 0);
         append(&mut log, 2);
-        let mut flush = log.begin_flush().unwrap().unwrap();
-        append(&mut log, 1);
-        flush.sync().unwrap();
-        log.finish_flush(flush).unwrap();
+        flush_with(&mut log, |log| append(log, 1));
         assert_eq!(
             log.unflushed_messages, 6,
             "the records appended since the first flush"
@@ -231,27 +239,20 @@ mod tests {
 
     #[test]
     fn each_flush_installs_a_newer_snapshot_and_never_an_older_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let tp = TopicPartition::new("t", 0);
-        let (_d, mut log) = open_log(dir.path(), &tp, config());
+        let (_dir, _d, mut log) = new_log();
         append(&mut log, 2);
-        let mut flush = log.begin_flush().unwrap().unwrap();
-        flush.sync().unwrap();
-        log.finish_flush(flush).unwrap();
+        flush_with(&mut log, |_| {});
         assert_eq!(log.last_snapshot_offset, Some(4));
         append(&mut log, 1);
-        let mut flush = log.begin_flush().unwrap().unwrap();
-        flush.sync().unwrap();
-        log.finish_flush(flush).unwrap();
+        flush_with(&mut log, |_| {});
         assert_eq!(log.last_snapshot_offset, Some(6), "a newer one replaces it");
         assert!(!log.snapshot_path(4).exists(), "the older one is removed");
         // A roll writes a newer snapshot while a flush that began earlier syncs.
         append(&mut log, 1);
-        let mut flush = log.begin_flush().unwrap().unwrap();
-        append(&mut log, 1);
-        log.write_producer_snapshot(false).unwrap();
-        flush.sync().unwrap();
-        log.finish_flush(flush).unwrap();
+        flush_with(&mut log, |log| {
+            append(log, 1);
+            log.write_producer_snapshot(false).unwrap();
+        });
         assert_eq!(log.last_snapshot_offset, Some(10));
         assert!(
             !log.snapshot_path(8).exists(),
@@ -262,9 +263,7 @@ mod tests {
     #[test]
     fn two_flushes_of_one_log_at_once_both_finish() {
         // A shutdown's checkpoint while the periodic one is still syncing.
-        let dir = tempfile::tempdir().unwrap();
-        let tp = TopicPartition::new("t", 0);
-        let (_d, mut log) = open_log(dir.path(), &tp, config());
+        let (_dir, _d, mut log) = new_log();
         append(&mut log, 2);
         let mut a = log.begin_flush().unwrap().unwrap();
         let mut b = log.begin_flush().unwrap().unwrap();
@@ -279,9 +278,7 @@ mod tests {
 
     #[test]
     fn a_partition_deleted_while_its_flush_syncs_is_not_an_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let tp = TopicPartition::new("t", 0);
-        let (_d, mut log) = open_log(dir.path(), &tp, config());
+        let (dir, _d, mut log) = new_log();
         append(&mut log, 2);
         let mut flush = log.begin_flush().unwrap().unwrap();
         assert!(
@@ -298,8 +295,7 @@ mod tests {
         );
 
         // Deleted after the sync wrote the snapshot, before it is installed.
-        let dir = tempfile::tempdir().unwrap();
-        let (_d, mut log) = open_log(dir.path(), &tp, config());
+        let (dir, _d, mut log) = new_log();
         append(&mut log, 2);
         let mut flush = log.begin_flush().unwrap().unwrap();
         flush.sync().unwrap();
