@@ -310,8 +310,24 @@ def main():
     out.extend(skips or ["None.", ""])
     path = os.path.join(ROOT, "COMPATIBILITY.md")
     with open(path, "w") as f:
-        f.write("\n".join(out).rstrip() + "\n")
+        f.write("\n".join(out).rstrip() + "\n" + kept_tail(path))
     print("matrix.py: wrote %s" % path)
+
+
+# From this line on, COMPATIBILITY.md is written by hand (the comparison with Apache Kafka, whose
+# table of explained differences scripts/reference/compare reads); this script keeps it.
+HAND_WRITTEN = "<!-- hand-written below: scripts/compat/matrix.py keeps it -->"
+
+
+def kept_tail(path):
+    """The hand-written part of the file being replaced, from its marker line on."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return ""
+    at = text.find(HAND_WRITTEN)
+    return "" if at < 0 else "\n" + text[at:].rstrip() + "\n"
 
 
 if __name__ == "__main__":

@@ -1,0 +1,81 @@
+package differential;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * The differences COMPATIBILITY.md explains: the rows of its table between
+ * `<!-- differential:explained -->` and `<!-- /differential:explained -->`, each
+ * `| scenario | field | versions | reason |`. `scenario` is a glob over scenario names (`*` any
+ * characters); `field` a path pattern over `/label/path/in/answer` (`*` one step, `**` any
+ * depth); `versions` is `all`, `N`, `N+` or `N-M`.
+ */
+final class Explained {
+    record Row(Pattern scenario, String field, int minVersion, int maxVersion, String reason) {}
+
+    final List<Row> rows = new ArrayList<>();
+    /** Rows that matched no difference in this run (a fixed difference left listed). */
+    final boolean[] used;
+
+    private Explained(List<Row> rows) {
+        this.rows.addAll(rows);
+        this.used = new boolean[rows.size()];
+    }
+
+    static Explained read(String file) throws IOException {
+        List<Row> rows = new ArrayList<>();
+        if (file != null) {
+            boolean inside = false;
+            for (String line : Files.readAllLines(Path.of(file))) {
+                if (line.contains("<!-- differential:explained -->")) inside = true;
+                else if (line.contains("<!-- /differential:explained -->")) inside = false;
+                else if (inside && line.startsWith("| `")) rows.add(parse(line));
+            }
+        }
+        return new Explained(rows);
+    }
+
+    private static Row parse(String line) {
+        String[] cells = line.substring(1, line.lastIndexOf('|')).split("\\|", 4);
+        if (cells.length != 4) throw new IllegalArgumentException("COMPATIBILITY.md: not a row of four cells: " + line);
+        String scenario = strip(cells[0]);
+        String field = strip(cells[1]);
+        String versions = cells[2].trim();
+        int min = 0, max = Integer.MAX_VALUE;
+        if (!versions.equals("all")) {
+            if (versions.endsWith("+")) {
+                min = Integer.parseInt(versions.substring(0, versions.length() - 1));
+            } else if (versions.contains("-")) {
+                min = Integer.parseInt(versions.split("-")[0]);
+                max = Integer.parseInt(versions.split("-")[1]);
+            } else {
+                min = max = Integer.parseInt(versions);
+            }
+        }
+        Pattern p = Pattern.compile(Pattern.quote(scenario).replace("*", "\\E.*\\Q"));
+        return new Row(p, field, min, max, cells[3].trim());
+    }
+
+    private static String strip(String cell) {
+        String s = cell.trim();
+        if (s.startsWith("`") && s.endsWith("`")) s = s.substring(1, s.length() - 1);
+        return s;
+    }
+
+    /** Why this difference is allowed, or null. */
+    String reason(String scenario, short version, String where) {
+        for (int i = 0; i < rows.size(); i++) {
+            Row r = rows.get(i);
+            if (version >= r.minVersion && version <= r.maxVersion && r.scenario.matcher(scenario).matches()
+                && Normalise.Paths.matches(r.field, where)) {
+                used[i] = true;
+                return r.reason;
+            }
+        }
+        return null;
+    }
+}
