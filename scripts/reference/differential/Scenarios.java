@@ -10,6 +10,13 @@ final class Scenarios {
     static List<Scenario> all() {
         List<Scenario> s = new ArrayList<>();
         DataScenarios.add(s);
+        MetadataScenarios.add(s);
+        TopicScenarios.add(s);
+        ConfigScenarios.add(s);
+        ClusterScenarios.add(s);
+        GroupScenarios.add(s);
+        TxnScenarios.add(s);
+        ShareScenarios.add(s);
         return s;
     }
 }
