@@ -168,7 +168,8 @@ fn batch(values: &[&str]) -> Bytes {
             producer_epoch: -1,
             timestamp_type: TimestampType::Creation,
             offset: i as i64,
-            sequence: -1,
+            // offset - sequence constant: kafka-protocol's encoder keeps them in one batch.
+            sequence: i as i32 - 1,
             timestamp: 1_700_000_000_000,
             key: None,
             value: Some(Bytes::copy_from_slice(v.as_bytes())),
@@ -241,15 +242,52 @@ fn a_corrupt_crc_is_corrupt_message_for_that_partition_only() {
         got.iter().map(|g| g.offset).collect::<Vec<_>>(),
         vec![0, 1, 2]
     );
-    // Truncated batch bytes are refused the same way.
-    assert_eq!(
-        produce_error(
+    // A record set that holds no whole batch, or is not one batch of magic 2, is
+    // INVALID_RECORD (which producers do not retry), as Kafka 4.4 answers: truncated bytes, an
+    // empty set, two batches, a magic 1 message set. A length below any record's is corrupt.
+    let two = [batch(&["x"]).to_vec(), batch(&["y"]).to_vec()].concat();
+    let mut magic_1 = batch(&["x"]).to_vec();
+    magic_1[16] = 1;
+    for (what, records, code) in [
+        ("truncated", batch(&["x"]).slice(..30), 87),
+        ("empty", Bytes::new(), 87),
+        ("two batches", Bytes::from(two), 87),
+        ("magic 1", Bytes::from(magic_1), 87),
+        ("length 0", Bytes::from(vec![0u8; 70]), 2),
+    ] {
+        assert_eq!(
+            produce_error(&mut s, 9, &produce_request("crc", records)),
+            code,
+            "{what}"
+        );
+    }
+}
+
+/// Kafka's internal topics are written by their coordinators only: a client's Produce to
+/// `__consumer_offsets` is INVALID_TOPIC_EXCEPTION and nothing lands in the group log.
+#[test]
+fn produce_into_an_internal_topic_is_refused() {
+    let broker = Broker::start();
+    // A group's coordinator lookup creates __consumer_offsets.
+    let mut find = kafka_protocol::messages::FindCoordinatorRequest::default();
+    find.key = StrBytes::from_static_str("g");
+    let _: kafka_protocol::messages::FindCoordinatorResponse =
+        raw_request(&broker, ApiKey::FindCoordinator, 3, &find);
+    let mut s = connect(&broker);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let code = produce_error(
             &mut s,
             9,
-            &produce_request("crc", batch(&["x"]).slice(..30))
-        ),
-        2
-    );
+            &produce_request("__consumer_offsets", batch(&["x"])),
+        );
+        // Until the coordinator's topic exists, it is unknown; then it is refused.
+        if code != 3 || std::time::Instant::now() > deadline {
+            assert_eq!(code, 17, "INVALID_TOPIC_EXCEPTION");
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]

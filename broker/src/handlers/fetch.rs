@@ -250,6 +250,11 @@ fn resolve<'a>(
         };
         let (mut partition, mut refused) = match led {
             Ok(partition) => (Some(partition), *refused),
+            // A known topic (by name or id) without that partition: Kafka names the partition
+            // unknown, not the topic id.
+            Err(ResponseError::UnknownTopicOrPartition) if topic.is_some() && authorized => {
+                (None, ResponseError::UnknownTopicOrPartition)
+            }
             Err(ResponseError::UnknownTopicOrPartition) => (None, *refused),
             Err(e) => (None, e),
         };
@@ -443,6 +448,26 @@ fn follower_fetched(
     }
 }
 
+/// A consumer's last fetched epoch checked against this log (KIP-320, Kafka's
+/// `Partition.readRecords`): an epoch this log cannot place is OFFSET_OUT_OF_RANGE, as is an
+/// offset before the log start; one that ends before the fetch offset, or is not in the log,
+/// answers with the largest epoch up to it and where that ends, so the consumer truncates.
+fn consumer_divergence(
+    partition: &Arc<Partition>,
+    p: &FetchParams,
+) -> Result<Option<(i32, i64)>, ResponseError> {
+    if p.last_fetched_epoch < 0 {
+        return Ok(None);
+    }
+    let Some((epoch, end)) = partition.end_offset_for_epoch(p.last_fetched_epoch) else {
+        return Err(ResponseError::OffsetOutOfRange);
+    };
+    if p.fetch_offset < partition.log_start_offset() {
+        return Err(ResponseError::OffsetOutOfRange);
+    }
+    Ok((epoch < p.last_fetched_epoch || end < p.fetch_offset).then_some((epoch, end)))
+}
+
 /// One partition's answer: its data, and the segment range of its records (with their count)
 /// when they stay in the file.
 struct Answer {
@@ -481,15 +506,21 @@ fn read_all(
         let mut file = None;
         let Some(p) = &w.partition else {
             pd.error_code = w.refused.code();
+            // Kafka answers the partitions it refuses before reading (unknown, unauthorized)
+            // with an empty aborted-transaction list, those its log refuses with none.
+            if matches!(
+                w.refused,
+                ResponseError::UnknownTopicOrPartition
+                    | ResponseError::UnknownTopicId
+                    | ResponseError::TopicAuthorizationFailed
+            ) {
+                pd.aborted_transactions = Some(Vec::new());
+            }
             at_once = true;
             out.push(Answer { data: pd, file });
             continue;
         };
-        pd.high_watermark = p.high_watermark();
-        pd.last_stable_offset = p.last_stable_offset();
-        if has_log_start {
-            pd.log_start_offset = p.log_start_offset();
-        }
+        // A partition refused by its log carries no offsets (-1), as Kafka answers.
         if w.params.current_leader_epoch >= 0 && w.params.current_leader_epoch != p.leader_epoch() {
             let e = if w.params.current_leader_epoch > p.leader_epoch() {
                 ResponseError::UnknownLeaderEpoch
@@ -501,8 +532,28 @@ fn read_all(
             out.push(Answer { data: pd, file });
             continue;
         }
-        if let Some((epoch, end_offset)) = w.diverging {
-            // The follower truncates first and fetches again: no records now, at once.
+        let consumer_diverging = if follower {
+            Ok(None)
+        } else {
+            consumer_divergence(p, &w.params)
+        };
+        let diverging = match consumer_diverging {
+            Ok(d) => d.or(w.diverging),
+            Err(e) => {
+                pd.error_code = e.code();
+                at_once = true;
+                out.push(Answer { data: pd, file });
+                continue;
+            }
+        };
+        pd.high_watermark = p.high_watermark();
+        pd.last_stable_offset = p.last_stable_offset();
+        if has_log_start {
+            pd.log_start_offset = p.log_start_offset();
+        }
+        if let Some((epoch, end_offset)) = diverging {
+            // The follower (or the consumer, KIP-320) truncates first and fetches again: no
+            // records now, at once.
             pd.diverging_epoch.epoch = epoch;
             pd.diverging_epoch.end_offset = end_offset;
             at_once = true;
@@ -592,6 +643,13 @@ fn read_all(
                     tracing::error!(partition = %p.tp, "read failed: {e}");
                 }
                 pd.error_code = log_error_code(&e).code();
+                // Kafka's answer to a refused read carries no offsets; Samsa's followers are
+                // told this log's start and high watermark, which say where to go.
+                if !follower {
+                    pd.high_watermark = -1;
+                    pd.last_stable_offset = -1;
+                    pd.log_start_offset = -1;
+                }
                 at_once = true;
             }
         }

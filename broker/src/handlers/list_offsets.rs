@@ -1,7 +1,8 @@
 //! ListOffsets: the offset for a timestamp per partition. Special timestamps, as Kafka:
 //! -2 earliest (log start), -1 latest (high watermark, or the last stable offset under
-//! read_committed), -3 the record with the largest timestamp (v7+), -4 earliest local and -5
-//! earliest tiered (both the log start here: nothing is tiered). A real timestamp finds the
+//! read_committed), -3 the record with the largest timestamp (v7+), -4 earliest local (the log
+//! start: nothing is tiered) and -5 latest tiered (none: -1). Other negative timestamps are
+//! UNSUPPORTED_VERSION, as Kafka answers. A real timestamp finds the
 //! first record at or after it through the time index; none found is offset -1. Only the
 //! leader answers, consumers that fetch from a follower too (KIP-392); the client's current
 //! leader epoch is checked first, as Kafka's `Partition.getLocalLog` does (a follower answers
@@ -23,12 +24,21 @@ pub const LATEST: i64 = -1;
 pub const EARLIEST: i64 = -2;
 pub const MAX_TIMESTAMP: i64 = -3;
 pub const EARLIEST_LOCAL: i64 = -4;
-pub const EARLIEST_TIERED: i64 = -5;
+pub const LATEST_TIERED: i64 = -5;
 
 pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
     let mut resp = ListOffsetsResponse::default();
     // isolation_level exists from v2; 1 is read_committed.
     let read_committed = ctx.version >= 2 && req.isolation_level == 1;
+    // A partition named twice is answered once, INVALID_REQUEST, as Kafka does.
+    let mut named = std::collections::HashMap::new();
+    for t in &req.topics {
+        for p in &t.partitions {
+            *named
+                .entry((t.name.clone(), p.partition_index))
+                .or_insert(0u32) += 1;
+        }
+    }
     for t in req.topics {
         let authorized = ctx.authorize(AclOperation::Describe, ResourceType::Topic, &t.name);
         let topic = ctx.broker.topics.get(t.name.as_str());
@@ -40,7 +50,16 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
             pr.timestamp = -1;
             pr.offset = -1;
             pr.leader_epoch = -1;
+            let times = named
+                .get_mut(&(t.name.clone(), p.partition_index))
+                .expect("counted above");
+            if *times == 0 {
+                continue;
+            }
+            let duplicate = *times > 1;
+            *times = 0;
             match replica_partition(topic.as_ref(), p.partition_index) {
+                _ if duplicate => pr.error_code = ResponseError::InvalidRequest.code(),
                 _ if !authorized => pr.error_code = ResponseError::TopicAuthorizationFailed.code(),
                 Err(e) => pr.error_code = e.code(),
                 Ok(part)
@@ -74,7 +93,10 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
                             pr.offset = fetchable;
                             pr.leader_epoch = epoch;
                         }
-                        EARLIEST | EARLIEST_LOCAL | EARLIEST_TIERED => {
+                        // The latest tiered offset (KIP-1005): nothing is tiered here, so
+                        // there is none, which Kafka answers with -1 and no epoch.
+                        LATEST_TIERED => {}
+                        EARLIEST | EARLIEST_LOCAL => {
                             pr.offset = part.log_start_offset();
                             pr.leader_epoch = epoch;
                         }
@@ -98,7 +120,8 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
                             Ok(_) => {}
                             Err(e) => pr.error_code = log_error_code(&e).code(),
                         },
-                        _ => pr.error_code = ResponseError::InvalidRequest.code(),
+                        // A special timestamp this broker does not know: Kafka's answer.
+                        _ => pr.error_code = ResponseError::UnsupportedVersion.code(),
                     }
                 }
             }

@@ -132,7 +132,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
     };
     for topic_data in topic_data {
         let topic_id = topic_data.topic_id;
-        let partition_data = topic_data.partition_data;
+        let partition_data = last_per_partition(topic_data.partition_data);
         let topic = if ctx.version >= 13 {
             ctx.broker.topics.get_by_id(&topic_id)
         } else {
@@ -162,34 +162,48 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
             pr.base_offset = -1;
             pr.log_append_time_ms = -1;
             pr.log_start_offset = -1;
-            let unknown = if ctx.version >= 13 {
-                ResponseError::UnknownTopicId
-            } else {
-                ResponseError::UnknownTopicOrPartition
-            };
+            let led = topic.as_ref().map(|t| t.led_partition(pd.index));
+            // Kafka's order: the request's acks, authorization, the partition's existence and
+            // the record set's shape (KafkaApis), then the transaction's verification, internal
+            // topics, leadership and the ISR (ReplicaManager), then the log's own checks.
             let result = if !(-1..=1).contains(&acks) {
-                Err((
+                Err(Refusal::new(
                     ResponseError::InvalidRequiredAcks,
                     format!("acks={acks} is not -1, 0 or 1"),
-                    Vec::new(),
                 ))
             } else if let Some(why) = &refuse_all {
-                Err((
+                Err(Refusal::new(
                     ResponseError::TransactionalIdAuthorizationFailed,
                     why.clone(),
-                    Vec::new(),
                 ))
             } else if unauthorized {
-                Err((
+                Err(Refusal::new(
                     ResponseError::TopicAuthorizationFailed,
                     ctx.denied(AclOperation::Write, ResourceType::Topic, name),
-                    Vec::new(),
                 ))
+            } else if led.is_none() {
+                // An unknown topic id is UNKNOWN_TOPIC_ID; a known topic without the partition
+                // is UNKNOWN_TOPIC_OR_PARTITION, by id too.
+                let unknown = if ctx.version >= 13 {
+                    ResponseError::UnknownTopicId
+                } else {
+                    ResponseError::UnknownTopicOrPartition
+                };
+                Err(Refusal::new(unknown, format!("unknown topic {name}")))
+            } else if let Some(Err(ResponseError::UnknownTopicOrPartition)) = led {
+                Err(Refusal::new(
+                    ResponseError::UnknownTopicOrPartition,
+                    format!("unknown partition {name}-{}", pd.index),
+                ))
+            } else if let Err(e) =
+                check_record_set(version, pd.records.as_deref().unwrap_or_default())
+            {
+                Err(e)
             } else if let Some((e, why)) = remote_refused
                 .as_ref()
                 .and_then(|r| r.get(&(name.to_string(), pd.index)))
             {
-                Err((*e, why.clone(), Vec::new()))
+                Err(Refusal::new(*e, why.clone()))
             } else if let Err(e) = remote_refused
                 .is_none()
                 .then(|| {
@@ -198,29 +212,32 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
                 .unwrap_or(Ok(()))
             {
                 Err(e)
+            } else if crate::topics::is_internal_topic(name)
+                && ctx.header.client_id.as_deref() != Some(ADMIN_CLIENT_ID)
+            {
+                // Only the coordinators write their topics (Kafka lets an admin client with
+                // Kafka's own client id through, for its tools).
+                Err(Refusal::new(
+                    ResponseError::InvalidTopicException,
+                    format!("cannot append to internal topic {name}"),
+                ))
             } else {
-                match topic.as_ref().map(|t| t.led_partition(pd.index)) {
-                    None | Some(Err(ResponseError::UnknownTopicOrPartition)) => Err((
-                        unknown,
-                        format!("unknown partition {name}-{}", pd.index),
-                        Vec::new(),
-                    )),
-                    Some(Err(e)) => Err((
+                match led.expect("checked above") {
+                    Err(e) => Err(Refusal::new(
                         e,
                         format!("this broker does not lead {name}-{}", pd.index),
-                        Vec::new(),
                     )),
                     // Kafka refuses an acks=all write before appending it when the ISR is
                     // smaller than min.insync.replicas.
-                    Some(Ok(p)) if acks == -1 && !p.enough_replicas(min_insync) => Err((
+                    Ok(p) if acks == -1 && !p.enough_replicas(min_insync) => Err(Refusal::new(
                         ResponseError::NotEnoughReplicas,
                         format!(
                             "{name}-{} has fewer in-sync replicas than min.insync.replicas={min_insync}",
                             pd.index
                         ),
-                        Vec::new(),
-                    )),
-                    Some(Ok(p)) => append(ctx, p, pd.records.unwrap_or_default(), now),
+                    )
+                    .with_log_start(p.log_start_offset())),
+                    Ok(p) => append(ctx, p, pd.records.unwrap_or_default(), now),
                 }
             };
             match result {
@@ -249,8 +266,17 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
                         ));
                     }
                 }
-                Err((code, message, record_errors)) => {
+                Err(Refusal {
+                    error: code,
+                    message,
+                    on_wire,
+                    record_errors,
+                    log_start_offset,
+                }) => {
                     pr.error_code = code.code();
+                    if ctx.version >= 5 {
+                        pr.log_start_offset = log_start_offset;
+                    }
                     if version >= 10
                         && matches!(
                             code,
@@ -263,7 +289,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
                         }
                     }
                     if ctx.version >= 8 {
-                        pr.error_message = Some(StrBytes::from_string(message.clone()));
+                        pr.error_message = on_wire.then(|| StrBytes::from_string(message.clone()));
                         pr.record_errors = record_errors;
                     }
                     first_error.get_or_insert(message);
@@ -410,8 +436,117 @@ fn min_insync_replicas(ctx: &Ctx<'_>, topic: &crate::topics::Topic) -> usize {
         .max(1)
 }
 
-/// A partition's refusal: its error, a message, and KIP-467's per-record errors.
-type Refusal = (ResponseError, String, Vec<BatchIndexAndErrorMessage>);
+/// Kafka's own admin client id (`AdminUtils.ADMIN_CLIENT_ID`): its Produce requests may write
+/// internal topics.
+const ADMIN_CLIENT_ID: &str = "__admin_client";
+
+/// A partition's refusal, as Kafka answers it.
+struct Refusal {
+    error: ResponseError,
+    /// Why, for the log and for an acks=0 producer's closed connection.
+    message: String,
+    /// Whether `message` is the answer's `error_message`: Kafka sends one only where it has a
+    /// message of its own for the client (a record the log refused, a record set it cannot
+    /// read); every other error goes out with none.
+    on_wire: bool,
+    /// KIP-467's per-record errors.
+    record_errors: Vec<BatchIndexAndErrorMessage>,
+    /// The partition's log start offset where the log itself refused the write (Kafka's
+    /// `processFailedRecord`), else -1.
+    log_start_offset: i64,
+}
+
+impl Refusal {
+    fn new(error: ResponseError, message: String) -> Refusal {
+        Refusal {
+            error,
+            message,
+            on_wire: false,
+            record_errors: Vec::new(),
+            log_start_offset: -1,
+        }
+    }
+
+    fn said(mut self) -> Refusal {
+        self.on_wire = true;
+        self
+    }
+
+    fn with_log_start(mut self, log_start_offset: i64) -> Refusal {
+        self.log_start_offset = log_start_offset;
+        self
+    }
+}
+
+/// The shape Kafka demands of a partition's record set before anything else looks at it
+/// (`ProduceRequest.validateRecords`, reading batches as `ByteBufferLogInputStream` does):
+/// exactly one whole batch, of magic 2, not zstd-compressed before Produce v7. A length below
+/// a record's minimum is a corrupt set, answered with why; everything else is INVALID_RECORD
+/// without a message. CRCs and record counts are the log's to check.
+fn check_record_set(version: i16, records: &[u8]) -> Result<(), Refusal> {
+    const LENGTH_AT: usize = 8;
+    const MAGIC_AT: usize = 16;
+    const ATTRIBUTES_AT: usize = 21;
+    // Kafka's smallest record of any format (`LegacyRecord.RECORD_OVERHEAD_V0`).
+    const RECORD_OVERHEAD_MIN: i32 = 14;
+    const ZSTD: i16 = 4;
+    let log_overhead = samsa_storage::batch::LOG_OVERHEAD;
+    let invalid = |why: &str| Err(Refusal::new(ResponseError::InvalidRecord, why.to_string()));
+    // A batch's size, or None where no whole batch starts at `at` (Kafka's iterator ends).
+    let batch_at = |at: usize| -> Result<Option<usize>, Refusal> {
+        let rest = &records[at.min(records.len())..];
+        if rest.len() < log_overhead {
+            return Ok(None);
+        }
+        let length =
+            i32::from_be_bytes(rest[LENGTH_AT..LENGTH_AT + 4].try_into().expect("4 bytes"));
+        if length < RECORD_OVERHEAD_MIN {
+            return Err(Refusal::new(
+                ResponseError::CorruptMessage,
+                format!("record size {length} is less than the minimum record overhead ({RECORD_OVERHEAD_MIN})"),
+            )
+            .said());
+        }
+        let size = log_overhead + length as usize;
+        Ok((rest.len() >= size).then_some(size))
+    };
+    let Some(first) = batch_at(0)? else {
+        return invalid("a Produce request must carry one record batch per partition");
+    };
+    let magic = records[MAGIC_AT] as i8;
+    if magic != samsa_storage::batch::MAGIC_V2 {
+        return invalid("Produce requests may only carry record batches of magic 2");
+    }
+    let attributes = i16::from_be_bytes([records[ATTRIBUTES_AT], records[ATTRIBUTES_AT + 1]]);
+    if version < 7 && attributes & 0x07 == ZSTD {
+        return Err(Refusal::new(
+            ResponseError::UnsupportedCompressionType,
+            format!("Produce v{version} may not carry zstd-compressed batches (v7+)"),
+        ));
+    }
+    if batch_at(first)?.is_some() {
+        return invalid("a Produce request may carry only one record batch per partition");
+    }
+    Ok(())
+}
+
+/// A topic's partition data with each partition once, its last occurrence kept: Kafka keys
+/// a request's partitions by name, so a later entry replaces an earlier one.
+fn last_per_partition(
+    partition_data: Vec<kafka_protocol::messages::produce_request::PartitionProduceData>,
+) -> Vec<kafka_protocol::messages::produce_request::PartitionProduceData> {
+    if partition_data.len() < 2 {
+        return partition_data;
+    }
+    let mut seen = std::collections::HashSet::with_capacity(partition_data.len());
+    let mut kept: Vec<_> = partition_data
+        .into_iter()
+        .rev()
+        .filter(|pd| seen.insert(pd.index))
+        .collect();
+    kept.reverse();
+    kept
+}
 
 /// The transactional batches of a request whose coordinator is another broker, verified there
 /// (skipping partitions where the producer's transaction is already open): the refused ones.
@@ -470,7 +605,7 @@ fn verify_transactional(
     let Some((producer_id, producer_epoch)) = transactional_producer(records) else {
         return Ok(());
     };
-    let refuse = |e: ResponseError, why: String| Err((e, why, Vec::new()));
+    let refuse = |e: ResponseError, why: String| Err(Refusal::new(e, why));
     let Some(m) = guard else {
         return refuse(
             ResponseError::InvalidProducerIdMapping,
@@ -480,10 +615,12 @@ fn verify_transactional(
     let tp = (topic.to_string(), partition);
     match m.verify_partitions(producer_id, producer_epoch, [&tp]) {
         Ok(found) if found == [true] => Ok(()),
+        // Kafka's verification says why, in the answer too.
         Ok(_) => refuse(
             ResponseError::InvalidTxnState,
             format!("{topic}-{partition} is not part of an ongoing transaction of producer {producer_id}"),
-        ),
+        )
+        .map_err(Refusal::said),
         // Producers expect INVALID_PRODUCER_EPOCH here, not PRODUCER_FENCED (Kafka maps it).
         Err(TxnError::ProducerFenced) => refuse(
             ResponseError::InvalidProducerEpoch,
@@ -499,13 +636,6 @@ fn append(
     records: Bytes,
     now: i64,
 ) -> Result<Appended, Refusal> {
-    if records.is_empty() {
-        return Err((
-            ResponseError::CorruptMessage,
-            format!("empty record set for {}", p.tp),
-            Vec::new(),
-        ));
-    }
     let bytes = records.len();
     match p.append(records, now, &ctx.broker.group_commit) {
         Ok((info, wait)) => {
@@ -534,7 +664,23 @@ fn append(
                     .collect(),
                 _ => Vec::new(),
             };
-            Err((log_error_code(&e), e.to_string(), record_errors))
+            let code = log_error_code(&e);
+            let mut refusal = Refusal::new(code, e.to_string());
+            refusal.record_errors = record_errors;
+            // Kafka's log answers a record it refuses with its own message and the log start
+            // offset (a `RecordValidationException`); its producer-state and transaction
+            // refusals with the log start offset only; size, corruption and disk errors with
+            // neither.
+            if matches!(e, LogError::InvalidRecord { .. }) {
+                refusal = refusal.said();
+            }
+            if !matches!(
+                e,
+                LogError::MessageTooLarge { .. } | LogError::CorruptBatch(_) | LogError::Storage(_)
+            ) {
+                refusal = refusal.with_log_start(p.log_start_offset());
+            }
+            Err(refusal)
         }
     }
 }
@@ -612,4 +758,108 @@ pub fn refuse_legacy_version(
     }
     samsa_protocol::response::frame_raw(out, ApiKey::Produce, version, correlation_id, &body);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_protocol::records::{
+        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+    };
+
+    fn batch(values: &[&str], compression: Compression) -> Vec<u8> {
+        let records: Vec<Record> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| Record {
+                transactional: false,
+                control: false,
+                delete_horizon: false,
+                partition_leader_epoch: 0,
+                producer_id: -1,
+                producer_epoch: -1,
+                timestamp_type: TimestampType::Creation,
+                offset: i as i64,
+                // offset - sequence constant: kafka-protocol's encoder keeps them in one batch.
+                sequence: i as i32 - 1,
+                timestamp: 1_700_000_000_000,
+                key: None,
+                value: Some(Bytes::copy_from_slice(v.as_bytes())),
+                headers: Default::default(),
+            })
+            .collect();
+        let mut buf = BytesMut::new();
+        RecordBatchEncoder::encode(
+            &mut buf,
+            records.iter(),
+            &RecordEncodeOptions {
+                version: 2,
+                compression,
+            },
+        )
+        .unwrap();
+        buf.to_vec()
+    }
+
+    fn refusal(version: i16, records: &[u8]) -> Option<(ResponseError, bool)> {
+        check_record_set(version, records)
+            .err()
+            .map(|r| (r.error, r.on_wire))
+    }
+
+    #[test]
+    fn a_record_set_must_be_one_whole_batch_of_magic_2() {
+        let one = batch(&["a", "b"], Compression::None);
+        assert_eq!(refusal(9, &one), None);
+        // A corrupt CRC is the log's to find: the shape is right.
+        let mut crc = one.clone();
+        *crc.last_mut().unwrap() ^= 0xff;
+        assert_eq!(refusal(9, &crc), None);
+        let invalid = Some((ResponseError::InvalidRecord, false));
+        assert_eq!(refusal(9, &[]), invalid);
+        assert_eq!(refusal(9, &one[..30]), invalid);
+        assert_eq!(refusal(9, &[one.clone(), one.clone()].concat()), invalid);
+        let mut magic_1 = one.clone();
+        magic_1[16] = 1;
+        assert_eq!(refusal(9, &magic_1), invalid);
+        // Fewer bytes after the batch than a batch header: Kafka's reader sees no second batch.
+        assert_eq!(refusal(9, &[one.clone(), vec![0; 11]].concat()), None);
+        // A length below any record's is corrupt, and Kafka says so.
+        assert_eq!(
+            refusal(9, &[0; 70]),
+            Some((ResponseError::CorruptMessage, true))
+        );
+        assert_eq!(
+            refusal(9, &[one.clone(), vec![0; 20]].concat()),
+            Some((ResponseError::CorruptMessage, true))
+        );
+    }
+
+    #[test]
+    fn zstd_needs_produce_v7() {
+        let zstd = batch(&["a"], Compression::Zstd);
+        assert_eq!(
+            refusal(6, &zstd),
+            Some((ResponseError::UnsupportedCompressionType, false))
+        );
+        assert_eq!(refusal(7, &zstd), None);
+        assert_eq!(refusal(3, &batch(&["a"], Compression::Lz4)), None);
+    }
+
+    #[test]
+    fn a_partition_named_twice_keeps_its_last_data() {
+        use kafka_protocol::messages::produce_request::PartitionProduceData;
+        let pd = |index: i32, len: usize| {
+            let mut p = PartitionProduceData::default();
+            p.index = index;
+            p.records = Some(Bytes::from(vec![0; len]));
+            p
+        };
+        let kept = last_per_partition(vec![pd(0, 1), pd(1, 2), pd(0, 3)]);
+        let seen: Vec<_> = kept
+            .iter()
+            .map(|p| (p.index, p.records.as_ref().unwrap().len()))
+            .collect();
+        assert_eq!(seen, vec![(1, 2), (0, 3)]);
+    }
 }
