@@ -1,4 +1,4 @@
-//! Background work on the control runtime: retention, segment rolling by age, `flush.ms`,
+//! Background work on the control runtime: retention, `flush.ms`,
 //! compaction and the log-directory checkpoints. Anything that touches files runs on the
 //! blocking pool so the control runtime's timers stay on time.
 
@@ -17,14 +17,17 @@ pub async fn run(broker: Arc<Broker>) {
         .long("log.flush.offset.checkpoint.interval.ms")
         .max(100) as u64;
     let cleaner = broker.config.bool("log.cleaner.enable");
+    let retention_every_ms = broker.config.long("log.retention.check.interval.ms").max(1) as u64;
     let mut since_checkpoint = 0u64;
     let mut since_cleaner = 0u64;
+    let mut since_retention = 0u64;
     let mut interval = tokio::time::interval(Duration::from_millis(tick_ms));
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         interval.tick().await;
         since_checkpoint += tick_ms;
         since_cleaner += tick_ms;
+        since_retention += tick_ms;
         // log.cleaner.backoff.ms is a dynamic broker config: read it at every tick.
         let cleaner_every_ms = broker
             .dynamic_configs
@@ -33,29 +36,40 @@ pub async fn run(broker: Arc<Broker>) {
             .max(10) as u64;
         let checkpoint = since_checkpoint >= checkpoint_every_ms;
         let clean = cleaner && since_cleaner >= cleaner_every_ms;
+        let retention = since_retention >= retention_every_ms;
         if checkpoint {
             since_checkpoint = 0;
         }
         if clean {
             since_cleaner = 0;
         }
+        if retention {
+            since_retention = 0;
+        }
         let b = broker.clone();
-        let work = tokio::task::spawn_blocking(move || pass(&b, clean, checkpoint));
+        let work = tokio::task::spawn_blocking(move || pass(&b, clean, retention, checkpoint));
         if let Err(e) = work.await {
             tracing::error!("maintenance pass panicked: {e}");
         }
     }
 }
 
-/// One pass over every partition; `clean` also runs the compactor on compacted topics.
-fn pass(broker: &Broker, clean: bool, checkpoint: bool) {
+/// One pass over every partition; `retention` also deletes segments past retention.ms and
+/// retention.bytes, `clean` runs the compactor on compacted topics.
+fn pass(broker: &Broker, clean: bool, retention: bool, checkpoint: bool) {
     let now = crate::util::now_ms();
     for topic in broker.topics.all() {
         for p in &topic.partitions {
-            // Retention, segment.ms rolls and flush.ms/flush.messages: cheap checks of segment
-            // metadata, so every tick (log.flush.scheduler.interval.ms).
+            // The log start offset and flush.ms: cheap checks of segment metadata, so every
+            // tick (log.flush.scheduler.interval.ms).
             if let Err(e) = p.with_log(|log| log.maintenance(now)) {
                 tracing::warn!(partition = %p.tp, "maintenance failed: {e}");
+            }
+            // Retention on Kafka's own interval (log.retention.check.interval.ms).
+            if retention {
+                if let Err(e) = p.with_log(|log| log.retention(now)) {
+                    tracing::warn!(partition = %p.tp, "retention failed: {e}");
+                }
             }
             if clean {
                 let compacts = p.with_log(|log| log.config().cleanup_policy.compacts());

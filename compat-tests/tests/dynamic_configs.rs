@@ -206,9 +206,9 @@ fn log_start_offset(consumer: &BaseConsumer, topic: &str) -> i64 {
 
 #[test]
 fn a_dynamic_log_retention_default_deletes_old_segments_of_topics_that_do_not_override_it() {
-    // Retention runs every log.flush.scheduler.interval.ms: short here, so the test is quick.
+    // Retention runs every log.retention.check.interval.ms: short here, so the test is quick.
     let mut broker =
-        Broker::start_with(BrokerOptions::default().prop("log.flush.scheduler.interval.ms", 100));
+        Broker::start_with(BrokerOptions::default().prop("log.retention.check.interval.ms", 100));
     create_topic(&broker, "aged", 1, &[("segment.bytes", "1024")]);
     create_topic(
         &broker,

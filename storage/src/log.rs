@@ -514,7 +514,26 @@ impl Log {
         now_ms: i64,
     ) -> Result<(), LogError> {
         let leo = self.log_end_offset();
-        let needs_roll = self.active().should_roll(&self.config, bytes.len() as u64, last_offset, now_ms)
+        let max_timestamp = self
+            .metas
+            .iter()
+            .map(|m| m.max_timestamp)
+            .max()
+            .unwrap_or(NO_TIMESTAMP);
+        let should_roll = self
+            .segments
+            .values_mut()
+            .next_back()
+            .expect("a log always has an active segment")
+            .should_roll(
+                &self.config,
+                bytes.len() as u64,
+                last_offset,
+                max_timestamp,
+                now_ms,
+            )
+            .map_err(|e| self.io("read the active segment's first batch", e))?;
+        let needs_roll = should_roll
             // A follower's batch may start past the end (a compacted leader): the active
             // segment must still be able to express its offsets relative to its base.
             || (first_offset > leo && last_offset - self.active_base() > i32::MAX as i64);

@@ -228,13 +228,6 @@ impl Log {
         let config = self.config.clone();
         let active = self.active_mut();
         active.open(&config)?;
-        // segment.ms counts from the first batch (Kafka's `rollingBasedTimestamp`), not from the
-        // file's mtime, which every append refreshes.
-        if let Some(h) = active.header_at(0)? {
-            if h.max_timestamp > 0 {
-                active.created_ms = h.max_timestamp;
-            }
-        }
         Ok(())
     }
 }

@@ -1,9 +1,10 @@
-//! Retention and the log start offset: `maintenance` (segment.ms rolls, retention.ms and
-//! retention.bytes, flush.ms) and DeleteRecords.
+//! Retention and the log start offset: `retention` (retention.ms and retention.bytes),
+//! `maintenance` (segments below the log start, flush.ms) and DeleteRecords.
 //!
-//! Invariants: only whole segments are deleted, never the active one, oldest first (Kafka's
-//! `deleteRetentionMsBreachedSegments` / `deleteRetentionSizeBreachedSegments` /
-//! `deleteLogStartOffsetBreachedSegments`); the log start offset only moves forward here and
+//! Invariants: only whole segments are deleted, oldest first, only below the high watermark
+//! (Kafka's `deleteRetentionMsBreachedSegments` / `deleteRetentionSizeBreachedSegments` /
+//! `deleteLogStartOffsetBreachedSegments`); retention may take the active segment, rolling a
+//! new one first, so a log always has one; the log start offset only moves forward here and
 //! the leader-epoch cache and high watermark follow it.
 
 use crate::error::LogError;
@@ -60,23 +61,15 @@ impl Log {
         Ok(deleted)
     }
 
-    /// Periodic work: segment.ms rolls, retention (time, size, log start), flush.ms flushes.
+    /// Periodic work, every tick: segments wholly below the log start offset go, `flush.ms`
+    /// flushes, idle producers expire. Time and size retention is `retention`, on its own
+    /// interval (`log.retention.check.interval.ms`), as in Kafka; `segment.ms` rolls at append
+    /// (`Segment::should_roll`).
     pub fn maintenance(&mut self, now_ms: i64) -> Result<MaintenanceReport, LogError> {
         let mut report = MaintenanceReport::default();
-        if !self.active().is_empty()
-            && now_ms.saturating_sub(self.active().created_ms) >= self.config.segment_ms
-        {
-            self.roll(now_ms)?;
-            report.rolled = true;
-        }
         let (n, bytes) = self.delete_segments_below_log_start()?;
         report.deleted_segments += n;
         report.deleted_bytes += bytes;
-        if self.config.cleanup_policy.deletes() {
-            let (n, bytes) = self.apply_retention(now_ms)?;
-            report.deleted_segments += n;
-            report.deleted_bytes += bytes;
-        }
         self.prune_pending_sync();
         if self.log_end_offset() > self.flush.flushed()
             && now_ms.saturating_sub(self.last_flush_ms) >= self.config.flush_ms
@@ -88,19 +81,44 @@ impl Log {
         Ok(report)
     }
 
-    /// retention.ms and retention.bytes: delete whole segments from the oldest, never the
-    /// active one (Kafka's `deleteRetentionMsBreachedSegments` / `...SizeBreachedSegments`).
-    fn apply_retention(&mut self, now_ms: i64) -> Result<(usize, u64), LogError> {
+    /// The retention check (Kafka's `deleteOldSegments`): with `cleanup.policy` delete, whole
+    /// segments go from the oldest while their newest record is older than `retention.ms` or
+    /// the log without them is still at least `retention.bytes`, the active segment too (it is
+    /// rolled first, so "purge by lowering retention.ms" empties a topic). Only segments every
+    /// in-sync replica has (below the high watermark) go.
+    pub fn retention(&mut self, now_ms: i64) -> Result<MaintenanceReport, LogError> {
+        let mut report = MaintenanceReport::default();
+        if self.config.cleanup_policy.deletes() {
+            let (n, bytes, rolled) = self.apply_retention(now_ms)?;
+            report.deleted_segments = n;
+            report.deleted_bytes = bytes;
+            report.rolled = rolled;
+        }
+        report.log_start_offset = self.log_start_offset;
+        Ok(report)
+    }
+
+    fn apply_retention(&mut self, now_ms: i64) -> Result<(usize, u64, bool), LogError> {
         let mut deleted = (0usize, 0u64);
+        let mut rolled = false;
         let retention_ms = self.config.retention_ms;
         let retention_bytes = self.config.retention_bytes;
         let mut size = self.size_bytes() as i64;
         loop {
             let active = self.active_base();
+            let leo = self.log_end_offset();
             let Some((&base, seg)) = self.segments.iter().next() else {
                 break;
             };
-            if base == active {
+            let is_active = base == active;
+            if is_active && seg.is_empty() {
+                break;
+            }
+            let upper = match self.segments.range(base + 1..).next() {
+                Some((&next, _)) => next,
+                None => leo,
+            };
+            if self.high_watermark < upper {
                 break;
             }
             let newest = if seg.max_timestamp == NO_TIMESTAMP {
@@ -113,17 +131,17 @@ impl Log {
             if !by_time && !by_size {
                 break;
             }
-            let next_base = *self
-                .segments
-                .range(base + 1..)
-                .next()
-                .expect("the active segment follows")
-                .0;
+            if is_active {
+                // Kafka rolls when every segment is to go, so the log keeps an active one.
+                self.roll(now_ms)?;
+                rolled = true;
+                continue;
+            }
             let bytes = self.remove_segment(base)?;
             size -= bytes as i64;
             deleted.0 += 1;
             deleted.1 += bytes;
-            self.log_start_offset = self.log_start_offset.max(next_base);
+            self.log_start_offset = self.log_start_offset.max(upper);
         }
         if deleted.0 > 0 {
             self.epochs
@@ -131,6 +149,11 @@ impl Log {
                 .map_err(|e| self.io("write leader-epoch-checkpoint", e))?;
             self.high_watermark = self.high_watermark.max(self.log_start_offset);
         }
-        Ok(deleted)
+        assert!(
+            !self.segments.is_empty() && self.log_start_offset <= self.log_end_offset(),
+            "retention keeps an active segment and the log start within the log of {}",
+            self.tp
+        );
+        Ok((deleted.0, deleted.1, rolled))
     }
 }

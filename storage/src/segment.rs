@@ -98,8 +98,12 @@ pub(crate) struct Segment {
     pub max_timestamp: i64,
     /// Last offset of the batch holding `max_timestamp` (Kafka's "shallow" offset).
     pub offset_of_max_timestamp: i64,
-    /// When the first batch was appended (wall clock), for `segment.ms`.
+    /// When the first batch was appended (wall clock): `segment.ms` counts from here when the
+    /// first batch carries no timestamp, and time retention uses it for a segment without any.
     pub created_ms: i64,
+    /// The first batch's largest timestamp (Kafka's `rollingBasedTimestamp`), from which
+    /// `segment.ms` counts in record time; None until known (read from the file on first need).
+    rolling_timestamp: Option<i64>,
     bytes_since_last_index_entry: u64,
     index_interval_bytes: u64,
     /// `segment.bytes`: reservations never reach past it.
@@ -156,6 +160,7 @@ impl Segment {
             max_timestamp: NO_TIMESTAMP,
             offset_of_max_timestamp: base_offset,
             created_ms,
+            rolling_timestamp: None,
             bytes_since_last_index_entry: 0,
             index_interval_bytes: LogConfig::default().index_interval_bytes,
             segment_bytes: LogConfig::default().segment_bytes,
@@ -265,23 +270,41 @@ impl Segment {
         self.files().log.get()
     }
 
-    /// Whether appending `bytes` more would need a roll first (Kafka's `LogSegment.shouldRoll`).
+    /// Whether appending `bytes` more, whose largest timestamp is `max_timestamp`, would need a
+    /// roll first (Kafka's `LogSegment.shouldRoll`). `segment.ms` is counted in record time:
+    /// from the first batch's largest timestamp to the new batches' (a record stamped
+    /// `segment.ms` after the segment's first rolls it, whatever the clock says); in wall time
+    /// since the first append only when the first batch has no timestamp.
     pub fn should_roll(
-        &self,
+        &mut self,
         config: &LogConfig,
         bytes: u64,
         last_offset: i64,
+        max_timestamp: i64,
         now_ms: i64,
-    ) -> bool {
+    ) -> io::Result<bool> {
         if self.is_empty() {
-            return false;
+            return Ok(false);
         }
+        let rolling = match self.rolling_timestamp {
+            Some(ts) => ts,
+            None => {
+                let ts = self.header_at(0)?.map_or(NO_TIMESTAMP, |h| h.max_timestamp);
+                self.rolling_timestamp = Some(ts);
+                ts
+            }
+        };
+        let waited_ms = if rolling >= 0 {
+            max_timestamp.saturating_sub(rolling)
+        } else {
+            now_ms.saturating_sub(self.created_ms)
+        };
         let f = self.files();
-        self.size > config.segment_bytes.saturating_sub(bytes)
-            || now_ms.saturating_sub(self.created_ms) >= config.segment_ms
+        Ok(self.size > config.segment_bytes.saturating_sub(bytes)
+            || waited_ms > config.segment_ms
             || f.offset_index.is_full()
             || f.time_index.is_full()
-            || last_offset - self.base_offset > i32::MAX as i64
+            || last_offset - self.base_offset > i32::MAX as i64)
     }
 
     /// Writes `buf` (whole batches, offsets assigned) at the end of the file in one syscall and
@@ -316,6 +339,7 @@ impl Segment {
         }
         if self.is_empty() {
             self.created_ms = now_ms;
+            self.rolling_timestamp = metas.first().map(|m| m.max_timestamp);
         }
         let mut pos = position;
         let index_interval = self.index_interval_bytes;

@@ -48,7 +48,7 @@ fn small_segments() -> LogConfig {
 }
 
 #[test]
-fn retention_by_time_deletes_old_segments_but_never_the_active_one() {
+fn retention_by_time_deletes_old_segments_the_active_one_too() {
     let dir = tempfile::tempdir().unwrap();
     let config = LogConfig {
         retention_ms: 1000,
@@ -60,25 +60,60 @@ fn retention_by_time_deletes_old_segments_but_never_the_active_one() {
     }
     let before = log.segment_count();
     assert!(before >= 4);
+    // Nothing above the high watermark goes: every in-sync replica must have it first.
+    assert_eq!(log.retention(NOW + 1_000_000).unwrap().deleted_segments, 0);
+    log.set_high_watermark(log.log_end_offset());
     // At NOW + 1500 only segments whose newest record is older than NOW + 500 go.
-    let r = log.maintenance(NOW + 1500).unwrap();
+    let r = log.retention(NOW + 1500).unwrap();
     assert!(r.deleted_segments > 0);
+    assert!(!r.rolled);
     assert!(log.log_start_offset() > 0);
     assert!(log.segment_base_offsets()[0] == log.log_start_offset());
     assert_eq!(
         offsets_read(&mut log),
         (log.log_start_offset()..10).collect::<Vec<_>>()
     );
-    // Far in the future everything old goes, except the active segment.
-    log.maintenance(NOW + 1_000_000).unwrap();
+    // Far in the future everything goes, the active segment too (Kafka rolls it first): the
+    // log is empty from its end on, and the next record follows the old ones.
+    assert!(log.retention(NOW + 1_000_000).unwrap().rolled);
     assert_eq!(log.segment_count(), 1);
+    assert_eq!(log.log_start_offset(), 10);
     assert_eq!(log.log_end_offset(), 10);
+    assert_eq!(log.segment_base_offsets(), vec![10]);
+    // An empty active segment stays.
+    assert!(!log.retention(NOW + 2_000_000).unwrap().rolled);
     assert_eq!(
         log.append(batch_at(NOW, 1, 10), 0, NOW)
             .unwrap()
             .base_offset,
         10
     );
+}
+
+#[test]
+fn the_retention_check_empties_a_single_segment_topic() {
+    // The common "purge a topic by lowering retention.ms": ten fresh records in the active
+    // segment go at the next check once they are older than retention.ms.
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, mut log) = open(dir.path(), LogConfig::default());
+    for i in 0..10 {
+        log.append(batch_at(NOW + i, 1, 10), 0, NOW).unwrap();
+    }
+    log.set_high_watermark(10);
+    assert_eq!(log.retention(NOW + 100).unwrap().deleted_segments, 0);
+    let mut c = log.config().clone();
+    c.retention_ms = 50;
+    log.set_config(c);
+    let r = log.retention(NOW + 100).unwrap();
+    assert_eq!((r.deleted_segments, r.log_start_offset), (1, 10));
+    assert_eq!(log.segment_base_offsets(), vec![10]);
+    // Compacted topics are not retention's.
+    let mut c = log.config().clone();
+    c.cleanup_policy = samsa_storage::CleanupPolicy::Compact;
+    log.set_config(c);
+    log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
+    log.set_high_watermark(11);
+    assert_eq!(log.retention(NOW + 1_000_000).unwrap().deleted_segments, 0);
 }
 
 #[test]
@@ -93,7 +128,8 @@ fn retention_by_size_keeps_at_least_retention_bytes() {
     for _ in 0..20 {
         log.append(batch_at(NOW, 1, 600), 0, NOW).unwrap();
     }
-    let r = log.maintenance(NOW).unwrap();
+    log.set_high_watermark(log.log_end_offset());
+    let r = log.retention(NOW).unwrap();
     assert!(r.deleted_segments > 0);
     assert!(log.size_bytes() >= 3000 - 2000, "{}", log.size_bytes());
     assert!(log.size_bytes() < 3000 + 2000);
@@ -116,28 +152,38 @@ fn minus_one_means_keep_forever() {
         log.append(batch_at(0, 1, 600), 0, NOW).unwrap();
     }
     let n = log.segment_count();
-    assert_eq!(log.maintenance(i64::MAX / 2).unwrap().deleted_segments, 0);
+    log.set_high_watermark(log.log_end_offset());
+    assert_eq!(log.retention(i64::MAX / 2).unwrap().deleted_segments, 0);
     assert!(log.segment_count() >= n);
 }
 
 #[test]
-fn segment_ms_rolls_the_active_segment() {
+fn segment_ms_rolls_at_a_record_stamped_that_long_after_the_segments_first() {
+    // Kafka's `LogSegment.shouldRoll`: in record time, from the first batch's largest
+    // timestamp to the new batch's, whatever the clock says.
     let dir = tempfile::tempdir().unwrap();
     let config = LogConfig {
         segment_ms: 1000,
         ..LogConfig::default()
     };
-    let (_d, mut log) = open(dir.path(), config);
+    let (_d, mut log) = open(dir.path(), config.clone());
     log.append(batch_at(NOW, 1, 10), 0, NOW).unwrap();
-    assert!(!log.maintenance(NOW + 500).unwrap().rolled);
-    assert!(log.maintenance(NOW + 1000).unwrap().rolled);
-    assert_eq!(log.segment_base_offsets(), vec![0, 1]);
-    // An empty active segment never rolls.
-    assert!(!log.maintenance(NOW + 5000).unwrap().rolled);
-    // Appending after segment.ms rolls too.
-    log.append(batch_at(NOW, 1, 10), 0, NOW + 6000).unwrap();
-    log.append(batch_at(NOW, 1, 10), 0, NOW + 7001).unwrap();
-    assert_eq!(log.segment_base_offsets(), vec![0, 1, 2]);
+    // The clock alone rolls nothing: neither at append nor in maintenance.
+    log.append(batch_at(NOW + 1000, 1, 10), 0, NOW + 60_000)
+        .unwrap();
+    assert!(!log.maintenance(NOW + 120_000).unwrap().rolled);
+    assert_eq!(log.segment_base_offsets(), vec![0]);
+    // A record stamped more than segment.ms after the first rolls the segment before it.
+    log.append(batch_at(NOW + 1001, 1, 10), 0, NOW).unwrap();
+    assert_eq!(log.segment_base_offsets(), vec![0, 2]);
+    // Reopened, the active segment's first timestamp is read back from its file.
+    drop(log);
+    drop(_d);
+    let (_d, mut log) = open(dir.path(), config);
+    log.append(batch_at(NOW + 2001, 1, 10), 0, NOW).unwrap();
+    assert_eq!(log.segment_base_offsets(), vec![0, 2]);
+    log.append(batch_at(NOW + 2002, 1, 10), 0, NOW).unwrap();
+    assert_eq!(log.segment_base_offsets(), vec![0, 2, 4]);
 }
 
 #[test]
@@ -774,7 +820,8 @@ fn a_slice_stays_loadable_after_its_segment_is_deleted() {
     }
     let slice = log.read(0, 1 << 20, i64::MAX, true).unwrap();
     assert!(!slice.is_in_memory());
-    assert!(log.maintenance(NOW).unwrap().deleted_segments > 0);
+    log.set_high_watermark(log.log_end_offset());
+    assert!(log.retention(NOW).unwrap().deleted_segments > 0);
     assert!(!part_dir(dir.path())
         .join("00000000000000000000.log")
         .exists());

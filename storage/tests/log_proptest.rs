@@ -227,11 +227,14 @@ fn run(ops: Vec<Op>) {
                 let mut c = cfg.clone();
                 c.retention_bytes = keep_bytes;
                 log.set_config(c);
-                log.maintenance(clock).unwrap();
+                // Retention takes only what is below the high watermark (here, everything).
+                log.set_high_watermark(model.log_end);
+                log.retention(clock).unwrap();
                 log.set_config(cfg.clone());
                 model.log_start = log.log_start_offset();
             }
             Op::Roll => {
+                // Past segment.ms in record time: the next append rolls the segment.
                 clock += 2000;
                 log.maintenance(clock).unwrap();
             }

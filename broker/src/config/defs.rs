@@ -246,12 +246,17 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         "partition: offsets, ISR and follower lag per partition; topic: summed per topic, for \
          brokers with so many partitions that a scrape of per-partition series is too large",
     ),
-    inert("log.retention.check.interval.ms", Long, Some("300000")),
+    def(
+        "log.retention.check.interval.ms",
+        Long,
+        Some("300000"),
+        "how often time and size retention delete old segments (the active one too)",
+    ),
     def(
         "log.flush.scheduler.interval.ms",
         Long,
         Some("1000"),
-        "how often retention, segment.ms and flush.ms are checked",
+        "how often flush.ms and the log start offset are checked",
     ),
     def(
         "log.open.files.max",
