@@ -302,6 +302,36 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         &broker.dynamic_configs.effective(),
     );
 
+    let control = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("samsa-control")
+        .enable_all()
+        .build()?;
+    let (leaving, leave) = watch::channel(false);
+    let lifecycle = control.spawn(crate::lifecycle::run(
+        broker.clone(),
+        broker.membership.clone(),
+        leave,
+    ));
+    // What this node kept in its own files before the metadata log held it (topics, configs,
+    // ACLs, credentials) is imported once it is unfenced (`upgrade.rs`).
+    let importer = {
+        let broker = broker.clone();
+        let mut membership = broker.membership.subscribe();
+        control.spawn(async move {
+            if membership
+                .wait_for(|m| m.broker_epoch.is_some() && !m.fenced)
+                .await
+                .is_ok()
+            {
+                crate::upgrade::import(&broker).await;
+            }
+        })
+    };
+    // Requests are served only once this node is ready, as Kafka enables its listeners only
+    // then: connections wait in the listen backlog meanwhile.
+    control.block_on(until_ready(&broker, importer));
+
     let raw: Vec<(
         std::net::TcpListener,
         Arc<crate::security::ListenerSecurity>,
@@ -338,53 +368,6 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
     }
     if let Some(m) = &metrics_socket {
         tracing::info!(address = %m.local_addr()?, path = "/metrics", "metrics listening");
-    }
-    let control = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .thread_name("samsa-control")
-        .enable_all()
-        .build()?;
-    let (leaving, leave) = watch::channel(false);
-    let lifecycle = control.spawn(crate::lifecycle::run(
-        broker.clone(),
-        broker.membership.clone(),
-        leave,
-    ));
-    // What this node kept in its own files before the metadata log held it (topics, configs,
-    // ACLs, credentials) is imported once it is unfenced (`upgrade.rs`).
-    let importer = {
-        let broker = broker.clone();
-        let mut membership = broker.membership.subscribe();
-        control.spawn(async move {
-            if membership
-                .wait_for(|m| m.broker_epoch.is_some() && !m.fenced)
-                .await
-                .is_ok()
-            {
-                crate::upgrade::import(&broker).await;
-            }
-        })
-    };
-    // A quorum of one registers and is unfenced at once: serve once that is done, so that
-    // nothing about membership is logged after "serving". A node of a larger cluster cannot
-    // wait for that here (the other voters may not be up yet); it says so once it is.
-    if kraft.roles.controller && broker.controller.voters().len() <= 1 {
-        let mut membership = broker.membership.subscribe();
-        let unfenced = control.block_on(async {
-            tokio::time::timeout(
-                Duration::from_secs(10),
-                membership.wait_for(|m| m.broker_epoch.is_some() && !m.fenced),
-            )
-            .await
-            .is_ok()
-                // And its topics, coordinators and prepared transactions follow what it has
-                // caught up with, its own topics imported.
-                && crate::publisher::serving(&broker, Duration::from_secs(10)).await
-                && tokio::time::timeout(Duration::from_secs(60), importer).await.is_ok()
-        });
-        if !unfenced {
-            tracing::warn!("not unfenced by the controller within 10 s; serving anyway");
-        }
     }
     tracing::info!(engine = %engine, shards, node_id = broker.node_id, cluster_id = %broker.cluster_id, "samsa is serving");
 
@@ -508,6 +491,57 @@ fn run_controller_only(config: BrokerConfig) -> anyhow::Result<()> {
             tracing::info!("controller stopped; clean shutdown");
             Ok(())
         }
+    }
+}
+
+/// How long a node waits to be ready before it serves anyway: Kafka's default
+/// `initial.broker.registration.timeout.ms`.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a node with other voters waits for a quorum leader to appear before it serves what
+/// it has: the voters of a new cluster start one after another, and a majority that is down
+/// leaves nothing to catch up with.
+const NO_LEADER_GRACE: Duration = Duration::from_secs(3);
+
+/// Waits until this node is ready to answer clients, as Kafka's `BrokerServer.startup` does
+/// before it enables its listeners: registered and unfenced by the active controller (which
+/// unfences a broker only once it has caught up with the metadata log), its topics and
+/// partitions in the roles the image gives them, its legacy files imported. Coordinators may
+/// still be loading their partitions; they answer COORDINATOR_LOAD_IN_PROGRESS meanwhile.
+/// Without a quorum leader for a while (a new multi-voter cluster whose other voters are not up
+/// yet), or after `READY_TIMEOUT`, it serves what it has and says so.
+async fn until_ready(broker: &Arc<Broker>, importer: tokio::task::JoinHandle<()>) {
+    let started = tokio::time::Instant::now();
+    let mut leaderless_since: Option<tokio::time::Instant> = None;
+    let mut membership = broker.membership.subscribe();
+    loop {
+        let unfenced = {
+            let m = membership.borrow_and_update();
+            m.broker_epoch.is_some() && !m.fenced
+        };
+        if unfenced && crate::publisher::serving(broker, Duration::from_millis(100)).await {
+            if tokio::time::timeout(READY_TIMEOUT, importer).await.is_err() {
+                tracing::warn!("importing this node's legacy files takes long; serving meanwhile");
+            }
+            return;
+        }
+        let now = tokio::time::Instant::now();
+        if broker.controller.status().leader_id.is_some() {
+            leaderless_since = None;
+        } else if leaderless_since.get_or_insert(now).elapsed() >= NO_LEADER_GRACE {
+            tracing::warn!(
+                "no metadata quorum leader yet (other voters not up?): serving the metadata this node has; it catches up once a quorum forms"
+            );
+            return;
+        }
+        if now.duration_since(started) >= READY_TIMEOUT {
+            tracing::warn!(
+                "not registered and unfenced by the controller within {} s; serving anyway",
+                READY_TIMEOUT.as_secs()
+            );
+            return;
+        }
+        let _ = tokio::time::timeout(Duration::from_millis(100), membership.changed()).await;
     }
 }
 

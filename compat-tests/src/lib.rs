@@ -175,7 +175,66 @@ impl Broker {
         panic!("samsa did not start: {last_err}");
     }
 
+    /// Starts several brokers at once (the nodes of one cluster, each with its own fixed
+    /// port) and waits until each serves: a node with other voters serves once it has caught up
+    /// with the quorum, which needs a majority of the voters running.
+    pub fn start_together(options: Vec<BrokerOptions>) -> Vec<Broker> {
+        let launched: Vec<_> = options
+            .into_iter()
+            .map(|options| {
+                let port = options
+                    .port
+                    .expect("nodes started together have fixed ports");
+                let metrics_port = free_port();
+                let (data_dir, temp) = match &options.data_dir {
+                    Some(d) => (d.clone(), None),
+                    None => {
+                        let t = tempfile::Builder::new()
+                            .prefix("samsa-test-")
+                            .tempdir()
+                            .expect("temp dir");
+                        (t.path().join("data"), Some(Arc::new(t)))
+                    }
+                };
+                let (child, log) = Broker::launch(&options, port, metrics_port, &data_dir)
+                    .unwrap_or_else(|e| panic!("samsa did not start: {e}"));
+                (options, port, metrics_port, data_dir, temp, child, log)
+            })
+            .collect();
+        launched
+            .into_iter()
+            .map(
+                |(options, port, metrics_port, data_dir, temp, child, log)| {
+                    let child = Broker::await_serving(child, &log, host(&options), port)
+                        .unwrap_or_else(|e| panic!("samsa did not start: {e}"));
+                    Broker {
+                        child: Some(child),
+                        host: host(&options),
+                        port,
+                        metrics_port,
+                        data_dir,
+                        _temp: temp,
+                        log,
+                        options,
+                    }
+                },
+            )
+            .collect()
+    }
+
     fn spawn(
+        options: &BrokerOptions,
+        port: u16,
+        metrics_port: u16,
+        data_dir: &Path,
+    ) -> Result<(Child, BrokerLog), String> {
+        let (child, log) = Broker::launch(options, port, metrics_port, data_dir)?;
+        let child = Broker::await_serving(child, &log, host(options), port)?;
+        Ok((child, log))
+    }
+
+    /// Runs the process, its stderr collected; does not wait for it to serve.
+    fn launch(
         options: &BrokerOptions,
         port: u16,
         metrics_port: u16,
@@ -228,6 +287,16 @@ impl Broker {
                 sink.lock().unwrap().push(line);
             }
         });
+        Ok((child, log))
+    }
+
+    /// Waits until the process says it serves and its port answers.
+    fn await_serving(
+        mut child: Child,
+        log: &BrokerLog,
+        host: Ipv4Addr,
+        port: u16,
+    ) -> Result<Child, String> {
         let deadline = Instant::now() + START_TIMEOUT;
         loop {
             if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
@@ -248,7 +317,7 @@ impl Broker {
                 )
                 .is_ok()
             {
-                return Ok((child, log));
+                return Ok(child);
             }
             if Instant::now() > deadline {
                 let _ = child.kill();
@@ -349,6 +418,25 @@ impl Broker {
         self.kill();
         power_loss::apply(&self.data_dir, &power_loss::journal_dir(&self.data_dir))
             .unwrap_or_else(|e| panic!("cannot apply the power-loss journals: {e}"))
+    }
+
+    /// Starts new processes of several stopped brokers at once (the nodes of one cluster, which
+    /// serve only once a majority of voters runs) and waits until each serves.
+    pub fn restart_together(nodes: &mut [&mut Broker]) {
+        let launched: Vec<_> = nodes
+            .iter()
+            .map(|b| {
+                assert!(b.child.is_none(), "stop or kill the broker first");
+                Broker::launch(&b.options, b.port, b.metrics_port, &b.data_dir)
+                    .unwrap_or_else(|e| panic!("restart failed: {e}"))
+            })
+            .collect();
+        for (b, (child, log)) in nodes.iter_mut().zip(launched) {
+            let child = Broker::await_serving(child, &log, b.host, b.port)
+                .unwrap_or_else(|e| panic!("restart failed: {e}"));
+            b.child = Some(child);
+            b.log = log;
+        }
     }
 
     /// Starts a new process on the same port and data directory (after `stop` or `kill`).
@@ -473,7 +561,7 @@ impl Cluster {
             .collect::<Vec<_>>()
             .join(",");
         // No cluster.id: the nodes derive one from the voter set, as a user's would.
-        let nodes: Vec<Broker> = (0..n)
+        let options: Vec<BrokerOptions> = (0..n)
             .map(|i| {
                 let mut o = options(i as i32 + 1);
                 o.port = Some(client_ports[i]);
@@ -491,9 +579,10 @@ impl Cluster {
                     )
                     .prop("controller.listener.names", "CONTROLLER")
                     .prop("controller.quorum.voters", &voters);
-                Broker::start_with(o)
+                o
             })
             .collect();
+        let nodes = Broker::start_together(options);
         let cluster_id = std::fs::read_to_string(nodes[0].data_dir.join("meta.properties"))
             .expect("meta.properties")
             .lines()

@@ -286,9 +286,8 @@ fn configs_acls_and_credentials_changed_through_one_broker_hold_on_every_broker_
     for node in &mut cluster.nodes {
         node.kill();
     }
-    for node in &mut cluster.nodes {
-        node.restart();
-    }
+    // Together: a voter serves once a majority of voters runs and it has caught up.
+    Broker::restart_together(&mut cluster.nodes.iter_mut().collect::<Vec<_>>());
     settled(&cluster.nodes[0], 3, 1, Duration::from_secs(30));
     for node in &cluster.nodes {
         wait_for_brokers(node, 3, Duration::from_secs(30));

@@ -114,9 +114,8 @@ fn missing_on_disk(cluster: &mut Cluster, isrs: &[Vec<i32>], acked: &Acked) -> V
 }
 
 fn restart_all(cluster: &mut Cluster) {
-    for node in &mut cluster.nodes {
-        node.restart();
-    }
+    // Together: a voter serves once a majority of voters runs and it has caught up.
+    compat_tests::Broker::restart_together(&mut cluster.nodes.iter_mut().collect::<Vec<_>>());
     wait_for_full_isr(cluster, TOPIC, 3, "after the whole-cluster power cut");
 }
 

@@ -120,7 +120,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
     };
     let txn_guard = match (&transactional_id, transactional) {
         (Some(id), true) if refuse_all.is_none() && remote.is_none() => {
-            ctx.broker.txn.lock(id).await
+            Some(ctx.broker.txn.lock(ctx.broker, id).await)
         }
         _ => None,
     };
@@ -203,7 +203,14 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
                 .as_ref()
                 .and_then(|r| r.get(&(name.to_string(), pd.index)))
             {
-                Err(Refusal::new(*e, why.clone()))
+                let refusal = Refusal::new(*e, why.clone());
+                // Kafka says why when verification refuses or cannot be done.
+                Err(match e {
+                    ResponseError::NotEnoughReplicas | ResponseError::InvalidTxnState => {
+                        refusal.said()
+                    }
+                    _ => refusal,
+                })
             } else if let Err(e) = remote_refused
                 .is_none()
                 .then(|| {
@@ -597,7 +604,7 @@ async fn verify_remotely(
 /// KIP-890 part 1: a transactional batch is written only to a partition of its producer's
 /// ongoing transaction. Errors as Kafka's `AddPartitionsToTxnManager` hands them to Produce.
 fn verify_transactional(
-    guard: Option<&TxnGuard>,
+    guard: Option<&Result<TxnGuard, TxnError>>,
     topic: &str,
     partition: i32,
     records: Option<&Bytes>,
@@ -606,11 +613,28 @@ fn verify_transactional(
         return Ok(());
     };
     let refuse = |e: ResponseError, why: String| Err(Refusal::new(e, why));
-    let Some(m) = guard else {
-        return refuse(
-            ResponseError::InvalidProducerIdMapping,
-            "the transactional id is not known to the coordinator".into(),
-        );
+    let m = match guard {
+        Some(Ok(m)) => m,
+        // A coordinator still loading its partition of `__transaction_state` (after a restart)
+        // or no longer coordinating the id cannot verify now: Kafka answers NOT_ENOUGH_REPLICAS,
+        // which producers retry, and says why.
+        Some(Err(
+            e @ (TxnError::CoordinatorLoadInProgress
+            | TxnError::NotCoordinator
+            | TxnError::CoordinatorNotAvailable),
+        )) => {
+            return refuse(
+                ResponseError::NotEnoughReplicas,
+                format!("the transaction coordinator cannot verify {topic}-{partition} now: {e}"),
+            )
+            .map_err(Refusal::said)
+        }
+        _ => {
+            return refuse(
+                ResponseError::InvalidProducerIdMapping,
+                "the transactional id is not known to the coordinator".into(),
+            )
+        }
     };
     let tp = (topic.to_string(), partition);
     match m.verify_partitions(producer_id, producer_epoch, [&tp]) {

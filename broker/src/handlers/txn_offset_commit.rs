@@ -149,8 +149,9 @@ async fn commit(
             None
         }
         None => {
-            let Some(txn) = ctx.broker.txn.lock(transactional_id).await else {
-                return Err(ResponseError::InvalidProducerIdMapping.code());
+            let txn = match ctx.broker.txn.lock(ctx.broker, transactional_id).await {
+                Ok(txn) => txn,
+                Err(e) => return Err(e.code()),
             };
             match txn.verify_partitions(producer_id, producer_epoch, [&offsets_partition]) {
                 Ok(found) if found == [true] => {}

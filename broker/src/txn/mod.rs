@@ -331,11 +331,17 @@ impl TransactionCoordinator {
     }
 
     /// Locks a transactional id for a write that must be verified against its ongoing
-    /// transaction (a transactional produce, a transactional offset commit). `None` when the
-    /// id is unknown.
-    pub async fn lock(&self, transactional_id: &str) -> Option<TxnGuard> {
-        let handle = self.handle(transactional_id)?;
-        Some(handle.lock_owned().await)
+    /// transaction (a transactional produce, a transactional offset commit). Refused as
+    /// [`Self::existing`] refuses: this broker does not coordinate the id, or its partition of
+    /// `__transaction_state` is still loading (after a restart or a leader change), or the id
+    /// is unknown.
+    pub async fn lock(
+        &self,
+        broker: &Broker,
+        transactional_id: &str,
+    ) -> Result<TxnGuard, TxnError> {
+        let handle = self.existing(broker, transactional_id)?;
+        Ok(handle.lock_owned().await)
     }
 
     /// EndTxn: commits or aborts the ongoing transaction. Returns the producer id and epoch
