@@ -119,5 +119,19 @@ check(tps[1] not in offsets or offsets[tps[1]].offset == -1, "offset deleted: %r
 deleted = dict(admin.delete_groups([group]))
 check(deleted[group] == "OK", "delete of an empty group: %r" % deleted)
 check(group not in {g["group_id"] for g in admin.list_groups()}, "the group is gone")
+
+# The empty group id: Kafka takes it for committed offsets (a "simple" group, the one a
+# consumer without group.id but with commits used to get), lists it, describes it as Empty and
+# deletes it; only membership (JoinGroup and the rest) refuses it.
+altered = admin.alter_group_offsets("", {tps[2]: OffsetAndMetadata(7, "anonymous", -1)})
+check(altered[tps[2]].__name__ == "NoError", "commit for the empty group id: %r" % altered)
+offsets = admin.list_group_offsets("")[""]
+check((offsets[tps[2]].offset, offsets[tps[2]].metadata) == (7, "anonymous"), repr(offsets))
+check("" in {g["group_id"] for g in admin.list_groups()}, "the empty group id is listed")
+desc = admin.describe_groups([""])[""]
+check(desc["error"] is None and desc["group_state"] == "Empty", "described: %r" % desc)
+deleted = dict(admin.delete_groups([""]))
+check(deleted[""] == "OK", "delete of the empty group id: %r" % deleted)
+check("" not in {g["group_id"] for g in admin.list_groups()}, "the empty group id is gone")
 admin.close()
 print("ok")

@@ -319,12 +319,20 @@ impl GroupCoordinator {
             .fetch_add(after as i64 - before as i64, Ordering::Relaxed);
     }
 
-    /// Refuses requests for a group this broker does not coordinate (NOT_COORDINATOR) or
-    /// whose partition is still loading.
-    pub fn check_loaded(&self, group_id: &str) -> Result<(), GroupError> {
+    /// Refuses requests for a group a member belongs to whose id is empty: Kafka takes the
+    /// empty group id for committed offsets and their administration (a "simple" group that
+    /// can be listed, described and deleted), never for membership (JoinGroup, SyncGroup,
+    /// Heartbeat, LeaveGroup, the heartbeats of the newer protocols) or a transaction's offsets.
+    pub fn check_member_group(&self, group_id: &str) -> Result<(), GroupError> {
         if group_id.is_empty() {
             return Err(GroupError::InvalidGroupId);
         }
+        self.check_loaded(group_id)
+    }
+
+    /// Refuses requests for a group this broker does not coordinate (NOT_COORDINATOR) or
+    /// whose partition is still loading.
+    pub fn check_loaded(&self, group_id: &str) -> Result<(), GroupError> {
         match self.coordinating[self.partition_for(group_id) as usize].load(Ordering::Acquire) {
             LOADED => Ok(()),
             LOADING => Err(GroupError::CoordinatorLoadInProgress),
@@ -614,7 +622,7 @@ impl GroupCoordinator {
         let now = crate::util::now_ms();
         let member_id = req.member_id.clone();
         let refuse = |e| JoinReply::error(&member_id, e);
-        if let Err(e) = self.check_loaded(group_id) {
+        if let Err(e) = self.check_member_group(group_id) {
             return refuse(e);
         }
         if req.session_timeout_ms < self.cfg.min_session_timeout_ms
@@ -673,7 +681,7 @@ impl GroupCoordinator {
         req: SyncRequest,
     ) -> SyncReply {
         let now = crate::util::now_ms();
-        match self.check_loaded(group_id) {
+        match self.check_member_group(group_id) {
             Ok(()) => {}
             // The rebalance in progress was lost with the old state: make the member rejoin
             // (older clients do not expect COORDINATOR_LOAD_IN_PROGRESS here).
@@ -705,7 +713,7 @@ impl GroupCoordinator {
         group_instance_id: Option<&str>,
         generation_id: i32,
     ) -> Result<(), GroupError> {
-        match self.check_loaded(group_id) {
+        match self.check_member_group(group_id) {
             Ok(()) => {}
             // The group is loading: answer blindly, as Kafka does.
             Err(GroupError::CoordinatorLoadInProgress) => return Ok(()),
@@ -729,7 +737,7 @@ impl GroupCoordinator {
         group_id: &str,
         members: &[(String, Option<String>)],
     ) -> Result<Vec<Result<(), GroupError>>, GroupError> {
-        self.check_loaded(group_id)?;
+        self.check_member_group(group_id)?;
         let group = self.group(group_id).ok_or(GroupError::UnknownMemberId)?;
         let now = crate::util::now_ms();
         self.operate(broker, &group, now, |g| {
@@ -767,7 +775,11 @@ impl GroupCoordinator {
         req: CommitRequest,
         producer: Option<(i64, i16)>,
     ) -> Result<PartitionResults, GroupError> {
-        self.check_loaded(&req.group_id)?;
+        if producer.is_some() {
+            self.check_member_group(&req.group_id)?;
+        } else {
+            self.check_loaded(&req.group_id)?;
+        }
         let now = crate::util::now_ms();
         let group = match self.group(&req.group_id) {
             Some(g) => g,
@@ -1403,6 +1415,6 @@ mod coordinating_tests {
         c.coordinating[p].store(LOADED, Ordering::Release);
         assert_eq!(c.check_loaded("g"), Ok(()));
         assert!(c.all_loaded());
-        assert_eq!(c.check_loaded(""), Err(GroupError::InvalidGroupId));
+        assert_eq!(c.check_member_group(""), Err(GroupError::InvalidGroupId));
     }
 }

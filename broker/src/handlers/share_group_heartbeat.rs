@@ -42,7 +42,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareGroupHeartbeatRequest) -> ShareGrou
             return error(ResponseError::TopicAuthorizationFailed, None);
         }
     }
-    if let Err(e) = broker.groups.check_loaded(group_id) {
+    if let Err(e) = broker.groups.check_member_group(group_id) {
         return error(e.response_error(), None);
     }
     if broker.groups.exists(group_id) {
