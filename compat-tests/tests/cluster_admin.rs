@@ -30,7 +30,7 @@ fn options() -> BrokerOptions {
         .prop("allow.everyone.if.no.acl.found", "true")
         .prop("broker.session.timeout.ms", 3000)
         .prop("broker.heartbeat.interval.ms", 500)
-        .prop("log.flush.scheduler.interval.ms", 100)
+        .prop("log.retention.check.interval.ms", 100)
 }
 
 fn s(v: &str) -> StrBytes {
