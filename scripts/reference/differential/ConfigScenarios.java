@@ -103,20 +103,39 @@ final class ConfigScenarios {
     /**
      * The answer with every `configs` list turned into an object keyed by config name, so that
      * a config one broker has and the other lacks is one difference, not a shift of every entry
-     * after it; and each config's documentation compared as null, empty or text, as
-     * errorMessage is (the prose is each broker's own). It takes the place of the observation
-     * (same label, same masks).
+     * after it; each config's documentation compared as null, empty or text, as errorMessage
+     * is (the prose is each broker's own); and the peer's ports in config values (listeners,
+     * quorum addresses) named as the node they belong to, as Normalise does for port fields.
+     * It takes the place of the observation (same label, same masks).
      */
     static Observation byName(Ctx c, Observation o) {
         if (!o.answer.ok()) return o;
-        JsonNode view = rekey(o.json().deepCopy());
+        JsonNode view = rekey(c, o.json().deepCopy());
         Observation d = new Observation(o.label, o.key, o.version, o.request, new Peer.Answer(o.answer.message(), view, null));
         d.masks.addAll(o.masks);
         c.observed.set(c.observed.indexOf(o), d);
         return d;
     }
 
-    private static JsonNode rekey(JsonNode node) {
+    private static final java.util.regex.Pattern HOST_PORT = java.util.regex.Pattern.compile("(127\\.0\\.0\\.1|localhost):(\\d+)");
+
+    /** A config value with each of the peer's ports in it named as the node it belongs to (as Normalise does for port fields). */
+    private static String ports(Ctx c, String value) {
+        java.util.regex.Matcher m = HOST_PORT.matcher(value);
+        StringBuilder out = new StringBuilder();
+        while (m.find()) {
+            int port = Integer.parseInt(m.group(2));
+            Integer broker = c.peer.portToNode.get(port);
+            Integer controller = c.peer.controllerPortToNode.get(port);
+            String name = broker != null ? "<broker port of node " + broker + ">"
+                : controller != null ? "<controller port of node " + controller + ">" : "<port>";
+            m.appendReplacement(out, java.util.regex.Matcher.quoteReplacement(m.group(1) + ":" + name));
+        }
+        m.appendTail(out);
+        return out.toString();
+    }
+
+    private static JsonNode rekey(Ctx c, JsonNode node) {
         if (node instanceof ObjectNode obj) {
             Iterator<Map.Entry<String, JsonNode>> it = obj.fields();
             List<String> names = new ArrayList<>();
@@ -129,7 +148,7 @@ final class ConfigScenarios {
                         String key = e.path("name").asText();
                         String k = key;
                         for (int n = 2; keyed.has(k); n++) k = key + " #" + n; // the same name twice
-                        ObjectNode copy = ((ObjectNode) rekey(e)).deepCopy();
+                        ObjectNode copy = ((ObjectNode) rekey(c, e)).deepCopy();
                         copy.remove("name");
                         JsonNode doc = copy.get("documentation");
                         if (doc != null && doc.isTextual() && !doc.asText().isEmpty()) copy.put("documentation", "<text>");
@@ -137,12 +156,13 @@ final class ConfigScenarios {
                     }
                     obj.set(f, keyed);
                 } else {
-                    obj.set(f, rekey(child));
+                    obj.set(f, rekey(c, child));
                 }
             }
         } else if (node instanceof ArrayNode arr) {
-            for (int i = 0; i < arr.size(); i++) arr.set(i, rekey(arr.get(i)));
+            for (int i = 0; i < arr.size(); i++) arr.set(i, rekey(c, arr.get(i)));
         }
+        if (node instanceof ObjectNode obj && obj.path("value").isTextual()) obj.put("value", ports(c, obj.get("value").asText()));
         return node;
     }
 
@@ -315,7 +335,9 @@ final class ConfigScenarios {
             c.observe("invalid-value", Route.ANY, ApiKeys.INCREMENTAL_ALTER_CONFIGS, incremental(TOPIC, t, op(SET, "retention.ms", "abc")));
             c.observe("unknown-key", Route.ANY, ApiKeys.INCREMENTAL_ALTER_CONFIGS, incremental(TOPIC, t, op(SET, "no.such.config", "1")));
             c.observe("null-value-set", Route.ANY, ApiKeys.INCREMENTAL_ALTER_CONFIGS, incremental(TOPIC, t, op(SET, "retention.ms", null)));
-            c.observe("unknown-operation", Route.ANY, ApiKeys.INCREMENTAL_ALTER_CONFIGS, incremental(TOPIC, t, op((byte) 9, "retention.ms", "1000")));
+            // (An unknown operation, 9, makes Kafka 4.4's controller fail with a NullPointerException,
+            // answer UNKNOWN_SERVER_ERROR and resign its leadership of the metadata quorum: left
+            // out, as it disturbs every scenario after it.)
             c.observe("same-key-twice", Route.ANY, ApiKeys.INCREMENTAL_ALTER_CONFIGS, incremental(TOPIC, t,
                 op(SET, "retention.ms", "1000"), op(DELETE, "retention.ms", null)));
             c.observe("same-resource-twice", Route.ANY, ApiKeys.INCREMENTAL_ALTER_CONFIGS, incremental(false,

@@ -121,6 +121,7 @@ final class TopicScenarios {
         if (topic == null) {
             req.setTopics(null);
         } else {
+            req.setTopics(new ArrayList<>());
             req.topics().add(new ListPartitionReassignmentsRequestData.ListPartitionReassignmentsTopics().setName(topic)
                 .setPartitionIndexes(new ArrayList<>(Arrays.asList(partitions))));
         }
