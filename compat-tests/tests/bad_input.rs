@@ -116,12 +116,7 @@ fn broken_frames_close_only_their_connection() {
 
     // The bystander connection was never disturbed.
     bystander
-        .write_all(&request(
-            ApiKey::ApiVersions,
-            3,
-            5,
-            &kafka_protocol::messages::ApiVersionsRequest::default(),
-        ))
+        .write_all(&request(ApiKey::ApiVersions, 3, 5, &api_versions_request()))
         .unwrap();
     let mut resp = read_response(&mut bystander);
     assert_eq!(

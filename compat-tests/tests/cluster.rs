@@ -156,12 +156,8 @@ fn the_controller_listener_serves_only_the_controller_apis_and_survives_bad_inpu
     let controller = cluster.voters.split_once('@').unwrap().1.to_string();
 
     // ApiVersions there lists the controllers' RPCs and DescribeQuorum, not the client APIs.
-    let versions: ApiVersionsResponse = raw_request_to(
-        &controller,
-        ApiKey::ApiVersions,
-        3,
-        &ApiVersionsRequest::default(),
-    );
+    let versions: ApiVersionsResponse =
+        raw_request_to(&controller, ApiKey::ApiVersions, 3, &api_versions_request());
     let keys: Vec<i16> = versions.api_keys.iter().map(|k| k.api_key).collect();
     for k in [
         ApiKey::Vote,
@@ -174,7 +170,7 @@ fn the_controller_listener_serves_only_the_controller_apis_and_survives_bad_inpu
     assert!(!keys.contains(&(ApiKey::Produce as i16)), "{keys:?}");
     // And the client listener does not list the controllers' RPCs.
     let versions: ApiVersionsResponse =
-        raw_request(node, ApiKey::ApiVersions, 3, &ApiVersionsRequest::default());
+        raw_request(node, ApiKey::ApiVersions, 3, &api_versions_request());
     assert!(!versions
         .api_keys
         .iter()

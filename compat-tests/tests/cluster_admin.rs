@@ -104,8 +104,7 @@ fn scram_credentials(node: &Broker, user: &str) -> Result<Vec<(i8, i32)>, i16> {
 
 /// The `metadata.version` `node`'s ApiVersions reports as finalized.
 fn metadata_version(node: &Broker) -> Option<i16> {
-    let r: ApiVersionsResponse =
-        raw_request(node, ApiKey::ApiVersions, 3, &ApiVersionsRequest::default());
+    let r: ApiVersionsResponse = raw_request(node, ApiKey::ApiVersions, 3, &api_versions_request());
     r.finalized_features
         .iter()
         .find(|f| f.name.as_str() == "metadata.version")

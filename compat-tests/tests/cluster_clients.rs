@@ -174,6 +174,7 @@ fn every_client_sees_three_brokers_and_topics_spread_over_them() {
         .unwrap();
     let mut pd = produce_request::PartitionProduceData::default();
     pd.index = index;
+    pd.records = Some(one_record_batch());
     let mut td = produce_request::TopicProduceData::default();
     td.name = TopicName(StrBytes::from_static_str("spread"));
     td.partition_data = vec![pd];

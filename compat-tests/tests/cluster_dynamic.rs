@@ -234,12 +234,8 @@ fn controllers_join_and_leave_a_dynamic_quorum_that_keeps_serving() {
     assert_eq!(resp.error_code, 127, "{resp:?}");
     create_topic_cli(&brokers[1], "before", 3);
     // ApiVersions names the quorum's kraft.version as finalized.
-    let versions: ApiVersionsResponse = raw_request(
-        &brokers[1],
-        ApiKey::ApiVersions,
-        3,
-        &ApiVersionsRequest::default(),
-    );
+    let versions: ApiVersionsResponse =
+        raw_request(&brokers[1], ApiKey::ApiVersions, 3, &api_versions_request());
     assert!(
         versions
             .finalized_features

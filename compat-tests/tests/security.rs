@@ -16,9 +16,8 @@ use std::time::{Duration, Instant};
 use common::*;
 use kafka_protocol::messages::create_acls_request::AclCreation;
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsRequest, ApiVersionsResponse, CreateAclsRequest, CreateAclsResponse,
-    MetadataResponse, SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
-    SaslHandshakeResponse,
+    ApiKey, ApiVersionsResponse, CreateAclsRequest, CreateAclsResponse, MetadataResponse,
+    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
@@ -413,7 +412,7 @@ fn tls_listeners_serve_kcat_with_a_verified_ca_and_with_client_certificates() {
     // A plaintext client on the TLS port gets no Kafka answer, and the listener goes on serving.
     let mut raw = TcpStream::connect(("127.0.0.1", s.ssl)).unwrap();
     raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let req = encode_request(ApiKey::ApiVersions, 3, &ApiVersionsRequest::default()).unwrap();
+    let req = encode_request(ApiKey::ApiVersions, 3, &api_versions_request()).unwrap();
     raw.write_all(&req).unwrap();
     let mut answer = Vec::new();
     let _ = raw.read_to_end(&mut answer);
@@ -500,7 +499,7 @@ fn the_sasl_exchange_follows_kafkas_rules_on_the_wire() {
     // enabled ones, and the connection closes.
     let mut c = RawConn::open(s.sasl_plaintext);
     let v: ApiVersionsResponse = c
-        .request(ApiKey::ApiVersions, 3, &ApiVersionsRequest::default())
+        .request(ApiKey::ApiVersions, 3, &api_versions_request())
         .unwrap();
     assert_eq!(v.error_code, 0);
     assert!(v

@@ -388,14 +388,10 @@ fn share_groups_on_three_nodes_survive_the_death_of_a_share_partition_leader() {
 /// lists `share` (Samsa's default).
 #[test]
 fn share_apis_are_advertised_only_when_share_groups_are_on() {
-    use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse};
+    use kafka_protocol::messages::{ApiKey, ApiVersionsResponse};
     let advertised = |broker: &Broker| -> Vec<i16> {
-        let resp: ApiVersionsResponse = raw_request(
-            broker,
-            ApiKey::ApiVersions,
-            3,
-            &ApiVersionsRequest::default(),
-        );
+        let resp: ApiVersionsResponse =
+            raw_request(broker, ApiKey::ApiVersions, 3, &api_versions_request());
         resp.api_keys.iter().map(|k| k.api_key).collect()
     };
     let share = [

@@ -174,8 +174,26 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
         } else {
             CONTROLLER_APIS
         };
-        let req = samsa_protocol::decode_request_served(frame, served)
-            .map_err(|e| format!("{REFUSED}: {e}"))?;
+        let req = match samsa_protocol::decode_request_served(frame, served) {
+            Ok(req) => req,
+            // A client newer than this listener (Kafka's tools with --bootstrap-controller) is
+            // told the versions it may use, as on the client listeners (KIP-511).
+            Err(samsa_protocol::RequestError::UnsupportedVersion {
+                api_key: ApiKey::ApiVersions,
+                correlation_id,
+                ..
+            }) => {
+                out.clear();
+                crate::handlers::api_versions::unsupported_version(
+                    &mut out,
+                    correlation_id,
+                    CONTROLLER_APIS,
+                );
+                stream.write_all(&out).await.map_err(|e| e.to_string())?;
+                continue;
+            }
+            Err(e) => return Err(format!("{REFUSED}: {e}")),
+        };
         let key = req.api_key;
         let version = req.api_version();
         let correlation_id = req.correlation_id();

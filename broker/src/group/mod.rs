@@ -738,7 +738,14 @@ impl GroupCoordinator {
         members: &[(String, Option<String>)],
     ) -> Result<Vec<Result<(), GroupError>>, GroupError> {
         self.check_member_group(group_id)?;
-        let group = self.group(group_id).ok_or(GroupError::UnknownMemberId)?;
+        // An unknown group has none of the members: Kafka answers each of them
+        // UNKNOWN_MEMBER_ID (the request itself succeeds from v3).
+        let Some(group) = self.group(group_id) else {
+            return Ok(members
+                .iter()
+                .map(|_| Err(GroupError::UnknownMemberId))
+                .collect());
+        };
         let now = crate::util::now_ms();
         self.operate(broker, &group, now, |g| {
             match g.leave(members, &self.cfg, now) {

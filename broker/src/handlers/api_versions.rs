@@ -17,8 +17,18 @@ use samsa_protocol::SUPPORTED_APIS;
 
 use super::Ctx;
 
-pub fn handle(ctx: &Ctx<'_>, _req: ApiVersionsRequest) -> ApiVersionsResponse {
+pub fn handle(ctx: &Ctx<'_>, req: ApiVersionsRequest) -> ApiVersionsResponse {
     let mut resp = ApiVersionsResponse::default();
+    // KIP-511: from v3 the client names its software; Kafka refuses names and versions that
+    // are not of letters, digits, '.' and '-' (starting and ending with a letter or digit),
+    // with nothing else in the answer.
+    if ctx.version >= 3
+        && !(valid_software_text(&req.client_software_name)
+            && valid_software_text(&req.client_software_version))
+    {
+        resp.error_code = ResponseError::InvalidRequest.code();
+        return resp;
+    }
     resp.api_keys = served();
     if !crate::share::enabled(&ctx.broker.dynamic_configs.effective()) {
         resp.api_keys.retain(|a| {
@@ -27,6 +37,7 @@ pub fn handle(ctx: &Ctx<'_>, _req: ApiVersionsRequest) -> ApiVersionsResponse {
                 .any(|k| *k as i16 == a.api_key)
         });
     }
+    let version = ctx.version;
     resp.supported_features = crate::lifecycle::supported_features()
         .into_iter()
         .map(|f| {
@@ -44,6 +55,8 @@ pub fn handle(ctx: &Ctx<'_>, _req: ApiVersionsRequest) -> ApiVersionsResponse {
             k.max_version = 1;
             k
         }))
+        // v3 cannot say a minimum of 0 (KAFKA-17011): such features are left out before v4.
+        .filter(|k| version >= 4 || k.min_version > 0)
         .collect();
     // The image first: the controller publishes its applied offset after the image, so the
     // epoch answered may trail these levels, never lead them (a client that caches levels by
@@ -76,11 +89,30 @@ fn served() -> Vec<ApiVersion> {
     samsa_protocol::api_table::api_versions(SUPPORTED_APIS)
 }
 
-/// The answer to an ApiVersions request of a version we do not serve.
-pub fn unsupported_version(out: &mut BytesMut, correlation_id: i32) {
+/// Kafka's rule for `client_software_name` and `client_software_version`
+/// (`ApiVersionsRequest.isValid`): letters, digits, '.' and '-', starting and ending with a
+/// letter or digit.
+fn valid_software_text(s: &str) -> bool {
+    let edge_ok = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    edge_ok(s.chars().next())
+        && edge_ok(s.chars().last())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+}
+
+/// The answer to an ApiVersions request of a version we do not serve: the v0 body with
+/// UNSUPPORTED_VERSION and, as Kafka answers, only ApiVersions' own range in `apis` (the client
+/// listeners' table, or the controller listener's), which is all the client needs to retry.
+pub fn unsupported_version(
+    out: &mut BytesMut,
+    correlation_id: i32,
+    apis: &[samsa_protocol::api_table::ApiRange],
+) {
     let mut resp = ApiVersionsResponse::default();
     resp.error_code = ResponseError::UnsupportedVersion.code();
-    resp.api_keys = served();
+    resp.api_keys = samsa_protocol::api_table::api_versions(apis);
+    resp.api_keys
+        .retain(|k| k.api_key == ApiKey::ApiVersions as i16);
     samsa_protocol::encode_response(
         out,
         ApiKey::ApiVersions,
@@ -89,4 +121,28 @@ pub fn unsupported_version(out: &mut BytesMut, correlation_id: i32) {
         &ResponseKind::ApiVersions(resp),
     )
     .expect("an ApiVersions v0 response always encodes");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_software_text;
+
+    #[test]
+    fn client_software_names_follow_kafkas_rule() {
+        for ok in ["librdkafka", "apache-kafka-java", "4.4.0", "a", "1.0-rc1"] {
+            assert!(valid_software_text(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "bad name!",
+            "1.0 beta",
+            "client-",
+            "-x",
+            ".x",
+            "x.",
+            "ü",
+        ] {
+            assert!(!valid_software_text(bad), "{bad}");
+        }
+    }
 }

@@ -370,7 +370,11 @@ async fn decode_and_handle(
             ..
         }) => {
             let mut body = BytesMut::new();
-            handlers::api_versions::unsupported_version(&mut body, correlation_id);
+            handlers::api_versions::unsupported_version(
+                &mut body,
+                correlation_id,
+                samsa_protocol::SUPPORTED_APIS,
+            );
             Ok(Reply::Ready(vec![Chunk::Bytes(body.freeze())]))
         }
         Err(e) => Err(e.to_string()),

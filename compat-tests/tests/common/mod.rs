@@ -459,7 +459,17 @@ pub fn produce_old_records(broker: &Broker, topic: &str, partitions: i32, n: usi
 }
 
 /// One acks=all Produce of a single record to `partition`, answered by `node`.
-pub fn produce_raw(node: &Broker, topic: &str, partition: i32) -> i16 {
+/// An ApiVersions request for v3+, naming this client's software as Kafka requires (a name
+/// and version of letters, digits, '.' and '-').
+pub fn api_versions_request() -> kafka_protocol::messages::ApiVersionsRequest {
+    let mut req = kafka_protocol::messages::ApiVersionsRequest::default();
+    req.client_software_name = StrBytes::from_static_str("compat-tests");
+    req.client_software_version = StrBytes::from_static_str("1.0");
+    req
+}
+
+/// A valid record batch of one record ("x"), as the raw requests of tests send it.
+pub fn one_record_batch() -> bytes::Bytes {
     use kafka_protocol::records::{
         Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
     };
@@ -484,9 +494,13 @@ pub fn produce_raw(node: &Broker, topic: &str, partition: i32) -> i16 {
         compression: Compression::None,
     };
     RecordBatchEncoder::encode(&mut buf, [record].iter(), &options).unwrap();
+    buf.freeze()
+}
+
+pub fn produce_raw(node: &Broker, topic: &str, partition: i32) -> i16 {
     let mut pd = kafka_protocol::messages::produce_request::PartitionProduceData::default();
     pd.index = partition;
-    pd.records = Some(buf.freeze());
+    pd.records = Some(one_record_batch());
     let mut td = kafka_protocol::messages::produce_request::TopicProduceData::default();
     td.name = TopicName(StrBytes::from_string(topic.to_string()));
     td.partition_data = vec![pd];
