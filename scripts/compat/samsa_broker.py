@@ -247,7 +247,11 @@ class Nodes:
     gives each node PLAINTEXT only). The same interface as Broker: `bootstrap` names every
     node's PLAINTEXT listener, `address(name)` every node's `name` listener."""
 
-    def __init__(self, samsa, workdir, nodes, props=None, listeners=(), rack_prefix=None):
+    def __init__(self, samsa, workdir, nodes, props=None, listeners=(), rack_prefix=None, standalone=False):
+        """`standalone`: one node formatted as the only voter of a dynamic quorum (KIP-853,
+        kraft.version 1: `samsa storage format --standalone`, then
+        `controller.quorum.bootstrap.servers`), as Kafka's `kafka-storage format --standalone`."""
+        assert not standalone or nodes == 1, "a standalone quorum has one node"
         self.samsa = samsa
         self.workdir = workdir
         self.log_path = os.path.join(workdir, "node-1.log")
@@ -267,11 +271,22 @@ class Nodes:
         self.procs, self.logs = [], []
         for i, ports in enumerate(self.ports):
             node = i + 1
-            args = [samsa, "--node.id=%d" % node, "--cluster.id=" + cluster_id,
-                    "--log.dirs=" + os.path.join(workdir, "node-%d" % node),
-                    "--listeners=" + ",".join("%s://127.0.0.1:%d" % kv for kv in ports.items()),
-                    "--controller.listener.names=CONTROLLER", "--controller.quorum.voters=" + voters,
-                    "--metrics.listener="]
+            quorum = ["--controller.listener.names=CONTROLLER"]
+            if standalone:
+                quorum += ["--process.roles=broker,controller",
+                           "--controller.quorum.bootstrap.servers=127.0.0.1:%d" % ports["CONTROLLER"]]
+            else:
+                quorum += ["--controller.quorum.voters=" + voters]
+            common = ["--node.id=%d" % node, "--log.dirs=" + os.path.join(workdir, "node-%d" % node),
+                      "--listeners=" + ",".join("%s://127.0.0.1:%d" % kv for kv in ports.items())] + quorum
+            if standalone:
+                with open(os.path.join(workdir, "format-%d.log" % node), "w") as out:
+                    if subprocess.run([samsa, "storage", "format", "--standalone"] + common,
+                                      stdout=out, stderr=subprocess.STDOUT).returncode != 0:
+                        raise SystemExit("samsa storage format failed; see " + out.name)
+                args = [samsa] + common + ["--metrics.listener="]
+            else:
+                args = [samsa, "--cluster.id=" + cluster_id] + common + ["--metrics.listener="]
             if rack_prefix:
                 args.append("--broker.rack=%s%d" % (rack_prefix, node))
             args += ["--%s=%s" % (k, v) for k, v in (props or {}).items()]

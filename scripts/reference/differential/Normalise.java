@@ -209,9 +209,38 @@ final class Normalise {
             }
             for (String n : names) diff(path + "/" + n, kafka.get(n), samsa.get(n), out);
         } else if (kafka.isArray()) {
+            Map<String, JsonNode> keyedKafka = keyed(kafka);
+            Map<String, JsonNode> keyedSamsa = keyed(samsa);
+            if (keyedKafka != null && keyedSamsa != null) {
+                // Entries with identities (a feature, a config, a topic) are matched by them, so
+                // one missing entry is one difference rather than a shift of all that follow.
+                java.util.TreeSet<String> keys = new java.util.TreeSet<>(keyedKafka.keySet());
+                keys.addAll(keyedSamsa.keySet());
+                for (String k : keys) diff(path + "/" + k, keyedKafka.get(k), keyedSamsa.get(k), out);
+                return;
+            }
             int n = Math.max(kafka.size(), samsa.size());
             for (int i = 0; i < n; i++) diff(path + "/" + i, kafka.get(i), samsa.get(i), out);
         }
+    }
+
+    /** An array's entries by their identifying fields (`name`, `name,partitionIndex`, ...), or
+     *  null when some entry has none or two share one. */
+    private static Map<String, JsonNode> keyed(JsonNode array) {
+        Map<String, JsonNode> out = new java.util.LinkedHashMap<>();
+        for (JsonNode item : array) {
+            if (!item.isObject()) return null;
+            StringBuilder key = new StringBuilder();
+            for (String field : IDENTITY) {
+                JsonNode v = item.get(field);
+                if (v != null && !v.isContainerNode() && !v.isNull()) {
+                    if (key.length() > 0) key.append(',');
+                    key.append(v.asText().replace("/", "%2F"));
+                }
+            }
+            if (key.length() == 0 || out.put(key.toString(), item) != null) return null;
+        }
+        return out;
     }
 
     private static String show(JsonNode n) {
