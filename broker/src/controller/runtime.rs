@@ -862,7 +862,15 @@ impl Runtime {
             Command::ChangeVoters { change, reply } => self.change_voters(change, reply),
             Command::Describe(reply) => {
                 let answer = if self.quorum.role() == Role::Leader {
-                    Describe::Local(self.quorum.describe(), self.endpoints.clone())
+                    let mut d = self.quorum.describe();
+                    // As Kafka's leader describes itself: fetched and caught up now (so a
+                    // follower's lag, which tools take from the leader's times, is never
+                    // negative).
+                    for me in d.voters.iter_mut().filter(|r| r.node_id == self.node_id) {
+                        me.last_fetch_ms = Some(now);
+                        me.last_caught_up_ms = Some(now);
+                    }
+                    Describe::Local(d, self.endpoints.clone())
                 } else {
                     match self.quorum.leader_id().and_then(|l| self.forward.get(&l)) {
                         Some(p) => Describe::Forward(p.clone(), self.timeout),
