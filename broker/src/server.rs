@@ -161,9 +161,7 @@ impl Broker {
             &config, node_id,
         ));
         let topics = TopicRegistry::open(&dir, &dynamic_configs.effective())?;
-        let validator =
-            crate::config::validator::BrokerConfigValidator::new(dynamic_configs.clone());
-        let controller = start_controller(&config, node_id, &cluster_id, &dir, validator)?;
+        let controller = start_controller(&config, node_id, &cluster_id, &dir, &dynamic_configs)?;
         // The coordinators hash keys over the partition count their topic has in the cluster
         // (this node's registry, else the metadata image as far as this node has it).
         let image = controller.image();
@@ -446,8 +444,7 @@ fn run_controller_only(config: BrokerConfig) -> anyhow::Result<()> {
     let dynamic_configs = Arc::new(crate::config::dynamic::DynamicConfigs::new(
         &config, node_id,
     ));
-    let validator = crate::config::validator::BrokerConfigValidator::new(dynamic_configs.clone());
-    let controller = start_controller(&config, node_id, &cluster_id, &dir, validator)?;
+    let controller = start_controller(&config, node_id, &cluster_id, &dir, &dynamic_configs)?;
     if config.is_set("metrics.listener") {
         tracing::info!(
             "metrics.listener is a broker's endpoint: a controller-only node does not serve it"
@@ -552,7 +549,7 @@ fn start_controller(
     node_id: i32,
     cluster_id: &str,
     dir: &std::path::Path,
-    validator: crate::config::validator::BrokerConfigValidator,
+    dynamic_configs: &Arc<crate::config::dynamic::DynamicConfigs>,
 ) -> anyhow::Result<crate::controller::runtime::Controller> {
     use crate::controller::runtime::{Controller, ControllerSettings};
     let kraft = crate::controller::settings::KraftConfig::from_config(config)?;
@@ -608,7 +605,12 @@ fn start_controller(
             local_broker: kraft.roles.broker,
             ..controller_config(config, cluster_id)
         },
-        config_validator: Some(Box::new(validator)),
+        // The active controller checks configs against this node's configuration, and the
+        // controller listener describes it (KIP-919).
+        config_validator: Some(Box::new(
+            crate::config::validator::BrokerConfigValidator::new(dynamic_configs.clone()),
+        )),
+        configs: dynamic_configs.clone(),
     };
     let single = settings.quorum.voters.len() == 1 && settings.quorum.voters.contains(&node_id);
     let controller = Controller::start(settings)

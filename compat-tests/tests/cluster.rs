@@ -168,6 +168,74 @@ fn the_controller_listener_serves_only_the_controller_apis_and_survives_bad_inpu
         assert!(keys.contains(&(k as i16)), "{k:?} missing from {keys:?}");
     }
     assert!(!keys.contains(&(ApiKey::Produce as i16)), "{keys:?}");
+    // What Kafka's tools given --bootstrap-controller ask (KIP-919) is served there too, with
+    // the features this controller supports and those finalized.
+    for k in [ApiKey::DescribeCluster, ApiKey::DescribeConfigs] {
+        assert!(keys.contains(&(k as i16)), "{k:?} missing from {keys:?}");
+    }
+    let finalized: Vec<(String, i16)> = versions
+        .finalized_features
+        .iter()
+        .map(|f| (f.name.to_string(), f.max_version_level))
+        .collect();
+    assert_eq!(finalized, vec![("metadata.version".to_string(), 25)]);
+    assert!(versions.finalized_features_epoch > 0);
+    let v4: ApiVersionsResponse =
+        raw_request_to(&controller, ApiKey::ApiVersions, 4, &api_versions_request());
+    let supported: Vec<(String, i16, i16)> = v4
+        .supported_features
+        .iter()
+        .map(|f| (f.name.to_string(), f.min_version, f.max_version))
+        .collect();
+    assert_eq!(
+        supported,
+        vec![
+            ("metadata.version".to_string(), 7, 25),
+            ("kraft.version".to_string(), 0, 1)
+        ]
+    );
+    // DescribeCluster: the voters by their controller endpoints, the leader; brokers are the
+    // client listeners' to tell.
+    let mut dc = DescribeClusterRequest::default();
+    dc.endpoint_type = 2;
+    let r: DescribeClusterResponse = raw_request_to(&controller, ApiKey::DescribeCluster, 1, &dc);
+    assert_eq!(r.error_code, 0, "{r:?}");
+    assert_eq!(
+        (r.endpoint_type, r.controller_id.0, r.cluster_id.as_str()),
+        (2, 1, cluster.cluster_id.as_str())
+    );
+    let listed: Vec<(i32, String)> = r
+        .brokers
+        .iter()
+        .map(|b| (b.broker_id.0, format!("{}:{}", b.host, b.port)))
+        .collect();
+    assert_eq!(listed, vec![(1, controller.clone())]);
+    dc.endpoint_type = 1;
+    let r: DescribeClusterResponse = raw_request_to(&controller, ApiKey::DescribeCluster, 1, &dc);
+    assert_eq!(r.error_code, ResponseError::MismatchedEndpointType.code());
+    // DescribeConfigs: this node's configs, as its client listener describes them.
+    let mut resource = describe_configs_request::DescribeConfigsResource::default();
+    resource.resource_type = 4;
+    resource.resource_name = StrBytes::from_static_str("1");
+    resource.configuration_keys = Some(vec![StrBytes::from_static_str("log.dirs")]);
+    let mut other = resource.clone();
+    other.resource_name = StrBytes::from_static_str("2");
+    let mut configs = DescribeConfigsRequest::default();
+    configs.resources = vec![resource, other];
+    let r: DescribeConfigsResponse =
+        raw_request_to(&controller, ApiKey::DescribeConfigs, 4, &configs);
+    assert_eq!(r.results[0].error_code, 0, "{r:?}");
+    assert_eq!(
+        r.results[0].configs[0].value.as_deref(),
+        Some(node.data_dir.to_str().unwrap())
+    );
+    assert_eq!(
+        r.results[1].error_code,
+        ResponseError::InvalidRequest.code()
+    );
+    let from_client: DescribeConfigsResponse =
+        raw_request(node, ApiKey::DescribeConfigs, 4, &configs);
+    assert_eq!(r, from_client);
     // And the client listener does not list the controllers' RPCs.
     let versions: ApiVersionsResponse =
         raw_request(node, ApiKey::ApiVersions, 3, &api_versions_request());

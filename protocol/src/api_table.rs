@@ -107,9 +107,11 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
 
 /// What a controller listener (`controller.listener.names`) answers, in api-key order: the
 /// KRaft RPCs between controllers, DescribeQuorum, brokers' registrations, heartbeats and
-/// producer-id blocks, and the admin APIs brokers forward (topics, configs, ACLs, SCRAM
-/// credentials, features, leader elections, reassignments). Kafka's controllers serve more admin APIs; each is listed here only
-/// once it has a handler on that listener.
+/// producer-id blocks, the admin APIs brokers forward (topics, configs, ACLs, SCRAM
+/// credentials, features, leader elections, reassignments), and what Kafka's tools given
+/// `--bootstrap-controller` ask (KIP-919: DescribeCluster, DescribeConfigs, ApiVersions with
+/// features). Kafka's controllers serve more admin APIs; each is listed here only once it has
+/// a handler on that listener.
 pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::Fetch, 4, 18),
     api(ApiKey::ApiVersions, 0, 4),
@@ -117,6 +119,7 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::DeleteTopics, 1, 6),
     api(ApiKey::CreateAcls, 1, 3),
     api(ApiKey::DeleteAcls, 1, 3),
+    api(ApiKey::DescribeConfigs, 1, 4),
     api(ApiKey::AlterConfigs, 0, 2),
     api(ApiKey::CreatePartitions, 0, 3),
     api(ApiKey::ElectLeaders, 0, 2),
@@ -130,6 +133,7 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::AlterPartition, 2, 3),
     api(ApiKey::UpdateFeatures, 0, 2),
     api(ApiKey::FetchSnapshot, 0, 1),
+    api(ApiKey::DescribeCluster, 0, 2),
     api(ApiKey::BrokerRegistration, 0, 4),
     api(ApiKey::BrokerHeartbeat, 0, 1),
     api(ApiKey::AllocateProducerIds, 0, 0),

@@ -3,6 +3,12 @@
 //! request at a time per connection (responses go out in request order, as Kafka's protocol
 //! requires), on the controller thread's own runtime, apart from the client listeners.
 //!
+//! Kafka's tools given `--bootstrap-controller` (KIP-919) are answered here as Kafka's
+//! controllers answer them: ApiVersions with the features this node supports and those its
+//! committed image finalized, DescribeCluster with the quorum's voters (any voter answers, not
+//! only the leader), DescribeConfigs of this node's configs (the client listeners' code), and
+//! DescribeQuorum on the leader.
+//!
 //! Secured as `listener.security.protocol.map` says: TLS (rustls through tokio-rustls, the
 //! listener's `ssl.*` keys, mutual TLS with `ssl.client.auth`) and SASL in its framed form
 //! (SaslHandshake v1, SaslAuthenticate) with PLAIN or OAUTHBEARER, before any other request
@@ -17,21 +23,22 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsResponse, RequestKind, ResponseKind, SaslAuthenticateResponse,
-    SaslHandshakeResponse,
+    ApiKey, RequestKind, ResponseKind, SaslAuthenticateResponse, SaslHandshakeResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
+use samsa_cluster::metadata::MetadataImage;
 use samsa_protocol::{FrameDecoder, CONTROLLER_APIS, CONTROLLER_SASL_APIS};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::security::sasl::{Exchange, Mechanism, SaslError};
 use crate::security::ListenerSecurity;
 
 use super::active::{ControllerRequest, NOT_CONTROLLER};
-use super::runtime::{Command, Describe, Routed};
+use super::runtime::{Command, Describe, QuorumStatus, Routed};
 use super::wire;
+use crate::config::dynamic::DynamicConfigs;
 
 /// How errors that are the peer's fault begin (logged as warnings; I/O errors are not).
 const REFUSED: &str = "refused request";
@@ -46,14 +53,25 @@ const AUTHENTICATION_TIME: Duration = Duration::from_secs(10);
 /// `connection.failed.authentication.delay.ms` default), to slow guessing.
 const FAILED_AUTHENTICATION_DELAY: Duration = Duration::from_millis(100);
 
+/// What the listener answers from besides the controller thread: this node's identity, its
+/// committed image and quorum status (ApiVersions' features), and its configuration
+/// (DescribeConfigs), as Kafka's controllers answer Kafka's tools (KIP-919).
+pub(super) struct Served {
+    pub node_id: i32,
+    pub cluster_id: Arc<str>,
+    pub image: watch::Receiver<Arc<MetadataImage>>,
+    pub status: watch::Receiver<QuorumStatus>,
+    pub configs: Arc<DynamicConfigs>,
+}
+
 pub(super) fn spawn(
     listener: std::net::TcpListener,
     security: Arc<ListenerSecurity>,
     tx: mpsc::UnboundedSender<Command>,
     ids: Arc<AtomicU64>,
-    cluster_id: String,
+    served: Served,
 ) {
-    let cluster_id: Arc<str> = cluster_id.into();
+    let node: Arc<Served> = Arc::new(served);
     tokio::spawn(async move {
         let _ = listener.set_nonblocking(true);
         let listener = match tokio::net::TcpListener::from_std(listener) {
@@ -69,16 +87,16 @@ pub(super) fn spawn(
                     let _ = stream.set_nodelay(true);
                     let tx = tx.clone();
                     let ids = ids.clone();
-                    let cluster_id = cluster_id.clone();
+                    let node = node.clone();
                     let security = security.clone();
                     tokio::spawn(async move {
                         let served = match &security.tls {
-                            None => serve(stream, &security, tx, ids, cluster_id).await,
+                            None => serve(stream, &security, tx, ids, &node).await,
                             Some(tls) => {
                                 let config = tls.get().server_config().clone();
                                 let accept = tokio_rustls::TlsAcceptor::from(config).accept(stream);
                                 match tokio::time::timeout(AUTHENTICATION_TIME, accept).await {
-                                    Ok(Ok(s)) => serve(s, &security, tx, ids, cluster_id).await,
+                                    Ok(Ok(s)) => serve(s, &security, tx, ids, &node).await,
                                     Ok(Err(e)) => Err(format!("{REFUSED}: TLS handshake: {e}")),
                                     Err(_) => Err(format!("{REFUSED}: no TLS handshake within {AUTHENTICATION_TIME:?}")),
                                 }
@@ -122,7 +140,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
     security: &ListenerSecurity,
     tx: mpsc::UnboundedSender<Command>,
     ids: Arc<AtomicU64>,
-    cluster_id: Arc<str>,
+    node: &Served,
 ) -> Result<(), String> {
     let mut sasl = match &security.sasl {
         Some(_) => Sasl::Handshake,
@@ -206,17 +224,21 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
         }
         let mut close = false;
         let mut response = match (&mut sasl, req.body) {
-            (_, RequestKind::ApiVersions(_)) => {
-                let mut resp = ApiVersionsResponse::default();
-                resp.api_keys = samsa_protocol::api_table::api_versions(CONTROLLER_APIS);
+            (_, RequestKind::ApiVersions(r)) => {
+                // Before authentication too, as Kafka's controllers answer it.
+                let mut apis = samsa_protocol::api_table::api_versions(CONTROLLER_APIS);
                 if security.sasl.is_some() {
-                    resp.api_keys
-                        .extend(samsa_protocol::api_table::api_versions(
-                            CONTROLLER_SASL_APIS,
-                        ));
-                    resp.api_keys.sort_by_key(|k| k.api_key);
+                    apis.extend(samsa_protocol::api_table::api_versions(
+                        CONTROLLER_SASL_APIS,
+                    ));
+                    apis.sort_by_key(|k| k.api_key);
                 }
-                ResponseKind::ApiVersions(resp)
+                // The image before the status, as on the client listeners.
+                let image = node.image.borrow().clone();
+                let status = *node.status.borrow();
+                ResponseKind::ApiVersions(crate::handlers::api_versions::answer(
+                    &r, version, apis, &image, &status,
+                ))
             }
             (state @ (Sasl::Handshake | Sasl::Authenticated(_)), RequestKind::SaslHandshake(r)) => {
                 let settings = security.sasl.as_ref().expect("a SASL listener");
@@ -294,7 +316,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
                 ResponseKind::SaslAuthenticate(resp)
             }
             (Sasl::Open | Sasl::Authenticated(_), body) if !is_sasl => {
-                answer(key, version, body, &tx, &ids, &cluster_id).await?
+                answer(key, version, body, &tx, &ids, node, &security.name).await?
             }
             (_, _) => {
                 // Kafka's authenticator closes the connection on a request out of turn.
@@ -322,13 +344,45 @@ async fn answer(
     body: RequestKind,
     tx: &mpsc::UnboundedSender<Command>,
     ids: &AtomicU64,
-    cluster_id: &str,
+    node: &Served,
+    listener_name: &str,
 ) -> Result<ResponseKind, String> {
+    let cluster_id: &str = &node.cluster_id;
     match body {
-        RequestKind::ApiVersions(_) => {
-            let mut resp = ApiVersionsResponse::default();
-            resp.api_keys = samsa_protocol::api_table::api_versions(CONTROLLER_APIS);
-            Ok(ResponseKind::ApiVersions(resp))
+        // KIP-919: the controllers, for Kafka's tools given --bootstrap-controller.
+        RequestKind::DescribeCluster(r) => {
+            let (reply, rx) = oneshot::channel();
+            tx.send(Command::Controllers(reply))
+                .map_err(|_| "the controller stopped".to_string())?;
+            let controllers = rx.await.map_err(|_| "the controller stopped".to_string())?;
+            let metadata_version = node.image.borrow().metadata_version();
+            Ok(ResponseKind::DescribeCluster(
+                crate::handlers::describe_cluster::answer_controllers(
+                    &r,
+                    version,
+                    cluster_id,
+                    &controllers,
+                    listener_name,
+                    metadata_version,
+                ),
+            ))
+        }
+        // This node's configs (and any topic's or group's), as its client listeners answer.
+        RequestKind::DescribeConfigs(r) => {
+            let image = node.image.borrow().clone();
+            let cfg = node.configs.effective_in(&image);
+            let source = crate::handlers::describe_configs::Basis {
+                node_id: node.node_id,
+                image: &image,
+                cfg: &cfg,
+                // Only topics in the metadata log: a broker's pre-KRaft topics are its own.
+                own_topic: &|_| None,
+                // Controller RPCs are not checked against ACLs (see above).
+                authorize: &|_, _| Ok(()),
+            };
+            Ok(ResponseKind::DescribeConfigs(
+                crate::handlers::describe_configs::describe(&source, r),
+            ))
         }
         RequestKind::DescribeQuorum(r) => {
             let (reply, rx) = oneshot::channel();

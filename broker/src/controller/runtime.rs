@@ -72,6 +72,10 @@ pub struct ControllerSettings {
     /// What the active controller asks about config keys (the broker's config definitions);
     /// `None` accepts every config.
     pub config_validator: Option<Box<dyn samsa_cluster::controller::ConfigValidator>>,
+    /// This node's configuration, whose dynamic layers the committed image holds: what
+    /// DescribeConfigs answers on the controller listener (KIP-919's `--bootstrap-controller`
+    /// tools).
+    pub configs: Arc<crate::config::dynamic::DynamicConfigs>,
 }
 
 #[derive(Debug, Clone)]
@@ -115,6 +119,14 @@ pub enum Routed {
     },
 }
 
+/// The metadata quorum's voters as this node knows them, whether it leads or not: each voter's
+/// controller endpoints, and the leader (DescribeCluster on the controller listener, KIP-919).
+#[derive(Debug, Clone, Default)]
+pub struct Controllers {
+    pub endpoints: Vec<VoterEndpoint>,
+    pub leader_id: Option<NodeId>,
+}
+
 /// DescribeQuorum's answer: the leader's own view, or where to ask for it.
 pub enum Describe {
     /// The description and every voter's controller endpoint (node id, listener name, host,
@@ -150,6 +162,8 @@ pub(super) enum Command {
         leader: Option<(NodeId, SocketAddr)>,
     },
     Describe(oneshot::Sender<Describe>),
+    /// The voters' endpoints and the leader, answered by any node.
+    Controllers(oneshot::Sender<Controllers>),
     Propose {
         records: Vec<MetadataRecord>,
         reply: oneshot::Sender<Result<i64, ProposalError>>,
@@ -233,6 +247,13 @@ impl Controller {
         let elections2 = elections.clone();
         let tx2 = tx.clone();
         let ids = next_inbound_id.clone();
+        let served = super::listener::Served {
+            node_id: settings.node_id,
+            cluster_id: settings.cluster_id.clone().into(),
+            image: image_rx.clone(),
+            status: status_rx.clone(),
+            configs: settings.configs.clone(),
+        };
         let thread = std::thread::Builder::new()
             .name("controller".into())
             .spawn(move || {
@@ -249,7 +270,7 @@ impl Controller {
                         settings, store, loaded, image, tx2, image_tx, status_tx, elections2,
                     );
                     if let Some((listener, security)) = runtime.listen.take() {
-                        super::listener::spawn(listener, security, runtime.tx.clone(), ids, runtime.cluster_id.clone());
+                        super::listener::spawn(listener, security, runtime.tx.clone(), ids, served);
                     }
                     if let Err(e) = runtime.run(rx).await {
                         // The node stops voting and leading; the broker sees `failure` and
@@ -878,6 +899,12 @@ impl Runtime {
                     }
                 };
                 let _ = reply.send(answer);
+            }
+            Command::Controllers(reply) => {
+                let _ = reply.send(Controllers {
+                    endpoints: self.endpoints.clone(),
+                    leader_id: self.quorum.leader_id(),
+                });
             }
             Command::Propose { records, reply } => {
                 self.propose(now, &records, move |r| {

@@ -13,31 +13,52 @@ use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse, 
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use samsa_cluster::metadata::image::METADATA_VERSION_FEATURE;
+use samsa_cluster::metadata::MetadataImage;
 use samsa_protocol::SUPPORTED_APIS;
 
 use super::Ctx;
+use crate::controller::runtime::QuorumStatus;
 
 pub fn handle(ctx: &Ctx<'_>, req: ApiVersionsRequest) -> ApiVersionsResponse {
+    let mut apis = served();
+    if !crate::share::enabled(&ctx.broker.dynamic_configs.effective()) {
+        apis.retain(|a| {
+            !samsa_protocol::api_table::SHARE_APIS
+                .iter()
+                .any(|k| *k as i16 == a.api_key)
+        });
+    }
+    // The image first: the controller publishes its applied offset after the image, so the
+    // epoch answered may trail these levels, never lead them (a client that caches levels by
+    // epoch then takes the same levels again at the next epoch, rather than keeping old levels
+    // under a new epoch).
+    let image = ctx.broker.controller.image();
+    let status = ctx.broker.controller.status();
+    answer(&req, ctx.version, apis, &image, &status)
+}
+
+/// The answer to `req` listing `apis`, with the features of `image` and `status` (read in that
+/// order): the client listeners' and the controller listener's, which Kafka's controllers
+/// answer alike (KIP-919's `--bootstrap-controller` tools read features there).
+pub fn answer(
+    req: &ApiVersionsRequest,
+    version: i16,
+    apis: Vec<ApiVersion>,
+    image: &MetadataImage,
+    status: &QuorumStatus,
+) -> ApiVersionsResponse {
     let mut resp = ApiVersionsResponse::default();
     // KIP-511: from v3 the client names its software; Kafka refuses names and versions that
     // are not of letters, digits, '.' and '-' (starting and ending with a letter or digit),
     // with nothing else in the answer.
-    if ctx.version >= 3
+    if version >= 3
         && !(valid_software_text(&req.client_software_name)
             && valid_software_text(&req.client_software_version))
     {
         resp.error_code = ResponseError::InvalidRequest.code();
         return resp;
     }
-    resp.api_keys = served();
-    if !crate::share::enabled(&ctx.broker.dynamic_configs.effective()) {
-        resp.api_keys.retain(|a| {
-            !samsa_protocol::api_table::SHARE_APIS
-                .iter()
-                .any(|k| *k as i16 == a.api_key)
-        });
-    }
-    let version = ctx.version;
+    resp.api_keys = apis;
     resp.supported_features = crate::lifecycle::supported_features()
         .into_iter()
         .map(|f| {
@@ -58,12 +79,6 @@ pub fn handle(ctx: &Ctx<'_>, req: ApiVersionsRequest) -> ApiVersionsResponse {
         // v3 cannot say a minimum of 0 (KAFKA-17011): such features are left out before v4.
         .filter(|k| version >= 4 || k.min_version > 0)
         .collect();
-    // The image first: the controller publishes its applied offset after the image, so the
-    // epoch answered may trail these levels, never lead them (a client that caches levels by
-    // epoch then takes the same levels again at the next epoch, rather than keeping old levels
-    // under a new epoch).
-    let image = ctx.broker.controller.image();
-    let status = ctx.broker.controller.status();
     let applied_offset = status.applied_offset;
     if let Some(metadata_version) = image.metadata_version() {
         resp.finalized_features_epoch = applied_offset - 1;

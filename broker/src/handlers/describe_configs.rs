@@ -13,6 +13,10 @@
 //!   keys set in the dynamic default layer, as Kafka answers.
 //! - A group (KIP-848), existing or not: its group configs, overridden or the broker defaults.
 //!
+//! The controller listener answers the same from this node's image and configuration
+//! ([`describe`] with a [`Basis`]), as Kafka's controllers serve DescribeConfigs to tools given
+//! `--bootstrap-controller` (KIP-919).
+//!
 //! Sensitive values (passwords, and custom keys whose type is unknown) are never returned, as
 //! in Kafka. ACLs: DESCRIBE_CONFIGS on the topic (TOPIC_AUTHORIZATION_FAILED), the group
 //! (GROUP_AUTHORIZATION_FAILED), or the cluster for broker configs (CLUSTER_AUTHORIZATION_FAILED).
@@ -72,10 +76,18 @@ pub fn broker_resource(
     name: &str,
     describe: bool,
 ) -> Result<bool, (ResponseError, String)> {
+    broker_resource_of(ctx.broker.node_id, name, describe)
+}
+
+/// [`broker_resource`] on the node `node_id`.
+fn broker_resource_of(
+    node_id: i32,
+    name: &str,
+    describe: bool,
+) -> Result<bool, (ResponseError, String)> {
     if name.is_empty() {
         return Ok(false);
     }
-    let node_id = ctx.broker.node_id;
     let id: i32 = name.parse().map_err(|_| {
         let what = if describe { "Broker" } else { "Node" };
         (
@@ -113,10 +125,46 @@ impl Wanted {
     }
 }
 
+/// What a DescribeConfigs answer is made of: the client listeners' (from a [`Ctx`]) and the
+/// controller listener's (KIP-919: Kafka's tools given `--bootstrap-controller`), so that both
+/// answer alike.
+pub struct Basis<'a> {
+    pub node_id: i32,
+    /// The committed metadata image: topics, their overrides, the dynamic layers, groups.
+    pub image: &'a MetadataImage,
+    /// This node's configuration with the image's dynamic layers.
+    pub cfg: &'a BrokerConfig,
+    /// The overrides of a topic that only this node knows (from before the metadata log held
+    /// topics), if `name` is one.
+    pub own_topic: &'a dyn Fn(&str) -> Option<topic_config::TopicOverrides>,
+    /// The ACL check of DESCRIBE_CONFIGS on a resource (type, name), as
+    /// [`authorize_resource`] makes it.
+    pub authorize: &'a dyn Fn(i8, &str) -> Result<(), (ResponseError, String)>,
+}
+
 pub fn handle(ctx: &Ctx<'_>, req: DescribeConfigsRequest) -> DescribeConfigsResponse {
-    let mut resp = DescribeConfigsResponse::default();
     let image = ctx.broker.controller.image();
     let cfg = ctx.broker.dynamic_configs.effective_in(&image);
+    let source = Basis {
+        node_id: ctx.broker.node_id,
+        image: &image,
+        cfg: &cfg,
+        own_topic: &|name| {
+            let topic = ctx.broker.topics.get(name).filter(|t| !t.managed)?;
+            let overrides = topic.overrides.read().clone();
+            Some(overrides)
+        },
+        authorize: &|resource_type, name| {
+            authorize_resource(ctx, AclOperation::DescribeConfigs, resource_type, name)
+        },
+    };
+    describe(&source, req)
+}
+
+/// The answer to `req` from `source`.
+pub fn describe(source: &Basis<'_>, req: DescribeConfigsRequest) -> DescribeConfigsResponse {
+    let mut resp = DescribeConfigsResponse::default();
+    let (image, cfg) = (source.image, source.cfg);
     for res in req.resources {
         let mut r = DescribeConfigsResult::default();
         r.resource_type = res.resource_type;
@@ -129,15 +177,14 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeConfigsRequest) -> DescribeConfigsResp
             documentation: req.include_documentation,
         };
         let name = res.resource_name.as_str();
-        let authorized =
-            authorize_resource(ctx, AclOperation::DescribeConfigs, res.resource_type, name);
+        let authorized = (source.authorize)(res.resource_type, name);
         let configs = match res.resource_type {
             _ if authorized.is_err() => authorized.map(|()| Vec::new()),
-            RESOURCE_TOPIC => describe_topic(ctx, &image, &cfg, name, &wanted),
-            RESOURCE_BROKER => broker_resource(ctx, name, true)
-                .map(|per_broker| describe_broker(&cfg, per_broker, &wanted)),
+            RESOURCE_TOPIC => describe_topic(source, name, &wanted),
+            RESOURCE_BROKER => broker_resource_of(source.node_id, name, true)
+                .map(|per_broker| describe_broker(cfg, per_broker, &wanted)),
             RESOURCE_BROKER_LOGGER => Ok(Vec::new()),
-            RESOURCE_GROUP => describe_group(&image, &cfg, name, &wanted),
+            RESOURCE_GROUP => describe_group(image, cfg, name, &wanted),
             other => Err((
                 ResponseError::InvalidRequest,
                 format!("Unsupported resource type: {other}"),
@@ -184,26 +231,21 @@ fn synonym(name: &str, value: Option<String>, source: i8) -> DescribeConfigsSyno
 }
 
 fn describe_topic(
-    ctx: &Ctx<'_>,
-    image: &MetadataImage,
-    cfg: &BrokerConfig,
+    source: &Basis<'_>,
     name: &str,
     wanted: &Wanted,
 ) -> Result<Vec<DescribeConfigsResourceResult>, (ResponseError, String)> {
-    let overrides = if image.topic_by_name(name).is_some() {
-        layer(image, RESOURCE_TOPIC, name)
+    let overrides = if source.image.topic_by_name(name).is_some() {
+        layer(source.image, RESOURCE_TOPIC, name)
     } else {
-        let own = ctx.broker.topics.get(name).filter(|t| !t.managed);
-        let topic = own.ok_or_else(|| {
+        (source.own_topic)(name).ok_or_else(|| {
             (
                 ResponseError::UnknownTopicOrPartition,
                 format!("topic '{name}' does not exist"),
             )
-        })?;
-        let overrides = topic.overrides.read().clone();
-        overrides
+        })?
     };
-    Ok(topic_entries(cfg, &overrides, wanted))
+    Ok(topic_entries(source.cfg, &overrides, wanted))
 }
 
 /// A topic's entries given its overrides.
