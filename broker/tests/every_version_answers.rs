@@ -828,6 +828,27 @@ fn every_version_answers_with_an_authorizer_that_denies() {
 /// `leader.replication.throttled.replicas`; a config without a value is null).
 const KAFKA_SENDS_EMPTY: &[&str] = &["metadata", "value"];
 
+/// Struct fields where Kafka 4.4 sends "" on success, as the differential run against it shows
+/// (scripts/reference/compare): a coordinator FindCoordinator v4+ found.
+const KAFKA_SENDS_EMPTY_AT: &[&str] = &["Coordinator.error_message"];
+
+/// Fields of one API's answer where Kafka 4.4 sends "" when nothing went wrong (the schema's
+/// default), as the differential run shows: DescribeQuorum's messages and
+/// DescribeUserScramCredentials'.
+fn kafka_sends_empty_in(key: ApiKey, path: &str) -> bool {
+    matches!(
+        (key, path),
+        (
+            ApiKey::DescribeQuorum,
+            "DescribeQuorumResponse.error_message" | "PartitionData.error_message"
+        ) | (
+            ApiKey::DescribeUserScramCredentials,
+            "DescribeUserScramCredentialsResponse.error_message"
+                | "DescribeUserScramCredentialsResult.error_message"
+        )
+    )
+}
+
 /// The name of the struct whose field ends `text`, a `Debug` rendering cut inside it.
 fn enclosing_struct(text: &str) -> &str {
     let mut depth = 0;
@@ -890,7 +911,11 @@ fn empty_where_kafka_sends_null(key: ApiKey, version: i16, frame: &[u8]) -> Vec<
             .next()
             .unwrap_or_default();
         let path = format!("{}.{field}", enclosing_struct(&text[..at]));
-        if !KAFKA_SENDS_EMPTY.contains(&field) && on_the_wire(&path, version) {
+        if !KAFKA_SENDS_EMPTY.contains(&field)
+            && !KAFKA_SENDS_EMPTY_AT.contains(&path.as_str())
+            && !kafka_sends_empty_in(key, &path)
+            && on_the_wire(&path, version)
+        {
             found.push(path);
         }
     }

@@ -319,10 +319,10 @@ impl GroupCoordinator {
             .fetch_add(after as i64 - before as i64, Ordering::Relaxed);
     }
 
-    /// Refuses requests for a group a member belongs to whose id is empty: Kafka takes the
-    /// empty group id for committed offsets and their administration (a "simple" group that
-    /// can be listed, described and deleted), never for membership (JoinGroup, SyncGroup,
-    /// Heartbeat, LeaveGroup, the heartbeats of the newer protocols) or a transaction's offsets.
+    /// Refuses the empty group id where Kafka does: it takes it for committed offsets, their
+    /// fetch, listing, describing and deleting the group (a "simple" group), never for
+    /// membership (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, the heartbeats of the newer
+    /// protocols), a transaction's offsets or OffsetDelete.
     pub fn check_member_group(&self, group_id: &str) -> Result<(), GroupError> {
         if group_id.is_empty() {
             return Err(GroupError::InvalidGroupId);
@@ -996,7 +996,7 @@ impl GroupCoordinator {
         group_id: &str,
         topics: Vec<(String, Vec<i32>)>,
     ) -> Result<PartitionResults, GroupError> {
-        self.check_loaded(group_id)?;
+        self.check_member_group(group_id)?;
         let group = self.group(group_id).ok_or(GroupError::GroupIdNotFound)?;
         let now = crate::util::now_ms();
         let (mut results, written) = {

@@ -29,7 +29,11 @@ pub async fn handle(ctx: &Ctx<'_>, req: FindCoordinatorRequest) -> FindCoordinat
     let c = coordinator(ctx, &req.key, req.key_type).await;
     resp.error_code = c.error_code;
     if ctx.version >= 1 {
-        resp.error_message = c.error_message;
+        // Kafka's v1-3 answer names the error even when there is none (`Errors.NONE.message()`).
+        resp.error_message = match c.error_code {
+            0 => Some(StrBytes::from_static_str("NONE")),
+            _ => c.error_message,
+        };
     }
     resp.node_id = c.node_id;
     resp.host = c.host;
@@ -102,7 +106,8 @@ async fn coordinator(ctx: &Ctx<'_>, key: &StrBytes, key_type: i8) -> Coordinator
     c.node_id = BrokerId(node.id);
     c.host = StrBytes::from_string(node.host);
     c.port = node.port;
-    c.error_message = None;
+    // Kafka's batched answer (v4+) carries an empty message for a coordinator it found.
+    c.error_message = Some(StrBytes::default());
     c
 }
 

@@ -22,11 +22,19 @@ pub async fn handle(ctx: &Ctx<'_>, req: OffsetDeleteRequest) -> OffsetDeleteResp
     }
     let may_read = |topic: &str| ctx.authorize(AclOperation::Read, ResourceType::Topic, topic);
     let mut known = Vec::new();
+    // Partitions the topic has, by topic: another partition is UNKNOWN_TOPIC_OR_PARTITION.
+    let mut counts = std::collections::HashMap::new();
     for t in &req.topics {
-        if may_read(&t.name) && ctx.broker.topics.get(t.name.as_str()).is_some() {
+        let topic = ctx.broker.topics.get(t.name.as_str());
+        if let (true, Some(topic)) = (may_read(&t.name), topic) {
+            counts.insert(t.name.to_string(), topic.partition_count);
             known.push((
                 t.name.to_string(),
-                t.partitions.iter().map(|p| p.partition_index).collect(),
+                t.partitions
+                    .iter()
+                    .map(|p| p.partition_index)
+                    .filter(|p| (0..topic.partition_count).contains(p))
+                    .collect(),
             ));
         }
     }
@@ -50,8 +58,12 @@ pub async fn handle(ctx: &Ctx<'_>, req: OffsetDeleteRequest) -> OffsetDeleteResp
         for p in &t.partitions {
             let mut rp = OffsetDeleteResponsePartition::default();
             rp.partition_index = p.partition_index;
+            let exists = counts
+                .get(t.name.as_str())
+                .is_some_and(|n| (0..*n).contains(&p.partition_index));
             rp.error_code = match found {
                 _ if !authorized => ResponseError::TopicAuthorizationFailed.code(),
+                _ if !exists => ResponseError::UnknownTopicOrPartition.code(),
                 None => ResponseError::UnknownTopicOrPartition.code(),
                 Some((_, ps)) => ps
                     .iter()
