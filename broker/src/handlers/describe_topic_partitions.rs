@@ -4,7 +4,8 @@
 //! `max.request.partition.size.limit`), and `next_cursor` names the first topic and partition
 //! the next page starts at, exactly as Kafka's metadata cache pages them: a topic cut short
 //! sets the cursor inside it; a page that ends with a topic's last partition points at the next
-//! topic's partition 0. The cursor's topic must be among the named topics (INVALID_REQUEST).
+//! topic's partition 0; a limit below 1 counts as 1. The cursor's topic must be among the named
+//! topics and its partition not negative (else every topic is answered INVALID_REQUEST).
 //! ACLs: DESCRIBE on a topic; a named topic without it is TOPIC_AUTHORIZATION_FAILED, the
 //! all-topics listing leaves it out, and `topic_authorized_operations` comes from the authorizer.
 
@@ -20,6 +21,7 @@ use kafka_protocol::ResponseError;
 use super::cluster_view::{ClusterView, TopicView};
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
+use crate::topics::is_internal_topic;
 
 pub fn handle(
     ctx: &Ctx<'_>,
@@ -41,10 +43,12 @@ pub fn handle(
     names.retain(|n| *n >= cursor_topic);
     names.sort();
     names.dedup();
-    if all {
-        names.retain(|n| ctx.authorize(AclOperation::Describe, ResourceType::Topic, n));
-    }
-    if !all && req.cursor.is_some() && names.binary_search(&cursor_topic).is_err() {
+    // Kafka refuses the whole request (each topic named back with INVALID_REQUEST) when the
+    // cursor's topic is not among the named ones or its partition is negative.
+    let cursor_topic_unnamed =
+        !all && req.cursor.is_some() && names.binary_search(&cursor_topic).is_err();
+    let cursor_partition_negative = req.cursor.as_ref().is_some_and(|c| c.partition_index < 0);
+    if cursor_topic_unnamed || cursor_partition_negative {
         for t in &req.topics {
             let mut rt = DescribeTopicPartitionsResponseTopic::default();
             rt.error_code = ResponseError::InvalidRequest.code();
@@ -53,26 +57,28 @@ pub fn handle(
         }
         return resp;
     }
+    // Named topics the caller may not describe are answered after the page, outside the
+    // partition limit, without their id; the all-topics listing leaves them out.
+    let mut unauthorized = Vec::new();
+    names.retain(|n| {
+        let allowed = ctx.authorize(AclOperation::Describe, ResourceType::Topic, n);
+        if !allowed && !all {
+            unauthorized.push(n.clone());
+        }
+        allowed
+    });
 
+    // As Kafka, a limit below 1 is taken as 1, so that a paging client always moves on.
     let limit = ctx.broker.config.int("max.request.partition.size.limit");
-    let mut remaining = req.response_partition_limit.min(limit);
+    let mut remaining = req.response_partition_limit.min(limit).max(1);
     for name in names {
         if remaining == 0 {
             resp.next_cursor = Some(cursor(&name, 0));
             break;
         }
-        if remaining < 0 {
-            break;
-        }
-        if !all && !ctx.authorize(AclOperation::Describe, ResourceType::Topic, &name) {
-            let mut rt = DescribeTopicPartitionsResponseTopic::default();
-            rt.error_code = ResponseError::TopicAuthorizationFailed.code();
-            rt.name = Some(TopicName(StrBytes::from_string(name)));
-            resp.topics.push(rt);
-            continue;
-        }
         let Some(topic) = view.topic(&name) else {
-            // Listing every topic skips one deleted meanwhile; a named one gets its error.
+            // Listing every topic skips one deleted meanwhile; a named one gets its error
+            // (and, as in Kafka, the caller's operations on it).
             if !all {
                 let mut rt = DescribeTopicPartitionsResponseTopic::default();
                 rt.error_code = if samsa_storage::is_valid_topic_name(&name) {
@@ -80,13 +86,16 @@ pub fn handle(
                 } else {
                     ResponseError::InvalidTopicException.code()
                 };
+                rt.is_internal = is_internal_topic(&name);
+                rt.topic_authorized_operations =
+                    ctx.authorized_operations(ResourceType::Topic, &name);
                 rt.name = Some(TopicName(StrBytes::from_string(name)));
                 resp.topics.push(rt);
             }
             continue;
         };
         let first = match &req.cursor {
-            Some(c) if c.topic_name.as_str() == name => c.partition_index.max(0),
+            Some(c) if c.topic_name.as_str() == name => c.partition_index,
             _ => 0,
         };
         let count = topic.partition_count();
@@ -97,6 +106,12 @@ pub fn handle(
             break;
         }
         remaining -= end - first;
+    }
+    for name in unauthorized {
+        let mut rt = DescribeTopicPartitionsResponseTopic::default();
+        rt.error_code = ResponseError::TopicAuthorizationFailed.code();
+        rt.name = Some(TopicName(StrBytes::from_string(name)));
+        resp.topics.push(rt);
     }
     resp
 }

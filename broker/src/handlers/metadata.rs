@@ -4,6 +4,8 @@
 //! created when `auto.create.topics.enable` is on and the client allows it (always before v4),
 //! as Kafka does, through the active controller; unlike Kafka, the answer waits for the
 //! creation, so the first answer already has the partitions instead of LEADER_NOT_AVAILABLE.
+//! As in Kafka, topic ids before v12 fail the whole request (INVALID_REQUEST), a topic named
+//! twice is answered once, and a topic that does not exist is still internal by its name.
 //!
 //! ACLs: a topic needs DESCRIBE (named ones get TOPIC_AUTHORIZATION_FAILED, the all-topics
 //! answer leaves them out), auto-creation needs CREATE on the cluster or the topic, and the
@@ -64,13 +66,50 @@ pub async fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
         resp.brokers = brokers(&view);
         return resp;
     }
+    let wanted = req.topics.unwrap_or_default();
+    // Kafka refuses topic ids (and the null names they come with) before v12 for the whole
+    // request, with its generic error answer: every topic named back with INVALID_REQUEST,
+    // no brokers, no cluster id, no controller.
+    if ctx.version < 12
+        && wanted
+            .iter()
+            .any(|t| t.name.is_none() || !t.topic_id.is_nil())
+    {
+        return topic_ids_refused(ctx.version, &wanted);
+    }
+    // Kafka looks topics up by id as soon as one id is given (entries without one are then
+    // ignored), and by name otherwise; either way a topic named twice is answered once.
+    if wanted.iter().any(|t| !t.topic_id.is_nil()) {
+        let mut ids: Vec<uuid::Uuid> = wanted
+            .iter()
+            .map(|t| t.topic_id)
+            .filter(|id| !id.is_nil())
+            .collect();
+        dedup_in_order(&mut ids);
+        for id in ids {
+            resp.topics.push(match view.topic_by_id(&id) {
+                // Topic ids are not secret (Kafka answers TOPIC_AUTHORIZATION_FAILED with the id).
+                Some(t)
+                    if !ctx.authorize(AclOperation::Describe, ResourceType::Topic, t.name()) =>
+                {
+                    refused_by_id(ResponseError::TopicAuthorizationFailed, id)
+                }
+                Some(t) => describe(ctx, &view, &t, include_ops),
+                None => refused_by_id(ResponseError::UnknownTopicId, id),
+            });
+        }
+        resp.brokers = brokers(&view);
+        return resp;
+    }
+    let mut names: Vec<Option<TopicName>> = wanted.into_iter().map(|t| t.name).collect();
+    dedup_in_order(&mut names);
+
     let allow_auto_create = (ctx.version < 4 || req.allow_auto_topic_creation)
         && broker.config.bool("auto.create.topics.enable");
-    let wanted = req.topics.unwrap_or_default();
     // Topics to create first, through the controller, all in one request.
-    let missing: Vec<String> = wanted
+    let missing: Vec<String> = names
         .iter()
-        .filter_map(|w| w.name.as_ref().map(|n| n.to_string()))
+        .filter_map(|n| n.as_ref().map(|n| n.to_string()))
         .filter(|name| {
             allow_auto_create
                 && view.topic(name).is_none()
@@ -86,54 +125,107 @@ pub async fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
         not_created = auto_create(ctx, &missing).await;
         view = ClusterView::for_listener(broker, &ctx.conn.listener.name);
     }
-    for wanted in wanted {
-        let topic = match &wanted.name {
-            // Named topics the caller may not describe are refused whether they exist or not.
-            Some(name) if !ctx.authorize(AclOperation::Describe, ResourceType::Topic, name) => {
-                Err(ResponseError::TopicAuthorizationFailed)
-            }
-            Some(name) => {
-                let name = name.as_str();
-                match view.topic(name) {
-                    Some(t) => Ok(t),
-                    None if not_created.contains_key(name) => Err(not_created[name]),
-                    None if !samsa_storage::is_valid_topic_name(name) => {
-                        Err(ResponseError::InvalidTopicException)
-                    }
-                    // Auto-creation needs CREATE on the cluster or on the topic.
-                    None if allow_auto_create && !is_internal_topic(name) => {
-                        Err(ResponseError::TopicAuthorizationFailed)
-                    }
-                    None => Err(ResponseError::UnknownTopicOrPartition),
-                }
-            }
-            // Topic ids are not secret (Kafka answers TOPIC_AUTHORIZATION_FAILED with the id).
-            None => match view.topic_by_id(&wanted.topic_id) {
-                Some(t)
-                    if !ctx.authorize(AclOperation::Describe, ResourceType::Topic, t.name()) =>
-                {
-                    Err(ResponseError::TopicAuthorizationFailed)
-                }
-                Some(t) => Ok(t),
-                None => Err(ResponseError::UnknownTopicId),
-            },
+    for name in names {
+        let Some(name) = name else {
+            // A v12+ entry with neither name nor id.
+            resp.topics.push(refused_by_id(
+                ResponseError::UnknownTopicId,
+                uuid::Uuid::nil(),
+            ));
+            continue;
         };
-        resp.topics.push(match topic {
-            Ok(t) => describe(ctx, &view, &t, include_ops),
-            Err(e) => {
-                let mut t = MetadataResponseTopic::default();
-                t.error_code = e.code();
-                t.name = wanted.name.clone();
-                if ctx.version >= 10 && wanted.name.is_none() {
-                    t.topic_id = wanted.topic_id;
-                }
-                t.topic_authorized_operations = OPERATIONS_OMITTED;
-                t
+        let name_str = name.as_str();
+        // Named topics the caller may not describe are refused whether they exist or not,
+        // and without a word on whether they are internal.
+        if !ctx.authorize(AclOperation::Describe, ResourceType::Topic, name_str) {
+            resp.topics.push(refused(
+                ctx,
+                name,
+                ResponseError::TopicAuthorizationFailed,
+                false,
+            ));
+            continue;
+        }
+        let error = match view.topic(name_str) {
+            Some(t) => {
+                resp.topics.push(describe(ctx, &view, &t, include_ops));
+                continue;
             }
-        });
+            None if not_created.contains_key(name_str) => not_created[name_str],
+            None if !samsa_storage::is_valid_topic_name(name_str) => {
+                ResponseError::InvalidTopicException
+            }
+            // Auto-creation needs CREATE on the cluster or on the topic.
+            None if allow_auto_create && !is_internal_topic(name_str) => {
+                ResponseError::TopicAuthorizationFailed
+            }
+            None => ResponseError::UnknownTopicOrPartition,
+        };
+        // As Kafka, a topic that does not exist is still judged internal by its name, and
+        // (unless refused for lack of CREATE) gets the caller's operations on it.
+        let internal = is_internal_topic(name_str);
+        let mut t = refused(ctx, name.clone(), error, internal);
+        if include_ops && error != ResponseError::TopicAuthorizationFailed {
+            t.topic_authorized_operations =
+                ctx.authorized_operations(ResourceType::Topic, name_str);
+        }
+        resp.topics.push(t);
     }
     resp.brokers = brokers(&view);
     resp
+}
+
+/// The answer to a request Kafka refuses as a whole (INVALID_REQUEST): each topic asked for, by
+/// its name ("" when it has none) and id, with the error, and nothing else.
+fn topic_ids_refused(
+    version: i16,
+    wanted: &[kafka_protocol::messages::metadata_request::MetadataRequestTopic],
+) -> MetadataResponse {
+    let mut resp = MetadataResponse::default();
+    resp.topics = wanted
+        .iter()
+        .map(|w| {
+            let mut t = MetadataResponseTopic::default();
+            t.error_code = ResponseError::InvalidRequest.code();
+            t.name = Some(w.name.clone().unwrap_or_default());
+            if version >= 10 {
+                t.topic_id = w.topic_id;
+            }
+            t
+        })
+        .collect();
+    resp
+}
+
+/// A topic asked for by id and not described: no name, the id, the error.
+fn refused_by_id(error: ResponseError, id: uuid::Uuid) -> MetadataResponseTopic {
+    let mut t = MetadataResponseTopic::default();
+    t.error_code = error.code();
+    t.name = None;
+    t.topic_id = id;
+    t
+}
+
+/// A topic asked for by name and not described (its id stays zero, as Kafka's).
+fn refused(
+    ctx: &Ctx<'_>,
+    name: TopicName,
+    error: ResponseError,
+    internal: bool,
+) -> MetadataResponseTopic {
+    let mut t = MetadataResponseTopic::default();
+    t.error_code = error.code();
+    t.name = Some(name);
+    if ctx.version >= 1 {
+        t.is_internal = internal;
+    }
+    t
+}
+
+/// Keeps the first of equal entries, in request order (Kafka collects them in a set).
+fn dedup_in_order<T: Eq + std::hash::Hash + Clone>(items: &mut Vec<T>) {
+    let mut seen = std::collections::HashSet::with_capacity(items.len());
+    items.retain(|i| seen.insert(i.clone()));
 }
 
 /// Creates `names` with the broker's defaults through the active controller and waits until
