@@ -4,6 +4,9 @@
 //! registered brokers) and commits them; topics only this broker knows grow here, where the
 //! only broker to assign is this one. ACLs: ALTER on the topic, else TOPIC_AUTHORIZATION_FAILED.
 
+use std::collections::{HashMap, HashSet};
+
+use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic as CreatePartitionsTopicRequest;
 use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
 use kafka_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse};
 use kafka_protocol::protocol::StrBytes;
@@ -19,7 +22,26 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartit
     let mut resp = CreatePartitionsResponse::default();
     let mut outcomes: Vec<Result<Result<(), (ResponseError, String)>, usize>> = Vec::new();
     let mut forwarded: Vec<CreatePartitionsTopic> = Vec::new();
+    // A name given twice is answered once, refused before anything else (Kafka's
+    // `ControllerApis.createPartitions`).
+    let mut counts: HashMap<&str, usize> = HashMap::new();
     for t in &req.topics {
+        *counts.entry(t.name.as_str()).or_default() += 1;
+    }
+    let mut answered = HashSet::new();
+    let topics: Vec<&CreatePartitionsTopicRequest> = req
+        .topics
+        .iter()
+        .filter(|t| answered.insert(t.name.as_str()))
+        .collect();
+    for &t in &topics {
+        if counts[t.name.as_str()] > 1 {
+            outcomes.push(Ok(Err((
+                ResponseError::InvalidRequest,
+                "Duplicate topic name.".into(),
+            ))));
+            continue;
+        }
         if !ctx.authorize(AclOperation::Alter, ResourceType::Topic, &t.name) {
             outcomes.push(Ok(Err((
                 ResponseError::TopicAuthorizationFailed,
@@ -127,7 +149,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartit
         })
         .await;
     }
-    for (t, outcome) in req.topics.iter().zip(outcomes) {
+    for (t, outcome) in topics.iter().zip(outcomes) {
         let mut r = CreatePartitionsTopicResult::default();
         r.name = t.name.clone();
         match outcome {

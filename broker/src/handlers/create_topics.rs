@@ -41,13 +41,18 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResp
     // knows); the rest goes to the active controller, which decides for the whole cluster.
     let mut outcomes: Vec<Outcome> = Vec::with_capacity(req.topics.len());
     let mut forwarded: Vec<CreatableTopic> = Vec::new();
+    let mut answered = std::collections::HashSet::new();
     for t in req.topics {
         let name = t.name.to_string();
+        // A name given twice is answered once, refused, as Kafka's controller does.
+        if !answered.insert(name.clone()) {
+            continue;
+        }
         let checked = (|| -> Result<CreatableTopic, (ResponseError, String)> {
             if seen[&name] > 1 {
                 return Err((
                     ResponseError::InvalidRequest,
-                    format!("topic '{name}' appears more than once in the request"),
+                    "Duplicate topic name.".into(),
                 ));
             }
             if !may_create_any && !ctx.authorize(AclOperation::Create, ResourceType::Topic, &name) {

@@ -1,8 +1,11 @@
-//! DeleteTopics: by name (v0-5) or by name or topic id (v6). Topics of the metadata image
+//! DeleteTopics: by name (v0-5) or by name or topic id (v6; not both in one entry, and no topic
+//! twice: see [`references`]). Topics of the metadata image
 //! (and names this broker does not know) are deleted by the active controller; topics only
 //! this broker knows, here. Refused when
 //! `delete.topic.enable=false` (TOPIC_DELETION_DISABLED) and for internal topics. ACLs: DELETE
 //! on the topic, else TOPIC_AUTHORIZATION_FAILED.
+
+use std::collections::{HashMap, HashSet};
 
 use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
 use kafka_protocol::messages::{DeleteTopicsRequest, DeleteTopicsResponse, TopicName};
@@ -12,6 +15,7 @@ use uuid::Uuid;
 
 use samsa_cluster::controller::{DeleteTopicResult, TopicRef};
 
+use super::cluster_view::ClusterView;
 use super::{ctx_timeout, Ctx};
 use crate::acl::{AclOperation, ResourceType};
 use crate::controller::active::{ControllerReply, ControllerRequest};
@@ -31,14 +35,26 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResp
             .collect()
     };
     let image = broker.controller.image();
+    let refs = references(ctx, &ClusterView::new(broker), &wanted);
     // Topics only this broker knows are deleted here; the others (and names nobody knows,
     // which the controller answers) go to the active controller.
     let mut outcomes = Vec::with_capacity(wanted.len());
     let mut forwarded: Vec<TopicRef> = Vec::new();
-    for (name, id) in wanted {
+    for ((name, id), reference) in wanted.into_iter().zip(refs) {
         let mut r = DeletableTopicResult::default();
         r.name = name.clone();
         r.topic_id = id;
+        match reference {
+            Reference::Valid => {}
+            Reference::Answered => continue,
+            Reference::Invalid(id, message) => {
+                r.topic_id = id;
+                r.error_code = ResponseError::InvalidRequest.code();
+                r.error_message = Some(StrBytes::from_static_str(message));
+                outcomes.push(Outcome::Local(r));
+                continue;
+            }
+        }
         let local = match &name {
             Some(n) => broker.topics.get(n.as_str()),
             None => broker.topics.get_by_id(&id),
@@ -184,6 +200,73 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResp
         resp.responses.push(r);
     }
     resp
+}
+
+/// How an entry of the request refers to its topic, judged as Kafka's controller does before
+/// looking anything up.
+enum Reference {
+    /// By name alone or by id alone, and only once.
+    Valid,
+    /// Refused with INVALID_REQUEST: the id to answer with, and why.
+    Invalid(Uuid, &'static str),
+    /// A repeat of an entry answered already.
+    Answered,
+}
+
+/// Kafka's checks of the references (`ControllerApis.deleteTopics`): an entry needs a name or
+/// an id but not both; a name or an id given twice is answered once, refused; and a name whose
+/// topic's id the request also gives (to a caller that may delete it) is refused, with that id,
+/// and the id's own entry goes unanswered.
+fn references(
+    ctx: &Ctx<'_>,
+    view: &ClusterView<'_>,
+    wanted: &[(Option<TopicName>, Uuid)],
+) -> Vec<Reference> {
+    let mut names: HashMap<&str, usize> = HashMap::new();
+    let mut ids: HashMap<Uuid, usize> = HashMap::new();
+    for (name, id) in wanted {
+        match (name, id.is_nil()) {
+            (Some(n), true) => *names.entry(n.as_str()).or_default() += 1,
+            (None, false) => *ids.entry(*id).or_default() += 1,
+            _ => {}
+        }
+    }
+    // Ids also reached through a name, each with the name that reaches it.
+    let named_ids: HashMap<Uuid, &str> = names
+        .iter()
+        .filter(|(_, &count)| count == 1)
+        .filter_map(|(&n, _)| Some((view.topic(n)?.id(), n)))
+        .filter(|(id, n)| {
+            ids.contains_key(id) && ctx.authorize(AclOperation::Delete, ResourceType::Topic, n)
+        })
+        .collect();
+    let id_of_name: HashMap<&str, Uuid> = named_ids.iter().map(|(&id, &n)| (n, id)).collect();
+    let mut answered_names = HashSet::new();
+    let mut answered_ids = HashSet::new();
+    wanted
+        .iter()
+        .map(|(name, id)| match (name, id.is_nil()) {
+            (None, true) => Reference::Invalid(*id, "Neither topic name nor id were specified."),
+            (Some(_), false) => {
+                Reference::Invalid(*id, "You may not specify both topic name and topic id.")
+            }
+            (Some(n), true) if !answered_names.insert(n.as_str()) => Reference::Answered,
+            (Some(n), true) if names[n.as_str()] > 1 => {
+                Reference::Invalid(*id, "Duplicate topic name.")
+            }
+            (Some(n), true) => match id_of_name.get(n.as_str()) {
+                Some(&id) => Reference::Invalid(
+                    id,
+                    "The provided topic name maps to an ID that was already supplied.",
+                ),
+                None => Reference::Valid,
+            },
+            (None, false) if !answered_ids.insert(*id) => Reference::Answered,
+            (None, false) if ids[id] > 1 => Reference::Invalid(*id, "Duplicate topic id."),
+            (None, false) if named_ids.contains_key(id) => Reference::Answered,
+            (None, false) => Reference::Valid,
+        })
+        .collect()
 }
 
 /// A topic of the request: answered here, or the index of its answer from the controller.

@@ -659,7 +659,7 @@ impl Controller {
                     records.extend(r);
                     (0, None)
                 }
-                Err((code, message)) => (code, Some(message)),
+                Err((code, message)) => (code, (!message.is_empty()).then_some(message)),
             };
             results.push(CreatePartitionsResult {
                 name: t.name.clone(),
@@ -681,12 +681,10 @@ impl Controller {
         seed: u64,
         added: &mut usize,
     ) -> Result<Vec<MetadataRecord>, TopicError> {
-        let topic = image.topic_by_name(&t.name).ok_or_else(|| {
-            error(
-                ResponseError::UnknownTopicOrPartition,
-                format!("Topic '{}' does not exist.", t.name),
-            )
-        })?;
+        // Kafka answers an unknown topic here without a message.
+        let topic = image
+            .topic_by_name(&t.name)
+            .ok_or_else(|| error(ResponseError::UnknownTopicOrPartition, ""))?;
         let current = topic.partitions().len() as i32;
         if t.count == current {
             return Err(error(

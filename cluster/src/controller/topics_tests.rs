@@ -418,8 +418,9 @@ fn create_partitions_adds_partitions_continuing_the_spread() {
                 count: 2,
                 assignments: None,
             },
+            // Kafka's answer to an unknown topic has no message.
             ResponseError::UnknownTopicOrPartition,
-            "Topic 'q' does not exist.",
+            "",
         ),
     ];
     for (t, e, message) in cases {
@@ -429,7 +430,10 @@ fn create_partitions_adds_partitions_continuing_the_spread() {
             .unwrap();
         assert!(records.is_empty());
         assert_eq!(results[0].error_code, e.code());
-        assert_eq!(results[0].error_message.as_deref(), Some(message));
+        assert_eq!(
+            results[0].error_message.as_deref(),
+            (!message.is_empty()).then_some(message)
+        );
     }
     let (records, results) = h
         .ctl
