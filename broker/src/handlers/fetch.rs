@@ -409,7 +409,8 @@ fn follower_fetched(
     p: &FetchParams,
 ) -> Result<Option<(i32, i64)>, ResponseError> {
     let epoch = partition.leader_epoch();
-    if p.current_leader_epoch >= 0 && p.current_leader_epoch != epoch {
+    // Only -1 means "no epoch": any other value is compared, as Kafka does.
+    if p.current_leader_epoch != -1 && p.current_leader_epoch != epoch {
         return Err(if p.current_leader_epoch > epoch {
             ResponseError::UnknownLeaderEpoch
         } else {
@@ -521,7 +522,9 @@ fn read_all(
             continue;
         };
         // A partition refused by its log carries no offsets (-1), as Kafka answers.
-        if w.params.current_leader_epoch >= 0 && w.params.current_leader_epoch != p.leader_epoch() {
+        // Only -1 means "no epoch": any other value is compared, as Kafka does.
+        if w.params.current_leader_epoch != -1 && w.params.current_leader_epoch != p.leader_epoch()
+        {
             let e = if w.params.current_leader_epoch > p.leader_epoch() {
                 ResponseError::UnknownLeaderEpoch
             } else {

@@ -63,7 +63,8 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
                 _ if !authorized => pr.error_code = ResponseError::TopicAuthorizationFailed.code(),
                 Err(e) => pr.error_code = e.code(),
                 Ok(part)
-                    if p.current_leader_epoch >= 0
+                    // Only -1 means "no epoch": any other value is compared, as Kafka does.
+                    if p.current_leader_epoch != -1
                         && p.current_leader_epoch != part.leader_epoch() =>
                 {
                     pr.error_code = if p.current_leader_epoch > part.leader_epoch() {

@@ -31,8 +31,9 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetForLeaderEpochRequest) -> OffsetForLeade
             match replica_partition(topic.as_ref(), p.partition) {
                 _ if !authorized => e.error_code = ResponseError::TopicAuthorizationFailed.code(),
                 Err(err) => e.error_code = err.code(),
+                // Only -1 means "no epoch": any other value is compared, as Kafka does.
                 Ok(part)
-                    if p.current_leader_epoch >= 0
+                    if p.current_leader_epoch != -1
                         && p.current_leader_epoch < part.leader_epoch() =>
                 {
                     e.error_code = ResponseError::FencedLeaderEpoch.code();
