@@ -137,11 +137,8 @@ fn own_topic(topic: &Topic, asked: &ReassignableTopic, node_id: i32) -> Reassign
                     ResponseError::UnknownTopicOrPartition,
                     format!("Unable to find partition {}:{}.", topic.name, p.partition_index),
                 )),
-                (Some(_), None) => Err((
-                    ResponseError::NoReassignmentInProgress,
-                    "No partition reassignment is in progress for this topic partition."
-                        .to_string(),
-                )),
+                // Kafka answers this one without a message.
+                (Some(_), None) => Err((ResponseError::NoReassignmentInProgress, String::new())),
                 (Some(_), Some(target)) if target[..] == [node_id] => Ok(()),
                 (Some(_), Some(target)) => Err((
                     ResponseError::InvalidReplicaAssignment,
@@ -153,7 +150,7 @@ fn own_topic(topic: &Topic, asked: &ReassignableTopic, node_id: i32) -> Reassign
             };
             let (error_code, error_message) = match outcome {
                 Ok(()) => (0, None),
-                Err((code, message)) => (code.code(), Some(message)),
+                Err((code, message)) => (code.code(), (!message.is_empty()).then_some(message)),
             };
             ReassignmentResult {
                 partition_index: p.partition_index,

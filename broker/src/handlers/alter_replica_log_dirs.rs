@@ -1,7 +1,8 @@
 //! AlterReplicaLogDirs: move replicas between this broker's log directories. Samsa uses one
 //! log directory, so the only move there is is to where a replica already lives, which Kafka
-//! answers with NONE; any other path is LOG_DIR_NOT_FOUND and a partition this broker does not
-//! have is REPLICA_NOT_AVAILABLE, as in Kafka's ReplicaManager. ACLs: ALTER on the cluster, else
+//! answers with NONE; any other path is LOG_DIR_NOT_FOUND, and a partition this broker does not
+//! have is NOT_LEADER_OR_FOLLOWER when the cluster has it and UNKNOWN_TOPIC_OR_PARTITION when
+//! not, as in Kafka's ReplicaManager. ACLs: ALTER on the cluster, else
 //! CLUSTER_AUTHORIZATION_FAILED for every partition.
 
 use std::path::Path;
@@ -12,6 +13,7 @@ use kafka_protocol::messages::alter_replica_log_dirs_response::{
 use kafka_protocol::messages::{AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse};
 use kafka_protocol::ResponseError;
 
+use super::cluster_view::ClusterView;
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 
@@ -23,6 +25,7 @@ pub fn handle(ctx: &Ctx<'_>, req: AlterReplicaLogDirsRequest) -> AlterReplicaLog
         let p = Path::new(path);
         p == dir || canonical.as_deref() == Some(p)
     };
+    let view = ClusterView::new(ctx.broker);
     let mut resp = AlterReplicaLogDirsResponse::default();
     let authorized = ctx.authorize(AclOperation::Alter, ResourceType::Cluster, CLUSTER_NAME);
     for d in req.dirs {
@@ -43,7 +46,16 @@ pub fn handle(ctx: &Ctx<'_>, req: AlterReplicaLogDirsRequest) -> AlterReplicaLog
                     .and_then(|t| t.partition(partition_index))
                     .is_none()
                 {
-                    ResponseError::ReplicaNotAvailable.code()
+                    // Kafka's `getPartitionOrException`: a partition of the cluster that is
+                    // not here is NOT_LEADER_OR_FOLLOWER, one the cluster lacks is unknown.
+                    let in_cluster = view
+                        .topic(t.name.as_str())
+                        .is_some_and(|t| (0..t.partition_count()).contains(&partition_index));
+                    if in_cluster {
+                        ResponseError::NotLeaderOrFollower.code()
+                    } else {
+                        ResponseError::UnknownTopicOrPartition.code()
+                    }
                 } else {
                     0
                 };

@@ -63,7 +63,10 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeLogDirsRequest) -> DescribeLogDirsResp
             dp.offset_lag = 0;
             t.partitions.push(dp);
         }
-        result.topics.push(t);
+        // As Kafka, which lists the logs it has: a topic without one here is left out.
+        if !t.partitions.is_empty() {
+            result.topics.push(t);
+        }
     }
     let mut resp = DescribeLogDirsResponse::default();
     resp.results.push(result);

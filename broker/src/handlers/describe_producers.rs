@@ -1,8 +1,9 @@
 //! DescribeProducers: the producers a partition knows (id, epoch, last sequence and
 //! timestamp, coordinator epoch, and the first offset of an open transaction), from the
 //! partition's producer state, for operators looking for hanging transactions
-//! (`kafka-transactions.sh describe-producers`). ACLs: READ on the topic, else
-//! TOPIC_AUTHORIZATION_FAILED.
+//! (`kafka-transactions.sh describe-producers`). An illegal topic name is INVALID_TOPIC_EXCEPTION,
+//! a topic the cluster lacks UNKNOWN_TOPIC_OR_PARTITION, a partition not led here
+//! NOT_LEADER_OR_FOLLOWER. ACLs: READ on the topic, else TOPIC_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::describe_producers_response::{
     PartitionResponse, ProducerState, TopicResponse,
@@ -11,36 +12,60 @@ use kafka_protocol::messages::{DescribeProducersRequest, DescribeProducersRespon
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
+use super::cluster_view::ClusterView;
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::topics::led_partition;
 
 pub fn handle(ctx: &Ctx<'_>, req: DescribeProducersRequest) -> DescribeProducersResponse {
     let mut resp = DescribeProducersResponse::default();
+    let view = ClusterView::new(ctx.broker);
     for t in req.topics {
-        let authorized = ctx.authorize(AclOperation::Read, ResourceType::Topic, &t.name);
+        // Refusals of the whole topic come with a message, as Kafka's (an illegal name says
+        // why, the others repeat their error's description); a partition's own carry none.
+        let topic_error = if !samsa_storage::is_valid_topic_name(t.name.as_str()) {
+            Some((
+                ResponseError::InvalidTopicException,
+                format!("Topic name \"{}\" is illegal", t.name.as_str()),
+            ))
+        } else if !ctx.authorize(AclOperation::Read, ResourceType::Topic, &t.name) {
+            Some((
+                ResponseError::TopicAuthorizationFailed,
+                ctx.denied(AclOperation::Read, ResourceType::Topic, &t.name),
+            ))
+        } else if view.topic(t.name.as_str()).is_none() {
+            Some((
+                ResponseError::UnknownTopicOrPartition,
+                "This server does not host this topic-partition.".to_string(),
+            ))
+        } else {
+            None
+        };
         let topic = ctx.broker.topics.get(t.name.as_str());
         let mut tr = TopicResponse::default();
         tr.name = t.name.clone();
         for index in t.partition_indexes {
             let mut pr = PartitionResponse::default();
             pr.partition_index = index;
+            if let Some((code, message)) = &topic_error {
+                pr.error_code = code.code();
+                pr.error_message = Some(StrBytes::from_string(message.clone()));
+                tr.partitions.push(pr);
+                continue;
+            }
             match led_partition(topic.as_ref(), index) {
-                _ if !authorized => {
-                    pr.error_code = ResponseError::TopicAuthorizationFailed.code();
-                    pr.error_message = Some(StrBytes::from_string(ctx.denied(
-                        AclOperation::Read,
-                        ResourceType::Topic,
-                        &t.name,
-                    )));
+                // A partition of the cluster that is not led here, or one it lacks.
+                Err(_) if topic.is_none() => {
+                    let in_cluster = view
+                        .topic(t.name.as_str())
+                        .is_some_and(|t| (0..t.partition_count()).contains(&index));
+                    pr.error_code = if in_cluster {
+                        ResponseError::NotLeaderOrFollower.code()
+                    } else {
+                        ResponseError::UnknownTopicOrPartition.code()
+                    };
                 }
-                Err(e) => {
-                    pr.error_code = e.code();
-                    pr.error_message = Some(StrBytes::from_string(format!(
-                        "partition {}-{index}: {e}",
-                        t.name.as_str()
-                    )));
-                }
+                Err(e) => pr.error_code = e.code(),
                 Ok(p) => {
                     for e in p.active_producers() {
                         let mut s = ProducerState::default();

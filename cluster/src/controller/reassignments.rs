@@ -102,7 +102,7 @@ impl Controller {
                     Err((error_code, message)) => ReassignmentResult {
                         partition_index: p.partition_index,
                         error_code,
-                        error_message: Some(message),
+                        error_message: (!message.is_empty()).then_some(message),
                     },
                 });
             }
@@ -158,7 +158,15 @@ impl Controller {
                 &liveness,
             ),
         }
-        .map_err(|e: ReassignmentError| (e.error_code(), e.to_string()))?;
+        .map_err(|e: ReassignmentError| {
+            // Kafka drops a message that only repeats its error's own description (its
+            // `ApiError.fromThrowable`), as for a cancellation with nothing in progress.
+            let message = match e {
+                ReassignmentError::NoReassignmentInProgress => String::new(),
+                _ => e.to_string(),
+            };
+            (e.error_code(), message)
+        })?;
         Ok(next.map(|next| change_record(image, topic.id, reg, &next)))
     }
 }
