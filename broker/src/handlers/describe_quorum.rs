@@ -91,6 +91,9 @@ fn partition_errors(
     message: &str,
 ) -> DescribeQuorumResponse {
     let mut resp = DescribeQuorumResponse::default();
+    if version >= 2 {
+        resp.error_message = Some(StrBytes::default());
+    }
     for t in &req.topics {
         let mut topic = TopicData::default();
         topic.topic_name = t.topic_name.clone();
@@ -131,8 +134,9 @@ fn describe_response(
     part.high_watermark = d.high_watermark;
     part.current_voters = d.voters.iter().map(replica).collect();
     part.observers = d.observers.iter().map(replica).collect();
+    // Where nothing went wrong Kafka leaves the messages at their schema default, "".
     if version >= 2 {
-        part.error_message = None;
+        part.error_message = Some(StrBytes::default());
     }
     let mut topic = TopicData::default();
     topic.topic_name = req.topics[0].topic_name.clone();
@@ -140,7 +144,7 @@ fn describe_response(
     let mut resp = DescribeQuorumResponse::default();
     resp.topics = vec![topic];
     if version >= 2 {
-        resp.error_message = None;
+        resp.error_message = Some(StrBytes::default());
         resp.nodes = endpoints
             .iter()
             .map(|e| {
