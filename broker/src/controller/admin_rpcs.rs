@@ -546,19 +546,21 @@ pub fn response_to_kafka(
             };
             r.error_code = code;
             r.error_message = message.as_deref().map(s);
-            // Versions 0 and 1 also answer per feature, with the same code (Kafka's
-            // `UpdateFeaturesResponse.createWithErrors`).
+            // Versions 0 and 1 also answer per feature, but only a success, each with Kafka's
+            // name for no error as its message (`QuorumController.updateFeatures`); a refusal
+            // is the top-level error alone.
             if let ControllerRequest::UpdateFeatures { updates, .. } = request {
-                r.results = updates
-                    .iter()
-                    .map(|u| {
-                        let mut x = UpdatableFeatureResult::default();
-                        x.feature = s(&u.feature);
-                        x.error_code = code;
-                        x.error_message = r.error_message.clone();
-                        x
-                    })
-                    .collect();
+                if code == 0 {
+                    r.results = updates
+                        .iter()
+                        .map(|u| {
+                            let mut x = UpdatableFeatureResult::default();
+                            x.feature = s(&u.feature);
+                            x.error_message = Some(s("NONE"));
+                            x
+                        })
+                        .collect();
+                }
             }
             ResponseKind::UpdateFeatures(r)
         }

@@ -336,13 +336,16 @@ fn check_metadata_version(
         .any(|&(v, changed)| changed && level < v && v <= current);
     if changed {
         // Kafka dropped "Retry using UNSAFE_DOWNGRADE" from its message until unsafe
-        // downgrades exist (KAFKA-13896).
-        return invalid(if upgrade_type == FeatureUpgradeType::UnsafeDowngrade {
+        // downgrades exist (KAFKA-13896); Kafka 4.4 words the refusal as below.
+        let reason = if upgrade_type == FeatureUpgradeType::UnsafeDowngrade {
             "Unsafe metadata downgrade is not supported in this version."
         } else {
             "Refusing to perform the requested downgrade because it might delete metadata \
              information."
-        });
+        };
+        return Err(format!(
+            "Unsupported metadata.version downgrade from {current} to {level}. {reason}"
+        ));
     }
     Ok(())
 }

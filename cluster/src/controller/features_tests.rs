@@ -149,11 +149,11 @@ fn metadata_version_goes_down_only_past_levels_that_kept_the_format() {
         assert_refused(
             &result,
             if unsafe_too == FeatureUpgradeType::UnsafeDowngrade {
-                "Invalid metadata.version 22. Unsafe metadata downgrade is not supported in this \
-                 version."
+                "Unsupported metadata.version downgrade from 25 to 22. Unsafe metadata downgrade \
+                 is not supported in this version."
             } else {
-                "Invalid metadata.version 22. Refusing to perform the requested downgrade because \
-                 it might delete metadata information."
+                "Unsupported metadata.version downgrade from 25 to 22. Refusing to perform the \
+                 requested downgrade because it might delete metadata information."
             },
         );
     }
