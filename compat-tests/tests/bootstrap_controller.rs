@@ -4,7 +4,8 @@
 //! alter of broker configs), each run as `scripts/reference/kafka run CLASS ARGS` and judged by
 //! its output and exit status. Their admin client reads the controllers by DescribeCluster,
 //! features by ApiVersions, configs by DescribeConfigs there, and sends DescribeQuorum to the
-//! active controller it names; any voter can be the bootstrap.
+//! active controller it names; any voter can be the bootstrap. kafka-features is also run
+//! through a broker (`--bootstrap-server`), where metadata.version downgrades go as in Kafka.
 //!
 //! Kafka's tools need Java: without `java` on PATH the tests say so and pass without running.
 //! `scripts/reference/kafka install` (idempotent: Maven, once) fetches the tools.
@@ -458,4 +459,71 @@ fn any_voter_of_three_answers_kafkas_tools_for_the_whole_quorum() {
             .starts_with(&format!("Dynamic configs for broker {leader} are:")),
         "{other}"
     );
+}
+
+/// Through a broker (`--bootstrap-server`, which forwards UpdateFeatures to the active
+/// controller), kafka-features changes `metadata.version` as Kafka 4.4 does at 4.0-IV3: a safe
+/// downgrade to 4.0-IV2 goes through (4.0-IV3 and -IV2 kept the metadata format; a Kafka 4.4
+/// formatted at 4.0-IV3 takes it too), one past 4.0-IV1, which changed the format, is refused,
+/// unsafe or not, and an upgrade back is taken.
+#[test]
+fn kafka_features_through_a_broker_downgrades_metadata_version_only_where_kafka_does() {
+    if let Some(why) = java_missing() {
+        eprintln!("{why}");
+        return;
+    }
+    install_kafka_tools();
+    let cluster = Cluster::start(1);
+    settled(&cluster.nodes[0], 1, 1, Duration::from_secs(30));
+    let broker = cluster.nodes[0].bootstrap();
+    let bootstrap = ["--bootstrap-server", broker.as_str()];
+    let finalized = || {
+        let describe = tool(FEATURES, &[&bootstrap[..], &["describe"]].concat());
+        assert!(describe.ok, "{describe}");
+        let mv = feature_line(&describe.out, "metadata.version").expect("metadata.version");
+        field(&mv, "FinalizedVersionLevel:").to_string()
+    };
+    assert_eq!(finalized(), "4.0-IV3");
+
+    for unsafe_flag in [&[][..], &["--unsafe"][..]] {
+        let refused = tool(
+            FEATURES,
+            &[
+                &bootstrap[..],
+                &["downgrade", "--feature", "metadata.version=22"],
+                unsafe_flag,
+            ]
+            .concat(),
+        );
+        assert!(!refused.ok, "{refused}");
+        assert!(
+            refused
+                .out
+                .contains("Could not downgrade metadata.version to 22.")
+                && refused
+                    .out
+                    .contains("Unsupported metadata.version downgrade from 25 to 22."),
+            "{refused}"
+        );
+    }
+    assert_eq!(finalized(), "4.0-IV3");
+
+    let downgrade = tool(
+        FEATURES,
+        &[&bootstrap[..], &["downgrade", "--metadata", "4.0-IV2"]].concat(),
+    );
+    assert!(downgrade.ok, "{downgrade}");
+    assert!(
+        downgrade
+            .out
+            .contains("metadata.version was downgraded to 24."),
+        "{downgrade}"
+    );
+    assert_eq!(finalized(), "4.0-IV2");
+    let upgrade = tool(
+        FEATURES,
+        &[&bootstrap[..], &["upgrade", "--metadata", "4.0-IV3"]].concat(),
+    );
+    assert!(upgrade.ok, "{upgrade}");
+    assert_eq!(finalized(), "4.0-IV3");
 }
