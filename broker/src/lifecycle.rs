@@ -37,12 +37,15 @@ pub struct Membership {
 /// The feature levels this broker supports: what it registers with, and what ApiVersions
 /// reports (a feature not listed is supported at level 0 only).
 pub fn supported_features() -> Vec<BrokerFeature> {
-    vec![BrokerFeature {
-        name: "metadata.version".into(),
-        min_supported_version: samsa_cluster::controller::METADATA_VERSION_MINIMUM,
-        max_supported_version: samsa_cluster::controller::METADATA_VERSION_4_0_IV3,
-        unknown_tagged_fields: Default::default(),
-    }]
+    samsa_cluster::controller::samsa_supported_features()
+        .into_iter()
+        .map(|(name, min, max)| BrokerFeature {
+            name,
+            min_supported_version: min,
+            max_supported_version: max,
+            unknown_tagged_fields: Default::default(),
+        })
+        .collect()
 }
 
 fn registration(broker: &Broker, incarnation_id: Uuid) -> BrokerRegistrationRequest {

@@ -649,6 +649,11 @@ fn controller_config(
             * 1_000
     });
     c.delete_topic_enable = config.bool("delete.topic.enable");
+    // A new cluster starts with transaction version 2, as Kafka 4.4 formats one.
+    c.bootstrap_features = vec![(
+        samsa_cluster::controller::TRANSACTION_VERSION_FEATURE.to_string(),
+        samsa_cluster::controller::TRANSACTION_VERSION_MAX,
+    )];
     c.no_op_interval_ms = match config.long("metadata.max.idle.interval.ms") {
         v if v > 0 => Some(v as u64),
         _ => None,

@@ -135,6 +135,7 @@ async fn begin(
         pid,
         epoch,
         &partitions(&[("t", 0)]),
+        false,
     )
     .await
     .unwrap();
@@ -200,7 +201,7 @@ fn commit_and_abort(extra: &[(&str, &str)]) {
             .unwrap();
         assert_eq!(epoch, 0);
         let both = partitions(&[("t", 0), ("t", 1)]);
-        txn.add_partitions(&broker, "app", pid, epoch, &both)
+        txn.add_partitions(&broker, "app", pid, epoch, &both, false)
             .await
             .unwrap();
         append(&broker, &p0, txn_batch(pid, epoch, 0, &["a1", "a2"]));
@@ -208,23 +209,27 @@ fn commit_and_abort(extra: &[(&str, &str)]) {
         // Open: nothing is stable yet.
         assert_eq!(p0.last_stable_offset(), 0);
         assert!(read_committed(&p0).is_empty());
-        txn.end_txn(&broker, "app", pid, epoch, true).await.unwrap();
+        txn.end_txn(&broker, "app", pid, epoch, true, false)
+            .await
+            .unwrap();
         assert_eq!(read_committed(&p0), vec!["a1", "a2"]);
         assert_eq!(read_committed(&p1), vec!["b1"]);
         // A retried EndTxn of a completed commit is answered with success.
-        txn.end_txn(&broker, "app", pid, epoch, true).await.unwrap();
+        txn.end_txn(&broker, "app", pid, epoch, true, false)
+            .await
+            .unwrap();
         // The next transaction aborts.
-        txn.add_partitions(&broker, "app", pid, epoch, &both)
+        txn.add_partitions(&broker, "app", pid, epoch, &both, false)
             .await
             .unwrap();
         append(&broker, &p0, txn_batch(pid, epoch, 2, &["x"]));
-        txn.end_txn(&broker, "app", pid, epoch, false)
+        txn.end_txn(&broker, "app", pid, epoch, false, false)
             .await
             .unwrap();
         assert_eq!(read_committed(&p0), vec!["a1", "a2"]);
         assert_eq!(p0.last_stable_offset(), p0.log_end_offset());
         assert_eq!(
-            txn.end_txn(&broker, "app", pid, epoch, true).await,
+            txn.end_txn(&broker, "app", pid, epoch, true, false).await,
             Err(TxnError::InvalidTxnState)
         );
         let described = txn.describe("app").await.unwrap();
@@ -251,7 +256,9 @@ fn a_transaction_prepared_before_a_crash_is_completed_on_restart() {
             // The marker write fails (a full disk): the commit is decided (PrepareCommit is
             // in the log) but not complete when the broker goes down.
             p0.with_log(|log| log.inject_append_failure(0));
-            txn.end_txn(&broker, "app", pid, epoch, true).await.unwrap();
+            txn.end_txn(&broker, "app", pid, epoch, true, false)
+                .await
+                .unwrap();
             assert_eq!(
                 txn.describe("app").await.unwrap().state,
                 TxnState::PrepareCommit
@@ -295,7 +302,7 @@ fn a_transaction_past_its_timeout_is_aborted_and_its_producer_fenced() {
         assert_eq!(p0.last_stable_offset(), p0.log_end_offset());
         // The zombie can neither end its transaction nor write into a new one.
         assert_eq!(
-            txn.end_txn(&broker, "slow", pid, epoch, true).await,
+            txn.end_txn(&broker, "slow", pid, epoch, true, false).await,
             Err(TxnError::ProducerFenced)
         );
         let refused = p0.append(
@@ -331,7 +338,7 @@ fn a_second_producer_with_the_same_transactional_id_fences_the_first() {
         assert_eq!(pid2, pid);
         assert!(second > first + 1);
         assert_eq!(
-            txn.end_txn(&broker, "app", pid, first, true).await,
+            txn.end_txn(&broker, "app", pid, first, true, false).await,
             Err(TxnError::ProducerFenced)
         );
         assert!(read_committed(&p0).is_empty());
@@ -447,7 +454,7 @@ fn a_transactional_produce_outside_the_transaction_is_refused() {
     runtime().block_on(async {
         broker
             .txn
-            .add_partitions(&broker, "app", pid, epoch, &partitions(&[("t", 0)]))
+            .add_partitions(&broker, "app", pid, epoch, &partitions(&[("t", 0)]), false)
             .await
             .unwrap()
     });
@@ -479,7 +486,7 @@ async fn txn_commit_offset(broker: &Arc<Broker>, pid: i64, epoch: i16, offset: i
     let offsets = partitions(&[(OFFSETS_TOPIC, broker.groups.partition_for("g"))]);
     broker
         .txn
-        .add_partitions(broker, "app", pid, epoch, &offsets)
+        .add_partitions(broker, "app", pid, epoch, &offsets, false)
         .await
         .unwrap();
     let req = CommitRequest {
@@ -538,7 +545,7 @@ fn transactional_offsets_show_on_commit_vanish_on_abort_and_stay_pending_across_
     runtime().block_on(async {
         broker
             .txn
-            .end_txn(&broker, "app", pid, epoch, true)
+            .end_txn(&broker, "app", pid, epoch, true, false)
             .await
             .unwrap();
         assert_eq!(committed_offset(&broker), Some(42));
@@ -548,7 +555,7 @@ fn transactional_offsets_show_on_commit_vanish_on_abort_and_stay_pending_across_
         txn_commit_offset(&broker, pid, epoch, 50).await;
         broker
             .txn
-            .end_txn(&broker, "app", pid, epoch, false)
+            .end_txn(&broker, "app", pid, epoch, false, false)
             .await
             .unwrap();
         assert_eq!(committed_offset(&broker), Some(42));

@@ -13,6 +13,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
+pub mod kafka_java;
 pub mod netns;
 pub mod power_loss;
 pub mod proxy;

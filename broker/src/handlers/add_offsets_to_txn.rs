@@ -46,6 +46,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: AddOffsetsToTxnRequest) -> AddOffsetsToT
             req.producer_id.0,
             req.producer_epoch,
             &partitions,
+            false,
         )
         .await
     {

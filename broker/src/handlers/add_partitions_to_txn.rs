@@ -153,6 +153,8 @@ async fn one_transaction(
                 producer_id,
                 producer_epoch,
                 &set,
+                // v4+ comes from a broker adding a transaction version 2 produce's partition.
+                ctx.version >= 4,
             )
             .await
         {

@@ -3,6 +3,8 @@
 //! partition of the transaction, then CompleteCommit/CompleteAbort, before answering, so a
 //! read_committed consumer sees the outcome as soon as the producer does. A retry of an
 //! EndTxn that already completed the same way is answered with success (Kafka's behaviour).
+//! From v5 (transaction version 2) every commit and abort bumps the producer epoch, and the
+//! answer names the producer id and epoch to use next.
 //! ACLs: WRITE on the transactional id, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::{EndTxnRequest, EndTxnResponse, ProducerId};
@@ -30,6 +32,8 @@ pub async fn handle(ctx: &Ctx<'_>, req: EndTxnRequest) -> EndTxnResponse {
             req.producer_id.0,
             req.producer_epoch,
             req.committed,
+            // EndTxn v5+ is sent only by clients of transaction version 2 (KIP-890).
+            ctx.version >= 5,
         )
         .await;
     match result {

@@ -118,15 +118,24 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
         }
         _ => None,
     };
-    let txn_guard = match (&transactional_id, transactional) {
+    let mut txn_guard = match (&transactional_id, transactional) {
         (Some(id), true) if refuse_all.is_none() && remote.is_none() => {
             Some(ctx.broker.txn.lock(ctx.broker, id).await)
         }
         _ => None,
     };
+    // Transaction version 2 (Produce v12+, KIP-890 part 2): the partitions join the
+    // transaction through the produce itself, in one write before the appends.
+    let added_refused = match txn_guard.as_mut() {
+        Some(Ok(guard)) if version >= ADD_PARTITION_VERSION => {
+            add_to_transaction(ctx, guard, &topic_data).await
+        }
+        _ => None,
+    };
     let remote_refused = match (remote, &transactional_id) {
         (Some(coordinator), Some(id)) => {
-            Some(verify_remotely(ctx, coordinator, id, &topic_data).await)
+            let add = version >= ADD_PARTITION_VERSION;
+            Some(verify_remotely(ctx, coordinator, id, &topic_data, add).await)
         }
         _ => None,
     };
@@ -199,11 +208,24 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
                 check_record_set(version, pd.records.as_deref().unwrap_or_default())
             {
                 Err(e)
+            } else if let Some(refusal) = added_refused
+                .as_ref()
+                .filter(|_| transactional_producer(pd.records.as_ref()).is_some())
+            {
+                Err(Refusal::new(refusal.0, refusal.1.clone()).said())
             } else if let Some((e, why)) = remote_refused
                 .as_ref()
                 .and_then(|r| r.get(&(name.to_string(), pd.index)))
             {
-                let refusal = Refusal::new(*e, why.clone());
+                // Produce v11 knows TRANSACTION_ABORTABLE, which Kafka answers it for a
+                // partition outside the transaction (without a message).
+                let e = match *e {
+                    ResponseError::InvalidTxnState if version == ABORTABLE_VERSION => {
+                        ResponseError::TransactionAbortable
+                    }
+                    e => e,
+                };
+                let refusal = Refusal::new(e, why.clone());
                 // Kafka says why when verification refuses or cannot be done.
                 Err(match e {
                     ResponseError::NotEnoughReplicas | ResponseError::InvalidTxnState => {
@@ -214,7 +236,13 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
             } else if let Err(e) = remote_refused
                 .is_none()
                 .then(|| {
-                    verify_transactional(txn_guard.as_ref(), name, pd.index, pd.records.as_ref())
+                    verify_transactional(
+                        txn_guard.as_ref(),
+                        version,
+                        name,
+                        pd.index,
+                        pd.records.as_ref(),
+                    )
                 })
                 .unwrap_or(Ok(()))
             {
@@ -443,6 +471,70 @@ fn min_insync_replicas(ctx: &Ctx<'_>, topic: &crate::topics::Topic) -> usize {
         .max(1)
 }
 
+/// Produce v11: the first version whose clients know TRANSACTION_ABORTABLE (KIP-890 part 1).
+const ABORTABLE_VERSION: i16 = 11;
+/// Produce v12+: transaction version 2 clients, whose partitions join the transaction through
+/// the produce (KIP-890 part 2; Kafka's `ADD_PARTITION` operation).
+const ADD_PARTITION_VERSION: i16 = 12;
+
+/// Adds the partitions of a transaction version 2 produce that are not in the producer's
+/// ongoing transaction (starting one after a commit or abort), under the transactional id's
+/// lock. Returns the refusal for every transactional partition when the coordinator refuses,
+/// as Kafka's `AddPartitionsToTxnManager` maps it (a fenced producer INVALID_PRODUCER_EPOCH, a
+/// coordinator busy with the transaction NOT_ENOUGH_REPLICAS, which producers retry).
+async fn add_to_transaction(
+    ctx: &Ctx<'_>,
+    guard: &mut TxnGuard,
+    topic_data: &[kafka_protocol::messages::produce_request::TopicProduceData],
+) -> Option<(ResponseError, String)> {
+    let mut needed = std::collections::BTreeSet::new();
+    let mut producer = None;
+    for t in topic_data {
+        let topic = if ctx.version >= 13 {
+            ctx.broker.topics.get_by_id(&t.topic_id)
+        } else {
+            ctx.broker.topics.get(t.name.as_str())
+        };
+        let Some(topic) = topic else { continue };
+        for pd in &t.partition_data {
+            let Some(p) = transactional_producer(pd.records.as_ref()) else {
+                continue;
+            };
+            producer = Some(p);
+            if topic.has_partition(pd.index) {
+                needed.insert((topic.name.clone(), pd.index));
+            }
+        }
+    }
+    let (producer_id, producer_epoch) = producer?;
+    let result = ctx
+        .broker
+        .txn
+        .add_partitions_locked(
+            ctx.broker,
+            guard,
+            producer_id,
+            producer_epoch,
+            &needed,
+            true,
+        )
+        .await;
+    let e = result.err()?;
+    let code = match e {
+        TxnError::ProducerFenced => ResponseError::InvalidProducerEpoch,
+        TxnError::ConcurrentTransactions
+        | TxnError::CoordinatorLoadInProgress
+        | TxnError::CoordinatorNotAvailable
+        | TxnError::NotCoordinator
+        | TxnError::StorageError => ResponseError::NotEnoughReplicas,
+        other => other.response_error(),
+    };
+    Some((
+        code,
+        format!("the transaction coordinator cannot add the partitions to the transaction of producer {producer_id}: {e}"),
+    ))
+}
+
 /// Kafka's own admin client id (`AdminUtils.ADMIN_CLIENT_ID`): its Produce requests may write
 /// internal topics.
 const ADMIN_CLIENT_ID: &str = "__admin_client";
@@ -562,6 +654,7 @@ async fn verify_remotely(
     coordinator: i32,
     transactional_id: &str,
     topic_data: &[kafka_protocol::messages::produce_request::TopicProduceData],
+    add: bool,
 ) -> std::collections::HashMap<(String, i32), crate::txn::verification::Refused> {
     let mut needed = Vec::new();
     let mut producer = None;
@@ -594,6 +687,7 @@ async fn verify_remotely(
                 pid,
                 epoch,
                 &needed,
+                add,
             )
             .await
         }
@@ -605,6 +699,7 @@ async fn verify_remotely(
 /// ongoing transaction. Errors as Kafka's `AddPartitionsToTxnManager` hands them to Produce.
 fn verify_transactional(
     guard: Option<&Result<TxnGuard, TxnError>>,
+    version: i16,
     topic: &str,
     partition: i32,
     records: Option<&Bytes>,
@@ -639,7 +734,12 @@ fn verify_transactional(
     let tp = (topic.to_string(), partition);
     match m.verify_partitions(producer_id, producer_epoch, [&tp]) {
         Ok(found) if found == [true] => Ok(()),
-        // Kafka's verification says why, in the answer too.
+        // Kafka's verification says why, in the answer too; Produce v11 knows
+        // TRANSACTION_ABORTABLE, which Kafka answers it instead (without a message).
+        Ok(_) if version == ABORTABLE_VERSION => refuse(
+            ResponseError::TransactionAbortable,
+            format!("{topic}-{partition} is not part of an ongoing transaction of producer {producer_id}"),
+        ),
         Ok(_) => refuse(
             ResponseError::InvalidTxnState,
             format!("{topic}-{partition} is not part of an ongoing transaction of producer {producer_id}"),

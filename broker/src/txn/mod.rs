@@ -295,7 +295,8 @@ impl TransactionCoordinator {
         }
     }
 
-    /// AddPartitionsToTxn (and AddOffsetsToTxn, with the group's offsets partition).
+    /// AddPartitionsToTxn (and AddOffsetsToTxn, with the group's offsets partition); `tv2`
+    /// for the transaction version 2 form (v4+, sent by brokers for a produce).
     pub async fn add_partitions(
         &self,
         broker: &Broker,
@@ -303,13 +304,29 @@ impl TransactionCoordinator {
         producer_id: i64,
         producer_epoch: i16,
         partitions: &BTreeSet<(String, i32)>,
+        tv2: bool,
     ) -> Result<(), TxnError> {
         let handle = self.existing(broker, transactional_id)?;
         let mut m = handle.lock().await;
+        self.add_partitions_locked(broker, &mut m, producer_id, producer_epoch, partitions, tv2)
+            .await
+    }
+
+    /// [`Self::add_partitions`] for a transactional id already locked (a transaction version 2
+    /// produce or offset commit adding its own partition before it writes).
+    pub async fn add_partitions_locked(
+        &self,
+        broker: &Broker,
+        m: &mut TxnMetadata,
+        producer_id: i64,
+        producer_epoch: i16,
+        partitions: &BTreeSet<(String, i32)>,
+        tv2: bool,
+    ) -> Result<(), TxnError> {
         let now = crate::util::now_ms();
-        if let Some(next) = m.add_partitions(producer_id, producer_epoch, partitions, now)? {
-            self.write_state(broker, transactional_id, Some(&next))
-                .await?;
+        if let Some(next) = m.add_partitions(producer_id, producer_epoch, partitions, tv2, now)? {
+            let id = m.transactional_id.clone();
+            self.write_state(broker, &id, Some(&next)).await?;
             *m = next;
         }
         Ok(())
@@ -345,7 +362,8 @@ impl TransactionCoordinator {
     }
 
     /// EndTxn: commits or aborts the ongoing transaction. Returns the producer id and epoch
-    /// (EndTxn v5 reports them).
+    /// the producer uses next (EndTxn v5 reports them; under transaction version 2, `tv2`, the
+    /// epoch is one higher, or a new producer id has epoch 0).
     pub async fn end_txn(
         &self,
         broker: &Broker,
@@ -353,11 +371,28 @@ impl TransactionCoordinator {
         producer_id: i64,
         producer_epoch: i16,
         commit: bool,
+        tv2: bool,
     ) -> Result<(i64, i16), TxnError> {
         let handle = self.existing(broker, transactional_id)?;
         let mut m = handle.lock().await;
+        if tv2 && state::is_epoch_exhausted(m.producer_epoch) {
+            // The decision may hand out a new producer id: have one ready, since deciding
+            // cannot wait for the controller.
+            self.producer_ids
+                .ensure_available(broker)
+                .await
+                .map_err(|e| {
+                    tracing::warn!("{e}");
+                    TxnError::CoordinatorNotAvailable
+                })?;
+        }
         let now = crate::util::now_ms();
-        match m.end_txn(producer_id, producer_epoch, commit, true, now)? {
+        let decision = m.end_txn(producer_id, producer_epoch, commit, true, tv2, now, || {
+            self.producer_ids
+                .try_generate()
+                .ok_or(TxnError::CoordinatorNotAvailable)
+        })?;
+        match decision {
             EndDecision::AlreadyDone => {}
             EndDecision::Prepare(next) => {
                 self.write_state(broker, transactional_id, Some(&next))

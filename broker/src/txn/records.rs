@@ -10,8 +10,10 @@
 //!   PreviousProducerId, 1 NextProducerId, 2 ClientTransactionVersion);
 //! - a null value (tombstone) forgets the transactional id.
 //!
-//! Samsa writes value version 0 (what Kafka writes for clients that do not use transaction
-//! version 2) and reads both.
+//! Samsa writes value version 0 for transactions of clients that do not use transaction version
+//! 2 and version 1 for those that do (it keeps the previous and next producer ids and the
+//! client's transaction version, which a new coordinator needs to answer their retries), and
+//! reads both.
 //!
 //! The partition of a transactional id is `abs(javaStringHashCode(id)) % partitions`, as
 //! Kafka's `TransactionStateManager.partitionFor` (the same function as a group's).
@@ -39,8 +41,12 @@ fn put_string(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
-/// The value (version 0) for a transaction's state.
+/// The value for a transaction's state: version 1 (flexible, with Kafka's tagged fields) for a
+/// client of transaction version 2, else version 0.
 pub fn encode_value(m: &TxnMetadata) -> Vec<u8> {
+    if m.tv2 {
+        return encode_value_v1(m);
+    }
     let mut out = Vec::with_capacity(64);
     out.extend_from_slice(&0i16.to_be_bytes());
     out.extend_from_slice(&m.producer_id.to_be_bytes());
@@ -141,14 +147,81 @@ impl<'a> Reader<'a> {
         Ok(Some(len))
     }
     fn skip_tagged_fields(&mut self) -> Result<(), RecordError> {
+        self.tagged_fields(|_, _| {})
+    }
+
+    /// Reads a tagged-field section, handing each (tag, value bytes) to `f`.
+    fn tagged_fields(&mut self, mut f: impl FnMut(u32, &[u8])) -> Result<(), RecordError> {
         let n = self.uvarint()?;
         for _ in 0..n {
-            self.uvarint()?;
+            let tag = self.uvarint()?;
             let size = self.uvarint()? as usize;
-            self.bytes(size)?;
+            f(u32::try_from(tag).unwrap_or(u32::MAX), self.bytes(size)?);
         }
         Ok(())
     }
+}
+
+/// Tagged fields of `TransactionLogValue` v1.
+const TAG_PREVIOUS_PRODUCER_ID: u32 = 0;
+const TAG_NEXT_PRODUCER_ID: u32 = 1;
+const TAG_CLIENT_TRANSACTION_VERSION: u32 = 2;
+
+fn put_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_compact_string(out: &mut Vec<u8>, s: &str) {
+    put_varint(out, s.len() as u32 + 1);
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// Version 1: the same fields as version 0 in flexible encoding, with the tagged fields Kafka
+/// writes for transaction version 2.
+fn encode_value_v1(m: &TxnMetadata) -> Vec<u8> {
+    let mut out = Vec::with_capacity(96);
+    out.extend_from_slice(&1i16.to_be_bytes());
+    out.extend_from_slice(&m.producer_id.to_be_bytes());
+    out.extend_from_slice(&m.producer_epoch.to_be_bytes());
+    out.extend_from_slice(&m.txn_timeout_ms.to_be_bytes());
+    out.push(m.state.id() as u8);
+    let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
+    for (t, p) in &m.partitions {
+        by_topic.entry(t.as_str()).or_default().push(*p);
+    }
+    put_varint(&mut out, by_topic.len() as u32 + 1);
+    for (topic, parts) in by_topic {
+        put_compact_string(&mut out, topic);
+        put_varint(&mut out, parts.len() as u32 + 1);
+        for p in parts {
+            out.extend_from_slice(&p.to_be_bytes());
+        }
+        put_varint(&mut out, 0); // the entry's tagged fields
+    }
+    out.extend_from_slice(&m.txn_last_update_ms.to_be_bytes());
+    out.extend_from_slice(&m.txn_start_ms.to_be_bytes());
+    let tags: [(u32, Vec<u8>); 3] = [
+        (
+            TAG_PREVIOUS_PRODUCER_ID,
+            m.last_producer_id.to_be_bytes().to_vec(),
+        ),
+        (
+            TAG_NEXT_PRODUCER_ID,
+            m.next_producer_id.to_be_bytes().to_vec(),
+        ),
+        (TAG_CLIENT_TRANSACTION_VERSION, 2i16.to_be_bytes().to_vec()),
+    ];
+    put_varint(&mut out, tags.len() as u32);
+    for (tag, bytes) in tags {
+        put_varint(&mut out, tag);
+        put_varint(&mut out, bytes.len() as u32);
+        out.extend_from_slice(&bytes);
+    }
+    out
 }
 
 /// Reads a key: the transactional id.
@@ -194,13 +267,25 @@ pub fn decode_value(transactional_id: &str, bytes: &[u8]) -> Result<TxnMetadata,
     }
     let txn_last_update_ms = r.i64()?;
     let txn_start_ms = r.i64()?;
+    let (mut last_producer_id, mut next_producer_id, mut tv2) = (-1, -1, false);
     if compact {
-        r.skip_tagged_fields()?;
+        r.tagged_fields(|tag, value| match (tag, value.len()) {
+            (TAG_PREVIOUS_PRODUCER_ID, 8) => {
+                last_producer_id = i64::from_be_bytes(value.try_into().expect("8 bytes"))
+            }
+            (TAG_NEXT_PRODUCER_ID, 8) => {
+                next_producer_id = i64::from_be_bytes(value.try_into().expect("8 bytes"))
+            }
+            (TAG_CLIENT_TRANSACTION_VERSION, 2) => {
+                tv2 = i16::from_be_bytes(value.try_into().expect("2 bytes")) >= 2
+            }
+            _ => {}
+        })?;
     }
     Ok(TxnMetadata {
         transactional_id: transactional_id.to_string(),
         producer_id,
-        last_producer_id: -1,
+        last_producer_id,
         producer_epoch,
         last_producer_epoch: -1,
         txn_timeout_ms,
@@ -208,6 +293,8 @@ pub fn decode_value(transactional_id: &str, bytes: &[u8]) -> Result<TxnMetadata,
         partitions,
         txn_start_ms,
         txn_last_update_ms,
+        next_producer_id,
+        tv2,
     })
 }
 
@@ -282,5 +369,37 @@ mod tests {
         let mut bad_state = bytes;
         bad_state[16] = 42;
         assert!(decode_value("x", &bad_state).is_err());
+    }
+
+    #[test]
+    fn transaction_version_2_values_are_written_as_version_1_and_read_back() {
+        let mut m = sample();
+        m.tv2 = true;
+        m.last_producer_id = 3999;
+        m.next_producer_id = 4001;
+        let bytes = encode_value(&m);
+        assert_eq!(&bytes[..2], &1i16.to_be_bytes(), "value version 1");
+        let back = decode_value("orders-app", &bytes).unwrap();
+        assert_eq!(
+            (
+                back.tv2,
+                back.last_producer_id,
+                back.next_producer_id,
+                back.partitions.clone()
+            ),
+            (true, 3999, 4001, m.partitions.clone())
+        );
+        assert_eq!(
+            (
+                back.producer_id,
+                back.producer_epoch,
+                back.state,
+                back.txn_start_ms
+            ),
+            (m.producer_id, m.producer_epoch, m.state, m.txn_start_ms)
+        );
+        // A version 1 client's state stays version 0.
+        m.tv2 = false;
+        assert_eq!(&encode_value(&m)[..2], &0i16.to_be_bytes());
     }
 }

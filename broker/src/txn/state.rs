@@ -18,6 +18,14 @@
 //! A timed-out transaction, and one open when a new producer calls InitProducerId, is aborted
 //! with the epoch bumped (Kafka's `PrepareEpochFence`, which Kafka never writes to the log
 //! either): the old producer's next request is fenced.
+//!
+//! Transaction version 2 (KIP-890 part 2), chosen per request by the client's versions (EndTxn
+//! v5+, Produce v12+ and AddPartitionsToTxn v4+, which a client sends once the cluster
+//! finalizes `transaction.version` 2): partitions join the transaction through the produce
+//! itself; every commit and abort bumps the producer epoch (the markers carry the new one, so
+//! a zombie's late write is fenced by the partition), and EndTxn answers with the epoch (or,
+//! once the epoch runs out, the new producer id) to use next. A retried EndTxn is recognised by
+//! the epoch it still carries, one behind.
 
 use std::collections::BTreeSet;
 
@@ -116,6 +124,12 @@ pub struct TxnMetadata {
     /// When the transaction began (its first partition was added); -1 when none.
     pub txn_start_ms: i64,
     pub txn_last_update_ms: i64,
+    /// The producer id the ongoing transaction's completion hands out (transaction version 2,
+    /// when EndTxn found the epoch exhausted); -1 otherwise. Kafka's `nextProducerId`.
+    pub next_producer_id: i64,
+    /// Whether the client of the last transition speaks transaction version 2 (Kafka's
+    /// `clientTransactionVersion`).
+    pub tv2: bool,
 }
 
 /// Why a request was refused, as a Kafka error.
@@ -180,6 +194,11 @@ impl TxnError {
     }
 }
 
+/// For decisions that never mint a producer id (the coordinator's own aborts).
+fn no_new_producer_id() -> Result<i64, TxnError> {
+    Err(TxnError::CoordinatorNotAvailable)
+}
+
 /// Kafka's `isEpochExhausted`: the epoch cannot be bumped safely any more.
 pub fn is_epoch_exhausted(epoch: i16) -> bool {
     epoch >= i16::MAX - 1
@@ -218,6 +237,8 @@ impl TxnMetadata {
             partitions: BTreeSet::new(),
             txn_start_ms: -1,
             txn_last_update_ms: now_ms,
+            next_producer_id: -1,
+            tv2: false,
         }
     }
 
@@ -298,13 +319,15 @@ impl TxnMetadata {
         Ok(())
     }
 
-    /// AddPartitionsToTxn and AddOffsetsToTxn (Kafka's `handleAddPartitionsToTransaction`).
+    /// AddPartitionsToTxn and AddOffsetsToTxn (Kafka's `handleAddPartitionsToTransaction`), and
+    /// the partitions a transaction version 2 produce or offset commit adds itself (`tv2`).
     /// `None`: every partition is already in the ongoing transaction, nothing to write.
     pub fn add_partitions(
         &self,
         producer_id: i64,
         producer_epoch: i16,
         partitions: &BTreeSet<(String, i32)>,
+        tv2: bool,
         now_ms: i64,
     ) -> Result<Option<TxnMetadata>, TxnError> {
         self.check_producer(producer_id, producer_epoch)?;
@@ -314,6 +337,7 @@ impl TxnMetadata {
             TxnState::Ongoing if partitions.is_subset(&self.partitions) => Ok(None),
             _ => {
                 let mut next = self.clone();
+                next.tv2 = tv2;
                 if next.state != TxnState::Ongoing {
                     next.txn_start_ms = now_ms;
                 }
@@ -349,21 +373,43 @@ impl TxnMetadata {
     }
 
     /// EndTxn (Kafka's `endTransaction`). `from_client` is false for the coordinator's own
-    /// aborts, which may carry a bumped epoch.
+    /// aborts, which may carry a bumped epoch; `tv2` says the client speaks transaction version
+    /// 2 (EndTxn v5+): the epoch is bumped with the decision, and when it is exhausted
+    /// `new_producer_id` names the producer id the completion hands out.
     pub fn end_txn(
         &self,
         producer_id: i64,
         producer_epoch: i16,
         commit: bool,
         from_client: bool,
+        tv2: bool,
         now_ms: i64,
+        new_producer_id: impl FnOnce() -> Result<i64, TxnError>,
     ) -> Result<EndDecision, TxnError> {
-        if producer_id != self.producer_id {
+        // Kafka's retries of a transaction version 2 EndTxn: the client still carries the epoch
+        // the decision bumped (or, after an exhausted epoch, the id the completion replaced).
+        let current_v2 = self.tv2 && from_client;
+        let retry_on_bump = current_v2 && self.producer_epoch as i32 == producer_epoch as i32 + 1;
+        let retry_on_overflow = current_v2
+            && self.last_producer_id == producer_id
+            && producer_epoch == i16::MAX - 1
+            && self.producer_epoch == 0;
+        let valid_epoch = if current_v2 {
+            match self.state {
+                TxnState::PrepareCommit | TxnState::PrepareAbort => retry_on_bump,
+                TxnState::CompleteCommit | TxnState::CompleteAbort => {
+                    retry_on_bump || retry_on_overflow
+                }
+                _ => producer_epoch == self.producer_epoch,
+            }
+        } else {
+            (!from_client || producer_epoch == self.producer_epoch)
+                && producer_epoch >= self.producer_epoch
+        };
+        if producer_id != self.producer_id && !retry_on_overflow {
             return Err(TxnError::InvalidProducerIdMapping);
         }
-        if (from_client && producer_epoch != self.producer_epoch)
-            || producer_epoch < self.producer_epoch
-        {
+        if !valid_epoch {
             return Err(TxnError::ProducerFenced);
         }
         match (self.state, commit) {
@@ -374,9 +420,19 @@ impl TxnMetadata {
                 } else {
                     TxnState::PrepareAbort
                 };
-                if producer_epoch > self.producer_epoch {
+                if tv2 && from_client {
+                    if is_epoch_exhausted(self.producer_epoch) {
+                        next.next_producer_id = new_producer_id()?;
+                    }
+                    next.producer_epoch = self.producer_epoch + 1;
+                    next.last_producer_epoch = self.producer_epoch;
+                    next.tv2 = true;
+                } else if producer_epoch > self.producer_epoch {
                     next.producer_epoch = producer_epoch;
                     next.last_producer_epoch = -1;
+                }
+                if from_client && !tv2 {
+                    next.tv2 = false;
                 }
                 next.txn_last_update_ms = now_ms;
                 Ok(EndDecision::Prepare(next))
@@ -402,7 +458,9 @@ impl TxnMetadata {
                 self.producer_epoch,
                 false,
                 false,
+                false,
                 now_ms,
+                no_new_producer_id,
             )? {
                 EndDecision::Prepare(next) => Ok(next),
                 EndDecision::AlreadyDone => Err(TxnError::InvalidTxnState),
@@ -413,14 +471,18 @@ impl TxnMetadata {
             self.producer_epoch + 1,
             false,
             false,
+            false,
             now_ms,
+            no_new_producer_id,
         )? {
             EndDecision::Prepare(next) => Ok(next),
             EndDecision::AlreadyDone => Err(TxnError::InvalidTxnState),
         }
     }
 
-    /// The completion once every marker is written (Kafka's `prepareComplete`).
+    /// The completion once every marker is written (Kafka's `prepareComplete`). Under
+    /// transaction version 2 an exhausted epoch's producer id is replaced here, after the
+    /// markers went out with the old one.
     pub fn complete(&self, now_ms: i64) -> TxnMetadata {
         debug_assert!(self.state.is_prepare(), "complete from {:?}", self.state);
         let mut next = self.clone();
@@ -431,6 +493,15 @@ impl TxnMetadata {
         };
         next.partitions.clear();
         next.txn_last_update_ms = now_ms;
+        if self.tv2 {
+            next.last_producer_epoch = self.producer_epoch;
+            if self.next_producer_id >= 0 {
+                next.last_producer_id = self.producer_id;
+                next.producer_id = self.next_producer_id;
+                next.producer_epoch = 0;
+                next.next_producer_id = -1;
+            }
+        }
         next
     }
 
@@ -562,7 +633,7 @@ mod tests {
     fn init_producer_id_during_an_open_transaction_fences_and_aborts_it_first() {
         let m = initialised();
         let ongoing = m
-            .add_partitions(1000, 0, &parts(&[("t", 0)]), NOW)
+            .add_partitions(1000, 0, &parts(&[("t", 0)]), false, NOW)
             .unwrap()
             .unwrap();
         match ongoing
@@ -588,31 +659,34 @@ mod tests {
     fn add_partitions_starts_a_transaction_and_checks_the_producer() {
         let m = initialised();
         let t = m
-            .add_partitions(1000, 0, &parts(&[("a", 0)]), NOW + 5)
+            .add_partitions(1000, 0, &parts(&[("a", 0)]), false, NOW + 5)
             .unwrap()
             .unwrap();
         assert_eq!((t.state, t.txn_start_ms), (TxnState::Ongoing, NOW + 5));
         let t2 = t
-            .add_partitions(1000, 0, &parts(&[("b", 1)]), NOW + 9)
+            .add_partitions(1000, 0, &parts(&[("b", 1)]), false, NOW + 9)
             .unwrap()
             .unwrap();
         assert_eq!(t2.txn_start_ms, NOW + 5);
         assert_eq!(t2.partitions.len(), 2);
         assert_eq!(
-            t2.add_partitions(1000, 0, &parts(&[("a", 0)]), NOW),
+            t2.add_partitions(1000, 0, &parts(&[("a", 0)]), false, NOW),
             Ok(None)
         );
         assert_eq!(
-            t2.add_partitions(1000, 1, &parts(&[("a", 0)]), NOW),
+            t2.add_partitions(1000, 1, &parts(&[("a", 0)]), false, NOW),
             Err(TxnError::ProducerFenced)
         );
         assert_eq!(
-            t2.add_partitions(7, 0, &parts(&[("a", 0)]), NOW),
+            t2.add_partitions(7, 0, &parts(&[("a", 0)]), false, NOW),
             Err(TxnError::InvalidProducerIdMapping)
         );
-        let committing = prepared(t2.end_txn(1000, 0, true, true, NOW).unwrap());
+        let committing = prepared(
+            t2.end_txn(1000, 0, true, true, false, NOW, no_new_id)
+                .unwrap(),
+        );
         assert_eq!(
-            committing.add_partitions(1000, 0, &parts(&[("c", 0)]), NOW),
+            committing.add_partitions(1000, 0, &parts(&[("c", 0)]), false, NOW),
             Err(TxnError::ConcurrentTransactions)
         );
     }
@@ -626,7 +700,7 @@ mod tests {
             vec![false, false]
         );
         let t = m
-            .add_partitions(1000, 0, &parts(&[("a", 0)]), NOW)
+            .add_partitions(1000, 0, &parts(&[("a", 0)]), false, NOW)
             .unwrap()
             .unwrap();
         assert_eq!(
@@ -642,41 +716,44 @@ mod tests {
     #[test]
     fn end_txn_prepares_completes_and_answers_retries() {
         let t = initialised()
-            .add_partitions(1000, 0, &parts(&[("a", 0)]), NOW)
+            .add_partitions(1000, 0, &parts(&[("a", 0)]), false, NOW)
             .unwrap()
             .unwrap();
         assert_eq!(
-            t.end_txn(1000, 1, true, true, NOW),
+            t.end_txn(1000, 1, true, true, false, NOW, no_new_id),
             Err(TxnError::ProducerFenced)
         );
         assert_eq!(
-            t.end_txn(5, 0, true, true, NOW),
+            t.end_txn(5, 0, true, true, false, NOW, no_new_id),
             Err(TxnError::InvalidProducerIdMapping)
         );
-        let p = prepared(t.end_txn(1000, 0, true, true, NOW).unwrap());
+        let p = prepared(
+            t.end_txn(1000, 0, true, true, false, NOW, no_new_id)
+                .unwrap(),
+        );
         assert_eq!(p.state, TxnState::PrepareCommit);
         assert_eq!(
-            p.end_txn(1000, 0, true, true, NOW),
+            p.end_txn(1000, 0, true, true, false, NOW, no_new_id),
             Err(TxnError::ConcurrentTransactions)
         );
         assert_eq!(
-            p.end_txn(1000, 0, false, true, NOW),
+            p.end_txn(1000, 0, false, true, false, NOW, no_new_id),
             Err(TxnError::InvalidTxnState)
         );
         let done = p.complete(NOW + 1);
         assert_eq!(done.state, TxnState::CompleteCommit);
         assert!(done.partitions.is_empty());
         assert_eq!(
-            done.end_txn(1000, 0, true, true, NOW),
+            done.end_txn(1000, 0, true, true, false, NOW, no_new_id),
             Ok(EndDecision::AlreadyDone)
         );
         assert_eq!(
-            done.end_txn(1000, 0, false, true, NOW),
+            done.end_txn(1000, 0, false, true, false, NOW, no_new_id),
             Err(TxnError::InvalidTxnState)
         );
         // Nothing to end in an empty transaction.
         assert_eq!(
-            initialised().end_txn(1000, 0, false, true, NOW),
+            initialised().end_txn(1000, 0, false, true, false, NOW, no_new_id),
             Err(TxnError::InvalidTxnState)
         );
     }
@@ -684,7 +761,7 @@ mod tests {
     #[test]
     fn a_timed_out_transaction_is_aborted_with_a_bumped_epoch() {
         let t = initialised()
-            .add_partitions(1000, 0, &parts(&[("a", 0)]), NOW)
+            .add_partitions(1000, 0, &parts(&[("a", 0)]), false, NOW)
             .unwrap()
             .unwrap();
         assert!(!t.is_timed_out(NOW + 60_000));
@@ -698,11 +775,11 @@ mod tests {
         let done = aborting.complete(NOW + 60_002);
         // The zombie's EndTxn and AddPartitions are fenced.
         assert_eq!(
-            done.end_txn(1000, 0, true, true, NOW),
+            done.end_txn(1000, 0, true, true, false, NOW, no_new_id),
             Err(TxnError::ProducerFenced)
         );
         assert_eq!(
-            done.add_partitions(1000, 0, &parts(&[("a", 0)]), NOW),
+            done.add_partitions(1000, 0, &parts(&[("a", 0)]), false, NOW),
             Err(TxnError::ProducerFenced)
         );
         // Its KIP-360 recovery with the old epoch is fenced too (a new producer won).
@@ -718,7 +795,7 @@ mod tests {
         assert!(!m.is_expired(NOW + 10, 100));
         assert!(m.is_expired(NOW + 100, 100));
         let t = m
-            .add_partitions(1000, 0, &parts(&[("a", 0)]), NOW)
+            .add_partitions(1000, 0, &parts(&[("a", 0)]), false, NOW)
             .unwrap()
             .unwrap();
         assert!(!t.is_expired(NOW + 1_000_000, 100));
@@ -732,5 +809,147 @@ mod tests {
         }
         assert_eq!(TxnState::PrepareEpochFence.id(), 7);
         assert_eq!(TxnState::CompleteAbort.name(), "CompleteAbort");
+    }
+
+    /// A transaction version 2 client's transaction: the produce adds the partition, EndTxn v5
+    /// bumps the epoch with the decision, and the completion keeps the new epoch.
+    fn tv2_committed(m: &TxnMetadata, epoch: i16) -> TxnMetadata {
+        let ongoing = m
+            .add_partitions(m.producer_id, epoch, &parts(&[("t", 0)]), true, NOW)
+            .unwrap()
+            .unwrap();
+        assert!(ongoing.tv2);
+        let prepared = prepared(
+            ongoing
+                .end_txn(m.producer_id, epoch, true, true, true, NOW, no_new_id)
+                .unwrap(),
+        );
+        assert_eq!(
+            (
+                prepared.state,
+                prepared.producer_epoch,
+                prepared.last_producer_epoch
+            ),
+            (TxnState::PrepareCommit, epoch + 1, epoch)
+        );
+        prepared.complete(NOW + 1)
+    }
+
+    #[test]
+    fn transaction_version_2_bumps_the_epoch_at_every_end_and_fences_the_old_one() {
+        let m = initialised();
+        let done = tv2_committed(&m, 0);
+        assert_eq!(
+            (done.state, done.producer_epoch),
+            (TxnState::CompleteCommit, 1)
+        );
+        // The producer goes on with the epoch EndTxn gave it; its old epoch is fenced.
+        assert_eq!(
+            done.add_partitions(1000, 0, &parts(&[("t", 0)]), true, NOW),
+            Err(TxnError::ProducerFenced)
+        );
+        let again = tv2_committed(&done, 1);
+        assert_eq!(again.producer_epoch, 2);
+        // An abort bumps too.
+        let ongoing = again
+            .add_partitions(1000, 2, &parts(&[("t", 1)]), true, NOW)
+            .unwrap()
+            .unwrap();
+        let aborting = prepared(
+            ongoing
+                .end_txn(1000, 2, false, true, true, NOW, no_new_id)
+                .unwrap(),
+        );
+        assert_eq!(
+            (aborting.state, aborting.producer_epoch),
+            (TxnState::PrepareAbort, 3)
+        );
+    }
+
+    #[test]
+    fn transaction_version_2_retries_of_end_txn_carry_the_epoch_before_the_bump() {
+        let m = initialised();
+        let ongoing = m
+            .add_partitions(1000, 0, &parts(&[("t", 0)]), true, NOW)
+            .unwrap()
+            .unwrap();
+        let preparing = prepared(
+            ongoing
+                .end_txn(1000, 0, true, true, true, NOW, no_new_id)
+                .unwrap(),
+        );
+        // A retry while the markers are written: busy, try again.
+        assert_eq!(
+            preparing.end_txn(1000, 0, true, true, true, NOW, no_new_id),
+            Err(TxnError::ConcurrentTransactions)
+        );
+        let done = preparing.complete(NOW + 1);
+        // Once complete: the same answer again, with the bumped epoch.
+        assert_eq!(
+            done.end_txn(1000, 0, true, true, true, NOW, no_new_id),
+            Ok(EndDecision::AlreadyDone)
+        );
+        // The other outcome, or the current epoch with no transaction open, is refused.
+        assert_eq!(
+            done.end_txn(1000, 0, false, true, true, NOW, no_new_id),
+            Err(TxnError::InvalidTxnState)
+        );
+        assert_eq!(
+            done.end_txn(1000, 1, true, true, true, NOW, no_new_id),
+            Err(TxnError::ProducerFenced)
+        );
+        // A transaction version 1 client ends without a bump.
+        let v1 = prepared(
+            m.add_partitions(1000, 0, &parts(&[("t", 0)]), false, NOW)
+                .unwrap()
+                .unwrap()
+                .end_txn(1000, 0, true, true, false, NOW, no_new_id)
+                .unwrap(),
+        );
+        assert_eq!(v1.producer_epoch, 0);
+        assert!(!v1.complete(NOW).tv2);
+    }
+
+    #[test]
+    fn transaction_version_2_hands_out_a_new_producer_id_when_the_epoch_runs_out() {
+        let mut m = initialised();
+        m.producer_epoch = i16::MAX - 1;
+        let ongoing = m
+            .add_partitions(1000, i16::MAX - 1, &parts(&[("t", 0)]), true, NOW)
+            .unwrap()
+            .unwrap();
+        let preparing = prepared(
+            ongoing
+                .end_txn(1000, i16::MAX - 1, true, true, true, NOW, || Ok(5000))
+                .unwrap(),
+        );
+        // The markers still go out under the old id, with the last epoch.
+        assert_eq!(
+            (
+                preparing.producer_id,
+                preparing.producer_epoch,
+                preparing.next_producer_id
+            ),
+            (1000, i16::MAX, 5000)
+        );
+        let done = preparing.complete(NOW + 1);
+        assert_eq!(
+            (
+                done.producer_id,
+                done.producer_epoch,
+                done.last_producer_id,
+                done.next_producer_id
+            ),
+            (5000, 0, 1000, -1)
+        );
+        // A retry under the old id is recognised.
+        assert_eq!(
+            done.end_txn(1000, i16::MAX - 1, true, true, true, NOW, no_new_id),
+            Ok(EndDecision::AlreadyDone)
+        );
+        assert_eq!(
+            done.end_txn(1001, 0, true, true, true, NOW, no_new_id),
+            Err(TxnError::InvalidProducerIdMapping)
+        );
     }
 }

@@ -41,7 +41,8 @@ pub fn remote_coordinator(broker: &Broker, transactional_id: &str) -> Option<i32
 }
 
 /// Asks `coordinator` whether each of `partitions` is in the ongoing transaction of
-/// `producer_id`/`producer_epoch`; the refused ones with their error (as Kafka hands them to
+/// `producer_id`/`producer_epoch`, or with `add` (a transaction version 2 produce, KIP-890
+/// part 2) to add those that are not; the refused ones with their error (as Kafka hands them to
 /// Produce: a coordinator that cannot be asked is NOT_ENOUGH_REPLICAS, which producers retry).
 pub async fn verify(
     broker: &Broker,
@@ -50,6 +51,7 @@ pub async fn verify(
     producer_id: i64,
     producer_epoch: i16,
     partitions: &[(String, i32)],
+    add: bool,
 ) -> HashMap<(String, i32), Refused> {
     let mut topics: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
     for (t, p) in partitions {
@@ -59,7 +61,7 @@ pub async fn verify(
     t.transactional_id = TransactionalId(StrBytes::from_string(transactional_id.to_string()));
     t.producer_id = ProducerId(producer_id);
     t.producer_epoch = producer_epoch;
-    t.verify_only = true;
+    t.verify_only = !add;
     t.topics = topics
         .into_iter()
         .map(|(name, indexes)| {

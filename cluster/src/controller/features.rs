@@ -24,6 +24,29 @@ use crate::metadata::MetadataImage;
 
 /// The quorum's own feature (KIP-853).
 pub const KRAFT_VERSION_FEATURE: &str = "kraft.version";
+/// KIP-890's `transaction.version`: 2 lets clients use transaction version 2 (partitions join
+/// a transaction through the produce, the epoch is bumped at every commit and abort). Samsa
+/// supports 0 to 2 and finalizes 2 on a new cluster, as Kafka 4.4 formats one.
+pub const TRANSACTION_VERSION_FEATURE: &str = "transaction.version";
+/// The highest `transaction.version` Samsa supports.
+pub const TRANSACTION_VERSION_MAX: i16 = 2;
+
+/// The feature levels a Samsa node supports, `(name, min, max)`: what its controller accepts
+/// and its broker registers with (a feature not listed is supported at level 0 only).
+pub fn samsa_supported_features() -> Vec<(String, i16, i16)> {
+    vec![
+        (
+            METADATA_VERSION_FEATURE.to_string(),
+            METADATA_VERSION_MINIMUM,
+            super::METADATA_VERSION_4_0_IV3,
+        ),
+        (
+            TRANSACTION_VERSION_FEATURE.to_string(),
+            0,
+            TRANSACTION_VERSION_MAX,
+        ),
+    ]
+}
 /// `metadata.version` 3.7-IV0: controllers register (KIP-919), so their support can be checked.
 pub const METADATA_VERSION_CONTROLLER_REGISTRATION: i16 = 15;
 
@@ -265,11 +288,7 @@ impl Controller {
 impl ControllerConfig {
     /// Kafka's default support: `metadata.version` 3.3-IV3 to 4.0-IV3 and nothing else.
     pub(super) fn default_supported_features() -> Vec<(String, i16, i16)> {
-        vec![(
-            METADATA_VERSION_FEATURE.to_string(),
-            METADATA_VERSION_MINIMUM,
-            super::METADATA_VERSION_4_0_IV3,
-        )]
+        samsa_supported_features()
     }
 }
 

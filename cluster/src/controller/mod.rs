@@ -80,8 +80,9 @@ pub use elections::{
     ReplicaElectionResult, ELECTION_TYPE_PREFERRED, ELECTION_TYPE_UNCLEAN,
 };
 pub use features::{
-    FeatureDependency, FeatureUpdate, FeatureUpgradeType, UpdateFeaturesResult,
-    KRAFT_VERSION_FEATURE, METADATA_VERSION_CONTROLLER_REGISTRATION,
+    samsa_supported_features, FeatureDependency, FeatureUpdate, FeatureUpgradeType,
+    UpdateFeaturesResult, KRAFT_VERSION_FEATURE, METADATA_VERSION_CONTROLLER_REGISTRATION,
+    TRANSACTION_VERSION_FEATURE, TRANSACTION_VERSION_MAX,
 };
 pub use partitions::{
     AlterPartitionData, AlterPartitionPartitionResult, AlterPartitionRequest, AlterPartitionTopic,
