@@ -17,6 +17,7 @@ use samsa_broker::config::BrokerConfig;
 use samsa_broker::handlers::{self, Connection};
 use samsa_broker::net::IoEngine;
 use samsa_broker::server::Broker;
+use samsa_protocol::newer::{self, Record, Value};
 use samsa_protocol::SUPPORTED_APIS;
 
 fn name(s: &str) -> TopicName {
@@ -312,7 +313,12 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
                 r.generation_id = -1;
                 r.group_instance_id = Some(s("instance"));
             }
-            r.topics = vec![t];
+            // v6 names topics by id (see added): the second one unknown.
+            r.topics = if version >= 6 {
+                vec![t.clone(), t]
+            } else {
+                vec![t]
+            };
             RequestKind::TxnOffsetCommit(r)
         }
         ApiKey::DescribeProducers => {
@@ -331,6 +337,9 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
         ApiKey::ListTransactions => {
             let mut r = ListTransactionsRequest::default();
             r.state_filters = vec![s("Empty"), s("Bogus")];
+            if version >= 2 {
+                r.transactional_id_pattern = Some(s("t.*"));
+            }
             RequestKind::ListTransactions(r)
         }
         ApiKey::FindCoordinator => {
@@ -411,7 +420,12 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             let mut r = OffsetCommitRequest::default();
             r.group_id = GroupId(s("simple"));
             r.generation_id_or_member_epoch = -1;
-            r.topics = vec![t];
+            // v10 names topics by id (see added): the second one unknown.
+            r.topics = if version >= 10 {
+                vec![t.clone(), t]
+            } else {
+                vec![t]
+            };
             RequestKind::OffsetCommit(r)
         }
         ApiKey::OffsetFetch => {
@@ -422,7 +436,12 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
                 t.partition_indexes = vec![0, 1];
                 let mut g = offset_fetch_request::OffsetFetchRequestGroup::default();
                 g.group_id = GroupId(s("simple"));
-                g.topics = Some(vec![t]);
+                // v10 names topics by id (see added): the second one unknown.
+                g.topics = Some(if version >= 10 {
+                    vec![t.clone(), t]
+                } else {
+                    vec![t]
+                });
                 let mut all = offset_fetch_request::OffsetFetchRequestGroup::default();
                 all.group_id = GroupId(s("simple"));
                 all.topics = None;
@@ -781,7 +800,48 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
     }
 }
 
-fn frame(key: ApiKey, version: i16, body: &RequestKind) -> Bytes {
+/// The fields a version newer than `kafka-protocol` knows adds to the request of
+/// [`populated`] (samsa_protocol::newer translates the codec's bytes up with them).
+fn added(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> Option<Record> {
+    let topic = |id| Record::new().with("TopicId", Value::Uuid(id));
+    let unknown = uuid::Uuid::from_u128(0x5a65a);
+    match (key, version) {
+        (ApiKey::OffsetCommit, 10..) | (ApiKey::TxnOffsetCommit, 6..) => {
+            Some(Record::new().with("Topics", Value::records([topic(topic_id), topic(unknown)])))
+        }
+        (ApiKey::OffsetFetch, 10..) => Some(Record::new().with(
+            "Groups",
+            Value::records([
+                Record::new().with("Topics", Value::records([topic(topic_id), topic(unknown)])),
+            ]),
+        )),
+        // Another cluster's id: REBOOTSTRAP_REQUIRED (KIP-1242).
+        (ApiKey::ApiVersions, 5..) => Some(
+            Record::new()
+                .with("ClusterId", Value::string(Some("another-cluster")))
+                .with("NodeId", Value::Int(1)),
+        ),
+        (ApiKey::WriteTxnMarkers, 2..) => Some(Record::new().with(
+            "Markers",
+            Value::records([Record::new().with("TransactionVersion", Value::Int(2))]),
+        )),
+        (ApiKey::AddRaftVoter, 1..) => {
+            Some(Record::new().with("AckWhenCommitted", Value::Bool(false)))
+        }
+        (ApiKey::WriteShareGroupState, 1..) => Some(Record::new().with(
+            "Topics",
+            Value::records([Record::new().with(
+                "Partitions",
+                Value::records([Record::new().with("DeliveryCompleteCount", Value::Int(1))]),
+            )]),
+        )),
+        _ => None,
+    }
+}
+
+/// A request frame of `key` at `version` with the fields `added` names, through
+/// samsa_protocol::newer for versions `kafka-protocol` cannot encode.
+fn frame_with(key: ApiKey, version: i16, body: &RequestKind, added: Option<&Record>) -> Bytes {
     let mut buf = BytesMut::new();
     let mut h = RequestHeader::default();
     h.request_api_key = key as i16;
@@ -790,8 +850,13 @@ fn frame(key: ApiKey, version: i16, body: &RequestKind) -> Bytes {
     h.client_id = Some(s("every-version"));
     h.encode(&mut buf, key.request_header_version(version))
         .unwrap();
-    body.encode(&mut buf, version)
+    let codec_version = newer::request_codec_version(key, version);
+    let mut codec_body = BytesMut::new();
+    body.encode(&mut codec_body, codec_version)
         .unwrap_or_else(|e| panic!("test request {key:?} v{version} does not encode: {e}"));
+    let translated = newer::request_up(key, version, &codec_body, added)
+        .unwrap_or_else(|e| panic!("test request {key:?} v{version} does not translate: {e}"));
+    buf.extend_from_slice(&translated);
     buf.freeze()
 }
 
@@ -891,7 +956,11 @@ fn empty_where_kafka_sends_null(key: ApiKey, version: i16, frame: &[u8]) -> Vec<
         samsa_protocol::response::response_header_version(key, version),
     )
     .unwrap_or_else(|e| panic!("{key:?} v{version} header: {e}"));
-    let decoded = ResponseKind::decode(key, &mut body, version)
+    // A version newer than kafka-protocol knows is read as the newest it knows.
+    let (codec_body, _) = newer::response_down(key, version, &body)
+        .unwrap_or_else(|e| panic!("{key:?} v{version} does not translate: {e}"));
+    let mut body = Bytes::from(codec_body);
+    let decoded = ResponseKind::decode(key, &mut body, newer::response_codec_version(key, version))
         .unwrap_or_else(|e| panic!("{key:?} v{version} does not decode: {e}"));
     let text = format!("{decoded:?}");
     // For audits against Kafka: every decoded answer, one per line.
@@ -949,7 +1018,8 @@ fn answer_every_version(extra: &[(&str, &str)]) {
     let mut not_null = Vec::new();
     for (key, version) in advertised() {
         let body = populated(key, version, topic.id);
-        let req = samsa_protocol::decode_request(frame(key, version, &body))
+        let added = added(key, version, topic.id);
+        let req = samsa_protocol::decode_request(frame_with(key, version, &body, added.as_ref()))
             .unwrap_or_else(|e| panic!("{key:?} v{version}: {e}"));
         let mut chunks = Vec::new();
         local
@@ -1061,8 +1131,18 @@ fn exchange(
     version: i16,
     body: &RequestKind,
 ) -> std::io::Result<Vec<u8>> {
+    exchange_with(stream, key, version, body, None)
+}
+
+fn exchange_with(
+    stream: &mut std::net::TcpStream,
+    key: ApiKey,
+    version: i16,
+    body: &RequestKind,
+    added: Option<&Record>,
+) -> std::io::Result<Vec<u8>> {
     use std::io::{Read, Write};
-    let f = frame(key, version, body);
+    let f = frame_with(key, version, body, added);
     let mut out = (f.len() as i32).to_be_bytes().to_vec();
     out.extend_from_slice(&f);
     stream.write_all(&out)?;
@@ -1102,7 +1182,8 @@ fn a_running_broker_sends_null_where_kafka_does_in_every_version() {
     let mut not_null = Vec::new();
     for (key, version) in advertised() {
         let body = populated(key, version, topic_id);
-        let answer = exchange(&mut stream, key, version, &body)
+        let added = added(key, version, topic_id);
+        let answer = exchange_with(&mut stream, key, version, &body, added.as_ref())
             .unwrap_or_else(|e| panic!("{key:?} v{version}: {e}"));
         let mut empty = empty_where_kafka_sends_null(key, version, &answer);
         empty.dedup();

@@ -7,6 +7,7 @@ use kafka_protocol::messages::{ApiKey, RequestHeader, RequestKind};
 use kafka_protocol::protocol::Decodable;
 
 use crate::api_table::{ApiRange, SUPPORTED_APIS};
+use crate::newer::{self, Record};
 
 /// The fixed prefix every request header starts with: api key, api version, correlation id.
 pub const HEADER_PREFIX_BYTES: usize = 8;
@@ -45,7 +46,12 @@ pub enum RequestError {
 pub struct DecodedRequest {
     pub api_key: ApiKey,
     pub header: RequestHeader,
+    /// The body, decoded at `header.request_api_version` or, for a version newer than
+    /// `kafka-protocol` knows, at the newest it knows (see [`crate::newer`]).
     pub body: RequestKind,
+    /// What the request's version adds beyond the version `body` was decoded at (empty for
+    /// versions `kafka-protocol` decodes itself).
+    pub added: Record,
 }
 
 impl DecodedRequest {
@@ -94,7 +100,7 @@ pub fn decode_request_served(
     if api_version < range.min_version
         || api_version > range.max_version
         || api_version < decodable.min
-        || api_version > decodable.max
+        || api_version > newer::max_version(api_key)
     {
         return Err(RequestError::UnsupportedVersion {
             api_key,
@@ -113,14 +119,29 @@ pub fn decode_request_served(
     let header_version = api_key.request_header_version(api_version);
     let header =
         RequestHeader::decode(&mut frame, header_version).map_err(|e| malformed(e.to_string()))?;
-    let body = RequestKind::decode(api_key, &mut frame, api_version)
-        .map_err(|e| malformed(e.to_string()))?;
+    // A version newer than the codec's is read as the codec's newest (crate::newer).
+    let (body, added) = match newer::request_down(api_key, api_version, &frame)
+        .map_err(|e| malformed(e.to_string()))?
+    {
+        None => (
+            RequestKind::decode(api_key, &mut frame, api_version)
+                .map_err(|e| malformed(e.to_string()))?,
+            Record::new(),
+        ),
+        Some((bytes, codec_version, added)) => {
+            let mut body = RequestKind::decode(api_key, &mut Bytes::from(bytes), codec_version)
+                .map_err(|e| malformed(e.to_string()))?;
+            newer::fill_request(&mut body, &added);
+            (body, added)
+        }
+    };
     // Bytes after the body are ignored, as Kafka ignores them: librdkafka 2.12 sends
     // Metadata v13 with fields that version no longer has.
     Ok(DecodedRequest {
         api_key,
         header,
         body,
+        added,
     })
 }
 

@@ -4,13 +4,15 @@
 //! prefix and its limit ([`frame`]), the request header and the checks that must happen
 //! before `kafka-protocol` is allowed to decode anything ([`header`]), response framing
 //! ([`response`]), and the one table of API versions the broker serves ([`api_table`]).
-//! Message bodies themselves are `kafka-protocol`'s structs; nothing here re-implements them.
+//! Message bodies themselves are `kafka-protocol`'s structs; nothing here re-implements them,
+//! except the translation of the few versions Kafka 4.4 serves beyond that crate ([`newer`]).
 
 pub mod api_table;
 pub mod chunk;
 pub mod fetch_response;
 pub mod frame;
 pub mod header;
+pub mod newer;
 pub mod nulls;
 pub mod response;
 

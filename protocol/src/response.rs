@@ -4,6 +4,8 @@ use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, ResponseHeader, ResponseKind};
 use kafka_protocol::protocol::Encodable;
 
+use crate::newer::{self, Record};
+
 /// A response the codec refused to encode (a field the version lacks, a size overflow).
 #[derive(Debug, thiserror::Error)]
 #[error("cannot encode response: {0}")]
@@ -31,6 +33,20 @@ pub fn encode_response(
     correlation_id: i32,
     body: &ResponseKind,
 ) -> Result<(), EncodeError> {
+    encode_response_with(out, key, version, correlation_id, body, None)
+}
+
+/// [`encode_response`] for any served version: one newer than `kafka-protocol` encodes is
+/// encoded at the newest it knows and translated, the fields that version adds taking their
+/// values from `added` (see [`crate::newer`]).
+pub fn encode_response_with(
+    out: &mut BytesMut,
+    key: ApiKey,
+    version: i16,
+    correlation_id: i32,
+    body: &ResponseKind,
+    added: Option<&Record>,
+) -> Result<(), EncodeError> {
     // Most responses fit: one allocation instead of a doubling from eight bytes upwards
     // (about four reallocations per Produce response).
     out.reserve(RESPONSE_CAPACITY_GUESS);
@@ -41,8 +57,18 @@ pub fn encode_response(
     header
         .encode(out, response_header_version(key, version))
         .map_err(|e| EncodeError(format!("{key:?} v{version} header: {e}")))?;
-    body.encode(out, version)
-        .map_err(|e| EncodeError(format!("{key:?} v{version} body: {e}")))?;
+    let codec_version = newer::response_codec_version(key, version);
+    if codec_version == version {
+        body.encode(out, version)
+            .map_err(|e| EncodeError(format!("{key:?} v{version} body: {e}")))?;
+    } else {
+        let mut codec_body = BytesMut::new();
+        body.encode(&mut codec_body, codec_version)
+            .map_err(|e| EncodeError(format!("{key:?} v{codec_version} body: {e}")))?;
+        let translated = newer::response_up(key, version, &codec_body, added)
+            .map_err(|e| EncodeError(format!("{key:?} v{version} body: {e}")))?;
+        out.put_slice(&translated);
+    }
     let size = (out.len() - start - 4) as i32;
     out[start..start + 4].copy_from_slice(&size.to_be_bytes());
     Ok(())
@@ -73,5 +99,18 @@ pub fn encode_response_bytes(
 ) -> Result<Bytes, EncodeError> {
     let mut out = BytesMut::new();
     encode_response(&mut out, key, version, correlation_id, body)?;
+    Ok(out.freeze())
+}
+
+/// [`encode_response_bytes`] with the fields a newer version adds (see [`crate::newer`]).
+pub fn encode_response_bytes_with(
+    key: ApiKey,
+    version: i16,
+    correlation_id: i32,
+    body: &ResponseKind,
+    added: Option<&Record>,
+) -> Result<Bytes, EncodeError> {
+    let mut out = BytesMut::new();
+    encode_response_with(&mut out, key, version, correlation_id, body, added)?;
     Ok(out.freeze())
 }

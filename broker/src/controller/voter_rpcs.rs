@@ -105,6 +105,9 @@ pub async fn finish(
     match routed {
         VoterChangeRouted::Done(result) => response(key, result),
         VoterChangeRouted::Forward(peer, patience) => {
+            // Sent on at the newest version the codec writes (AddRaftVoter 1's
+            // AckWhenCommitted=false is answered as 0's commit, see handlers::add_raft_voter).
+            let version = samsa_protocol::newer::request_codec_version(key, version);
             let answer = peer.send(key, version, body);
             match tokio::time::timeout(patience.max(Duration::from_secs(1)), answer).await {
                 Ok(Ok(Ok(

@@ -2,6 +2,11 @@
 //! The node must already follow the quorum as an observer and have caught up. Needs ALTER on
 //! the cluster; sent on to the quorum's leader, which answers once the new voter set is
 //! committed. A fixed voter set (`controller.quorum.voters`) answers UNSUPPORTED_VERSION.
+//!
+//! v1's AckWhenCommitted=false lets Kafka's leader answer once it has appended the new voter
+//! set, before it commits; Samsa's leader decides voter changes in its controller loop and
+//! answers only at commit, so false is answered as true is: later, never wrongly (the voter
+//! set the answer reports is committed either way).
 
 use kafka_protocol::messages::{
     AddRaftVoterRequest, AddRaftVoterResponse, ApiKey, RequestKind, ResponseKind,

@@ -4,6 +4,13 @@
 //! From v3 the answer also carries the feature levels this broker supports and those the
 //! cluster finalized (KIP-584), from this broker's metadata image, with the image's offset as
 //! their epoch; clients choose protocols by them.
+//!
+//! v5 (KIP-1242) lets a client name the cluster and node it means to reach: a client listener
+//! answers REBOOTSTRAP_REQUIRED, with nothing else, when a cluster id is given and it or the
+//! node id is not this node's (a client that kept an address the cluster gave to another node
+//! learns to bootstrap again), as Kafka's `KafkaApis` does; the controller listener does not
+//! check, as Kafka's `ControllerApis` does not. Both fields are outside `kafka-protocol`'s
+//! struct (`samsa_protocol::newer` hands them over beside it).
 
 use bytes::BytesMut;
 use kafka_protocol::messages::api_versions_response::{
@@ -20,6 +27,16 @@ use super::Ctx;
 use crate::controller::runtime::QuorumStatus;
 
 pub fn handle(ctx: &Ctx<'_>, req: ApiVersionsRequest) -> ApiVersionsResponse {
+    handle_addressed(ctx, req, &samsa_protocol::newer::Record::new())
+}
+
+/// [`handle`] for a request that may name the cluster and node it is meant for: `added` holds
+/// v5's ClusterId and NodeId (see `samsa_protocol::newer`).
+pub fn handle_addressed(
+    ctx: &Ctx<'_>,
+    req: ApiVersionsRequest,
+    added: &samsa_protocol::newer::Record,
+) -> ApiVersionsResponse {
     let mut apis = served();
     if !crate::share::enabled(&ctx.broker.dynamic_configs.effective()) {
         apis.retain(|a| {
@@ -34,7 +51,28 @@ pub fn handle(ctx: &Ctx<'_>, req: ApiVersionsRequest) -> ApiVersionsResponse {
     // under a new epoch).
     let image = ctx.broker.controller.image();
     let status = ctx.broker.controller.status();
-    answer(&req, ctx.version, apis, &image, &status)
+    let mut resp = answer(&req, ctx.version, apis, &image, &status);
+    if resp.error_code == 0 && names_another_node(added, &ctx.broker.cluster_id, ctx.broker.node_id)
+    {
+        resp = ApiVersionsResponse::default();
+        resp.error_code = ResponseError::RebootstrapRequired.code();
+    }
+    resp
+}
+
+/// Whether an ApiVersions v5+ request (`added`: its ClusterId and NodeId) was meant for
+/// another cluster or node: only when it names a cluster, and then the node id must match too
+/// (Kafka's `clusterIdOrNodeIdIsInvalid`).
+fn names_another_node(
+    added: &samsa_protocol::newer::Record,
+    cluster_id: &str,
+    node_id: i32,
+) -> bool {
+    let Some(asked) = added.get("ClusterId").and_then(|v| v.as_str()) else {
+        return false;
+    };
+    let asked_node = added.get("NodeId").and_then(|v| v.as_i64()).unwrap_or(-1);
+    asked != cluster_id || asked_node != node_id as i64
 }
 
 /// The answer to `req` listing `apis`, with the features of `image` and `status` (read in that
@@ -140,7 +178,26 @@ pub fn unsupported_version(
 
 #[cfg(test)]
 mod tests {
-    use super::valid_software_text;
+    use super::{names_another_node, valid_software_text};
+    use samsa_protocol::newer::{Record, Value};
+
+    #[test]
+    fn a_v5_request_for_another_cluster_or_node_must_rebootstrap() {
+        let asked = |cluster: Option<&str>, node: i64| {
+            Record::new()
+                .with("ClusterId", Value::string(cluster))
+                .with("NodeId", Value::Int(node))
+        };
+        assert!(!names_another_node(&Record::new(), "c", 1), "v4 and below");
+        assert!(
+            !names_another_node(&asked(None, 7), "c", 1),
+            "no cluster named"
+        );
+        assert!(!names_another_node(&asked(Some("c"), 1), "c", 1));
+        assert!(names_another_node(&asked(Some("other"), 1), "c", 1));
+        assert!(names_another_node(&asked(Some("c"), 2), "c", 1));
+        assert!(names_another_node(&asked(Some("c"), -1), "c", 1));
+    }
 
     #[test]
     fn client_software_names_follow_kafkas_rule() {

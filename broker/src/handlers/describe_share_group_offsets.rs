@@ -4,6 +4,12 @@
 //! memory (Kafka clients skip unknown tags): 10000, the records acquired now, and 10001, the
 //! records archived within the in-flight window (each an unsigned varint), which
 //! `samsa group describe` shows. ACLs: DESCRIBE on the group, DESCRIBE on each topic.
+//!
+//! v1 (KIP-1226) adds each partition's lag, as Kafka's `GroupCoordinatorService` computes it:
+//! the partition's high watermark, less the start offset, less the records past it whose
+//! delivery is complete; -1 for a partition without a start offset (or not led here, where the
+//! high watermark is not known). `kafka-share-groups --describe` shows it. The field is outside
+//! `kafka-protocol`'s struct: it goes beside the answer (`samsa_protocol::newer`).
 
 use std::collections::BTreeMap;
 
@@ -18,9 +24,31 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
+use samsa_protocol::newer::{Record, Value};
+
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::share::admin::OffsetsView;
+
+/// The first version with a partition's lag.
+const LAG_VERSION: i16 = 1;
+
+/// A partition's lag (Kafka's `computeShareGroupLagAndBuildResponse`): -1 without a start
+/// offset or a high watermark known here.
+fn lag(ctx: &Ctx<'_>, topic_id: &uuid::Uuid, index: i32, view: Option<&OffsetsView>) -> i64 {
+    let Some(v) = view.filter(|v| v.start_offset >= 0) else {
+        return -1;
+    };
+    let high_watermark = ctx
+        .broker
+        .topics
+        .get_by_id(topic_id)
+        .and_then(|t| t.partition(index).map(|p| p.high_watermark()));
+    match high_watermark {
+        Some(hw) => hw - v.start_offset - v.delivery_complete as i64,
+        None => -1,
+    }
+}
 
 /// Samsa's tagged fields of a partition: records acquired, and archived in the window.
 pub const TAG_ACQUIRED: i32 = 10_000;
@@ -53,13 +81,17 @@ fn partition(index: i32, view: Option<&OffsetsView>) -> DescribeShareGroupOffset
     p
 }
 
+/// The answer, with each partition's lag for v1 (in the answer's order).
 pub async fn handle(
     ctx: &Ctx<'_>,
     req: DescribeShareGroupOffsetsRequest,
-) -> DescribeShareGroupOffsetsResponse {
+) -> (DescribeShareGroupOffsetsResponse, Option<Record>) {
     let broker = ctx.broker;
     let mut resp = DescribeShareGroupOffsetsResponse::default();
+    // Lags by group, topic and partition, as the answer lists them.
+    let mut lags: Vec<Vec<Vec<i64>>> = Vec::new();
     for g in req.groups {
+        let mut group_lags: Vec<Vec<i64>> = Vec::new();
         let group_id = g.group_id.to_string();
         let mut out = DescribeShareGroupOffsetsResponseGroup::default();
         out.group_id = g.group_id.clone();
@@ -75,6 +107,7 @@ pub async fn handle(
         if let Some(e) = refused {
             out.error_code = e.code();
             resp.groups.push(out);
+            lags.push(group_lags);
             continue;
         }
         let views = match broker.shares.describe_offsets(broker, &group_id).await {
@@ -82,6 +115,7 @@ pub async fn handle(
             Err(e) => {
                 out.error_code = e.code();
                 resp.groups.push(out);
+                lags.push(group_lags);
                 continue;
             }
         };
@@ -101,6 +135,7 @@ pub async fn handle(
                     let topic = broker.topics.get(t.topic_name.as_str());
                     let authorized =
                         ctx.authorize(AclOperation::Describe, ResourceType::Topic, &t.topic_name);
+                    let mut topic_lags = Vec::new();
                     for index in t.partitions {
                         let mut p = match (&topic, authorized) {
                             (_, false) => {
@@ -115,16 +150,19 @@ pub async fn handle(
                             }
                             (Some(topic), true) => {
                                 ot.topic_id = topic.id;
-                                partition(
-                                    index,
-                                    by_topic.get(&topic.id).and_then(|m| m.get(&index)),
-                                )
+                                let view = by_topic.get(&topic.id).and_then(|m| m.get(&index));
+                                topic_lags.push(lag(ctx, &topic.id, index, view));
+                                partition(index, view)
                             }
                         };
+                        if topic_lags.len() < ot.partitions.len() + 1 {
+                            topic_lags.push(-1);
+                        }
                         p.error_message = None::<StrBytes>;
                         ot.partitions.push(p);
                     }
                     out.topics.push(ot);
+                    group_lags.push(topic_lags);
                 }
             }
             None => {
@@ -139,11 +177,42 @@ pub async fn handle(
                     ot.topic_name = TopicName(topic.wire_name.clone());
                     ot.topic_id = topic_id;
                     ot.partitions = parts.iter().map(|(i, v)| partition(*i, Some(v))).collect();
+                    group_lags.push(
+                        parts
+                            .iter()
+                            .map(|(i, v)| lag(ctx, &topic_id, *i, Some(v)))
+                            .collect(),
+                    );
                     out.topics.push(ot);
                 }
             }
         }
         resp.groups.push(out);
+        lags.push(group_lags);
     }
-    resp
+    let added = (ctx.version >= LAG_VERSION).then(|| lags_record(lags));
+    (resp, added)
+}
+
+/// The lags as the fields v1 adds: Groups[].Topics[].Partitions[].Lag.
+fn lags_record(lags: Vec<Vec<Vec<i64>>>) -> Record {
+    let partitions = |ps: Vec<i64>| {
+        Value::records(
+            ps.into_iter()
+                .map(|l| Record::new().with("Lag", Value::Int(l))),
+        )
+    };
+    let topics = |ts: Vec<Vec<i64>>| {
+        Value::records(
+            ts.into_iter()
+                .map(|ps| Record::new().with("Partitions", partitions(ps))),
+        )
+    };
+    Record::new().with(
+        "Groups",
+        Value::records(
+            lags.into_iter()
+                .map(|ts| Record::new().with("Topics", topics(ts))),
+        ),
+    )
 }

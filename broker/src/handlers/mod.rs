@@ -173,6 +173,37 @@ impl AuthState {
     }
 }
 
+/// The name of the topic `id` names, from this node's registry or the metadata image (as
+/// Kafka's metadata cache answers `getTopicName`): how the versions that name topics by id
+/// (OffsetCommit v10, OffsetFetch v10, TxnOffsetCommit v6) find the topic.
+pub fn topic_name_by_id(broker: &Broker, id: &uuid::Uuid) -> Option<String> {
+    if id.is_nil() {
+        return None;
+    }
+    broker
+        .topics
+        .get_by_id(id)
+        .map(|t| t.name.clone())
+        .or_else(|| {
+            broker
+                .controller
+                .image()
+                .topic_by_id(id)
+                .map(|t| t.name.to_string())
+        })
+}
+
+/// The id of topic `name` (nil when unknown), the reverse of [`topic_name_by_id`].
+pub fn topic_id_by_name(broker: &Broker, name: &str) -> uuid::Uuid {
+    broker.topics.get(name).map(|t| t.id).unwrap_or_else(|| {
+        broker
+            .controller
+            .image()
+            .topic_by_name(name)
+            .map_or(uuid::Uuid::nil(), |t| t.id)
+    })
+}
+
 /// How long a request forwarded to the controller may take: the client's `timeout_ms`,
 /// within bounds (a client's 0 still gives the controller a moment).
 pub fn ctx_timeout(timeout_ms: i32) -> std::time::Duration {
@@ -305,16 +336,23 @@ pub async fn handle_request(
         client_id = req.header.client_id.as_deref().unwrap_or(""),
         "request"
     );
+    // What the request's version adds beyond `kafka-protocol`'s struct, by the schema's field
+    // names (empty below the versions `samsa_protocol::newer` translates), for the handlers
+    // that read such a field.
+    let added = std::mem::take(&mut req.added);
     let ctx = Ctx {
         broker,
         conn,
         header: &req.header,
         version,
     };
+    // The fields a response's version adds beyond `kafka-protocol`'s struct, where a handler
+    // has values for them (samsa_protocol::newer).
+    let mut response_added: Option<samsa_protocol::newer::Record> = None;
     let response = match req.body {
-        RequestKind::ApiVersions(r) => {
-            Some(ResponseKind::ApiVersions(api_versions::handle(&ctx, r)))
-        }
+        RequestKind::ApiVersions(r) => Some(ResponseKind::ApiVersions(
+            api_versions::handle_addressed(&ctx, r, &added),
+        )),
         RequestKind::Metadata(r) => Some(ResponseKind::Metadata(metadata::handle(&ctx, r).await)),
         RequestKind::SaslHandshake(r) => {
             Some(ResponseKind::SaslHandshake(sasl_handshake::handle(&ctx, r)))
@@ -339,6 +377,7 @@ pub async fn handle_request(
                     encode(
                         response,
                         Vec::new(),
+                        None,
                         key,
                         version,
                         correlation_id,
@@ -397,9 +436,11 @@ pub async fn handle_request(
         RequestKind::AddOffsetsToTxn(r) => Some(ResponseKind::AddOffsetsToTxn(
             add_offsets_to_txn::handle(&ctx, r).await,
         )),
-        RequestKind::TxnOffsetCommit(r) => Some(ResponseKind::TxnOffsetCommit(
-            txn_offset_commit::handle(&ctx, r).await,
-        )),
+        RequestKind::TxnOffsetCommit(r) => {
+            let (resp, ids) = txn_offset_commit::handle(&ctx, r, &added).await;
+            response_added = ids;
+            Some(ResponseKind::TxnOffsetCommit(resp))
+        }
         RequestKind::DescribeTransactions(r) => Some(ResponseKind::DescribeTransactions(
             describe_transactions::handle(&ctx, r).await,
         )),
@@ -506,9 +547,11 @@ pub async fn handle_request(
         RequestKind::DeleteShareGroupState(r) => Some(ResponseKind::DeleteShareGroupState(
             delete_share_group_state::handle(&ctx, r).await,
         )),
-        RequestKind::DescribeShareGroupOffsets(r) => Some(ResponseKind::DescribeShareGroupOffsets(
-            describe_share_group_offsets::handle(&ctx, r).await,
-        )),
+        RequestKind::DescribeShareGroupOffsets(r) => {
+            let (resp, lags) = describe_share_group_offsets::handle(&ctx, r).await;
+            response_added = lags;
+            Some(ResponseKind::DescribeShareGroupOffsets(resp))
+        }
         RequestKind::AlterShareGroupOffsets(r) => Some(ResponseKind::AlterShareGroupOffsets(
             alter_share_group_offsets::handle(&ctx, r).await,
         )),
@@ -531,6 +574,7 @@ pub async fn handle_request(
     encode(
         response,
         files,
+        response_added.as_ref(),
         key,
         version,
         req.header.correlation_id,
@@ -547,6 +591,7 @@ pub async fn handle_request(
 fn encode(
     mut response: Option<ResponseKind>,
     files: Vec<Option<samsa_protocol::FileRange>>,
+    added: Option<&samsa_protocol::newer::Record>,
     key: kafka_protocol::messages::ApiKey,
     version: i16,
     correlation_id: i32,
@@ -567,8 +612,14 @@ fn encode(
         )
         .map_err(|e| e.to_string())?,
         Some(response) => {
-            let encoded =
-                samsa_protocol::encode_response(buf, key, version, correlation_id, &response);
+            let encoded = samsa_protocol::response::encode_response_with(
+                buf,
+                key,
+                version,
+                correlation_id,
+                &response,
+                added,
+            );
             if let Err(e) = encoded {
                 buf.clear();
                 return Err(e.to_string());
@@ -616,7 +667,7 @@ mod tests {
     /// Encodes a Metadata response naming `topics` topics through `buf` into `out`.
     fn encode_metadata(topics: usize, buf: &mut BytesMut, out: &mut Vec<Chunk>) {
         let resp = metadata_with_topics(topics);
-        encode(resp, Vec::new(), ApiKey::Metadata, 12, 1, buf, out).unwrap();
+        encode(resp, Vec::new(), None, ApiKey::Metadata, 12, 1, buf, out).unwrap();
     }
 
     #[test]

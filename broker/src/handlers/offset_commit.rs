@@ -6,20 +6,35 @@
 //! UNKNOWN_TOPIC_OR_PARTITION, metadata longer than `offset.metadata.max.bytes`
 //! OFFSET_METADATA_TOO_LARGE; the metadata string is kept and returned by OffsetFetch.
 //!
+//! v10 (KIP-848) names topics by id: an id no topic has answers its partitions
+//! UNKNOWN_TOPIC_ID, and the answer names topics by id too, as Kafka's `KafkaApis` does.
+//!
 //! ACLs: READ on the group (else every partition gets GROUP_AUTHORIZATION_FAILED) and on each
 //! topic (TOPIC_AUTHORIZATION_FAILED).
 
 use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
-use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
+use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::group::{CommitRequest, OffsetToCommit};
 
-pub async fn handle(ctx: &Ctx<'_>, req: OffsetCommitRequest) -> OffsetCommitResponse {
+/// The first version that names topics by id.
+const TOPIC_IDS_VERSION: i16 = 10;
+
+pub async fn handle(ctx: &Ctx<'_>, mut req: OffsetCommitRequest) -> OffsetCommitResponse {
+    let by_id = ctx.version >= TOPIC_IDS_VERSION;
+    if by_id {
+        // An unknown id leaves the name empty: UNKNOWN_TOPIC_ID below.
+        for t in &mut req.topics {
+            let name = super::topic_name_by_id(ctx.broker, &t.topic_id).unwrap_or_default();
+            t.name = TopicName(StrBytes::from_string(name));
+        }
+    }
     let group_authorized = ctx.authorize(AclOperation::Read, ResourceType::Group, &req.group_id);
     // Partitions that do not exist, or that the caller may not commit, are answered here; the
     // rest go to the coordinator.
@@ -29,6 +44,8 @@ pub async fn handle(ctx: &Ctx<'_>, req: OffsetCommitRequest) -> OffsetCommitResp
         let topic = ctx.broker.topics.get(t.name.as_str());
         let refused = if !group_authorized {
             Some(ResponseError::GroupAuthorizationFailed)
+        } else if by_id && t.name.is_empty() {
+            Some(ResponseError::UnknownTopicId)
         } else if !ctx.authorize(AclOperation::Read, ResourceType::Topic, &t.name) {
             Some(ResponseError::TopicAuthorizationFailed)
         } else {
@@ -109,7 +126,11 @@ pub async fn handle(ctx: &Ctx<'_>, req: OffsetCommitRequest) -> OffsetCommitResp
     for (i, pre) in answers {
         let t = &req.topics[i];
         let mut tr = OffsetCommitResponseTopic::default();
-        tr.name = t.name.clone();
+        if by_id {
+            tr.topic_id = t.topic_id;
+        } else {
+            tr.name = t.name.clone();
+        }
         for p in &t.partitions {
             let code = pre
                 .iter()

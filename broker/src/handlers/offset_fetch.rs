@@ -5,6 +5,11 @@
 //! a partition whose offset an open transaction is about to change answers
 //! UNSTABLE_OFFSET_COMMIT, and the client asks again once the transaction ended.
 //!
+//! v10 (KIP-848) names topics by id: an id no topic has answers UNKNOWN_TOPIC_ID for its
+//! partitions, after the group's other topics (as Kafka's `KafkaApis` appends it); an
+//! all-topics answer names each topic by its id and leaves out offsets of topics that no
+//! longer exist.
+//!
 //! ACLs: DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED) and on each topic (else its
 //! partitions answer TOPIC_AUTHORIZATION_FAILED, or it is left out of an all-topics answer).
 
@@ -33,13 +38,30 @@ fn answer(v: Option<OffsetCommitValue>) -> Answer {
     }
 }
 
+/// The first version that names topics by id.
+const TOPIC_IDS_VERSION: i16 = 10;
+
 pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
     let mut resp = OffsetFetchResponse::default();
+    let by_id = ctx.version >= TOPIC_IDS_VERSION;
     if ctx.version >= 8 {
         for g in &req.groups {
+            // v10: topics whose id no topic has, answered after the others.
+            let mut unknown_ids = Vec::new();
             let topics = g.topics.as_ref().map(|ts| {
                 ts.iter()
-                    .map(|t| (t.name.to_string(), t.partition_indexes.clone()))
+                    .filter_map(|t| {
+                        if !by_id {
+                            return Some((t.name.to_string(), t.partition_indexes.clone()));
+                        }
+                        match super::topic_name_by_id(ctx.broker, &t.topic_id) {
+                            Some(name) => Some((name, t.partition_indexes.clone())),
+                            None => {
+                                unknown_ids.push(unknown_topic_id(t));
+                                None
+                            }
+                        }
+                    })
                     .collect()
             });
             let mut rg = OffsetFetchResponseGroup::default();
@@ -55,6 +77,15 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
                     let denied = hide_unauthorized(ctx, &mut found, all_topics);
                     let unstable = unstable(ctx, &req, g.group_id.as_str(), &found);
                     rg.topics = batched_topics(found);
+                    if by_id {
+                        for t in &mut rg.topics {
+                            t.topic_id = super::topic_id_by_name(ctx.broker, t.name.as_str());
+                        }
+                        // Offsets of a topic that is gone cannot be named by id.
+                        if all_topics {
+                            rg.topics.retain(|t| !t.topic_id.is_nil());
+                        }
+                    }
                     for t in &mut rg.topics {
                         for p in &mut t.partitions {
                             if denied.contains(t.name.as_str()) {
@@ -68,6 +99,9 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
                     }
                 }
                 Err(e) => rg.error_code = e.code(),
+            }
+            if rg.error_code == 0 {
+                rg.topics.extend(unknown_ids);
             }
             resp.groups.push(rg);
         }
@@ -197,6 +231,29 @@ fn single_topics(
             rt
         })
         .collect()
+}
+
+/// The answer for a v10 topic whose id no topic has: every partition asked for
+/// UNKNOWN_TOPIC_ID, offset -1.
+fn unknown_topic_id(
+    t: &kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopics,
+) -> OffsetFetchResponseTopics {
+    let mut rt = OffsetFetchResponseTopics::default();
+    rt.topic_id = t.topic_id;
+    rt.partitions = t
+        .partition_indexes
+        .iter()
+        .map(|p| {
+            let mut rp = OffsetFetchResponsePartitions::default();
+            rp.partition_index = *p;
+            rp.committed_offset = -1;
+            rp.committed_leader_epoch = -1;
+            rp.metadata = Some(StrBytes::from_static_str(""));
+            rp.error_code = ResponseError::UnknownTopicId.code();
+            rp
+        })
+        .collect();
+    rt
 }
 
 fn batched_topics(found: FetchedOffsets) -> Vec<OffsetFetchResponseTopics> {

@@ -10,6 +10,10 @@
 //! OffsetCommit's so that a zombie consumer cannot commit. Partitions of unknown topics get
 //! UNKNOWN_TOPIC_OR_PARTITION.
 //!
+//! v6 (KIP-1319) names topics by id, a field `kafka-protocol` 0.18 does not have: the ids come
+//! beside the request and go back beside the answer (`samsa_protocol::newer`); an id no topic has
+//! answers its partitions UNKNOWN_TOPIC_ID, as Kafka's `KafkaApis` does.
+//!
 //! ACLs: WRITE on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), READ on the
 //! group (GROUP_AUTHORIZATION_FAILED), READ on each topic (TOPIC_AUTHORIZATION_FAILED).
 
@@ -18,15 +22,43 @@ use std::collections::HashMap;
 use kafka_protocol::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
 };
-use kafka_protocol::messages::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
+use kafka_protocol::messages::{TopicName, TxnOffsetCommitRequest, TxnOffsetCommitResponse};
+use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
+use samsa_protocol::newer::{Record, Value};
 
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::group::{CommitRequest, OffsetToCommit, OFFSETS_TOPIC};
 use crate::txn::state::TxnError;
 
-pub async fn handle(ctx: &Ctx<'_>, req: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse {
+/// The first version that names topics by id.
+const TOPIC_IDS_VERSION: i16 = 6;
+
+/// The answer, with the topic ids a v6 answer names its topics by (in the answer's order);
+/// `added`: v6's topic ids.
+pub async fn handle(
+    ctx: &Ctx<'_>,
+    mut req: TxnOffsetCommitRequest,
+    added: &Record,
+) -> (TxnOffsetCommitResponse, Option<Record>) {
+    let by_id = ctx.version >= TOPIC_IDS_VERSION;
+    let ids: Vec<uuid::Uuid> = (0..req.topics.len())
+        .map(|i| {
+            added
+                .item("Topics", i)
+                .and_then(|t| t.get("TopicId"))
+                .and_then(Value::as_uuid)
+                .unwrap_or_default()
+        })
+        .collect();
+    if by_id {
+        // An unknown id leaves the name empty: UNKNOWN_TOPIC_ID below.
+        for (t, id) in req.topics.iter_mut().zip(&ids) {
+            let name = super::topic_name_by_id(ctx.broker, id).unwrap_or_default();
+            t.name = TopicName(StrBytes::from_string(name));
+        }
+    }
     let mut codes: HashMap<(String, i32), i16> = HashMap::new();
     let mut valid: Vec<(String, Vec<OffsetToCommit>)> = Vec::new();
     // WRITE on the transactional id, then READ on the group; a refusal applies to every
@@ -45,6 +77,9 @@ pub async fn handle(ctx: &Ctx<'_>, req: TxnOffsetCommitRequest) -> TxnOffsetComm
     for t in &req.topics {
         let topic = ctx.broker.topics.get(t.name.as_str());
         let refused = refused_all.or_else(|| {
+            if by_id && t.name.is_empty() {
+                return Some(ResponseError::UnknownTopicId);
+            }
             (!ctx.authorize(AclOperation::Read, ResourceType::Topic, &t.name))
                 .then_some(ResponseError::TopicAuthorizationFailed)
         });
@@ -113,7 +148,16 @@ pub async fn handle(ctx: &Ctx<'_>, req: TxnOffsetCommitRequest) -> TxnOffsetComm
         }
         resp.topics.push(tr);
     }
-    resp
+    let added = by_id.then(|| {
+        Record::new().with(
+            "Topics",
+            Value::records(
+                ids.iter()
+                    .map(|id| Record::new().with("TopicId", Value::Uuid(*id))),
+            ),
+        )
+    });
+    (resp, added)
 }
 
 /// Verifies the transaction and writes the offsets; an error applies to every partition.

@@ -20,6 +20,25 @@ pub struct OffsetsView {
     /// share-partition this broker holds in memory).
     pub acquired: Option<u64>,
     pub archived: Option<u64>,
+    /// Records past the start offset whose delivery is complete (acknowledged or archived),
+    /// Kafka's `DeliveryCompleteCount` (KIP-1226): what the lag leaves out.
+    pub delivery_complete: u64,
+}
+
+/// The records of `snapshot` past its start offset whose delivery is complete.
+fn delivery_complete(snapshot: &super::state_store::Snapshot) -> u64 {
+    use super::partition::PersistedState;
+    snapshot
+        .batches
+        .iter()
+        .filter(|b| {
+            matches!(
+                b.state,
+                PersistedState::Acknowledged | PersistedState::Archived
+            )
+        })
+        .map(|b| (b.last - b.first.max(snapshot.start_offset) + 1).max(0) as u64)
+        .sum()
 }
 
 impl ShareCoordinator {
@@ -38,13 +57,14 @@ impl ShareCoordinator {
         group: &str,
     ) -> Result<BTreeMap<ShareKey, OffsetsView>, ResponseError> {
         let mut out = BTreeMap::new();
-        let view = |start_offset| OffsetsView {
-            start_offset,
+        let view = |s: &super::state_store::Snapshot| OffsetsView {
+            start_offset: s.start_offset,
             acquired: None,
             archived: None,
+            delivery_complete: delivery_complete(s),
         };
         for (k, s) in self.store.group_states(broker, group).await? {
-            out.insert(k, view(s.start_offset));
+            out.insert(k, view(&s));
         }
         let topics = self
             .with_group(group, false, |g| g.subscribed_topics())
@@ -63,7 +83,7 @@ impl ShareCoordinator {
                     continue;
                 }
                 if let Some(s) = super::persister::read(&self.store, broker, &key).await? {
-                    out.insert(key, view(s.start_offset));
+                    out.insert(key, view(&s));
                 }
             }
         }
@@ -76,6 +96,7 @@ impl ShareCoordinator {
                     start_offset: st.start_offset(),
                     acquired: Some(acquired as u64),
                     archived: Some(archived as u64),
+                    delivery_complete: st.delivery_complete() as u64,
                 },
             );
         }

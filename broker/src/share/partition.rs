@@ -252,6 +252,15 @@ impl SharePartition {
         (acquired, archived)
     }
 
+    /// Records in flight whose delivery is complete: acknowledged or archived (Kafka's
+    /// `DeliveryCompleteCount`, KIP-1226).
+    pub fn delivery_complete(&self) -> usize {
+        self.records
+            .iter()
+            .filter(|r| matches!(r.state, State::Acknowledged | State::Archived))
+            .count()
+    }
+
     /// The records waiting to be dead-lettered (after a restart: those whose write may or may
     /// not have happened), with their delivery counts.
     pub fn archiving(&self) -> Vec<(i64, i16)> {
