@@ -12,18 +12,22 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
-fn run_java(broker: &Broker, class: &str, args: &[&str]) -> String {
+fn run_java(bootstrap: &str, nodes: &[&Broker], class: &str, args: &[&str]) -> String {
     let logs = tempfile::tempdir().unwrap();
     let mut cmd = compat_tests::kafka_java::java_client(class, logs.path());
-    cmd.arg(broker.bootstrap()).args(args);
+    cmd.arg(bootstrap).args(args);
     let (status, out, err) =
         compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(180)).unwrap();
     if !status.success() {
         let client_log =
             std::fs::read_to_string(logs.path().join("server.log")).unwrap_or_default();
-        let broker_log = broker.log_lines();
-        let tail = broker_log[broker_log.len().saturating_sub(200)..].join("\n");
-        panic!("{class} failed ({status}):\nstdout:\n{out}\nstderr:\n{err}\nclient log:\n{client_log}\nbroker log:\n{tail}");
+        let mut broker_logs = String::new();
+        for (i, node) in nodes.iter().enumerate() {
+            let lines = node.log_lines();
+            let tail = lines[lines.len().saturating_sub(100)..].join("\n");
+            broker_logs.push_str(&format!("--- node {}:\n{tail}\n", i + 1));
+        }
+        panic!("{class} failed ({status}):\nstdout:\n{out}\nstderr:\n{err}\nclient log:\n{client_log}\nbroker logs:\n{broker_logs}");
     }
     out
 }
@@ -57,7 +61,8 @@ fn kafkas_java_producer_runs_transactions_with_transaction_version_2() {
         .map(|f| f.max_version_level);
     assert_eq!(tv, Some(2), "{:?}", versions.finalized_features);
     let out = run_java(
-        &broker,
+        &broker.bootstrap(),
+        &[&broker],
         "TransactionalProducer",
         &["tv2", "tv2-app", "tv2-group"],
     );
@@ -67,4 +72,22 @@ fn kafkas_java_producer_runs_transactions_with_transaction_version_2() {
         3,
         "an epoch bump per transaction"
     );
+}
+
+/// The same on three nodes, where the transaction's coordinator, the group's and the
+/// partition's leader are different brokers for some of the ids: a leader asks the coordinator
+/// to add its partition (AddPartitionsToTxn v4 without verify_only) before it appends.
+#[test]
+fn kafkas_java_producer_runs_transaction_version_2_across_three_brokers() {
+    let cluster = compat_tests::Cluster::start(3);
+    let nodes: Vec<&Broker> = cluster.nodes.iter().collect();
+    for app in ["spread-a", "spread-b", "spread-c"] {
+        let out = run_java(
+            &cluster.bootstrap(),
+            &nodes,
+            "TransactionalProducer",
+            &[app, &format!("{app}-txn"), &format!("{app}-group")],
+        );
+        assert!(out.contains("committed 10"), "{out}");
+    }
 }
