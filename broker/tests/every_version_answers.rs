@@ -898,12 +898,15 @@ const KAFKA_SENDS_EMPTY: &[&str] = &["metadata", "value"];
 const KAFKA_SENDS_EMPTY_AT: &[&str] = &["Coordinator.error_message"];
 
 /// Fields of one API's answer where Kafka 4.4 sends "" when nothing went wrong (the schema's
-/// default), as the differential run shows: DescribeQuorum's messages and
-/// DescribeUserScramCredentials'.
+/// default), as the differential run shows: DescribeQuorum's messages,
+/// DescribeUserScramCredentials', DescribeConfigs' results and its loggers' documentation.
 fn kafka_sends_empty_in(key: ApiKey, path: &str) -> bool {
     matches!(
         (key, path),
         (
+            ApiKey::DescribeConfigs,
+            "DescribeConfigsResult.error_message" | "DescribeConfigsResourceResult.documentation"
+        ) | (
             ApiKey::DescribeQuorum,
             "DescribeQuorumResponse.error_message" | "PartitionData.error_message"
         ) | (
