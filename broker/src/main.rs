@@ -201,28 +201,53 @@ fn serve(args: &[String]) -> anyhow::Result<()> {
 }
 
 fn init_logging(config: &BrokerConfig) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let filter = std::env::var("RUST_LOG")
         .ok()
         .or_else(|| config.get("log.level"))
         .unwrap_or_else(|| "info".into());
-    let (filter, bad_filter) = match tracing_subscriber::EnvFilter::try_new(&filter) {
+    let (env_filter, bad_filter) = match tracing_subscriber::EnvFilter::try_new(&filter) {
         Ok(f) => (f, None),
         Err(e) => (
             tracing_subscriber::EnvFilter::new("info"),
-            Some((filter, e)),
+            Some((filter.clone(), e)),
         ),
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_target(false)
-        // Colour only for people: a log file or a pipe gets plain text.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr)
+    // The filter is reloadable: IncrementalAlterConfigs on the BROKER_LOGGER resource changes
+    // levels while the node runs (config::loggers).
+    let (env_filter, handle) = tracing_subscriber::reload::Layer::new(env_filter);
+    let start = if bad_filter.is_some() {
+        "info"
+    } else {
+        filter.as_str()
+    };
+    samsa_broker::config::loggers::install(
+        start,
+        Box::new(move |directives: &str| {
+            let f =
+                tracing_subscriber::EnvFilter::try_new(directives).map_err(|e| e.to_string())?;
+            handle.reload(f).map_err(|e| e.to_string())
+        }),
+    );
+    tracing_subscriber::registry()
+        .with(env_filter)
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_target(false)
+                // Colour only for people: a log file or a pipe gets plain text.
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+                .with_writer(std::io::stderr),
+        )
+        .with(samsa_broker::config::loggers::TargetRegistry)
         .init();
     if let Some((filter, e)) = bad_filter {
         tracing::warn!(
             "log level '{filter}' is not a level or tracing filter ({e}); logging at info. \
              Use error, warn, info, debug or trace, or a filter such as samsa_broker=debug"
         );
+    }
+    for (key, origin) in config.retired() {
+        tracing::warn!("{key} (from {origin}) was removed in Kafka 4.0 and has no effect");
     }
 }

@@ -7,11 +7,18 @@ use std::time::Duration;
 
 use crate::server::Broker;
 
+/// The longest time between two maintenance passes: how late `flush.ms` and a log start offset
+/// moved by DeleteRecords may be acted on, and the grain of the other intervals.
+pub const TICK_MS_MAX: u64 = 1_000;
+
 pub async fn run(broker: Arc<Broker>) {
-    let tick_ms = broker
+    // Kafka's log.flush.scheduler.interval.ms says how often logs are checked for flush.ms
+    // (never, by default); Samsa checks every tick, so only a shorter interval changes it.
+    let tick_ms = (broker
         .config
         .long("log.flush.scheduler.interval.ms")
-        .clamp(10, 60_000) as u64;
+        .max(10) as u64)
+        .min(TICK_MS_MAX);
     let checkpoint_every_ms = broker
         .config
         .long("log.flush.offset.checkpoint.interval.ms")
@@ -61,7 +68,7 @@ fn pass(broker: &Broker, clean: bool, retention: bool, checkpoint: bool) {
     for topic in broker.topics.all() {
         for p in &topic.partitions {
             // The log start offset and flush.ms: cheap checks of segment metadata, so every
-            // tick (log.flush.scheduler.interval.ms).
+            // tick.
             if let Err(e) = p.with_log(|log| log.maintenance(now)) {
                 tracing::warn!(partition = %p.tp, "maintenance failed: {e}");
             }

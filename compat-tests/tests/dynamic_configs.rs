@@ -1,5 +1,5 @@
-//! Dynamic broker configs (KIP-226, KIP-339), group configs (KIP-848) and SCRAM credentials
-//! (KIP-554) through real clients: the rdkafka crate's admin client (AlterConfigs and
+//! Dynamic broker configs (KIP-226, KIP-339), group configs (KIP-848), this broker's log levels
+//! (KIP-412) and SCRAM credentials (KIP-554) through real clients: the rdkafka crate's admin client (AlterConfigs and
 //! DescribeConfigs on a broker), confluent-kafka's (IncrementalAlterConfigs, SCRAM), and the raw
 //! wire for the cluster-wide default, which the clients cannot name. Changes take effect at
 //! once (a dynamic `log.retention.ms` deletes old segments) and survive a restart.
@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use common::*;
 use kafka_protocol::messages::describe_configs_response::DescribeConfigsResourceResult;
 use kafka_protocol::messages::{
-    alter_configs_request, describe_configs_request, AlterConfigsRequest, AlterConfigsResponse,
-    ApiKey, DescribeConfigsRequest, DescribeConfigsResponse,
+    alter_configs_request, describe_configs_request, incremental_alter_configs_request,
+    AlterConfigsRequest, AlterConfigsResponse, ApiKey, DescribeConfigsRequest,
+    DescribeConfigsResponse, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
@@ -294,22 +295,36 @@ fn group_configs_describe_defaults_even_for_a_group_that_does_not_exist() {
     names.sort();
     assert_eq!(
         names,
+        // Kafka 4.4's group configs.
         vec![
+            "consumer.assignment.interval.ms",
             "consumer.heartbeat.interval.ms",
             "consumer.session.timeout.ms",
             "errors.deadletterqueue.copy.record.enable",
             "errors.deadletterqueue.topic.name",
+            "share.assignment.interval.ms",
             "share.auto.offset.reset",
             "share.delivery.count.limit",
             "share.heartbeat.interval.ms",
             "share.isolation.level",
+            "share.partition.max.record.locks",
             "share.record.lock.duration.ms",
+            "share.renew.acknowledge.enable",
             "share.session.timeout.ms",
+            "streams.assignment.interval.ms",
+            "streams.assignor.name",
+            "streams.heartbeat.interval.ms",
+            "streams.initial.rebalance.delay.ms",
+            "streams.num.standby.replicas",
+            "streams.rack.aware.assignment.tags",
+            "streams.session.timeout.ms",
         ]
     );
+    // The broker's default, from where the broker key got it (as Kafka reports it: the
+    // source of the first synonym, group.consumer.session.timeout.ms).
     let timeout = &configs["consumer.session.timeout.ms"];
     assert_eq!(timeout.0.as_deref(), Some("50000"), "the broker's default");
-    assert_eq!(timeout.1, ConfigSource::Default);
+    assert_eq!(timeout.1, ConfigSource::StaticBroker);
     assert!(!timeout.2, "group configs are not read-only");
 }
 
@@ -332,4 +347,155 @@ fn confluent_kafka_alters_scram_credentials_broker_and_group_configs_kept_across
             broker.restart();
         }
     }
+}
+
+/// IncrementalAlterConfigs v1 of one resource on the wire: (name, operation, value) each; the
+/// code and message of the answer.
+fn incremental_raw(
+    broker: &Broker,
+    resource_type: i8,
+    name: &str,
+    ops: &[(&str, i8, Option<&str>)],
+    validate_only: bool,
+) -> (i16, String) {
+    let mut res = incremental_alter_configs_request::AlterConfigsResource::default();
+    res.resource_type = resource_type;
+    res.resource_name = s(name);
+    res.configs = ops
+        .iter()
+        .map(|(k, op, v)| {
+            let mut c = incremental_alter_configs_request::AlterableConfig::default();
+            c.name = s(k);
+            c.config_operation = *op;
+            c.value = v.map(s);
+            c
+        })
+        .collect();
+    let mut req = IncrementalAlterConfigsRequest::default();
+    req.resources = vec![res];
+    req.validate_only = validate_only;
+    let resp: IncrementalAlterConfigsResponse =
+        raw_request(broker, ApiKey::IncrementalAlterConfigs, 1, &req);
+    let r = &resp.responses[0];
+    (
+        r.error_code,
+        r.error_message.as_deref().unwrap_or("").to_string(),
+    )
+}
+
+/// A client connection opened and closed at once (the broker logs its end at DEBUG).
+fn connect_and_close(broker: &Broker) {
+    let addr = broker.bootstrap();
+    drop(std::net::TcpStream::connect(addr.as_str()).expect("connect"));
+}
+
+/// How many lines of the broker's log contain `text`.
+fn logged(broker: &Broker, text: &str) -> usize {
+    broker
+        .log_lines()
+        .iter()
+        .filter(|l| l.contains(text))
+        .count()
+}
+
+#[test]
+fn broker_logger_levels_change_at_runtime_through_incremental_alter_configs() {
+    const SET: i8 = 0;
+    const DELETE: i8 = 1;
+    const APPEND: i8 = 2;
+    let broker = Broker::start_with(BrokerOptions::default().prop("log.level", "info"));
+    // Kafka's view of the loggers: root at log.level's level, every target the node has
+    // logged under, each from DYNAMIC_BROKER_LOGGER_CONFIG.
+    let loggers = describe_raw(&broker, 8, "1");
+    let root = entry(&loggers, "root");
+    assert_eq!(root.value.as_deref(), Some("INFO"));
+    assert_eq!(root.config_source, 6, "DYNAMIC_BROKER_LOGGER_CONFIG");
+    assert!(!root.read_only);
+    assert_eq!(
+        entry(&loggers, "samsa_broker").value.as_deref(),
+        Some("INFO")
+    );
+
+    // Connections close quietly at INFO.
+    connect_and_close(&broker);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(logged(&broker, "connection closed"), 0);
+
+    // Kafka's refusals: validate only, nothing changes.
+    let refused = [
+        (("root", SET, Some("LOUD")), 40),
+        (("root", SET, Some("debug")), 40),
+        (("kafka.server.ReplicaManager", SET, Some("DEBUG")), 40),
+        (("root", DELETE, None), 42),
+        (("root", APPEND, Some("DEBUG")), 42),
+    ];
+    for ((name, op, value), code) in refused {
+        let (got, message) = incremental_raw(&broker, 8, "1", &[(name, op, value)], false);
+        assert_eq!(got, code, "{name} {op} {value:?}: {message}");
+    }
+    assert_eq!(
+        incremental_raw(&broker, 8, "2", &[("root", SET, Some("DEBUG"))], false).0,
+        42
+    );
+    assert_eq!(
+        incremental_raw(
+            &broker,
+            8,
+            "1",
+            &[("samsa_broker::net", SET, Some("DEBUG"))],
+            true
+        )
+        .0,
+        0
+    );
+    connect_and_close(&broker);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        logged(&broker, "connection closed"),
+        0,
+        "validate only changes nothing"
+    );
+
+    // SET takes effect at once, for the module and those below it.
+    let (code, message) = incremental_raw(
+        &broker,
+        8,
+        "1",
+        &[("samsa_broker::net", SET, Some("DEBUG"))],
+        false,
+    );
+    assert_eq!(code, 0, "{message}");
+    let loggers = describe_raw(&broker, 8, "1");
+    assert_eq!(
+        entry(&loggers, "samsa_broker::net").value.as_deref(),
+        Some("DEBUG")
+    );
+    assert_eq!(entry(&loggers, "root").value.as_deref(), Some("INFO"));
+    connect_and_close(&broker);
+    let deadline = Instant::now() + TIMEOUT;
+    while logged(&broker, "connection closed") == 0 {
+        assert!(Instant::now() < deadline, "no DEBUG line after SET");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // DELETE gives the logger root's level back.
+    let (code, message) = incremental_raw(
+        &broker,
+        8,
+        "1",
+        &[("samsa_broker::net", DELETE, None)],
+        false,
+    );
+    assert_eq!(code, 0, "{message}");
+    let loggers = describe_raw(&broker, 8, "1");
+    assert_eq!(
+        entry(&loggers, "samsa_broker::net::connection")
+            .value
+            .as_deref(),
+        Some("INFO")
+    );
+    let before = logged(&broker, "connection closed");
+    connect_and_close(&broker);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(logged(&broker, "connection closed"), before);
 }

@@ -11,10 +11,13 @@ use common::*;
 use compat_tests::Cluster;
 
 /// A broker whose groups may hold records for as little as a second, so that lock expiry is
-/// seen within a test.
+/// seen within a test, and that creates dead-letter topics on first use (Kafka's default is
+/// not to).
 fn broker() -> Broker {
     Broker::start_with(
-        BrokerOptions::default().prop("group.share.min.record.lock.duration.ms", 1000),
+        BrokerOptions::default()
+            .prop("group.share.min.record.lock.duration.ms", 1000)
+            .prop("errors.deadletterqueue.auto.create.topics.enable", true),
     )
 }
 
@@ -315,6 +318,7 @@ fn share_groups_on_three_nodes_survive_the_death_of_a_share_partition_leader() {
         3,
         BrokerOptions::default()
             .prop("group.share.min.record.lock.duration.ms", 1000)
+            .prop("errors.deadletterqueue.auto.create.topics.enable", true)
             .prop("broker.session.timeout.ms", 3000)
             .prop("broker.heartbeat.interval.ms", 500),
     );

@@ -41,6 +41,11 @@ pub enum Effect {
     /// Accepted so that a Kafka `server.properties` starts unchanged; has no effect on a
     /// single Samsa node (the value is still validated and reported by DescribeConfigs).
     Accepted,
+    /// Listed with Kafka's default so that tools see Kafka's catalogue, but refused at start and
+    /// in AlterConfigs when set to anything else: Samsa does not do what the key asks (validate
+    /// JWTs against a JWKS endpoint, load a Java policy class, tier segments to remote storage,
+    /// ...), and accepting it without doing it would mislead about security or durability.
+    Unsupported,
 }
 
 /// Whether and where a broker key may change while the broker runs (KIP-226's dynamic broker
@@ -69,10 +74,44 @@ pub struct ConfigDef {
     pub default: Option<&'static str>,
     pub effect: Effect,
     pub update: Update,
+    /// Left out of DescribeConfigs unless some level sets it: Kafka's internal keys and the
+    /// dynamic-only keys that Kafka's broker catalogue does not list.
+    pub hidden: bool,
     pub doc: &'static str,
 }
 
 impl ConfigDef {
+    /// Not listed by DescribeConfigs until set.
+    const fn hidden(self) -> ConfigDef {
+        ConfigDef {
+            hidden: true,
+            ..self
+        }
+    }
+
+    /// Why `value` is refused for this key, if it is: an [`Effect::Unsupported`] key may only
+    /// keep its default (or, without one, be left empty).
+    pub fn unsupported_value(&self, value: &str) -> Option<std::string::String> {
+        if self.effect != Effect::Unsupported {
+            return None;
+        }
+        let value = value.trim();
+        let default = self.default.unwrap_or("");
+        let same = if self.kind == ConfigType::Boolean {
+            value.eq_ignore_ascii_case(default)
+        } else {
+            value == default
+        };
+        (!same).then(|| {
+            format!(
+                "{} is not supported by Samsa (only its default, {}, is accepted): {}",
+                self.name,
+                if default.is_empty() { "unset" } else { default },
+                self.doc
+            )
+        })
+    }
+
     /// Dynamic per broker and as the cluster-wide default.
     const fn cluster_wide(self) -> ConfigDef {
         ConfigDef {
@@ -116,6 +155,7 @@ const fn def(
         default,
         effect: Effect::Used,
         update: Update::ReadOnly,
+        hidden: false,
         doc,
     }
 }
@@ -127,9 +167,36 @@ const fn inert(name: &'static str, kind: ConfigType, default: Option<&'static st
         default,
         effect: Effect::Accepted,
         update: Update::ReadOnly,
+        hidden: false,
         doc: "accepted for compatibility",
     }
 }
+
+/// A Kafka key Samsa cannot honour: listed with Kafka's default, refused when set otherwise.
+const fn unsupported(
+    name: &'static str,
+    kind: ConfigType,
+    default: Option<&'static str>,
+    doc: &'static str,
+) -> ConfigDef {
+    ConfigDef {
+        name,
+        kind,
+        default,
+        effect: Effect::Unsupported,
+        update: Update::ReadOnly,
+        hidden: false,
+        doc,
+    }
+}
+
+/// Keys Kafka 3 knew and Kafka 4 removed. Kafka 4 starts with them in its properties and warns
+/// that they are unknown; Samsa does the same (`BrokerConfig::retired`) and lists them nowhere.
+/// Set dynamically they are custom configs, as any key Kafka does not know.
+pub const RETIRED_BROKER_CONFIGS: &[&str] = &[
+    "log.message.downconversion.enable",
+    "leader.imbalance.per.broker.percentage",
+];
 
 use ConfigType::*;
 
@@ -140,7 +207,7 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         "broker.id",
         Int,
         Some("-1"),
-        "synonym of node.id when node.id is not set",
+        "synonym of node.id when node.id is not set; DescribeConfigs reports the node id",
     ),
     def(
         "listeners",
@@ -154,17 +221,12 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         None,
         "listeners as clients should reach them (Metadata)",
     ),
-    def(
-        "log.dirs",
-        List,
-        Some("./samsa-data"),
-        "data directory (one is used)",
-    ),
+    def("log.dirs", List, None, "data directory (one is used); log.dir when unset"),
     def(
         "log.dir",
-        String,
-        None,
-        "synonym of log.dirs when log.dirs is not set",
+        List,
+        Some("./samsa-data"),
+        "data directory when log.dirs is not set",
     ),
     def(
         "num.partitions",
@@ -174,7 +236,7 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     ),
     def(
         "default.replication.factor",
-        Short,
+        Int,
         Some("1"),
         "replication factor of auto-created topics",
     ),
@@ -211,8 +273,8 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     def(
         "max.connections",
         Int,
-        Some("10000"),
-        "connections accepted at once",
+        Some("2147483647"),
+        "connections accepted at once (the process's file-handle limit bounds them too)",
     ).cluster_wide(),
     def(
         "num.shards",
@@ -255,8 +317,9 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     def(
         "log.flush.scheduler.interval.ms",
         Long,
-        Some("1000"),
-        "how often flush.ms and the log start offset are checked",
+        Some("9223372036854775807"),
+        "how often logs are checked for flush.ms; Samsa checks at least every second anyway \
+         (its maintenance tick), so only a shorter interval changes anything",
     ),
     def(
         "log.open.files.max",
@@ -267,7 +330,7 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     ),
     def(
         "log.flush.offset.checkpoint.interval.ms",
-        Long,
+        Int,
         Some("60000"),
         "how often checkpoints are written",
     ),
@@ -321,7 +384,7 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     ),
     def(
         "replica.selector.class",
-        Class,
+        String,
         None,
         "org.apache.kafka.common.replica.RackAwareReplicaSelector: a leader sends a consumer whose client.rack matches an in-sync replica's broker.rack to that replica (KIP-392); unset: consumers read from leaders",
     ),
@@ -582,19 +645,19 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     def(
         "process.roles",
         List,
-        None,
-        "broker,controller (the default when unset), broker or controller",
+        Some("broker,controller"),
+        "broker,controller, broker or controller (Kafka has no default; Samsa's node is both)",
     ),
     def(
         "controller.quorum.voters",
         List,
-        None,
+        Some(""),
         "the metadata quorum's voters, id@host:port; unset: this node alone",
     ),
     def(
         "controller.quorum.bootstrap.servers",
         List,
-        None,
+        Some(""),
         "host:port of controllers a broker-only node asks for the quorum's leader (KIP-853), instead of controller.quorum.voters; refused on controllers (dynamic voter sets are not supported yet)",
     ),
     def(
@@ -682,7 +745,14 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         "a metadata snapshot at least this often while records are committed (0: by size only)",
     ),
     inert("inter.broker.listener.name", String, None),
-    inert("listener.security.protocol.map", List, None).per_broker(),
+    def(
+        "listener.security.protocol.map",
+        String,
+        Some("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"),
+        "each listener's security protocol, LISTENER:PROTOCOL,...; a controller listener not \
+         named is PLAINTEXT",
+    )
+    .per_broker(),
     inert("num.network.threads", Int, Some("3")).cluster_wide(),
     inert("num.io.threads", Int, Some("8")).cluster_wide(),
     inert("socket.send.buffer.bytes", Int, Some("102400")),
@@ -747,7 +817,7 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     def(
         "errors.deadletterqueue.auto.create.topics.enable",
         Boolean,
-        Some("true"),
+        Some("false"),
         "create a share group's dead-letter topic on its first dead letter (KIP-1191)",
     )
     .cluster_wide(),
@@ -763,7 +833,8 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         Long,
         Some("300000"),
         "how often the active controller elects leaders uncleanly for leaderless partitions of topics that allow it",
-    ),
+    )
+    .hidden(),
     def(
         "auto.leader.rebalance.enable",
         Boolean,
@@ -776,9 +847,6 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
         Some("300"),
         "how often the active controller moves leadership back to preferred replicas",
     ),
-    // Read by Kafka's ZooKeeper controller only: a KRaft controller rebalances every partition
-    // whose preferred replica can lead, whatever the share per broker.
-    inert("leader.imbalance.per.broker.percentage", Int, Some("10")),
     // Defaults and bounds of the KIP-848 group configs (`consumer.session.timeout.ms`, ...):
     // what DescribeConfigs on a GROUP resource reports and IncrementalAlterConfigs checks, and
     // for share groups (KIP-932) what they run with.
@@ -797,6 +865,31 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     def("group.share.record.lock.duration.ms", Int, Some("30000"), "default share.record.lock.duration.ms of groups"),
     def("group.share.min.record.lock.duration.ms", Int, Some("15000"), "smallest share.record.lock.duration.ms a group may set"),
     def("group.share.max.record.lock.duration.ms", Int, Some("60000"), "largest share.record.lock.duration.ms a group may set"),
+    // Defaults and bounds of the KIP-848 assignment interval, the share-partition record locks
+    // and KIP-1071 streams groups: what the GROUP resource's configs default to and are checked
+    // against. Samsa serves no streams groups yet; the configs are stored for when it does.
+    def("group.consumer.assignment.interval.ms", Int, Some("1000"), "default consumer.assignment.interval.ms of groups").cluster_wide(),
+    def("group.consumer.min.assignment.interval.ms", Int, Some("0"), "smallest consumer.assignment.interval.ms a group may set"),
+    def("group.consumer.max.assignment.interval.ms", Int, Some("15000"), "largest consumer.assignment.interval.ms a group may set"),
+    def("group.share.assignment.interval.ms", Int, Some("1000"), "default share.assignment.interval.ms of groups").cluster_wide(),
+    def("group.share.min.assignment.interval.ms", Int, Some("0"), "smallest share.assignment.interval.ms a group may set"),
+    def("group.share.max.assignment.interval.ms", Int, Some("15000"), "largest share.assignment.interval.ms a group may set"),
+    def("group.share.min.partition.max.record.locks", Int, Some("100"), "smallest share.partition.max.record.locks a group may set"),
+    def("group.share.max.partition.max.record.locks", Int, Some("4000"), "largest share.partition.max.record.locks a group may set"),
+    def("group.streams.assignors", List, Some("sticky"), "task assignors of streams groups; the first is a group's default streams.assignor.name"),
+    def("group.streams.session.timeout.ms", Int, Some("45000"), "default streams.session.timeout.ms of groups"),
+    def("group.streams.min.session.timeout.ms", Int, Some("45000"), "smallest streams.session.timeout.ms a group may set"),
+    def("group.streams.max.session.timeout.ms", Int, Some("60000"), "largest streams.session.timeout.ms a group may set"),
+    def("group.streams.heartbeat.interval.ms", Int, Some("5000"), "default streams.heartbeat.interval.ms of groups"),
+    def("group.streams.min.heartbeat.interval.ms", Int, Some("5000"), "smallest streams.heartbeat.interval.ms a group may set"),
+    def("group.streams.max.heartbeat.interval.ms", Int, Some("15000"), "largest streams.heartbeat.interval.ms a group may set"),
+    def("group.streams.assignment.interval.ms", Int, Some("1000"), "default streams.assignment.interval.ms of groups").cluster_wide(),
+    def("group.streams.min.assignment.interval.ms", Int, Some("0"), "smallest streams.assignment.interval.ms a group may set"),
+    def("group.streams.max.assignment.interval.ms", Int, Some("15000"), "largest streams.assignment.interval.ms a group may set"),
+    def("group.streams.initial.rebalance.delay.ms", Int, Some("3000"), "default streams.initial.rebalance.delay.ms of groups"),
+    def("group.streams.num.standby.replicas", Int, Some("0"), "default streams.num.standby.replicas of groups"),
+    def("group.streams.max.standby.replicas", Int, Some("2"), "largest streams.num.standby.replicas a group may set"),
+    def("group.streams.rack.aware.assignment.tags", List, Some(""), "default streams.rack.aware.assignment.tags of groups"),
     // Broker-level defaults of Kafka 4 topic configs that Samsa accepts but does not enforce
     // (see TOPIC_CONFIGS); dynamic like every primary topic-config synonym (DynamicLogConfig).
     inert("log.roll.jitter.ms", Long, None).cluster_wide(),
@@ -806,11 +899,13 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     inert("compression.lz4.level", Int, Some("9")).cluster_wide(),
     inert("compression.zstd.level", Int, Some("3")).cluster_wide(),
     inert("log.preallocate", Boolean, Some("false")).cluster_wide(),
-    inert("log.message.downconversion.enable", Boolean, Some("true")).cluster_wide(),
     inert("log.message.timestamp.before.max.ms", Long, Some("9223372036854775807")).cluster_wide(),
     inert("log.message.timestamp.after.max.ms", Long, Some("3600000")).cluster_wide(),
     inert("log.local.retention.ms", Long, Some("-2")).cluster_wide(),
     inert("log.local.retention.bytes", Long, Some("-2")).cluster_wide(),
+    inert("log.remote.copy.lag.bytes", Long, Some("-1")).cluster_wide(),
+    inert("log.remote.copy.lag.ms", Long, Some("0")).cluster_wide(),
+    inert("max.decompressed.message.bytes", Int, Some("2147483639")).cluster_wide(),
     // Kafka's other dynamically updatable broker configs (`DynamicBrokerConfig.AllDynamicConfigs`):
     // stored, persisted and described with Kafka's defaults, without effect on a single Samsa
     // node. Thread counts follow Kafka's rule (DynamicThreadPool): at least half and at most
@@ -833,12 +928,20 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     inert("remote.log.manager.fetch.max.bytes.per.second", Long, Some("9223372036854775807")).cluster_wide(),
     inert("remote.list.offsets.request.timeout.ms", Long, Some("30000")).cluster_wide(),
     inert("config.providers", List, Some("")).cluster_wide(),
-    inert("leader.replication.throttled.rate", Long, Some("9223372036854775807")).cluster_wide(),
-    inert("follower.replication.throttled.rate", Long, Some("9223372036854775807")).cluster_wide(),
-    inert("replica.alter.log.dirs.io.max.bytes.per.second", Long, Some("9223372036854775807")).cluster_wide(),
+    // Kafka's dynamic-only keys (`DynamicConfig.Broker`): not in its broker catalogue, so
+    // described only once set.
+    inert("leader.replication.throttled.rate", Long, Some("9223372036854775807")).cluster_wide().hidden(),
+    inert("follower.replication.throttled.rate", Long, Some("9223372036854775807")).cluster_wide().hidden(),
+    inert("replica.alter.log.dirs.io.max.bytes.per.second", Long, Some("9223372036854775807")).cluster_wide().hidden(),
     // Listener security (TLS and SASL), dynamic per broker in Kafka (DynamicListenerConfig).
     // Samsa serves PLAINTEXT only for now; these are stored for the day it does more.
-    inert("principal.builder.class", Class, Some("org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder")).per_broker(),
+    unsupported(
+        "principal.builder.class",
+        Class,
+        Some("org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"),
+        "Samsa builds principals as Kafka's default builder does and loads no other class",
+    )
+    .per_broker(),
     inert("ssl.protocol", String, Some("TLSv1.3")).per_broker(),
     inert("ssl.provider", String, None).per_broker(),
     def("ssl.cipher.suites", List, Some(""), "TLS cipher suites by IANA name (empty: rustls's defaults)").per_broker(),
@@ -859,14 +962,16 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     def("ssl.truststore.location", String, None, "a PEM file (or a PKCS12 store) of the CA certificates that client certificates, and the certificates of other nodes this node connects to, must chain to").per_listener(),
     def("ssl.truststore.password", Password, None, "the password of a PKCS12 truststore").per_listener(),
     def("ssl.truststore.certificates", Password, None, "the trusted CA certificates, inline PEM").per_listener(),
-    def("sasl.mechanism.inter.broker.protocol", String, Some("GSSAPI"), "the SASL mechanism brokers authenticate to each other with on a SASL inter-broker listener: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER, with the username and password of that listener's JAAS config for it"),
+    def("sasl.mechanism.inter.broker.protocol", String, Some("GSSAPI"), "read at start (Kafka changes it per broker at run time): the SASL mechanism brokers authenticate to each other with on a SASL inter-broker listener: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER, with the username and password of that listener's JAAS config for it"),
     def("sasl.mechanism.controller.protocol", String, Some("GSSAPI"), "the SASL mechanism nodes authenticate to controllers with on a SASL controller listener: PLAIN or OAUTHBEARER"),
     def("sasl.jaas.config", Password, None, "JAAS login module config; on a broker as listener.name.<listener>.<mechanism>.sasl.jaas.config (PLAIN's users: user_<name>=\"<password>\")").per_broker(),
     def("sasl.enabled.mechanisms", List, Some("GSSAPI"), "SASL mechanisms of SASL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512").per_broker(),
-    def("sasl.server.callback.handler.class", Class, None, "on a broker as listener.name.<l>.<mechanism>.sasl.server.callback.handler.class; only Kafka's unsecured OAUTHBEARER validator (the default) is served").per_broker(),
-    def("ssl.principal.mapping.rules", String, Some("DEFAULT"), "rules mapping a client certificate's subject to a principal name (RULE:pattern/replacement/[LU], DEFAULT)").per_listener(),
+    // Read-only unprefixed, as in Kafka; a listener's override (listener.name.<l>....) is
+    // dynamic per broker, as every listener-prefixed key is.
+    def("sasl.server.callback.handler.class", Class, None, "on a broker as listener.name.<l>.<mechanism>.sasl.server.callback.handler.class; only Kafka's unsecured OAUTHBEARER validator (the default) is served"),
+    def("ssl.principal.mapping.rules", String, Some("DEFAULT"), "rules mapping a client certificate's subject to a principal name (RULE:pattern/replacement/[LU], DEFAULT)"),
     def("security.inter.broker.protocol", String, Some("PLAINTEXT"), "the inter-broker listener's protocol when inter.broker.listener.name is not set"),
-    def("connections.max.reauth.ms", Long, Some("0"), "SASL re-authentication (KIP-368): how long a session lasts before the client must re-authenticate; 0 for as long as the connection").per_listener(),
+    def("connections.max.reauth.ms", Long, Some("0"), "SASL re-authentication (KIP-368): how long a session lasts before the client must re-authenticate; 0 for as long as the connection"),
     def("connection.failed.authentication.delay.ms", Int, Some("100"), "how long a failed authentication waits before its answer and the close, to slow guessing"),
     def("sasl.server.max.receive.size", Int, Some("524288"), "the largest SASL token accepted before authentication"),
     inert("sasl.kerberos.service.name", String, None).per_broker(),
@@ -879,7 +984,148 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     inert("sasl.login.refresh.window.jitter", Double, Some("0.05")).per_broker(),
     inert("sasl.login.refresh.min.period.seconds", Short, Some("60")).per_broker(),
     inert("sasl.login.refresh.buffer.seconds", Short, Some("300")).per_broker(),
+    // The rest of Kafka 4.4's broker catalogue: tuning of Kafka's own threads, purgatories,
+    // quotas, metrics and tiered storage, with no counterpart in Samsa. Accepted, validated by
+    // type, described with Kafka's defaults and dynamic where Kafka's are.
+    inert("add.partitions.to.txn.retry.backoff.max.ms", Int, Some("100")),
+    inert("add.partitions.to.txn.retry.backoff.ms", Int, Some("20")),
+    inert("alter.log.dirs.replication.quota.window.num", Int, Some("11")),
+    inert("alter.log.dirs.replication.quota.window.size.seconds", Int, Some("1")),
+    inert("controlled.shutdown.enable", Boolean, Some("true")),
+    inert("controller.quorum.append.linger.ms", Int, Some("25")),
+    inert("controller.quorum.auto.join.enable", Boolean, Some("false")),
+    inert("controller.quorum.fetch.max.bytes", Int, Some("1048576")),
+    inert("controller.quorum.fetch.snapshot.max.bytes", Int, Some("1048576")),
+    inert("controller.quota.window.num", Int, Some("11")),
+    inert("controller.quota.window.size.seconds", Int, Some("1")),
+    inert("controller.socket.timeout.ms", Int, Some("30000")),
+    inert("cordoned.log.dirs", List, Some("")).per_broker(),
+    inert("delegation.token.expiry.check.interval.ms", Long, Some("3600000")),
+    inert("delegation.token.expiry.time.ms", Long, Some("86400000")),
+    inert("delegation.token.max.lifetime.ms", Long, Some("604800000")),
+    inert("delete.records.purgatory.purge.interval.requests", Int, Some("1")),
+    inert("early.start.listeners", List, None),
+    inert("fetch.max.bytes", Int, Some("57671680")),
+    inert("fetch.purgatory.purge.interval.requests", Int, Some("1000")),
+    inert("follower.fetch.last.tiered.offset.enable", Boolean, Some("false")).cluster_wide(),
+    inert("group.consumer.assignors", List, Some("uniform,range")),
+    inert("group.consumer.max.size", Int, Some("2147483647")),
+    inert("group.consumer.migration.policy", String, Some("bidirectional")),
+    inert("group.coordinator.append.linger.ms", Int, Some("-1")),
+    inert("group.coordinator.background.threads", Int, Some("2")),
+    inert("group.coordinator.cached.buffer.max.bytes", Int, Some("1048588")).cluster_wide(),
+    inert("group.coordinator.threads", Int, Some("4")),
+    inert("group.share.assignors", List, Some("simple")),
+    inert("group.streams.max.size", Int, Some("2147483647")),
+    inert("group.streams.topology.description.plugin.class", Class, None),
+    inert("initial.broker.registration.timeout.ms", Int, Some("60000")),
+    inert("kafka.metrics.polling.interval.secs", Int, Some("10")),
+    inert("kafka.metrics.reporters", List, Some("")),
+    inert("log.dir.failure.timeout.ms", Long, Some("30000")),
+    inert("log.flush.start.offset.checkpoint.interval.ms", Int, Some("60000")),
+    inert("metadata.max.retention.bytes", Long, Some("104857600")),
+    inert("metadata.max.retention.ms", Long, Some("604800000")),
+    inert("metrics.num.samples", Int, Some("2")),
+    inert("metrics.recording.level", String, Some("INFO")),
+    inert("metrics.sample.window.ms", Long, Some("30000")),
+    inert("num.replica.alter.log.dirs.threads", Int, None),
+    inert("offsets.commit.timeout.ms", Int, Some("5000")),
+    inert("offsets.load.buffer.size", Int, Some("5242880")),
+    inert("offsets.topic.compression.codec", Int, Some("0")),
+    inert("producer.purgatory.purge.interval.requests", Int, Some("1000")),
+    inert("queued.max.request.bytes", Long, Some("-1")),
+    inert("queued.max.requests", Int, Some("500")),
+    inert("quota.window.num", Int, Some("11")),
+    inert("quota.window.size.seconds", Int, Some("1")),
+    inert("remote.log.manager.copier.thread.pool.size", Int, Some("10")).cluster_wide(),
+    inert("remote.log.manager.copy.quota.window.num", Int, Some("11")),
+    inert("remote.log.manager.copy.quota.window.size.seconds", Int, Some("1")),
+    inert("remote.log.manager.expiration.thread.pool.size", Int, Some("10")).cluster_wide(),
+    inert("remote.log.manager.fetch.quota.window.num", Int, Some("11")),
+    inert("remote.log.manager.fetch.quota.window.size.seconds", Int, Some("1")),
+    inert("remote.log.manager.follower.thread.pool.size", Int, Some("2")).cluster_wide(),
+    inert("remote.log.manager.task.interval.ms", Long, Some("30000")),
+    inert("remote.log.manager.thread.pool.size", Int, Some("2")),
+    inert("remote.log.metadata.custom.metadata.max.bytes", Int, Some("128")),
+    inert("remote.log.metadata.manager.class.name", String, Some("org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager")),
+    inert("remote.log.metadata.manager.class.path", String, None),
+    inert("remote.log.metadata.manager.impl.prefix", String, Some("rlmm.config.")),
+    inert("remote.log.metadata.manager.listener.name", String, None),
+    inert("remote.log.reader.max.pending.tasks", Int, Some("100")),
+    inert("remote.log.reader.threads", Int, Some("10")).cluster_wide(),
+    inert("remote.log.storage.manager.class.name", String, None),
+    inert("remote.log.storage.manager.class.path", String, None),
+    inert("remote.log.storage.manager.impl.prefix", String, Some("rsm.config.")),
+    inert("replica.fetch.min.bytes", Int, Some("1")),
+    inert("replica.high.watermark.checkpoint.interval.ms", Long, Some("5000")),
+    inert("replica.socket.receive.buffer.bytes", Int, Some("65536")),
+    inert("replica.socket.timeout.ms", Int, Some("30000")),
+    inert("replication.quota.window.num", Int, Some("11")),
+    inert("replication.quota.window.size.seconds", Int, Some("1")),
+    inert("request.timeout.ms", Int, Some("30000")),
+    inert("sasl.login.connect.timeout.ms", Int, None),
+    inert("sasl.login.read.timeout.ms", Int, None),
+    inert("sasl.login.retry.backoff.max.ms", Long, Some("10000")),
+    inert("sasl.login.retry.backoff.ms", Long, Some("100")),
+    inert("share.coordinator.append.linger.ms", Int, Some("-1")),
+    inert("share.coordinator.cached.buffer.max.bytes", Int, Some("1048588")).cluster_wide(),
+    inert("share.coordinator.load.buffer.size", Int, Some("5242880")),
+    inert("share.coordinator.snapshot.update.records.per.snapshot", Int, Some("500")),
+    inert("share.coordinator.state.topic.compression.codec", Int, Some("0")),
+    inert("share.coordinator.threads", Int, Some("1")),
+    inert("share.coordinator.write.timeout.ms", Int, Some("5000")),
+    inert("share.fetch.purgatory.purge.interval.requests", Int, Some("1000")),
+    inert("socket.connection.setup.timeout.max.ms", Long, Some("30000")),
+    inert("socket.connection.setup.timeout.ms", Long, Some("10000")),
+    inert("socket.listen.backlog.size", Int, Some("50")),
+    inert("ssl.allow.dn.changes", Boolean, Some("false")),
+    inert("ssl.allow.san.changes", Boolean, Some("false")),
+    inert("telemetry.max.bytes", Int, Some("1048576")),
+    inert("transaction.state.log.load.buffer.size", Int, Some("5242880")),
+    // Keys whose meaning Samsa cannot honour (see `Effect::Unsupported`).
+    unsupported("alter.config.policy.class.name", Class, None, "Samsa applies no pluggable policy (it loads no Java class)"),
+    unsupported("client.quota.callback.class", Class, None, "Samsa loads no quota callback class"),
+    unsupported("create.topic.policy.class.name", Class, None, "Samsa applies no pluggable policy (it loads no Java class)"),
+    unsupported("delegation.token.secret.key", Password, None, "Samsa issues no delegation tokens"),
+    unsupported("metadata.log.dir", String, None, "Samsa keeps the metadata log in the first log directory"),
+    unsupported("remote.log.storage.system.enable", Boolean, Some("false"), "Samsa has no tiered storage"),
+    unsupported("sasl.client.callback.handler.class", Class, None, "Samsa loads no Java login or callback class"),
+    unsupported("sasl.login.callback.handler.class", Class, None, "Samsa loads no Java login or callback class"),
+    unsupported("sasl.login.class", Class, None, "Samsa loads no Java login or callback class"),
+    unsupported("sasl.oauthbearer.allow.unverified.audience", Boolean, Some("false"), OAUTHBEARER),
+    unsupported("sasl.oauthbearer.allow.unverified.issuer", Boolean, Some("false"), OAUTHBEARER),
+    unsupported("sasl.oauthbearer.assertion.algorithm", String, Some("RS256"), OAUTHBEARER),
+    unsupported("sasl.oauthbearer.assertion.claim.aud", String, None, OAUTHBEARER),
+    unsupported("sasl.oauthbearer.assertion.claim.exp.seconds", Int, Some("300"), OAUTHBEARER),
+    unsupported("sasl.oauthbearer.assertion.claim.iss", String, None, OAUTHBEARER),
+    unsupported("sasl.oauthbearer.assertion.claim.jti.include", Boolean, Some("false"), OAUTHBEARER),
+    unsupported("sasl.oauthbearer.assertion.claim.nbf.seconds", Int, Some("60"), OAUTHBEARER),
+    unsupported("sasl.oauthbearer.assertion.claim.sub", String, None, OAUTHBEARER),
+    unsupported("sasl.oauthbearer.assertion.file", String, None, OAUTHBEARER),
+    unsupported("sasl.oauthbearer.assertion.private.key.file", String, None, OAUTHBEARER),
+    unsupported("sasl.oauthbearer.assertion.private.key.passphrase", Password, None, OAUTHBEARER),
+    unsupported("sasl.oauthbearer.assertion.template.file", String, None, OAUTHBEARER),
+    unsupported("sasl.oauthbearer.client.credentials.client.id", String, None, OAUTHBEARER),
+    unsupported("sasl.oauthbearer.client.credentials.client.secret", Password, None, OAUTHBEARER),
+    unsupported("sasl.oauthbearer.clock.skew.seconds", Int, Some("30"), OAUTHBEARER),
+    unsupported("sasl.oauthbearer.expected.audience", List, Some(""), OAUTHBEARER),
+    unsupported("sasl.oauthbearer.expected.issuer", String, None, OAUTHBEARER),
+    unsupported("sasl.oauthbearer.jwks.endpoint.refresh.ms", Long, Some("3600000"), OAUTHBEARER),
+    unsupported("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", Long, Some("10000"), OAUTHBEARER),
+    unsupported("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", Long, Some("100"), OAUTHBEARER),
+    unsupported("sasl.oauthbearer.jwks.endpoint.url", String, None, OAUTHBEARER),
+    unsupported("sasl.oauthbearer.jwt.retriever.class", Class, Some("org.apache.kafka.common.security.oauthbearer.DefaultJwtRetriever"), OAUTHBEARER),
+    unsupported("sasl.oauthbearer.jwt.validator.class", Class, Some("org.apache.kafka.common.security.oauthbearer.DefaultJwtValidator"), OAUTHBEARER),
+    unsupported("sasl.oauthbearer.scope", String, None, OAUTHBEARER),
+    unsupported("sasl.oauthbearer.scope.claim.name", String, Some("scope"), OAUTHBEARER),
+    unsupported("sasl.oauthbearer.sub.claim.name", String, Some("sub"), OAUTHBEARER),
+    unsupported("sasl.oauthbearer.token.endpoint.url", String, None, OAUTHBEARER),
+    unsupported("security.providers", String, None, "Samsa uses rustls's cryptography and loads no Java security provider"),
+    unsupported("transaction.two.phase.commit.enable", Boolean, Some("false"), "Samsa serves no two-phase-commit transactions (KIP-939)"),
 ];
+
+const OAUTHBEARER: &str = "Samsa checks OAUTHBEARER tokens as Kafka's unsecured validator does \
+    (no JWKS, audience or issuer checks) and logs in to other nodes with unsecured tokens";
 
 /// Topic-level keys and their broker-level synonyms, most specific first (Kafka's order in
 /// DescribeConfigs' `synonyms`). Every topic config of Kafka 4.0 is here: `effect` says which
@@ -952,7 +1198,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         "cleanup.policy",
         List,
         &[("log.cleanup.policy", 1)],
-        "delete, compact or both",
+        "delete, compact, both, or empty: neither, so segments are kept forever",
     ),
     topic_accepted(
         "compression.gzip.level",
@@ -1042,17 +1288,18 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         &[("log.cleaner.max.compaction.lag.ms", 1)],
         "longest a record stays uncompacted (accepted: Samsa compacts every log.cleaner.backoff.ms)",
     ),
+    topic_accepted(
+        "max.decompressed.message.bytes",
+        Int,
+        &[("max.decompressed.message.bytes", 1)],
+        "largest record once decompressed (accepted: Samsa stores batches as sent and \
+         decompresses none)",
+    ),
     topic(
         "max.message.bytes",
         Int,
         &[("message.max.bytes", 1)],
         "largest record batch",
-    ),
-    topic_accepted(
-        "message.downconversion.enable",
-        Boolean,
-        &[("log.message.downconversion.enable", 1)],
-        "accepted for compatibility (message format v2 only)",
     ),
     topic_accepted(
         "message.timestamp.after.max.ms",
@@ -1095,6 +1342,18 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         Boolean,
         &[("log.preallocate", 1)],
         "preallocate segment files (accepted)",
+    ),
+    topic_accepted(
+        "remote.copy.lag.bytes",
+        Long,
+        &[("log.remote.copy.lag.bytes", 1)],
+        "bytes of newer data after which a segment may be tiered (accepted: no tiered storage)",
+    ),
+    topic_accepted(
+        "remote.copy.lag.ms",
+        Long,
+        &[("log.remote.copy.lag.ms", 1)],
+        "age after which a segment may be tiered (accepted: no tiered storage)",
     ),
     topic_accepted(
         "remote.log.copy.disable",
@@ -1165,130 +1424,264 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     ),
 ];
 
-/// A group config (KIP-848 `GroupConfig`, Kafka 4.0): a per-group override of a broker default.
+/// A group config (KIP-848 `GroupConfig`): a per-group override of a broker default.
 pub struct GroupConfigDef {
     pub name: &'static str,
     pub kind: ConfigType,
-    /// The broker key whose value is the group's default, when there is one.
+    /// The broker key whose value is the group's default, when there is one (DescribeConfigs
+    /// lists it as the synonym).
     pub broker_default: Option<&'static str>,
     /// Kafka's built-in default, which its validation fills in for keys a group does not set.
     pub default: &'static str,
     /// The smallest value the key's own definition allows (Kafka's `atLeast`).
     pub min: i64,
     /// The broker keys bounding the value (`group.consumer.min.session.timeout.ms`, ...).
-    pub bounds: Option<(&'static str, &'static str)>,
+    pub min_key: Option<&'static str>,
+    pub max_key: Option<&'static str>,
     pub doc: &'static str,
 }
 
+/// An INT group config defaulting to `broker_default` and kept within `bounds` (broker keys).
+const fn group_int(
+    name: &'static str,
+    broker_default: &'static str,
+    default: &'static str,
+    min: i64,
+    bounds: (Option<&'static str>, Option<&'static str>),
+    doc: &'static str,
+) -> GroupConfigDef {
+    GroupConfigDef {
+        name,
+        kind: Int,
+        broker_default: Some(broker_default),
+        default,
+        min,
+        min_key: bounds.0,
+        max_key: bounds.1,
+        doc,
+    }
+}
+
+/// A group config of another type, with no bounds.
+const fn group_other(
+    name: &'static str,
+    kind: ConfigType,
+    broker_default: Option<&'static str>,
+    default: &'static str,
+    doc: &'static str,
+) -> GroupConfigDef {
+    GroupConfigDef {
+        name,
+        kind,
+        broker_default,
+        default,
+        min: 0,
+        min_key: None,
+        max_key: None,
+        doc,
+    }
+}
+
 pub const GROUP_CONFIGS: &[GroupConfigDef] = &[
-    GroupConfigDef {
-        name: "consumer.session.timeout.ms",
-        kind: Int,
-        broker_default: Some("group.consumer.session.timeout.ms"),
-        default: "45000",
-        min: 1,
-        bounds: Some((
-            "group.consumer.min.session.timeout.ms",
-            "group.consumer.max.session.timeout.ms",
-        )),
-        doc: "timeout to detect a failed consumer of a consumer group (KIP-848)",
-    },
-    GroupConfigDef {
-        name: "consumer.heartbeat.interval.ms",
-        kind: Int,
-        broker_default: Some("group.consumer.heartbeat.interval.ms"),
-        default: "5000",
-        min: 1,
-        bounds: Some((
-            "group.consumer.min.heartbeat.interval.ms",
-            "group.consumer.max.heartbeat.interval.ms",
-        )),
-        doc: "heartbeat interval given to the members of a consumer group (KIP-848)",
-    },
-    GroupConfigDef {
-        name: "share.session.timeout.ms",
-        kind: Int,
-        broker_default: Some("group.share.session.timeout.ms"),
-        default: "45000",
-        min: 1,
-        bounds: Some((
-            "group.share.min.session.timeout.ms",
-            "group.share.max.session.timeout.ms",
-        )),
-        doc: "timeout to detect a failed member of a share group (KIP-932)",
-    },
-    GroupConfigDef {
-        name: "share.heartbeat.interval.ms",
-        kind: Int,
-        broker_default: Some("group.share.heartbeat.interval.ms"),
-        default: "5000",
-        min: 1,
-        bounds: Some((
-            "group.share.min.heartbeat.interval.ms",
-            "group.share.max.heartbeat.interval.ms",
-        )),
-        doc: "heartbeat interval given to the members of a share group (KIP-932)",
-    },
-    GroupConfigDef {
-        name: "share.record.lock.duration.ms",
-        kind: Int,
-        broker_default: Some("group.share.record.lock.duration.ms"),
-        default: "30000",
-        min: 1000,
-        bounds: Some((
-            "group.share.min.record.lock.duration.ms",
-            "group.share.max.record.lock.duration.ms",
-        )),
-        doc: "how long a share group member holds a record it fetched (KIP-932)",
-    },
-    GroupConfigDef {
-        name: "share.delivery.count.limit",
-        kind: Int,
-        broker_default: Some("group.share.delivery.count.limit"),
-        default: "5",
-        min: 2,
-        bounds: Some((
-            "group.share.min.delivery.count.limit",
-            "group.share.max.delivery.count.limit",
-        )),
-        doc: "deliveries of a record before a share group archives it (KIP-932)",
-    },
-    GroupConfigDef {
-        name: "share.isolation.level",
-        kind: String,
-        broker_default: None,
-        default: "read_uncommitted",
-        min: 0,
-        bounds: None,
-        doc: "read_committed share groups never deliver records of aborted transactions (KIP-932)",
-    },
-    GroupConfigDef {
-        name: "errors.deadletterqueue.topic.name",
-        kind: String,
-        broker_default: None,
-        default: "",
-        min: 0,
-        bounds: None,
-        doc: "where a share group writes the records it archives (KIP-1191); empty: nowhere",
-    },
-    GroupConfigDef {
-        name: "errors.deadletterqueue.copy.record.enable",
-        kind: Boolean,
-        broker_default: None,
-        default: "false",
-        min: 0,
-        bounds: None,
-        doc: "dead letters carry the archived record's key, value and headers (KIP-1191)",
-    },
-    GroupConfigDef {
-        name: "share.auto.offset.reset",
-        kind: String,
-        broker_default: None,
-        default: "latest",
-        min: 0,
-        bounds: None,
-        doc: "where a share group starts reading a partition: latest or earliest (KIP-932)",
-    },
+    group_int(
+        "consumer.session.timeout.ms",
+        "group.consumer.session.timeout.ms",
+        "45000",
+        1,
+        (
+            Some("group.consumer.min.session.timeout.ms"),
+            Some("group.consumer.max.session.timeout.ms"),
+        ),
+        "timeout to detect a failed consumer of a consumer group (KIP-848)",
+    ),
+    group_int(
+        "consumer.heartbeat.interval.ms",
+        "group.consumer.heartbeat.interval.ms",
+        "5000",
+        1,
+        (
+            Some("group.consumer.min.heartbeat.interval.ms"),
+            Some("group.consumer.max.heartbeat.interval.ms"),
+        ),
+        "heartbeat interval given to the members of a consumer group (KIP-848)",
+    ),
+    group_int(
+        "consumer.assignment.interval.ms",
+        "group.consumer.assignment.interval.ms",
+        "1000",
+        0,
+        (
+            Some("group.consumer.min.assignment.interval.ms"),
+            Some("group.consumer.max.assignment.interval.ms"),
+        ),
+        "least time between two assignments of a consumer group (KIP-848)",
+    ),
+    group_int(
+        "share.session.timeout.ms",
+        "group.share.session.timeout.ms",
+        "45000",
+        1,
+        (
+            Some("group.share.min.session.timeout.ms"),
+            Some("group.share.max.session.timeout.ms"),
+        ),
+        "timeout to detect a failed member of a share group (KIP-932)",
+    ),
+    group_int(
+        "share.heartbeat.interval.ms",
+        "group.share.heartbeat.interval.ms",
+        "5000",
+        1,
+        (
+            Some("group.share.min.heartbeat.interval.ms"),
+            Some("group.share.max.heartbeat.interval.ms"),
+        ),
+        "heartbeat interval given to the members of a share group (KIP-932)",
+    ),
+    group_int(
+        "share.assignment.interval.ms",
+        "group.share.assignment.interval.ms",
+        "1000",
+        0,
+        (
+            Some("group.share.min.assignment.interval.ms"),
+            Some("group.share.max.assignment.interval.ms"),
+        ),
+        "least time between two assignments of a share group (KIP-932)",
+    ),
+    group_int(
+        "share.record.lock.duration.ms",
+        "group.share.record.lock.duration.ms",
+        "30000",
+        1000,
+        (
+            Some("group.share.min.record.lock.duration.ms"),
+            Some("group.share.max.record.lock.duration.ms"),
+        ),
+        "how long a share group member holds a record it fetched (KIP-932)",
+    ),
+    group_int(
+        "share.delivery.count.limit",
+        "group.share.delivery.count.limit",
+        "5",
+        2,
+        (
+            Some("group.share.min.delivery.count.limit"),
+            Some("group.share.max.delivery.count.limit"),
+        ),
+        "deliveries of a record before a share group archives it (KIP-932)",
+    ),
+    group_int(
+        "share.partition.max.record.locks",
+        "group.share.partition.max.record.locks",
+        "2000",
+        100,
+        (
+            Some("group.share.min.partition.max.record.locks"),
+            Some("group.share.max.partition.max.record.locks"),
+        ),
+        "records a share group may have in flight per share-partition (KIP-932)",
+    ),
+    group_other(
+        "share.isolation.level",
+        String,
+        None,
+        "read_uncommitted",
+        "read_committed share groups never deliver records of aborted transactions (KIP-932)",
+    ),
+    group_other(
+        "share.renew.acknowledge.enable",
+        Boolean,
+        None,
+        "true",
+        "members of the share group may renew the lock of a record they hold (KIP-932)",
+    ),
+    group_other(
+        "errors.deadletterqueue.topic.name",
+        String,
+        None,
+        "",
+        "where a share group writes the records it archives (KIP-1191); empty: nowhere",
+    ),
+    group_other(
+        "errors.deadletterqueue.copy.record.enable",
+        Boolean,
+        None,
+        "false",
+        "dead letters carry the archived record's key, value and headers (KIP-1191)",
+    ),
+    group_other(
+        "share.auto.offset.reset",
+        String,
+        None,
+        "latest",
+        "where a share group starts reading a partition: latest or earliest (KIP-932)",
+    ),
+    group_int(
+        "streams.session.timeout.ms",
+        "group.streams.session.timeout.ms",
+        "45000",
+        1,
+        (
+            Some("group.streams.min.session.timeout.ms"),
+            Some("group.streams.max.session.timeout.ms"),
+        ),
+        "timeout to detect a failed member of a streams group (KIP-1071)",
+    ),
+    group_int(
+        "streams.heartbeat.interval.ms",
+        "group.streams.heartbeat.interval.ms",
+        "5000",
+        1,
+        (
+            Some("group.streams.min.heartbeat.interval.ms"),
+            Some("group.streams.max.heartbeat.interval.ms"),
+        ),
+        "heartbeat interval given to the members of a streams group (KIP-1071)",
+    ),
+    group_int(
+        "streams.assignment.interval.ms",
+        "group.streams.assignment.interval.ms",
+        "1000",
+        0,
+        (
+            Some("group.streams.min.assignment.interval.ms"),
+            Some("group.streams.max.assignment.interval.ms"),
+        ),
+        "least time between two assignments of a streams group (KIP-1071)",
+    ),
+    group_int(
+        "streams.initial.rebalance.delay.ms",
+        "group.streams.initial.rebalance.delay.ms",
+        "3000",
+        0,
+        (None, None),
+        "how long a new streams group waits for more members before its first assignment \
+         (KIP-1071)",
+    ),
+    group_int(
+        "streams.num.standby.replicas",
+        "group.streams.num.standby.replicas",
+        "0",
+        0,
+        (None, Some("group.streams.max.standby.replicas")),
+        "standby replicas of each task of a streams group (KIP-1071)",
+    ),
+    // Kafka's built-in default is null: the first of group.streams.assignors.
+    group_other(
+        "streams.assignor.name",
+        String,
+        Some("group.streams.assignors"),
+        "",
+        "the task assignor of a streams group, one of group.streams.assignors (KIP-1071)",
+    ),
+    group_other(
+        "streams.rack.aware.assignment.tags",
+        List,
+        Some("group.streams.rack.aware.assignment.tags"),
+        "",
+        "client tags a streams group spreads standby replicas over (KIP-1071)",
+    ),
 ];
 
 pub fn group_def(name: &str) -> Option<&'static GroupConfigDef> {
@@ -1334,5 +1727,177 @@ fn kind_name(kind: ConfigType) -> &'static str {
         List => "a comma-separated list",
         Class => "a class name",
         Password => "a password",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_is_defined_once() {
+        let mut seen = std::collections::BTreeSet::new();
+        for d in BROKER_CONFIGS {
+            assert!(seen.insert(d.name), "{} is defined twice", d.name);
+            assert!(
+                !RETIRED_BROKER_CONFIGS.contains(&d.name),
+                "{} is retired",
+                d.name
+            );
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for d in TOPIC_CONFIGS {
+            assert!(
+                seen.insert(d.name),
+                "topic config {} is defined twice",
+                d.name
+            );
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for d in GROUP_CONFIGS {
+            assert!(
+                seen.insert(d.name),
+                "group config {} is defined twice",
+                d.name
+            );
+            for key in [d.broker_default, d.min_key, d.max_key]
+                .into_iter()
+                .flatten()
+            {
+                assert!(
+                    broker_def(key).is_some(),
+                    "{}: broker key {key} is defined",
+                    d.name
+                );
+            }
+        }
+        for d in TOPIC_CONFIGS {
+            for (key, _) in d.synonyms {
+                assert!(
+                    broker_def(key).is_some(),
+                    "{}: synonym {key} is defined",
+                    d.name
+                );
+            }
+        }
+    }
+
+    /// Kafka 4.4's own answer (DescribeConfigs of a broker, `scripts/reference/compare`): type,
+    /// default and whether the key may change dynamically, for keys whose Samsa definition once
+    /// differed or that Kafka 4.4 added.
+    #[test]
+    fn keys_have_kafka_4_4s_types_defaults_and_update_modes() {
+        use Update::*;
+        let max = "9223372036854775807";
+        for (name, kind, default, update) in [
+            ("max.connections", Int, Some("2147483647"), ClusterWide),
+            ("default.replication.factor", Int, Some("1"), ReadOnly),
+            (
+                "listener.security.protocol.map",
+                String,
+                Some("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"),
+                PerBroker,
+            ),
+            ("log.dir", List, Some("./samsa-data"), ReadOnly),
+            ("log.dirs", List, None, ReadOnly),
+            (
+                "log.flush.offset.checkpoint.interval.ms",
+                Int,
+                Some("60000"),
+                ReadOnly,
+            ),
+            ("log.flush.scheduler.interval.ms", Long, Some(max), ReadOnly),
+            ("replica.selector.class", String, None, ReadOnly),
+            (
+                "errors.deadletterqueue.auto.create.topics.enable",
+                Boolean,
+                Some("false"),
+                ClusterWide,
+            ),
+            ("connections.max.reauth.ms", Long, Some("0"), ReadOnly),
+            (
+                "ssl.principal.mapping.rules",
+                String,
+                Some("DEFAULT"),
+                ReadOnly,
+            ),
+            ("sasl.server.callback.handler.class", Class, None, ReadOnly),
+            ("controller.quorum.voters", List, Some(""), ReadOnly),
+            (
+                "controller.quorum.bootstrap.servers",
+                List,
+                Some(""),
+                ReadOnly,
+            ),
+            (
+                "group.consumer.assignment.interval.ms",
+                Int,
+                Some("1000"),
+                ClusterWide,
+            ),
+            (
+                "group.streams.session.timeout.ms",
+                Int,
+                Some("45000"),
+                ReadOnly,
+            ),
+            (
+                "max.decompressed.message.bytes",
+                Int,
+                Some("2147483639"),
+                ClusterWide,
+            ),
+            ("log.remote.copy.lag.ms", Long, Some("0"), ClusterWide),
+            ("cordoned.log.dirs", List, Some(""), PerBroker),
+            ("remote.log.reader.threads", Int, Some("10"), ClusterWide),
+            ("request.timeout.ms", Int, Some("30000"), ReadOnly),
+            ("delegation.token.secret.key", Password, None, ReadOnly),
+            (
+                "sasl.oauthbearer.expected.audience",
+                List,
+                Some(""),
+                ReadOnly,
+            ),
+        ] {
+            let d = broker_def(name).unwrap_or_else(|| panic!("{name} is defined"));
+            assert_eq!(
+                (d.kind, d.default, d.update),
+                (kind, default, update),
+                "{name}"
+            );
+            assert!(!d.hidden, "{name} is listed");
+        }
+        // Kafka 4.4 lists no message down-conversion any more.
+        assert!(topic_def("message.downconversion.enable").is_none());
+        assert!(broker_def("log.message.downconversion.enable").is_none());
+        for (name, default) in [
+            ("max.decompressed.message.bytes", None),
+            ("remote.copy.lag.bytes", None),
+            ("remote.copy.lag.ms", None),
+        ] {
+            let d = topic_def(name).unwrap_or_else(|| panic!("topic config {name}"));
+            assert_eq!(
+                d.default, default,
+                "{name} takes its broker synonym's default"
+            );
+        }
+    }
+
+    #[test]
+    fn unsupported_keys_keep_only_their_default() {
+        let jwks = broker_def("sasl.oauthbearer.jwks.endpoint.url").unwrap();
+        assert_eq!(jwks.unsupported_value(""), None);
+        let why = jwks.unsupported_value("https://idp.example/jwks").unwrap();
+        assert!(why.contains("sasl.oauthbearer.jwks.endpoint.url"), "{why}");
+        let tiered = broker_def("remote.log.storage.system.enable").unwrap();
+        assert_eq!(tiered.unsupported_value("FALSE"), None);
+        assert!(tiered.unsupported_value("true").is_some());
+        // Keys Samsa has no use for but nothing to hide are accepted.
+        assert_eq!(
+            broker_def("queued.max.requests")
+                .unwrap()
+                .unsupported_value("7"),
+            None
+        );
     }
 }

@@ -276,6 +276,9 @@ pub fn validate_broker_keys(
     for (k, v) in layer {
         if let Some(def) = broker_key_def(k) {
             defs::validate(k, def.kind, v).map_err(DynamicConfigError::InvalidRequest)?;
+            if let Some(why) = def.unsupported_value(v) {
+                return Err(DynamicConfigError::InvalidRequest(format!("{k}: {why}")));
+            }
             topic::validate_broker_synonym(def.name, v)
                 .map_err(|m| DynamicConfigError::InvalidRequest(format!("{k}: {m}")))?;
         }

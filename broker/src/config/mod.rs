@@ -2,10 +2,12 @@
 //! variables and `--key=value` flags (later sources win). Unknown keys and unparsable values
 //! are refused at start with a message naming the key.
 
+pub mod client_metrics;
 pub mod defs;
 pub mod dynamic;
 pub mod group;
 pub mod listeners;
+pub mod loggers;
 pub mod topic;
 pub mod validator;
 
@@ -118,6 +120,8 @@ pub struct BrokerConfig {
     dynamic_broker: BTreeMap<String, String>,
     /// Dynamic cluster-wide defaults (empty in the static configuration).
     dynamic_default: BTreeMap<String, String>,
+    /// Keys Kafka 4 removed that the static sources set, with where (`defs::RETIRED_BROKER_CONFIGS`).
+    retired: Vec<(String, String)>,
 }
 
 impl BrokerConfig {
@@ -152,16 +156,22 @@ impl BrokerConfig {
 
     /// Sets one key after validating it.
     pub fn set(&mut self, key: &str, value: &str, origin: &str) -> Result<(), ConfigError> {
+        if defs::RETIRED_BROKER_CONFIGS.contains(&key) {
+            self.retired.push((key.to_string(), origin.to_string()));
+            return Ok(());
+        }
         let def = defs::broker_def(key)
             .or_else(|| listeners::listener_key_def(key))
             .ok_or_else(|| ConfigError::Unknown {
                 key: key.into(),
                 origin: origin.into(),
             })?;
-        defs::validate(key, def.kind, value).map_err(|message| ConfigError::Invalid {
-            message,
-            origin: origin.into(),
-        })?;
+        defs::validate(key, def.kind, value)
+            .and_then(|()| def.unsupported_value(value).map_or(Ok(()), Err))
+            .map_err(|message| ConfigError::Invalid {
+                message,
+                origin: origin.into(),
+            })?;
         self.explicit.insert(
             key.to_string(),
             (value.trim().to_string(), origin.to_string()),
@@ -276,6 +286,7 @@ impl BrokerConfig {
             explicit: self.explicit.clone(),
             dynamic_broker,
             dynamic_default,
+            retired: self.retired.clone(),
         }
     }
 
@@ -323,6 +334,12 @@ impl BrokerConfig {
             Source::DynamicDefault => &self.dynamic_default,
             Source::Static | Source::Default => &EMPTY,
         }
+    }
+
+    /// Keys Kafka 4 removed that the properties, environment or flags set, with where: they
+    /// have no effect (Kafka 4 warns about them as unknown keys; so does `main`).
+    pub fn retired(&self) -> &[(String, String)] {
+        &self.retired
     }
 
     /// Every explicitly set key, for the start-up log line.
@@ -436,11 +453,13 @@ impl BrokerConfig {
         ls
     }
 
+    /// The data directory: the first of `log.dirs`, else of `log.dir` (Kafka's pair; Samsa's
+    /// default is `./samsa-data`).
     pub fn log_dir(&self) -> PathBuf {
-        let dirs = if !self.is_set("log.dirs") && self.is_set("log.dir") {
-            vec![self.get("log.dir").unwrap_or_default()]
-        } else {
+        let dirs = if self.is_set("log.dirs") {
             self.list("log.dirs")
+        } else {
+            self.list("log.dir")
         };
         PathBuf::from(
             dirs.into_iter()
@@ -595,6 +614,80 @@ mod tests {
             )]),
         )
         .unwrap();
+    }
+
+    #[test]
+    fn kafka_keys_samsa_cannot_honour_are_listed_but_refused_when_set() {
+        let c = BrokerConfig::load(None, vec![], vec![]).unwrap();
+        assert_eq!(
+            c.get("sasl.oauthbearer.scope.claim.name").as_deref(),
+            Some("scope")
+        );
+        for (key, value) in [
+            (
+                "sasl.oauthbearer.jwks.endpoint.url",
+                "https://idp.example/jwks",
+            ),
+            (
+                "listener.name.sasl_ssl.sasl.oauthbearer.expected.audience",
+                "samsa",
+            ),
+            ("remote.log.storage.system.enable", "true"),
+            ("create.topic.policy.class.name", "com.example.Policy"),
+            ("metadata.log.dir", "/fast/metadata"),
+        ] {
+            let e = BrokerConfig::load(None, vec![], flags(&[(key, value)])).unwrap_err();
+            assert!(
+                e.to_string().contains("not supported by Samsa") && e.to_string().contains(key),
+                "{key}: {e}"
+            );
+        }
+        // Set to their defaults, they start.
+        BrokerConfig::load(
+            None,
+            vec![],
+            flags(&[
+                ("remote.log.storage.system.enable", "false"),
+                ("sasl.oauthbearer.sub.claim.name", "sub"),
+            ]),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn keys_kafka_4_removed_start_with_no_effect_and_unknown_keys_do_not() {
+        let c = BrokerConfig::load(
+            None,
+            vec![],
+            flags(&[("log.message.downconversion.enable", "false")]),
+        )
+        .unwrap();
+        assert_eq!(
+            c.retired(),
+            &[(
+                "log.message.downconversion.enable".to_string(),
+                "flag --log.message.downconversion.enable".to_string()
+            )]
+        );
+        assert_eq!(c.get("log.message.downconversion.enable"), None);
+        assert!(
+            BrokerConfig::load(None, vec![], flags(&[("log.message.upconversion", "x")])).is_err()
+        );
+    }
+
+    #[test]
+    fn log_dirs_falls_back_to_log_dir_and_its_default() {
+        let dir = |f: &[(&str, &str)]| {
+            BrokerConfig::load(None, vec![], flags(f))
+                .unwrap()
+                .log_dir()
+        };
+        assert_eq!(dir(&[]), PathBuf::from("./samsa-data"));
+        assert_eq!(dir(&[("log.dir", "/a")]), PathBuf::from("/a"));
+        assert_eq!(
+            dir(&[("log.dir", "/a"), ("log.dirs", "/b,/c")]),
+            PathBuf::from("/b")
+        );
     }
 
     #[test]

@@ -48,11 +48,18 @@ pub fn validate_value(name: &str, value: &str) -> Result<(), String> {
             .unwrap_or(false)
     };
     let ok = match name {
+        // Kafka 4.4: an empty list is valid (neither policy: segments are kept forever), an
+        // empty entry in a list is not.
+        "cleanup.policy" if v.is_empty() => true,
         "cleanup.policy" => {
-            !v.is_empty()
-                && v.split(',')
-                    .map(str::trim)
-                    .all(|p| matches!(p, "delete" | "compact"))
+            if v.split(',').any(|p| p.trim().is_empty()) {
+                return Err(format!(
+                    "invalid value '{value}' for topic config cleanup.policy: values must not be empty"
+                ));
+            }
+            v.split(',')
+                .map(str::trim)
+                .all(|p| matches!(p, "delete" | "compact"))
         }
         "compression.type" => matches!(
             v,
@@ -63,18 +70,22 @@ pub fn validate_value(name: &str, value: &str) -> Result<(), String> {
         "compression.lz4.level" => within(1, 17),
         "compression.zstd.level" => within(-131_072, 22),
         "message.timestamp.type" => matches!(v, "CreateTime" | "LogAppendTime"),
+        // Kafka 4.4 asks for 1 MiB segments (and has an internal key for smaller ones); Samsa
+        // takes small segments, which its tests and small deployments use.
         "segment.bytes" => at_least(14),
-        "segment.index.bytes" => at_least(8),
+        "segment.index.bytes" => at_least(4),
         "max.message.bytes" | "index.interval.bytes" => at_least(0),
         "min.insync.replicas" => at_least(1),
-        "segment.ms" | "flush.ms" | "flush.messages" | "max.compaction.lag.ms" => at_least(1),
+        "segment.ms" | "flush.messages" | "max.compaction.lag.ms" => at_least(1),
+        "max.decompressed.message.bytes" => within(1, 2_147_483_639),
         "delete.retention.ms"
         | "min.compaction.lag.ms"
         | "file.delete.delay.ms"
         | "segment.jitter.ms"
         | "message.timestamp.before.max.ms"
-        | "message.timestamp.after.max.ms" => at_least(0),
-        "retention.ms" | "retention.bytes" => at_least(-1),
+        | "message.timestamp.after.max.ms"
+        | "flush.ms" => at_least(0),
+        "retention.ms" | "remote.copy.lag.bytes" | "remote.copy.lag.ms" => at_least(-1),
         "local.retention.ms" | "local.retention.bytes" => at_least(-2),
         "min.cleanable.dirty.ratio" => v
             .parse::<f64>()
@@ -224,7 +235,15 @@ pub fn log_config(broker: &BrokerConfig, overrides: &TopicOverrides) -> LogConfi
     c.cleanup_policy = match (compact, delete) {
         (true, true) => CleanupPolicy::CompactDelete,
         (true, false) => CleanupPolicy::Compact,
-        _ => CleanupPolicy::Delete,
+        (false, true) => CleanupPolicy::Delete,
+        // An empty cleanup.policy (Kafka 4.4): neither compaction nor deletion, so segments
+        // are kept forever whatever retention.ms and retention.bytes say. The storage engine
+        // has no such policy; deletion with no limit is the same.
+        (false, false) => {
+            c.retention_ms = -1;
+            c.retention_bytes = -1;
+            CleanupPolicy::Delete
+        }
     };
     let ts = effective(broker, overrides, "message.timestamp.type")
         .0
@@ -351,6 +370,49 @@ mod tests {
             log_config(&dynamic, &o).cleanup_policy,
             CleanupPolicy::Delete
         );
+    }
+
+    #[test]
+    fn an_empty_cleanup_policy_keeps_segments_forever() {
+        let b = broker(&[("log.retention.ms", "1000"), ("log.retention.bytes", "10")]);
+        assert!(validate_value("cleanup.policy", "").is_ok());
+        assert!(validate_value("cleanup.policy", " ").is_ok());
+        let e = validate_value("cleanup.policy", ",delete").unwrap_err();
+        assert!(e.contains("values must not be empty"), "{e}");
+        let mut o = TopicOverrides::new();
+        o.insert("cleanup.policy".into(), "".into());
+        let lc = log_config(&b, &o);
+        assert_eq!(lc.cleanup_policy, CleanupPolicy::Delete);
+        assert_eq!((lc.retention_ms, lc.retention_bytes), (-1, -1));
+        assert!(!lc.cleanup_policy.compacts());
+        // The broker-wide default may be empty too.
+        let b = broker(&[("log.cleanup.policy", "")]);
+        assert_eq!(log_config(&b, &TopicOverrides::new()).retention_ms, -1);
+    }
+
+    #[test]
+    fn kafka_4_4_topic_configs_take_their_broker_defaults_and_bounds() {
+        let b = broker(&[]);
+        let o = TopicOverrides::new();
+        for (name, default) in [
+            ("max.decompressed.message.bytes", "2147483639"),
+            ("remote.copy.lag.bytes", "-1"),
+            ("remote.copy.lag.ms", "0"),
+        ] {
+            assert_eq!(
+                effective(&b, &o, name).0.as_deref(),
+                Some(default),
+                "{name}"
+            );
+        }
+        assert!(validate_value("max.decompressed.message.bytes", "0").is_err());
+        assert!(validate_value("max.decompressed.message.bytes", "2147483640").is_err());
+        assert!(validate_value("remote.copy.lag.ms", "-1").is_ok());
+        assert!(validate_value("remote.copy.lag.bytes", "-2").is_err());
+        assert!(validate_value("message.downconversion.enable", "true").is_err());
+        // Kafka's bounds: flush.ms from 0, retention.bytes any.
+        assert!(validate_value("flush.ms", "0").is_ok());
+        assert!(validate_value("retention.bytes", "-5").is_ok());
     }
 
     #[test]

@@ -11,15 +11,16 @@ use std::sync::Arc;
 
 use samsa_cluster::controller::{ConfigRefusal, ConfigValidator};
 use samsa_cluster::metadata::image::{
-    CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_GROUP, CONFIG_RESOURCE_TOPIC,
+    CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_CLIENT_METRICS, CONFIG_RESOURCE_GROUP,
+    CONFIG_RESOURCE_TOPIC,
 };
 
 use super::defs::{self, ConfigType};
 use super::dynamic::{
     broker_key_def, validate_broker_keys, DynamicConfigError, DynamicConfigs, GROUP_NAME_BYTES_MAX,
 };
-use super::group;
 use super::topic::{self, TopicOverrides};
+use super::{client_metrics, group};
 
 /// The broker's [`ConfigValidator`].
 pub struct BrokerConfigValidator {
@@ -65,7 +66,9 @@ impl ConfigValidator for BrokerConfigValidator {
                 }
                 group::validate(resulting, &self.configs.effective()).map_err(refusal)
             }
-            // Client-metrics subscriptions (KIP-714): Samsa keeps none.
+            CONFIG_RESOURCE_CLIENT_METRICS => {
+                client_metrics::validate(resource_name, resulting).map_err(refusal)
+            }
             other => Err(ConfigRefusal::invalid_request(format!(
                 "Unknown resource type {other}"
             ))),
@@ -152,8 +155,22 @@ mod tests {
         assert_eq!(code, ResponseError::InvalidConfig);
         let (code, _) = check(CONFIG_RESOURCE_GROUP, &"g".repeat(5000), &[]).unwrap_err();
         assert_eq!(code, ResponseError::PolicyViolation);
-        let (code, _) = check(16, "subscription", &[]).unwrap_err();
+        assert!(check(
+            CONFIG_RESOURCE_CLIENT_METRICS,
+            "sub",
+            &[("interval.ms", "1000")]
+        )
+        .is_ok());
+        let (code, _) = check(
+            CONFIG_RESOURCE_CLIENT_METRICS,
+            "sub",
+            &[("interval.ms", "1")],
+        )
+        .unwrap_err();
         assert_eq!(code, ResponseError::InvalidRequest);
+        let (code, _) =
+            check(CONFIG_RESOURCE_CLIENT_METRICS, "sub", &[("match", "x=y")]).unwrap_err();
+        assert_eq!(code, ResponseError::InvalidConfig);
     }
 
     #[test]

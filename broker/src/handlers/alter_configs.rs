@@ -6,6 +6,7 @@
 //!   cluster-wide default layer (empty name). Static-only keys are refused with INVALID_REQUEST,
 //!   as Kafka refuses them; dynamic `log.*` topic defaults apply to every topic at once.
 //! - A group (KIP-848): its group configs.
+//! - A client-metrics subscription (KIP-714): its configs (`config::client_metrics`).
 //!
 //! Configs belong to the cluster: this broker makes Kafka's broker-side checks (ACLs, the
 //! request's shape, a broker resource naming this broker, broker and group values against its
@@ -30,7 +31,8 @@ use samsa_cluster::controller::{AlterConfigsResource, AlterConfigsResult};
 use samsa_cluster::metadata::MetadataImage;
 
 use super::describe_configs::{
-    authorize_resource, broker_resource, RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC,
+    authorize_resource, broker_resource, RESOURCE_BROKER, RESOURCE_CLIENT_METRICS, RESOURCE_GROUP,
+    RESOURCE_TOPIC,
 };
 use super::Ctx;
 use crate::acl::AclOperation;
@@ -38,7 +40,7 @@ use crate::config::dynamic::{
     check_ops, groups_with_configs, layer, validate_broker_keys, validate_reconfiguration, AlterOp,
     DynamicConfigError, OpType, GROUPS_WITH_CONFIGS_MAX, GROUP_NAME_BYTES_MAX,
 };
-use crate::config::group;
+use crate::config::{client_metrics, group};
 use crate::controller::active::ControllerRequest;
 
 pub async fn handle(ctx: &Ctx<'_>, req: AlterConfigsRequest) -> AlterConfigsResponse {
@@ -181,11 +183,42 @@ pub fn route(
             check_group_layer(ctx, image, name, &current, &next).map_err(to_response)?;
             Ok(Some(name.to_string()))
         }
+        RESOURCE_CLIENT_METRICS => {
+            let current = layer(image, RESOURCE_CLIENT_METRICS, name);
+            let next = change(&current).map_err(to_response)?;
+            check_subscription(image, name, &current, &next).map_err(to_response)?;
+            Ok(Some(name.to_string()))
+        }
         other => Err((
             ResponseError::InvalidRequest,
             format!("Unknown resource type {other}"),
         )),
     }
+}
+
+/// A client-metrics subscription as a change would leave it: Kafka's checks, and Samsa's limit
+/// on subscriptions.
+fn check_subscription(
+    image: &MetadataImage,
+    name: &str,
+    current: &Layer,
+    next: &Layer,
+) -> Result<(), DynamicConfigError> {
+    client_metrics::validate(name, next)?;
+    if current.is_empty() && !next.is_empty() {
+        let subscriptions = image
+            .config_resources()
+            .filter(|(r, _)| r.resource_type == RESOURCE_CLIENT_METRICS)
+            .count();
+        if subscriptions >= client_metrics::SUBSCRIPTIONS_MAX {
+            return Err(DynamicConfigError::TooMany(format!(
+                "{} client-metrics subscriptions would exceed the limit of {}",
+                subscriptions + 1,
+                client_metrics::SUBSCRIPTIONS_MAX
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// This broker's layer (`per_broker`) or the cluster-wide default as a change would leave it,

@@ -11,7 +11,14 @@
 //! - A broker by node id: every broker config with the level its value comes from; `read_only`
 //!   unless it may change dynamically. By the empty name (the cluster-wide default): only the
 //!   keys set in the dynamic default layer, as Kafka answers.
-//! - A group (KIP-848), existing or not: its group configs, overridden or the broker defaults.
+//! - A group (KIP-848), existing or not: its group configs, overridden or the broker defaults,
+//!   with the broker key that supplies the default as the synonym, as Kafka lists it.
+//! - This broker's loggers (BROKER_LOGGER, KIP-412): `root` and the tracing targets, each with
+//!   its effective level (`config::loggers`).
+//! - A client-metrics subscription (KIP-714), existing or not: its three configs.
+//!
+//! Every result that succeeds carries an empty error message, as Kafka's do, and so does an
+//! unknown topic's; an invalid topic name is INVALID_TOPIC_EXCEPTION.
 //!
 //! The controller listener answers the same from this node's image and configuration
 //! ([`describe`] with a [`Basis`]), as Kafka's controllers serve DescribeConfigs to tools given
@@ -31,20 +38,29 @@ use samsa_cluster::metadata::MetadataImage;
 
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+use crate::config::client_metrics::CLIENT_METRICS_CONFIGS;
 use crate::config::defs::{self, ConfigType, BROKER_CONFIGS, GROUP_CONFIGS};
 use crate::config::dynamic::{broker_key_def, layer, listed_synonyms};
 use crate::config::topic::{self as topic_config, source_code};
-use crate::config::{group as group_config, BrokerConfig, Source};
+use crate::config::{group as group_config, loggers, BrokerConfig, Source};
 
 pub use samsa_cluster::metadata::image::{
     CONFIG_RESOURCE_BROKER as RESOURCE_BROKER,
     CONFIG_RESOURCE_BROKER_LOGGER as RESOURCE_BROKER_LOGGER,
+    CONFIG_RESOURCE_CLIENT_METRICS as RESOURCE_CLIENT_METRICS,
     CONFIG_RESOURCE_GROUP as RESOURCE_GROUP, CONFIG_RESOURCE_TOPIC as RESOURCE_TOPIC,
 };
 
+/// DescribeConfigs' `config_source` of a logger (Kafka's DYNAMIC_BROKER_LOGGER_CONFIG).
+const DYNAMIC_BROKER_LOGGER_CONFIG: i8 = 6;
+/// DescribeConfigs' `config_source` of a subscription's own value (Kafka's
+/// CLIENT_METRICS_CONFIG).
+const CLIENT_METRICS_CONFIG: i8 = 7;
+
 /// The ACL check of the config APIs (Kafka's `ConfigHelper` and `ConfigAdminManager`): a
-/// topic's configs need `operation` on the topic, a group's on the group, a broker's and its
-/// loggers' on the cluster. Other resource types are left to the caller's own refusal.
+/// topic's configs need `operation` on the topic, a group's on the group, a broker's, its
+/// loggers' and the client-metrics subscriptions' on the cluster. Other resource types are left
+/// to the caller's own refusal.
 pub fn authorize_resource(
     ctx: &Ctx<'_>,
     operation: AclOperation,
@@ -54,7 +70,9 @@ pub fn authorize_resource(
     let (acl_type, acl_name) = match resource_type {
         RESOURCE_TOPIC => (ResourceType::Topic, name),
         RESOURCE_GROUP => (ResourceType::Group, name),
-        RESOURCE_BROKER | RESOURCE_BROKER_LOGGER => (ResourceType::Cluster, CLUSTER_NAME),
+        RESOURCE_BROKER | RESOURCE_BROKER_LOGGER | RESOURCE_CLIENT_METRICS => {
+            (ResourceType::Cluster, CLUSTER_NAME)
+        }
         _ => return Ok(()),
     };
     if ctx.authorize(operation, acl_type, acl_name) {
@@ -183,15 +201,20 @@ pub fn describe(source: &Basis<'_>, req: DescribeConfigsRequest) -> DescribeConf
             RESOURCE_TOPIC => describe_topic(source, name, &wanted),
             RESOURCE_BROKER => broker_resource_of(source.node_id, name, true)
                 .map(|per_broker| describe_broker(cfg, per_broker, &wanted)),
-            RESOURCE_BROKER_LOGGER => Ok(Vec::new()),
+            RESOURCE_BROKER_LOGGER => logger_resource(source.node_id, name)
+                .map(|()| describe_loggers(&loggers::loggers().describe(), &wanted)),
             RESOURCE_GROUP => describe_group(image, cfg, name, &wanted),
+            RESOURCE_CLIENT_METRICS => describe_client_metrics(image, name, &wanted),
             other => Err((
                 ResponseError::InvalidRequest,
                 format!("Unsupported resource type: {other}"),
             )),
         };
         match configs {
-            Ok(c) => r.configs = c,
+            Ok(c) => {
+                r.configs = c;
+                r.error_message = Some(StrBytes::default());
+            }
             Err((code, message)) => {
                 r.error_code = code.code();
                 r.error_message = Some(StrBytes::from_string(message));
@@ -216,9 +239,10 @@ fn entry(
     c.config_source = source;
     // Kafka's type codes; 0 (UNKNOWN) for custom keys.
     c.config_type = kind.map_or(0, ConfigType::describe_code);
-    if wanted.documentation {
-        c.documentation = doc.map(StrBytes::from_static_str);
-    }
+    // Null unless asked for, as Kafka sends it (the message's default is "").
+    c.documentation = doc
+        .filter(|_| wanted.documentation)
+        .map(StrBytes::from_static_str);
     c
 }
 
@@ -235,15 +259,21 @@ fn describe_topic(
     name: &str,
     wanted: &Wanted,
 ) -> Result<Vec<DescribeConfigsResourceResult>, (ResponseError, String)> {
+    if !samsa_storage::is_valid_topic_name(name) {
+        return Err((
+            ResponseError::InvalidTopicException,
+            if name.is_empty() {
+                "Topic name is illegal, it can't be empty".to_string()
+            } else {
+                format!("Topic name \"{name}\" is illegal: a topic name is 1 to 249 of ASCII letters, digits, '.', '_' and '-', and neither '.' nor '..'")
+            },
+        ));
+    }
     let overrides = if source.image.topic_by_name(name).is_some() {
         layer(source.image, RESOURCE_TOPIC, name)
     } else {
-        (source.own_topic)(name).ok_or_else(|| {
-            (
-                ResponseError::UnknownTopicOrPartition,
-                format!("topic '{name}' does not exist"),
-            )
-        })?
+        // Kafka answers an unknown topic with an empty message.
+        (source.own_topic)(name).ok_or((ResponseError::UnknownTopicOrPartition, String::new()))?
     };
     Ok(topic_entries(source.cfg, &overrides, wanted))
 }
@@ -307,8 +337,10 @@ fn describe_broker(
             .filter(|k| defs::broker_def(k).is_none())
             .cloned()
             .collect::<std::collections::BTreeSet<_>>();
+        // Kafka's internal and dynamic-only keys only once some level sets them.
         BROKER_CONFIGS
             .iter()
+            .filter(|d| !d.hidden || cfg.is_set(d.name))
             .map(|d| d.name.to_string())
             .chain(custom)
             .collect()
@@ -328,11 +360,27 @@ fn describe_broker(
             if !per_broker {
                 levels.retain(|(_, _, s)| *s == Source::DynamicDefault);
             }
+            // In KRaft, broker.id is node.id's synonym: Kafka reports the node id there, at
+            // the level node.id was set.
+            let node_id_set = cfg.source("node.id") != Source::Default;
+            if per_broker && name == "broker.id" && node_id_set {
+                levels = vec![(
+                    name.clone(),
+                    Some(cfg.node_id().to_string()),
+                    cfg.source("node.id"),
+                )];
+                levels.extend(
+                    cfg.get_at(name, Source::Default)
+                        .map(|d| (name.clone(), Some(d), Source::Default)),
+                );
+            }
             let source = levels
                 .first()
                 .map_or(source_code::DEFAULT_CONFIG, |(_, _, s)| s.code());
             let value = if hide {
                 None
+            } else if per_broker && name == "broker.id" {
+                Some(cfg.node_id().to_string())
             } else if per_broker {
                 cfg.get(name)
             } else {
@@ -370,10 +418,117 @@ fn describe_group(
         .filter(|d| wanted.wants(d.name))
         .map(|d| {
             let (value, set) = group_config::effective(cfg, &overrides, d);
-            let source = if set {
-                source_code::GROUP_CONFIG
-            } else {
-                source_code::DEFAULT_CONFIG
+            // As Kafka lists them: the group's own value, then the broker key that supplies
+            // the default at each level it has a value, or, for a key with no broker key,
+            // the key itself with its default.
+            let mut synonyms = Vec::new();
+            if set {
+                synonyms.push(synonym(
+                    d.name,
+                    Some(value.clone()),
+                    source_code::GROUP_CONFIG,
+                ));
+            }
+            match d.broker_default {
+                Some(key) => synonyms.extend(
+                    listed_synonyms(cfg, key)
+                        .into_iter()
+                        .map(|(n, v, s)| synonym(&n, v, s.code())),
+                ),
+                None => synonyms.push(synonym(
+                    d.name,
+                    Some(d.default.to_string()),
+                    source_code::DEFAULT_CONFIG,
+                )),
+            }
+            let source = synonyms
+                .first()
+                .map_or(source_code::DEFAULT_CONFIG, |s| s.source);
+            let mut c = entry(
+                d.name,
+                Some(value),
+                source,
+                Some(d.kind),
+                Some(d.doc),
+                wanted,
+            );
+            if wanted.synonyms {
+                c.synonyms = synonyms;
+            }
+            c
+        })
+        .collect())
+}
+
+/// Which loggers a BROKER_LOGGER resource name designates: this broker's, by its node id
+/// (Kafka's words for the others).
+fn logger_resource(node_id: i32, name: &str) -> Result<(), (ResponseError, String)> {
+    if name.is_empty() {
+        return Err((
+            ResponseError::InvalidRequest,
+            "Broker id must not be empty".into(),
+        ));
+    }
+    match name.parse::<i32>() {
+        Ok(id) if id == node_id => Ok(()),
+        Ok(_) => Err((
+            ResponseError::InvalidRequest,
+            format!("Unexpected broker id, expected {node_id}, but received {name}"),
+        )),
+        Err(_) => Err((
+            ResponseError::InvalidRequest,
+            format!("Broker id must be an integer, but it is: {name}"),
+        )),
+    }
+}
+
+/// The loggers and their levels, as Kafka lists them: each from DYNAMIC_BROKER_LOGGER_CONFIG,
+/// of unknown type, with empty documentation and no synonyms.
+fn describe_loggers(
+    loggers: &[(String, String)],
+    wanted: &Wanted,
+) -> Vec<DescribeConfigsResourceResult> {
+    loggers
+        .iter()
+        .filter(|(name, _)| wanted.wants(name))
+        .map(|(name, level)| {
+            let mut c = entry(
+                name,
+                Some(level.clone()),
+                DYNAMIC_BROKER_LOGGER_CONFIG,
+                None,
+                None,
+                wanted,
+            );
+            c.documentation = Some(StrBytes::default());
+            c
+        })
+        .collect()
+}
+
+/// A client-metrics subscription (KIP-714), set or not: its configs, the subscription's own
+/// values first-hand (CLIENT_METRICS_CONFIG, listed as their own synonym) and Kafka's defaults
+/// for the rest (without synonyms).
+fn describe_client_metrics(
+    image: &MetadataImage,
+    name: &str,
+    wanted: &Wanted,
+) -> Result<Vec<DescribeConfigsResourceResult>, (ResponseError, String)> {
+    if name.is_empty() {
+        return Err((
+            ResponseError::InvalidRequest,
+            "Subscription name can't be empty".into(),
+        ));
+    }
+    let set = layer(image, RESOURCE_CLIENT_METRICS, name);
+    Ok(CLIENT_METRICS_CONFIGS
+        .iter()
+        .filter(|d| wanted.wants(d.name))
+        .map(|d| {
+            let own = set.get(d.name);
+            let (value, source) = match own {
+                Some(v) => (v.clone(), CLIENT_METRICS_CONFIG),
+                None => (d.default.to_string(), source_code::DEFAULT_CONFIG),
             };
             let mut c = entry(
                 d.name,
@@ -383,7 +538,7 @@ fn describe_group(
                 Some(d.doc),
                 wanted,
             );
-            if wanted.synonyms {
+            if wanted.synonyms && own.is_some() {
                 c.synonyms = vec![synonym(d.name, Some(value), source)];
             }
             c
@@ -431,9 +586,11 @@ mod tests {
         ("compression.zstd.level", "compression.zstd.level"),
         ("preallocate", "log.preallocate"),
         (
-            "message.downconversion.enable",
-            "log.message.downconversion.enable",
+            "max.decompressed.message.bytes",
+            "max.decompressed.message.bytes",
         ),
+        ("remote.copy.lag.bytes", "log.remote.copy.lag.bytes"),
+        ("remote.copy.lag.ms", "log.remote.copy.lag.ms"),
         ("message.timestamp.type", "log.message.timestamp.type"),
         (
             "message.timestamp.before.max.ms",
@@ -612,14 +769,159 @@ mod tests {
                     "10",
                     source_code::STATIC_BROKER_CONFIG
                 ),
-                // Samsa's default (1000) is its scheduler's tick, not Kafka's Long.MAX.
                 own(
                     "log.flush.scheduler.interval.ms",
-                    "1000",
+                    "9223372036854775807",
                     source_code::DEFAULT_CONFIG
                 ),
             ]
         );
+    }
+
+    fn group_entry(
+        cfg: &BrokerConfig,
+        image: &MetadataImage,
+        name: &str,
+    ) -> DescribeConfigsResourceResult {
+        describe_group(image, cfg, "g", &all())
+            .unwrap()
+            .into_iter()
+            .find(|c| c.name.as_str() == name)
+            .unwrap_or_else(|| panic!("{name} is described"))
+    }
+
+    #[test]
+    fn a_group_config_lists_its_broker_key_as_kafka_does() {
+        use samsa_cluster::metadata::records::ConfigRecord;
+        let cfg = broker(&[("group.consumer.session.timeout.ms", "50000")]);
+        let image = MetadataImage::new();
+        // Unset: the broker key at each level it has a value, the source the first's.
+        let c = group_entry(&cfg, &image, "consumer.session.timeout.ms");
+        assert_eq!(c.value.as_deref(), Some("50000"));
+        assert_eq!(c.config_source, source_code::STATIC_BROKER_CONFIG);
+        assert_eq!(
+            listed(&c),
+            vec![
+                own(
+                    "group.consumer.session.timeout.ms",
+                    "50000",
+                    source_code::STATIC_BROKER_CONFIG
+                ),
+                own(
+                    "group.consumer.session.timeout.ms",
+                    "45000",
+                    source_code::DEFAULT_CONFIG
+                ),
+            ]
+        );
+        // A key with no broker key lists itself with its default.
+        let c = group_entry(&cfg, &image, "share.isolation.level");
+        assert_eq!(
+            listed(&c),
+            vec![own(
+                "share.isolation.level",
+                "read_uncommitted",
+                source_code::DEFAULT_CONFIG
+            )]
+        );
+        // streams.assignor.name takes the broker's first assignor.
+        let c = group_entry(&cfg, &image, "streams.assignor.name");
+        assert_eq!(c.value.as_deref(), Some("sticky"));
+        assert_eq!(
+            listed(&c),
+            vec![own(
+                "group.streams.assignors",
+                "sticky",
+                source_code::DEFAULT_CONFIG
+            )]
+        );
+        // Set on the group: its own value first, then the broker key's.
+        let image = image
+            .with_records(&[ConfigRecord {
+                resource_type: RESOURCE_GROUP,
+                resource_name: "g".into(),
+                name: "consumer.heartbeat.interval.ms".into(),
+                value: Some("6000".into()),
+                ..Default::default()
+            }
+            .into()])
+            .unwrap();
+        let c = group_entry(&cfg, &image, "consumer.heartbeat.interval.ms");
+        assert_eq!(c.config_source, source_code::GROUP_CONFIG);
+        assert_eq!(
+            listed(&c),
+            vec![
+                own(
+                    "consumer.heartbeat.interval.ms",
+                    "6000",
+                    source_code::GROUP_CONFIG
+                ),
+                own(
+                    "group.consumer.heartbeat.interval.ms",
+                    "5000",
+                    source_code::DEFAULT_CONFIG
+                ),
+            ]
+        );
+    }
+
+    fn broker_entry(cfg: &BrokerConfig, name: &str) -> Option<DescribeConfigsResourceResult> {
+        describe_broker(cfg, true, &all())
+            .into_iter()
+            .find(|c| c.name.as_str() == name)
+    }
+
+    #[test]
+    fn broker_id_is_the_node_id_and_kafkas_unlisted_keys_show_once_set() {
+        let c = broker_entry(&broker(&[("node.id", "3")]), "broker.id").unwrap();
+        assert_eq!(c.value.as_deref(), Some("3"));
+        assert_eq!(c.config_source, source_code::STATIC_BROKER_CONFIG);
+        assert_eq!(
+            listed(&c),
+            vec![
+                own("broker.id", "3", source_code::STATIC_BROKER_CONFIG),
+                own("broker.id", "-1", source_code::DEFAULT_CONFIG),
+            ]
+        );
+        let cfg = broker(&[]);
+        assert!(broker_entry(&cfg, "unclean.leader.election.interval.ms").is_none());
+        assert!(broker_entry(&cfg, "leader.replication.throttled.rate").is_none());
+        assert!(broker_entry(&cfg, "sasl.oauthbearer.jwks.endpoint.url").is_some());
+        let cfg = cfg.with_dynamic(
+            pairs(&[("leader.replication.throttled.rate", "1000")]),
+            BTreeMap::new(),
+        );
+        let c = broker_entry(&cfg, "leader.replication.throttled.rate").unwrap();
+        assert_eq!(c.config_source, source_code::DYNAMIC_BROKER_CONFIG);
+    }
+
+    #[test]
+    fn loggers_are_described_as_kafka_describes_them() {
+        let loggers = vec![
+            ("root".to_string(), "INFO".to_string()),
+            ("samsa_broker".to_string(), "DEBUG".to_string()),
+        ];
+        let wanted = Wanted {
+            keys: Some(vec!["root".into()]),
+            synonyms: true,
+            documentation: false,
+        };
+        let described = describe_loggers(&loggers, &wanted);
+        assert_eq!(described.len(), 1);
+        let root = &described[0];
+        assert_eq!(root.value.as_deref(), Some("INFO"));
+        assert_eq!(root.config_source, DYNAMIC_BROKER_LOGGER_CONFIG);
+        assert_eq!(root.config_type, 0, "UNKNOWN");
+        assert_eq!(root.documentation.as_deref(), Some(""));
+        assert!(!root.read_only && root.synonyms.is_empty());
+        assert!(logger_resource(1, "1").is_ok());
+        for name in ["", "2", "one"] {
+            assert_eq!(
+                logger_resource(1, name).unwrap_err().0,
+                ResponseError::InvalidRequest,
+                "{name:?}"
+            );
+        }
     }
 
     #[test]

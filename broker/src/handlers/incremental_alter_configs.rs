@@ -1,9 +1,13 @@
 //! IncrementalAlterConfigs (KIP-339): SET, DELETE, APPEND and SUBTRACT on a topic's overrides,
-//! a broker's dynamic configs (KIP-226: node id, or "" for the cluster-wide default) or a
-//! group's configs (KIP-848). APPEND and SUBTRACT work on list configs only (`cleanup.policy`,
-//! `log.cleanup.policy`); on a topic they start from the value it has without an override, on
-//! a broker from the dynamic value or Kafka's default. All operations of one resource apply
-//! together or not at all.
+//! a broker's dynamic configs (KIP-226: node id, or "" for the cluster-wide default), a group's
+//! configs (KIP-848) or a client-metrics subscription (KIP-714). APPEND and SUBTRACT work on
+//! list configs only (`cleanup.policy`, `log.cleanup.policy`); on a topic they start from the
+//! value it has without an override, on a broker from the dynamic value or Kafka's default.
+//! All operations of one resource apply together or not at all.
+//!
+//! This broker's loggers (BROKER_LOGGER, KIP-412) are changed here, not through the
+//! controller, as in Kafka: SET gives a logger a level, DELETE takes its own away
+//! (`config::loggers`).
 //!
 //! As AlterConfigs (`alter_configs.rs`): this broker makes Kafka's broker-side checks and
 //! forwards the operations to the active controller, which applies them to the configs of its
@@ -22,7 +26,8 @@ use super::alter_configs::{
     forward, outcome, repeated_resource, repeated_resources, route, to_response,
 };
 use super::describe_configs::{
-    authorize_resource, RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC,
+    authorize_resource, broker_resource, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER,
+    RESOURCE_CLIENT_METRICS, RESOURCE_GROUP, RESOURCE_TOPIC,
 };
 use super::Ctx;
 use crate::acl::AclOperation;
@@ -65,6 +70,23 @@ pub async fn handle(
                     .collect::<Result<Vec<_>, DynamicConfigError>>()
                     .and_then(|ops| check_ops(&ops).map(|()| ops))
                     .map_err(to_response)?;
+                if res.resource_type == RESOURCE_BROKER_LOGGER {
+                    // Kafka's check that the name is this node's id, then the loggers'.
+                    if !broker_resource(ctx, name, false)? {
+                        return Err((
+                            kafka_protocol::ResponseError::InvalidRequest,
+                            format!("Node id must be an integer, but it is: {name}"),
+                        ));
+                    }
+                    let loggers = crate::config::loggers::loggers();
+                    if req.validate_only {
+                        loggers.validate(&ops)
+                    } else {
+                        loggers.alter(&ops)
+                    }
+                    .map_err(to_response)?;
+                    return Ok(None);
+                }
                 let cfg = ctx.broker.dynamic_configs.effective();
                 route(
                     ctx,
@@ -77,13 +99,16 @@ pub async fn handle(
                             topic_list_base(&cfg, current, key, op)
                         }),
                         RESOURCE_BROKER => apply_incremental(current, &ops, broker_list_base),
-                        // No group config is a list (Kafka's controller words the refusal so).
-                        RESOURCE_GROUP => apply_incremental(current, &ops, |key, op| {
-                            Err(DynamicConfigError::InvalidConfig(format!(
-                                "Can't {} to key {key} because its type is not LIST.",
-                                op.name()
-                            )))
-                        }),
+                        // Kafka's controller knows no group or client-metrics config as a list,
+                        // and words the refusal so.
+                        RESOURCE_GROUP | RESOURCE_CLIENT_METRICS => {
+                            apply_incremental(current, &ops, |key, op| {
+                                Err(DynamicConfigError::InvalidConfig(format!(
+                                    "Can't {} to key {key} because its type is not LIST.",
+                                    op.name()
+                                )))
+                            })
+                        }
                         _ => Ok(current.clone()),
                     },
                 )

@@ -4,7 +4,7 @@
 //! broker-logger and as a broker resource, then every topic. GROUP lists the groups that have
 //! dynamic configs (KIP-1142: a group's configs may be set before the group has members, so
 //! `kafka-configs.sh --entity-type groups --describe` adds these to ListGroups' answer), not every
-//! group. Samsa keeps no client-metrics subscriptions, so that type lists nothing. A type Kafka does not list
+//! group. CLIENT_METRICS lists the subscriptions that have configs (`config::client_metrics`). A type Kafka does not list
 //! refuses the whole request with UNSUPPORTED_VERSION, as Kafka does. ACLs: DESCRIBE_CONFIGS on
 //! the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 
@@ -40,8 +40,24 @@ pub fn handle(ctx: &Ctx<'_>, req: ListConfigResourcesRequest) -> ListConfigResou
         resp.error_code = ResponseError::ClusterAuthorizationFailed.code();
         return resp;
     }
+    let image = ctx.broker.controller.image();
+    let subscriptions = || -> Vec<String> {
+        let mut names: Vec<String> = image
+            .config_resources()
+            .filter(|(r, _)| r.resource_type == RESOURCE_CLIENT_METRICS)
+            .map(|(r, _)| r.resource_name.clone())
+            .collect();
+        names.sort();
+        names
+    };
     if ctx.version == 0 {
-        // Client-metrics subscriptions only, and there are none.
+        // Client-metrics subscriptions only.
+        for name in subscriptions() {
+            let mut r = ConfigResource::default();
+            r.resource_name = StrBytes::from_string(name);
+            r.resource_type = RESOURCE_CLIENT_METRICS;
+            resp.config_resources.push(r);
+        }
         return resp;
     }
     let wanted: Vec<i8> = if req.resource_types.is_empty() {
@@ -54,7 +70,6 @@ pub fn handle(ctx: &Ctx<'_>, req: ListConfigResourcesRequest) -> ListConfigResou
         return resp;
     }
     let node = ctx.broker.node_id.to_string();
-    let image = ctx.broker.controller.image();
     let mut push = |name: String, resource_type: i8| {
         let mut r = ConfigResource::default();
         r.resource_name = StrBytes::from_string(name);
@@ -69,6 +84,11 @@ pub fn handle(ctx: &Ctx<'_>, req: ListConfigResourcesRequest) -> ListConfigResou
             RESOURCE_GROUP => {
                 for group in groups_with_configs(&image) {
                     push(group, t);
+                }
+            }
+            RESOURCE_CLIENT_METRICS => {
+                for name in subscriptions() {
+                    push(name, t);
                 }
             }
             RESOURCE_BROKER_LOGGER | RESOURCE_BROKER => push(node.clone(), t),
