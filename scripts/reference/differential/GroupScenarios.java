@@ -243,9 +243,28 @@ final class GroupScenarios {
         }
     }
 
+    /** Waits until the coordinator of `group` serves it: Kafka answers FindCoordinator as soon
+     *  as it knows the leader of the group's __consumer_offsets partition, and NOT_COORDINATOR or
+     *  COORDINATOR_LOAD_IN_PROGRESS to group requests until it has loaded that partition. */
+    static void awaitGroupCoordinator(Ctx c, String group) throws IOException {
+        long deadline = System.currentTimeMillis() + Ctx.AWAIT_MS;
+        while (true) {
+            Peer.Answer a = c.call(Route.group(group), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets((short) 7, group, null));
+            if (!coordinatorBusy(a.errorCode())) return;
+            if (System.currentTimeMillis() > deadline) throw new Ctx.ScenarioFailure("group coordinator of " + group + ": error " + a.errorCode());
+            Ctx.sleep(50);
+        }
+    }
+
+    /** The coordinator of group "", looked up once per scenario run (Samsa takes 5 s to answer
+     *  FindCoordinator for the empty key; Kafka answers at once). */
+    static Route emptyGroupRoute(Ctx c) throws IOException {
+        return Route.node(c.coordinator((byte) 0, EMPTY));
+    }
+
     /** Deletes group "" if it exists (the empty group id is shared by every scenario). */
-    static void resetEmptyGroup(Ctx c) throws IOException {
-        c.call(Route.group(EMPTY), ApiKeys.DELETE_GROUPS, (short) 2, deleteGroups(EMPTY));
+    static void resetEmptyGroup(Ctx c, Route e) throws IOException {
+        c.call(e, ApiKeys.DELETE_GROUPS, (short) 2, deleteGroups(EMPTY));
     }
 
     /** Keeps only the entries of `array` whose `field` is one of this scenario's names (or in
@@ -254,7 +273,7 @@ final class GroupScenarios {
     static void keepOwn(Ctx c, Observation o, String array, String field, String... also) {
         JsonNode json = o.json();
         if (!(json instanceof ObjectNode obj) || !(json.get(array) instanceof ArrayNode items)) return;
-        ArrayNode kept = Json.F.arrayNode();
+        List<JsonNode> kept = new ArrayList<>();
         String prefix = c.name("") + "-";
         for (JsonNode item : items) {
             String id = item.path(field).asText();
@@ -262,7 +281,12 @@ final class GroupScenarios {
             for (String a : also) own |= id.equals(a);
             if (own) kept.add(item);
         }
-        obj.set(array, kept);
+        // In the order of their ids (the broker lists them in its own hash order), so that the
+        // ids the entries carry (producer ids, member ids) are numbered alike on both peers.
+        kept.sort(java.util.Comparator.comparing(item -> item.path(field).asText()));
+        ArrayNode out = Json.F.arrayNode();
+        kept.forEach(out::add);
+        obj.set(array, out);
     }
 
     /** A request on a connection of its own, from another thread: a second client. */
@@ -346,8 +370,8 @@ final class GroupScenarios {
             String a = c.name("a"), b = c.name("b");
             // Wait until both keys' coordinators have loaded (Kafka loads a partition of
             // __consumer_offsets on first use and answers COORDINATOR_NOT_AVAILABLE meanwhile).
-            c.coordinator((byte) 0, a);
-            c.coordinator((byte) 0, b);
+            awaitGroupCoordinator(c, a);
+            awaitGroupCoordinator(c, b);
             c.observe("one-key", Route.ANY, ApiKeys.FIND_COORDINATOR, findCoordinator(c.version, (byte) 0, a));
             if (c.version >= 4) c.observe("two-keys", Route.ANY, ApiKeys.FIND_COORDINATOR, findCoordinator(c.version, (byte) 0, a, b));
             if (c.version >= 4) c.observe("no-keys", Route.ANY, ApiKeys.FIND_COORDINATOR, findCoordinator(c.version, (byte) 0));
@@ -443,6 +467,7 @@ final class GroupScenarios {
             byte[] meta = subscription(t);
             Member a = observeJoin(c, "a-join", g, null, meta);
             c.observe("a-sync", Route.group(g), ApiKeys.SYNC_GROUP, (short) 5, sync((short) 5, a, Map.of(a.id, assignment(t, 0, 1))));
+            awaitGroupCoordinator(c, g);
             int node = c.coordinator((byte) 0, g);
             String bId = "";
             if (c.version >= 4) {
@@ -452,14 +477,13 @@ final class GroupScenarios {
             JoinGroupRequestData bJoin = join(c.version, g, bId, null, meta);
             CompletableFuture<Peer.Answer> bPending = callAsync(c, node, ApiKeys.JOIN_GROUP, c.version, bJoin);
             // The rebalance has begun once a's heartbeat says so.
-            Observation hb = null;
             long deadline = System.currentTimeMillis() + Ctx.AWAIT_MS;
             while (System.currentTimeMillis() < deadline) {
                 Peer.Answer probe = c.call(Route.node(node), ApiKeys.HEARTBEAT, (short) 4, heartbeat((short) 4, g, a.generation, a.id, null));
                 if (probe.errorCode() != 0) break;
                 Ctx.sleep(20);
             }
-            hb = c.observe("a-heartbeat-during-rebalance", Route.node(node), ApiKeys.HEARTBEAT, (short) 4, heartbeat((short) 4, g, a.generation, a.id, null));
+            c.observe("a-heartbeat-during-rebalance", Route.node(node), ApiKeys.HEARTBEAT, (short) 4, heartbeat((short) 4, g, a.generation, a.id, null));
             Observation aRejoin = c.observe("a-rejoin", Route.node(node), ApiKeys.JOIN_GROUP, join(c.version, g, a.id, null, meta));
             Peer.Answer bAnswer = await(bPending);
             Observation bObs = record(c, "b-join", ApiKeys.JOIN_GROUP, c.version, bJoin, bAnswer);
@@ -481,6 +505,7 @@ final class GroupScenarios {
             c.createTopic(t, 2);
             String g = c.name("group");
             byte[] meta = subscription(t);
+            awaitGroupCoordinator(c, g);
             int node = c.coordinator((byte) 0, g);
             Observation ra = c.observe("a-member-id-required", Route.node(node), ApiKeys.JOIN_GROUP, join(c.version, g, "", null, meta));
             Observation rb = c.observe("b-member-id-required", Route.node(node), ApiKeys.JOIN_GROUP, join(c.version, g, "", null, meta));
@@ -548,6 +573,7 @@ final class GroupScenarios {
     static void addHeartbeat(List<Scenario> s) {
         s.add(Scenario.of("groups.heartbeat", ApiKeys.HEARTBEAT, 0, 4, c -> {
             String t = c.topic();
+            c.createTopic(t, 1);
             String g = c.name("group");
             Member m = joinAndSync(c, g, null, subscription(t), assignment(t, 0));
             c.observe("good", Route.group(g), ApiKeys.HEARTBEAT, heartbeat(c.version, g, m.generation, m.id, null));
@@ -614,7 +640,7 @@ final class GroupScenarios {
             String t = c.topic();
             c.createTopic(t, 2);
             String g = c.name("group");
-            c.coordinator((byte) 0, g);
+            awaitGroupCoordinator(c, g);
             c.observe("with-metadata", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c.version, g, -1, "", t, 10, "meta", 0, 1));
             c.observe("null-metadata", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c.version, g, -1, "", t, 20, null, 1));
             c.observe("empty-metadata", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c.version, g, -1, "", t, 30, "", 0));
@@ -632,7 +658,7 @@ final class GroupScenarios {
             String t = c.topic();
             c.createTopic(t, 1);
             String g = c.name("group");
-            c.coordinator((byte) 0, g);
+            awaitGroupCoordinator(c, g);
             c.observe("unknown-topic", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c.version, g, -1, "", c.name("missing"), 1, null, 0));
             c.observe("unknown-partition", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c.version, g, -1, "", t, 1, null, 7));
             OffsetCommitRequestData mixed = commit(c.version, g, -1, "", t, 1, null, 0);
@@ -644,7 +670,7 @@ final class GroupScenarios {
             String t = c.topic();
             c.createTopic(t, 2);
             String g = c.name("group");
-            c.coordinator((byte) 0, g);
+            awaitGroupCoordinator(c, g);
             OffsetCommitRequestData r = commit(c.version, g, -1, "", t, 1, "x".repeat(4096), 0);
             r.topics().get(0).partitions().add(new OffsetCommitRequestData.OffsetCommitRequestPartition().setPartitionIndex(1)
                 .setCommittedOffset(2).setCommittedMetadata("y".repeat(4097)));
@@ -672,12 +698,13 @@ final class GroupScenarios {
         s.add(Scenario.of("groups.offset-commit.empty-group-id", ApiKeys.OFFSET_COMMIT, 2, 9, c -> {
             String t = c.topic();
             c.createTopic(t, 1);
-            resetEmptyGroup(c);
-            c.observe("commit", Route.group(EMPTY), ApiKeys.OFFSET_COMMIT, commit(c.version, EMPTY, -1, "", t, 9, "meta", 0));
-            c.observe("fetch", Route.group(EMPTY), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets((short) 7, EMPTY, t, 0));
-            c.observe("describe", Route.group(EMPTY), ApiKeys.DESCRIBE_GROUPS, (short) 5, describe(EMPTY));
-            c.observe("delete", Route.group(EMPTY), ApiKeys.DELETE_GROUPS, (short) 2, deleteGroups(EMPTY));
-            resetEmptyGroup(c);
+            Route e = emptyGroupRoute(c);
+            resetEmptyGroup(c, e);
+            c.observe("commit", e, ApiKeys.OFFSET_COMMIT, commit(c.version, EMPTY, -1, "", t, 9, "meta", 0));
+            c.observe("fetch", e, ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets((short) 7, EMPTY, t, 0));
+            c.observe("describe", e, ApiKeys.DESCRIBE_GROUPS, (short) 5, describe(EMPTY));
+            c.observe("delete", e, ApiKeys.DELETE_GROUPS, (short) 2, deleteGroups(EMPTY));
+            resetEmptyGroup(c, e);
         }));
     }
 
@@ -705,7 +732,7 @@ final class GroupScenarios {
             String t = c.topic();
             c.createTopic(t, 1);
             String g = c.name("missing");
-            c.coordinator((byte) 0, g);
+            awaitGroupCoordinator(c, g);
             c.observe("partitions", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, g, t, 0));
             if (c.version >= 2) c.observe("all-topics", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, g, null));
         }));
@@ -755,7 +782,7 @@ final class GroupScenarios {
             String a = c.name("a"), b = c.name("b"), missing = c.name("missing");
             commitAdmin(c, a, t, 1, 0);
             commitAdmin(c, b, t, 2, 1);
-            c.coordinator((byte) 0, missing);
+            awaitGroupCoordinator(c, missing);
             OffsetFetchRequestData r = new OffsetFetchRequestData();
             r.groups().add(fetchGroup(a, t, 0, 1));
             r.groups().add(fetchGroup(b, null));
@@ -768,12 +795,13 @@ final class GroupScenarios {
         s.add(Scenario.of("groups.offset-fetch.empty-group-id", ApiKeys.OFFSET_FETCH, 1, 9, c -> {
             String t = c.topic();
             c.createTopic(t, 1);
-            resetEmptyGroup(c);
-            c.observe("before-commit", Route.group(EMPTY), ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, EMPTY, t, 0));
-            c.call(Route.group(EMPTY), ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, EMPTY, -1, "", t, 4, "e", 0));
-            c.observe("partitions", Route.group(EMPTY), ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, EMPTY, t, 0));
-            if (c.version >= 2) c.observe("all-topics", Route.group(EMPTY), ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, EMPTY, null));
-            resetEmptyGroup(c);
+            Route e = emptyGroupRoute(c);
+            resetEmptyGroup(c, e);
+            c.observe("before-commit", e, ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, EMPTY, t, 0));
+            c.call(e, ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, EMPTY, -1, "", t, 4, "e", 0));
+            c.observe("partitions", e, ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, EMPTY, t, 0));
+            if (c.version >= 2) c.observe("all-topics", e, ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, EMPTY, null));
+            resetEmptyGroup(c, e);
         }));
     }
 
@@ -785,7 +813,7 @@ final class GroupScenarios {
             String instance = c.name("instance");
             joinAndSync(c, live, instance, subscription(t), assignment(t, 0));
             commitAdmin(c, empty, t, 3, 0);
-            c.coordinator((byte) 0, missing);
+            awaitGroupCoordinator(c, missing);
             DescribeGroupsRequestData ops = describe(live);
             if (c.version >= 3) ops.setIncludeAuthorizedOperations(true);
             c.observe("live", Route.group(live), ApiKeys.DESCRIBE_GROUPS, describe(live));
@@ -798,11 +826,12 @@ final class GroupScenarios {
         s.add(Scenario.of("groups.describe.empty-group-id", ApiKeys.DESCRIBE_GROUPS, 0, 6, c -> {
             String t = c.topic();
             c.createTopic(t, 1);
-            resetEmptyGroup(c);
-            c.observe("missing", Route.group(EMPTY), ApiKeys.DESCRIBE_GROUPS, describe(EMPTY));
-            c.call(Route.group(EMPTY), ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, EMPTY, -1, "", t, 4, "e", 0));
-            c.observe("with-offsets", Route.group(EMPTY), ApiKeys.DESCRIBE_GROUPS, describe(EMPTY));
-            resetEmptyGroup(c);
+            Route e = emptyGroupRoute(c);
+            resetEmptyGroup(c, e);
+            c.observe("missing", e, ApiKeys.DESCRIBE_GROUPS, describe(EMPTY));
+            c.call(e, ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, EMPTY, -1, "", t, 4, "e", 0));
+            c.observe("with-offsets", e, ApiKeys.DESCRIBE_GROUPS, describe(EMPTY));
+            resetEmptyGroup(c, e);
         }));
     }
 
@@ -816,8 +845,9 @@ final class GroupScenarios {
             joinAndSync(c, live, null, subscription(t), assignment(t, 0));
             commitAdmin(c, empty, t, 3, 0);
             joinOnly(c, joining, null, subscription(t)); // CompletingRebalance: joined, not synced
-            resetEmptyGroup(c);
-            c.call(Route.group(EMPTY), ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, EMPTY, -1, "", t, 4, "e", 0));
+            Route e = emptyGroupRoute(c);
+            resetEmptyGroup(c, e);
+            c.call(e, ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, EMPTY, -1, "", t, 4, "e", 0));
             Route any = Route.group(live);
             keepOwn(c, c.observe("all", any, ApiKeys.LIST_GROUPS, new ListGroupsRequestData()), "groups", "groupId", EMPTY);
             if (c.version >= 4) {
@@ -842,7 +872,7 @@ final class GroupScenarios {
                 keepOwn(c, c.observe("states-and-types", any, ApiKeys.LIST_GROUPS,
                     new ListGroupsRequestData().setStatesFilter(List.of("Empty")).setTypesFilter(List.of("Classic"))), "groups", "groupId", EMPTY);
             }
-            resetEmptyGroup(c);
+            resetEmptyGroup(c, e);
         }));
     }
 
@@ -853,15 +883,16 @@ final class GroupScenarios {
             String empty = c.name("empty"), live = c.name("live"), missing = c.name("missing");
             commitAdmin(c, empty, t, 3, 0);
             joinAndSync(c, live, null, subscription(t), assignment(t, 0));
-            c.coordinator((byte) 0, missing);
-            resetEmptyGroup(c);
-            c.call(Route.group(EMPTY), ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, EMPTY, -1, "", t, 4, "e", 0));
+            awaitGroupCoordinator(c, missing);
+            Route e = emptyGroupRoute(c);
+            resetEmptyGroup(c, e);
+            c.call(e, ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, EMPTY, -1, "", t, 4, "e", 0));
             c.observe("empty-live-missing-and-empty-id", Route.group(empty), ApiKeys.DELETE_GROUPS, deleteGroups(empty, live, missing, EMPTY));
             c.observe("again", Route.group(empty), ApiKeys.DELETE_GROUPS, deleteGroups(empty));
             c.observe("fetch-deleted", Route.group(empty), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets((short) 7, empty, t, 0));
             c.observe("describe-deleted", Route.group(empty), ApiKeys.DESCRIBE_GROUPS, (short) 5, describe(empty));
             c.observe("none", Route.group(empty), ApiKeys.DELETE_GROUPS, deleteGroups());
-            resetEmptyGroup(c);
+            resetEmptyGroup(c, e);
         }));
     }
 
@@ -884,10 +915,11 @@ final class GroupScenarios {
             c.observe("live-group-subscribed-topic", Route.group(live), ApiKeys.OFFSET_DELETE, offsetDelete(live, t, 0));
             c.observe("live-group-other-topic", Route.group(live), ApiKeys.OFFSET_DELETE, offsetDelete(live, other, 0));
             c.observe("missing-group", Route.group(missing), ApiKeys.OFFSET_DELETE, offsetDelete(missing, t, 0));
-            resetEmptyGroup(c);
-            c.call(Route.group(EMPTY), ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, EMPTY, -1, "", t, 4, "e", 0));
-            c.observe("empty-group-id", Route.group(EMPTY), ApiKeys.OFFSET_DELETE, offsetDelete(EMPTY, t, 0));
-            resetEmptyGroup(c);
+            Route e = emptyGroupRoute(c);
+            resetEmptyGroup(c, e);
+            c.call(e, ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, EMPTY, -1, "", t, 4, "e", 0));
+            c.observe("empty-group-id", e, ApiKeys.OFFSET_DELETE, offsetDelete(EMPTY, t, 0));
+            resetEmptyGroup(c, e);
         }));
     }
 }
