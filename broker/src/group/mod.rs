@@ -466,9 +466,9 @@ impl GroupCoordinator {
 
     /// Carries out what a group operation asked for, under the group's lock: writes the
     /// records it needs (an append that fails is fed back at once; one that succeeds is fed
-    /// back once replicated, by [`complete_stores`](Self::complete_stores)), fires deadlines
-    /// already due, and reschedules the group's timer. Replies are returned for delivery after
-    /// the lock.
+    /// back once replicated, by [`complete_stores`](Self::complete_stores)), and reschedules
+    /// the group's timer (which fires deadlines already due). Replies are returned for delivery
+    /// after the lock.
     fn settle(&self, broker: &Broker, g: &mut Group, mut fx: Effects, now_ms: i64) -> Outcome {
         let mut out = Outcome::default();
         for _ in 0..1_000 {
@@ -479,14 +479,10 @@ impl GroupCoordinator {
             out.sync.append(&mut fx.sync_replies);
             let stores = std::mem::take(&mut fx.store);
             if stores.is_empty() {
-                // Deadlines already due (an initial rebalance delay of 0) fire at once.
-                match g.tick_if_due(&self.cfg, now_ms) {
-                    Some(more) => {
-                        fx = more;
-                        continue;
-                    }
-                    None => break,
-                }
+                // A deadline already due (an initial rebalance delay of 0) is the timer task's,
+                // not this request's: as in Kafka, whose join completes when its timer fires,
+                // members that join at about the same time all make the first generation.
+                break;
             }
             for s in stores {
                 let record = CoordinatorRecord::group_metadata(&g.group_id, s.value);
@@ -1277,15 +1273,16 @@ impl GroupCoordinator {
         loop {
             let now = crate::util::now_ms();
             let next = self.timers.lock().queue.first().map(|(d, _)| *d);
+            // At least a millisecond, Kafka's timer tick: requests already on their way to a
+            // group whose deadline is due (joins of a new group with no initial delay) get in
+            // first.
             let wait_ms = match next {
-                Some(d) => (d - now).clamp(0, 60_000) as u64,
+                Some(d) => (d - now).clamp(1, 60_000) as u64,
                 None => 60_000,
             };
-            if wait_ms > 0 {
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_millis(wait_ms)) => {}
-                    _ = self.timer_wake.notified() => {}
-                }
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(wait_ms)) => {}
+                _ = self.timer_wake.notified() => {}
             }
             let now = crate::util::now_ms();
             let due = self.timers.lock().pop_due(now);
