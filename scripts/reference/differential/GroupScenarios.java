@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
 import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.AddOffsetsToTxnRequestData;
 import org.apache.kafka.common.message.DeleteGroupsRequestData;
 import org.apache.kafka.common.message.DescribeGroupsRequestData;
@@ -125,15 +126,33 @@ final class GroupScenarios {
         return r;
     }
 
+    /** The id this peer gave `topic` (zero for a topic it does not have): OffsetCommit and
+     *  OffsetFetch v10 and TxnOffsetCommit v6 name topics by id. Each request sets both the name
+     *  and the id; the version's encoding writes the one it has. */
+    static Uuid topicId(Ctx c, String topic) {
+        return c == null ? Uuid.ZERO_UUID : c.topicIds.getOrDefault(topic, Uuid.ZERO_UUID);
+    }
+
+    /** By topic name only (versions before 10); VersionScenarios uses these. */
     static OffsetCommitRequestData commit(short v, String group, int generation, String memberId, String topic, long offset,
                                           String metadata, int... partitions) {
+        return commit(null, v, group, generation, memberId, topic, offset, metadata, partitions);
+    }
+
+    static OffsetFetchRequestData fetchOffsets(short v, String group, String topic, int... partitions) {
+        return fetchOffsets(null, v, group, topic, partitions);
+    }
+
+    static OffsetCommitRequestData commit(Ctx c, short v, String group, int generation, String memberId, String topic, long offset,
+                                          String metadata, int... partitions) {
         OffsetCommitRequestData r = new OffsetCommitRequestData().setGroupId(group).setGenerationIdOrMemberEpoch(generation).setMemberId(memberId);
-        r.topics().add(commitTopic(topic, offset, metadata, partitions));
+        r.topics().add(commitTopic(c, topic, offset, metadata, partitions));
         return r;
     }
 
-    static OffsetCommitRequestData.OffsetCommitRequestTopic commitTopic(String topic, long offset, String metadata, int... partitions) {
-        OffsetCommitRequestData.OffsetCommitRequestTopic t = new OffsetCommitRequestData.OffsetCommitRequestTopic().setName(topic);
+    static OffsetCommitRequestData.OffsetCommitRequestTopic commitTopic(Ctx c, String topic, long offset, String metadata, int... partitions) {
+        OffsetCommitRequestData.OffsetCommitRequestTopic t = new OffsetCommitRequestData.OffsetCommitRequestTopic().setName(topic)
+            .setTopicId(topicId(c, topic));
         for (int p : partitions) {
             t.partitions().add(new OffsetCommitRequestData.OffsetCommitRequestPartition().setPartitionIndex(p)
                 .setCommittedOffset(offset + p).setCommittedMetadata(metadata));
@@ -142,10 +161,10 @@ final class GroupScenarios {
     }
 
     /** OffsetFetch of one group; `topic` null asks for every topic (v2+). */
-    static OffsetFetchRequestData fetchOffsets(short v, String group, String topic, int... partitions) {
+    static OffsetFetchRequestData fetchOffsets(Ctx c, short v, String group, String topic, int... partitions) {
         OffsetFetchRequestData r = new OffsetFetchRequestData();
         if (v >= 8) {
-            r.groups().add(fetchGroup(group, topic, partitions));
+            r.groups().add(fetchGroup(c, group, topic, partitions));
         } else {
             r.setGroupId(group);
             if (topic == null) {
@@ -159,12 +178,13 @@ final class GroupScenarios {
         return r;
     }
 
-    static OffsetFetchRequestData.OffsetFetchRequestGroup fetchGroup(String group, String topic, int... partitions) {
+    static OffsetFetchRequestData.OffsetFetchRequestGroup fetchGroup(Ctx c, String group, String topic, int... partitions) {
         OffsetFetchRequestData.OffsetFetchRequestGroup g = new OffsetFetchRequestData.OffsetFetchRequestGroup().setGroupId(group);
         if (topic == null) {
             g.setTopics(null);
         } else {
-            OffsetFetchRequestData.OffsetFetchRequestTopics t = new OffsetFetchRequestData.OffsetFetchRequestTopics().setName(topic);
+            OffsetFetchRequestData.OffsetFetchRequestTopics t = new OffsetFetchRequestData.OffsetFetchRequestTopics().setName(topic)
+                .setTopicId(topicId(c, topic));
             for (int p : partitions) t.partitionIndexes().add(p);
             g.topics().add(t);
         }
@@ -232,7 +252,7 @@ final class GroupScenarios {
     static void commitAdmin(Ctx c, String group, String topic, long offset, int... partitions) throws IOException {
         long deadline = System.currentTimeMillis() + Ctx.AWAIT_MS;
         while (true) {
-            Peer.Answer a = c.call(Route.group(group), ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, group, -1, "", topic, offset, "m", partitions));
+            Peer.Answer a = c.call(Route.group(group), ApiKeys.OFFSET_COMMIT, (short) 9, commit(c, (short) 9, group, -1, "", topic, offset, "m", partitions));
             JsonNode p = a.json().path("topics").path(0).path("partitions").path(0);
             short error = (short) p.path("errorCode").asInt();
             if (error == 0) return;
@@ -249,7 +269,7 @@ final class GroupScenarios {
     static void awaitGroupCoordinator(Ctx c, String group) throws IOException {
         long deadline = System.currentTimeMillis() + Ctx.AWAIT_MS;
         while (true) {
-            Peer.Answer a = c.call(Route.group(group), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets((short) 7, group, null));
+            Peer.Answer a = c.call(Route.group(group), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets(c, (short) 7, group, null));
             if (!coordinatorBusy(a.errorCode())) return;
             if (System.currentTimeMillis() > deadline) throw new Ctx.ScenarioFailure("group coordinator of " + group + ": error " + a.errorCode());
             Ctx.sleep(50);
@@ -636,72 +656,72 @@ final class GroupScenarios {
     }
 
     static void addOffsetCommit(List<Scenario> s) {
-        s.add(Scenario.of("groups.offset-commit.admin", ApiKeys.OFFSET_COMMIT, 2, 9, c -> {
+        s.add(Scenario.of("groups.offset-commit.admin", ApiKeys.OFFSET_COMMIT, 2, 10, c -> {
             String t = c.topic();
             c.createTopic(t, 2);
             String g = c.name("group");
             awaitGroupCoordinator(c, g);
-            c.observe("with-metadata", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c.version, g, -1, "", t, 10, "meta", 0, 1));
-            c.observe("null-metadata", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c.version, g, -1, "", t, 20, null, 1));
-            c.observe("empty-metadata", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c.version, g, -1, "", t, 30, "", 0));
-            c.observe("fetch", Route.group(g), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets((short) 7, g, t, 0, 1));
+            c.observe("with-metadata", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c, c.version, g, -1, "", t, 10, "meta", 0, 1));
+            c.observe("null-metadata", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c, c.version, g, -1, "", t, 20, null, 1));
+            c.observe("empty-metadata", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c, c.version, g, -1, "", t, 30, "", 0));
+            c.observe("fetch", Route.group(g), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets(c, (short) 7, g, t, 0, 1));
             c.observe("describe", Route.group(g), ApiKeys.DESCRIBE_GROUPS, (short) 5, describe(g));
             if (c.version >= 6) {
-                OffsetCommitRequestData epoch = commit(c.version, g, -1, "", t, 40, "e", 0);
+                OffsetCommitRequestData epoch = commit(c, c.version, g, -1, "", t, 40, "e", 0);
                 epoch.topics().get(0).partitions().get(0).setCommittedLeaderEpoch(0);
                 c.observe("leader-epoch", Route.group(g), ApiKeys.OFFSET_COMMIT, epoch);
             }
-            c.observe("negative-offset", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c.version, g, -1, "", t, -5, null, 0));
-            c.observe("fetch-after", Route.group(g), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets((short) 7, g, t, 0, 1));
+            c.observe("negative-offset", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c, c.version, g, -1, "", t, -5, null, 0));
+            c.observe("fetch-after", Route.group(g), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets(c, (short) 7, g, t, 0, 1));
         }));
-        s.add(Scenario.of("groups.offset-commit.unknown-topic", ApiKeys.OFFSET_COMMIT, 2, 9, c -> {
+        s.add(Scenario.of("groups.offset-commit.unknown-topic", ApiKeys.OFFSET_COMMIT, 2, 10, c -> {
             String t = c.topic();
             c.createTopic(t, 1);
             String g = c.name("group");
             awaitGroupCoordinator(c, g);
-            c.observe("unknown-topic", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c.version, g, -1, "", c.name("missing"), 1, null, 0));
-            c.observe("unknown-partition", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c.version, g, -1, "", t, 1, null, 7));
-            OffsetCommitRequestData mixed = commit(c.version, g, -1, "", t, 1, null, 0);
-            mixed.topics().add(commitTopic(c.name("missing"), 1, null, 0));
+            c.observe("unknown-topic", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c, c.version, g, -1, "", c.name("missing"), 1, null, 0));
+            c.observe("unknown-partition", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c, c.version, g, -1, "", t, 1, null, 7));
+            OffsetCommitRequestData mixed = commit(c, c.version, g, -1, "", t, 1, null, 0);
+            mixed.topics().add(commitTopic(c, c.name("missing"), 1, null, 0));
             c.observe("mixed", Route.group(g), ApiKeys.OFFSET_COMMIT, mixed);
-            c.observe("fetch", Route.group(g), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets((short) 7, g, null));
+            c.observe("fetch", Route.group(g), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets(c, (short) 7, g, null));
         }));
-        s.add(Scenario.of("groups.offset-commit.metadata-too-large", ApiKeys.OFFSET_COMMIT, 2, 9, c -> {
+        s.add(Scenario.of("groups.offset-commit.metadata-too-large", ApiKeys.OFFSET_COMMIT, 2, 10, c -> {
             String t = c.topic();
             c.createTopic(t, 2);
             String g = c.name("group");
             awaitGroupCoordinator(c, g);
-            OffsetCommitRequestData r = commit(c.version, g, -1, "", t, 1, "x".repeat(4096), 0);
+            OffsetCommitRequestData r = commit(c, c.version, g, -1, "", t, 1, "x".repeat(4096), 0);
             r.topics().get(0).partitions().add(new OffsetCommitRequestData.OffsetCommitRequestPartition().setPartitionIndex(1)
                 .setCommittedOffset(2).setCommittedMetadata("y".repeat(4097)));
             c.observe("4096-and-4097", Route.group(g), ApiKeys.OFFSET_COMMIT, r);
-            c.observe("fetch", Route.group(g), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets((short) 7, g, t, 0, 1));
+            c.observe("fetch", Route.group(g), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets(c, (short) 7, g, t, 0, 1));
         }));
-        s.add(Scenario.of("groups.offset-commit.member", ApiKeys.OFFSET_COMMIT, 2, 9, c -> {
+        s.add(Scenario.of("groups.offset-commit.member", ApiKeys.OFFSET_COMMIT, 2, 10, c -> {
             String t = c.topic();
             c.createTopic(t, 1);
             String g = c.name("group");
             Member m = joinAndSync(c, g, null, subscription(t), assignment(t, 0));
-            c.observe("current-generation", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c.version, g, m.generation, m.id, t, 3, null, 0));
-            c.observe("wrong-generation", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c.version, g, m.generation + 1, m.id, t, 4, null, 0));
-            c.observe("unknown-member", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c.version, g, m.generation, m.id + "-other", t, 5, null, 0));
-            c.observe("admin-style-on-live-group", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c.version, g, -1, "", t, 6, null, 0));
-            c.observe("fetch", Route.group(g), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets((short) 7, g, t, 0));
+            c.observe("current-generation", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c, c.version, g, m.generation, m.id, t, 3, null, 0));
+            c.observe("wrong-generation", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c, c.version, g, m.generation + 1, m.id, t, 4, null, 0));
+            c.observe("unknown-member", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c, c.version, g, m.generation, m.id + "-other", t, 5, null, 0));
+            c.observe("admin-style-on-live-group", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c, c.version, g, -1, "", t, 6, null, 0));
+            c.observe("fetch", Route.group(g), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets(c, (short) 7, g, t, 0));
             if (c.version >= 7) {
-                OffsetCommitRequestData wrongInstance = commit(c.version, g, m.generation, m.id, t, 7, null, 0).setGroupInstanceId(c.name("instance"));
+                OffsetCommitRequestData wrongInstance = commit(c, c.version, g, m.generation, m.id, t, 7, null, 0).setGroupInstanceId(c.name("instance"));
                 c.observe("unknown-instance-id", Route.group(g), ApiKeys.OFFSET_COMMIT, wrongInstance);
             }
             // While the group rebalances (the member joined again but has not synced).
             c.call(Route.group(g), ApiKeys.JOIN_GROUP, (short) 9, join((short) 9, g, m.id, null, subscription(t)));
-            c.observe("old-generation-after-rejoin", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c.version, g, m.generation, m.id, t, 8, null, 0));
+            c.observe("old-generation-after-rejoin", Route.group(g), ApiKeys.OFFSET_COMMIT, commit(c, c.version, g, m.generation, m.id, t, 8, null, 0));
         }));
-        s.add(Scenario.of("groups.offset-commit.empty-group-id", ApiKeys.OFFSET_COMMIT, 2, 9, c -> {
+        s.add(Scenario.of("groups.offset-commit.empty-group-id", ApiKeys.OFFSET_COMMIT, 2, 10, c -> {
             String t = c.topic();
             c.createTopic(t, 1);
             Route e = emptyGroupRoute(c);
             resetEmptyGroup(c, e);
-            c.observe("commit", e, ApiKeys.OFFSET_COMMIT, commit(c.version, EMPTY, -1, "", t, 9, "meta", 0));
-            c.observe("fetch", e, ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets((short) 7, EMPTY, t, 0));
+            c.observe("commit", e, ApiKeys.OFFSET_COMMIT, commit(c, c.version, EMPTY, -1, "", t, 9, "meta", 0));
+            c.observe("fetch", e, ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets(c, (short) 7, EMPTY, t, 0));
             c.observe("describe", e, ApiKeys.DESCRIBE_GROUPS, (short) 5, describe(EMPTY));
             c.observe("delete", e, ApiKeys.DELETE_GROUPS, (short) 2, deleteGroups(EMPTY));
             resetEmptyGroup(c, e);
@@ -709,7 +729,7 @@ final class GroupScenarios {
     }
 
     static void addOffsetFetch(List<Scenario> s) {
-        s.add(Scenario.of("groups.offset-fetch.committed", ApiKeys.OFFSET_FETCH, 1, 9, c -> {
+        s.add(Scenario.of("groups.offset-fetch.committed", ApiKeys.OFFSET_FETCH, 1, 10, c -> {
             String t = c.topic();
             String t2 = c.name("other");
             c.createTopic(t, 3);
@@ -717,36 +737,36 @@ final class GroupScenarios {
             String g = c.name("group");
             commitAdmin(c, g, t, 100, 0, 1);
             commitAdmin(c, g, t2, 7, 0);
-            c.observe("partitions", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, g, t, 0, 1, 2));
-            if (c.version >= 2) c.observe("all-topics", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, g, null));
-            c.observe("unknown-topic", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, g, c.name("missing"), 0));
-            c.observe("unknown-partition", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, g, t, 9));
+            c.observe("partitions", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c, c.version, g, t, 0, 1, 2));
+            if (c.version >= 2) c.observe("all-topics", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c, c.version, g, null));
+            c.observe("unknown-topic", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c, c.version, g, c.name("missing"), 0));
+            c.observe("unknown-partition", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c, c.version, g, t, 9));
             if (c.version >= 2) {
-                OffsetFetchRequestData noTopics = fetchOffsets(c.version, g, t);
+                OffsetFetchRequestData noTopics = fetchOffsets(c, c.version, g, t);
                 if (c.version >= 8) noTopics.groups().get(0).topics().clear();
                 else noTopics.topics().clear();
                 c.observe("empty-topic-list", Route.group(g), ApiKeys.OFFSET_FETCH, noTopics);
             }
         }));
-        s.add(Scenario.of("groups.offset-fetch.missing-group", ApiKeys.OFFSET_FETCH, 1, 9, c -> {
+        s.add(Scenario.of("groups.offset-fetch.missing-group", ApiKeys.OFFSET_FETCH, 1, 10, c -> {
             String t = c.topic();
             c.createTopic(t, 1);
             String g = c.name("missing");
             awaitGroupCoordinator(c, g);
-            c.observe("partitions", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, g, t, 0));
-            if (c.version >= 2) c.observe("all-topics", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, g, null));
+            c.observe("partitions", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c, c.version, g, t, 0));
+            if (c.version >= 2) c.observe("all-topics", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c, c.version, g, null));
         }));
-        s.add(Scenario.of("groups.offset-fetch.live-group", ApiKeys.OFFSET_FETCH, 1, 9, c -> {
+        s.add(Scenario.of("groups.offset-fetch.live-group", ApiKeys.OFFSET_FETCH, 1, 10, c -> {
             String t = c.topic();
             c.createTopic(t, 1);
             String g = c.name("group");
             Member m = joinAndSync(c, g, null, subscription(t), assignment(t, 0));
-            c.call(Route.group(g), ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, g, m.generation, m.id, t, 12, "live", 0));
-            c.observe("partitions", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, g, t, 0));
-            if (c.version >= 2) c.observe("all-topics", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, g, null));
+            c.call(Route.group(g), ApiKeys.OFFSET_COMMIT, (short) 9, commit(c, (short) 9, g, m.generation, m.id, t, 12, "live", 0));
+            c.observe("partitions", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c, c.version, g, t, 0));
+            if (c.version >= 2) c.observe("all-topics", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c, c.version, g, null));
         }));
         // require_stable (v7+): offsets a transaction has committed but not yet completed.
-        s.add(Scenario.of("groups.offset-fetch.require-stable", ApiKeys.OFFSET_FETCH, 7, 9, c -> {
+        s.add(Scenario.of("groups.offset-fetch.require-stable", ApiKeys.OFFSET_FETCH, 7, 10, c -> {
             String t = c.topic();
             c.createTopic(t, 2);
             String g = c.name("group");
@@ -761,22 +781,22 @@ final class GroupScenarios {
             tt.partitions().add(new TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition().setPartitionIndex(0).setCommittedOffset(5));
             tc.topics().add(tt);
             c.observe("txn-offset-commit", Route.group(g), ApiKeys.TXN_OFFSET_COMMIT, (short) 3, tc);
-            OffsetFetchRequestData stable = fetchOffsets(c.version, g, t, 0, 1).setRequireStable(true);
+            OffsetFetchRequestData stable = fetchOffsets(c, c.version, g, t, 0, 1).setRequireStable(true);
             c.observe("require-stable", Route.group(g), ApiKeys.OFFSET_FETCH, stable);
-            c.observe("not-require-stable", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, g, t, 0, 1));
-            c.observe("require-stable-all-topics", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, g, null).setRequireStable(true));
+            c.observe("not-require-stable", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c, c.version, g, t, 0, 1));
+            c.observe("require-stable-all-topics", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c, c.version, g, null).setRequireStable(true));
             c.call(Route.txn(txn), ApiKeys.END_TXN, (short) 3, new EndTxnRequestData().setTransactionalId(txn)
                 .setProducerId(pid.producerId()).setProducerEpoch(pid.producerEpoch()).setCommitted(true));
             // The commit completes asynchronously (markers); wait until the offset is stable.
             long deadline = System.currentTimeMillis() + Ctx.AWAIT_MS;
             while (System.currentTimeMillis() < deadline) {
-                Peer.Answer a = c.call(Route.group(g), ApiKeys.OFFSET_FETCH, c.version, fetchOffsets(c.version, g, t, 0, 1).setRequireStable(true));
+                Peer.Answer a = c.call(Route.group(g), ApiKeys.OFFSET_FETCH, c.version, fetchOffsets(c, c.version, g, t, 0, 1).setRequireStable(true));
                 if (!a.json().toString().contains("\"errorCode\":88")) break;
                 Ctx.sleep(50);
             }
-            c.observe("require-stable-after-commit", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, g, t, 0, 1).setRequireStable(true));
+            c.observe("require-stable-after-commit", Route.group(g), ApiKeys.OFFSET_FETCH, fetchOffsets(c, c.version, g, t, 0, 1).setRequireStable(true));
         }));
-        s.add(Scenario.of("groups.offset-fetch.batched", ApiKeys.OFFSET_FETCH, 8, 9, c -> {
+        s.add(Scenario.of("groups.offset-fetch.batched", ApiKeys.OFFSET_FETCH, 8, 10, c -> {
             String t = c.topic();
             c.createTopic(t, 2);
             String a = c.name("a"), b = c.name("b"), missing = c.name("missing");
@@ -784,23 +804,23 @@ final class GroupScenarios {
             commitAdmin(c, b, t, 2, 1);
             awaitGroupCoordinator(c, missing);
             OffsetFetchRequestData r = new OffsetFetchRequestData();
-            r.groups().add(fetchGroup(a, t, 0, 1));
-            r.groups().add(fetchGroup(b, null));
-            r.groups().add(fetchGroup(missing, t, 0));
+            r.groups().add(fetchGroup(c, a, t, 0, 1));
+            r.groups().add(fetchGroup(c, b, null));
+            r.groups().add(fetchGroup(c, missing, t, 0));
             // One request goes to one coordinator; with one node every group is there.
             c.observe("three-groups", Route.group(a), ApiKeys.OFFSET_FETCH, r);
             OffsetFetchRequestData none = new OffsetFetchRequestData();
             c.observe("no-groups", Route.group(a), ApiKeys.OFFSET_FETCH, none);
         }));
-        s.add(Scenario.of("groups.offset-fetch.empty-group-id", ApiKeys.OFFSET_FETCH, 1, 9, c -> {
+        s.add(Scenario.of("groups.offset-fetch.empty-group-id", ApiKeys.OFFSET_FETCH, 1, 10, c -> {
             String t = c.topic();
             c.createTopic(t, 1);
             Route e = emptyGroupRoute(c);
             resetEmptyGroup(c, e);
-            c.observe("before-commit", e, ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, EMPTY, t, 0));
-            c.call(e, ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, EMPTY, -1, "", t, 4, "e", 0));
-            c.observe("partitions", e, ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, EMPTY, t, 0));
-            if (c.version >= 2) c.observe("all-topics", e, ApiKeys.OFFSET_FETCH, fetchOffsets(c.version, EMPTY, null));
+            c.observe("before-commit", e, ApiKeys.OFFSET_FETCH, fetchOffsets(c, c.version, EMPTY, t, 0));
+            c.call(e, ApiKeys.OFFSET_COMMIT, (short) 9, commit(c, (short) 9, EMPTY, -1, "", t, 4, "e", 0));
+            c.observe("partitions", e, ApiKeys.OFFSET_FETCH, fetchOffsets(c, c.version, EMPTY, t, 0));
+            if (c.version >= 2) c.observe("all-topics", e, ApiKeys.OFFSET_FETCH, fetchOffsets(c, c.version, EMPTY, null));
             resetEmptyGroup(c, e);
         }));
     }
@@ -829,7 +849,7 @@ final class GroupScenarios {
             Route e = emptyGroupRoute(c);
             resetEmptyGroup(c, e);
             c.observe("missing", e, ApiKeys.DESCRIBE_GROUPS, describe(EMPTY));
-            c.call(e, ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, EMPTY, -1, "", t, 4, "e", 0));
+            c.call(e, ApiKeys.OFFSET_COMMIT, (short) 9, commit(c, (short) 9, EMPTY, -1, "", t, 4, "e", 0));
             c.observe("with-offsets", e, ApiKeys.DESCRIBE_GROUPS, describe(EMPTY));
             resetEmptyGroup(c, e);
         }));
@@ -847,7 +867,7 @@ final class GroupScenarios {
             joinOnly(c, joining, null, subscription(t)); // CompletingRebalance: joined, not synced
             Route e = emptyGroupRoute(c);
             resetEmptyGroup(c, e);
-            c.call(e, ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, EMPTY, -1, "", t, 4, "e", 0));
+            c.call(e, ApiKeys.OFFSET_COMMIT, (short) 9, commit(c, (short) 9, EMPTY, -1, "", t, 4, "e", 0));
             Route any = Route.group(live);
             keepOwn(c, c.observe("all", any, ApiKeys.LIST_GROUPS, new ListGroupsRequestData()), "groups", "groupId", EMPTY);
             if (c.version >= 4) {
@@ -886,10 +906,10 @@ final class GroupScenarios {
             awaitGroupCoordinator(c, missing);
             Route e = emptyGroupRoute(c);
             resetEmptyGroup(c, e);
-            c.call(e, ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, EMPTY, -1, "", t, 4, "e", 0));
+            c.call(e, ApiKeys.OFFSET_COMMIT, (short) 9, commit(c, (short) 9, EMPTY, -1, "", t, 4, "e", 0));
             c.observe("empty-live-missing-and-empty-id", Route.group(empty), ApiKeys.DELETE_GROUPS, deleteGroups(empty, live, missing, EMPTY));
             c.observe("again", Route.group(empty), ApiKeys.DELETE_GROUPS, deleteGroups(empty));
-            c.observe("fetch-deleted", Route.group(empty), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets((short) 7, empty, t, 0));
+            c.observe("fetch-deleted", Route.group(empty), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets(c, (short) 7, empty, t, 0));
             c.observe("describe-deleted", Route.group(empty), ApiKeys.DESCRIBE_GROUPS, (short) 5, describe(empty));
             c.observe("none", Route.group(empty), ApiKeys.DELETE_GROUPS, deleteGroups());
             resetEmptyGroup(c, e);
@@ -905,19 +925,19 @@ final class GroupScenarios {
             String empty = c.name("empty"), live = c.name("live"), missing = c.name("missing");
             commitAdmin(c, empty, t, 3, 0, 1);
             c.observe("empty-group", Route.group(empty), ApiKeys.OFFSET_DELETE, offsetDelete(empty, t, 0));
-            c.observe("fetch-after", Route.group(empty), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets((short) 7, empty, t, 0, 1));
+            c.observe("fetch-after", Route.group(empty), ApiKeys.OFFSET_FETCH, (short) 7, fetchOffsets(c, (short) 7, empty, t, 0, 1));
             c.observe("not-committed-partition", Route.group(empty), ApiKeys.OFFSET_DELETE, offsetDelete(empty, t, 0));
             c.observe("unknown-topic", Route.group(empty), ApiKeys.OFFSET_DELETE, offsetDelete(empty, c.name("missing-topic"), 0));
             c.observe("unknown-partition", Route.group(empty), ApiKeys.OFFSET_DELETE, offsetDelete(empty, t, 9));
             Member m = joinAndSync(c, live, null, subscription(t), assignment(t, 0, 1));
-            c.call(Route.group(live), ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, live, m.generation, m.id, t, 5, null, 0));
-            c.call(Route.group(live), ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, live, m.generation, m.id, other, 6, null, 0));
+            c.call(Route.group(live), ApiKeys.OFFSET_COMMIT, (short) 9, commit(c, (short) 9, live, m.generation, m.id, t, 5, null, 0));
+            c.call(Route.group(live), ApiKeys.OFFSET_COMMIT, (short) 9, commit(c, (short) 9, live, m.generation, m.id, other, 6, null, 0));
             c.observe("live-group-subscribed-topic", Route.group(live), ApiKeys.OFFSET_DELETE, offsetDelete(live, t, 0));
             c.observe("live-group-other-topic", Route.group(live), ApiKeys.OFFSET_DELETE, offsetDelete(live, other, 0));
             c.observe("missing-group", Route.group(missing), ApiKeys.OFFSET_DELETE, offsetDelete(missing, t, 0));
             Route e = emptyGroupRoute(c);
             resetEmptyGroup(c, e);
-            c.call(e, ApiKeys.OFFSET_COMMIT, (short) 9, commit((short) 9, EMPTY, -1, "", t, 4, "e", 0));
+            c.call(e, ApiKeys.OFFSET_COMMIT, (short) 9, commit(c, (short) 9, EMPTY, -1, "", t, 4, "e", 0));
             c.observe("empty-group-id", e, ApiKeys.OFFSET_DELETE, offsetDelete(EMPTY, t, 0));
             resetEmptyGroup(c, e);
         }));

@@ -80,10 +80,11 @@ final class TxnScenarios {
         return new EndTxnRequestData().setTransactionalId(txn).setProducerId(pid).setProducerEpoch(epoch).setCommitted(commit);
     }
 
-    static TxnOffsetCommitRequestData txnCommit(short v, String txn, String group, long pid, short epoch, String topic, long offset, int... partitions) {
+    static TxnOffsetCommitRequestData txnCommit(Ctx c, short v, String txn, String group, long pid, short epoch, String topic, long offset, int... partitions) {
         TxnOffsetCommitRequestData r = new TxnOffsetCommitRequestData().setTransactionalId(txn).setGroupId(group)
             .setProducerId(pid).setProducerEpoch(epoch);
-        TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic t = new TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic().setName(topic);
+        TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic t = new TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic().setName(topic)
+            .setTopicId(GroupScenarios.topicId(c, topic));
         for (int p : partitions) {
             t.partitions().add(new TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition().setPartitionIndex(p)
                 .setCommittedOffset(offset + p).setCommittedMetadata("txn"));
@@ -362,10 +363,10 @@ final class TxnScenarios {
             String g = c.name("group");
             Pid p = initPid(c, txn);
             GroupScenarios.awaitGroupCoordinator(c, g);
-            c.observe("commit", Route.group(g), ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c.version, txn, g, p.id, p.epoch, t, 10, 0));
+            c.observe("commit", Route.group(g), ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c, c.version, txn, g, p.id, p.epoch, t, 10, 0));
             sorted(c.observe("describe", Route.txn(txn), ApiKeys.DESCRIBE_TRANSACTIONS, (short) 0, describe(txn)))
                 .mask("which __consumer_offsets partition a group maps to is the broker's hash of the group id", "/transactionStates/*/topics/*/partitions");
-            c.observe("fetch", Route.group(g), ApiKeys.OFFSET_FETCH, (short) 7, GroupScenarios.fetchOffsets((short) 7, g, t, 0));
+            c.observe("fetch", Route.group(g), ApiKeys.OFFSET_FETCH, (short) 7, GroupScenarios.fetchOffsets(c, (short) 7, g, t, 0));
         }));
         s.add(Scenario.of("txn.txn-offset-commit.after-add-offsets", ApiKeys.TXN_OFFSET_COMMIT, 0, 6, c -> {
             String t = c.topic();
@@ -375,21 +376,21 @@ final class TxnScenarios {
             Pid p = initPid(c, txn);
             c.call(Route.txn(txn), ApiKeys.ADD_OFFSETS_TO_TXN, (short) 3, addOffsets(txn, p.id, p.epoch, g));
             Route r = Route.group(g);
-            c.observe("commit", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c.version, txn, g, p.id, p.epoch, t, 10, 0, 1));
-            c.observe("fetch-require-stable", r, ApiKeys.OFFSET_FETCH, (short) 7, GroupScenarios.fetchOffsets((short) 7, g, t, 0, 1).setRequireStable(true));
-            c.observe("fetch-pending", r, ApiKeys.OFFSET_FETCH, (short) 7, GroupScenarios.fetchOffsets((short) 7, g, t, 0, 1));
-            c.observe("unknown-topic", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c.version, txn, g, p.id, p.epoch, c.name("missing"), 1, 0));
-            c.observe("wrong-epoch", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c.version, txn, g, p.id, (short) (p.epoch + 1), t, 11, 0));
-            c.observe("unknown-producer-id", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c.version, txn, g, p.id + 1000, p.epoch, t, 12, 0));
+            c.observe("commit", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c, c.version, txn, g, p.id, p.epoch, t, 10, 0, 1));
+            c.observe("fetch-require-stable", r, ApiKeys.OFFSET_FETCH, (short) 7, GroupScenarios.fetchOffsets(c, (short) 7, g, t, 0, 1).setRequireStable(true));
+            c.observe("fetch-pending", r, ApiKeys.OFFSET_FETCH, (short) 7, GroupScenarios.fetchOffsets(c, (short) 7, g, t, 0, 1));
+            c.observe("unknown-topic", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c, c.version, txn, g, p.id, p.epoch, c.name("missing"), 1, 0));
+            c.observe("wrong-epoch", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c, c.version, txn, g, p.id, (short) (p.epoch + 1), t, 11, 0));
+            c.observe("unknown-producer-id", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c, c.version, txn, g, p.id + 1000, p.epoch, t, 12, 0));
             c.observe("end-commit", Route.txn(txn), ApiKeys.END_TXN, (short) 3, endTxn(txn, p.id, p.epoch, true));
             awaitComplete(c, txn);
             long deadline = System.currentTimeMillis() + Ctx.AWAIT_MS;
             while (System.currentTimeMillis() < deadline) {
-                Peer.Answer a = c.call(r, ApiKeys.OFFSET_FETCH, (short) 7, GroupScenarios.fetchOffsets((short) 7, g, t, 0, 1).setRequireStable(true));
+                Peer.Answer a = c.call(r, ApiKeys.OFFSET_FETCH, (short) 7, GroupScenarios.fetchOffsets(c, (short) 7, g, t, 0, 1).setRequireStable(true));
                 if (!a.json().toString().contains("\"errorCode\":88")) break;
                 Ctx.sleep(20);
             }
-            c.observe("fetch-after-commit", r, ApiKeys.OFFSET_FETCH, (short) 7, GroupScenarios.fetchOffsets((short) 7, g, t, 0, 1).setRequireStable(true));
+            c.observe("fetch-after-commit", r, ApiKeys.OFFSET_FETCH, (short) 7, GroupScenarios.fetchOffsets(c, (short) 7, g, t, 0, 1).setRequireStable(true));
         }));
         // v3+: the member's generation and id are checked against a live group.
         s.add(Scenario.of("txn.txn-offset-commit.member", ApiKeys.TXN_OFFSET_COMMIT, 3, 6, c -> {
@@ -401,15 +402,15 @@ final class TxnScenarios {
             Pid p = initPid(c, txn);
             c.call(Route.txn(txn), ApiKeys.ADD_OFFSETS_TO_TXN, (short) 3, addOffsets(txn, p.id, p.epoch, g));
             Route r = Route.group(g);
-            c.observe("member", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c.version, txn, g, p.id, p.epoch, t, 1, 0)
+            c.observe("member", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c, c.version, txn, g, p.id, p.epoch, t, 1, 0)
                 .setGenerationIdOrMemberEpoch(m.generation()).setMemberId(m.id()));
-            c.observe("wrong-generation", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c.version, txn, g, p.id, p.epoch, t, 2, 0)
+            c.observe("wrong-generation", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c, c.version, txn, g, p.id, p.epoch, t, 2, 0)
                 .setGenerationIdOrMemberEpoch(m.generation() + 1).setMemberId(m.id()));
-            c.observe("unknown-member", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c.version, txn, g, p.id, p.epoch, t, 3, 0)
+            c.observe("unknown-member", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c, c.version, txn, g, p.id, p.epoch, t, 3, 0)
                 .setGenerationIdOrMemberEpoch(m.generation()).setMemberId(m.id() + "-other"));
-            c.observe("unknown-instance-id", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c.version, txn, g, p.id, p.epoch, t, 4, 0)
+            c.observe("unknown-instance-id", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c, c.version, txn, g, p.id, p.epoch, t, 4, 0)
                 .setGenerationIdOrMemberEpoch(m.generation()).setMemberId(m.id()).setGroupInstanceId(c.name("instance")));
-            c.observe("no-member-info", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c.version, txn, g, p.id, p.epoch, t, 5, 0));
+            c.observe("no-member-info", r, ApiKeys.TXN_OFFSET_COMMIT, txnCommit(c, c.version, txn, g, p.id, p.epoch, t, 5, 0));
         }));
     }
 
