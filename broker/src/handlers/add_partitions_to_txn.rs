@@ -87,9 +87,18 @@ async fn one_transaction(
         ResourceType::TransactionalId,
         transactional_id,
     );
+    // Topics named with no partition are answered with none, as Kafka does.
+    let mut empty_topics: Vec<String> = Vec::new();
     for t in topics {
         let topic = ctx.broker.topics.get(t.name.as_str());
-        let topic_authorized = ctx.authorize(AclOperation::Write, ResourceType::Topic, &t.name);
+        // Kafka refuses a client's internal topics as if the topic were not authorized: their
+        // partitions join a transaction only through the coordinators (AddOffsetsToTxn); a
+        // broker's (v4+) may name them (a transactional offset commit's).
+        let topic_authorized = ctx.authorize(AclOperation::Write, ResourceType::Topic, &t.name)
+            && (ctx.version >= 4 || !crate::topics::is_internal_topic(&t.name));
+        if t.partitions.is_empty() {
+            empty_topics.push(t.name.to_string());
+        }
         for &p in &t.partitions {
             let key = (t.name.as_str().to_string(), p);
             if !txn_authorized {
@@ -130,13 +139,15 @@ async fn one_transaction(
             )
             .await
         {
+            // Kafka's coordinator answers a partition outside the transaction
+            // TRANSACTION_ABORTABLE; the broker asking maps it for its produce's version.
             Ok(found) => found
                 .into_iter()
                 .map(|ok| {
                     if ok {
                         0
                     } else {
-                        ResponseError::InvalidTxnState.code()
+                        ResponseError::TransactionAbortable.code()
                     }
                 })
                 .collect(),
@@ -164,6 +175,11 @@ async fn one_transaction(
         vec![code; partitions.len()]
     };
     let mut out: Vec<AddPartitionsToTxnTopicResult> = Vec::new();
+    for topic in empty_topics {
+        let mut t = AddPartitionsToTxnTopicResult::default();
+        t.name = kafka_protocol::messages::TopicName(topic.into());
+        out.push(t);
+    }
     for ((topic, index), code) in partitions.into_iter().zip(codes) {
         if out.last().is_none_or(|t| t.name.as_str() != topic) {
             let mut t = AddPartitionsToTxnTopicResult::default();

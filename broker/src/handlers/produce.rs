@@ -212,7 +212,12 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
                 .as_ref()
                 .filter(|_| transactional_producer(pd.records.as_ref()).is_some())
             {
-                Err(Refusal::new(refusal.0, refusal.1.clone()).said())
+                // Kafka says why only when the coordinator could not add them now.
+                let r = Refusal::new(refusal.0, refusal.1.clone());
+                Err(match refusal.0 {
+                    ResponseError::NotEnoughReplicas => r.said(),
+                    _ => r,
+                })
             } else if let Some((e, why)) = remote_refused
                 .as_ref()
                 .and_then(|r| r.get(&(name.to_string(), pd.index)))

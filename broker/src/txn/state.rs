@@ -394,11 +394,22 @@ impl TxnMetadata {
             && self.last_producer_id == producer_id
             && producer_epoch == i16::MAX - 1
             && self.producer_epoch == 0;
+        // A transaction version 2 client may abort a transaction none of whose writes reached
+        // a partition (it cannot know whether they did): nothing is open, and it is answered as
+        // an abort, with the epoch bumped.
+        let abort_empty = tv2
+            && from_client
+            && !commit
+            && producer_epoch == self.producer_epoch
+            && matches!(
+                self.state,
+                TxnState::Empty | TxnState::CompleteCommit | TxnState::CompleteAbort
+            );
         let valid_epoch = if current_v2 {
             match self.state {
                 TxnState::PrepareCommit | TxnState::PrepareAbort => retry_on_bump,
                 TxnState::CompleteCommit | TxnState::CompleteAbort => {
-                    retry_on_bump || retry_on_overflow
+                    retry_on_bump || retry_on_overflow || abort_empty
                 }
                 _ => producer_epoch == self.producer_epoch,
             }
@@ -412,31 +423,35 @@ impl TxnMetadata {
         if !valid_epoch {
             return Err(TxnError::ProducerFenced);
         }
-        match (self.state, commit) {
-            (TxnState::Ongoing, _) => {
-                let mut next = self.clone();
-                next.state = if commit {
-                    TxnState::PrepareCommit
-                } else {
-                    TxnState::PrepareAbort
-                };
-                if tv2 && from_client {
-                    if is_epoch_exhausted(self.producer_epoch) {
-                        next.next_producer_id = new_producer_id()?;
-                    }
-                    next.producer_epoch = self.producer_epoch + 1;
-                    next.last_producer_epoch = self.producer_epoch;
-                    next.tv2 = true;
-                } else if producer_epoch > self.producer_epoch {
-                    next.producer_epoch = producer_epoch;
-                    next.last_producer_epoch = -1;
-                }
-                if from_client && !tv2 {
-                    next.tv2 = false;
-                }
-                next.txn_last_update_ms = now_ms;
-                Ok(EndDecision::Prepare(next))
+        if self.state == TxnState::Ongoing || abort_empty {
+            let mut next = self.clone();
+            if abort_empty {
+                next.partitions.clear();
+                next.txn_start_ms = now_ms;
             }
+            next.state = if commit {
+                TxnState::PrepareCommit
+            } else {
+                TxnState::PrepareAbort
+            };
+            if tv2 && from_client {
+                if is_epoch_exhausted(self.producer_epoch) {
+                    next.next_producer_id = new_producer_id()?;
+                }
+                next.producer_epoch = self.producer_epoch + 1;
+                next.last_producer_epoch = self.producer_epoch;
+                next.tv2 = true;
+            } else if producer_epoch > self.producer_epoch {
+                next.producer_epoch = producer_epoch;
+                next.last_producer_epoch = -1;
+            }
+            if from_client && !tv2 {
+                next.tv2 = false;
+            }
+            next.txn_last_update_ms = now_ms;
+            return Ok(EndDecision::Prepare(next));
+        }
+        match (self.state, commit) {
             (TxnState::CompleteCommit, true) | (TxnState::CompleteAbort, false) => {
                 Ok(EndDecision::AlreadyDone)
             }
@@ -950,6 +965,45 @@ mod tests {
         assert_eq!(
             done.end_txn(1001, 0, true, true, true, NOW, no_new_id),
             Err(TxnError::InvalidProducerIdMapping)
+        );
+    }
+
+    #[test]
+    fn transaction_version_2_may_abort_a_transaction_that_reached_no_partition() {
+        let m = initialised();
+        let aborting = prepared(
+            m.end_txn(1000, 0, false, true, true, NOW, no_new_id)
+                .unwrap(),
+        );
+        assert_eq!(
+            (
+                aborting.state,
+                aborting.producer_epoch,
+                aborting.partitions.len()
+            ),
+            (TxnState::PrepareAbort, 1, 0)
+        );
+        let done = aborting.complete(NOW + 1);
+        // Again after a completed transaction, with the epoch it left; its retry is answered.
+        let again = prepared(
+            done.end_txn(1000, 1, false, true, true, NOW, no_new_id)
+                .unwrap(),
+        );
+        assert_eq!(again.producer_epoch, 2);
+        assert_eq!(
+            again
+                .complete(NOW)
+                .end_txn(1000, 1, false, true, true, NOW, no_new_id),
+            Ok(EndDecision::AlreadyDone)
+        );
+        // A commit of nothing stays refused, and so does anything from version 1 clients.
+        assert_eq!(
+            m.end_txn(1000, 0, true, true, true, NOW, no_new_id),
+            Err(TxnError::InvalidTxnState)
+        );
+        assert_eq!(
+            m.end_txn(1000, 0, false, true, false, NOW, no_new_id),
+            Err(TxnError::InvalidTxnState)
         );
     }
 }

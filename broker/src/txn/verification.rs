@@ -132,7 +132,9 @@ pub async fn verify(
                         ResponseError::InvalidProducerEpoch,
                         format!("producer {producer_id} epoch {producer_epoch} is fenced"),
                     ),
-                    ResponseError::InvalidTxnState => (
+                    // Kafka's coordinators answer TRANSACTION_ABORTABLE for a partition outside
+                    // the transaction; the produce maps it by its version.
+                    ResponseError::InvalidTxnState | ResponseError::TransactionAbortable => (
                         ResponseError::InvalidTxnState,
                         format!(
                             "{}-{} is not part of an ongoing transaction of producer {producer_id}",

@@ -7,11 +7,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.Base64;
-import java.util.Iterator;
-import java.util.List;
-import java.util.Map;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.protocol.Message;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -21,8 +16,8 @@ import org.apache.kafka.common.record.internal.Record;
 /**
  * Kafka's messages as JSON trees, through the JSON converters Kafka generates beside every
  * message class (the same field names as Kafka's schemas, null kept apart from empty), with
- * record sets decoded into their batches and records so that they can be compared field by
- * field.
+ * record sets decoded into their batches and records (read from the message: the converters
+ * leave them out) so that they can be compared field by field.
  */
 final class Json {
     private Json() {}
@@ -42,39 +37,59 @@ final class Json {
                 Method write = c.getMethod("write", type, short.class);
                 node = (JsonNode) write.invoke(null, message, version);
             }
-            return decodeRecords(node);
+            fillRecords(message, node);
+            return node;
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("no JSON converter for " + type.getName(), e);
         }
     }
 
-    /** Replaces every `records` field (base64 of a record set) by its batches. */
-    static JsonNode decodeRecords(JsonNode node) {
-        if (node instanceof ObjectNode o) {
-            Iterator<Map.Entry<String, JsonNode>> fields = o.fields();
-            List<String> names = new ArrayList<>();
-            while (fields.hasNext()) names.add(fields.next().getKey());
-            for (String name : names) {
-                JsonNode child = o.get(name);
-                if (name.equals("records") && (child.isBinary() || child.isTextual())) {
-                    o.set("records", batches(child));
-                } else {
-                    decodeRecords(child);
+    /**
+     * Kafka's JSON converters write a record set as "" (or its size); its batches are read
+     * from the message itself instead, walking its structure beside the JSON: each getter
+     * named as a JSON field that returns records, a nested message or a list of them.
+     */
+    static void fillRecords(Object message, JsonNode node) throws ReflectiveOperationException {
+        if (!(node instanceof ObjectNode o)) return;
+        for (Method m : message.getClass().getMethods()) {
+            if (m.getParameterCount() != 0 || !o.has(m.getName())) continue;
+            Class<?> r = m.getReturnType();
+            if (org.apache.kafka.common.record.internal.BaseRecords.class.isAssignableFrom(r)) {
+                Object records = m.invoke(message);
+                o.set(m.getName(), records == null ? F.nullNode() : batches(recordBytes(records)));
+            } else if (Message.class.isAssignableFrom(r)) {
+                Object child = m.invoke(message);
+                if (child != null) fillRecords(child, o.get(m.getName()));
+            } else if (java.util.Collection.class.isAssignableFrom(r)) {
+                Object list = m.invoke(message);
+                JsonNode array = o.get(m.getName());
+                if (list == null || !array.isArray()) continue;
+                int i = 0;
+                for (Object item : (java.util.Collection<?>) list) {
+                    if (item instanceof Message && i < array.size()) fillRecords(item, array.get(i));
+                    i++;
                 }
             }
-        } else if (node instanceof ArrayNode a) {
-            for (JsonNode child : a) decodeRecords(child);
         }
-        return node;
     }
 
-    private static JsonNode batches(JsonNode encoded) {
-        byte[] bytes;
-        try {
-            bytes = encoded.isBinary() ? encoded.binaryValue() : Base64.getDecoder().decode(encoded.asText());
-        } catch (java.io.IOException | IllegalArgumentException e) {
-            return F.textNode("<undecodable records: " + e.getMessage() + ">");
+    private static byte[] recordBytes(Object records) {
+        if (records instanceof MemoryRecords mr) {
+            ByteBuffer b = mr.buffer().duplicate();
+            byte[] bytes = new byte[b.remaining()];
+            b.get(bytes);
+            return bytes;
         }
+        if (records instanceof org.apache.kafka.common.record.internal.UnalignedMemoryRecords ur) {
+            ByteBuffer b = ur.buffer().duplicate();
+            byte[] bytes = new byte[b.remaining()];
+            b.get(bytes);
+            return bytes;
+        }
+        throw new IllegalStateException("records of type " + records.getClass().getName());
+    }
+
+    private static JsonNode batches(byte[] bytes) {
         ArrayNode out = F.arrayNode();
         if (bytes.length == 0) return out;
         try {

@@ -13,8 +13,13 @@ import org.apache.kafka.common.record.internal.SimpleRecord;
 final class Records {
     private Records() {}
 
-    /** 2001-09-09: fixed, and far from any clock reading. */
-    static final long T0 = 1_000_000_000_000L;
+    /**
+     * Two days before this run started (a whole second): the same for both peers, outside the
+     * "now" rule of {@link Normalise}, and within `segment.ms` (7 days) of the markers and
+     * records the brokers stamp themselves, so a segment does not roll between them (Kafka
+     * rolls in record time, and so does Samsa).
+     */
+    static final long T0 = (System.currentTimeMillis() / 1000) * 1000 - 2 * 24 * 3600 * 1000L;
 
     static SimpleRecord[] simple(int n) {
         SimpleRecord[] out = new SimpleRecord[n];
