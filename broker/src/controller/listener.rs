@@ -192,7 +192,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
         } else {
             CONTROLLER_APIS
         };
-        let req = match samsa_protocol::decode_request_served(frame, served) {
+        let mut req = match samsa_protocol::decode_request_served(frame, served) {
             Ok(req) => req,
             // A client newer than this listener (Kafka's tools with --bootstrap-controller) is
             // told the versions it may use, as on the client listeners (KIP-511).
@@ -223,6 +223,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
             ));
         }
         let mut close = false;
+        let added = std::mem::take(&mut req.added);
         let mut response = match (&mut sasl, req.body) {
             (_, RequestKind::ApiVersions(r)) => {
                 // Before authentication too, as Kafka's controllers answer it.
@@ -236,9 +237,15 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
                 // The image before the status, as on the client listeners.
                 let image = node.image.borrow().clone();
                 let status = *node.status.borrow();
-                ResponseKind::ApiVersions(crate::handlers::api_versions::answer(
-                    &r, version, apis, &image, &status,
-                ))
+                let mut resp =
+                    crate::handlers::api_versions::answer(&r, version, apis, &image, &status);
+                // v5 (KIP-1242): checked as Kafka's ControllerApis does, which does not compare
+                // the cluster and node named with its own.
+                if !crate::handlers::api_versions::addressed_validly(&added) {
+                    resp = Default::default();
+                    resp.error_code = kafka_protocol::ResponseError::InvalidRequest.code();
+                }
+                ResponseKind::ApiVersions(resp)
             }
             (state @ (Sasl::Handshake | Sasl::Authenticated(_)), RequestKind::SaslHandshake(r)) => {
                 let settings = security.sasl.as_ref().expect("a SASL listener");

@@ -52,12 +52,24 @@ pub fn handle_addressed(
     let image = ctx.broker.controller.image();
     let status = ctx.broker.controller.status();
     let mut resp = answer(&req, ctx.version, apis, &image, &status);
-    if resp.error_code == 0 && names_another_node(added, &ctx.broker.cluster_id, ctx.broker.node_id)
+    if !addressed_validly(added) {
+        resp = ApiVersionsResponse::default();
+        resp.error_code = ResponseError::InvalidRequest.code();
+    } else if resp.error_code == 0
+        && names_another_node(added, &ctx.broker.cluster_id, ctx.broker.node_id)
     {
         resp = ApiVersionsResponse::default();
         resp.error_code = ResponseError::RebootstrapRequired.code();
     }
     resp
+}
+
+/// Kafka's `ApiVersionsRequest.isValid` for v5: a cluster id and a node id come together or
+/// not at all (a request with one alone is INVALID_REQUEST, on either listener).
+pub fn addressed_validly(added: &samsa_protocol::newer::Record) -> bool {
+    let cluster = added.get("ClusterId").and_then(|v| v.as_str()).is_some();
+    let node = added.get("NodeId").and_then(|v| v.as_i64()).unwrap_or(-1) != -1;
+    cluster == node
 }
 
 /// Whether an ApiVersions v5+ request (`added`: its ClusterId and NodeId) was meant for
@@ -197,6 +209,11 @@ mod tests {
         assert!(names_another_node(&asked(Some("other"), 1), "c", 1));
         assert!(names_another_node(&asked(Some("c"), 2), "c", 1));
         assert!(names_another_node(&asked(Some("c"), -1), "c", 1));
+        assert!(super::addressed_validly(&Record::new()));
+        assert!(super::addressed_validly(&asked(None, -1)));
+        assert!(super::addressed_validly(&asked(Some("c"), 1)));
+        assert!(!super::addressed_validly(&asked(None, 7)));
+        assert!(!super::addressed_validly(&asked(Some("c"), -1)));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! ListOffsets: the offset for a timestamp per partition. Special timestamps, as Kafka:
 //! -2 earliest (log start), -1 latest (high watermark, or the last stable offset under
 //! read_committed), -3 the record with the largest timestamp (v7+), -4 earliest local (the log
-//! start: nothing is tiered) and -5 latest tiered (none: -1). Other negative timestamps are
+//! start: nothing is tiered), -5 latest tiered and -6 earliest pending upload (v11, KIP-1023;
+//! without tiered storage none: -1, as Kafka's `UnifiedLog`). Other negative timestamps are
 //! UNSUPPORTED_VERSION, as Kafka answers. A real timestamp finds the
 //! first record at or after it through the time index; none found is offset -1. Only the
 //! leader answers, consumers that fetch from a follower too (KIP-392); the client's current
@@ -25,6 +26,7 @@ pub const EARLIEST: i64 = -2;
 pub const MAX_TIMESTAMP: i64 = -3;
 pub const EARLIEST_LOCAL: i64 = -4;
 pub const LATEST_TIERED: i64 = -5;
+pub const EARLIEST_PENDING_UPLOAD: i64 = -6;
 
 pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
     let mut resp = ListOffsetsResponse::default();
@@ -96,7 +98,7 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
                         }
                         // The latest tiered offset (KIP-1005): nothing is tiered here, so
                         // there is none, which Kafka answers with -1 and no epoch.
-                        LATEST_TIERED => {}
+                        LATEST_TIERED | EARLIEST_PENDING_UPLOAD => {}
                         EARLIEST | EARLIEST_LOCAL => {
                             pr.offset = part.log_start_offset();
                             pr.leader_epoch = epoch;

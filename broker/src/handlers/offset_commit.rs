@@ -147,7 +147,16 @@ pub async fn handle(ctx: &Ctx<'_>, mut req: OffsetCommitRequest) -> OffsetCommit
             pr.error_code = code;
             tr.partitions.push(pr);
         }
-        resp.topics.push(tr);
+        // A topic named twice is answered once, as Kafka's `OffsetCommitResponse.Builder`
+        // keys its answer by topic (id from v10, name before).
+        match resp
+            .topics
+            .iter_mut()
+            .find(|o| o.topic_id == tr.topic_id && o.name == tr.name)
+        {
+            Some(o) => o.partitions.extend(tr.partitions),
+            None => resp.topics.push(tr),
+        }
     }
     resp
 }

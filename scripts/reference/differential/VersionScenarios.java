@@ -26,7 +26,7 @@ final class VersionScenarios {
             String t = c.topic();
             Uuid id = c.createTopic(t, 2);
             String g = c.name("group");
-            GroupScenarios.awaitGroupCoordinator(c, g);
+            c.coordinator((byte) 0, g);
             OffsetCommitRequestData r = new OffsetCommitRequestData().setGroupId(g).setGenerationIdOrMemberEpoch(-1).setMemberId("");
             r.topics().add(topic(id, 10, 0, 1));
             r.topics().add(topic(UNKNOWN, 10, 0));
@@ -43,7 +43,7 @@ final class VersionScenarios {
             String t = c.topic();
             Uuid id = c.createTopic(t, 1);
             String g = c.name("group");
-            GroupScenarios.awaitGroupCoordinator(c, g);
+            c.coordinator((byte) 0, g);
             c.observe("no-offsets", Route.group(g), ApiKeys.OFFSET_FETCH, fetch(g, id));
             c.observe("unknown-id-only", Route.group(g), ApiKeys.OFFSET_FETCH, fetch(g, UNKNOWN));
             c.call(Route.group(g), ApiKeys.OFFSET_COMMIT, (short) 9,
