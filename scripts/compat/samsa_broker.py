@@ -247,10 +247,13 @@ class Nodes:
     gives each node PLAINTEXT only). The same interface as Broker: `bootstrap` names every
     node's PLAINTEXT listener, `address(name)` every node's `name` listener."""
 
-    def __init__(self, samsa, workdir, nodes, props=None, listeners=(), rack_prefix=None, standalone=False):
+    def __init__(self, samsa, workdir, nodes, props=None, listeners=(), rack_prefix=None, standalone=False,
+                 advertise_all=False):
         """`standalone`: one node formatted as the only voter of a dynamic quorum (KIP-853,
         kraft.version 1: `samsa storage format --standalone`, then
-        `controller.quorum.bootstrap.servers`), as Kafka's `kafka-storage format --standalone`."""
+        `controller.quorum.bootstrap.servers`), as Kafka's `kafka-storage format --standalone`.
+        `advertise_all`: `advertised.listeners` names every listener, the controller's too, as
+        Kafka's KRaft nodes are configured."""
         assert not standalone or nodes == 1, "a standalone quorum has one node"
         self.samsa = samsa
         self.workdir = workdir
@@ -277,8 +280,11 @@ class Nodes:
                            "--controller.quorum.bootstrap.servers=127.0.0.1:%d" % ports["CONTROLLER"]]
             else:
                 quorum += ["--controller.quorum.voters=" + voters]
+            listening = ",".join("%s://127.0.0.1:%d" % kv for kv in ports.items())
             common = ["--node.id=%d" % node, "--log.dirs=" + os.path.join(workdir, "node-%d" % node),
-                      "--listeners=" + ",".join("%s://127.0.0.1:%d" % kv for kv in ports.items())] + quorum
+                      "--listeners=" + listening] + quorum
+            if advertise_all:
+                common.append("--advertised.listeners=" + listening)
             if standalone:
                 with open(os.path.join(workdir, "format-%d.log" % node), "w") as out:
                     if subprocess.run([samsa, "storage", "format", "--standalone"] + common,
