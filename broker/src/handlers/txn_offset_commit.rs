@@ -175,6 +175,15 @@ async fn commit(
     );
     // The transaction coordinator verifies the offsets partition is in the transaction
     // (KIP-890): under its lock when it is this broker, with a question when it is another.
+    // From v5 (transaction version 2) the commit adds the partition itself, as a v12 produce
+    // does; v4 clients know TRANSACTION_ABORTABLE (Kafka's
+    // `txnOffsetCommitRequestVersionToTransactionSupportedOperation`).
+    let add = ctx.version >= 5;
+    let not_in_txn = if ctx.version == 4 {
+        ResponseError::TransactionAbortable
+    } else {
+        ResponseError::InvalidTxnState
+    };
     let txn = match crate::txn::verification::remote_coordinator(ctx.broker, transactional_id) {
         Some(coordinator) => {
             let refused = crate::txn::verification::verify(
@@ -184,22 +193,49 @@ async fn commit(
                 producer_id,
                 producer_epoch,
                 std::slice::from_ref(&offsets_partition),
+                add,
             )
             .await;
             if let Some((e, why)) = refused.get(&offsets_partition) {
                 tracing::debug!(transactional_id, %why, "transactional offset commit refused");
-                return Err(e.code());
+                return Err(match e {
+                    ResponseError::InvalidTxnState => not_in_txn.code(),
+                    e => e.code(),
+                });
             }
             None
         }
         None => {
-            let txn = match ctx.broker.txn.lock(ctx.broker, transactional_id).await {
+            let mut txn = match ctx.broker.txn.lock(ctx.broker, transactional_id).await {
                 Ok(txn) => txn,
                 Err(e) => return Err(e.code()),
             };
+            if add {
+                let tv2 = txn.tv2;
+                let partitions = std::collections::BTreeSet::from([offsets_partition.clone()]);
+                match ctx
+                    .broker
+                    .txn
+                    .add_partitions_locked(
+                        ctx.broker,
+                        &mut txn,
+                        producer_id,
+                        producer_epoch,
+                        &partitions,
+                        tv2,
+                    )
+                    .await
+                {
+                    Ok(()) => {}
+                    Err(TxnError::ProducerFenced) => {
+                        return Err(ResponseError::InvalidProducerEpoch.code())
+                    }
+                    Err(e) => return Err(e.code()),
+                }
+            }
             match txn.verify_partitions(producer_id, producer_epoch, [&offsets_partition]) {
                 Ok(found) if found == [true] => {}
-                Ok(_) => return Err(ResponseError::InvalidTxnState.code()),
+                Ok(_) => return Err(not_in_txn.code()),
                 // As for Produce: a stale producer is told INVALID_PRODUCER_EPOCH.
                 Err(TxnError::ProducerFenced) => {
                     return Err(ResponseError::InvalidProducerEpoch.code())
