@@ -1,6 +1,9 @@
 //! DeleteShareGroupOffsets (KIP-932): forgets a share group's share-partitions of the topics
 //! named, for a group without members (NON_EMPTY_GROUP otherwise); their next use starts from
-//! `share.auto.offset.reset` again. ACLs: DELETE on the group, READ on each topic.
+//! `share.auto.offset.reset` again (the group coordinator initializes them again before it
+//! assigns them). As Kafka: a group that does not exist is GROUP_ID_NOT_FOUND for the whole
+//! request; a topic without state for the group is UNKNOWN_TOPIC_OR_PARTITION ("no offset
+//! information"), named without its id. ACLs: DELETE on the group, READ on each topic.
 
 use kafka_protocol::messages::delete_share_group_offsets_response::DeleteShareGroupOffsetsResponseTopic;
 use kafka_protocol::messages::{DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse};
@@ -23,6 +26,12 @@ pub async fn handle(
         Some(e.response_error())
     } else if broker.groups.exists(&group_id) {
         Some(ResponseError::GroupIdNotFound)
+    } else if !broker.shares.has_group(&group_id) {
+        resp.error_code = ResponseError::GroupIdNotFound.code();
+        resp.error_message = Some(StrBytes::from_string(format!(
+            "Group {group_id} not found."
+        )));
+        return resp;
     } else if broker.shares.has_members(&group_id) {
         Some(ResponseError::NonEmptyGroup)
     } else {
@@ -48,8 +57,19 @@ pub async fn handle(
                 Err(ResponseError::TopicAuthorizationFailed)
             }
             None => Err(ResponseError::UnknownTopicOrPartition),
+            Some(topic) if !known.keys().any(|k| k.topic_id == topic.id) => {
+                out.error_code = ResponseError::UnknownTopicOrPartition.code();
+                out.error_message = Some(StrBytes::from_static_str(
+                    "There is no offset information to delete.",
+                ));
+                resp.responses.push(out);
+                continue;
+            }
             Some(topic) => {
                 out.topic_id = topic.id;
+                broker
+                    .shares
+                    .with_group(&group_id, false, |g| g.forget_initialized(topic.id));
                 let mut r = Ok(());
                 for key in known.keys().filter(|k| k.topic_id == topic.id) {
                     if let Err(e) = broker.shares.forget(broker, key).await {

@@ -38,9 +38,11 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeGroupsRequest) -> DescribeGroupsRespon
             g.authorized_operations = ctx.authorized_operations(ResourceType::Group, group_id);
         }
         if ctx.broker.shares.has_group(group_id) && !ctx.broker.groups.exists(group_id) {
-            // Kafka answers so for a group of another type (share groups: ShareGroupDescribe).
-            g.error_code = ResponseError::GroupIdNotFound.code();
+            // Kafka answers so for a group of another type (share groups: ShareGroupDescribe):
+            // Dead, and GROUP_ID_NOT_FOUND from v6.
+            g.group_state = StrBytes::from_static_str(GroupState::Dead.as_str());
             if ctx.version >= 6 {
+                g.error_code = ResponseError::GroupIdNotFound.code();
                 g.error_message = Some(StrBytes::from_string(format!(
                     "Group {} is not a classic group.",
                     group_id.as_str()

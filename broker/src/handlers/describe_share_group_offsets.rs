@@ -1,6 +1,7 @@
 //! DescribeShareGroupOffsets (KIP-932): each share-partition's start offset (SPSO) for the
 //! groups asked, all of the group's share-partitions when no topics are named, -1 for a
-//! partition that has no state yet. Samsa adds two tagged fields to each partition it holds in
+//! partition that has no state yet (or of a topic that does not exist: no error, as Kafka
+//! answers). The leader epoch is 0, as Kafka's group coordinator fills it. Samsa adds two tagged fields to each partition it holds in
 //! memory (Kafka clients skip unknown tags): 10000, the records acquired now, and 10001, the
 //! records archived within the in-flight window (each an unsigned varint), which
 //! `samsa group describe` shows. ACLs: DESCRIBE on the group, DESCRIBE on each topic.
@@ -68,7 +69,7 @@ fn uvarint(v: u64) -> Bytes {
 fn partition(index: i32, view: Option<&OffsetsView>) -> DescribeShareGroupOffsetsResponsePartition {
     let mut p = DescribeShareGroupOffsetsResponsePartition::default();
     p.partition_index = index;
-    p.leader_epoch = -1;
+    p.leader_epoch = 0;
     p.start_offset = view.map_or(-1, |v| v.start_offset);
     if let Some(v) = view {
         if let Some(a) = v.acquired {
@@ -143,11 +144,7 @@ pub async fn handle(
                                 p.error_code = ResponseError::TopicAuthorizationFailed.code();
                                 p
                             }
-                            (None, true) => {
-                                let mut p = partition(index, None);
-                                p.error_code = ResponseError::UnknownTopicOrPartition.code();
-                                p
-                            }
+                            (None, true) => partition(index, None),
                             (Some(topic), true) => {
                                 ot.topic_id = topic.id;
                                 let view = by_topic.get(&topic.id).and_then(|m| m.get(&index));

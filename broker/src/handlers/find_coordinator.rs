@@ -2,8 +2,11 @@
 //! (key type 1): the broker that leads the group's partition of `__consumer_offsets`, which is
 //! created through the controller on first use as Kafka does. v4+ batches keys (`coordinator_keys`) and answers one entry per key. A transactional
 //! id's coordinator leads its partition of `__transaction_state`, likewise created on first
-//! use. ACLs: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or transactional id
-//! (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
+//! use. Key type 2 (v6+, KIP-932) names a share-partition, `group:topicId:partition`; its share
+//! coordinator leads the partition of `__share_group_state` that holds the share-partition's
+//! state (a malformed key is INVALID_REQUEST with an empty message, as Kafka answers).
+//! ACLs: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or transactional id
+//! (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); CLUSTER_ACTION on the cluster for a share key.
 
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
@@ -12,10 +15,36 @@ use kafka_protocol::ResponseError;
 
 use super::cluster_view::ClusterView;
 use super::Ctx;
-use crate::acl::{AclOperation, ResourceType};
+use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+use crate::share::ShareKey;
 
 const KEY_TYPE_GROUP: i8 = 0;
 const KEY_TYPE_TRANSACTION: i8 = 1;
+const KEY_TYPE_SHARE: i8 = 2;
+
+/// A share coordinator key, `group:topicId:partition` (Kafka's `SharePartitionKey`): the group
+/// is everything before the last two `:`-separated parts and may hold `:` itself.
+pub fn parse_share_key(key: &str) -> Option<ShareKey> {
+    // Java's `split(":")` drops trailing empty parts.
+    let mut parts: Vec<&str> = key.split(':').collect();
+    while parts.last().is_some_and(|p| p.is_empty()) {
+        parts.pop();
+    }
+    if parts.len() < 3 {
+        return None;
+    }
+    let partition = parts[parts.len() - 1].parse::<i32>().ok()?;
+    let topic_id = crate::controller::quorum_state::parse_kafka_uuid(parts[parts.len() - 2])?;
+    let group = parts[..parts.len() - 2].join(":");
+    if group.trim().is_empty() {
+        return None;
+    }
+    Some(ShareKey {
+        group: group.into(),
+        topic_id,
+        partition,
+    })
+}
 
 pub async fn handle(ctx: &Ctx<'_>, req: FindCoordinatorRequest) -> FindCoordinatorResponse {
     let mut resp = FindCoordinatorResponse::default();
@@ -65,6 +94,35 @@ async fn coordinator(ctx: &Ctx<'_>, key: &StrBytes, key_type: i8) -> Coordinator
             broker.groups.partition_for(key),
         )),
         KEY_TYPE_TRANSACTION => Ok((broker.txn.state_topic_spec(), broker.txn.partition_for(key))),
+        KEY_TYPE_SHARE if ctx.version < 6 => Err((ResponseError::InvalidRequest, String::new())),
+        KEY_TYPE_SHARE
+            if !ctx.authorize(
+                AclOperation::ClusterAction,
+                ResourceType::Cluster,
+                CLUSTER_NAME,
+            ) =>
+        {
+            Err((
+                ResponseError::ClusterAuthorizationFailed,
+                ctx.denied(
+                    AclOperation::ClusterAction,
+                    ResourceType::Cluster,
+                    CLUSTER_NAME,
+                ),
+            ))
+        }
+        KEY_TYPE_SHARE => match parse_share_key(key) {
+            None => Err((ResponseError::InvalidRequest, String::new())),
+            Some(k) => {
+                let spec = crate::share::state_store::topic_spec(broker);
+                let partitions = broker
+                    .topics
+                    .get(&spec.name)
+                    .map_or(spec.partitions, |t| t.partition_count);
+                let index = crate::share::state_store::state_partition(&k, partitions);
+                Ok((spec, index))
+            }
+        },
         other => Err((
             ResponseError::InvalidRequest,
             format!("unknown coordinator key type {other}"),

@@ -1,7 +1,9 @@
 //! ReadShareGroupState (KIP-932, broker to broker): the share coordinator's answer with a
 //! share-partition's persisted state, from the partition of `__share_group_state` this broker
-//! leads (NOT_COORDINATOR otherwise). A share-partition without state answers start offset -1.
-//! Samsa's tagged fields carry the snapshot epoch and dead-letter scan start (see
+//! leads (NOT_COORDINATOR otherwise). A share-partition whose state the group coordinator never
+//! initialized is INVALID_REQUEST, as Kafka's share coordinator answers; one initialized and not
+//! used yet has start offset -1. A topic or partition the metadata does not know is
+//! UNKNOWN_TOPIC_OR_PARTITION. Samsa's tagged fields carry the snapshot epoch and dead-letter scan start (see
 //! [`crate::share::persister`]). ACLs: CLUSTER_ACTION on the cluster.
 
 use std::sync::Arc;
@@ -10,11 +12,21 @@ use kafka_protocol::messages::read_share_group_state_response::{
     PartitionResult, ReadStateResult, StateBatch,
 };
 use kafka_protocol::messages::{ReadShareGroupStateRequest, ReadShareGroupStateResponse};
+use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+use crate::server::Broker;
 use crate::share::ShareKey;
+
+/// Whether the metadata knows `key`'s topic and partition.
+pub fn known_partition(broker: &Broker, key: &ShareKey) -> bool {
+    broker
+        .topics
+        .get_by_id(&key.topic_id)
+        .is_some_and(|t| key.partition >= 0 && key.partition < t.partition_count)
+}
 
 pub async fn handle(ctx: &Ctx<'_>, req: ReadShareGroupStateRequest) -> ReadShareGroupStateResponse {
     let authorized = ctx.authorize(
@@ -29,7 +41,6 @@ pub async fn handle(ctx: &Ctx<'_>, req: ReadShareGroupStateRequest) -> ReadShare
         for p in t.partitions {
             let mut r = PartitionResult::default();
             r.partition = p.partition;
-            r.start_offset = -1;
             let key = ShareKey {
                 group: Arc::from(req.group_id.as_str()),
                 topic_id: t.topic_id,
@@ -41,7 +52,18 @@ pub async fn handle(ctx: &Ctx<'_>, req: ReadShareGroupStateRequest) -> ReadShare
                 Err(ResponseError::ClusterAuthorizationFailed)
             };
             match read {
-                Ok(None) => {}
+                Ok(None) => {
+                    r.error_code = ResponseError::InvalidRequest.code();
+                    r.error_message = Some(StrBytes::from_static_str(
+                        "Read operation on uninitialized share partition not allowed.",
+                    ));
+                }
+                Ok(Some(_)) if !known_partition(ctx.broker, &key) => {
+                    r.error_code = ResponseError::UnknownTopicOrPartition.code();
+                    r.error_message = Some(StrBytes::from_static_str(
+                        "This server does not host this topic-partition.",
+                    ));
+                }
                 Ok(Some(s)) => {
                     r.state_epoch = s.state_epoch;
                     r.start_offset = s.start_offset;

@@ -22,7 +22,8 @@ use crate::share::ShareKey;
 fn top_error(e: ResponseError, message: &str) -> ShareAcknowledgeResponse {
     let mut resp = ShareAcknowledgeResponse::default();
     resp.error_code = e.code();
-    resp.error_message = Some(StrBytes::from_string(message.to_string()));
+    // Kafka answers request-level errors without a message; the reason goes to the log.
+    tracing::debug!(error = ?e, "{message}");
     resp
 }
 
@@ -79,8 +80,6 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareAcknowledgeRequest) -> ShareAcknowl
         for p in &t.partitions {
             let mut pd = PartitionData::default();
             pd.partition_index = p.partition_index;
-            pd.current_leader.leader_id = -1;
-            pd.current_leader.leader_epoch = -1;
             let refused = match &topic {
                 None => Some(ResponseError::UnknownTopicId),
                 Some(t) if !ctx.authorize(AclOperation::Read, ResourceType::Topic, &t.name) => {
@@ -120,7 +119,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareAcknowledgeRequest) -> ShareAcknowl
                 .map_err(|(e, m)| (super::share_fetch::retriable(e), m))
             {
                 pd.error_code = e.code();
-                pd.error_message = Some(StrBytes::from_string(m));
+                pd.error_message = (!m.is_empty()).then(|| StrBytes::from_string(m));
             }
             out.partitions.push(pd);
         }

@@ -63,7 +63,8 @@ pub fn retriable(e: ResponseError) -> ResponseError {
 fn top_error(e: ResponseError, message: &str) -> ShareFetchResponse {
     let mut resp = ShareFetchResponse::default();
     resp.error_code = e.code();
-    resp.error_message = Some(StrBytes::from_string(message.to_string()));
+    // Kafka answers request-level errors without a message; the reason goes to the log.
+    tracing::debug!(error = ?e, "{message}");
     resp
 }
 
@@ -209,7 +210,8 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
             };
             if let Err((e, m)) = acked.map_err(|(e, m)| (retriable(e), m)) {
                 a.data.acknowledge_error_code = e.code();
-                a.data.acknowledge_error_message = Some(StrBytes::from_string(m));
+                a.data.acknowledge_error_message =
+                    (!m.is_empty()).then(|| StrBytes::from_string(m));
             }
         }
     }
@@ -227,8 +229,6 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
     for (topic_id, index) in &wanted {
         let a = answers.entry((*topic_id, *index)).or_default();
         a.data.partition_index = *index;
-        a.data.current_leader.leader_id = -1;
-        a.data.current_leader.leader_epoch = -1;
         if epoch == 0 {
             a.news = true;
         }

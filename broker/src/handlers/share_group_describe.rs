@@ -1,7 +1,8 @@
 //! ShareGroupDescribe (KIP-932): each share group's state, epoch, assignor and members with
 //! their subscriptions and assignments. A group id that is not a share group here is
-//! GROUP_ID_NOT_FOUND (with a message saying whether it is a classic group), as Kafka answers.
-//! ACLs: DESCRIBE on each group.
+//! GROUP_ID_NOT_FOUND (with a message saying whether it is a classic group), as Kafka answers;
+//! the empty id is INVALID_GROUP_ID. ACLs: DESCRIBE on each group; `authorized_operations` (when
+//! asked for) comes from the authorizer, as DescribeGroups computes it.
 
 use kafka_protocol::messages::share_group_describe_response::{
     Assignment, DescribedGroup, Member, TopicPartitions,
@@ -30,6 +31,14 @@ pub fn handle(ctx: &Ctx<'_>, req: ShareGroupDescribeRequest) -> ShareGroupDescri
             refuse(&mut d, ResponseError::GroupAuthorizationFailed, None);
             resp.groups.push(d);
             continue;
+        }
+        if group_id.is_empty() {
+            refuse(&mut d, ResponseError::InvalidGroupId, None);
+            resp.groups.push(d);
+            continue;
+        }
+        if req.include_authorized_operations {
+            d.authorized_operations = ctx.authorized_operations(ResourceType::Group, group_id);
         }
         if let Err(e) = broker.groups.check_loaded(group_id) {
             refuse(&mut d, e.response_error(), None);

@@ -2,7 +2,12 @@
 //! by the share coordinator to the partition of `__share_group_state` this broker leads
 //! (NOT_COORDINATOR otherwise) and answered once replicated. Samsa's leaders send the whole
 //! state with its snapshot epoch as tagged field 0; a write without one (a Kafka leader's) takes
-//! the stored epoch plus one. ACLs: CLUSTER_ACTION on the cluster.
+//! the stored epoch plus one. As Kafka's share coordinator: a share-partition the group
+//! coordinator never initialized is INVALID_REQUEST, a state epoch below the stored one
+//! FENCED_STATE_EPOCH, a topic or partition the metadata does not know
+//! UNKNOWN_TOPIC_OR_PARTITION. Samsa's tagged field 2 asks for the group coordinator's
+//! initialization instead (the state is created unless it exists; see
+//! [`crate::share::persister`]). ACLs: CLUSTER_ACTION on the cluster.
 
 use std::sync::Arc;
 
@@ -10,12 +15,13 @@ use kafka_protocol::messages::write_share_group_state_response::{
     PartitionResult, WriteStateResult,
 };
 use kafka_protocol::messages::{WriteShareGroupStateRequest, WriteShareGroupStateResponse};
+use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::share::partition::StateBatch;
-use crate::share::persister::{persisted_state, tags};
+use crate::share::persister::{persisted_state, tags, TAG_INITIALIZE};
 use crate::share::state_store::Snapshot;
 use crate::share::ShareKey;
 
@@ -43,14 +49,43 @@ pub async fn handle(
             };
             let result = async {
                 if !authorized {
-                    return Err(ResponseError::ClusterAuthorizationFailed);
+                    return Err((ResponseError::ClusterAuthorizationFailed, None));
+                }
+                if p.unknown_tagged_fields.contains_key(&TAG_INITIALIZE) {
+                    return broker
+                        .shares
+                        .store()
+                        .initialize(broker, &key, p.state_epoch)
+                        .await
+                        .map_err(|e| (e, None));
+                }
+                let stored = broker
+                    .shares
+                    .store()
+                    .read(broker, &key)
+                    .await
+                    .map_err(|e| (e, None))?;
+                let Some(stored) = stored else {
+                    return Err((
+                        ResponseError::InvalidRequest,
+                        Some("Write operation on uninitialized share partition not allowed."),
+                    ));
+                };
+                if stored.state_epoch > p.state_epoch {
+                    return Err((
+                        ResponseError::FencedStateEpoch,
+                        Some("The state epoch is stale."),
+                    ));
+                }
+                if !super::read_share_group_state::known_partition(broker, &key) {
+                    return Err((ResponseError::UnknownTopicOrPartition, None));
                 }
                 let mut batches = Vec::with_capacity(p.state_batches.len());
                 for b in &p.state_batches {
-                    let state =
-                        persisted_state(b.delivery_state).ok_or(ResponseError::InvalidRequest)?;
+                    let state = persisted_state(b.delivery_state)
+                        .ok_or((ResponseError::InvalidRequest, None))?;
                     if b.last_offset < b.first_offset {
-                        return Err(ResponseError::InvalidRequest);
+                        return Err((ResponseError::InvalidRequest, None));
                     }
                     batches.push(StateBatch {
                         first: b.first_offset,
@@ -60,15 +95,7 @@ pub async fn handle(
                     });
                 }
                 let (epoch, dlq_scan_from) = tags(&p.unknown_tagged_fields);
-                let snapshot_epoch = match epoch {
-                    Some(e) => e,
-                    None => broker
-                        .shares
-                        .store()
-                        .read(broker, &key)
-                        .await?
-                        .map_or(1, |s| s.snapshot_epoch + 1),
-                };
+                let snapshot_epoch = epoch.unwrap_or(stored.snapshot_epoch + 1);
                 let now = crate::util::now_ms();
                 let snapshot = Snapshot {
                     snapshot_epoch,
@@ -80,11 +107,20 @@ pub async fn handle(
                     batches,
                     dlq_scan_from,
                 };
-                broker.shares.store().write(broker, &key, snapshot).await
+                broker
+                    .shares
+                    .store()
+                    .write(broker, &key, snapshot)
+                    .await
+                    .map_err(|e| (e, None))
             }
             .await;
-            if let Err(e) = result {
+            if let Err((e, message)) = result {
                 r.error_code = e.code();
+                r.error_message = Some(match message {
+                    Some(m) => StrBytes::from_static_str(m),
+                    None => StrBytes::from_string(e.to_string()),
+                });
             }
             out.partitions.push(r);
         }

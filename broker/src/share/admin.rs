@@ -118,7 +118,12 @@ impl ShareCoordinator {
             Some(h) => h,
             None => {
                 let settings = self.settings(broker, &key.group);
-                let persisted = super::persister::read(&self.store, broker, key).await?;
+                let mut persisted = super::persister::read(&self.store, broker, key).await?;
+                if persisted.is_none() {
+                    // Kafka initializes a share-partition its offsets are altered for.
+                    super::persister::initialize(&self.store, broker, key, 0).await?;
+                    persisted = super::persister::read(&self.store, broker, key).await?;
+                }
                 let st = ShareState {
                     sp: SharePartition::new(offset, settings.limits),
                     snapshot_epoch: persisted.as_ref().map_or(0, |s| s.snapshot_epoch),

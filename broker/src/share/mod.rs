@@ -323,9 +323,12 @@ impl ShareCoordinator {
 
     // ---- share-partitions ----
 
-    /// The share-partition of `key`: from memory, else from its persisted state, else new at
-    /// `start` (the caller's reading of `share.auto.offset.reset`), whose start is written
-    /// first so that a restart does not read `latest` again.
+    /// The share-partition of `key`: from memory, else from its persisted state. A state the
+    /// group coordinator initialized without a start offset starts at `start` (the caller's
+    /// reading of `share.auto.offset.reset`), written first so that a restart does not read
+    /// `latest` again. A share-partition never initialized (no member of the group was
+    /// assigned it) is UNKNOWN_SERVER_ERROR, as Kafka's share-partition answers when its state
+    /// read fails so.
     pub async fn open_partition(
         &self,
         broker: &Broker,
@@ -342,31 +345,25 @@ impl ShareCoordinator {
             drop(st);
             return Ok(h);
         }
-        let persisted = persister::read(&self.store, broker, key).await?;
-        let now = crate::util::now_ms();
-        let (st, fresh) = match persisted {
-            Some(s) => (
-                ShareState {
-                    sp: SharePartition::restore(s.start_offset, &s.batches, limits),
-                    snapshot_epoch: s.snapshot_epoch,
-                    state_epoch: s.state_epoch,
-                    created_ms: s.create_timestamp,
-                    dlq_scan_from: s.dlq_scan_from,
-                    leader_epoch,
-                },
-                false,
-            ),
-            None => (
-                ShareState {
-                    sp: SharePartition::new(start().max(0), limits),
-                    snapshot_epoch: 0,
-                    state_epoch: 0,
-                    created_ms: now,
-                    dlq_scan_from: None,
-                    leader_epoch,
-                },
-                true,
-            ),
+        let Some(s) = persister::read(&self.store, broker, key).await? else {
+            return Err(ResponseError::UnknownServerError);
+        };
+        let fresh = s.start_offset < 0;
+        let st = ShareState {
+            sp: if fresh {
+                SharePartition::new(start().max(0), limits)
+            } else {
+                SharePartition::restore(s.start_offset, &s.batches, limits)
+            },
+            snapshot_epoch: s.snapshot_epoch,
+            state_epoch: s.state_epoch,
+            created_ms: if fresh || s.create_timestamp == 0 {
+                crate::util::now_ms()
+            } else {
+                s.create_timestamp
+            },
+            dlq_scan_from: s.dlq_scan_from,
+            leader_epoch,
         };
         let h = {
             let mut parts = self.partitions.lock();
@@ -394,6 +391,17 @@ impl ShareCoordinator {
             });
         }
         Ok(h)
+    }
+
+    /// Initializes `key`'s state at `state_epoch` unless it has one (the group coordinator, before
+    /// it assigns the share-partition).
+    pub async fn initialize_state(
+        &self,
+        broker: &Broker,
+        key: &ShareKey,
+        state_epoch: i32,
+    ) -> Result<(), ResponseError> {
+        persister::initialize(&self.store, broker, key, state_epoch).await
     }
 
     /// Writes `key`'s current state to `__share_group_state` (through its share coordinator)
@@ -658,7 +666,8 @@ pub fn acquired_bytes(
 }
 
 /// Why an acknowledgement batch of a partition was refused, as ShareFetch and
-/// ShareAcknowledge report it per partition.
+/// ShareAcknowledge report it per partition (an empty message is sent as none, as Kafka does
+/// for an unknown acknowledge type).
 pub fn ack_error(e: &partition::AckError) -> (kafka_protocol::ResponseError, String) {
     use kafka_protocol::ResponseError as E;
     match e {
@@ -667,13 +676,14 @@ pub fn ack_error(e: &partition::AckError) -> (kafka_protocol::ResponseError, Str
             format!("offset {o} is not acquired by this member"),
         ),
         partition::AckError::InvalidRequest(m) => (E::InvalidRequest, m.to_string()),
+        partition::AckError::InvalidType(_) => (E::InvalidRequest, String::new()),
     }
 }
 
 impl ShareCoordinator {
     /// Applies `member`'s acknowledgement batches (first, last, types) to `key`'s
-    /// share-partition; the first refusal is the partition's error (later batches still
-    /// apply: each batch is all or nothing on its own).
+    /// share-partition, all or none (Kafka's share-partition rolls back the batches before a
+    /// refused one).
     pub fn acknowledge(
         &self,
         key: &ShareKey,
@@ -688,28 +698,13 @@ impl ShareCoordinator {
             ));
         };
         let now = crate::util::now_ms();
-        let mut first_error = None;
-        let mut archived = Vec::new();
-        let mut released = false;
-        {
-            let mut sp = h.lock();
-            for (first, last, types) in batches {
-                match sp.acknowledge(member, *first, *last, types, now) {
-                    Ok(a) => {
-                        released |= types.contains(&2);
-                        archived.extend(a);
-                    }
-                    Err(e) => {
-                        first_error.get_or_insert_with(|| ack_error(&e));
-                    }
-                }
-            }
-        }
+        let applied = h.lock().acknowledge_all(member, batches, now);
+        let archived = applied.map_err(|e| ack_error(&e))?;
         self.archived(key, archived);
-        if released {
+        if batches.iter().any(|(_, _, types)| types.contains(&2)) {
             self.released.notify_waiters();
         }
-        first_error.map_or(Ok(()), Err)
+        Ok(())
     }
 
     /// [`acknowledge`](Self::acknowledge), then the state written: the answer waits for it, as

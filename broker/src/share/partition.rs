@@ -133,8 +133,10 @@ pub struct Archived {
 pub enum AckError {
     /// An offset that is not acquired by this member (never, no longer, or by another).
     InvalidRecordState(i64),
-    /// `last < first`, a type list of the wrong length, or an unknown type.
+    /// `last < first`, a type list of the wrong length, or offsets past those acquired.
     InvalidRequest(&'static str),
+    /// An acknowledge type Kafka does not define (INVALID_REQUEST without a message).
+    InvalidType(i8),
 }
 
 /// A run of offsets in one persisted state (what `__share_group_state` stores; acquired
@@ -387,8 +389,12 @@ impl SharePartition {
         out
     }
 
-    /// Applies one acknowledgement batch of `member`: `types` holds one type for the whole
-    /// range or one per offset. All or nothing.
+    /// Applies one acknowledgement batch of `member`: offsets `first..=last` with one type for
+    /// all or one per offset. Kafka's share-partition rules: offsets below the start offset are
+    /// done already and skipped (a batch wholly below it changes nothing, without error); a
+    /// batch past every acquired offset is INVALID_REQUEST ("batch record not found"), and so is
+    /// one with nothing in flight; every other offset must be acquired by `member`
+    /// (INVALID_RECORD_STATE). Nothing of a refused batch is applied.
     pub fn acknowledge(
         &mut self,
         member: &str,
@@ -397,6 +403,73 @@ impl SharePartition {
         types: &[i8],
         now_ms: i64,
     ) -> Result<Vec<Archived>, AckError> {
+        self.acknowledge_all(member, &[(first, last, types)], now_ms)
+    }
+
+    /// Applies a request's acknowledgement batches of one partition, all or none: the first
+    /// refused batch refuses them all (Kafka rolls back the batches before it).
+    pub fn acknowledge_all(
+        &mut self,
+        member: &str,
+        batches: &[(i64, i64, &[i8])],
+        now_ms: i64,
+    ) -> Result<Vec<Archived>, AckError> {
+        let mut checked = Vec::with_capacity(batches.len());
+        for (first, last, types) in batches {
+            if let Some(parsed) = self.check_ack(member, *first, *last, types)? {
+                checked.push((*first, *last, parsed));
+            }
+        }
+        let mut archived = Vec::new();
+        for (first, last, parsed) in checked {
+            for offset in first.max(self.start)..=last {
+                let t = if parsed.len() == 1 {
+                    parsed[0]
+                } else {
+                    parsed[(offset - first) as usize]
+                };
+                let limit = self.limits.delivery_limit;
+                let lock_ms = self.limits.lock_ms;
+                let dead_letter = self.limits.dead_letter;
+                let r = &mut self.records[(offset - self.start) as usize];
+                match t {
+                    AckType::Accept | AckType::Gap => r.state = State::Acknowledged,
+                    AckType::Reject => {
+                        r.state = archived_state(dead_letter);
+                        archived.push(Archived {
+                            offset,
+                            delivery_count: r.delivery_count,
+                            reason: ArchiveReason::Rejected,
+                        });
+                    }
+                    AckType::Release => {
+                        if let Some(a) = release(r, offset, limit, dead_letter) {
+                            archived.push(a);
+                        } else {
+                            self.available += 1;
+                        }
+                    }
+                    AckType::Renew => {
+                        if let State::Acquired { deadline_ms, .. } = &mut r.state {
+                            *deadline_ms = now_ms.saturating_add(lock_ms);
+                        }
+                    }
+                }
+            }
+        }
+        self.advance_start();
+        self.check();
+        Ok(archived)
+    }
+
+    /// Checks one acknowledgement batch; `None` when it lies wholly below the start offset.
+    fn check_ack(
+        &self,
+        member: &str,
+        first: i64,
+        last: i64,
+        types: &[i8],
+    ) -> Result<Option<Vec<AckType>>, AckError> {
         if last < first {
             return Err(AckError::InvalidRequest("last offset before first offset"));
         }
@@ -408,13 +481,25 @@ impl SharePartition {
         }
         let mut parsed = Vec::with_capacity(types.len());
         for t in types {
-            parsed.push(
-                AckType::from_wire(*t)
-                    .ok_or(AckError::InvalidRequest("unknown acknowledge type"))?,
-            );
+            parsed.push(AckType::from_wire(*t).ok_or(AckError::InvalidType(*t))?);
         }
-        // Validate every offset before changing any.
-        for offset in first..=last {
+        if last < self.start {
+            return Ok(None);
+        }
+        if self.records.is_empty() {
+            return Err(AckError::InvalidRecordState(first.max(self.start)));
+        }
+        if first >= self.end() {
+            return Err(AckError::InvalidRequest(
+                "Batch record not found. The first offset in request is past acquired records.",
+            ));
+        }
+        if last >= self.end() {
+            return Err(AckError::InvalidRequest(
+                "Batch record not found. The last offset in request is past acquired records.",
+            ));
+        }
+        for offset in first.max(self.start)..=last {
             match self.record(offset) {
                 Some(Record {
                     state: State::Acquired { member: m, .. },
@@ -423,44 +508,7 @@ impl SharePartition {
                 _ => return Err(AckError::InvalidRecordState(offset)),
             }
         }
-        let mut archived = Vec::new();
-        for (k, offset) in (first..=last).enumerate() {
-            let t = if parsed.len() == 1 {
-                parsed[0]
-            } else {
-                parsed[k]
-            };
-            let limit = self.limits.delivery_limit;
-            let lock_ms = self.limits.lock_ms;
-            let dead_letter = self.limits.dead_letter;
-            let r = &mut self.records[(offset - self.start) as usize];
-            match t {
-                AckType::Accept | AckType::Gap => r.state = State::Acknowledged,
-                AckType::Reject => {
-                    r.state = archived_state(dead_letter);
-                    archived.push(Archived {
-                        offset,
-                        delivery_count: r.delivery_count,
-                        reason: ArchiveReason::Rejected,
-                    });
-                }
-                AckType::Release => {
-                    if let Some(a) = release(r, offset, limit, dead_letter) {
-                        archived.push(a);
-                    } else {
-                        self.available += 1;
-                    }
-                }
-                AckType::Renew => {
-                    if let State::Acquired { deadline_ms, .. } = &mut r.state {
-                        *deadline_ms = now_ms.saturating_add(lock_ms);
-                    }
-                }
-            }
-        }
-        self.advance_start();
-        self.check();
-        Ok(archived)
+        Ok(Some(parsed))
     }
 
     /// Releases every record whose lock expired by `now_ms`.

@@ -95,10 +95,15 @@ fn only_the_member_holding_a_record_acknowledges_it_and_nothing_of_a_refused_bat
         Err(AckError::InvalidRecordState(2))
     );
     assert_eq!(sp.start_offset(), 0, "offsets 0 and 1 were not accepted");
-    assert_eq!(
+    // Kafka's share-partition: past every acquired offset is INVALID_REQUEST.
+    assert!(matches!(
         sp.acknowledge("a", 5, 5, &[ACCEPT], 0),
-        Err(AckError::InvalidRecordState(5))
-    );
+        Err(AckError::InvalidRequest(m)) if m.contains("first offset in request is past")
+    ));
+    assert!(matches!(
+        sp.acknowledge("a", 1, 5, &[ACCEPT], 0),
+        Err(AckError::InvalidRequest(m)) if m.contains("last offset in request is past")
+    ));
     assert_eq!(
         sp.acknowledge("a", 1, 0, &[ACCEPT], 0),
         Err(AckError::InvalidRequest("last offset before first offset"))
@@ -107,15 +112,37 @@ fn only_the_member_holding_a_record_acknowledges_it_and_nothing_of_a_refused_bat
         sp.acknowledge("a", 0, 1, &[ACCEPT, ACCEPT, ACCEPT], 0),
         Err(AckError::InvalidRequest(_))
     ));
-    assert!(matches!(
-        sp.acknowledge("a", 0, 1, &[9], 0),
-        Err(AckError::InvalidRequest(_))
-    ));
-    // A record acknowledged once cannot be acknowledged again.
-    sp.acknowledge("a", 0, 1, &[ACCEPT], 0).unwrap();
     assert_eq!(
-        sp.acknowledge("a", 0, 0, &[ACCEPT], 0),
-        Err(AckError::InvalidRecordState(0))
+        sp.acknowledge("a", 0, 1, &[9], 0),
+        Err(AckError::InvalidType(9))
+    );
+    // A refused batch refuses the whole request's batches of the partition.
+    assert_eq!(
+        sp.acknowledge_all("a", &[(0, 0, &[ACCEPT]), (2, 2, &[ACCEPT])], 0),
+        Err(AckError::InvalidRecordState(2))
+    );
+    assert_eq!(sp.start_offset(), 0, "the first batch was rolled back");
+    sp.acknowledge("a", 0, 1, &[ACCEPT], 0).unwrap();
+    assert_eq!(sp.start_offset(), 2);
+}
+
+#[test]
+fn acknowledging_below_the_start_offset_is_a_no_op_as_in_kafka() {
+    let mut sp = SharePartition::new(0, limits());
+    sp.acquire(&m("a"), &[data(0, 2)], 100, 0);
+    sp.acknowledge("a", 0, 0, &[ACCEPT], 0).unwrap();
+    assert_eq!(sp.start_offset(), 1);
+    // Accepted again, or a gap there: done already, nothing happens and nothing is refused.
+    assert_eq!(sp.acknowledge("a", 0, 0, &[ACCEPT], 0), Ok(vec![]));
+    assert_eq!(sp.acknowledge("a", 0, 0, &[0], 0), Ok(vec![]));
+    // A batch across the start offset applies to the offsets from it.
+    assert_eq!(sp.acknowledge("a", 0, 1, &[ACCEPT], 0), Ok(vec![]));
+    assert_eq!(sp.start_offset(), 2);
+    // A record released is not acquired: INVALID_RECORD_STATE.
+    sp.acknowledge("a", 2, 2, &[RELEASE], 0).unwrap();
+    assert_eq!(
+        sp.acknowledge("a", 2, 2, &[ACCEPT], 0),
+        Err(AckError::InvalidRecordState(2))
     );
 }
 

@@ -3,10 +3,15 @@
 //! this broker's own [`StateStore`] when it leads that partition, else the leader's, through the
 //! share coordinator RPCs ReadShareGroupState, WriteShareGroupState and DeleteShareGroupState.
 //!
-//! Samsa sends the whole state in every write (Kafka's leaders send what changed), with two
+//! Samsa sends the whole state in every write (Kafka's leaders send what changed), with
 //! tagged fields of its own on each partition (Kafka brokers skip unknown tags): 0, the snapshot
-//! epoch (an i32: the receiver drops a write older than what it holds), and 1, the dead-letter
-//! scan start (i32 partition, i64 offset; see [`super::dlq`]).
+//! epoch (an i32: the receiver drops a write older than what it holds), 1, the dead-letter
+//! scan start (i32 partition, i64 offset; see [`super::dlq`]), and 2 (empty), "initialize unless
+//! initialized" (the group coordinator's InitializeShareGroupState, which keeps a state that
+//! exists).
+//!
+//! A share-partition the group coordinator has not initialized has no state: its coordinator
+//! answers INVALID_REQUEST ("uninitialized share partition"), read here as `None`.
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
@@ -20,6 +25,7 @@ use crate::server::Broker;
 
 pub const TAG_SNAPSHOT_EPOCH: i32 = 0;
 pub const TAG_DLQ_SCAN_FROM: i32 = 1;
+pub const TAG_INITIALIZE: i32 = 2;
 
 /// Who holds `key`'s state: this broker (`None`) or the leader of its state partition.
 async fn coordinator(broker: &Broker, key: &ShareKey) -> Result<Option<i32>, ResponseError> {
@@ -102,10 +108,10 @@ pub async fn read(
         .flat_map(|t| t.partitions)
         .find(|p| p.partition == key.partition)
         .ok_or_else(|| remote_error(node, "no answer for the partition".into()))?;
-    outcome(Some(r.error_code))?;
-    if r.start_offset < 0 {
+    if r.error_code == ResponseError::InvalidRequest.code() {
         return Ok(None);
     }
+    outcome(Some(r.error_code))?;
     let batches = r
         .state_batches
         .iter()
@@ -162,6 +168,51 @@ pub async fn write(
         })
         .collect();
     put_tags(&mut p.unknown_tagged_fields, &snapshot);
+    let mut t = WriteStateData::default();
+    t.topic_id = key.topic_id;
+    t.partitions = vec![p];
+    let mut req = kafka_protocol::messages::WriteShareGroupStateRequest::default();
+    req.group_id = StrBytes::from_string(key.group.to_string());
+    req.topics = vec![t];
+    let resp = call(
+        broker,
+        node,
+        ApiKey::WriteShareGroupState,
+        RequestKind::WriteShareGroupState(req),
+    )
+    .await?;
+    let ResponseKind::WriteShareGroupState(resp) = resp else {
+        return Err(remote_error(node, "an answer of the wrong type".into()));
+    };
+    outcome(
+        resp.results
+            .iter()
+            .flat_map(|t| &t.partitions)
+            .find(|p| p.partition == key.partition)
+            .map(|p| p.error_code),
+    )
+}
+
+/// Initializes `key`'s state at `state_epoch` unless it has one (see
+/// [`StateStore::initialize`]).
+pub async fn initialize(
+    store: &StateStore,
+    broker: &Broker,
+    key: &ShareKey,
+    state_epoch: i32,
+) -> Result<(), ResponseError> {
+    let Some(node) = coordinator(broker, key).await? else {
+        return store.initialize(broker, key, state_epoch).await;
+    };
+    use kafka_protocol::messages::write_share_group_state_request::{
+        PartitionData, WriteStateData,
+    };
+    let mut p = PartitionData::default();
+    p.partition = key.partition;
+    p.state_epoch = state_epoch;
+    p.leader_epoch = 0;
+    p.start_offset = -1;
+    p.unknown_tagged_fields.insert(TAG_INITIALIZE, Bytes::new());
     let mut t = WriteStateData::default();
     t.topic_id = key.topic_id;
     t.partitions = vec![p];

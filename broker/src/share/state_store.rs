@@ -40,9 +40,11 @@ pub const SHARE_STATE_TOPIC: &str = "__share_group_state";
 pub struct Snapshot {
     /// Rises with every write of the key.
     pub snapshot_epoch: i32,
-    /// Rises when the state is reset (AlterShareGroupOffsets, DeleteShareGroupOffsets).
+    /// The group epoch the state was initialized at; rises when the state is reset
+    /// (AlterShareGroupOffsets). A write with a lower one is FENCED_STATE_EPOCH.
     pub state_epoch: i32,
     pub leader_epoch: i32,
+    /// -1: initialized, and not used yet (no start offset chosen).
     pub start_offset: i64,
     pub create_timestamp: i64,
     pub write_timestamp: i64,
@@ -188,6 +190,32 @@ impl StateStore {
             l.snapshots.entry(k).or_insert(v);
         }
         Ok(())
+    }
+
+    /// Initializes `key`'s state unless it has one (Kafka's InitializeShareGroupState, as the
+    /// group coordinator asks before it assigns a share-partition): at `state_epoch`, without a
+    /// start offset (-1: its leader resolves `share.auto.offset.reset` on first use).
+    pub async fn initialize(
+        &self,
+        broker: &Broker,
+        key: &ShareKey,
+        state_epoch: i32,
+    ) -> Result<(), ResponseError> {
+        if self.read(broker, key).await?.is_some() {
+            return Ok(());
+        }
+        let now = crate::util::now_ms();
+        let snapshot = Snapshot {
+            snapshot_epoch: 0,
+            state_epoch,
+            leader_epoch: 0,
+            start_offset: -1,
+            create_timestamp: now,
+            write_timestamp: now,
+            batches: Vec::new(),
+            dlq_scan_from: None,
+        };
+        self.write(broker, key, snapshot).await
     }
 
     /// Removes `key`'s state (a tombstone): its next use starts from `share.auto.offset.reset`.
