@@ -176,3 +176,29 @@ fn no_coordinator(c: &mut Coordinator, e: ResponseError, message: String) {
     c.host = StrBytes::default();
     c.port = -1;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn share_keys_are_parsed_as_kafkas_share_partition_key() {
+        let id = uuid::Uuid::from_u128(42);
+        let encoded = crate::controller::quorum_state::kafka_uuid_string(&id);
+        let k = parse_share_key(&format!("g:{encoded}:3")).unwrap();
+        assert_eq!((&*k.group, k.topic_id, k.partition), ("g", id, 3));
+        // The group may hold ':' itself: the last two parts are the topic and the partition.
+        let k = parse_share_key(&format!("a:b:{encoded}:0")).unwrap();
+        assert_eq!(&*k.group, "a:b");
+        for bad in [
+            String::new(),
+            "g".to_string(),
+            "g:nope:0".to_string(),
+            format!("g:{encoded}:x"),
+            format!(":{encoded}:0"),
+            format!("g:{encoded}:"),
+        ] {
+            assert!(parse_share_key(&bad).is_none(), "{bad}");
+        }
+    }
+}
