@@ -41,7 +41,7 @@ pub fn handle(ctx: &Ctx<'_>, req: ShareGroupDescribeRequest) -> ShareGroupDescri
             d.authorized_operations = ctx.authorized_operations(ResourceType::Group, group_id);
         }
         if let Err(e) = broker.groups.check_loaded(group_id) {
-            refuse(&mut d, e.response_error(), None);
+            refuse(&mut d, e.response_error(), Some(e.to_string()));
             resp.groups.push(d);
             continue;
         }

@@ -66,13 +66,21 @@ impl ShareCoordinator {
         for (k, s) in self.store.group_states(broker, group).await? {
             out.insert(k, view(&s));
         }
-        let topics = self
-            .with_group(group, false, |g| g.subscribed_topics())
+        // The topics members subscribe to and those the group initialized share-partitions of
+        // (an empty group's states may be on other brokers' share coordinators).
+        let (names, ids) = self
+            .with_group(group, false, |g| {
+                (g.subscribed_topics(), g.initialized_topics())
+            })
             .unwrap_or_default();
-        for name in topics {
-            let Some(t) = broker.topics.get(&name) else {
-                continue;
-            };
+        let mut topics: Vec<_> = names
+            .iter()
+            .filter_map(|n| broker.topics.get(n))
+            .chain(ids.iter().filter_map(|id| broker.topics.get_by_id(id)))
+            .collect();
+        topics.sort_by_key(|t| t.id);
+        topics.dedup_by_key(|t| t.id);
+        for t in topics {
             for partition in 0..t.partition_count {
                 let key = ShareKey {
                     group: Arc::from(group),

@@ -331,6 +331,12 @@ impl ShareGroup {
         })
     }
 
+    /// The topics with share-partitions initialized for the group (their states may be held by
+    /// other brokers' share coordinators).
+    pub fn initialized_topics(&self) -> Vec<Uuid> {
+        self.initialized.keys().copied().collect()
+    }
+
     /// The state of `topic_id`'s share-partitions was deleted (DeleteShareGroupOffsets): they
     /// are initialized again before they are assigned again.
     pub fn forget_initialized(&mut self, topic_id: Uuid) {
