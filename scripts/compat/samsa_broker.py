@@ -274,10 +274,9 @@ class Nodes:
         self.procs, self.logs = [], []
         for i, ports in enumerate(self.ports):
             node = i + 1
-            quorum = ["--controller.listener.names=CONTROLLER"]
+            quorum = ["--controller.listener.names=CONTROLLER", "--process.roles=broker,controller"]
             if standalone:
-                quorum += ["--process.roles=broker,controller",
-                           "--controller.quorum.bootstrap.servers=127.0.0.1:%d" % ports["CONTROLLER"]]
+                quorum += ["--controller.quorum.bootstrap.servers=127.0.0.1:%d" % ports["CONTROLLER"]]
             else:
                 quorum += ["--controller.quorum.voters=" + voters]
             listening = ",".join("%s://127.0.0.1:%d" % kv for kv in ports.items())

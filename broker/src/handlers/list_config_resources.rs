@@ -1,7 +1,7 @@
 //! ListConfigResources (KIP-1142; v0 was KIP-714's ListClientMetricsResources): the resources
 //! DescribeConfigs and AlterConfigs can name, from this broker's metadata image. v0 lists client-metrics subscriptions only; v1
-//! filters by `resource_types` (empty: every type) and lists, in Kafka's order, this broker as a
-//! broker-logger and as a broker resource, then every topic. GROUP lists the groups that have
+//! filters by `resource_types` (empty: every type) and lists, in Kafka's order, the cluster's brokers
+//! as broker-loggers and as broker resources, then every topic. GROUP lists the groups that have
 //! dynamic configs (KIP-1142: a group's configs may be set before the group has members, so
 //! `kafka-configs.sh --entity-type groups --describe` adds these to ListGroups' answer), not every
 //! group. CLIENT_METRICS lists the subscriptions that have configs (`config::client_metrics`). A type Kafka does not list
@@ -69,7 +69,13 @@ pub fn handle(ctx: &Ctx<'_>, req: ListConfigResourcesRequest) -> ListConfigResou
         resp.error_code = ResponseError::UnsupportedVersion.code();
         return resp;
     }
-    let node = ctx.broker.node_id.to_string();
+    // Every broker of the cluster (Kafka 4.4 lists each registered one), this one if the image
+    // has not registered it yet.
+    let mut nodes: Vec<i32> = image.brokers().keys().copied().collect();
+    if !nodes.contains(&ctx.broker.node_id) {
+        nodes.push(ctx.broker.node_id);
+        nodes.sort_unstable();
+    }
     let mut push = |name: String, resource_type: i8| {
         let mut r = ConfigResource::default();
         r.resource_name = StrBytes::from_string(name);
@@ -91,7 +97,11 @@ pub fn handle(ctx: &Ctx<'_>, req: ListConfigResourcesRequest) -> ListConfigResou
                     push(name, t);
                 }
             }
-            RESOURCE_BROKER_LOGGER | RESOURCE_BROKER => push(node.clone(), t),
+            RESOURCE_BROKER_LOGGER | RESOURCE_BROKER => {
+                for node in &nodes {
+                    push(node.to_string(), t);
+                }
+            }
             RESOURCE_TOPIC => {
                 // The cluster's topics, and those only this node knows (not imported yet).
                 let mut topics: Vec<String> = image.topics().map(|t| t.name.to_string()).collect();

@@ -76,6 +76,26 @@ final class Ctx {
         return observe(label, route, key, version, body);
     }
 
+    /**
+     * A request every node answers about what it holds itself (ListGroups, ListTransactions),
+     * asked of each node and answered as one, as Kafka's admin client lists them: the entries of
+     * `array` from every node's answer, and the first node's other fields. With one node, `observe`.
+     */
+    Observation observeEveryNode(String label, ApiKeys key, ApiMessage body, String array) throws IOException {
+        Observation o = observe(label, Route.ANY, key, version, body);
+        if (!(o.json() instanceof com.fasterxml.jackson.databind.node.ObjectNode first)
+            || !(first.get(array) instanceof com.fasterxml.jackson.databind.node.ArrayNode all)) {
+            return o;
+        }
+        for (int node : peer.nodes.keySet()) {
+            if (node == peer.anyNode()) continue;
+            Peer.Answer a = peer.call(node, key, version, body);
+            learnTopicIds(a.json());
+            for (JsonNode item : a.json().path(array)) all.add(item);
+        }
+        return o;
+    }
+
     /** Raw bytes as the request body (malformed input); the header is well formed. */
     Observation observeRaw(String label, Route route, ApiKeys key, short version, byte[] body) throws IOException {
         Peer.Answer a = peer.callRaw(route.node(this), key, version, body);
@@ -140,6 +160,25 @@ final class Ctx {
                 sleep(20);
             }
         }
+        // Every node learns of the topic from the metadata log in its own time; a coordinator
+        // that has not would answer UNKNOWN_TOPIC_OR_PARTITION for it.
+        for (int node : peer.nodes.keySet()) {
+            while (!knows(node, name, partitions)) {
+                if (System.currentTimeMillis() > deadline) throw new ScenarioFailure("node " + node + " does not know " + name + " after " + AWAIT_MS + " ms");
+                sleep(20);
+            }
+        }
+    }
+
+    private boolean knows(int node, String topic, int partitions) throws IOException {
+        MetadataRequestData req = new MetadataRequestData().setAllowAutoTopicCreation(false);
+        req.topics().add(new MetadataRequestData.MetadataRequestTopic().setName(topic));
+        Peer.Answer a = peer.call(node, ApiKeys.METADATA, (short) 12, req);
+        if (!a.ok()) return false;
+        for (MetadataResponseData.MetadataResponseTopic t : ((MetadataResponseData) a.message()).topics()) {
+            if (t.errorCode() == 0 && t.partitions().size() == partitions) return true;
+        }
+        return false;
     }
 
     private int leaderOrNone(String topic, int partition) throws IOException {

@@ -128,7 +128,7 @@ public final class Differential {
             String label = ok != null ? ok.label : os.label;
             if (ok == null || os == null || !ok.label.equals(os.label)) {
                 String where = "/" + label;
-                out.add(new Difference(where, ok == null ? "(not reached)" : ok.label, os == null ? "(not reached)" : os.label,
+                out.add(new Difference(where, shown(ok), shown(os),
                     explained.reason(s.name(), v, where)));
                 continue;
             }
@@ -137,6 +137,7 @@ public final class Differential {
             for (Observation.Mask m : os.masks) if (!ok.masks.contains(m)) ok.masks.add(m);
             JsonNode a = nk.apply(ok);
             JsonNode b = ns.apply(os);
+            if (kafka.peer.nodes.size() > 1) Normalise.placement(a, b);
             List<String[]> d = new ArrayList<>();
             Normalise.diff("", a, b, d);
             for (String[] x : d) {
@@ -146,6 +147,12 @@ public final class Differential {
             exchanges.add(new String[] {label, ok.key.name + " v" + ok.version, ok.request.toString(), a.toString(), b.toString()});
         }
         return new Outcome(out, exchanges);
+    }
+
+    /** An observation where the other peer has another: its label, and why a setup failed. */
+    private static String shown(Observation o) {
+        if (o == null) return "(not reached)";
+        return o.label.equals("<setup>") ? "<setup failed: " + o.answer.failure() + ">" : o.label;
     }
 
     /** Every API either peer advertises, with both ranges. */

@@ -27,7 +27,19 @@ final class Normalise {
         "errorMessage: compared as null, empty or text (the wording is the broker's own)",
         "arrays of entries are sorted by their identifying fields (name, partition, node, group, ...): "
             + "Kafka builds many answers from hash maps, whose order it does not define; clients match entries by those fields",
+        "in a cluster of several nodes, which node leads a partition, the quorum or a coordinator is the cluster's own "
+            + "choice: leaderId, controllerId, a coordinator's nodeId, replica and ISR lists (their length kept), "
+            + "leader hints (nodeEndpoints) and the ports that name those nodes are shown as <node>; an entry of a "
+            + "batched answer that either broker answers NOT_COORDINATOR or NOT_LEADER_OR_FOLLOWER is reduced to its "
+            + "identity on both sides",
     };
+    /** Fields that name the node chosen to lead or coordinate something. */
+    private static final java.util.Set<String> PLACEMENT = java.util.Set.of(
+        "leaderId", "controllerId", "coordinatorId");
+    /** Lists of the nodes chosen to hold something. */
+    private static final java.util.Set<String> PLACEMENT_LISTS = java.util.Set.of(
+        "replicaNodes", "isrNodes", "offlineReplicas", "eligibleLeaderReplicas", "lastKnownElr",
+        "replicas", "addingReplicas", "removingReplicas");
 
     private static final String ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA";
     private static final long DAY_MS = 24L * 3600 * 1000;
@@ -55,7 +67,30 @@ final class Normalise {
         return copy;
     }
 
+    private boolean cluster() {
+        return ctx.peer.nodes.size() > 1;
+    }
+
     private JsonNode walk(JsonNode node, String field) {
+        if (cluster() && node instanceof ArrayNode a && PLACEMENT_LISTS.contains(field)) {
+            ArrayNode out = Json.F.arrayNode();
+            for (int i = 0; i < a.size(); i++) out.add("<node>");
+            return out;
+        }
+        if (cluster() && node instanceof ObjectNode o && o.has("nodeId") && o.has("host") && o.has("port")
+            && !field.equals("brokers") && !field.equals("nodes")) {
+            // A coordinator (FindCoordinator's answer, or one of its coordinators): which node
+            // it is, is placement; the cluster's node lists (brokers, quorum nodes) are not.
+            if (o.get("nodeId").asInt() >= 0) {
+                o.put("nodeId", "<node>");
+                o.put("port", "<node>");
+            }
+        }
+        if (cluster() && field.equals("nodeEndpoints") && node instanceof ArrayNode a) {
+            ArrayNode out = Json.F.arrayNode();
+            out.add("<" + a.size() + " leader hints>");
+            return out;
+        }
         if (node instanceof ObjectNode o) {
             List<String> names = new ArrayList<>();
             o.fieldNames().forEachRemaining(names::add);
@@ -76,6 +111,9 @@ final class Normalise {
     }
 
     private JsonNode leaf(JsonNode v, String field) {
+        if (cluster() && PLACEMENT.contains(field) && v.isNumber() && v.asInt() >= 0) {
+            return Json.F.textNode("<node>");
+        }
         switch (field) {
             case "topicId":
                 if (v.isTextual() && !v.asText().equals(ZERO_UUID)) {
@@ -224,6 +262,51 @@ final class Normalise {
         }
     }
 
+    /** NOT_LEADER_OR_FOLLOWER and NOT_COORDINATOR: the entry belongs to another node. */
+    private static final java.util.Set<Integer> ELSEWHERE = java.util.Set.of(6, 16);
+
+    /**
+     * In a cluster of several nodes, an entry of a batched answer (a group, a transaction, a
+     * partition) that either broker answers as another node's (NOT_COORDINATOR,
+     * NOT_LEADER_OR_FOLLOWER) is reduced to its identity on both sides: which node coordinates or
+     * leads it is placement, and the other broker may well own it. Called on the normalised
+     * answers of both peers before {@link #diff}.
+     */
+    static void placement(JsonNode kafka, JsonNode samsa) {
+        if (kafka == null || samsa == null || kafka.getNodeType() != samsa.getNodeType()) return;
+        if (kafka.isObject()) {
+            kafka.fieldNames().forEachRemaining(n -> placement(kafka.get(n), samsa.get(n)));
+        } else if (kafka.isArray()) {
+            Map<String, JsonNode> k = keyed(kafka);
+            Map<String, JsonNode> s = keyed(samsa);
+            if (k == null || s == null) return;
+            for (Map.Entry<String, JsonNode> e : k.entrySet()) {
+                JsonNode other = s.get(e.getKey());
+                if (other == null) continue;
+                if (elsewhere(e.getValue()) || elsewhere(other)) {
+                    reduce((ObjectNode) e.getValue());
+                    reduce((ObjectNode) other);
+                } else {
+                    placement(e.getValue(), other);
+                }
+            }
+        }
+    }
+
+    private static boolean elsewhere(JsonNode entry) {
+        JsonNode e = entry.get("errorCode");
+        return e != null && e.isNumber() && ELSEWHERE.contains(e.asInt());
+    }
+
+    private static void reduce(ObjectNode entry) {
+        List<String> names = new ArrayList<>();
+        entry.fieldNames().forEachRemaining(names::add);
+        for (String n : names) {
+            if (!java.util.Arrays.asList(IDENTITY).contains(n)) entry.remove(n);
+        }
+        entry.put("placement", "<another node's, on one broker or both>");
+    }
+
     /** An array's entries by their identifying fields (`name`, `name,partitionIndex`, ...), or
      *  null when some entry has none or two share one. */
     private static Map<String, JsonNode> keyed(JsonNode array) {
@@ -237,6 +320,9 @@ final class Normalise {
                     if (key.length() > 0) key.append(',');
                     key.append(v.asText().replace("/", "%2F"));
                 }
+            }
+            if (key.length() == 0 && java.util.Arrays.stream(IDENTITY).anyMatch(f -> item.has(f) && item.get(f).isTextual() && item.get(f).asText().isEmpty())) {
+                key.append("\"\""); // group "", a topic named "": an identity too
             }
             if (key.length() == 0 || out.put(key.toString(), item) != null) return null;
         }

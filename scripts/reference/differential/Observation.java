@@ -34,6 +34,12 @@ final class Observation {
         return this;
     }
 
+    /** In a cluster of several nodes only, masks the fields at `paths`, saying why (what a
+     *  cluster decides for itself: which node leads what, when a replicated write is read). */
+    Observation inCluster(Ctx c, String reason, String... paths) {
+        return c.peer.nodes.size() > 1 ? mask(reason, paths) : this;
+    }
+
     JsonNode json() {
         return answer.json();
     }

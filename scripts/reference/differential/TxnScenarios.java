@@ -570,30 +570,30 @@ final class TxnScenarios {
             begin(c, complete, pc, t, 0);
             c.call(Route.txn(complete), ApiKeys.END_TXN, (short) 3, endTxn(complete, pc.id, pc.epoch, false));
             awaitComplete(c, complete);
-            Route any = Route.ANY;
             String a = "transactionStates", f = "transactionalId";
-            GroupScenarios.keepOwn(c, c.observe("all", any, ApiKeys.LIST_TRANSACTIONS, new ListTransactionsRequestData()), a, f);
-            GroupScenarios.keepOwn(c, c.observe("ongoing", any, ApiKeys.LIST_TRANSACTIONS,
-                new ListTransactionsRequestData().setStateFilters(List.of("Ongoing"))), a, f);
-            GroupScenarios.keepOwn(c, c.observe("empty-and-complete-abort", any, ApiKeys.LIST_TRANSACTIONS,
-                new ListTransactionsRequestData().setStateFilters(List.of("Empty", "CompleteAbort"))), a, f);
-            GroupScenarios.keepOwn(c, c.observe("unknown-state", any, ApiKeys.LIST_TRANSACTIONS,
-                new ListTransactionsRequestData().setStateFilters(List.of("NoSuchState", "Ongoing"))), a, f);
-            GroupScenarios.keepOwn(c, c.observe("producer-id", any, ApiKeys.LIST_TRANSACTIONS,
-                new ListTransactionsRequestData().setProducerIdFilters(List.of(po.id))), a, f);
-            GroupScenarios.keepOwn(c, c.observe("unknown-producer-id", any, ApiKeys.LIST_TRANSACTIONS,
-                new ListTransactionsRequestData().setProducerIdFilters(List.of(po.id + 100_000))), a, f);
+            GroupScenarios.keepOwn(c, c.observeEveryNode("all", ApiKeys.LIST_TRANSACTIONS,
+                new ListTransactionsRequestData(), a), a, f);
+            GroupScenarios.keepOwn(c, c.observeEveryNode("ongoing", ApiKeys.LIST_TRANSACTIONS,
+                new ListTransactionsRequestData().setStateFilters(List.of("Ongoing")), a), a, f);
+            GroupScenarios.keepOwn(c, c.observeEveryNode("empty-and-complete-abort", ApiKeys.LIST_TRANSACTIONS,
+                new ListTransactionsRequestData().setStateFilters(List.of("Empty", "CompleteAbort")), a), a, f);
+            GroupScenarios.keepOwn(c, c.observeEveryNode("unknown-state", ApiKeys.LIST_TRANSACTIONS,
+                new ListTransactionsRequestData().setStateFilters(List.of("NoSuchState", "Ongoing")), a), a, f);
+            GroupScenarios.keepOwn(c, c.observeEveryNode("producer-id", ApiKeys.LIST_TRANSACTIONS,
+                new ListTransactionsRequestData().setProducerIdFilters(List.of(po.id)), a), a, f);
+            GroupScenarios.keepOwn(c, c.observeEveryNode("unknown-producer-id", ApiKeys.LIST_TRANSACTIONS,
+                new ListTransactionsRequestData().setProducerIdFilters(List.of(po.id + 100_000)), a), a, f);
             if (c.version >= 1) {
-                GroupScenarios.keepOwn(c, c.observe("duration-0", any, ApiKeys.LIST_TRANSACTIONS,
-                    new ListTransactionsRequestData().setDurationFilter(0)), a, f);
-                GroupScenarios.keepOwn(c, c.observe("duration-an-hour", any, ApiKeys.LIST_TRANSACTIONS,
-                    new ListTransactionsRequestData().setDurationFilter(3_600_000)), a, f);
+                GroupScenarios.keepOwn(c, c.observeEveryNode("duration-0", ApiKeys.LIST_TRANSACTIONS,
+                new ListTransactionsRequestData().setDurationFilter(0), a), a, f);
+                GroupScenarios.keepOwn(c, c.observeEveryNode("duration-an-hour", ApiKeys.LIST_TRANSACTIONS,
+                new ListTransactionsRequestData().setDurationFilter(3_600_000), a), a, f);
             }
             if (c.version >= 2) {
-                GroupScenarios.keepOwn(c, c.observe("pattern", any, ApiKeys.LIST_TRANSACTIONS,
-                    new ListTransactionsRequestData().setTransactionalIdPattern(".*-ongoing$")), a, f);
-                GroupScenarios.keepOwn(c, c.observe("bad-pattern", any, ApiKeys.LIST_TRANSACTIONS,
-                    new ListTransactionsRequestData().setTransactionalIdPattern("(")), a, f);
+                GroupScenarios.keepOwn(c, c.observeEveryNode("pattern", ApiKeys.LIST_TRANSACTIONS,
+                new ListTransactionsRequestData().setTransactionalIdPattern(".*-ongoing$"), a), a, f);
+                GroupScenarios.keepOwn(c, c.observeEveryNode("bad-pattern", ApiKeys.LIST_TRANSACTIONS,
+                new ListTransactionsRequestData().setTransactionalIdPattern("("), a), a, f);
             }
             c.call(Route.txn(ongoing), ApiKeys.END_TXN, (short) 3, endTxn(ongoing, po.id, po.epoch, false));
         }));
