@@ -15,7 +15,7 @@ import java.util.regex.Pattern;
  * depth); `versions` is `all`, `N`, `N+` or `N-M`.
  */
 final class Explained {
-    record Row(Pattern scenario, String field, int minVersion, int maxVersion, String reason) {}
+    record Row(Pattern scenario, String field, int minVersion, int maxVersion, String reason, String glob) {}
 
     final List<Row> rows = new ArrayList<>();
     /** Rows that matched no difference in this run (a fixed difference left listed). */
@@ -57,7 +57,7 @@ final class Explained {
             }
         }
         Pattern p = Pattern.compile(Pattern.quote(scenario).replace("*", "\\E.*\\Q"));
-        return new Row(p, field, min, max, cells[3].trim());
+        return new Row(p, field, min, max, cells[3].trim(), scenario);
     }
 
     private static String strip(String cell) {
