@@ -57,13 +57,15 @@ public final class Differential {
                     report.add(s, v, compare(s, v, k, m, explained));
                 }
             }
+            List<String> versions = explained.checkVersions(versionTable(kafka, samsa));
             report.print(System.out, explained);
+            for (String v : versions) System.out.println("API versions: " + v);
             if (opts.containsKey("--report")) {
                 try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(Path.of(opts.get("--report"))))) {
                     report.markdown(w, opts.containsKey("--versions-table"));
                 }
             }
-            System.exit(report.unexplained() == 0 ? 0 : 1);
+            System.exit(report.unexplained() == 0 && versions.isEmpty() ? 0 : 1);
         }
     }
 

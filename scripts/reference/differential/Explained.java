@@ -18,6 +18,9 @@ final class Explained {
     record Row(Pattern scenario, String field, int minVersion, int maxVersion, String reason, String glob) {}
 
     final List<Row> rows = new ArrayList<>();
+    /** The API version table COMPATIBILITY.md states (between `<!-- differential:versions -->`
+     *  markers): `| N Name | Kafka's range | Samsa's range | why they differ |`, by `N Name`. */
+    final java.util.Map<String, String[]> versions = new java.util.LinkedHashMap<>();
     /** Rows that matched no difference in this run (a fixed difference left listed). */
     final boolean[] used;
 
@@ -28,15 +31,25 @@ final class Explained {
 
     static Explained read(String file) throws IOException {
         List<Row> rows = new ArrayList<>();
+        java.util.Map<String, String[]> versions = new java.util.LinkedHashMap<>();
         if (file != null) {
-            boolean inside = false;
+            boolean inside = false, inVersions = false;
             for (String line : Files.readAllLines(Path.of(file))) {
                 if (line.contains("<!-- differential:explained -->")) inside = true;
                 else if (line.contains("<!-- /differential:explained -->")) inside = false;
+                else if (line.contains("<!-- differential:versions -->")) inVersions = true;
+                else if (line.contains("<!-- /differential:versions -->")) inVersions = false;
                 else if (inside && line.startsWith("| `")) rows.add(parse(line));
+                else if (inVersions && line.matches("\\| \\d+ .*")) {
+                    String[] cells = line.substring(1, line.lastIndexOf('|')).split("\\|", 4);
+                    if (cells.length != 4) throw new IllegalArgumentException("COMPATIBILITY.md: not a row of four cells: " + line);
+                    versions.put(cells[0].trim(), new String[] {cells[1].trim(), cells[2].trim(), cells[3].trim()});
+                }
             }
         }
-        return new Explained(rows);
+        Explained e = new Explained(rows);
+        e.versions.putAll(versions);
+        return e;
     }
 
     private static Row parse(String line) {
@@ -64,6 +77,32 @@ final class Explained {
         String s = cell.trim();
         if (s.startsWith("`") && s.endsWith("`")) s = s.substring(1, s.length() - 1);
         return s;
+    }
+
+    /**
+     * How the brokers' live API version ranges (`live`: `N Name` to Kafka's and Samsa's) differ
+     * from the table COMPATIBILITY.md states: each line one API whose row is missing, shows
+     * other ranges, or differs without a reason. Empty when the table holds.
+     */
+    List<String> checkVersions(java.util.Map<String, String[]> live) {
+        List<String> out = new ArrayList<>();
+        if (versions.isEmpty()) return out;
+        for (java.util.Map.Entry<String, String[]> e : live.entrySet()) {
+            String[] l = e.getValue();
+            String[] stated = versions.get(e.getKey());
+            String row = "| " + e.getKey() + " | " + l[0] + " | " + l[1] + " | " + (stated == null ? "" : stated[2]) + " |";
+            if (stated == null) {
+                out.add("no row for " + e.getKey() + "; it would be " + row);
+            } else if (!stated[0].equals(l[0]) || !stated[1].equals(l[1])) {
+                out.add(e.getKey() + " is stated Kafka " + stated[0] + ", Samsa " + stated[1] + "; the brokers answer " + row);
+            } else if (!l[0].equals(l[1]) && stated[2].isEmpty()) {
+                out.add(e.getKey() + ": the ranges differ and the row does not say why: " + row);
+            }
+        }
+        for (String api : versions.keySet()) {
+            if (!live.containsKey(api)) out.add(api + " is stated, and neither broker serves it");
+        }
+        return out;
     }
 
     /** Why this difference is allowed, or null. */
