@@ -91,3 +91,23 @@ fn kafkas_java_producer_runs_transaction_version_2_across_three_brokers() {
         assert!(out.contains("committed 10"), "{out}");
     }
 }
+
+/// INVALID_RECORD is not retriable: Kafka's Java producer fails a keyless record sent to a
+/// compacted topic at once (no retry, long before its two-minute delivery timeout) and goes on
+/// to write the next record.
+#[test]
+fn kafkas_java_producer_fails_fast_on_invalid_record() {
+    let broker = Broker::start();
+    let out = run_java(
+        &broker.bootstrap(),
+        &[&broker],
+        "InvalidRecordFailsFast",
+        &["compacted-keyless"],
+    );
+    assert!(
+        out.contains("failed fast: InvalidRecordException"),
+        "{out}"
+    );
+    assert!(out.contains("retries 0"), "{out}");
+    assert!(out.contains("ok"), "{out}");
+}

@@ -41,6 +41,14 @@ fn confluent_kafka_transactions_commit_abort_fence_and_send_offsets() {
     run_script(&broker, "confluent_kafka_txn.py", &[]);
 }
 
+/// INVALID_RECORD is not retriable: librdkafka reports a keyless record sent to a compacted
+/// topic as a permanent error at once, and writes the next record.
+#[test]
+fn confluent_kafka_fails_fast_on_invalid_record() {
+    let broker = Broker::start();
+    run_script(&broker, "confluent_kafka_invalid_record.py", &[]);
+}
+
 #[test]
 fn kafka_python_administers_consumer_groups() {
     let broker = Broker::start();
