@@ -104,10 +104,7 @@ fn kafkas_java_producer_fails_fast_on_invalid_record() {
         "InvalidRecordFailsFast",
         &["compacted-keyless"],
     );
-    assert!(
-        out.contains("failed fast: InvalidRecordException"),
-        "{out}"
-    );
+    assert!(out.contains("failed fast: InvalidRecordException"), "{out}");
     assert!(out.contains("retries 0"), "{out}");
     assert!(out.contains("ok"), "{out}");
 }

@@ -57,9 +57,10 @@ public final class Differential {
                     report.add(s, v, compare(s, v, k, m, explained));
                 }
             }
-            List<String> versions = explained.checkVersions(versionTable(kafka, samsa));
+            List<String> versions = new ArrayList<>(explained.checkVersions(versionTable(kafka, samsa)));
+            versions.addAll(explained.checkFeatures(featureTable(kafka, samsa)));
             report.print(System.out, explained);
-            for (String v : versions) System.out.println("API versions: " + v);
+            for (String v : versions) System.out.println("API versions and features: " + v);
             if (opts.containsKey("--report")) {
                 try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(Path.of(opts.get("--report"))))) {
                     report.markdown(w, opts.containsKey("--versions-table"));
@@ -155,6 +156,17 @@ public final class Differential {
     private static String shown(Observation o) {
         if (o == null) return "(not reached)";
         return o.label.equals("<setup>") ? "<setup failed: " + o.answer.failure() + ">" : o.label;
+    }
+
+    /** Every feature either peer reports, with both ranges and finalized levels. */
+    static Map<String, String[]> featureTable(Peer kafka, Peer samsa) {
+        Map<String, String[]> rows = new java.util.TreeMap<>();
+        TreeSet<String> names = new TreeSet<>(kafka.features.keySet());
+        names.addAll(samsa.features.keySet());
+        for (String n : names) {
+            rows.put(n, new String[] {kafka.features.getOrDefault(n, "-"), samsa.features.getOrDefault(n, "-")});
+        }
+        return rows;
     }
 
     /** Every API either peer advertises, with both ranges. */

@@ -21,6 +21,9 @@ final class Explained {
     /** The API version table COMPATIBILITY.md states (between `<!-- differential:versions -->`
      *  markers): `| N Name | Kafka's range | Samsa's range | why they differ |`, by `N Name`. */
     final java.util.Map<String, String[]> versions = new java.util.LinkedHashMap<>();
+    /** The feature table (`<!-- differential:features -->`): `| name | Kafka's | Samsa's | why |`,
+     *  each side `min-max, finalized N` or `-` when the broker does not know the feature. */
+    final java.util.Map<String, String[]> features = new java.util.LinkedHashMap<>();
     /** Rows that matched no difference in this run (a fixed difference left listed). */
     final boolean[] used;
 
@@ -32,24 +35,32 @@ final class Explained {
     static Explained read(String file) throws IOException {
         List<Row> rows = new ArrayList<>();
         java.util.Map<String, String[]> versions = new java.util.LinkedHashMap<>();
+        java.util.Map<String, String[]> features = new java.util.LinkedHashMap<>();
         if (file != null) {
-            boolean inside = false, inVersions = false;
+            boolean inside = false, inVersions = false, inFeatures = false;
             for (String line : Files.readAllLines(Path.of(file))) {
                 if (line.contains("<!-- differential:explained -->")) inside = true;
                 else if (line.contains("<!-- /differential:explained -->")) inside = false;
                 else if (line.contains("<!-- differential:versions -->")) inVersions = true;
                 else if (line.contains("<!-- /differential:versions -->")) inVersions = false;
                 else if (inside && line.startsWith("| `")) rows.add(parse(line));
-                else if (inVersions && line.matches("\\| \\d+ .*")) {
-                    String[] cells = line.substring(1, line.lastIndexOf('|')).split("\\|", 4);
-                    if (cells.length != 4) throw new IllegalArgumentException("COMPATIBILITY.md: not a row of four cells: " + line);
-                    versions.put(cells[0].trim(), new String[] {cells[1].trim(), cells[2].trim(), cells[3].trim()});
-                }
+                else if (line.contains("<!-- differential:features -->")) inFeatures = true;
+                else if (line.contains("<!-- /differential:features -->")) inFeatures = false;
+                else if (inVersions && line.matches("\\| \\d+ .*")) tableRow(line, versions);
+                else if (inFeatures && line.matches("\\| `.*")) tableRow(line, features);
             }
         }
         Explained e = new Explained(rows);
         e.versions.putAll(versions);
+        e.features.putAll(features);
         return e;
+    }
+
+    /** `| key | Kafka's | Samsa's | why |` into `table`, the key's backquotes dropped. */
+    private static void tableRow(String line, java.util.Map<String, String[]> table) {
+        String[] cells = line.substring(1, line.lastIndexOf('|')).split("\\|", 4);
+        if (cells.length != 4) throw new IllegalArgumentException("COMPATIBILITY.md: not a row of four cells: " + line);
+        table.put(strip(cells[0]), new String[] {cells[1].trim(), cells[2].trim(), cells[3].trim()});
     }
 
     private static Row parse(String line) {
@@ -85,12 +96,21 @@ final class Explained {
      * other ranges, or differs without a reason. Empty when the table holds.
      */
     List<String> checkVersions(java.util.Map<String, String[]> live) {
+        return check(versions, live, false);
+    }
+
+    /** As {@link #checkVersions}, for the feature table. */
+    List<String> checkFeatures(java.util.Map<String, String[]> live) {
+        return check(features, live, true);
+    }
+
+    private static List<String> check(java.util.Map<String, String[]> stated_, java.util.Map<String, String[]> live, boolean quoted) {
         List<String> out = new ArrayList<>();
-        if (versions.isEmpty()) return out;
+        if (stated_.isEmpty()) return out;
         for (java.util.Map.Entry<String, String[]> e : live.entrySet()) {
             String[] l = e.getValue();
-            String[] stated = versions.get(e.getKey());
-            String row = "| " + e.getKey() + " | " + l[0] + " | " + l[1] + " | " + (stated == null ? "" : stated[2]) + " |";
+            String[] stated = stated_.get(e.getKey());
+            String row = "| " + (quoted ? "`" + e.getKey() + "`" : e.getKey()) + " | " + l[0] + " | " + l[1] + " | " + (stated == null ? "" : stated[2]) + " |";
             if (stated == null) {
                 out.add("no row for " + e.getKey() + "; it would be " + row);
             } else if (!stated[0].equals(l[0]) || !stated[1].equals(l[1])) {
@@ -99,8 +119,8 @@ final class Explained {
                 out.add(e.getKey() + ": the ranges differ and the row does not say why: " + row);
             }
         }
-        for (String api : versions.keySet()) {
-            if (!live.containsKey(api)) out.add(api + " is stated, and neither broker serves it");
+        for (String api : stated_.keySet()) {
+            if (!live.containsKey(api)) out.add(api + " is stated, and neither broker has it");
         }
         return out;
     }

@@ -45,6 +45,9 @@ final class Peer implements AutoCloseable {
     final Map<Integer, Integer> controllerPortToNode = new HashMap<>();
     /** The version range of each API the peer's brokers advertise. */
     final Map<ApiKeys, short[]> versions = new TreeMap<>();
+    /** Each feature the peer's first broker reports: its supported range and finalized level
+     *  (`1-25, finalized 25`; `0-1, not finalized`). */
+    final Map<String, String> features = new TreeMap<>();
     private final Map<Integer, Conn> conns = new HashMap<>();
 
     Peer(String name, List<InetSocketAddress> bootstrap, List<InetSocketAddress> controllers) throws IOException {
@@ -62,6 +65,15 @@ final class Peer implements AutoCloseable {
                 continue;
             }
             versions.put(key, new short[] {v.minVersion(), v.maxVersion()});
+        }
+        // v4: v3 leaves out the features whose supported range starts at 0 (old clients
+        // could not read them).
+        ApiVersionsResponseData va = (ApiVersionsResponseData) first.call(ApiKeys.API_VERSIONS, (short) 4, new ApiVersionsRequestData()
+            .setClientSoftwareName("samsa-differential").setClientSoftwareVersion("1")).message();
+        for (ApiVersionsResponseData.SupportedFeatureKey f : va.supportedFeatures()) {
+            ApiVersionsResponseData.FinalizedFeatureKey fin = va.finalizedFeatures().find(f.name());
+            features.put(f.name(), f.minVersion() + "-" + f.maxVersion()
+                + (fin == null ? ", not finalized" : ", finalized " + fin.maxVersionLevel()));
         }
         Answer metadata = first.call(ApiKeys.METADATA, (short) 12, new MetadataRequestData().setTopics(List.of()));
         for (MetadataResponseData.MetadataResponseBroker b : ((MetadataResponseData) metadata.message()).brokers()) {

@@ -80,6 +80,10 @@ final class Report {
             for (Map.Entry<String, String[]> row : Differential.versionTable(kafka, samsa).entrySet()) {
                 w.printf("| %s | %s | %s |%n", row.getKey(), row.getValue()[0], row.getValue()[1]);
             }
+            w.printf("%n| feature | Kafka | Samsa |%n| --- | --- | --- |%n");
+            for (Map.Entry<String, String[]> row : Differential.featureTable(kafka, samsa).entrySet()) {
+                w.printf("| `%s` | %s | %s |%n", row.getKey(), row.getValue()[0], row.getValue()[1]);
+            }
         }
         w.printf("%n## Differences%n");
         for (Entry e : entries) {
