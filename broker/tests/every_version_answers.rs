@@ -784,6 +784,42 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             r.topics = vec![t, missing];
             RequestKind::DeleteShareGroupOffsets(r)
         }
+        // Samsa issues no delegation tokens: refused over PLAINTEXT (the SASL answers are
+        // tests/delegation_tokens.rs).
+        ApiKey::CreateDelegationToken => {
+            let mut renewer = create_delegation_token_request::CreatableRenewers::default();
+            renewer.principal_type = s("User");
+            renewer.principal_name = s("bob");
+            let mut r = CreateDelegationTokenRequest::default();
+            if version >= 3 {
+                r.owner_principal_type = Some(s("User"));
+                r.owner_principal_name = Some(s("carol"));
+            }
+            r.renewers = vec![renewer];
+            r.max_lifetime_ms = -1;
+            RequestKind::CreateDelegationToken(r)
+        }
+        ApiKey::RenewDelegationToken => {
+            let mut r = RenewDelegationTokenRequest::default();
+            r.hmac = Bytes::from_static(b"hmac");
+            r.renew_period_ms = 1000;
+            RequestKind::RenewDelegationToken(r)
+        }
+        ApiKey::ExpireDelegationToken => {
+            let mut r = ExpireDelegationTokenRequest::default();
+            r.hmac = Bytes::from_static(b"hmac");
+            r.expiry_time_period_ms = -1;
+            RequestKind::ExpireDelegationToken(r)
+        }
+        ApiKey::DescribeDelegationToken => {
+            let mut owner =
+                describe_delegation_token_request::DescribeDelegationTokenOwner::default();
+            owner.principal_type = s("User");
+            owner.principal_name = s("bob");
+            let mut r = DescribeDelegationTokenRequest::default();
+            r.owners = Some(vec![owner]);
+            RequestKind::DescribeDelegationToken(r)
+        }
         // On a listener without SASL both are ILLEGAL_SASL_STATE (the SASL exchange itself is
         // compat-tests/tests/security.rs).
         ApiKey::SaslHandshake => {

@@ -68,6 +68,13 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::DescribeLogDirs, 1, 5),
     api(ApiKey::SaslAuthenticate, 0, 2),
     api(ApiKey::CreatePartitions, 0, 3),
+    // KIP-48 delegation tokens, at Kafka 4's versions: Samsa issues none and answers as Kafka
+    // without `delegation.token.secret.key` does (DELEGATION_TOKEN_AUTH_DISABLED, or the
+    // requester refused), so that clients learn the feature is off.
+    api(ApiKey::CreateDelegationToken, 1, 3),
+    api(ApiKey::RenewDelegationToken, 1, 2),
+    api(ApiKey::ExpireDelegationToken, 1, 2),
+    api(ApiKey::DescribeDelegationToken, 1, 3),
     api(ApiKey::DeleteGroups, 0, 3),
     api(ApiKey::ElectLeaders, 0, 2),
     api(ApiKey::IncrementalAlterConfigs, 0, 1),
@@ -110,7 +117,8 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
 /// producer-id blocks, the admin APIs brokers forward (topics, configs, ACLs, SCRAM
 /// credentials, features, leader elections, reassignments), and what Kafka's tools given
 /// `--bootstrap-controller` ask (KIP-919: DescribeCluster, DescribeConfigs, ApiVersions with
-/// features). Kafka's controllers serve more admin APIs; each is listed here only once it has
+/// features), and the delegation-token APIs, refused as Kafka's controllers refuse them without a
+/// secret key. Kafka's controllers serve more admin APIs; each is listed here only once it has
 /// a handler on that listener.
 pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::Fetch, 4, 18),
@@ -122,6 +130,12 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::DescribeConfigs, 1, 4),
     api(ApiKey::AlterConfigs, 0, 2),
     api(ApiKey::CreatePartitions, 0, 3),
+    // Kafka's controllers advertise the four token APIs too (and answer DescribeDelegationToken
+    // with UNKNOWN_SERVER_ERROR, having no handler for it).
+    api(ApiKey::CreateDelegationToken, 1, 3),
+    api(ApiKey::RenewDelegationToken, 1, 2),
+    api(ApiKey::ExpireDelegationToken, 1, 2),
+    api(ApiKey::DescribeDelegationToken, 1, 3),
     api(ApiKey::ElectLeaders, 0, 2),
     api(ApiKey::IncrementalAlterConfigs, 0, 1),
     api(ApiKey::AlterPartitionReassignments, 0, 1),

@@ -7,7 +7,9 @@
 //! controllers answer them: ApiVersions with the features this node supports and those its
 //! committed image finalized, DescribeCluster with the quorum's voters (any voter answers, not
 //! only the leader), DescribeConfigs of this node's configs (the client listeners' code), and
-//! DescribeQuorum on the leader.
+//! DescribeQuorum on the leader. The delegation-token APIs are answered as Kafka's controllers
+//! answer them without a secret key (`handlers::create_delegation_token`), for the principal the
+//! client's certificate or SASL names.
 //!
 //! Secured as `listener.security.protocol.map` says: TLS (rustls through tokio-rustls, the
 //! listener's `ssl.*` keys, mutual TLS with `ssl.client.auth`) and SASL in its framed form
@@ -32,6 +34,8 @@ use samsa_protocol::{FrameDecoder, CONTROLLER_APIS, CONTROLLER_SASL_APIS};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::acl::ANONYMOUS;
+use crate::handlers::create_delegation_token::{self, Requester, TokenListener};
 use crate::security::sasl::{Exchange, Mechanism, SaslError};
 use crate::security::ListenerSecurity;
 
@@ -91,12 +95,20 @@ pub(super) fn spawn(
                     let security = security.clone();
                     tokio::spawn(async move {
                         let served = match &security.tls {
-                            None => serve(stream, &security, tx, ids, &node).await,
+                            None => {
+                                serve(stream, &security, ANONYMOUS.into(), tx, ids, &node).await
+                            }
                             Some(tls) => {
-                                let config = tls.get().server_config().clone();
+                                let settings = tls.get();
+                                let config = settings.server_config().clone();
                                 let accept = tokio_rustls::TlsAcceptor::from(config).accept(stream);
                                 match tokio::time::timeout(AUTHENTICATION_TIME, accept).await {
-                                    Ok(Ok(s)) => serve(s, &security, tx, ids, &node).await,
+                                    // The client's certificate names it, as on the client
+                                    // listeners (refused when no mapping rule matches).
+                                    Ok(Ok(s)) => match crate::security::tls::principal_of(&settings, s.get_ref().1.peer_certificates()) {
+                                        Ok(principal) => serve(s, &security, principal, tx, ids, &node).await,
+                                        Err(e) => Err(format!("{REFUSED}: {e}")),
+                                    },
                                     Ok(Err(e)) => Err(format!("{REFUSED}: TLS handshake: {e}")),
                                     Err(_) => Err(format!("{REFUSED}: no TLS handshake within {AUTHENTICATION_TIME:?}")),
                                 }
@@ -135,9 +147,12 @@ enum Sasl {
     Reauthenticating(Exchange, String),
 }
 
+/// `tls_principal`: who the client's certificate names (ANONYMOUS without one, or without TLS),
+/// until SASL authenticates another.
 async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
     security: &ListenerSecurity,
+    tls_principal: String,
     tx: mpsc::UnboundedSender<Command>,
     ids: Arc<AtomicU64>,
     node: &Served,
@@ -323,7 +338,15 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
                 ResponseKind::SaslAuthenticate(resp)
             }
             (Sasl::Open | Sasl::Authenticated(_), body) if !is_sasl => {
-                answer(key, version, body, &tx, &ids, node, &security.name).await?
+                let principal = match &sasl {
+                    Sasl::Authenticated(p) => p.as_str(),
+                    _ => tls_principal.as_str(),
+                };
+                let caller = Caller {
+                    listener: security,
+                    principal,
+                };
+                answer(key, version, body, &tx, &ids, node, caller).await?
             }
             (_, _) => {
                 // Kafka's authenticator closes the connection on a request out of turn.
@@ -345,6 +368,13 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
     }
 }
 
+/// Who sent a request: the listener it came in on, and the principal it authenticated as.
+#[derive(Clone, Copy)]
+struct Caller<'a> {
+    listener: &'a ListenerSecurity,
+    principal: &'a str,
+}
+
 async fn answer(
     key: ApiKey,
     version: i16,
@@ -352,10 +382,47 @@ async fn answer(
     tx: &mpsc::UnboundedSender<Command>,
     ids: &AtomicU64,
     node: &Served,
-    listener_name: &str,
+    caller: Caller<'_>,
 ) -> Result<ResponseKind, String> {
     let cluster_id: &str = &node.cluster_id;
+    let listener_name = caller.listener.name.as_str();
+    let asker = Requester {
+        protocol: caller.listener.protocol,
+        principal: caller.principal,
+    };
     match body {
+        // KIP-48, as Kafka's controllers answer without a secret key (see the handlers).
+        RequestKind::CreateDelegationToken(r) => {
+            let listener = TokenListener::Controller {
+                active: node.status.borrow().leader_id == Some(node.node_id),
+            };
+            // Controller RPCs are not checked against ACLs (see above).
+            Ok(ResponseKind::CreateDelegationToken(
+                create_delegation_token::answer(&r, version, asker, listener, |_| true),
+            ))
+        }
+        RequestKind::RenewDelegationToken(_) => {
+            let listener = TokenListener::Controller {
+                active: node.status.borrow().leader_id == Some(node.node_id),
+            };
+            Ok(ResponseKind::RenewDelegationToken(
+                crate::handlers::renew_delegation_token::answer(asker, listener),
+            ))
+        }
+        RequestKind::ExpireDelegationToken(_) => {
+            let listener = TokenListener::Controller {
+                active: node.status.borrow().leader_id == Some(node.node_id),
+            };
+            Ok(ResponseKind::ExpireDelegationToken(
+                crate::handlers::expire_delegation_token::answer(asker, listener),
+            ))
+        }
+        RequestKind::DescribeDelegationToken(_) => Ok(ResponseKind::DescribeDelegationToken(
+            crate::handlers::describe_delegation_token::answer(
+                asker,
+                TokenListener::Controller { active: false },
+            ),
+        )),
         // KIP-919: the controllers, for Kafka's tools given --bootstrap-controller.
         RequestKind::DescribeCluster(r) => {
             let (reply, rx) = oneshot::channel();

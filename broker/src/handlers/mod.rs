@@ -13,6 +13,7 @@ pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod cluster_view;
 pub mod create_acls;
+pub mod create_delegation_token;
 pub mod create_partitions;
 pub mod create_topics;
 pub mod delete_acls;
@@ -24,6 +25,7 @@ pub mod delete_topics;
 pub mod describe_acls;
 pub mod describe_cluster;
 pub mod describe_configs;
+pub mod describe_delegation_token;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
@@ -34,6 +36,7 @@ pub mod describe_transactions;
 pub mod describe_user_scram_credentials;
 pub mod elect_leaders;
 pub mod end_txn;
+pub mod expire_delegation_token;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
@@ -54,6 +57,7 @@ pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod read_share_group_state;
 pub mod remove_raft_voter;
+pub mod renew_delegation_token;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
 pub mod share_acknowledge;
@@ -486,6 +490,18 @@ pub async fn handle_request(
         RequestKind::DeleteAcls(r) => {
             Some(ResponseKind::DeleteAcls(delete_acls::handle(&ctx, r).await))
         }
+        RequestKind::CreateDelegationToken(r) => Some(ResponseKind::CreateDelegationToken(
+            create_delegation_token::handle(&ctx, r),
+        )),
+        RequestKind::RenewDelegationToken(r) => Some(ResponseKind::RenewDelegationToken(
+            renew_delegation_token::handle(&ctx, r),
+        )),
+        RequestKind::ExpireDelegationToken(r) => Some(ResponseKind::ExpireDelegationToken(
+            expire_delegation_token::handle(&ctx, r),
+        )),
+        RequestKind::DescribeDelegationToken(r) => Some(ResponseKind::DescribeDelegationToken(
+            describe_delegation_token::handle(&ctx, r),
+        )),
         RequestKind::DescribeUserScramCredentials(r) => {
             Some(ResponseKind::DescribeUserScramCredentials(
                 describe_user_scram_credentials::handle(&ctx, r),

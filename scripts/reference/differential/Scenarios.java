@@ -17,6 +17,7 @@ final class Scenarios {
         GroupScenarios.add(s);
         TxnScenarios.add(s);
         ShareScenarios.add(s);
+        TokenScenarios.add(s);
         VersionScenarios.add(s);
         return s;
     }
