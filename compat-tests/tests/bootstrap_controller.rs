@@ -1,57 +1,22 @@
 //! Kafka 4.4's own tools given `--bootstrap-controller` (KIP-919) against Samsa's controller
 //! listener: kafka-features (describe, upgrade and downgrade dry runs), kafka-metadata-quorum
 //! (describe --status, --replication), kafka-cluster cluster-id and kafka-configs (describe and
-//! alter of broker configs), each run as `scripts/reference/kafka run CLASS ARGS` and judged by
+//! alter of broker configs), each run as its `bin/kafka-*.sh` script would run it and judged by
 //! its output and exit status. Their admin client reads the controllers by DescribeCluster,
 //! features by ApiVersions, configs by DescribeConfigs there, and sends DescribeQuorum to the
 //! active controller it names; any voter can be the bootstrap. kafka-features is also run
 //! through a broker (`--bootstrap-server`), where metadata.version downgrades go as in Kafka.
 //!
-//! Kafka's tools need Java: without `java` on PATH the tests say so and pass without running.
-//! `scripts/reference/kafka install` (idempotent: Maven, once) fetches the tools.
+//! Kafka's tools come from Maven Central through `compat_tests::kafka_java` (installed once by
+//! `scripts/reference/kafka install`); Java 17 is a prerequisite of the test suite.
 
 mod common;
 
-use std::process::Command;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use common::*;
 use compat_tests::Cluster;
 use kafka_protocol::messages::*;
-
-/// Whether `java` can be run; the reason to skip when not.
-fn java_missing() -> Option<String> {
-    match Command::new("java").arg("-version").output() {
-        Ok(_) => None,
-        Err(e) => Some(format!(
-            "skipped: Kafka's tools need `java` on PATH, which cannot be run here ({e})"
-        )),
-    }
-}
-
-fn reference_script() -> std::path::PathBuf {
-    compat_tests::workspace_root().join("scripts/reference/kafka")
-}
-
-/// Installs Kafka's tools once per test process (tests run in parallel; the script's install
-/// is idempotent but not safe to run twice at once).
-fn install_kafka_tools() {
-    static INSTALLED: Mutex<bool> = Mutex::new(false);
-    let mut done = INSTALLED.lock().unwrap_or_else(|e| e.into_inner());
-    if *done {
-        return;
-    }
-    let mut cmd = Command::new(reference_script());
-    cmd.arg("install");
-    let (status, out, err) =
-        compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(900)).unwrap();
-    assert!(
-        status.success(),
-        "scripts/reference/kafka install: {out}\n{err}"
-    );
-    *done = true;
-}
 
 /// What a tool run gave: exit status, stdout, stderr.
 struct Ran {
@@ -71,10 +36,12 @@ impl std::fmt::Display for Ran {
     }
 }
 
-/// Runs Kafka's tool `class` (e.g. `org.apache.kafka.tools.FeatureCommand`) with `args`.
+/// Runs Kafka's tool `class` (e.g. `org.apache.kafka.tools.FeatureCommand`) with `args`, as
+/// its `bin/kafka-*.sh` script would.
 fn tool(class: &str, args: &[&str]) -> Ran {
-    let mut cmd = Command::new(reference_script());
-    cmd.arg("run").arg(class).args(args);
+    let logs = tempfile::tempdir().unwrap();
+    let mut cmd = compat_tests::kafka_java::kafka_tool(class, logs.path());
+    cmd.args(args);
     let (status, out, err) =
         compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(120)).unwrap();
     let ran = Ran {
@@ -83,7 +50,7 @@ fn tool(class: &str, args: &[&str]) -> Ran {
         out,
         err,
     };
-    eprintln!("$ kafka run {class} {}\n{ran}", args.join(" "));
+    eprintln!("$ {class} {}\n{ran}", args.join(" "));
     ran
 }
 
@@ -130,11 +97,6 @@ fn controllers(cluster: &Cluster) -> Vec<(i32, String)> {
 
 #[test]
 fn kafkas_tools_with_bootstrap_controller_describe_and_change_a_single_node() {
-    if let Some(why) = java_missing() {
-        eprintln!("{why}");
-        return;
-    }
-    install_kafka_tools();
     let cluster = Cluster::start(1);
     settled(&cluster.nodes[0], 1, 1, Duration::from_secs(30));
     let controller = controllers(&cluster)[0].1.clone();
@@ -158,7 +120,10 @@ fn kafkas_tools_with_bootstrap_controller_describe_and_change_a_single_node() {
     let kraft = feature_line(&describe.out, "kraft.version").expect("kraft.version");
     assert_eq!(field(&kraft, "SupportedMinVersion:"), "0");
     assert_eq!(field(&kraft, "SupportedMaxVersion:"), "1");
-    assert_eq!(describe.out.lines().count(), 2, "{describe}");
+    let tv = feature_line(&describe.out, "transaction.version").expect("transaction.version");
+    assert_eq!(field(&tv, "SupportedMaxVersion:"), "2");
+    assert_eq!(field(&tv, "FinalizedVersionLevel:"), "2", "{describe}");
+    assert_eq!(describe.out.lines().count(), 3, "{describe}");
 
     // A dry run to the level in force is fine; a downgrade that loses metadata is refused.
     let upgrade = tool(
@@ -352,11 +317,6 @@ fn kafkas_tools_with_bootstrap_controller_describe_and_change_a_single_node() {
 
 #[test]
 fn any_voter_of_three_answers_kafkas_tools_for_the_whole_quorum() {
-    if let Some(why) = java_missing() {
-        eprintln!("{why}");
-        return;
-    }
-    install_kafka_tools();
     let cluster = Cluster::start(3);
     let (leader, _, _) = settled(&cluster.nodes[0], 3, 1, Duration::from_secs(30));
     let all = controllers(&cluster);
@@ -468,11 +428,6 @@ fn any_voter_of_three_answers_kafkas_tools_for_the_whole_quorum() {
 /// unsafe or not, and an upgrade back is taken.
 #[test]
 fn kafka_features_through_a_broker_downgrades_metadata_version_only_where_kafka_does() {
-    if let Some(why) = java_missing() {
-        eprintln!("{why}");
-        return;
-    }
-    install_kafka_tools();
     let cluster = Cluster::start(1);
     settled(&cluster.nodes[0], 1, 1, Duration::from_secs(30));
     let broker = cluster.nodes[0].bootstrap();
