@@ -89,6 +89,8 @@ async fn one_transaction(
     );
     // Topics named with no partition are answered with none, as Kafka does.
     let mut empty_topics: Vec<String> = Vec::new();
+    // Known partitions: this broker's, or the metadata image's (see offset_commit).
+    let image = ctx.broker.controller.image();
     for t in topics {
         let topic = ctx.broker.topics.get(t.name.as_str());
         // Kafka refuses a client's internal topics as if the topic were not authorized: their
@@ -108,7 +110,11 @@ async fn one_transaction(
                 );
             } else if !topic_authorized {
                 refused.insert(key.clone(), ResponseError::TopicAuthorizationFailed);
-            } else if !topic.as_ref().is_some_and(|tp| tp.has_partition(p)) {
+            } else if !topic.as_ref().is_some_and(|tp| tp.has_partition(p))
+                && !image
+                    .topic_by_name(t.name.as_str())
+                    .is_some_and(|ti| ti.partition(p).is_some())
+            {
                 refused.insert(key.clone(), ResponseError::UnknownTopicOrPartition);
             }
             partitions.push(key);

@@ -34,17 +34,43 @@ use crate::share::admin::OffsetsView;
 /// The first version with a partition's lag.
 const LAG_VERSION: i16 = 1;
 
-/// A partition's lag (Kafka's `computeShareGroupLagAndBuildResponse`): -1 without a start
-/// offset or a high watermark known here.
-fn lag(ctx: &Ctx<'_>, topic_id: &uuid::Uuid, index: i32, view: Option<&OffsetsView>) -> i64 {
+/// A partition's lag (Kafka's `computeShareGroupLagAndBuildResponse`): the partition leader's
+/// high watermark (this broker's when it leads, else asked of the leader with ListOffsets, as
+/// Kafka's coordinator asks for the latest offsets) less the start offset and the records
+/// delivered past it; -1 without a start offset or an answer from the leader, and for v0.
+async fn lag(ctx: &Ctx<'_>, topic_id: &uuid::Uuid, index: i32, view: Option<&OffsetsView>) -> i64 {
     let Some(v) = view.filter(|v| v.start_offset >= 0) else {
         return -1;
     };
-    let high_watermark = ctx
-        .broker
-        .topics
-        .get_by_id(topic_id)
-        .and_then(|t| t.partition(index).map(|p| p.high_watermark()));
+    if ctx.version < LAG_VERSION {
+        return -1;
+    }
+    let broker = ctx.broker;
+    let local = broker.topics.get_by_id(topic_id).and_then(|t| {
+        t.partition(index)
+            .filter(|p| p.is_leader())
+            .map(|p| p.high_watermark())
+    });
+    let high_watermark = match local {
+        Some(hw) => Some(hw),
+        None => {
+            let image = broker.controller.image();
+            let leader = image
+                .topic_by_id(topic_id)
+                .and_then(|t| t.partition(index).map(|p| (t.name.clone(), p.leader)));
+            match leader {
+                Some((name, node)) if node >= 0 && node != broker.node_id => {
+                    crate::share::dlq::remote_high_watermark(broker, node, &name, index)
+                        .await
+                        .map_err(|e| {
+                            tracing::debug!(topic = %name, partition = index, node, "no high watermark for a share group's lag: {e}")
+                        })
+                        .ok()
+                }
+                _ => None,
+            }
+        }
+    };
     match high_watermark {
         Some(hw) => hw - v.start_offset - v.delivery_complete as i64,
         None => -1,
@@ -148,7 +174,7 @@ pub async fn handle(
                             (Some(topic), true) => {
                                 ot.topic_id = topic.id;
                                 let view = by_topic.get(&topic.id).and_then(|m| m.get(&index));
-                                topic_lags.push(lag(ctx, &topic.id, index, view));
+                                topic_lags.push(lag(ctx, &topic.id, index, view).await);
                                 partition(index, view)
                             }
                         };
@@ -174,12 +200,11 @@ pub async fn handle(
                     ot.topic_name = TopicName(topic.wire_name.clone());
                     ot.topic_id = topic_id;
                     ot.partitions = parts.iter().map(|(i, v)| partition(*i, Some(v))).collect();
-                    group_lags.push(
-                        parts
-                            .iter()
-                            .map(|(i, v)| lag(ctx, &topic_id, *i, Some(v)))
-                            .collect(),
-                    );
+                    let mut topic_lags = Vec::with_capacity(parts.len());
+                    for (i, v) in &parts {
+                        topic_lags.push(lag(ctx, &topic_id, *i, Some(v)).await);
+                    }
+                    group_lags.push(topic_lags);
                     out.topics.push(ot);
                 }
             }

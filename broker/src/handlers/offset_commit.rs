@@ -40,6 +40,15 @@ pub async fn handle(ctx: &Ctx<'_>, mut req: OffsetCommitRequest) -> OffsetCommit
     // rest go to the coordinator.
     let mut answers: Vec<(usize, Vec<(i32, i16)>)> = Vec::with_capacity(req.topics.len());
     let mut valid = Vec::new();
+    // A partition is known when this broker holds it or the metadata image names it (Kafka
+    // checks its metadata cache): a topic just created is in the image a moment before this
+    // broker has opened its replicas, and Metadata already lists it.
+    let image = ctx.broker.controller.image();
+    let in_image = |name: &str, p: i32| {
+        image
+            .topic_by_name(name)
+            .is_some_and(|t| t.partition(p).is_some())
+    };
     for (i, t) in req.topics.iter().enumerate() {
         let topic = ctx.broker.topics.get(t.name.as_str());
         let refused = if !group_authorized {
@@ -59,6 +68,7 @@ pub async fn handle(ctx: &Ctx<'_>, mut req: OffsetCommitRequest) -> OffsetCommit
             } else if !topic
                 .as_ref()
                 .is_some_and(|tp| tp.has_partition(p.partition_index))
+                && !in_image(t.name.as_str(), p.partition_index)
             {
                 pre.push((
                     p.partition_index,

@@ -74,6 +74,8 @@ pub async fn handle(
     } else {
         None
     };
+    // Known partitions: this broker's, or the metadata image's (see offset_commit).
+    let image = ctx.broker.controller.image();
     for t in &req.topics {
         let topic = ctx.broker.topics.get(t.name.as_str());
         let refused = refused_all.or_else(|| {
@@ -90,6 +92,9 @@ pub async fn handle(
             } else if !topic
                 .as_ref()
                 .is_some_and(|tp| tp.has_partition(p.partition_index))
+                && !image
+                    .topic_by_name(t.name.as_str())
+                    .is_some_and(|ti| ti.partition(p.partition_index).is_some())
             {
                 codes.insert(
                     (t.name.to_string(), p.partition_index),

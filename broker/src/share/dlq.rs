@@ -588,7 +588,7 @@ fn error_name(code: i16) -> String {
 }
 
 /// The high watermark of `dlq`-`partition` at its leader `node` (ListOffsets, latest).
-async fn remote_high_watermark(
+pub(crate) async fn remote_high_watermark(
     broker: &Broker,
     node: i32,
     dlq: &str,

@@ -58,7 +58,9 @@ public final class Differential {
                 }
             }
             List<String> versions = new ArrayList<>(explained.checkVersions(versionTable(kafka, samsa)));
-            versions.addAll(explained.checkFeatures(featureTable(kafka, samsa)));
+            // The features table describes one node formatted as the only voter of a dynamic
+            // quorum (kraft.version is finalized there, not with static voters).
+            if (kafka.nodes.size() == 1) versions.addAll(explained.checkFeatures(featureTable(kafka, samsa)));
             report.print(System.out, explained);
             for (String v : versions) System.out.println("API versions and features: " + v);
             if (opts.containsKey("--report")) {

@@ -174,8 +174,21 @@ final class TxnScenarios {
         while (true) {
             Peer.Answer a = c.call(Route.txn(txn), ApiKeys.DESCRIBE_TRANSACTIONS, (short) 0, describe(txn));
             short error = (short) a.json().path("transactionStates").path(0).path("errorCode").asInt();
-            if (!GroupScenarios.coordinatorBusy(error)) return;
+            if (!GroupScenarios.coordinatorBusy(error)) break;
             if (System.currentTimeMillis() > deadline) throw new Ctx.ScenarioFailure("transaction coordinator of " + txn + ": error " + error);
+            Ctx.sleep(50);
+        }
+        // A Kafka broker fetches its first block of producer ids from the controller when it is
+        // first asked for one, and answers COORDINATOR_LOAD_IN_PROGRESS meanwhile: the
+        // coordinator's node is asked for an idempotent producer id first (not compared), as a
+        // client would have retried.
+        int node = Route.txn(txn).node(c);
+        InitProducerIdRequestData idempotent = new InitProducerIdRequestData().setTransactionalId(null)
+            .setTransactionTimeoutMs(60_000).setProducerId(-1).setProducerEpoch((short) -1);
+        while (true) {
+            short error = ((InitProducerIdResponseData) c.call(Route.node(node), ApiKeys.INIT_PRODUCER_ID, (short) 4, idempotent).message()).errorCode();
+            if (error != 14) return;
+            if (System.currentTimeMillis() > deadline) throw new Ctx.ScenarioFailure("producer ids on node " + node + ": error " + error);
             Ctx.sleep(50);
         }
     }
