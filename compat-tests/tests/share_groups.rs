@@ -142,17 +142,32 @@ fn dead_letters_are_written_once_across_a_broker_crash() {
 
 /// Runs the CLI against `broker`; returns stdout, panicking with stderr when it fails.
 fn samsa(broker: &Broker, args: &[&str], stdin: &[u8]) -> String {
+    samsa_at(&broker.bootstrap(), args, stdin)
+}
+
+/// Runs the CLI against the brokers at `bootstrap`; returns stdout, panicking with stderr when
+/// it fails.
+fn samsa_at(bootstrap: &str, args: &[&str], stdin: &[u8]) -> String {
+    samsa_result(bootstrap, args, stdin)
+        .unwrap_or_else(|err| panic!("samsa {args:?} failed: {err}"))
+}
+
+/// Runs the CLI against the brokers at `bootstrap`: stdout, or stderr when it fails.
+fn samsa_result(bootstrap: &str, args: &[&str], stdin: &[u8]) -> Result<String, String> {
     let (status, out, err) = compat_tests::run_with_input(
         Command::new(compat_tests::samsa_bin())
             .arg("-b")
-            .arg(broker.bootstrap())
+            .arg(bootstrap)
             .args(args),
         stdin,
         Duration::from_secs(60),
     )
     .unwrap();
-    assert!(status.success(), "samsa {args:?} failed: {err}");
-    out
+    if status.success() {
+        Ok(out)
+    } else {
+        Err(err)
+    }
 }
 
 #[test]
@@ -306,6 +321,139 @@ fn the_cli_consumes_as_a_share_member_describes_and_resets_share_groups() {
         b"",
     );
     assert_eq!(out, "5:f\n");
+}
+
+/// Three nodes: AlterShareGroupOffsets of an empty share group moves the start offset of every
+/// share-partition, whichever broker leads its topic partition (the group coordinator writes
+/// the new state through each share-partition's share coordinator, at a new state epoch);
+/// DescribeShareGroupOffsets shows the new offsets, and a member joining again is delivered
+/// the records from there, not from the state the share-partition leaders held in memory.
+#[test]
+fn altering_an_empty_share_groups_offsets_on_three_nodes_moves_every_share_partition() {
+    let cluster = Cluster::start_with(3, BrokerOptions::default());
+    for node in &cluster.nodes {
+        wait_for_brokers(node, 3, Duration::from_secs(30));
+    }
+    let bootstrap = cluster.bootstrap();
+    let cli = |args: &[&str], stdin: &[u8]| samsa_at(&bootstrap, args, stdin);
+    const PARTITIONS: i32 = 6;
+    cli(
+        &[
+            "topic",
+            "create",
+            "ao-sq",
+            "--partitions",
+            &PARTITIONS.to_string(),
+            "--replicas",
+            "1",
+        ],
+        b"",
+    );
+    for p in 0..PARTITIONS {
+        let records = format!("{p}a\n{p}b\n{p}c\n");
+        cli(
+            &["produce", "ao-sq", "-p", &p.to_string()],
+            records.as_bytes(),
+        );
+    }
+    // Leaders on at least two brokers: some share-partitions are led by a broker that is not
+    // the group's coordinator.
+    let leaders: std::collections::BTreeSet<i32> =
+        common::acked::leaders_and_isrs(&cluster, "ao-sq")
+            .expect("described")
+            .into_iter()
+            .map(|(leader, _)| leader)
+            .collect();
+    assert!(leaders.len() >= 2, "leaders {leaders:?}");
+    // Retried while the group's coordinator is being elected (a cluster just started).
+    let reset = |to: &[&str]| {
+        let mut args = vec![
+            "group",
+            "reset-offsets",
+            "ao-g",
+            "--share",
+            "--topic",
+            "ao-sq",
+        ];
+        args.extend_from_slice(to);
+        args.push("--execute");
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            match samsa_result(&bootstrap, &args, b"") {
+                Ok(_) => break,
+                Err(e)
+                    if e.contains("retry in a moment") && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(200))
+                }
+                Err(e) => panic!("samsa {args:?} failed: {e}"),
+            }
+        }
+    };
+    let consume = || {
+        let out = cli(
+            &[
+                "consume",
+                "ao-sq",
+                "--share-group",
+                "ao-g",
+                "-e",
+                "-f",
+                "%p:%o:%v\\n",
+            ],
+            b"",
+        );
+        let mut lines: Vec<String> = out.lines().map(String::from).collect();
+        lines.sort();
+        lines
+    };
+    let expected = |from: i64| {
+        let mut v: Vec<String> = (0..PARTITIONS)
+            .flat_map(|p| {
+                (from..3).map(move |o| format!("{p}:{o}:{p}{}", (b'a' + o as u8) as char))
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let start_offsets = || {
+        let described: serde_json::Value = serde_json::from_str(&cli(
+            &["group", "describe", "ao-g", "--format", "json"],
+            b"",
+        ))
+        .unwrap();
+        assert_eq!(described["state"], "Empty", "{described}");
+        described["offsets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["partition"].as_i64().unwrap() as i32,
+                    r["start_offset"].as_i64().unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    // Everything read and accepted; the group left empty with its members' states in memory
+    // on the partitions' leaders.
+    reset(&["--to-earliest"]);
+    assert_eq!(consume(), expected(0));
+    assert_eq!(
+        start_offsets(),
+        (0..PARTITIONS).map(|p| (p, 3)).collect::<Vec<_>>()
+    );
+    // Back to offset 1 everywhere.
+    reset(&["--to-offset", "1"]);
+    assert_eq!(
+        start_offsets(),
+        (0..PARTITIONS).map(|p| (p, 1)).collect::<Vec<_>>()
+    );
+    assert_eq!(consume(), expected(1));
+    assert_eq!(
+        start_offsets(),
+        (0..PARTITIONS).map(|p| (p, 3)).collect::<Vec<_>>()
+    );
 }
 
 /// Three nodes: share-partitions are led by one broker, their state kept by the leader of

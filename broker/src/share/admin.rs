@@ -6,10 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kafka_protocol::ResponseError;
-use parking_lot::Mutex;
 
-use super::partition::SharePartition;
-use super::{ShareCoordinator, ShareKey, ShareState};
+use super::state_store::Snapshot;
+use super::{ShareCoordinator, ShareKey};
 use crate::server::Broker;
 
 /// One share-partition as DescribeShareGroupOffsets shows it.
@@ -23,6 +22,23 @@ pub struct OffsetsView {
     /// Records past the start offset whose delivery is complete (acknowledged or archived),
     /// Kafka's `DeliveryCompleteCount` (KIP-1226): what the lag leaves out.
     pub delivery_complete: u64,
+}
+
+/// The state AlterShareGroupOffsets writes over `persisted`: start `offset`, nothing in
+/// flight, state and snapshot epochs one past the persisted ones (a share-partition leader
+/// holding the old state is fenced by the first, and the second keeps the store's order of
+/// writes).
+fn reset_snapshot(persisted: Option<&Snapshot>, offset: i64, now_ms: i64) -> Snapshot {
+    Snapshot {
+        snapshot_epoch: persisted.map_or(0, |s| s.snapshot_epoch.saturating_add(1)),
+        state_epoch: persisted.map_or(0, |s| s.state_epoch.saturating_add(1)),
+        leader_epoch: persisted.map_or(-1, |s| s.leader_epoch),
+        start_offset: offset,
+        create_timestamp: now_ms,
+        write_timestamp: now_ms,
+        batches: Vec::new(),
+        dlq_scan_from: None,
+    }
 }
 
 /// The records of `snapshot` past its start offset whose delivery is complete.
@@ -111,8 +127,12 @@ impl ShareCoordinator {
         Ok(out)
     }
 
-    /// Moves `key`'s start offset to `offset` (the group has no members): everything in flight
-    /// is dropped, and the state epoch rises.
+    /// Moves `key`'s start offset to `offset` (the group has no members), as Kafka's group
+    /// coordinator does: the new state (that start, nothing in flight) is written through the
+    /// key's share coordinator at a state epoch above the persisted one, whichever broker leads
+    /// the topic partition. That leader drops a copy it still holds when its group has had no
+    /// share session there (the next fetch reads the new state), or when a write of it is
+    /// fenced by the new state epoch.
     pub async fn alter_start(
         &self,
         broker: &Broker,
@@ -122,41 +142,23 @@ impl ShareCoordinator {
         if offset < 0 {
             return Err(ResponseError::InvalidRequest);
         }
-        let h = match self.existing(key) {
-            Some(h) => h,
-            None => {
-                let settings = self.settings(broker, &key.group);
-                let mut persisted = super::persister::read(&self.store, broker, key).await?;
-                if persisted.is_none() {
-                    // Kafka initializes a share-partition its offsets are altered for.
-                    super::persister::initialize(&self.store, broker, key, 0).await?;
-                    persisted = super::persister::read(&self.store, broker, key).await?;
-                }
-                let st = ShareState {
-                    sp: SharePartition::new(offset, settings.limits),
-                    snapshot_epoch: persisted.as_ref().map_or(0, |s| s.snapshot_epoch),
-                    state_epoch: persisted.as_ref().map_or(0, |s| s.state_epoch),
-                    created_ms: crate::util::now_ms(),
-                    dlq_scan_from: None,
-                    leader_epoch: broker
-                        .topics
-                        .get_by_id(&key.topic_id)
-                        .and_then(|t| t.partition(key.partition).map(|p| p.leader_epoch()))
-                        .unwrap_or(-1),
-                };
-                let mut parts = self.partitions.lock();
-                parts
-                    .entry(key.clone())
-                    .or_insert_with(|| Arc::new(Mutex::new(st)))
-                    .clone()
-            }
-        };
-        {
-            let mut st = h.lock();
-            st.reset(offset);
-            st.state_epoch += 1;
+        let mut persisted = super::persister::read(&self.store, broker, key).await?;
+        if persisted.is_none() {
+            // Kafka initializes a share-partition its offsets are altered for.
+            super::persister::initialize(&self.store, broker, key, 0).await?;
+            persisted = super::persister::read(&self.store, broker, key).await?;
         }
-        self.persist(broker, key).await
+        let snapshot = reset_snapshot(persisted.as_ref(), offset, crate::util::now_ms());
+        // A copy held here (this broker leads the topic partition) is stale from now on.
+        self.partitions.lock().remove(key);
+        super::persister::write(&self.store, broker, key, snapshot).await?;
+        self.partitions.lock().remove(key);
+        // Initialized: assignable without asking again, and found by DescribeShareGroupOffsets
+        // of the empty group whichever broker holds its state.
+        self.with_group(&key.group, false, |g| {
+            g.initialized(key.topic_id, &[key.partition], true)
+        });
+        Ok(())
     }
 
     /// Forgets `key`: its next use starts from `share.auto.offset.reset`.
@@ -185,5 +187,47 @@ impl ShareCoordinator {
         self.counters.lock().remove(group);
         tracing::info!(group, "share group deleted");
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::share::partition::{PersistedState, StateBatch};
+
+    #[test]
+    fn a_reset_drops_what_was_in_flight_and_fences_the_old_state_epoch() {
+        let old = Snapshot {
+            snapshot_epoch: 7,
+            state_epoch: 3,
+            leader_epoch: 2,
+            start_offset: 10,
+            create_timestamp: 1,
+            write_timestamp: 2,
+            batches: vec![StateBatch {
+                first: 10,
+                last: 12,
+                state: PersistedState::Acknowledged,
+                delivery_count: 1,
+            }],
+            dlq_scan_from: Some((0, 5)),
+        };
+        let s = reset_snapshot(Some(&old), 4, 99);
+        assert_eq!(
+            (
+                s.state_epoch,
+                s.snapshot_epoch,
+                s.leader_epoch,
+                s.start_offset
+            ),
+            (4, 8, 2, 4)
+        );
+        assert!(s.batches.is_empty());
+        assert_eq!(s.dlq_scan_from, None);
+        assert_eq!((s.create_timestamp, s.write_timestamp), (99, 99));
+        assert_eq!(delivery_complete(&s), 0);
+        // Nothing persisted (not reachable after initializing): epochs from zero.
+        let s = reset_snapshot(None, 0, 1);
+        assert_eq!((s.state_epoch, s.snapshot_epoch, s.start_offset), (0, 0, 0));
     }
 }

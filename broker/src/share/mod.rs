@@ -59,6 +59,12 @@ pub struct ShareState {
     /// The topic partition's leader epoch when this state was opened: under another
     /// leadership it is stale (another leader may have changed the persisted state since).
     leader_epoch: i32,
+    /// The group has had no share session on this broker since (Kafka's share-partition
+    /// manager drops a group's share-partitions when it becomes empty there): its persisted
+    /// state may have been changed meanwhile (AlterShareGroupOffsets, DeleteShareGroupOffsets
+    /// on the group coordinator), so the next fetch reads it again. Acknowledgements still
+    /// arriving with the closes of the last sessions apply to this copy and are written.
+    unused: bool,
 }
 
 impl std::ops::Deref for ShareState {
@@ -287,6 +293,7 @@ impl ShareCoordinator {
                 tracing::warn!(group, member, partition = key.partition, "cannot write the share-partition state after releasing a member's records: {e:?}");
             }
         }
+        self.mark_unused_if_no_session(group);
     }
 
     /// Releases `member`'s records; returns the share-partitions that changed.
@@ -339,11 +346,15 @@ impl ShareCoordinator {
     ) -> Result<SharePartitionHandle, ResponseError> {
         if let Some(h) = self.current(key, leader_epoch) {
             let mut st = h.lock();
-            if st.limits() != limits {
-                st.set_limits(limits);
+            if !st.unused {
+                if st.limits() != limits {
+                    st.set_limits(limits);
+                }
+                drop(st);
+                return Ok(h);
             }
             drop(st);
-            return Ok(h);
+            self.drop_partition(key, &h, "unused since its group had no share session here");
         }
         let Some(s) = persister::read(&self.store, broker, key).await? else {
             return Err(ResponseError::UnknownServerError);
@@ -364,6 +375,7 @@ impl ShareCoordinator {
             },
             dlq_scan_from: s.dlq_scan_from,
             leader_epoch,
+            unused: false,
         };
         let h = {
             let mut parts = self.partitions.lock();
@@ -437,7 +449,38 @@ impl ShareCoordinator {
                 dlq_scan_from: st.dlq_scan_from,
             }
         };
-        persister::write(&self.store, broker, key, snapshot).await
+        let written = persister::write(&self.store, broker, key, snapshot).await;
+        if matches!(written, Err(ResponseError::FencedStateEpoch)) {
+            // The state was reset (AlterShareGroupOffsets) since this copy was read: it is
+            // dropped, and the next fetch reads the new one (Kafka's share-partition manager
+            // removes a share-partition fenced so).
+            self.drop_partition(key, &h, "fenced: its state epoch was reset");
+        }
+        written
+    }
+
+    /// Forgets the share-partition `h` of `key` (unless another copy replaced it already).
+    fn drop_partition(&self, key: &ShareKey, h: &SharePartitionHandle, why: &str) {
+        let mut parts = self.partitions.lock();
+        if parts.get(key).is_some_and(|held| Arc::ptr_eq(held, h)) {
+            parts.remove(key);
+            tracing::info!(group = %key.group, topic_id = %key.topic_id, partition = key.partition, "share-partition state dropped: {why}");
+        }
+    }
+
+    /// When `group` has no share session left on this broker, marks its share-partitions here
+    /// to be read again on their next use (see [`ShareState::unused`]); those with records
+    /// still being dead-lettered keep theirs until that is done.
+    fn mark_unused_if_no_session(&self, group: &str) {
+        if self.sessions.lock().keys().any(|(g, _)| g == group) {
+            return;
+        }
+        for (_, h) in self.partitions_of(group) {
+            let mut st = h.lock();
+            if st.archiving().is_empty() {
+                st.unused = true;
+            }
+        }
     }
 
     /// The share-partition of `key` as opened under the partition's `leader_epoch`; one opened
@@ -543,20 +586,26 @@ impl ShareCoordinator {
             .filter(|(_, m)| !m.is_empty())
             .collect();
         let mut changed = Vec::new();
+        let mut left: BTreeSet<String> = BTreeSet::new();
         for (group, members) in gone {
             for m in members {
                 tracing::info!(group = %group, member = %m, "share group member's session expired");
                 self.sessions.lock().remove(&(group.clone(), m.clone()));
                 changed.extend(self.release_member_now(&group, &m));
             }
+            left.insert(group);
         }
         self.sessions.lock().retain(|(group, member), s| {
             let keep = now_ms - s.used_ms < SESSION_IDLE_MS;
             if !keep {
                 tracing::info!(group = %group, member = %member, "share session unused for {} s: dropped", SESSION_IDLE_MS / 1000);
+                left.insert(group.clone());
             }
             keep
         });
+        for group in &left {
+            self.mark_unused_if_no_session(group);
+        }
         let handles: Vec<(ShareKey, SharePartitionHandle)> = self
             .partitions
             .lock()
@@ -722,5 +771,87 @@ impl ShareCoordinator {
             return Err((e, "the acknowledgement could not be written durably".into()));
         }
         applied
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(group: &str, partition: i32) -> ShareKey {
+        ShareKey {
+            group: Arc::from(group),
+            topic_id: Uuid::from_u128(1),
+            partition,
+        }
+    }
+
+    fn open(c: &ShareCoordinator, key: &ShareKey) -> SharePartitionHandle {
+        let limits = ShareLimits {
+            lock_ms: 1000,
+            delivery_limit: 5,
+            max_in_flight: 10,
+            dead_letter: false,
+        };
+        let h = Arc::new(Mutex::new(ShareState {
+            sp: SharePartition::new(0, limits),
+            snapshot_epoch: 0,
+            state_epoch: 0,
+            created_ms: 0,
+            dlq_scan_from: None,
+            leader_epoch: 0,
+            unused: false,
+        }));
+        c.partitions.lock().insert(key.clone(), h.clone());
+        h
+    }
+
+    fn session(c: &ShareCoordinator, group: &str, member: &str, used_ms: i64) {
+        c.sessions().insert(
+            (group.to_string(), member.to_string()),
+            ShareSession {
+                epoch: 1,
+                partitions: BTreeSet::new(),
+                used_ms,
+            },
+        );
+    }
+
+    #[test]
+    fn a_groups_share_partitions_are_read_again_once_it_has_no_share_session_here() {
+        let c = ShareCoordinator::new();
+        let (a, b, other) = (key("g", 0), key("g", 1), key("h", 0));
+        let (ha, hb, hother) = (open(&c, &a), open(&c, &b), open(&c, &other));
+        let now = 10 * SESSION_IDLE_MS;
+        session(&c, "g", "m1", now);
+        session(&c, "g", "m2", 0);
+        session(&c, "h", "m3", 0);
+        session(&c, "h", "m4", now);
+        // m2 and m3 are dropped as idle; each group still has a session here.
+        c.tick(now);
+        assert_eq!(c.sessions().len(), 2);
+        assert!(!ha.lock().unused && !hb.lock().unused && !hother.lock().unused);
+        // Then g has none: its share-partitions are kept (acknowledgements of the last closes
+        // still apply to them) but read again on their next use; h's are untouched.
+        c.sessions()
+            .get_mut(&("g".into(), "m1".into()))
+            .unwrap()
+            .used_ms = 0;
+        c.tick(now);
+        assert!(ha.lock().unused && hb.lock().unused && !hother.lock().unused);
+        assert!(c.existing(&a).is_some_and(|h| Arc::ptr_eq(&h, &ha)));
+    }
+
+    #[test]
+    fn only_the_copy_found_stale_is_dropped() {
+        let c = ShareCoordinator::new();
+        let k = key("g", 0);
+        let old = open(&c, &k);
+        c.drop_partition(&k, &old, "test");
+        assert!(c.existing(&k).is_none());
+        // A copy read again meanwhile is not dropped for its predecessor.
+        let new = open(&c, &k);
+        c.drop_partition(&k, &old, "test");
+        assert!(c.existing(&k).is_some_and(|h| Arc::ptr_eq(&h, &new)));
     }
 }

@@ -236,8 +236,11 @@ impl StateStore {
     }
 
     /// Writes `key`'s state `snapshot` to its state partition, which this broker leads, and
-    /// waits until it is replicated. A snapshot older than the one stored (a lower snapshot
-    /// epoch: writes that crossed on the way) is dropped as done.
+    /// waits until it is replicated. A snapshot of a lower state epoch than the one stored (a
+    /// share-partition leader that has not seen the state reset by AlterShareGroupOffsets) is
+    /// FENCED_STATE_EPOCH; one of the same state epoch and not newer (a lower or equal snapshot
+    /// epoch: writes that crossed on the way) is dropped as done; one of a higher state epoch
+    /// (the reset itself) is written whatever its snapshot epoch.
     pub async fn write(
         &self,
         broker: &Broker,
@@ -251,11 +254,10 @@ impl StateStore {
             let l = loaded
                 .get_mut(&p.tp.partition)
                 .ok_or(ResponseError::CoordinatorLoadInProgress)?;
-            if l.snapshots
-                .get(key)
-                .is_some_and(|old| old.snapshot_epoch >= snapshot.snapshot_epoch)
-            {
-                return Ok(());
+            match admit(l.snapshots.get(key), &snapshot) {
+                Admit::Write => {}
+                Admit::Done => return Ok(()),
+                Admit::Fenced => return Err(ResponseError::FencedStateEpoch),
             }
             let now = crate::util::now_ms();
             let batch = encode_batch(key, Some(&snapshot), now);
@@ -271,6 +273,29 @@ impl StateStore {
             write
         };
         write.replicated().await.map_err(|e| e.coordinator_error())
+    }
+}
+
+/// What [`StateStore::write`] does with a snapshot, given the one stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Admit {
+    Write,
+    /// Not newer than the stored one: nothing to write.
+    Done,
+    /// Of an older state epoch: FENCED_STATE_EPOCH.
+    Fenced,
+}
+
+fn admit(stored: Option<&Snapshot>, new: &Snapshot) -> Admit {
+    match stored {
+        None => Admit::Write,
+        Some(old) if old.state_epoch > new.state_epoch => Admit::Fenced,
+        Some(old)
+            if old.state_epoch == new.state_epoch && old.snapshot_epoch >= new.snapshot_epoch =>
+        {
+            Admit::Done
+        }
+        Some(_) => Admit::Write,
     }
 }
 
@@ -522,5 +547,31 @@ mod tests {
         for cut in 0..bytes.len() {
             assert!(decode_value(&bytes[..cut]).is_err(), "cut at {cut}");
         }
+    }
+
+    #[test]
+    fn writes_of_an_older_state_epoch_are_fenced_and_a_reset_always_lands() {
+        let at = |state_epoch, snapshot_epoch| Snapshot {
+            snapshot_epoch,
+            state_epoch,
+            leader_epoch: 0,
+            start_offset: 0,
+            create_timestamp: 0,
+            write_timestamp: 0,
+            batches: Vec::new(),
+            dlq_scan_from: None,
+        };
+        assert_eq!(admit(None, &at(1, 0)), Admit::Write);
+        // The same state epoch: only newer snapshots.
+        assert_eq!(admit(Some(&at(1, 3)), &at(1, 4)), Admit::Write);
+        assert_eq!(admit(Some(&at(1, 3)), &at(1, 3)), Admit::Done);
+        assert_eq!(admit(Some(&at(1, 3)), &at(1, 2)), Admit::Done);
+        // A leader that has not seen the reset, even with a newer snapshot epoch.
+        assert_eq!(admit(Some(&at(2, 4)), &at(1, 9)), Admit::Fenced);
+        assert_eq!(admit(Some(&at(2, 4)), &at(1, 4)), Admit::Fenced);
+        // The reset (AlterShareGroupOffsets), even when a leader's write took its snapshot
+        // epoch meanwhile.
+        assert_eq!(admit(Some(&at(1, 4)), &at(2, 4)), Admit::Write);
+        assert_eq!(admit(Some(&at(1, 5)), &at(2, 4)), Admit::Write);
     }
 }
