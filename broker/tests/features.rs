@@ -102,17 +102,30 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
         supported,
         vec![
             ("metadata.version".to_string(), 7, 25),
+            ("transaction.version".to_string(), 0, 2),
             ("kraft.version".to_string(), 0, 1)
         ]
     );
     let (levels, epoch) = node.finalized();
-    assert_eq!(levels, vec![("metadata.version".to_string(), 25)]);
+    assert_eq!(
+        levels,
+        vec![
+            ("metadata.version".to_string(), 25),
+            ("transaction.version".to_string(), 2),
+        ]
+    );
     assert!(epoch >= 0, "{epoch}");
 
     // 4.0-IV3 to 4.0-IV2 did not change the metadata format: a safe downgrade may go there.
     assert_eq!(node.update(1, "metadata.version", 24, true), (0, 1));
     let (levels, _) = node.finalized();
-    assert_eq!(levels, vec![("metadata.version".to_string(), 24)]);
+    assert_eq!(
+        levels,
+        vec![
+            ("metadata.version".to_string(), 24),
+            ("transaction.version".to_string(), 2),
+        ]
+    );
     // The epoch is the controller's applied offset, published just after the image: it may
     // trail the levels for a moment (a client then updates them again at the next epoch),
     // never lead them.
@@ -130,7 +143,10 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
     assert_eq!(node.update(0, "metadata.version", 25, false), (0, 1));
     assert_eq!(
         node.finalized().0,
-        vec![("metadata.version".to_string(), 25)]
+        vec![
+            ("metadata.version".to_string(), 25),
+            ("transaction.version".to_string(), 2),
+        ]
     );
 
     // Refusals: a downgrade without saying so, a level no broker supports, an unknown
@@ -144,7 +160,10 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
     assert_eq!(node.update(1, "metadata.version", 22, true), (invalid, 0));
     assert_eq!(
         node.finalized().0,
-        vec![("metadata.version".to_string(), 25)]
+        vec![
+            ("metadata.version".to_string(), 25),
+            ("transaction.version".to_string(), 2),
+        ]
     );
 }
 

@@ -507,7 +507,7 @@ fn cluster_info_reports_brokers_listeners_and_api_versions() {
             versions["min_version"].as_i64(),
             versions["max_version"].as_i64()
         ),
-        (Some(0), Some(4))
+        (Some(0), Some(5))
     );
     // The quorum of one: node 1 leads, no lag.
     let quorum = &info["quorum"];

@@ -178,7 +178,13 @@ fn the_controller_listener_serves_only_the_controller_apis_and_survives_bad_inpu
         .iter()
         .map(|f| (f.name.to_string(), f.max_version_level))
         .collect();
-    assert_eq!(finalized, vec![("metadata.version".to_string(), 25)]);
+    assert_eq!(
+        finalized,
+        vec![
+            ("metadata.version".to_string(), 25),
+            ("transaction.version".to_string(), 2),
+        ]
+    );
     assert!(versions.finalized_features_epoch > 0);
     let v4: ApiVersionsResponse =
         raw_request_to(&controller, ApiKey::ApiVersions, 4, &api_versions_request());
@@ -191,6 +197,7 @@ fn the_controller_listener_serves_only_the_controller_apis_and_survives_bad_inpu
         supported,
         vec![
             ("metadata.version".to_string(), 7, 25),
+            ("transaction.version".to_string(), 0, 2),
             ("kraft.version".to_string(), 0, 1)
         ]
     );
