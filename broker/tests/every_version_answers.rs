@@ -784,6 +784,12 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             r.topics = vec![t, missing];
             RequestKind::DeleteShareGroupOffsets(r)
         }
+        // A broker id nobody registered: BROKER_ID_NOT_REGISTERED (this node stays registered).
+        ApiKey::UnregisterBroker => {
+            let mut r = UnregisterBrokerRequest::default();
+            r.broker_id = BrokerId(99);
+            RequestKind::UnregisterBroker(r)
+        }
         // Samsa issues no delegation tokens: refused over PLAINTEXT (the SASL answers are
         // tests/delegation_tokens.rs).
         ApiKey::CreateDelegationToken => {

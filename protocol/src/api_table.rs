@@ -90,6 +90,8 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::UpdateFeatures, 0, 2),
     api(ApiKey::DescribeCluster, 0, 2),
     api(ApiKey::DescribeProducers, 0, 0),
+    // Forwarded to the active controller (`kafka-cluster.sh unregister`).
+    api(ApiKey::UnregisterBroker, 0, 0),
     api(ApiKey::DescribeTransactions, 0, 0),
     api(ApiKey::ListTransactions, 0, 2),
     api(ApiKey::ListConfigResources, 0, 1),
@@ -115,11 +117,11 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
 /// What a controller listener (`controller.listener.names`) answers, in api-key order: the
 /// KRaft RPCs between controllers, DescribeQuorum, brokers' registrations, heartbeats and
 /// producer-id blocks, the admin APIs brokers forward (topics, configs, ACLs, SCRAM
-/// credentials, features, leader elections, reassignments), and what Kafka's tools given
-/// `--bootstrap-controller` ask (KIP-919: DescribeCluster, DescribeConfigs, ApiVersions with
-/// features), and the delegation-token APIs, refused as Kafka's controllers refuse them without a
-/// secret key. Kafka's controllers serve more admin APIs; each is listed here only once it has
-/// a handler on that listener.
+/// credentials, features, leader elections, reassignments, UnregisterBroker), what Kafka's
+/// tools given `--bootstrap-controller` ask (KIP-919: DescribeCluster, DescribeConfigs,
+/// ApiVersions with features), and the delegation-token APIs, refused as Kafka's controllers
+/// refuse them without a secret key. Kafka's controllers serve more admin APIs; each is listed
+/// here only once it has a handler on that listener.
 pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::Fetch, 4, 18),
     api(ApiKey::ApiVersions, 0, 5),
@@ -150,6 +152,7 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::DescribeCluster, 0, 2),
     api(ApiKey::BrokerRegistration, 0, 4),
     api(ApiKey::BrokerHeartbeat, 0, 2),
+    api(ApiKey::UnregisterBroker, 0, 0),
     api(ApiKey::AllocateProducerIds, 0, 0),
     api(ApiKey::AddRaftVoter, 0, 1),
     api(ApiKey::RemoveRaftVoter, 0, 0),

@@ -67,6 +67,11 @@ pub enum ControllerRequest {
     },
     ElectLeaders(ElectLeadersRequest),
     AlterPartitionReassignments(AlterPartitionReassignmentsRequest),
+    /// Removes a broker's registration (Kafka's `UnregisterBroker`, `kafka-cluster.sh
+    /// unregister`).
+    UnregisterBroker {
+        broker_id: i32,
+    },
 }
 
 /// Its answer, or a Kafka error code and message.
@@ -87,6 +92,7 @@ pub enum ControllerReply {
     UpdateFeatures(UpdateFeaturesResult),
     ElectLeaders(Vec<ReplicaElectionResult>),
     AlterPartitionReassignments(Vec<ReassignmentTopicResult>),
+    UnregisterBroker,
 }
 
 pub type ControllerResult = Result<ControllerReply, (i16, String)>;
@@ -352,6 +358,13 @@ impl Active {
                     records,
                     ControllerReply::AlterPartitionReassignments(results),
                 )
+            }
+            ControllerRequest::UnregisterBroker { broker_id } => {
+                let records = self
+                    .decisions
+                    .unregister_broker(&self.latest, broker_id)
+                    .map_err(err)?;
+                (records, ControllerReply::UnregisterBroker)
             }
         };
         self.apply(&decided.0);

@@ -1,12 +1,13 @@
 //! BrokerRegistration and BrokerHeartbeat (KIP-631) as Kafka's wire structs: what a broker
-//! sends the active controller over its controller listener, and the answers.
+//! sends the active controller over its controller listener, and the answers. UnregisterBroker
+//! too, which a broker forwards for an admin client (`kafka-cluster.sh unregister`).
 
 use kafka_protocol::messages::broker_registration_request::{Feature, Listener};
 use kafka_protocol::messages::{
     AllocateProducerIdsRequest, AllocateProducerIdsResponse, ApiKey,
     BrokerHeartbeatRequest as KHeartbeat, BrokerHeartbeatResponse, BrokerId,
     BrokerRegistrationRequest as KRegistration, BrokerRegistrationResponse, ProducerId,
-    RequestKind, ResponseKind,
+    RequestKind, ResponseKind, UnregisterBrokerRequest, UnregisterBrokerResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use samsa_cluster::controller::{
@@ -92,6 +93,15 @@ pub fn to_kafka(request: &ControllerRequest) -> (ApiKey, i16, RequestKind) {
                 RequestKind::AllocateProducerIds(k),
             )
         }
+        ControllerRequest::UnregisterBroker { broker_id } => {
+            let mut k = UnregisterBrokerRequest::default();
+            k.broker_id = BrokerId(*broker_id);
+            (
+                ApiKey::UnregisterBroker,
+                0,
+                RequestKind::UnregisterBroker(k),
+            )
+        }
         ControllerRequest::AlterPartition(r) => super::partition_rpcs::to_kafka(r),
         ControllerRequest::ElectLeaders(r) => super::partition_rpcs::elect_leaders_to_kafka(r),
         ControllerRequest::AlterPartitionReassignments(r) => super::reassignment_rpcs::to_kafka(r),
@@ -148,6 +158,9 @@ pub fn from_kafka(body: RequestKind) -> Option<ControllerRequest> {
             broker_id: k.broker_id.0,
             broker_epoch: k.broker_epoch,
         }),
+        RequestKind::UnregisterBroker(k) => Some(ControllerRequest::UnregisterBroker {
+            broker_id: k.broker_id.0,
+        }),
         body @ (RequestKind::IncrementalAlterConfigs(_)
         | RequestKind::AlterConfigs(_)
         | RequestKind::CreateAcls(_)
@@ -199,6 +212,7 @@ pub fn response_to_kafka(
         | ApiKey::DeleteAcls
         | ApiKey::AlterUserScramCredentials
         | ApiKey::UpdateFeatures => super::admin_rpcs::response_to_kafka(key, request, result),
+        ApiKey::UnregisterBroker => ResponseKind::UnregisterBroker(unregister_response(result)),
         ApiKey::AllocateProducerIds => {
             let mut r = AllocateProducerIdsResponse::default();
             match result {
@@ -246,6 +260,21 @@ pub fn response_to_kafka(
     }
 }
 
+/// UnregisterBroker's answer: the error and its message (Kafka's controller sends the message
+/// of the exception, null on success).
+pub fn unregister_response(result: &ControllerResult) -> UnregisterBrokerResponse {
+    let mut r = UnregisterBrokerResponse::default();
+    match result {
+        Ok(ControllerReply::UnregisterBroker) => r.error_message = None,
+        Ok(_) => r.error_code = kafka_protocol::ResponseError::UnknownServerError.code(),
+        Err((code, message)) => {
+            r.error_code = *code;
+            r.error_message = Some(s(message));
+        }
+    }
+    r
+}
+
 /// The active controller's Kafka response as the answer.
 pub fn response_from_kafka(body: ResponseKind) -> ControllerResult {
     let failed = |code: i16| {
@@ -277,6 +306,11 @@ pub fn response_from_kafka(body: ResponseKind) -> ControllerResult {
                 size: r.producer_id_len,
             }))
         }
+        ResponseKind::UnregisterBroker(r) if r.error_code != 0 => match r.error_message {
+            Some(message) => Err((r.error_code, message.to_string())),
+            None => failed(r.error_code),
+        },
+        ResponseKind::UnregisterBroker(_) => Ok(ControllerReply::UnregisterBroker),
         ResponseKind::BrokerHeartbeat(r) if r.error_code != 0 => failed(r.error_code),
         ResponseKind::BrokerHeartbeat(r) => {
             Ok(ControllerReply::BrokerHeartbeat(BrokerHeartbeatReply {
@@ -295,5 +329,54 @@ pub fn response_from_kafka(body: ResponseKind) -> ControllerResult {
             .unwrap_or_else(|| Err((-1, "an answer of the wrong type".into()))),
         body => super::topic_rpcs::response_from_kafka(body)
             .unwrap_or_else(|| Err((-1, "an answer of the wrong type".into()))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kafka_protocol::protocol::{Decodable, Encodable};
+
+    use super::*;
+
+    fn wire<T: Encodable + Decodable>(value: T, version: i16) -> T {
+        let mut buf = bytes::BytesMut::new();
+        value.encode(&mut buf, version).unwrap();
+        T::decode(&mut buf.freeze(), version).unwrap()
+    }
+
+    /// UnregisterBroker as a broker forwards it and reads the controller's answer back: the
+    /// id, and the refusal with its message (which Kafka's admin client shows).
+    #[test]
+    fn unregister_broker_goes_to_the_controller_and_back() {
+        let request = ControllerRequest::UnregisterBroker { broker_id: 7 };
+        let (key, version, body) = to_kafka(&request);
+        assert_eq!((key, version), (ApiKey::UnregisterBroker, 0));
+        let RequestKind::UnregisterBroker(body) = body else {
+            unreachable!()
+        };
+        let decoded = from_kafka(RequestKind::UnregisterBroker(wire(body, version)));
+        assert!(matches!(
+            decoded,
+            Some(ControllerRequest::UnregisterBroker { broker_id: 7 })
+        ));
+        let back = |result: ControllerResult| {
+            let ResponseKind::UnregisterBroker(r) = response_to_kafka(key, &request, &result)
+            else {
+                unreachable!()
+            };
+            let r = wire(r, version);
+            let message = r.error_message.as_ref().map(|m| m.to_string());
+            (
+                response_from_kafka(ResponseKind::UnregisterBroker(r)),
+                message,
+            )
+        };
+        let (ok, message) = back(Ok(ControllerReply::UnregisterBroker));
+        assert!(matches!(ok, Ok(ControllerReply::UnregisterBroker)));
+        assert_eq!(message, None);
+        let refused = "Broker ID 7 is not currently registered".to_string();
+        let (err, message) = back(Err((102, refused.clone())));
+        assert_eq!(err.unwrap_err(), (102, refused.clone()));
+        assert_eq!(message, Some(refused));
     }
 }

@@ -503,7 +503,8 @@ async fn answer(
         | RequestKind::AlterUserScramCredentials(_)
         | RequestKind::UpdateFeatures(_)
         | RequestKind::ElectLeaders(_)
-        | RequestKind::AlterPartitionReassignments(_)) => {
+        | RequestKind::AlterPartitionReassignments(_)
+        | RequestKind::UnregisterBroker(_)) => {
             let request = match body {
                 RequestKind::AlterPartitionReassignments(k) => {
                     ControllerRequest::AlterPartitionReassignments(

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use samsa_cluster::metadata::image::{PartitionRegistration, TopicImage};
+use samsa_cluster::metadata::image::{BrokerRegistration, PartitionRegistration, TopicImage};
 use samsa_cluster::metadata::MetadataImage;
 use uuid::Uuid;
 
@@ -28,6 +28,17 @@ pub struct Node {
     pub rack: Option<String>,
 }
 
+/// A registered broker's endpoint on `listener`, if it has one.
+fn endpoint(b: &BrokerRegistration, listener: &str) -> Option<Node> {
+    let e = b.listeners.iter().find(|e| e.name == listener)?;
+    Some(Node {
+        id: b.id,
+        host: e.host.clone(),
+        port: e.port as i32,
+        rack: b.rack.clone(),
+    })
+}
+
 /// A snapshot of what this broker knows of the cluster, for one request.
 pub struct ClusterView<'a> {
     broker: &'a Broker,
@@ -35,6 +46,8 @@ pub struct ClusterView<'a> {
     /// The live brokers with their endpoints on the listener clients use (the first
     /// advertised client listener), by id.
     live: BTreeMap<i32, Node>,
+    /// The name of that listener.
+    listener: String,
 }
 
 /// A topic as clients see it.
@@ -114,18 +127,7 @@ impl<'a> ClusterView<'a> {
             .brokers()
             .values()
             .filter(|b| !b.fenced)
-            .filter_map(|b| {
-                let e = b.listeners.iter().find(|e| e.name == listener)?;
-                Some((
-                    b.id,
-                    Node {
-                        id: b.id,
-                        host: e.host.clone(),
-                        port: e.port as i32,
-                        rack: b.rack.clone(),
-                    },
-                ))
-            })
+            .filter_map(|b| Some((b.id, endpoint(b, listener)?)))
             .collect();
         // Before its first registration is committed a node knows no live broker: it answers
         // with itself alone, as its configuration advertises it.
@@ -146,6 +148,7 @@ impl<'a> ClusterView<'a> {
             broker,
             image,
             live,
+            listener: listener.to_string(),
         }
     }
 
@@ -161,6 +164,17 @@ impl<'a> ClusterView<'a> {
     /// Every live broker, by id.
     pub fn live_brokers(&self) -> impl Iterator<Item = &Node> {
         self.live.values()
+    }
+
+    /// Every registered broker that is fenced, with its endpoint on the same listener, by id
+    /// (DescribeCluster's `include_fenced_brokers`, as Kafka lists every registered broker).
+    pub fn fenced_brokers(&self) -> Vec<Node> {
+        self.image
+            .brokers()
+            .values()
+            .filter(|b| b.fenced && !self.live.contains_key(&b.id))
+            .filter_map(|b| endpoint(b, &self.listener))
+            .collect()
     }
 
     /// The id Metadata and DescribeCluster name as the controller: clients cannot reach KRaft

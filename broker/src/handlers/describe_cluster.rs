@@ -1,5 +1,6 @@
 //! DescribeCluster: cluster id, controller and live brokers (the admin client's view of
-//! Metadata), from the committed metadata image as Metadata answers.
+//! Metadata), from the committed metadata image as Metadata answers; from v2 the fenced ones
+//! too when asked (`include_fenced_brokers`).
 //! `cluster_authorized_operations` comes from the authorizer (0 without DESCRIBE on the
 //! cluster, as Kafka answers).
 //!
@@ -15,7 +16,7 @@ use kafka_protocol::messages::{BrokerId, DescribeClusterRequest, DescribeCluster
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::cluster_view::ClusterView;
+use super::cluster_view::{ClusterView, Node};
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::controller::runtime::Controllers;
@@ -86,17 +87,23 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeClusterRequest) -> DescribeClusterResp
     } else {
         0
     };
-    resp.brokers = view
-        .live_brokers()
-        .map(|n| {
-            let mut b = DescribeClusterBroker::default();
-            b.broker_id = BrokerId(n.id);
-            b.host = StrBytes::from_string(n.host.clone());
-            b.port = n.port;
-            b.rack = n.rack.clone().map(StrBytes::from_string);
-            b
-        })
-        .collect();
+    let broker = |n: &Node, fenced: bool| {
+        let mut b = DescribeClusterBroker::default();
+        b.broker_id = BrokerId(n.id);
+        b.host = StrBytes::from_string(n.host.clone());
+        b.port = n.port;
+        b.rack = n.rack.clone().map(StrBytes::from_string);
+        b.is_fenced = fenced;
+        b
+    };
+    resp.brokers = view.live_brokers().map(|n| broker(n, false)).collect();
+    // v2 (KIP-1073): every registered broker, the fenced ones marked, as Kafka lists them (a
+    // broker that stopped stays registered until UnregisterBroker removes it).
+    if ctx.version >= 2 && req.include_fenced_brokers {
+        resp.brokers
+            .extend(view.fenced_brokers().iter().map(|n| broker(n, true)));
+        resp.brokers.sort_by_key(|b| b.broker_id.0);
+    }
     resp
 }
 

@@ -66,6 +66,7 @@ pub mod share_group_describe;
 pub mod share_group_heartbeat;
 pub mod sync_group;
 pub mod txn_offset_commit;
+pub mod unregister_broker;
 pub mod update_features;
 pub mod write_share_group_state;
 pub mod write_txn_markers;
@@ -445,6 +446,9 @@ pub async fn handle_request(
             response_added = ids;
             Some(ResponseKind::TxnOffsetCommit(resp))
         }
+        RequestKind::UnregisterBroker(r) => Some(ResponseKind::UnregisterBroker(
+            unregister_broker::handle(&ctx, r).await,
+        )),
         RequestKind::DescribeTransactions(r) => Some(ResponseKind::DescribeTransactions(
             describe_transactions::handle(&ctx, r).await,
         )),

@@ -315,8 +315,9 @@ impl Controller {
     }
 
     /// UnregisterBroker: takes the broker out of leadership and ISRs as fencing does, then an
-    /// `UnregisterBrokerRecord` (Kafka's `handleBrokerUnregistered`). BROKER_ID_NOT_REGISTERED
-    /// if it is not registered.
+    /// `UnregisterBrokerRecord` (Kafka's `handleBrokerUnregistered`); its session ends.
+    /// BROKER_ID_NOT_REGISTERED if it is not registered. A live broker is unregistered too, as
+    /// Kafka does (its next heartbeat is STALE_BROKER_EPOCH).
     pub fn unregister_broker(
         &mut self,
         image: &MetadataImage,
@@ -324,10 +325,7 @@ impl Controller {
     ) -> Result<Vec<MetadataRecord>, ControllerError> {
         self.check_active()?;
         let Some(registration) = image.broker(broker_id) else {
-            return Err(ControllerError::BrokerIdNotRegistered {
-                broker_id,
-                reason: "it is not currently registered",
-            });
+            return Err(ControllerError::NotRegistered(broker_id));
         };
         let mut records = Vec::new();
         remove_broker_from_partitions(image, &self.cfg, broker_id, false, &mut records);

@@ -232,6 +232,9 @@ pub enum ControllerError {
         broker_id: NodeId,
         reason: &'static str,
     },
+    /// UnregisterBroker of a broker the image does not hold, in Kafka's words.
+    #[error("Broker ID {0} is not currently registered")]
+    NotRegistered(NodeId),
     #[error("broker {broker_id}: expected broker epoch {expected:?}, but got broker epoch {got}")]
     StaleBrokerEpoch {
         broker_id: NodeId,
@@ -272,7 +275,9 @@ impl ControllerError {
             Self::NotController => ResponseError::NotController,
             Self::InconsistentClusterId { .. } => ResponseError::InconsistentClusterId,
             Self::DuplicateBrokerRegistration { .. } => ResponseError::DuplicateBrokerRegistration,
-            Self::BrokerIdNotRegistered { .. } => ResponseError::BrokerIdNotRegistered,
+            Self::BrokerIdNotRegistered { .. } | Self::NotRegistered(_) => {
+                ResponseError::BrokerIdNotRegistered
+            }
             Self::StaleBrokerEpoch { .. } => ResponseError::StaleBrokerEpoch,
             Self::InvalidRegistration { .. } => ResponseError::InvalidRegistration,
             Self::UnsupportedFeatureLevel { .. } => ResponseError::UnsupportedVersion,

@@ -949,6 +949,66 @@ fn unregistering_a_broker_takes_it_out_of_isrs_then_removes_it() {
 }
 
 #[test]
+fn unregistering_an_unknown_broker_is_refused_in_kafkas_words() {
+    let mut h = three_brokers();
+    let e = h.ctl.unregister_broker(&h.image, 9).unwrap_err();
+    assert_eq!(e.error_code(), code(ResponseError::BrokerIdNotRegistered));
+    assert_eq!(e.to_string(), "Broker ID 9 is not currently registered");
+    let mut passive = Controller::new(cfg());
+    assert_eq!(
+        passive.unregister_broker(&h.image, 1).unwrap_err(),
+        ControllerError::NotController
+    );
+}
+
+#[test]
+fn an_unregistered_live_broker_loses_its_leaderships_and_session_until_it_registers_again() {
+    let mut h = three_brokers();
+    h.create_topics(vec![topic("rf3", 3, 3), topic("rf1", 3, 1)]);
+    let led_by_2 = |h: &Harness, t: &str| {
+        (0..3)
+            .filter(|&p| h.partition(t, p).leader == 2)
+            .collect::<Vec<_>>()
+    };
+    let alone: Vec<i32> = led_by_2(&h, "rf1");
+    assert!(!led_by_2(&h, "rf3").is_empty() || !alone.is_empty());
+    let epoch = h.image.broker(2).unwrap().epoch;
+    let records = h.ctl.unregister_broker(&h.image, 2).unwrap();
+    h.apply(&records);
+    assert!(h.image.broker(2).is_none());
+    assert!(led_by_2(&h, "rf3").is_empty() && led_by_2(&h, "rf1").is_empty());
+    for p in 0..3 {
+        let rf3 = h.partition("rf3", p);
+        assert!(!rf3.isr.contains(&2) && rf3.leader != NO_LEADER, "{rf3:?}");
+    }
+    // A partition whose only replica was broker 2 keeps it as its last ISR member, leaderless.
+    for p in alone {
+        let rf1 = h.partition("rf1", p);
+        assert_eq!((rf1.leader, rf1.isr.to_vec()), (NO_LEADER, vec![2]));
+    }
+    // Its session is gone: no fencing of a broker that is not there, and its heartbeats are
+    // stale (Kafka's brokers go on sending them; Samsa's register again).
+    h.advance(60_000);
+    h.heartbeat(1);
+    h.heartbeat(3);
+    h.tick();
+    let stale = h
+        .heartbeat_with(BrokerHeartbeatRequest {
+            broker_id: 2,
+            broker_epoch: epoch,
+            current_metadata_offset: h.offset - 1,
+            want_fence: false,
+            want_shut_down: false,
+        })
+        .unwrap_err();
+    assert_eq!(stale.error_code(), code(ResponseError::StaleBrokerEpoch));
+    // Registering again (the same incarnation or a new one) makes a new registration.
+    let again = h.start_broker(2, 1);
+    assert!(again > epoch);
+    assert_eq!(h.image.brokers().len(), 3);
+}
+
+#[test]
 fn producer_ids_are_handed_out_in_blocks_of_1000() {
     let mut h = three_brokers();
     let epoch = h.image.broker(2).unwrap().epoch;

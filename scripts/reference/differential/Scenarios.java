@@ -18,6 +18,7 @@ final class Scenarios {
         TxnScenarios.add(s);
         ShareScenarios.add(s);
         TokenScenarios.add(s);
+        UnregisterScenarios.add(s);
         VersionScenarios.add(s);
         return s;
     }
