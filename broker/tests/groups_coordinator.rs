@@ -7,8 +7,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use samsa_broker::config::BrokerConfig;
 use samsa_broker::group::{
-    CommitRequest, GroupError, GroupState, JoinRequest, OffsetToCommit, Protocol, SyncRequest,
-    OFFSETS_TOPIC,
+    CommitRequest, GroupError, GroupState, JoinReply, JoinRequest, OffsetToCommit, Protocol,
+    SyncRequest, OFFSETS_TOPIC,
 };
 use samsa_broker::server::Broker;
 use samsa_broker::testing::JoinedBroker;
@@ -73,12 +73,22 @@ fn join_request(member_id: &str, new_id: &str) -> JoinRequest {
     }
 }
 
+/// A join as the server runs it, with the group coordinator's timer task beside it: a join
+/// phase completes when its deadline fires there (at once with an initial rebalance delay of 0,
+/// as Kafka's timer fires it).
+async fn join(broker: &Arc<Broker>, group: &str, req: JoinRequest) -> JoinReply {
+    let timers = tokio::spawn(broker.groups.clone().run_timers(broker.clone()));
+    let joined = broker.groups.join(broker, group, req).await;
+    timers.abort();
+    // Dropped before the join answers: the task holds the broker, whose directory lock a
+    // restart in the same test takes again.
+    let _ = timers.await;
+    joined
+}
+
 /// One member, Stable in generation 1 with assignment "A".
 async fn form_group(broker: &Arc<Broker>, group: &str) -> String {
-    let joined = broker
-        .groups
-        .join(broker, group, join_request("", &format!("{group}-m1")))
-        .await;
+    let joined = join(broker, group, join_request("", &format!("{group}-m1"))).await;
     assert_eq!(joined.error, None);
     let member = joined.member_id.clone();
     let synced = broker
@@ -321,10 +331,7 @@ fn the_memory_budget_refuses_new_members_and_new_offsets_but_not_updates() {
         // Offsets already held can still move.
         commit(&broker, "big", "", -1, 0, 2, "").await.unwrap();
         // New members (and groups) are refused.
-        let joined = broker
-            .groups
-            .join(&broker, "another", join_request("", "x-1"))
-            .await;
+        let joined = join(&broker, "another", join_request("", "x-1")).await;
         assert_eq!(joined.error, Some(GroupError::CoordinatorNotAvailable));
         // Deleting the group gives the memory back.
         broker.groups.delete_group(&broker, "big").await.unwrap();
@@ -333,10 +340,7 @@ fn the_memory_budget_refuses_new_members_and_new_offsets_but_not_updates() {
             "{}",
             broker.groups.memory_bytes()
         );
-        let joined = broker
-            .groups
-            .join(&broker, "another", join_request("", "x-1"))
-            .await;
+        let joined = join(&broker, "another", join_request("", "x-1")).await;
         assert_eq!(joined.error, None);
     });
 }
