@@ -38,9 +38,10 @@ SECURED = ("test/integration/test_sasl_integration.py", "test/integration/test_s
 # The fixture's user (KafkaFixture.broker_user / broker_password).
 SASL_USER, SASL_PASSWORD = "alice", "alice-secret"
 
-# The release whose API versions Samsa advertises (Produce v13, Fetch v18): kafka-python infers
-# 4.1 from them, and test_kafka_version_infer checks that the two agree.
-KAFKA_VERSION = "4.1.0"
+# The release kafka-python infers from the API versions Samsa advertises (Kafka 4.4's): its
+# table ends at 4.3 (DescribeLogDirs v5), which it also infers from Kafka 4.4 itself, and
+# test_kafka_version_infer checks that the two agree.
+KAFKA_VERSION = "4.3.0"
 
 
 def main():
