@@ -160,6 +160,24 @@ pub static NEWER: &[Newer] = &[
         None,
         Some(&schemas::READ_SHARE_GROUP_STATE_SUMMARY_RESPONSE),
     ),
+    // v2 adds the acquire mode (KIP-1206) and the renew flag (KIP-1222) to the request; the
+    // response is v1's.
+    newer(
+        ApiKey::ShareFetch,
+        2,
+        1,
+        1,
+        Some(&schemas::SHARE_FETCH_REQUEST),
+        None,
+    ),
+    newer(
+        ApiKey::ShareAcknowledge,
+        2,
+        1,
+        1,
+        Some(&schemas::SHARE_ACKNOWLEDGE_REQUEST),
+        Some(&schemas::SHARE_ACKNOWLEDGE_RESPONSE),
+    ),
     newer(
         ApiKey::DescribeShareGroupOffsets,
         1,

@@ -410,3 +410,144 @@ pub static WRITE_SHARE_GROUP_STATE_REQUEST: Message = Message {
         ),
     ],
 };
+
+// ShareFetchRequest: v2 adds ShareAcquireMode (KIP-1206) and IsRenewAck (KIP-1222). The
+// response's v2 is v1's bytes.
+const SHARE_ACKNOWLEDGEMENT_BATCH: &[Field] = &[
+    f("FirstOffset", Type::Int64, V0),
+    f("LastOffset", Type::Int64, V0),
+    f("AcknowledgeTypes", Type::Array(&Type::Int8), V0),
+];
+const SHARE_FETCH_REQUEST_PARTITION: &[Field] = &[
+    f("PartitionIndex", Type::Int32, V0),
+    f("PartitionMaxBytes", Type::Int32, Versions::range(0, 0)),
+    f(
+        "AcknowledgementBatches",
+        Type::Array(&Type::Struct(SHARE_ACKNOWLEDGEMENT_BATCH)),
+        V0,
+    ),
+];
+pub static SHARE_FETCH_REQUEST: Message = Message {
+    name: "ShareFetchRequest",
+    flexible: V0,
+    fields: &[
+        f("GroupId", Type::String, V0)
+            .nullable(V0)
+            .default(Default::Null),
+        f("MemberId", Type::String, V0).nullable(V0),
+        f("ShareSessionEpoch", Type::Int32, V0),
+        f("MaxWaitMs", Type::Int32, V0),
+        f("MinBytes", Type::Int32, V0),
+        f("MaxBytes", Type::Int32, V0).default(Default::Int(0x7fff_ffff)),
+        f("MaxRecords", Type::Int32, since(1)),
+        f("BatchSize", Type::Int32, since(1)),
+        f("ShareAcquireMode", Type::Int8, since(2)).default(Default::Int(0)),
+        f("IsRenewAck", Type::Bool, since(2)).default(Default::Bool(false)),
+        f(
+            "Topics",
+            Type::Array(&Type::Struct(&[
+                f("TopicId", Type::Uuid, V0),
+                f(
+                    "Partitions",
+                    Type::Array(&Type::Struct(SHARE_FETCH_REQUEST_PARTITION)),
+                    V0,
+                ),
+            ])),
+            V0,
+        ),
+        f(
+            "ForgottenTopicsData",
+            Type::Array(&Type::Struct(&[
+                f("TopicId", Type::Uuid, V0),
+                f("Partitions", Type::Array(&Type::Int32), V0),
+            ])),
+            V0,
+        ),
+    ],
+};
+
+// ShareAcknowledgeRequest and Response: v2 adds IsRenewAck to the request (KIP-1222) and
+// AcquisitionLockTimeoutMs to the response.
+const SHARE_ACKNOWLEDGE_REQUEST_PARTITION: &[Field] = &[
+    f("PartitionIndex", Type::Int32, V0),
+    f(
+        "AcknowledgementBatches",
+        Type::Array(&Type::Struct(SHARE_ACKNOWLEDGEMENT_BATCH)),
+        V0,
+    ),
+];
+pub static SHARE_ACKNOWLEDGE_REQUEST: Message = Message {
+    name: "ShareAcknowledgeRequest",
+    flexible: V0,
+    fields: &[
+        f("GroupId", Type::String, V0)
+            .nullable(V0)
+            .default(Default::Null),
+        f("MemberId", Type::String, V0).nullable(V0),
+        f("ShareSessionEpoch", Type::Int32, V0),
+        f("IsRenewAck", Type::Bool, since(2)).default(Default::Bool(false)),
+        f(
+            "Topics",
+            Type::Array(&Type::Struct(&[
+                f("TopicId", Type::Uuid, V0),
+                f(
+                    "Partitions",
+                    Type::Array(&Type::Struct(SHARE_ACKNOWLEDGE_REQUEST_PARTITION)),
+                    V0,
+                ),
+            ])),
+            V0,
+        ),
+    ],
+};
+const SHARE_ACKNOWLEDGE_RESPONSE_PARTITION: &[Field] = &[
+    f("PartitionIndex", Type::Int32, V0),
+    f("ErrorCode", Type::Int16, V0),
+    f("ErrorMessage", Type::String, V0)
+        .nullable(V0)
+        .default(Default::Null),
+    f(
+        "CurrentLeader",
+        Type::Struct(&[
+            f("LeaderId", Type::Int32, V0),
+            f("LeaderEpoch", Type::Int32, V0),
+        ]),
+        V0,
+    ),
+];
+pub static SHARE_ACKNOWLEDGE_RESPONSE: Message = Message {
+    name: "ShareAcknowledgeResponse",
+    flexible: V0,
+    fields: &[
+        f("ThrottleTimeMs", Type::Int32, V0),
+        f("ErrorCode", Type::Int16, V0),
+        f("ErrorMessage", Type::String, V0)
+            .nullable(V0)
+            .default(Default::Null),
+        f("AcquisitionLockTimeoutMs", Type::Int32, since(2)),
+        f(
+            "Responses",
+            Type::Array(&Type::Struct(&[
+                f("TopicId", Type::Uuid, V0),
+                f(
+                    "Partitions",
+                    Type::Array(&Type::Struct(SHARE_ACKNOWLEDGE_RESPONSE_PARTITION)),
+                    V0,
+                ),
+            ])),
+            V0,
+        ),
+        f(
+            "NodeEndpoints",
+            Type::Array(&Type::Struct(&[
+                f("NodeId", Type::Int32, V0),
+                f("Host", Type::String, V0),
+                f("Port", Type::Int32, V0),
+                f("Rack", Type::String, V0)
+                    .nullable(V0)
+                    .default(Default::Null),
+            ])),
+            V0,
+        ),
+    ],
+};

@@ -82,6 +82,37 @@ public class NewerVersionVectors {
                 + "\"stateEpoch\":1,\"leaderEpoch\":0,\"startOffset\":3,\"deliveryCompleteCount\":4,"
                 + "\"stateBatches\":[{\"firstOffset\":3,\"lastOffset\":5,\"deliveryState\":2,"
                 + "\"deliveryCount\":1}]}]}]}"},
+        {"ShareFetchRequest", "1,2",
+            "{\"groupId\":\"sg\",\"memberId\":\"m\",\"shareSessionEpoch\":3,\"maxWaitMs\":0,"
+                + "\"minBytes\":0,\"maxBytes\":0,\"maxRecords\":0,\"batchSize\":0,\"shareAcquireMode\":1,"
+                + "\"isRenewAck\":true,\"topics\":[{\"topicId\":" + ID + ",\"partitions\":[{\"partitionIndex\":0,"
+                + "\"acknowledgementBatches\":[{\"firstOffset\":5,\"lastOffset\":7,\"acknowledgeTypes\":[4,1,4]}]}]}],"
+                + "\"forgottenTopicsData\":[{\"topicId\":" + ID2 + ",\"partitions\":[1,2]}]}",
+            "shareAcquireMode,isRenewAck"},
+        {"ShareFetchRequest", "1,2",
+            "{\"groupId\":\"sg\",\"memberId\":\"m\",\"shareSessionEpoch\":0,\"maxWaitMs\":500,"
+                + "\"minBytes\":1,\"maxBytes\":52428800,\"maxRecords\":500,\"batchSize\":500,"
+                + "\"shareAcquireMode\":0,\"isRenewAck\":false,\"topics\":[{\"topicId\":" + ID + ","
+                + "\"partitions\":[{\"partitionIndex\":0,\"acknowledgementBatches\":[]}]}],\"forgottenTopicsData\":[]}"},
+        {"ShareFetchResponse", "1,2",
+            "{\"throttleTimeMs\":0,\"errorCode\":0,\"errorMessage\":null,\"acquisitionLockTimeoutMs\":30000,"
+                + "\"responses\":[{\"topicId\":" + ID + ",\"partitions\":[{\"partitionIndex\":0,\"errorCode\":0,"
+                + "\"errorMessage\":null,\"acknowledgeErrorCode\":0,\"acknowledgeErrorMessage\":null,"
+                + "\"currentLeader\":{\"leaderId\":-1,\"leaderEpoch\":-1},\"records\":\"AAEC\","
+                + "\"acquiredRecords\":[{\"firstOffset\":0,\"lastOffset\":4,\"deliveryCount\":1}]}]}],"
+                + "\"nodeEndpoints\":[]}"},
+        {"ShareAcknowledgeRequest", "1,2",
+            "{\"groupId\":\"sg\",\"memberId\":\"m\",\"shareSessionEpoch\":2,\"isRenewAck\":true,"
+                + "\"topics\":[{\"topicId\":" + ID + ",\"partitions\":[{\"partitionIndex\":1,"
+                + "\"acknowledgementBatches\":[{\"firstOffset\":0,\"lastOffset\":2,\"acknowledgeTypes\":[4]},"
+                + "{\"firstOffset\":3,\"lastOffset\":3,\"acknowledgeTypes\":[1]}]}]}]}",
+            "isRenewAck"},
+        {"ShareAcknowledgeResponse", "1,2",
+            "{\"throttleTimeMs\":0,\"errorCode\":0,\"errorMessage\":null,\"acquisitionLockTimeoutMs\":15000,"
+                + "\"responses\":[{\"topicId\":" + ID + ",\"partitions\":[{\"partitionIndex\":1,\"errorCode\":124,"
+                + "\"errorMessage\":\"not acquired\",\"currentLeader\":{\"leaderId\":2,\"leaderEpoch\":7}}]}],"
+                + "\"nodeEndpoints\":[{\"nodeId\":2,\"host\":\"h\",\"port\":9092,\"rack\":null}]}",
+            "acquisitionLockTimeoutMs"},
         {"ListOffsetsRequest", "10,11",
             "{\"replicaId\":-1,\"isolationLevel\":1,\"topics\":[{\"name\":\"t\",\"partitions\":"
                 + "[{\"partitionIndex\":0,\"currentLeaderEpoch\":-1,\"timestamp\":-6}]}],\"timeoutMs\":1000}"},
