@@ -870,6 +870,7 @@ fn added(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> Option<Record> {
         (ApiKey::AddRaftVoter, 1..) => {
             Some(Record::new().with("AckWhenCommitted", Value::Bool(false)))
         }
+        (ApiKey::ShareFetch, 2..) => Some(Record::new().with("ShareAcquireMode", Value::Int(1))),
         (ApiKey::WriteShareGroupState, 1..) => Some(Record::new().with(
             "Topics",
             Value::records([Record::new().with(

@@ -96,11 +96,12 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::ListTransactions, 0, 2),
     api(ApiKey::ListConfigResources, 0, 1),
     api(ApiKey::DescribeTopicPartitions, 0, 0),
-    // KIP-932 share groups (see SHARE_APIS), at the versions Kafka 4.1+ and librdkafka send.
+    // KIP-932 share groups (see SHARE_APIS), at the versions Kafka 4.1+ and librdkafka send;
+    // ShareFetch and ShareAcknowledge 2 (KIP-1206, KIP-1222) are translated.
     api(ApiKey::ShareGroupHeartbeat, 1, 1),
     api(ApiKey::ShareGroupDescribe, 1, 1),
-    api(ApiKey::ShareFetch, 1, 1),
-    api(ApiKey::ShareAcknowledge, 1, 1),
+    api(ApiKey::ShareFetch, 1, 2),
+    api(ApiKey::ShareAcknowledge, 1, 2),
     // KIP-853: voters of a dynamic metadata quorum, sent on to its leader.
     api(ApiKey::AddRaftVoter, 0, 1),
     api(ApiKey::RemoveRaftVoter, 0, 0),

@@ -145,6 +145,29 @@ fn a_newer_request_reaches_its_handler_with_the_fields_it_adds() {
     .unwrap();
     let topic: &Record = req.added.item("Topics", 0).unwrap();
     assert_eq!(topic.get("TopicId").and_then(Value::as_uuid), Some(id));
+
+    // ShareFetch v2: the acquire mode and the renew flag beside v1's struct.
+    let req = samsa_protocol::decode_request(frame(
+        ApiKey::ShareFetch,
+        2,
+        &vector("ShareFetchRequest", 2),
+    ))
+    .unwrap();
+    assert_eq!(req.added.get("ShareAcquireMode"), Some(&Value::Int(1)));
+    assert_eq!(req.added.get("IsRenewAck"), Some(&Value::Bool(true)));
+    let RequestKind::ShareFetch(body) = req.body else {
+        panic!("a ShareFetch")
+    };
+    let batch = &body.topics[0].partitions[0].acknowledgement_batches[0];
+    assert_eq!(batch.acknowledge_types, vec![4, 1, 4]);
+
+    let req = samsa_protocol::decode_request(frame(
+        ApiKey::ShareAcknowledge,
+        2,
+        &vector("ShareAcknowledgeRequest", 2),
+    ))
+    .unwrap();
+    assert_eq!(req.added.get("IsRenewAck"), Some(&Value::Bool(true)));
 }
 
 #[test]

@@ -552,12 +552,14 @@ pub async fn handle_request(
         RequestKind::ShareGroupDescribe(r) => Some(ResponseKind::ShareGroupDescribe(
             share_group_describe::handle(&ctx, r),
         )),
-        RequestKind::ShareFetch(r) => {
-            Some(ResponseKind::ShareFetch(share_fetch::handle(&ctx, r).await))
-        }
-        RequestKind::ShareAcknowledge(r) => Some(ResponseKind::ShareAcknowledge(
-            share_acknowledge::handle(&ctx, r).await,
+        RequestKind::ShareFetch(r) => Some(ResponseKind::ShareFetch(
+            share_fetch::handle(&ctx, r, &added).await,
         )),
+        RequestKind::ShareAcknowledge(r) => {
+            let (resp, lock) = share_acknowledge::handle(&ctx, r, &added).await;
+            response_added = lock;
+            Some(ResponseKind::ShareAcknowledge(resp))
+        }
         RequestKind::ReadShareGroupState(r) => Some(ResponseKind::ReadShareGroupState(
             read_share_group_state::handle(&ctx, r).await,
         )),

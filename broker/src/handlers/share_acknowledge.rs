@@ -5,6 +5,11 @@
 //! releasing what the member still holds; 0 is INVALID_SHARE_SESSION_EPOCH (a session is opened
 //! by ShareFetch). Each partition answers its own error: INVALID_RECORD_STATE for an offset the
 //! member does not hold. ACLs: READ on the group and on each topic.
+//!
+//! Version 2 (translated, `samsa_protocol::newer`) adds IsRenewAck to the request (KIP-1222:
+//! RENEW acknowledgements only in a request that says so, INVALID_REQUEST for the partition
+//! otherwise and for RENEW in v1) and AcquisitionLockTimeoutMs to the response: the group's
+//! `share.record.lock.duration.ms`, which a renewed record's lock lasts from now.
 
 use std::sync::Arc;
 
@@ -14,9 +19,12 @@ use kafka_protocol::messages::share_acknowledge_response::{
 use kafka_protocol::messages::{ShareAcknowledgeRequest, ShareAcknowledgeResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
+use samsa_protocol::newer::{Record, Value};
 
+use super::share_fetch::{renew_ack, RENEW_VERSION};
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
+use crate::share::partition::acknowledgements_valid;
 use crate::share::ShareKey;
 
 fn top_error(e: ResponseError, message: &str) -> ShareAcknowledgeResponse {
@@ -27,7 +35,34 @@ fn top_error(e: ResponseError, message: &str) -> ShareAcknowledgeResponse {
     resp
 }
 
-pub async fn handle(ctx: &Ctx<'_>, req: ShareAcknowledgeRequest) -> ShareAcknowledgeResponse {
+/// Answers a ShareAcknowledge, with the fields v2 adds to the response (None below v2).
+pub async fn handle(
+    ctx: &Ctx<'_>,
+    req: ShareAcknowledgeRequest,
+    added: &Record,
+) -> (ShareAcknowledgeResponse, Option<Record>) {
+    let group = req.group_id.as_ref().map(|g| g.to_string());
+    let resp = answer(ctx, req, added).await;
+    if ctx.version < RENEW_VERSION {
+        return (resp, None);
+    }
+    // Kafka answers request-level errors with the field's default.
+    let lock_ms = match group {
+        Some(g) if resp.error_code == 0 => {
+            ctx.broker.shares.settings(ctx.broker, &g).limits.lock_ms
+        }
+        _ => 0,
+    };
+    let lock_ms = lock_ms.min(i32::MAX as i64);
+    let added = Record::new().with("AcquisitionLockTimeoutMs", Value::Int(lock_ms));
+    (resp, Some(added))
+}
+
+async fn answer(
+    ctx: &Ctx<'_>,
+    req: ShareAcknowledgeRequest,
+    added: &Record,
+) -> ShareAcknowledgeResponse {
     let broker = ctx.broker;
     if !crate::share::enabled(&broker.dynamic_configs.effective()) {
         return top_error(ResponseError::UnsupportedVersion, "share groups are off");
@@ -47,6 +82,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareAcknowledgeRequest) -> ShareAcknowl
         );
     }
     let epoch = req.share_session_epoch;
+    let renew = renew_ack(added);
     {
         let mut sessions = broker.shares.sessions();
         let key = (group_id.clone(), member.clone());
@@ -91,11 +127,6 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareAcknowledgeRequest) -> ShareAcknowl
                 .as_ref()
                 .and_then(|t| t.partition(p.partition_index))
                 .map_or(-1, |p| p.leader_epoch());
-            if let Some(e) = refused {
-                pd.error_code = e.code();
-                out.partitions.push(pd);
-                continue;
-            }
             let batches: Vec<(i64, i64, &[i8])> = p
                 .acknowledgement_batches
                 .iter()
@@ -107,6 +138,19 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareAcknowledgeRequest) -> ShareAcknowl
                     )
                 })
                 .collect();
+            // Unknown topics first, then the batches' shape, then the rest, as Kafka checks.
+            let refused = match refused {
+                Some(ResponseError::UnknownTopicId) => refused,
+                _ if !acknowledgements_valid(&batches, ctx.version >= RENEW_VERSION, renew) => {
+                    Some(ResponseError::InvalidRequest)
+                }
+                _ => refused,
+            };
+            if let Some(e) = refused {
+                pd.error_code = e.code();
+                out.partitions.push(pd);
+                continue;
+            }
             let key = ShareKey {
                 group: Arc::from(group_id.as_str()),
                 topic_id: t.topic_id,

@@ -18,6 +18,15 @@
 //!
 //! ACLs: READ on the group (GROUP_AUTHORIZATION_FAILED for the whole request) and READ on each
 //! topic (TOPIC_AUTHORIZATION_FAILED for its partitions).
+//!
+//! Version 2 (translated, `samsa_protocol::newer`) adds ShareAcquireMode (KIP-1206):
+//! `record_limit` (1) acquires at most MaxRecords records, ending inside a batch where the limit
+//! falls, which is how Samsa acquires in either mode (`batch_optimized`, 0, lets Kafka finish the
+//! batch); any other mode is UNKNOWN_SERVER_ERROR, as Kafka fails on it. And IsRenewAck
+//! (KIP-1222): only a request that says so may carry RENEW acknowledgements (INVALID_REQUEST for
+//! the partition otherwise, and for RENEW in v1), and such a request fetches nothing: it must
+//! ask for no bytes, records or wait (INVALID_REQUEST for the request), and it is answered with
+//! its acknowledgement results only.
 
 use std::collections::BTreeMap;
 use std::pin::Pin;
@@ -30,13 +39,14 @@ use kafka_protocol::messages::share_fetch_response::{
 use kafka_protocol::messages::{BrokerId, ShareFetchRequest, ShareFetchResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
+use samsa_protocol::newer::{Record, Value};
 use uuid::Uuid;
 
 use super::cluster_view::LeaderHints;
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::partition::Partition;
-use crate::share::partition::MemberId;
+use crate::share::partition::{acknowledgements_valid, MemberId};
 use crate::share::{GroupSettings, ShareKey, SharePartitionHandle, ShareSession};
 
 /// Longest long poll honoured.
@@ -47,6 +57,16 @@ const SHARE_READ_BYTES: usize = 1 << 20;
 const STATE_RETRY: Duration = Duration::from_millis(100);
 /// Records acquired per fetch when the client does not say.
 const DEFAULT_MAX_RECORDS: i32 = 500;
+/// The first version with acquire modes and RENEW acknowledgements.
+pub const RENEW_VERSION: i16 = 2;
+
+/// Whether a v2 request (`added`: the fields v1 lacks) carries RENEW acknowledgements.
+pub fn renew_ack(added: &Record) -> bool {
+    added
+        .get("IsRenewAck")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
 
 /// The share-partition's state could not be read or written for now (its share coordinator is
 /// moving or busy): LEADER_NOT_AVAILABLE, which clients retry after refreshing metadata, as
@@ -76,7 +96,7 @@ struct Answer {
     news: bool,
 }
 
-pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse {
+pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest, added: &Record) -> ShareFetchResponse {
     let broker = ctx.broker;
     if !crate::share::enabled(&broker.dynamic_configs.effective()) {
         return top_error(ResponseError::UnsupportedVersion, "share groups are off");
@@ -95,6 +115,22 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
         return top_error(
             ResponseError::GroupAuthorizationFailed,
             "not authorized to read the group",
+        );
+    }
+    let renew_ack = renew_ack(added);
+    let acquire_mode = added
+        .get("ShareAcquireMode")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if renew_ack
+        && (req.max_bytes != 0
+            || req.min_bytes != 0
+            || req.max_records != 0
+            || req.max_wait_ms != 0)
+    {
+        return top_error(
+            ResponseError::InvalidRequest,
+            "maxBytes, minBytes, maxRecords and maxWaitMs must be 0 if isRenewAck is true",
         );
     }
     let member: MemberId = Arc::from(member_id.as_str());
@@ -188,6 +224,10 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
                     )
                 })
                 .collect();
+            if !acknowledgements_valid(&batches, ctx.version >= RENEW_VERSION, renew_ack) {
+                a.data.acknowledge_error_code = ResponseError::InvalidRequest.code();
+                continue;
+            }
             let key = ShareKey {
                 group: Arc::from(group_id.as_str()),
                 topic_id: t.topic_id,
@@ -221,6 +261,14 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest) -> ShareFetchResponse
             .shares
             .release_member(broker, &group_id, &member)
             .await;
+    }
+    // A renewal fetches nothing: it is answered with its acknowledgements' results.
+    let wanted = if renew_ack { Vec::new() } else { wanted };
+    if !renew_ack && !(0..=1).contains(&acquire_mode) {
+        return top_error(
+            ResponseError::UnknownServerError,
+            &format!("unknown share acquire mode {acquire_mode}"),
+        );
     }
 
     // Resolve the partitions to read.

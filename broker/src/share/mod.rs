@@ -767,6 +767,13 @@ impl ShareCoordinator {
         batches: &[(i64, i64, &[i8])],
     ) -> Result<(), (ResponseError, String)> {
         let applied = self.acknowledge(key, leader_epoch, member, batches);
+        // Renewals change no persisted state (locks are not persisted).
+        let renewals_only = batches
+            .iter()
+            .all(|(_, _, types)| types.iter().all(|t| *t == partition::RENEW));
+        if renewals_only {
+            return applied;
+        }
         if let Err(e) = self.persist(broker, key).await {
             return Err((e, "the acknowledgement could not be written durably".into()));
         }

@@ -47,6 +47,39 @@ impl AckType {
     }
 }
 
+/// The acknowledge type RENEW on the wire.
+pub const RENEW: i8 = 4;
+
+/// Kafka's checks of one partition's acknowledgement batches in a request, before any reaches
+/// the share-partition (its `validateAcknowledgementBatches`; a partition that fails them
+/// answers INVALID_REQUEST without a message and nothing of it applies): each batch has
+/// `first <= last`, starts no earlier than the previous batch's last offset, has one type or
+/// one per offset, and only types the version knows (RENEW from ShareFetch and
+/// ShareAcknowledge v2, `renew_supported`), RENEW only in a request that says it carries
+/// renewals (`renew_ack`, KIP-1222's IsRenewAck).
+pub fn acknowledgements_valid(
+    batches: &[(i64, i64, &[i8])],
+    renew_supported: bool,
+    renew_ack: bool,
+) -> bool {
+    let max_type = if renew_supported { RENEW } else { RENEW - 1 };
+    let mut previous_last = -1;
+    for (first, last, types) in batches {
+        let whole = types.len() == 1 || last.checked_sub(*first) == Some(types.len() as i64 - 1);
+        if first > last
+            || *first < previous_last
+            || types.is_empty()
+            || !whole
+            || types.iter().any(|t| !(0..=max_type).contains(t))
+            || (types.contains(&RENEW) && !renew_ack)
+        {
+            return false;
+        }
+        previous_last = *last;
+    }
+    true
+}
+
 /// Where a record stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum State {

@@ -532,3 +532,103 @@ fn moving_the_start_forward_keeps_what_is_in_flight_above_it_and_back_drops_all(
     assert_eq!((sp.start_offset(), sp.end(), sp.counts()), (2, 2, (0, 0)));
     assert_eq!(sp.next_fetch_offset(), Some(2));
 }
+
+#[test]
+fn record_limit_acquisition_ends_inside_a_batch_and_the_rest_stays_for_the_next_fetch() {
+    // KIP-1206 record_limit: three records of a ten-record batch, exactly.
+    let mut sp = SharePartition::new(0, limits());
+    assert_eq!(sp.acquire(&m("a"), &[data(0, 9)], 3, 0), vec![acq(0, 2, 1)]);
+    // The rest of the batch was never acquired: the next fetch reads it from offset 3.
+    assert_eq!(sp.next_fetch_offset(), Some(3));
+    assert_eq!(sp.end(), 3);
+    assert_eq!(sp.acquire(&m("b"), &[data(0, 9)], 4, 0), vec![acq(3, 6, 1)]);
+    // Released records inside the batch are redelivered within the limit too.
+    sp.acknowledge("a", 0, 2, &[RELEASE], 1).unwrap();
+    assert_eq!(sp.next_fetch_offset(), Some(0));
+    assert_eq!(sp.acquire(&m("c"), &[data(0, 9)], 2, 2), vec![acq(0, 1, 2)]);
+    assert_eq!(
+        sp.acquire(&m("c"), &[data(2, 9)], 2, 2),
+        vec![acq(2, 2, 2), acq(7, 7, 1)]
+    );
+}
+
+#[test]
+fn renew_restarts_the_lock_from_now_and_the_record_stays_with_its_member() {
+    let mut sp = SharePartition::new(0, limits());
+    sp.acquire(&m("a"), &[data(0, 1)], 100, 0);
+    // Renewed at 600: the lock lasts lock_ms from then, not from the acquisition.
+    sp.acknowledge("a", 0, 0, &[RENEW], 600).unwrap();
+    assert_eq!(
+        sp.record(0).map(|r| &r.state),
+        Some(&State::Acquired {
+            member: m("a"),
+            deadline_ms: 1_600
+        })
+    );
+    assert_eq!(sp.record(0).map(|r| r.delivery_count), Some(1));
+    // At the first deadline only the record not renewed goes back.
+    assert!(sp.expire(1_000).is_empty());
+    assert_eq!(sp.next_fetch_offset(), Some(1));
+    assert_eq!(
+        sp.acquire(&m("b"), &[data(0, 1)], 100, 1_000),
+        vec![acq(1, 1, 2)]
+    );
+    // The renewed record is still a's to acknowledge, not b's.
+    assert_eq!(
+        sp.acknowledge("b", 0, 0, &[ACCEPT], 1_100),
+        Err(AckError::InvalidRecordState(0))
+    );
+    assert_eq!(sp.acknowledge("a", 0, 0, &[ACCEPT], 1_100), Ok(vec![]));
+}
+
+#[test]
+fn renewing_a_record_the_member_does_not_hold_is_refused_and_changes_nothing() {
+    let mut sp = SharePartition::new(0, limits());
+    sp.acquire(&m("a"), &[data(0, 0)], 100, 0);
+    sp.acquire(&m("b"), &[data(1, 1)], 100, 0);
+    // Held by another member.
+    assert_eq!(
+        sp.acknowledge("b", 0, 0, &[RENEW], 500),
+        Err(AckError::InvalidRecordState(0))
+    );
+    // A batch with one record not held refuses the renewal of the other too.
+    assert_eq!(
+        sp.acknowledge("b", 0, 1, &[RENEW], 500),
+        Err(AckError::InvalidRecordState(0))
+    );
+    assert_eq!(sp.next_deadline(), Some(1_000));
+    // No longer held: its lock expired and it went back.
+    sp.expire(1_000);
+    assert_eq!(
+        sp.acknowledge("a", 0, 0, &[RENEW], 1_001),
+        Err(AckError::InvalidRecordState(0))
+    );
+    assert_eq!(sp.record(0).map(|r| &r.state), Some(&State::Available));
+}
+
+#[test]
+fn acknowledgement_batches_are_checked_as_kafka_checks_them_before_the_share_partition() {
+    let ok = |b: &[(i64, i64, &[i8])], v2: bool, renew: bool| acknowledgements_valid(b, v2, renew);
+    assert!(ok(
+        &[(0, 2, &[ACCEPT]), (3, 4, &[RELEASE, REJECT])],
+        false,
+        false
+    ));
+    // RENEW: only from v2, and only in a request that says it renews.
+    assert!(!ok(&[(0, 0, &[RENEW])], false, false));
+    assert!(!ok(&[(0, 0, &[RENEW])], false, true));
+    assert!(!ok(&[(0, 0, &[RENEW])], true, false));
+    assert!(ok(&[(0, 1, &[RENEW, ACCEPT])], true, true));
+    // A renewing request may also carry other types.
+    assert!(ok(&[(0, 0, &[ACCEPT])], true, true));
+    // Types Kafka does not define, or none.
+    assert!(!ok(&[(0, 0, &[5])], true, true));
+    assert!(!ok(&[(0, 0, &[-1])], true, true));
+    assert!(!ok(&[(0, 0, &[])], false, false));
+    // Neither one type nor one per offset; last before first.
+    assert!(!ok(&[(0, 2, &[ACCEPT, ACCEPT])], false, false));
+    assert!(!ok(&[(3, 2, &[ACCEPT])], false, false));
+    // A batch that starts before the previous one's last offset (ending at it is allowed).
+    assert!(!ok(&[(0, 4, &[ACCEPT]), (3, 5, &[ACCEPT])], false, false));
+    assert!(ok(&[(0, 4, &[ACCEPT]), (4, 5, &[ACCEPT])], false, false));
+}
