@@ -271,7 +271,7 @@ class Nodes:
         self.ports = [dict([("PLAINTEXT", port()), ("CONTROLLER", port())] + [(l, port()) for l in listeners])
                       for _ in range(nodes)]
         voters = ",".join("%d@127.0.0.1:%d" % (i + 1, p["CONTROLLER"]) for i, p in enumerate(self.ports))
-        self.procs, self.logs = [], []
+        self.procs, self.logs, self.args = [], [], []
         for i, ports in enumerate(self.ports):
             node = i + 1
             quorum = ["--controller.listener.names=CONTROLLER", "--process.roles=broker,controller"]
@@ -297,6 +297,7 @@ class Nodes:
             args += ["--%s=%s" % (k, v) for k, v in (props or {}).items()]
             log = open(os.path.join(workdir, "node-%d.log" % node), "a")
             self.logs.append(log)
+            self.args.append(args)
             self.procs.append(subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT))
         deadline = time.time() + START_TIMEOUT_S * 2
         waiting = set(range(nodes))
@@ -322,6 +323,33 @@ class Nodes:
 
     def address(self, listener):
         return ",".join("127.0.0.1:%d" % p[listener] for p in self.ports)
+
+    def kill_node(self, node):
+        """SIGKILL of node `node` (1-based): a crash of one node."""
+        proc = self.procs[node - 1]
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    def start_node(self, node):
+        """Starts node `node` (1-based) again with its arguments and data, and waits until it
+        serves and the controller has unfenced it again."""
+        i = node - 1
+        log = self.logs[i]
+        log.flush()
+        start_offset = os.path.getsize(log.name)
+        self.procs[i] = subprocess.Popen(self.args[i], stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.time() + START_TIMEOUT_S * 2
+        while time.time() < deadline:
+            if self.procs[i].poll() is not None:
+                raise SystemExit("samsa node %d exited at restart; see %s" % (node, log.name))
+            with open(log.name) as f:
+                f.seek(start_offset)
+                text = f.read()
+            if "samsa is serving" in text and "the controller unfenced this broker" in text:
+                return
+            time.sleep(0.1)
+        raise SystemExit("samsa node %d did not serve again within %d s; see %s" % (node, START_TIMEOUT_S * 2, log.name))
 
     def live_brokers(self):
         return Cluster.live_brokers(self)
