@@ -36,7 +36,9 @@ import org.apache.kafka.common.protocol.ApiKeys;
 final class ShareScenarios {
     private ShareScenarios() {}
 
-    static final byte ACCEPT = 1, RELEASE = 2, REJECT = 3;
+    static final byte ACCEPT = 1, RELEASE = 2, REJECT = 3, RENEW = 4;
+    /** ShareAcquireMode (KIP-1206). */
+    static final byte BATCH_OPTIMIZED = 0, RECORD_LIMIT = 1;
 
     // ---- request builders ----------------------------------------------------------------
 
@@ -222,6 +224,7 @@ final class ShareScenarios {
         addDescribe(s);
         addFetch(s);
         addAcknowledge(s);
+        addVersion2(s);
         addOffsets(s);
         addStateApis(s);
         addFindCoordinator(s);
@@ -381,6 +384,69 @@ final class ShareScenarios {
                 acknowledge(x.group, memberId(c, "stranger"), 1, x.topicId, 0, ack(0, 0, ACCEPT)));
             awaitStartOffset(c, x.group, x.topic, 3);
             c.observe("offsets", Route.group(x.group), ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS, (short) 0, describeOffsets(x.group, x.topic, 0));
+        }));
+    }
+
+    /** A ShareFetch v2 in record_limit mode taking at most `maxRecords`. */
+    static ShareFetchRequestData recordLimit(String group, String member, int epoch, int maxRecords) {
+        return fetch((short) 2, group, member, epoch, 2_000).setShareAcquireMode(RECORD_LIMIT)
+            .setMaxRecords(maxRecords).setBatchSize(maxRecords);
+    }
+
+    /** A ShareFetch v2 that only renews (KIP-1222): it must ask for nothing. */
+    static ShareFetchRequestData renewOnly(String group, String member, int epoch) {
+        return new ShareFetchRequestData().setGroupId(group).setMemberId(member).setShareSessionEpoch(epoch)
+            .setMaxWaitMs(0).setMinBytes(0).setMaxBytes(0).setMaxRecords(0).setBatchSize(0).setIsRenewAck(true);
+    }
+
+    static void addVersion2(List<Scenario> s) {
+        // KIP-1206 record_limit inside one batch of five records, and KIP-1222 renewals by
+        // ShareFetch. (The start offset the group reaches is not compared: Kafka writes it to
+        // its share coordinator lazily, see share.fetch.)
+        s.add(Scenario.of("share.fetch.record-limit-and-renew", ApiKeys.SHARE_FETCH, 2, 2, c -> {
+            Setup x = setup(c, 5);
+            Route leader = Route.leader(x.topic, 0);
+            ShareFetchRequestData first = recordLimit(x.group, x.member, 0, 2);
+            first.setMaxWaitMs(5_000);
+            fetchPartition(first, x.topicId, 0);
+            c.observe("open-session-two-records", leader, ApiKeys.SHARE_FETCH, first);
+            ShareFetchRequestData renew = renewOnly(x.group, x.member, 1);
+            fetchPartition(renew, x.topicId, 0).acknowledgementBatches().add(fetchAck(0, 1, RENEW));
+            c.observe("renew-only", leader, ApiKeys.SHARE_FETCH, renew);
+            ShareFetchRequestData asking = renewOnly(x.group, x.member, 2).setMaxRecords(2);
+            fetchPartition(asking, x.topicId, 0).acknowledgementBatches().add(fetchAck(0, 1, RENEW));
+            c.observe("renew-asking-for-records", leader, ApiKeys.SHARE_FETCH, asking);
+            ShareFetchRequestData unflagged = recordLimit(x.group, x.member, 2, 2);
+            fetchPartition(unflagged, x.topicId, 0).acknowledgementBatches().add(fetchAck(0, 0, RENEW));
+            c.observe("renew-without-the-flag-and-two-more", leader, ApiKeys.SHARE_FETCH, unflagged);
+            ShareFetchRequestData accept = recordLimit(x.group, x.member, 3, 2);
+            fetchPartition(accept, x.topicId, 0).acknowledgementBatches().add(fetchAck(0, 3, ACCEPT));
+            c.observe("accept-the-renewed-and-the-rest", leader, ApiKeys.SHARE_FETCH, accept);
+            ShareFetchRequestData unknownMode = recordLimit(x.group, x.member, 4, 2).setShareAcquireMode((byte) 7).setMaxWaitMs(0);
+            fetchPartition(unknownMode, x.topicId, 0);
+            c.observe("unknown-acquire-mode", leader, ApiKeys.SHARE_FETCH, unknownMode);
+            ShareFetchRequestData close = fetch((short) 2, x.group, x.member, -1, 0);
+            fetchPartition(close, x.topicId, 0).acknowledgementBatches().add(fetchAck(4, 4, ACCEPT));
+            c.observe("close-session", leader, ApiKeys.SHARE_FETCH, close);
+        }));
+        // KIP-1222 renewals by ShareAcknowledge, and its AcquisitionLockTimeoutMs.
+        s.add(Scenario.of("share.acknowledge.renew", ApiKeys.SHARE_ACKNOWLEDGE, 2, 2, c -> {
+            Setup x = setup(c, 3);
+            Route leader = Route.leader(x.topic, 0);
+            ShareFetchRequestData first = fetch((short) 2, x.group, x.member, 0, 5_000).setShareAcquireMode(BATCH_OPTIMIZED);
+            fetchPartition(first, x.topicId, 0);
+            c.observe("fetch", leader, ApiKeys.SHARE_FETCH, (short) 2, first);
+            c.observe("renew", leader, ApiKeys.SHARE_ACKNOWLEDGE,
+                acknowledge(x.group, x.member, 1, x.topicId, 0, ack(0, 1, RENEW)).setIsRenewAck(true));
+            c.observe("renew-without-the-flag", leader, ApiKeys.SHARE_ACKNOWLEDGE,
+                acknowledge(x.group, x.member, 2, x.topicId, 0, ack(2, 2, RENEW)));
+            c.observe("renew-in-version-1", leader, ApiKeys.SHARE_ACKNOWLEDGE, (short) 1,
+                acknowledge(x.group, x.member, 3, x.topicId, 0, ack(2, 2, RENEW)));
+            c.observe("flag-with-renew-and-accept", leader, ApiKeys.SHARE_ACKNOWLEDGE,
+                acknowledge(x.group, x.member, 4, x.topicId, 0, ack(0, 0, RENEW), ack(2, 2, ACCEPT)).setIsRenewAck(true));
+            c.observe("accept-the-renewed", leader, ApiKeys.SHARE_ACKNOWLEDGE,
+                acknowledge(x.group, x.member, 5, x.topicId, 0, ack(0, 1, ACCEPT)));
+            c.observe("close", leader, ApiKeys.SHARE_ACKNOWLEDGE, acknowledge(x.group, x.member, -1, null, 0));
         }));
     }
 
