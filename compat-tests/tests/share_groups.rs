@@ -640,3 +640,49 @@ fn a_share_consumer_rides_through_a_broker_crash() {
     let (out, err) = (out.join().unwrap(), err.join().unwrap());
     assert!(status.success(), "survivor ({status}): {out}\n{err}");
 }
+
+/// Runs a program of compat-tests/java (Kafka 4.4's Java client) against `broker`.
+fn run_java(broker: &Broker, class: &str, args: &[&str]) -> String {
+    let logs = tempfile::tempdir().unwrap();
+    let mut cmd = compat_tests::kafka_java::java_client(class, logs.path());
+    cmd.arg(broker.bootstrap()).args(args);
+    let (status, out, err) =
+        compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(240)).unwrap();
+    if !status.success() {
+        let client_log =
+            std::fs::read_to_string(logs.path().join("server.log")).unwrap_or_default();
+        let lines = broker.log_lines();
+        let tail = lines[lines.len().saturating_sub(100)..].join("\n");
+        panic!("{class} failed ({status}):\nstdout:\n{out}\nstderr:\n{err}\nclient log:\n{client_log}\nbroker log:\n{tail}");
+    }
+    out
+}
+
+/// Kafka 4.4's KafkaShareConsumer with share.acquire.mode=record_limit and max.poll.records=3
+/// (ShareFetch v2, KIP-1206): of ten records in one batch a member acquires exactly three, and
+/// another member of the group gets the other seven while the first still holds its three.
+#[test]
+fn kafkas_share_consumer_acquires_record_limit_records_inside_a_batch() {
+    let broker = broker();
+    let out = run_java(
+        &broker,
+        "ShareAcquireModeAndRenew",
+        &["record-limit", "share-record-limit", "sg-record-limit"],
+    );
+    assert!(out.lines().any(|l| l == "ok"), "{out}");
+}
+
+/// Kafka 4.4's KafkaShareConsumer renewing its records' locks with AcknowledgeType.RENEW
+/// (ShareAcknowledge v2, KIP-1222): held for three locks' time, the records never reach the
+/// other member; accepted at the end, they are done. The consumer sees the group's lock
+/// duration in AcquisitionLockTimeoutMs.
+#[test]
+fn kafkas_share_consumer_renews_its_locks_and_keeps_its_records() {
+    let broker = broker();
+    let out = run_java(
+        &broker,
+        "ShareAcquireModeAndRenew",
+        &["renew", "share-renew", "sg-renew", "4000"],
+    );
+    assert!(out.lines().any(|l| l == "ok"), "{out}");
+}
