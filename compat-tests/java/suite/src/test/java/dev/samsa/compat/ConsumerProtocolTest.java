@@ -1,0 +1,85 @@
+package dev.samsa.compat;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListGroupsOptions;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.GroupType;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+/** group.protocol=consumer (KIP-848): the broker assigns; skipped on Samsa until issue 41 (java-client-skip.txt). */
+class ConsumerProtocolTest extends SuiteBase {
+    static Map<String, Object> consumerProtocol() {
+        return Map.of("group.protocol", "consumer");
+    }
+
+    @Test
+    void twoMembersSplitThePartitionsAndCommit() throws Exception {
+        String topic = Env.name("kip848");
+        String group = Env.name("g-kip848");
+        Env.createTopic(admin, topic, 4);
+        Env.produce(topic, 40, "v");
+        Set<String> seen = new HashSet<>();
+        try (KafkaConsumer<String, String> a = Env.consumer(group, consumerProtocol());
+             KafkaConsumer<String, String> b = Env.consumer(group, consumerProtocol())) {
+            a.subscribe(List.of(topic));
+            b.subscribe(List.of(topic));
+            Env.waitUntil("both members assigned and every record consumed", () -> {
+                a.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.value()));
+                b.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.value()));
+                return seen.size() == 40 && a.assignment().size() == 2 && b.assignment().size() == 2
+                    && atEnd(a) && atEnd(b);
+            });
+            a.commitSync();
+            b.commitSync();
+            ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+            assertEquals(GroupType.CONSUMER, d.type());
+            assertEquals(GroupState.STABLE, d.groupState());
+            assertEquals(2, d.members().size());
+            d.members().forEach(m -> assertEquals(2, m.assignment().topicPartitions().size()));
+            GroupListing l = admin.listGroups(ListGroupsOptions.forConsumerGroups()).all().get().stream()
+                .filter(g -> g.groupId().equals(group)).findFirst().orElseThrow();
+            assertEquals(GroupType.CONSUMER, l.type().orElseThrow());
+        }
+        Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+        assertEquals(40, offsets.values().stream().mapToLong(OffsetAndMetadata::offset).sum());
+    }
+
+    /** Every assigned partition read to its end (a member may own partitions the other one read before). */
+    static boolean atEnd(KafkaConsumer<String, String> c) {
+        Map<TopicPartition, Long> ends = c.endOffsets(c.assignment());
+        return ends.entrySet().stream().allMatch(e -> c.position(e.getKey()) == e.getValue());
+    }
+
+    @Test
+    void serverSideAssignorAndRegex() throws Exception {
+        String prefix = Env.name("kip848re");
+        String group = Env.name("g-kip848re");
+        Env.createTopic(admin, prefix + "-a", 1);
+        Env.createTopic(admin, prefix + "-b", 1);
+        Env.produce(prefix + "-a", 5, "a");
+        Env.produce(prefix + "-b", 5, "b");
+        Set<String> seen = new HashSet<>();
+        try (KafkaConsumer<String, String> c = Env.consumer(group, Map.of("group.protocol", "consumer",
+            "group.remote.assignor", "range"))) {
+            c.subscribe(new org.apache.kafka.clients.consumer.SubscriptionPattern(prefix + "-.*"));
+            Env.waitUntil("records of both topics", () -> {
+                c.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.value()));
+                return seen.size() == 10;
+            });
+            assertTrue(c.assignment().size() == 2);
+        }
+    }
+}
