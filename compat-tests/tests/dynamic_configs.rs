@@ -156,7 +156,7 @@ fn broker_configs_change_at_runtime_with_kafkas_sources_and_refusals_and_survive
         alter_raw(&broker, "1", &[("log.retention.hours", "1")]),
         (
             invalid_request,
-            "Cannot update these configs dynamically: Set(log.retention.hours)".into()
+            "Cannot update these configs dynamically: [log.retention.hours]".into()
         )
     );
     assert_eq!(
@@ -227,7 +227,7 @@ fn a_dynamic_log_retention_default_deletes_old_segments_of_topics_that_do_not_ov
     assert_eq!(code, ResponseError::InvalidRequest.code());
     assert_eq!(
         message,
-        "Cannot update these configs dynamically: Set(log.retention.hours)"
+        "Cannot update these configs dynamically: [log.retention.hours]"
     );
     let (code, message) = set_configs(
         &broker,

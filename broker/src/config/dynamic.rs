@@ -224,9 +224,9 @@ pub fn broker_list_base(name: &str, op: OpType) -> Result<Option<String>, Dynami
     Ok(def.default.map(str::to_string))
 }
 
-/// Kafka's way of naming a set of keys in its messages (`Set(a, b)`).
+/// Kafka 4.4's way of naming a set of keys in its messages (a Java set: `[a, b]`).
 fn key_set(keys: &[&str]) -> String {
-    format!("Set({})", keys.join(", "))
+    format!("[{}]", keys.join(", "))
 }
 
 /// Checks one broker layer key by key, as Kafka's `DynamicBrokerConfig.validateConfigs` does,
@@ -634,7 +634,7 @@ mod tests {
         assert!(matches!(e, DynamicConfigError::InvalidRequest(_)));
         assert_eq!(
             e.to_string(),
-            "Cannot update these configs dynamically: Set(log.retention.hours, num.partitions)"
+            "Cannot update these configs dynamically: [log.retention.hours, num.partitions]"
         );
     }
 

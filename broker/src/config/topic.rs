@@ -38,7 +38,7 @@ pub fn scale(value: &str, factor: i64) -> String {
 /// Checks one topic value; the message names the key and what was expected (Kafka's
 /// `LogConfig` validators).
 pub fn validate_value(name: &str, value: &str) -> Result<(), String> {
-    let def = defs::topic_def(name).ok_or_else(|| format!("unknown topic config '{name}'"))?;
+    let def = defs::topic_def(name).ok_or_else(|| format!("Unknown topic config name: {name}"))?;
     defs::validate(name, def.kind, value)?;
     let v = value.trim();
     let at_least = |min: i64| v.parse::<i64>().map(|n| n >= min).unwrap_or(false);

@@ -130,7 +130,7 @@ mod tests {
         assert_eq!(code, ResponseError::InvalidRequest);
         assert_eq!(
             message,
-            "Cannot update these configs dynamically: Set(log.retention.hours)"
+            "Cannot update these configs dynamically: [log.retention.hours]"
         );
         let (_, message) = check(
             CONFIG_RESOURCE_BROKER,

@@ -163,7 +163,7 @@ fn topic_list_base(
     op: OpType,
 ) -> Result<Option<String>, DynamicConfigError> {
     let def = defs::topic_def(key).ok_or_else(|| {
-        DynamicConfigError::InvalidConfig(format!("unknown topic config '{key}'"))
+        DynamicConfigError::InvalidConfig(format!("Unknown topic config name: {key}"))
     })?;
     if def.kind != ConfigType::List {
         return Err(DynamicConfigError::InvalidConfig(format!(

@@ -1,0 +1,1328 @@
+#!/usr/bin/env python3
+"""Kafka's own command-line tools, unchanged, against Samsa (or, with --kafka, against the
+reference Kafka 4.4): each command run as users run it, through the bin/kafka-*.sh scripts of
+the installation that `scripts/reference/kafka bin` writes (Kafka 4.4.0's jars from Maven
+Central, each script starting the class Kafka's own script starts), and its output checked as a
+user would read it. Each check is one named test in report.py's shape.
+
+Called by scripts/compat/kafka-tools.sh. The brokers get scripts/reference/test.properties (both
+read the same settings) and an authorizer (StandardAuthorizer, the tools' principal
+User:ANONYMOUS a super user) for the ACL commands; with --cluster 3, three nodes and replication
+factor 3 (reassignment and leader election run only there).
+
+The tools' JVMs start with Kafka's scripts' own environment variables: KAFKA_JVM_PERFORMANCE_OPTS
+with the first JIT tier and the serial collector, and KAFKA_OPTS with a class-data archive this
+run makes first, which take a tool's start from ~2 s of CPU to ~0.5 s; --plain-jvm runs them with
+the scripts' defaults. Nothing of the tools themselves changes.
+
+Skips on Samsa (features with issues of their own) are listed in kafka-tools-skip.txt, each with
+its reason: in a full run they are run all the same and reported SKIPPED with the reason when
+they fail (PASSED when they pass: then the line should go); --quick does not run them."""
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+from report import Summary, read_list  # noqa: E402
+from samsa_broker import Broker, Nodes  # noqa: E402
+# The reference's settings, raised for a cluster, as the workloads suite gives them.
+from run_kafka_workloads import cluster_overrides, load_reference  # noqa: E402
+
+REFERENCE = os.path.join(ROOT, "scripts", "reference", "kafka")
+TEST_PROPERTIES = os.path.join(ROOT, "scripts", "reference", "test.properties")
+VERSION = "4.4.0"
+# Bounds for a tool or a condition on a slow shared machine; reaching one is a failure, never a
+# pass, and nothing is measured against them.
+TOOL_TIMEOUT_S = 180
+WAIT_S = 120
+AUTHORIZER = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+              "super.users": "User:ANONYMOUS"}
+
+
+class Failure(Exception):
+    pass
+
+
+class SamsaTarget:
+    kind = "samsa"
+
+    def __init__(self, samsa, workdir, nodes):
+        self.nodes = nodes
+        props = load_reference().read_properties(TEST_PROPERTIES)
+        props.update(cluster_overrides(nodes))
+        props.update(AUTHORIZER)
+        os.makedirs(workdir, exist_ok=True)
+        self.broker = Broker(samsa, workdir, props) if nodes == 1 else Nodes(samsa, workdir, nodes, props)
+        self.bootstrap = self.broker.bootstrap
+        self.workdir = workdir
+
+    def data_dirs(self):
+        if self.nodes == 1:
+            return [self.broker.data]
+        return [os.path.join(self.workdir, "node-%d" % n) for n in range(1, self.nodes + 1)]
+
+    def stop(self):
+        self.broker.stop()
+
+
+class KafkaTarget:
+    """The reference Kafka 4.4 (scripts/reference/kafka start DIR), stopped by pid."""
+    kind = "kafka"
+
+    def __init__(self, workdir, nodes):
+        self.dir = workdir
+        self.nodes = nodes
+        cmd = [sys.executable, REFERENCE, "start", workdir, "--nodes", str(nodes)]
+        for k, v in list(cluster_overrides(nodes).items()) + list(AUTHORIZER.items()):
+            cmd += ["--set", "%s=%s" % (k, v)]
+        env = dict(os.environ)
+        env.setdefault("KAFKA_HEAP_OPTS", "-Xmx768m -Xms768m")
+        done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if done.returncode != 0:
+            self.stop()
+            raise SystemExit("reference kafka did not start: " + done.stdout[-2000:])
+        with open(os.path.join(workdir, "cluster.json")) as f:
+            self.bootstrap = json.load(f)["bootstrap"]
+
+    def data_dirs(self):
+        return [os.path.join(self.dir, "node-%d" % n, "data") for n in range(1, self.nodes + 1)]
+
+    def stop(self):
+        subprocess.run([sys.executable, REFERENCE, "stop", self.dir], check=False)
+
+
+class Result:
+    def __init__(self, cmd, rc, out, err):
+        self.cmd, self.rc, self.out, self.err = cmd, rc, out, err
+
+    @property
+    def lines(self):
+        return [l for l in self.out.splitlines() if l.strip()]
+
+    def brief(self):
+        text = (self.out + "\n" + self.err).strip().splitlines()
+        text = [l for l in text if not l.startswith("\tat ")]
+        return "`%s` exit %s: %s" % (" ".join(self.cmd[:1] + [a for a in self.cmd[1:]]), self.rc,
+                                    " | ".join(text[-6:]))
+
+
+class Ctx:
+    """The run: the target, the tools, a log of every command and its output."""
+
+    def __init__(self, target, home, workdir, env, quick):
+        self.target = target
+        self.b = target.bootstrap
+        self.nodes = target.nodes
+        self.rf = target.nodes
+        self.home = home
+        self.workdir = workdir
+        self.env = env
+        self.quick = quick
+        self.log = None
+        self.background = []
+
+    def cmd(self, script, *args):
+        return [os.path.join(self.home, "bin", script)] + [str(a) for a in args]
+
+    def run(self, script, *args, stdin=None, ok=True, timeout=TOOL_TIMEOUT_S):
+        """Runs bin/<script> ARGS; its Result. `ok`: a non-zero exit status fails the test."""
+        cmd = self.cmd(script, *args)
+        started = time.time()
+        try:
+            done = subprocess.run(cmd, input=stdin if stdin is not None else "", env=self.env, text=True,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+            res = Result([script] + [str(a) for a in args], done.returncode, done.stdout, done.stderr)
+        except subprocess.TimeoutExpired as e:
+            res = Result([script] + [str(a) for a in args], None, e.stdout or "", e.stderr or "")
+            if isinstance(res.out, bytes):
+                res.out, res.err = res.out.decode(errors="replace"), res.err.decode(errors="replace")
+        if self.log:
+            self.log.write("$ %s   (%.1f s, exit %s)\n%s%s\n" % (
+                " ".join(res.cmd), time.time() - started, res.rc, res.out,
+                ("--- stderr\n" + res.err) if res.err.strip() else ""))
+            self.log.flush()
+        if res.rc is None:
+            raise Failure("timed out after %d s: %s" % (timeout, res.brief()))
+        if ok and res.rc != 0:
+            raise Failure(res.brief())
+        return res
+
+    def start(self, name, script, *args):
+        """A tool in the background (stopped at the end of its test); output to a file."""
+        path = os.path.join(self.workdir, name + ".out")
+        out = open(path, "w")
+        proc = subprocess.Popen(self.cmd(script, *args), env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        out.close()
+        proc.out_path = path
+        self.background.append(proc)
+        return proc
+
+    def stop_background(self):
+        for proc in self.background:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        self.background = []
+
+    # Helpers shared by the tests.
+
+    def create_topic(self, topic, partitions, rf=None, *extra):
+        res = self.run("kafka-topics.sh", "--bootstrap-server", self.b, "--create", "--topic", topic,
+                       "--partitions", partitions, "--replication-factor", rf or self.rf, *extra)
+        expect("Created topic %s." % topic in res.out, "create: " + res.brief())
+
+    def produce(self, topic, lines, *props):
+        args = ["--bootstrap-server", self.b, "--topic", topic]
+        for p in props:
+            args += ["--reader-property", p]
+        self.run("kafka-console-producer.sh", *args, "--command-property", "acks=all",
+                 stdin="".join(l + "\n" for l in lines))
+
+    def offsets(self, topic, time_spec=None):
+        """{partition: offset} from kafka-get-offsets."""
+        args = ["--bootstrap-server", self.b, "--topic", topic] + (["--time", time_spec] if time_spec else [])
+        res = self.run("kafka-get-offsets.sh", *args)
+        out = {}
+        for line in res.lines:
+            t, p, o = line.rsplit(":", 2)
+            expect(t == topic, "get-offsets printed %r" % line)
+            out[int(p)] = int(o)
+        return out
+
+
+def expect(cond, message):
+    if not cond:
+        raise Failure(message)
+
+
+def wait_for(what, check, timeout=WAIT_S):
+    """Calls check() until it returns something true; its value. A Failure inside counts as
+    not yet; the last one is reported when time is up."""
+    deadline = time.time() + timeout
+    last = None
+    while True:
+        try:
+            value = check()
+            if value:
+                return value
+        except Failure as e:
+            last = e
+        if time.time() > deadline:
+            raise Failure("%s: not within %d s%s" % (what, timeout, "; last: %s" % last if last else ""))
+        time.sleep(0.5)
+
+
+def table(res, first):
+    """The rows of a whitespace-aligned table whose header line starts with `first`: a list of
+    {column: value}."""
+    lines = res.out.splitlines()
+    for i, line in enumerate(lines):
+        if line.split() and line.split()[0] == first:
+            header = line.split()
+            rows = []
+            for row in lines[i + 1:]:
+                cells = row.split()
+                if not cells:
+                    break
+                rows.append(dict(zip(header, cells)))
+            return rows
+    raise Failure("no table with %s in: %s" % (first, res.brief()))
+
+
+def tsv(res, first):
+    """The rows of a tab-separated table (kafka-transactions, kafka-metadata-quorum): cells
+    stripped, empty cells kept."""
+    lines = res.out.splitlines()
+    for i, line in enumerate(lines):
+        cells = [c.strip() for c in line.split("\t")]
+        if cells and cells[0] == first:
+            return [dict(zip(cells, [c.strip() for c in row.split("\t")])) for row in lines[i + 1:] if row.strip()]
+    raise Failure("no table with %s in: %s" % (first, res.brief()))
+
+
+# ------------------------------------------------------------------------------------- tests
+
+TESTS = []
+
+
+def test(name, quick=False, cluster=False):
+    """Registers a test: `quick` runs in --quick; `cluster` runs only with three nodes or more."""
+    def register(fn):
+        TESTS.append((name, fn, quick, cluster))
+        return fn
+    return register
+
+
+# kafka-topics
+
+@test("topics.create", quick=True)
+def t_topics_create(c):
+    c.create_topic("kt-topic", 3, None, "--config", "retention.ms=86400000", "--config", "cleanup.policy=delete")
+    return "Created topic kt-topic."
+
+
+@test("topics.create-existing")
+def t_topics_create_existing(c):
+    res = c.run("kafka-topics.sh", "--bootstrap-server", c.b, "--create", "--topic", "kt-topic", "--partitions", 3,
+                ok=False)
+    expect(res.rc != 0 and "Topic 'kt-topic' already exists." in res.out, res.brief())
+    c.run("kafka-topics.sh", "--bootstrap-server", c.b, "--create", "--topic", "kt-topic", "--partitions", 3,
+          "--if-not-exists")
+    res = c.run("kafka-topics.sh", "--bootstrap-server", c.b, "--create", "--topic", "kt-bad-config",
+                "--config", "no.such.config=1", ok=False)
+    expect(res.rc != 0 and "Unknown topic config name: no.such.config" in res.out, res.brief())
+    return "already exists; --if-not-exists; unknown config refused"
+
+
+def describe_topic(c, topic):
+    res = c.run("kafka-topics.sh", "--bootstrap-server", c.b, "--describe", "--topic", topic)
+    head = [l for l in res.lines if l.startswith("Topic: %s\tTopicId:" % topic)]
+    expect(len(head) == 1, "no topic line: " + res.brief())
+    fields = dict(re.findall(r"(\w+): ?([^\t]*)", head[0]))
+    parts = {}
+    for line in res.lines:
+        if line.startswith("\tTopic: %s\tPartition:" % topic):
+            f = dict(re.findall(r"(\w+): ?([^\t]*)", line))
+            ints = lambda s: [int(x) for x in s.split(",") if x.strip()]  # noqa: E731
+            parts[int(f["Partition"])] = {"leader": int(f["Leader"]), "replicas": ints(f["Replicas"]),
+                                          "isr": ints(f["Isr"])}
+    return fields, parts, res
+
+
+@test("topics.describe", quick=True)
+def t_topics_describe(c):
+    fields, parts, res = describe_topic(c, "kt-topic")
+    expect(fields["PartitionCount"] == "3" and fields["ReplicationFactor"] == str(c.rf), res.brief())
+    configs = dict(kv.split("=", 1) for kv in fields["Configs"].split(",") if "=" in kv)
+    expect(configs.get("retention.ms") == "86400000" and configs.get("cleanup.policy") == "delete",
+           "Configs: " + fields["Configs"])
+    expect(sorted(parts) == [0, 1, 2], "partitions %s" % sorted(parts))
+    for p, s in parts.items():
+        expect(len(s["replicas"]) == c.rf and s["leader"] in s["replicas"] and sorted(s["isr"]) == sorted(s["replicas"]),
+               "partition %d: %s" % (p, s))
+    return "3 partitions, RF %d, leaders in replicas, ISR full, configs shown" % c.rf
+
+
+@test("topics.list", quick=True)
+def t_topics_list(c):
+    res = c.run("kafka-topics.sh", "--bootstrap-server", c.b, "--list")
+    expect("kt-topic" in res.lines, res.brief())
+    res = c.run("kafka-topics.sh", "--bootstrap-server", c.b, "--list", "--topic", "kt-top.*", "--exclude-internal")
+    expect(res.lines == ["kt-topic"], res.brief())
+    return "--list; --topic regex with --exclude-internal"
+
+
+@test("topics.alter-partitions", quick=True)
+def t_topics_alter(c):
+    c.run("kafka-topics.sh", "--bootstrap-server", c.b, "--alter", "--topic", "kt-topic", "--partitions", 5)
+    fields, parts, res = describe_topic(c, "kt-topic")
+    expect(fields["PartitionCount"] == "5" and sorted(parts) == list(range(5)), res.brief())
+    res = c.run("kafka-topics.sh", "--bootstrap-server", c.b, "--alter", "--topic", "kt-topic", "--partitions", 2,
+                ok=False)
+    expect(res.rc != 0 and "The topic kt-topic currently has 5 partition(s); 2 would not be an increase." in res.out,
+           res.brief())
+    return "3 -> 5 partitions; 2 refused"
+
+
+@test("topics.health")
+def t_topics_health(c):
+    for flag in ("--under-replicated-partitions", "--unavailable-partitions", "--under-min-isr-partitions"):
+        res = c.run("kafka-topics.sh", "--bootstrap-server", c.b, "--describe", flag, "--topic", "kt-topic")
+        expect(res.lines == [], "%s: %s" % (flag, res.brief()))
+    return "no under-replicated, unavailable or under-min-ISR partitions"
+
+
+@test("topics.delete", quick=True)
+def t_topics_delete(c):
+    c.create_topic("kt-delete", 1)
+    c.run("kafka-topics.sh", "--bootstrap-server", c.b, "--delete", "--topic", "kt-delete")
+    wait_for("kt-delete gone from --list", lambda: "kt-delete" not in c.run(
+        "kafka-topics.sh", "--bootstrap-server", c.b, "--list").lines)
+    res = c.run("kafka-topics.sh", "--bootstrap-server", c.b, "--delete", "--topic", "kt-delete", ok=False)
+    expect(res.rc != 0 and "Topic 'kt-delete' does not exist as expected" in res.out, res.brief())
+    return "deleted; deleting it again: does not exist"
+
+
+# kafka-configs
+
+def describe_configs(c, *entity):
+    res = c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--describe", *entity)
+    out = {}
+    for line in res.out.splitlines():
+        m = re.match(r"  (\S+?)=(.*) sensitive=(true|false) synonyms=\{(.*)\}$", line)
+        if m:
+            out[m.group(1)] = (m.group(2), m.group(4))
+    return out, res
+
+
+@test("configs.topic", quick=True)
+def t_configs_topic(c):
+    res = c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--alter", "--entity-type", "topics",
+                "--entity-name", "kt-topic", "--add-config", "retention.ms=1000,max.message.bytes=2000")
+    expect("Completed updating config for topic kt-topic." in res.out, res.brief())
+    got, res = describe_configs(c, "--entity-type", "topics", "--entity-name", "kt-topic")
+    expect("Dynamic configs for topic kt-topic are:" in res.out, res.brief())
+    expect(got.get("retention.ms") == ("1000", "DYNAMIC_TOPIC_CONFIG:retention.ms=1000"), "retention.ms: %s" % (
+        got.get("retention.ms"),))
+    expect(got.get("max.message.bytes", ("",))[0] == "2000" and got["max.message.bytes"][1].startswith(
+        "DYNAMIC_TOPIC_CONFIG:max.message.bytes=2000, DEFAULT_CONFIG:message.max.bytes="), res.brief())
+    c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--alter", "--topic", "kt-topic",
+          "--delete-config", "max.message.bytes")
+    got, res = describe_configs(c, "--topic", "kt-topic")
+    expect("max.message.bytes" not in got and "retention.ms" in got, res.brief())
+    return "add, describe with synonyms, delete"
+
+
+@test("configs.topic-all")
+def t_configs_topic_all(c):
+    got, res = describe_configs(c, "--topic", "kt-topic", "--all")
+    expect(got.get("segment.bytes") == ("1073741824", "DEFAULT_CONFIG:log.segment.bytes=1073741824"), res.brief())
+    expect(got.get("retention.ms", ("",))[0] == "1000", "retention.ms %s" % (got.get("retention.ms"),))
+    expect(len(got) >= 30, "only %d configs with --all" % len(got))
+    res = c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--alter", "--topic", "kt-topic",
+                "--add-config", "no.such.config=1", ok=False)
+    expect(res.rc != 0 and "InvalidConfigurationException: Unknown topic config name: no.such.config" in res.out + res.err,
+           res.brief())
+    res = c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--alter", "--topic", "kt-topic",
+                "--add-config", "retention.ms=abc", ok=False)
+    expect(res.rc != 0 and "InvalidConfigurationException" in res.out + res.err, res.brief())
+    return "%d configs with --all; unknown key and bad value refused" % len(got)
+
+
+@test("configs.broker", quick=True)
+def t_configs_broker(c):
+    res = c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--alter", "--entity-type", "brokers",
+                "--entity-name", 1, "--add-config", "log.cleaner.threads=2")
+    expect("Completed updating config for broker 1." in res.out, res.brief())
+    got, res = describe_configs(c, "--entity-type", "brokers", "--entity-name", 1)
+    expect(got.get("log.cleaner.threads") == (
+        "2", "DYNAMIC_BROKER_CONFIG:log.cleaner.threads=2, DEFAULT_CONFIG:log.cleaner.threads=1"), res.brief())
+    c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--alter", "--entity-type", "brokers",
+          "--entity-name", 1, "--delete-config", "log.cleaner.threads")
+    got, res = describe_configs(c, "--entity-type", "brokers", "--entity-name", 1)
+    expect("log.cleaner.threads" not in got, res.brief())
+    res = c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--alter", "--entity-type", "brokers",
+                "--entity-name", 1, "--add-config", "log.dirs=/nowhere", ok=False)
+    expect(res.rc != 0 and "Cannot update these configs dynamically: [log.dirs]" in res.out + res.err, res.brief())
+    res = c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--alter", "--entity-type", "brokers",
+                "--entity-name", 1, "--add-config", "ssl.keystore.location=/nowhere", ok=False)
+    expect(res.rc != 0 and "These security configs can be dynamically updated only per-listener using the listener "
+           "prefix: [ssl.keystore.location]" in res.out + res.err, res.brief())
+    res = c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--alter", "--entity-type", "brokers",
+                "--entity-default", "--add-config", "listener.name.plaintext.ssl.keystore.location=/nowhere", ok=False)
+    expect(res.rc != 0 and "Cannot update these configs at default cluster level, broker id must be specified: "
+           "[listener.name.plaintext.ssl.keystore.location]" in res.out + res.err, res.brief())
+    return "per-broker dynamic config set, shown, deleted; static, unprefixed and per-broker-at-default keys refused"
+
+
+@test("configs.broker-default")
+def t_configs_broker_default(c):
+    res = c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--alter", "--entity-type", "brokers",
+                "--entity-default", "--add-config", "log.retention.bytes=1073741824")
+    expect("Completed updating default config for brokers in the cluster." in res.out, res.brief())
+    got, res = describe_configs(c, "--entity-type", "brokers", "--entity-default")
+    expect("Default configs for brokers in the cluster are:" in res.out and got.get("log.retention.bytes") == (
+        "1073741824", "DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.bytes=1073741824"), res.brief())
+    got, res = describe_configs(c, "--entity-type", "brokers", "--entity-name", c.nodes, "--all")
+    expect(got.get("log.retention.bytes") == ("1073741824", "DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.bytes="
+                                               "1073741824, DEFAULT_CONFIG:log.retention.bytes=-1"),
+           "broker %d --all: %s" % (c.nodes, got.get("log.retention.bytes")))
+    c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--alter", "--entity-type", "brokers",
+          "--entity-default", "--delete-config", "log.retention.bytes")
+    got, res = describe_configs(c, "--entity-type", "brokers", "--entity-default")
+    expect("log.retention.bytes" not in got, res.brief())
+    return "cluster-wide default set, seen by broker %d, deleted" % c.nodes
+
+
+@test("configs.broker-logger", quick=True)
+def t_configs_broker_logger(c):
+    got, res = describe_configs(c, "--entity-type", "broker-loggers", "--entity-name", 1)
+    expect("Dynamic configs for broker-logger 1 are:" in res.out and "root" in got, res.brief())
+    before = got["root"][0]
+    try:
+        res = c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--alter", "--entity-type", "broker-loggers",
+                    "--entity-name", 1, "--add-config", "root=WARN")
+        expect("Completed updating config for broker-logger 1." in res.out, res.brief())
+        got, res = describe_configs(c, "--entity-type", "broker-loggers", "--entity-name", 1)
+        expect(got.get("root", ("",))[0] == "WARN", res.brief())
+        res = c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--alter", "--entity-type", "broker-loggers",
+                    "--entity-name", 1, "--delete-config", "root", ok=False)
+        expect(res.rc != 0 and "Removing the log level of the root logger is not allowed" in res.out + res.err,
+               res.brief())
+    finally:
+        c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--alter", "--entity-type", "broker-loggers",
+              "--entity-name", 1, "--add-config", "root=" + before)
+    return "%d loggers; root %s -> WARN -> %s; deleting root refused" % (len(got), before, before)
+
+
+@test("configs.client-metrics")
+def t_configs_client_metrics(c):
+    res = c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--alter", "--entity-type", "client-metrics",
+                "--entity-name", "kt-metrics", "--add-config", "metrics=org.apache.kafka.producer.,interval.ms=5000")
+    expect("Completed updating config for client-metric kt-metrics." in res.out, res.brief())
+    got, res = describe_configs(c, "--entity-type", "client-metrics", "--entity-name", "kt-metrics")
+    expect(got.get("interval.ms") == ("5000", "DYNAMIC_CLIENT_METRICS_CONFIG:interval.ms=5000")
+           and got.get("metrics", ("",))[0] == "org.apache.kafka.producer.", res.brief())
+    res = c.run("kafka-client-metrics.sh", "--bootstrap-server", c.b, "--list")
+    expect("kt-metrics" in res.lines, res.brief())
+    c.run("kafka-client-metrics.sh", "--bootstrap-server", c.b, "--delete", "--name", "kt-metrics")
+    res = c.run("kafka-client-metrics.sh", "--bootstrap-server", c.b, "--list")
+    expect("kt-metrics" not in res.lines, res.brief())
+    return "client-metrics resource through kafka-configs and kafka-client-metrics"
+
+
+def quota_test(c, entity_type, name, config, shown):
+    res = c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--alter", "--entity-type", entity_type,
+                "--entity-name", name, "--add-config", config)
+    expect("Completed updating config" in res.out, res.brief())
+    res = c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--describe", "--entity-type", entity_type,
+                "--entity-name", name)
+    expect(shown in res.out, res.brief())
+    key = config.split("=")[0]
+    c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--alter", "--entity-type", entity_type,
+          "--entity-name", name, "--delete-config", key)
+    return res.lines[0] if res.lines else ""
+
+
+@test("configs.user-quota")
+def t_configs_user_quota(c):
+    return quota_test(c, "users", "kt-user", "producer_byte_rate=1024",
+                      "Quota configs for user-principal 'kt-user' are producer_byte_rate=1024.0")
+
+
+@test("configs.client-quota")
+def t_configs_client_quota(c):
+    return quota_test(c, "clients", "kt-client", "consumer_byte_rate=2048",
+                      "Quota configs for client-id 'kt-client' are consumer_byte_rate=2048.0")
+
+
+@test("configs.ip-quota")
+def t_configs_ip_quota(c):
+    return quota_test(c, "ips", "127.0.0.2", "connection_creation_rate=10",
+                      "Quota configs for ip '127.0.0.2' are connection_creation_rate=10.0")
+
+
+# kafka-consumer-groups, kafka-groups
+
+GROUP_TOPIC, GROUP = "kt-groups", "kt-group"
+
+
+def describe_group(c, group=GROUP):
+    res = c.run("kafka-consumer-groups.sh", "--bootstrap-server", c.b, "--describe", "--group", group)
+    # A group without members or committed offsets has no table.
+    rows = table(res, "GROUP") if "\nGROUP " in res.out else []
+    for r in rows:
+        if r["CURRENT-OFFSET"] != "-":
+            expect(int(r["LAG"]) == int(r["LOG-END-OFFSET"]) - int(r["CURRENT-OFFSET"]), "lag of row %s" % r)
+    return rows, res
+
+
+def total(rows, col):
+    return sum(int(r[col]) for r in rows if r[col] != "-")
+
+
+@test("groups.consume", quick=True)
+def t_groups_consume(c):
+    c.create_topic(GROUP_TOPIC, 3)
+    c.produce(GROUP_TOPIC, ["k%d:v%d" % (i, i) for i in range(30)], "parse.key=true", "key.separator=:")
+    res = c.run("kafka-console-consumer.sh", "--bootstrap-server", c.b, "--topic", GROUP_TOPIC, "--group", GROUP,
+                "--from-beginning", "--max-messages", 20, "--timeout-ms", 60000)
+    expect("Processed a total of 20 messages" in res.out + res.err, res.brief())
+    expect(len([l for l in res.lines if re.match(r"v\d+$", l)]) == 20, res.brief())
+    return "30 keyed records over 3 partitions; a console consumer in group %s read 20" % GROUP
+
+
+@test("groups.list", quick=True)
+def t_groups_list(c):
+    res = c.run("kafka-consumer-groups.sh", "--bootstrap-server", c.b, "--list")
+    expect(GROUP in res.lines, res.brief())
+    res = c.run("kafka-consumer-groups.sh", "--bootstrap-server", c.b, "--list", "--state")
+    expect({"GROUP": GROUP, "STATE": "Empty"} in table(res, "GROUP"), res.brief())
+    res = c.run("kafka-groups.sh", "--bootstrap-server", c.b, "--list")
+    expect({"GROUP": GROUP, "TYPE": "Classic", "PROTOCOL": "consumer"} in table(res, "GROUP"), res.brief())
+    return "kafka-consumer-groups --list [--state], kafka-groups --list: Classic consumer, Empty"
+
+
+@test("groups.describe", quick=True)
+def t_groups_describe(c):
+    rows, res = describe_group(c)
+    expect("Consumer group '%s' has no active members." % GROUP in res.out + res.err, res.brief())
+    expect(sorted(int(r["PARTITION"]) for r in rows) == [0, 1, 2] and {r["TOPIC"] for r in rows} == {GROUP_TOPIC},
+           res.brief())
+    expect((total(rows, "CURRENT-OFFSET"), total(rows, "LOG-END-OFFSET"), total(rows, "LAG")) == (20, 30, 10),
+           "offsets/ends/lag %s" % ((total(rows, "CURRENT-OFFSET"), total(rows, "LOG-END-OFFSET"), total(rows, "LAG")),))
+    res = c.run("kafka-consumer-groups.sh", "--bootstrap-server", c.b, "--describe", "--group", GROUP, "--state")
+    st = table(res, "GROUP")
+    expect(len(st) == 1 and st[0].get("STATE") == "Empty" and res.out.split()[-1] == "0", res.brief())
+    res = c.run("kafka-consumer-groups.sh", "--bootstrap-server", c.b, "--describe", "--group", GROUP, "--members")
+    expect("Consumer group '%s' has no active members." % GROUP in res.out + res.err, res.brief())
+    expect(table(res, "GROUP") == [], res.brief())
+    return "committed 20 of 30, lag 10 per the table; --state Empty, 0 members"
+
+
+def reset(c, *how, group=GROUP, topic=GROUP_TOPIC):
+    res = c.run("kafka-consumer-groups.sh", "--bootstrap-server", c.b, "--reset-offsets", "--group", group,
+                "--topic", topic, *how)
+    return {int(r["PARTITION"]): int(r["NEW-OFFSET"]) for r in table(res, "GROUP")}
+
+
+@test("groups.reset-offsets", quick=True)
+def t_groups_reset(c):
+    ends = c.offsets(GROUP_TOPIC)
+    expect(sum(ends.values()) == 30, "ends %s" % ends)
+    got = reset(c, "--to-earliest", "--execute")
+    expect(got == {0: 0, 1: 0, 2: 0}, "--to-earliest: %s" % got)
+    rows, res = describe_group(c)
+    expect(total(rows, "CURRENT-OFFSET") == 0 and total(rows, "LAG") == 30, res.brief())
+    got = reset(c, "--to-latest", "--dry-run")
+    expect(got == ends, "--to-latest --dry-run: %s, ends %s" % (got, ends))
+    rows, res = describe_group(c)
+    expect(total(rows, "CURRENT-OFFSET") == 0, "dry run changed offsets: " + res.brief())
+    busy = max(ends, key=lambda p: ends[p])
+    got = reset(c, "--to-offset", 2, "--execute", topic="%s:%d" % (GROUP_TOPIC, busy))
+    expect(got == {busy: 2}, "--to-offset 2 on partition %d: %s" % (busy, got))
+    got = reset(c, "--shift-by", 3, "--execute", topic="%s:%d" % (GROUP_TOPIC, busy))
+    expect(got == {busy: 5}, "--shift-by 3: %s" % got)
+    got = reset(c, "--to-latest", "--execute")
+    got = reset(c, "--shift-by", -1, "--execute")
+    want = {p: max(e - 1, 0) for p, e in ends.items()}
+    expect(got == want, "--to-latest, --shift-by -1: %s, expected %s" % (got, want))
+    rows, res = describe_group(c)
+    expect(total(rows, "LAG") == sum(1 for e in ends.values() if e), res.brief())
+    return "to-earliest, dry-run, to-offset, shift-by +3 and -1, to-latest; describe agrees (ends %s)" % ends
+
+
+@test("groups.delete-offsets", quick=True)
+def t_groups_delete_offsets(c):
+    res = c.run("kafka-consumer-groups.sh", "--bootstrap-server", c.b, "--delete-offsets", "--group", GROUP,
+                "--topic", GROUP_TOPIC)
+    expect("Request succeeded for deleting offsets from group %s." % GROUP in res.out, res.brief())
+    rows = table(res, "TOPIC")
+    expect(sorted((r["PARTITION"], r["STATUS"]) for r in rows) == [(str(p), "Successful") for p in range(3)],
+           res.brief())
+    rows, res = describe_group(c)
+    expect(rows == [], "offsets left: " + res.brief())
+    return "offsets of 3 partitions deleted; describe shows none"
+
+
+@test("groups.delete", quick=True)
+def t_groups_delete(c):
+    res = c.run("kafka-consumer-groups.sh", "--bootstrap-server", c.b, "--delete", "--group", GROUP)
+    expect("Deletion of requested consumer groups ('%s') was successful." % GROUP in res.out, res.brief())
+    res = c.run("kafka-consumer-groups.sh", "--bootstrap-server", c.b, "--list")
+    expect(GROUP not in res.lines, res.brief())
+    res = c.run("kafka-consumer-groups.sh", "--bootstrap-server", c.b, "--delete", "--group", GROUP)
+    expect("Group '%s' could not be deleted due to: org.apache.kafka.common.errors.GroupIdNotFoundException: "
+           "The group id does not exist." % GROUP in res.out, res.brief())
+    res = c.run("kafka-consumer-groups.sh", "--bootstrap-server", c.b, "--describe", "--group", GROUP)
+    expect("GroupIdNotFoundException: Group %s not found." % GROUP in res.out + res.err, res.brief())
+    return "deleted; again: GroupIdNotFoundException"
+
+
+@test("groups.active-member")
+def t_groups_active(c):
+    group = "kt-group-active"
+    proc = c.start("active-consumer", "kafka-console-consumer.sh", "--bootstrap-server", c.b, "--topic",
+                   GROUP_TOPIC, "--group", group, "--from-beginning", "--consumer-property", "client.id=kt-active")
+
+    def member():
+        if proc.poll() is not None:
+            raise Failure("the console consumer exited")
+        res = c.run("kafka-consumer-groups.sh", "--bootstrap-server", c.b, "--describe", "--group", group,
+                    "--members", ok=False)
+        rows = table(res, "GROUP") if res.rc == 0 and "CONSUMER-ID" in res.out else []
+        return rows and rows[0].get("#PARTITIONS") == "3" and rows
+    rows = wait_for("a member with 3 partitions", member)
+    expect(len(rows) == 1 and rows[0]["CLIENT-ID"] == "kt-active", "members %s" % rows)
+    res = c.run("kafka-consumer-groups.sh", "--bootstrap-server", c.b, "--describe", "--group", group, "--state")
+    st = table(res, "GROUP")[0]
+    expect(st.get("STATE") == "Stable" and st.get("ASSIGNMENT-STRATEGY") == "range", res.brief())
+    res = c.run("kafka-consumer-groups.sh", "--bootstrap-server", c.b, "--delete", "--group", group)
+    expect("Group '%s' could not be deleted due to: org.apache.kafka.common.errors.GroupNotEmptyException: "
+           "The group is not empty." % group in res.out, res.brief())
+    res = c.run("kafka-consumer-groups.sh", "--bootstrap-server", c.b, "--reset-offsets", "--group", group,
+                "--topic", GROUP_TOPIC, "--to-earliest", "--execute", ok=False)
+    expect("Assignments can only be reset if the group '%s' is inactive, but the current state is Stable." % group
+           in res.out + res.err, res.brief())
+    c.stop_background()
+    return "a live member: Stable, range, 3 partitions; delete and reset refused while it is there"
+
+
+@test("groups.consumer-protocol")
+def t_groups_consumer_protocol(c):
+    group = "kt-group-848"
+    res = c.run("kafka-console-consumer.sh", "--bootstrap-server", c.b, "--topic", GROUP_TOPIC, "--group", group,
+                "--from-beginning", "--max-messages", 10, "--timeout-ms", 60000,
+                "--consumer-property", "group.protocol=consumer")
+    expect("Processed a total of 10 messages" in res.out + res.err, res.brief())
+    res = c.run("kafka-groups.sh", "--bootstrap-server", c.b, "--list")
+    expect({"GROUP": group, "TYPE": "Consumer", "PROTOCOL": "consumer"} in table(res, "GROUP"), res.brief())
+    return "group.protocol=consumer: 10 records; kafka-groups lists a Consumer group"
+
+
+@test("groups.streams-list")
+def t_groups_streams(c):
+    res = c.run("kafka-streams-groups.sh", "--bootstrap-server", c.b, "--list")
+    expect(res.lines == [], res.brief())
+    return "no streams groups"
+
+
+# kafka-share-groups, kafka-console-share-consumer
+
+SHARE_TOPIC, SHARE_GROUP = "kt-share", "kt-share-group"
+
+
+def describe_share(c):
+    res = c.run("kafka-share-groups.sh", "--bootstrap-server", c.b, "--describe", "--group", SHARE_GROUP)
+    return table(res, "GROUP"), res
+
+
+@test("share.consume", quick=True)
+def t_share_consume(c):
+    c.create_topic(SHARE_TOPIC, 2)
+    c.produce(SHARE_TOPIC, ["k%d:s%d" % (i, i) for i in range(20)], "parse.key=true", "key.separator=:")
+    res = c.run("kafka-share-groups.sh", "--bootstrap-server", c.b, "--reset-offsets", "--group", SHARE_GROUP,
+                "--topic", SHARE_TOPIC, "--to-earliest", "--execute")
+    expect(sorted((r["PARTITION"], r["NEW-OFFSET"]) for r in table(res, "GROUP")) == [("0", "0"), ("1", "0")],
+           res.brief())
+    res = c.run("kafka-console-share-consumer.sh", "--bootstrap-server", c.b, "--topic", SHARE_TOPIC, "--group",
+                SHARE_GROUP, "--max-messages", 20, "--timeout-ms", 60000)
+    expect("Processed a total of 20 messages" in res.out + res.err, res.brief())
+    expect(sorted(l for l in res.lines if l.startswith("s")) == sorted("s%d" % i for i in range(20)), res.brief())
+    return "start offset set to earliest before the group existed; 20 records shared out"
+
+
+@test("share.list", quick=True)
+def t_share_list(c):
+    res = c.run("kafka-share-groups.sh", "--bootstrap-server", c.b, "--list")
+    expect(SHARE_GROUP in res.lines, res.brief())
+    res = c.run("kafka-share-groups.sh", "--bootstrap-server", c.b, "--describe", "--group", SHARE_GROUP, "--state")
+    st = table(res, "GROUP")
+    expect(len(st) == 1 and st[0]["STATE"] == "Empty" and res.out.split()[-1] == "0", res.brief())
+    return "listed; --state Empty, 0 members"
+
+
+@test("share.describe-lag", quick=True)
+def t_share_describe(c):
+    c.produce(SHARE_TOPIC, ["k%d:t%d" % (i, i) for i in range(10)], "parse.key=true", "key.separator=:")
+    rows, res = describe_share(c)
+    expect(sorted(r["PARTITION"] for r in rows) == ["0", "1"], res.brief())
+    expect(total(rows, "LAG") == 10, "lag %d after 10 more records: %s" % (total(rows, "LAG"), res.brief()))
+    return "lag 10 after 10 records more"
+
+
+@test("share.reset-offsets", quick=True)
+def t_share_reset(c):
+    ends = c.offsets(SHARE_TOPIC)
+    res = c.run("kafka-share-groups.sh", "--bootstrap-server", c.b, "--reset-offsets", "--group", SHARE_GROUP,
+                "--topic", SHARE_TOPIC, "--to-earliest", "--execute")
+    expect(sorted((r["PARTITION"], r["NEW-OFFSET"]) for r in table(res, "GROUP")) == [("0", "0"), ("1", "0")],
+           res.brief())
+    rows, res = describe_share(c)
+    expect(total(rows, "LAG") == 30 and all(r["START-OFFSET"] == "0" for r in rows), res.brief())
+    res = c.run("kafka-share-groups.sh", "--bootstrap-server", c.b, "--reset-offsets", "--group", SHARE_GROUP,
+                "--topic", SHARE_TOPIC, "--to-latest", "--execute")
+    got = {int(r["PARTITION"]): int(r["NEW-OFFSET"]) for r in table(res, "GROUP")}
+    expect(got == ends, "--to-latest: %s, ends %s" % (got, ends))
+    rows, res = describe_share(c)
+    expect(total(rows, "LAG") == 0, res.brief())
+    return "to-earliest: lag 30; to-latest: %s, lag 0" % got
+
+
+@test("share.delete", quick=True)
+def t_share_delete(c):
+    res = c.run("kafka-share-groups.sh", "--bootstrap-server", c.b, "--delete-offsets", "--group", SHARE_GROUP,
+                "--topic", SHARE_TOPIC)
+    expect(table(res, "TOPIC") == [{"TOPIC": SHARE_TOPIC, "STATUS": "Successful"}], res.brief())
+    res = c.run("kafka-share-groups.sh", "--bootstrap-server", c.b, "--delete", "--group", SHARE_GROUP)
+    expect("Deletion of requested share groups ('%s') was successful." % SHARE_GROUP in res.out, res.brief())
+    res = c.run("kafka-share-groups.sh", "--bootstrap-server", c.b, "--list")
+    expect(SHARE_GROUP not in res.lines, res.brief())
+    return "offsets deleted, group deleted"
+
+
+# kafka-console-producer / -consumer
+
+CONSOLE_TOPIC = "kt-console"
+CONSOLE_LINES = ["h1:v1,h2:v2\tk1\tvalue-1", "h3:v3\tk2\tvalue-2", "h4:\tk3\tvalue-3"]
+
+
+@test("console.keys-headers", quick=True)
+def t_console(c):
+    c.create_topic(CONSOLE_TOPIC, 1)
+    c.produce(CONSOLE_TOPIC, CONSOLE_LINES, "parse.key=true", "parse.headers=true")
+    res = c.run("kafka-console-consumer.sh", "--bootstrap-server", c.b, "--topic", CONSOLE_TOPIC,
+                "--from-beginning", "--max-messages", 3, "--timeout-ms", 60000,
+                "--formatter-property", "print.key=true", "--formatter-property", "print.headers=true",
+                "--formatter-property", "print.partition=true", "--formatter-property", "print.offset=true",
+                "--formatter-property", "print.timestamp=true")
+    got = [l for l in res.lines if l.startswith("CreateTime:")]
+    want = [r"CreateTime:\d+\tPartition:0\tOffset:%d\t%s" % (i, re.escape(l)) for i, l in enumerate(CONSOLE_LINES)]
+    expect(len(got) == 3 and all(re.fullmatch(w, g) for w, g in zip(want, got)), "got %r" % got)
+    return "keys and headers round-trip: %r" % got[0]
+
+
+@test("console.partition-offset")
+def t_console_offset(c):
+    res = c.run("kafka-console-consumer.sh", "--bootstrap-server", c.b, "--topic", CONSOLE_TOPIC,
+                "--partition", 0, "--offset", 1, "--max-messages", 2, "--timeout-ms", 60000,
+                "--formatter-property", "print.key=true", "--formatter-property", "key.separator=|")
+    expect([l for l in res.lines if "|" in l] == ["k2|value-2", "k3|value-3"], res.brief())
+    return "--partition 0 --offset 1: k2, k3 with key.separator |"
+
+
+# kafka-get-offsets, kafka-delete-records
+
+@test("get-offsets", quick=True)
+def t_get_offsets(c):
+    got = c.offsets(CONSOLE_TOPIC)
+    expect(got == {0: 3}, "latest %s" % got)
+    got = c.offsets(CONSOLE_TOPIC, "-2")
+    expect(got == {0: 0}, "earliest %s" % got)
+    res = c.run("kafka-get-offsets.sh", "--bootstrap-server", c.b, "--topic-partitions", "kt-con.*:0", "--time", "latest")
+    expect(res.lines == ["%s:0:3" % CONSOLE_TOPIC], res.brief())
+    return "latest 3, earliest 0, --topic-partitions regex"
+
+
+@test("delete-records", quick=True)
+def t_delete_records(c):
+    path = os.path.join(c.workdir, "delete-records.json")
+    with open(path, "w") as f:
+        json.dump({"partitions": [{"topic": CONSOLE_TOPIC, "partition": 0, "offset": 1}], "version": 1}, f)
+    res = c.run("kafka-delete-records.sh", "--bootstrap-server", c.b, "--offset-json-file", path)
+    expect("Records delete operation completed:" in res.out and
+           "partition: %s-0\tlow_watermark: 1" % CONSOLE_TOPIC in res.out, res.brief())
+    got = c.offsets(CONSOLE_TOPIC, "earliest")
+    expect(got == {0: 1}, "earliest after delete %s" % got)
+    res = c.run("kafka-console-consumer.sh", "--bootstrap-server", c.b, "--topic", CONSOLE_TOPIC,
+                "--from-beginning", "--max-messages", 2, "--timeout-ms", 60000)
+    expect([l for l in res.lines if l.startswith("value-")] == ["value-2", "value-3"], res.brief())
+    return "low watermark 1; a consumer from the beginning starts there"
+
+
+# kafka-producer-perf-test, kafka-consumer-perf-test
+
+PERF_TOPIC, PERF_N = "kt-perf", 5000
+
+
+@test("perf.producer", quick=True)
+def t_perf_producer(c):
+    c.create_topic(PERF_TOPIC, 2)
+    res = c.run("kafka-producer-perf-test.sh", "--topic", PERF_TOPIC, "--num-records", PERF_N, "--record-size", 100,
+                "--throughput", -1, "--command-property", "bootstrap.servers=" + c.b, "acks=all")
+    expect(re.search(r"^%d records sent, " % PERF_N, res.out, re.M), res.brief())
+    got = c.offsets(PERF_TOPIC)
+    expect(sum(got.values()) == PERF_N, "offsets %s" % got)
+    return "%d records sent; the partitions hold %s" % (PERF_N, got)
+
+
+@test("perf.consumer", quick=True)
+def t_perf_consumer(c):
+    res = c.run("kafka-consumer-perf-test.sh", "--bootstrap-server", c.b, "--topic", PERF_TOPIC, "--num-records",
+                PERF_N, "--group", "kt-perf-group", "--timeout", 60000)
+    rows = [l.split(", ") for l in res.lines if l.startswith(("start.time", "20"))]
+    expect(len(rows) == 2, res.brief())
+    row = dict(zip(rows[0], rows[1]))
+    expect(row.get("data.consumed.in.nMsg") == str(PERF_N), "row %s" % row)
+    return "%s records, %s MB consumed" % (row["data.consumed.in.nMsg"], row["data.consumed.in.MB"])
+
+
+@test("perf.producer-transactional")
+def t_perf_txn(c):
+    res = c.run("kafka-producer-perf-test.sh", "--topic", PERF_TOPIC, "--num-records", 2000, "--record-size", 50,
+                "--throughput", -1, "--command-property", "bootstrap.servers=" + c.b,
+                "--transactional-id", "kt-perf-tx", "--transaction-duration-ms", 300)
+    expect(re.search(r"^2000 records sent, ", res.out, re.M), res.brief())
+    res = c.run("kafka-transactions.sh", "--bootstrap-server", c.b, "list")
+    rows = [r for r in tsv(res, "TransactionalId") if r["TransactionalId"] == "kt-perf-tx"]
+    expect(len(rows) == 1 and rows[0]["TransactionState"] == "CompleteCommit", res.brief())
+    got = c.offsets(PERF_TOPIC)
+    expect(sum(got.values()) >= PERF_N + 2000, "offsets %s" % got)
+    return "2000 records in transactions, committed"
+
+
+# kafka-transactions
+
+TXN_TOPIC, TXN_ID = "kt-txn", "kt-open-tx"
+
+
+def describe_producers(c):
+    res = c.run("kafka-transactions.sh", "--bootstrap-server", c.b, "describe-producers", "--topic", TXN_TOPIC,
+                "--partition", 0)
+    return tsv(res, "ProducerId"), res
+
+
+@test("transactions.open", quick=True)
+def t_txn_open(c):
+    """A producer killed inside a transaction leaves it open."""
+    c.create_topic(TXN_TOPIC, 1)
+    proc = c.start("open-txn-producer", "kafka-producer-perf-test.sh", "--topic", TXN_TOPIC, "--num-records",
+                   10000000, "--record-size", 10, "--throughput", 50, "--command-property", "bootstrap.servers=" + c.b,
+                   "--transactional-id", TXN_ID, "--transaction-duration-ms", 3600000)
+
+    def open_txn():
+        if proc.poll() is not None:
+            raise Failure("the perf producer exited")
+        rows, _ = describe_producers(c)
+        return rows and rows[0]["CurrentTransactionStartOffset"] == "0" and rows
+    rows = wait_for("an open transaction on %s-0" % TXN_TOPIC, open_txn)
+    c.stop_background()  # SIGKILL: the transaction stays open
+    return "producer %s killed with a transaction open at offset 0" % rows[0]["ProducerId"]
+
+
+@test("transactions.list-describe", quick=True)
+def t_txn_list(c):
+    res = c.run("kafka-transactions.sh", "--bootstrap-server", c.b, "list")
+    rows = [r for r in tsv(res, "TransactionalId") if r["TransactionalId"] == TXN_ID]
+    expect(len(rows) == 1 and rows[0]["TransactionState"] == "Ongoing", res.brief())
+    res = c.run("kafka-transactions.sh", "--bootstrap-server", c.b, "describe", "--transactional-id", TXN_ID)
+    d = tsv(res, "CoordinatorId")
+    expect(len(d) == 1 and d[0]["TransactionState"] == "Ongoing" and d[0]["TopicPartitions"] == TXN_TOPIC + "-0"
+           and d[0]["ProducerId"] == rows[0]["ProducerId"], res.brief())
+    return "Ongoing, partition %s-0, coordinator %s" % (TXN_TOPIC, d[0]["CoordinatorId"])
+
+
+@test("transactions.find-hanging")
+def t_txn_hanging(c):
+    for broker in range(1, c.nodes + 1):
+        res = c.run("kafka-transactions.sh", "--bootstrap-server", c.b, "find-hanging", "--broker-id", broker)
+        expect(tsv(res, "Topic") == [], "broker %d: %s" % (broker, res.brief()))
+    res = c.run("kafka-transactions.sh", "--bootstrap-server", c.b, "find-hanging", "--topic", TXN_TOPIC)
+    expect(tsv(res, "Topic") == [], res.brief())
+    return "no hanging transaction (the coordinator knows the open one)"
+
+
+@test("transactions.abort", quick=True)
+def t_txn_abort(c):
+    c.run("kafka-transactions.sh", "--bootstrap-server", c.b, "abort", "--topic", TXN_TOPIC, "--partition", 0,
+          "--start-offset", 0)
+    rows, res = describe_producers(c)
+    expect(rows and rows[0]["CurrentTransactionStartOffset"] == "None", res.brief())
+    end = c.offsets(TXN_TOPIC)[0]
+    res = c.run("kafka-console-consumer.sh", "--bootstrap-server", c.b, "--topic", TXN_TOPIC, "--from-beginning",
+                "--isolation-level", "read_committed", "--timeout-ms", 5000, ok=False)
+    expect("Processed a total of 0 messages" in res.out + res.err, res.brief())
+    return "aborted at offset 0: no open transaction; read_committed reads none of %d offsets" % end
+
+
+# kafka-log-dirs, kafka-metadata-quorum, kafka-features, kafka-cluster, kafka-broker-api-versions
+
+@test("log-dirs", quick=True)
+def t_log_dirs(c):
+    res = c.run("kafka-log-dirs.sh", "--bootstrap-server", c.b, "--describe", "--topic-list", CONSOLE_TOPIC)
+    brokers = ",".join(str(n) for n in range(1, c.nodes + 1))
+    expect("Received log directory information from brokers %s" % brokers in res.out, res.brief())
+    data = json.loads([l for l in res.lines if l.startswith("{")][-1])
+    holders = []
+    for b in data["brokers"]:
+        for d in b["logDirs"]:
+            expect(d["error"] is None, "log dir %s" % d)
+            for p in d["partitions"]:
+                expect(p["partition"] == CONSOLE_TOPIC + "-0" and p["size"] > 0 and not p["isFuture"], "%s" % p)
+                holders.append(b["broker"])
+    expect(len(holders) == c.rf, "replicas on brokers %s" % holders)
+    return "%s-0 on brokers %s" % (CONSOLE_TOPIC, sorted(holders))
+
+
+@test("metadata-quorum.status", quick=True)
+def t_quorum_status(c):
+    res = c.run("kafka-metadata-quorum.sh", "--bootstrap-server", c.b, "describe", "--status")
+    f = {k.strip(): v.strip() for k, _, v in (l.partition(":") for l in res.lines)}
+    voters = json.loads(f["CurrentVoters"])
+    expect(sorted(v["id"] for v in voters) == list(range(1, c.nodes + 1)), res.brief())
+    expect(int(f["LeaderId"]) in range(1, c.nodes + 1) and int(f["HighWatermark"]) > 0 and int(f["LeaderEpoch"]) >= 1,
+           res.brief())
+    expect(f["CurrentObservers"] == "[]" and f["ClusterId"], res.brief())
+    res2 = c.run("kafka-cluster.sh", "cluster-id", "--bootstrap-server", c.b)
+    expect(res2.lines == ["Cluster ID: " + f["ClusterId"]], res2.brief())
+    return "leader %s, %d voters, cluster id as kafka-cluster says" % (f["LeaderId"], len(voters))
+
+
+@test("metadata-quorum.replication")
+def t_quorum_replication(c):
+    res = c.run("kafka-metadata-quorum.sh", "--bootstrap-server", c.b, "describe", "--replication")
+    rows = tsv(res, "NodeId")
+    expect(sorted(int(r["NodeId"]) for r in rows) == list(range(1, c.nodes + 1)), res.brief())
+    expect([r["Status"] for r in rows].count("Leader") == 1 and
+           all(r["Status"] in ("Leader", "Follower") for r in rows), res.brief())
+    return "%d rows, one Leader" % len(rows)
+
+
+def features(c):
+    res = c.run("kafka-features.sh", "--bootstrap-server", c.b, "describe")
+    out = {}
+    for line in res.lines:
+        m = dict(re.findall(r"(\w+): (\S+)", line))
+        out[m.get("Feature")] = m
+    return out, res
+
+
+@test("features", quick=True)
+def t_features(c):
+    got, res = features(c)
+    for name in ("metadata.version", "kraft.version", "transaction.version"):
+        expect(name in got and "FinalizedVersionLevel" in got[name], "%s missing: %s" % (name, res.brief()))
+    expect(got["transaction.version"]["FinalizedVersionLevel"] == "2", res.brief())
+    res = c.run("kafka-features.sh", "--bootstrap-server", c.b, "downgrade", "--feature", "transaction.version=1",
+                "--dry-run")
+    expect(res.lines == ["transaction.version can be downgraded to 1."], res.brief())
+    res = c.run("kafka-features.sh", "--bootstrap-server", c.b, "upgrade", "--feature", "transaction.version=2",
+                "--dry-run")
+    expect(res.lines == ["transaction.version can be upgraded to 2."], res.brief())
+    res = c.run("kafka-features.sh", "--bootstrap-server", c.b, "downgrade", "--metadata", "3.3-IV3", "--dry-run",
+                ok=False)
+    expect(res.rc != 0 and "Unsupported metadata.version downgrade from" in res.out, res.brief())
+    return "metadata.version %s; transaction.version 2; dry-run downgrade/upgrade as Kafka" % (
+        got["metadata.version"]["FinalizedVersionLevel"])
+
+
+@test("cluster.endpoints")
+def t_cluster(c):
+    res = c.run("kafka-cluster.sh", "list-endpoints", "--bootstrap-server", c.b)
+    rows = table(res, "ID")
+    expect(sorted(int(r["ID"]) for r in rows) == list(range(1, c.nodes + 1)) and
+           all(r["STATE"] == "unfenced" and r["ENDPOINT_TYPE"] == "broker" for r in rows), res.brief())
+    res = c.run("kafka-broker-api-versions.sh", "--bootstrap-server", c.b)
+    heads = [l for l in res.lines if re.match(r"\S+ \(id: \d+ rack: \S+ isFenced: false\) -> \($", l)]
+    expect(len(heads) == c.nodes, res.brief())
+    for api in ("Produce(0)", "Fetch(1)", "Metadata(3)", "ShareFetch(78)"):
+        expect(len(re.findall(r"\t%s: \d+ to \d+ \[usable: \d+\]" % re.escape(api), res.out)) == c.nodes,
+               "%s not usable on every broker" % api)
+    return "%d unfenced brokers; Produce, Fetch, Metadata, ShareFetch usable on each" % len(rows)
+
+
+@test("dump-log")
+def t_dump_log(c):
+    segs = []
+    for d in c.target.data_dirs():
+        segs += glob.glob(os.path.join(d, "**", PERF_TOPIC + "-0", "00000000000000000000.log"), recursive=True)
+    expect(segs, "no segment of %s-0 under %s" % (PERF_TOPIC, c.target.data_dirs()))
+    res = c.run("kafka-dump-log.sh", "--files", segs[0])
+    batches = [l for l in res.lines if l.startswith("baseOffset: ")]
+    expect(res.lines[0] == "Dumping " + segs[0] and batches, res.brief())
+    expect(all("isvalid: true" in l for l in batches), "invalid batch: %s" % [l for l in batches if "isvalid: true" not in l][:1])
+    last = int(re.search(r"lastOffset: (\d+)", batches[-1]).group(1))
+    count = sum(int(re.search(r"count: (\d+)", l).group(1)) for l in batches)
+    expect(count == last + 1 if "isTransactional: false" in batches[0] else count > 0, "count %d last %d" % (count, last))
+    return "%d valid batches, %d records in Samsa's segment as Kafka reads it" % (len(batches), count) \
+        if c.target.kind == "samsa" else "%d valid batches, %d records" % (len(batches), count)
+
+
+# kafka-acls
+
+def acls(res):
+    """{resource pattern: set of (principal, host, operation, permission)}"""
+    out, current = {}, None
+    for line in res.out.splitlines():
+        m = re.search(r"resource `ResourcePattern\(resourceType=(\w+), name=(.*), patternType=(\w+)\)`", line)
+        if m:
+            current = m.groups()
+            out.setdefault(current, set())
+            continue
+        m = re.search(r"\(principal=(.*), host=(.*), operation=(\w+), permissionType=(\w+)\)", line)
+        if m and current:
+            out[current].add(m.groups())
+    return out
+
+
+@test("acls.add-list", quick=True)
+def t_acls_add(c):
+    res = c.run("kafka-acls.sh", "--bootstrap-server", c.b, "--add", "--allow-principal", "User:alice",
+                "--operation", "Read", "--operation", "Describe", "--topic", "kt-acl")
+    want = {("TOPIC", "kt-acl", "LITERAL"): {("User:alice", "*", "READ", "ALLOW"), ("User:alice", "*", "DESCRIBE", "ALLOW")}}
+    expect(acls(res) == want, res.brief())
+    res = c.run("kafka-acls.sh", "--bootstrap-server", c.b, "--list", "--topic", "kt-acl")
+    expect(acls(res) == want, res.brief())
+    return "2 ACLs on topic kt-acl added and listed"
+
+
+@test("acls.convenience")
+def t_acls_convenience(c):
+    res = c.run("kafka-acls.sh", "--bootstrap-server", c.b, "--add", "--allow-principal", "User:bob", "--producer",
+                "--topic", "kt-pre-", "--resource-pattern-type", "prefixed", "--idempotent")
+    res = c.run("kafka-acls.sh", "--bootstrap-server", c.b, "--add", "--allow-principal", "User:bob", "--consumer",
+                "--topic", "kt-acl", "--group", "kt-acl-group", "--allow-host", "127.0.0.1")
+    res = c.run("kafka-acls.sh", "--bootstrap-server", c.b, "--list", "--principal", "User:bob")
+    got = acls(res)
+    want = {("TOPIC", "kt-pre-", "PREFIXED"): {("User:bob", "*", op, "ALLOW") for op in ("WRITE", "DESCRIBE", "CREATE")},
+            ("CLUSTER", "kafka-cluster", "LITERAL"): {("User:bob", "*", "IDEMPOTENT_WRITE", "ALLOW")},
+            ("TOPIC", "kt-acl", "LITERAL"): {("User:bob", "127.0.0.1", op, "ALLOW") for op in ("READ", "DESCRIBE")},
+            ("GROUP", "kt-acl-group", "LITERAL"): {("User:bob", "127.0.0.1", "READ", "ALLOW")}}
+    expect(got == want, "listed %s" % got)
+    res = c.run("kafka-acls.sh", "--bootstrap-server", c.b, "--list", "--topic", "kt-pre-x",
+                "--resource-pattern-type", "match")
+    expect(set(acls(res)) == {("TOPIC", "kt-pre-", "PREFIXED")}, res.brief())
+    return "--producer --idempotent (prefixed), --consumer --group; --principal and match filters"
+
+
+@test("acls.remove", quick=True)
+def t_acls_remove(c):
+    c.run("kafka-acls.sh", "--bootstrap-server", c.b, "--remove", "--force", "--allow-principal", "User:alice",
+          "--operation", "Read", "--topic", "kt-acl")
+    res = c.run("kafka-acls.sh", "--bootstrap-server", c.b, "--list", "--topic", "kt-acl", "--principal", "User:alice")
+    expect(acls(res) == {("TOPIC", "kt-acl", "LITERAL"): {("User:alice", "*", "DESCRIBE", "ALLOW")}}, res.brief())
+    for args in (["--topic", "kt-acl"], ["--topic", "kt-pre-", "--resource-pattern-type", "prefixed"],
+                 ["--group", "kt-acl-group"], ["--cluster"]):
+        c.run("kafka-acls.sh", "--bootstrap-server", c.b, "--remove", "--force", *args)
+    res = c.run("kafka-acls.sh", "--bootstrap-server", c.b, "--list")
+    expect(not any(acls(res).values()), "ACLs left: %s" % acls(res))
+    return "one removed; all removed by resource"
+
+
+# kafka-verifiable-producer / -consumer
+
+VERIFIABLE_TOPIC, VERIFIABLE_N = "kt-verifiable", 200
+
+
+def events(res):
+    out = []
+    for line in res.lines:
+        if line.startswith("{"):
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+    return out
+
+
+@test("verifiable.producer", quick=True)
+def t_verifiable_producer(c):
+    c.create_topic(VERIFIABLE_TOPIC, 2)
+    res = c.run("kafka-verifiable-producer.sh", "--bootstrap-server", c.b, "--topic", VERIFIABLE_TOPIC,
+                "--max-messages", VERIFIABLE_N, "--acks", -1)
+    ev = events(res)
+    sent = [e for e in ev if e["name"] == "producer_send_success"]
+    tool = [e for e in ev if e["name"] == "tool_data"]
+    expect(len(sent) == VERIFIABLE_N and tool and tool[0]["acked"] == VERIFIABLE_N and tool[0]["sent"] == VERIFIABLE_N,
+           "%d send successes, tool_data %s" % (len(sent), tool))
+    expect(not [e for e in ev if e["name"] == "producer_send_error"], res.brief())
+    return "%d acked" % VERIFIABLE_N
+
+
+@test("verifiable.consumer", quick=True)
+def t_verifiable_consumer(c):
+    res = c.run("kafka-verifiable-consumer.sh", "--bootstrap-server", c.b, "--topic", VERIFIABLE_TOPIC,
+                "--group-id", "kt-verifiable-group", "--max-messages", VERIFIABLE_N)
+    ev = events(res)
+    consumed = sum(e["count"] for e in ev if e["name"] == "records_consumed")
+    commits = [e for e in ev if e["name"] == "offsets_committed"]
+    assigned = {(p["topic"], p["partition"]) for e in ev if e["name"] == "partitions_assigned" for p in e["partitions"]}
+    expect(consumed == VERIFIABLE_N, "consumed %d: %s" % (consumed, res.brief()))
+    expect(commits and all(e["success"] for e in commits), "commits %s" % commits)
+    expect(assigned == {(VERIFIABLE_TOPIC, 0), (VERIFIABLE_TOPIC, 1)}, "assigned %s" % assigned)
+    committed = {}
+    for e in commits:
+        for o in e["offsets"]:
+            committed[o["partition"]] = o["offset"]
+    expect(sum(committed.values()) == VERIFIABLE_N, "committed %s" % committed)
+    return "%d consumed, offsets %s committed" % (consumed, committed)
+
+
+# kafka-reassign-partitions, kafka-leader-election (three nodes)
+
+def reassign(c, name, assignment):
+    path = os.path.join(c.workdir, name + ".json")
+    with open(path, "w") as f:
+        json.dump({"version": 1, "partitions": assignment}, f)
+    res = c.run("kafka-reassign-partitions.sh", "--bootstrap-server", c.b, "--reassignment-json-file", path,
+                "--execute")
+    for a in assignment:
+        expect("Successfully started partition reassignment for %s-%d" % (a["topic"], a["partition"]) in res.out,
+               res.brief())
+
+    def done():
+        res = c.run("kafka-reassign-partitions.sh", "--bootstrap-server", c.b, "--reassignment-json-file", path,
+                    "--verify")
+        return all("Reassignment of partition %s-%d is completed." % (a["topic"], a["partition"]) in res.out
+                   for a in assignment) and res
+    return wait_for("reassignment %s completed" % name, done)
+
+
+@test("reassign.generate", cluster=True)
+def t_reassign_generate(c):
+    c.create_topic("kt-move", 1, 1, "--replica-assignment", "1")
+    c.produce("kt-move", ["m%d" % i for i in range(10)])
+    path = os.path.join(c.workdir, "topics-to-move.json")
+    with open(path, "w") as f:
+        json.dump({"topics": [{"topic": "kt-move"}], "version": 1}, f)
+    res = c.run("kafka-reassign-partitions.sh", "--bootstrap-server", c.b, "--topics-to-move-json-file", path,
+                "--broker-list", "2,3", "--generate")
+    lines = res.lines
+    expect("Current partition replica assignment" in lines and "Proposed partition reassignment configuration" in lines,
+           res.brief())
+    cur = json.loads(lines[lines.index("Current partition replica assignment") + 1])
+    prop = json.loads(lines[lines.index("Proposed partition reassignment configuration") + 1])
+    expect([(p["topic"], p["partition"], p["replicas"]) for p in cur["partitions"]] == [("kt-move", 0, [1])], "%s" % cur)
+    expect(len(prop["partitions"]) == 1 and prop["partitions"][0]["replicas"][0] in (2, 3), "%s" % prop)
+    return "current [1], proposed %s" % prop["partitions"][0]["replicas"]
+
+
+@test("reassign.execute-verify", cluster=True)
+def t_reassign_execute(c):
+    res = reassign(c, "move", [{"topic": "kt-move", "partition": 0, "replicas": [2, 3]}])
+    expect("Clearing broker-level throttles on brokers" in res.out, res.brief())
+    _, parts, res = describe_topic(c, "kt-move")
+    expect(parts[0]["replicas"] == [2, 3] and parts[0]["leader"] in (2, 3) and sorted(parts[0]["isr"]) == [2, 3],
+           res.brief())
+    expect(c.offsets("kt-move") == {0: 10}, "offsets after the move")
+    res = c.run("kafka-console-consumer.sh", "--bootstrap-server", c.b, "--topic", "kt-move", "--from-beginning",
+                "--max-messages", 10, "--timeout-ms", 60000)
+    expect([l for l in res.lines if l.startswith("m")] == ["m%d" % i for i in range(10)], res.brief())
+    return "kt-move-0 moved from [1] to [2, 3]; its 10 records read back"
+
+
+@test("election.preferred", cluster=True)
+def t_election_preferred(c):
+    c.create_topic("kt-elect", 1, 3, "--replica-assignment", "1:2:3")
+    _, parts, res = describe_topic(c, "kt-elect")
+    expect(parts[0]["leader"] == 1, res.brief())
+    reassign(c, "reorder", [{"topic": "kt-elect", "partition": 0, "replicas": [2, 1, 3]}])
+    _, parts, res = describe_topic(c, "kt-elect")
+    expect(parts[0]["replicas"] == [2, 1, 3], res.brief())
+    before = parts[0]["leader"]
+    res = c.run("kafka-leader-election.sh", "--bootstrap-server", c.b, "--election-type", "preferred", "--topic",
+                "kt-elect", "--partition", 0)
+    if before == 1:
+        expect("Successfully completed leader election (PREFERRED) for partitions kt-elect-0" in res.out, res.brief())
+    else:
+        expect("Valid replica already elected for partitions kt-elect-0" in res.out, res.brief())
+    _, parts, res = describe_topic(c, "kt-elect")
+    expect(parts[0]["leader"] == 2, res.brief())
+    res = c.run("kafka-leader-election.sh", "--bootstrap-server", c.b, "--election-type", "preferred",
+                "--all-topic-partitions")
+    elected = [l for l in res.lines if l.startswith("Successfully completed leader election (PREFERRED) for partitions")]
+    expect(not any("kt-elect-0" in l.split() or l.endswith(" kt-elect-0") or "kt-elect-0," in l for l in elected),
+           "kt-elect-0 elected again: " + res.brief())
+    return "replicas reordered to [2, 1, 3] (leader %d): preferred election made 2 the leader" % before
+
+
+@test("election.unclean", cluster=True)
+def t_election_unclean(c):
+    res = c.run("kafka-leader-election.sh", "--bootstrap-server", c.b, "--election-type", "unclean", "--topic",
+                "kt-elect", "--partition", 0)
+    expect("Valid replica already elected for partitions kt-elect-0" in res.out, res.brief())
+    path = os.path.join(c.workdir, "elect.json")
+    with open(path, "w") as f:
+        json.dump({"partitions": [{"topic": "kt-elect", "partition": 0}, {"topic": "kt-nope", "partition": 0}]}, f)
+    res = c.run("kafka-leader-election.sh", "--bootstrap-server", c.b, "--election-type", "unclean",
+                "--path-to-json-file", path, ok=False)
+    expect(res.rc != 0 and "kt-nope-0" in res.out + res.err and "UnknownTopicOrPartitionException" in res.out + res.err,
+           res.brief())
+    return "unclean election with a live leader: already elected; an unknown partition refused"
+
+
+# ------------------------------------------------------------------------------------- main
+
+def make_cds_archive(home, env, workdir, bootstrap):
+    """A class-data archive of the tools' start (JDK 17's dynamic AppCDS), from one run of
+    kafka-topics; None when the JVM cannot make one."""
+    path = os.path.join(workdir, "tools.jsa")
+    e = dict(env, KAFKA_OPTS=(env.get("KAFKA_OPTS", "") + " -XX:ArchiveClassesAtExit=" + path).strip())
+    subprocess.run([os.path.join(home, "bin", "kafka-topics.sh"), "--bootstrap-server", bootstrap, "--list"],
+                   env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=TOOL_TIMEOUT_S)
+    return path if os.path.exists(path) else None
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--samsa", required=True)
+    p.add_argument("--cluster", type=int, default=1)
+    p.add_argument("--kafka", action="store_true", help="against the reference Kafka 4.4 instead of Samsa")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--only", help="comma-separated test names (prefixes: groups.)")
+    p.add_argument("--plain-jvm", action="store_true", help="the tools' JVMs with Kafka's scripts' default flags")
+    args = p.parse_args()
+
+    nodes = args.cluster
+    stem = "kafka-tools" + ("-cluster%d" % nodes if nodes > 1 else "") + ("-kafka" if args.kafka else "") + (
+        "-quick" if args.quick else "")
+    mode = ("kafka" if args.kafka else "samsa") + ("-cluster%d" % nodes if nodes > 1 else "") + (
+        "-quick" if args.quick else "")
+    skips = {} if args.kafka else read_list(os.path.join(HERE, "kafka-tools-skip.txt"))
+    tests = [t for t in TESTS if (nodes > 1 or not t[3]) and (t[2] or not args.quick)]
+    if args.only:
+        wanted = [w.strip() for w in args.only.split(",") if w.strip()]
+        tests = [t for t in tests if any(t[0] == w or (w.endswith(".") and t[0].startswith(w)) for w in wanted)]
+
+    home = subprocess.run([sys.executable, REFERENCE, "bin"], check=True, stdout=subprocess.PIPE,
+                          text=True).stdout.strip().splitlines()[-1]
+    workdir = tempfile.mkdtemp(prefix="samsa-kafka-tools-")
+    env = dict(os.environ)
+    for k in ("KAFKA_OPTS", "KAFKA_HEAP_OPTS", "KAFKA_JVM_PERFORMANCE_OPTS", "KAFKA_LOG4J_OPTS", "CLASSPATH"):
+        env.pop(k, None)
+    env["LOG_DIR"] = os.path.join(workdir, "tool-logs")
+    if not args.plain_jvm:
+        env["KAFKA_JVM_PERFORMANCE_OPTS"] = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.awt.headless=true"
+    summary = Summary("kafka-tools", VERSION, mode)
+    print("kafka-tools %s: %d tests against %s, %d node(s), logs in %s" % (
+        VERSION, len(tests), "kafka" if args.kafka else "samsa", nodes, workdir), flush=True)
+    target = None
+    started_all = time.time()
+    try:
+        if args.kafka:
+            target = KafkaTarget(os.path.join(workdir, "kafka"), nodes)
+        else:
+            target = SamsaTarget(os.path.abspath(args.samsa), os.path.join(workdir, "samsa"), nodes)
+        if not args.plain_jvm:
+            cds = make_cds_archive(home, env, workdir, target.bootstrap)
+            if cds:
+                env["KAFKA_OPTS"] = "-XX:SharedArchiveFile=" + cds + " -Xlog:cds=off -Xlog:cds+dynamic=off"
+        ctx = Ctx(target, home, workdir, env, args.quick)
+        logs = os.path.join(workdir, "tests")
+        os.makedirs(logs, exist_ok=True)
+        for name, fn, _, _ in tests:
+            skip = skips.get(name)
+            if skip and args.quick:
+                summary.add(name, name, "SKIPPED", 0, skip)
+                print("SKIPPED %s: %s" % (name, skip), flush=True)
+                continue
+            log_path = os.path.join(logs, name + ".log")
+            ctx.log = open(log_path, "w")
+            started = time.time()
+            try:
+                detail = fn(ctx) or ""
+                state, reason = "PASSED", ""
+            except Exception as e:  # noqa: BLE001
+                if not isinstance(e, Failure):
+                    traceback.print_exc()
+                state, reason, detail = "FAILED", ("%s: %s" % (type(e).__name__, e)
+                                                   if not isinstance(e, Failure) else str(e)), ""
+            finally:
+                ctx.stop_background()
+                ctx.log.close()
+            elapsed = time.time() - started
+            if skip and state == "FAILED":
+                state, reason, detail = "SKIPPED", skip, "failed as expected: " + reason[:500]
+            elif skip:
+                detail += " (listed in kafka-tools-skip.txt but passed: remove the line)"
+            if state == "FAILED":
+                summary.add(name, name, state, elapsed, reason, log=log_path)
+            else:
+                summary.add(name, name, state, elapsed, reason, detail=detail)
+                print("%s %s (%.1f s): %s" % (state, name, elapsed, reason if state == "SKIPPED" else detail),
+                      flush=True)
+    finally:
+        if target is not None:
+            target.stop()
+    summary.data["wall_s"] = round(time.time() - started_all, 1)
+    status = summary.finish(stem)
+    print("kafka-tools: %.0f s in all" % (time.time() - started_all), flush=True)
+    if status == 0 and not os.environ.get("KEEP_WORKDIR"):
+        shutil.rmtree(workdir, ignore_errors=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
