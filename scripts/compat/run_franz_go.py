@@ -32,9 +32,9 @@ BROKER_PROPS = {
     "share.coordinator.state.topic.num.partitions": "5",
 }
 # How many records the ETL tests (TestGroupETL, TestTxnEtl, ...) produce and consume:
-# franz-go's default is 500000; fewer here keep the run within minutes on a small machine
-# (every other test is the same whatever the number).
-RECORDS_FULL = 100000
+# franz-go's default (500000) in a full run; fewer with --quick (every other test is the same
+# whatever the number).
+RECORDS_FULL = 500000
 RECORDS_QUICK = 10000
 
 

@@ -24,7 +24,7 @@ BROKER_PROPS = {
 }
 # --quick: every check but the per-codec and per-assignor repetitions of the longest ones.
 QUICK = "^(TestSyncProducer/(none|zstd)|TestAsyncProducer/(none|lz4)|TestConsumerGroup/(range|cooperative-sticky)" \
-        "|TestPartitionConsumer|TestOffsetsByTime|TestMetadata|TestConsumerGroupResume|TestOffsetManager" \
+        "|TestPartitionConsumer|TestOffsetsByTime|TestMetadata|TestConsumerGroupResume|TestConsumerGroupStaticMembers|TestOffsetManager" \
         "|TestAdmin.*|TestTransactional.*|TestProducer.*|TestDefaultVersionProduceConsume)$"
 
 

@@ -18,10 +18,11 @@ type recorder struct {
 	claims map[string][]int32 // member name -> partitions it reads now
 	seen   map[string]int     // "partition/offset" -> times read
 	first  map[int32]int64    // partition -> first offset read
+	gens   map[string]int32   // member name -> generation of its last session
 }
 
 func newRecorder() *recorder {
-	return &recorder{claims: map[string][]int32{}, seen: map[string]int{}, first: map[int32]int64{}}
+	return &recorder{claims: map[string][]int32{}, seen: map[string]int{}, first: map[int32]int64{}, gens: map[string]int32{}}
 }
 
 type member struct {
@@ -29,7 +30,12 @@ type member struct {
 	name string
 }
 
-func (m member) Setup(sarama.ConsumerGroupSession) error { return nil }
+func (m member) Setup(s sarama.ConsumerGroupSession) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gens[m.name] = s.GenerationID()
+	return nil
+}
 
 func (m member) Cleanup(sarama.ConsumerGroupSession) error {
 	m.mu.Lock()
@@ -280,4 +286,110 @@ func TestConsumerGroupResume(t *testing.T) {
 	if fresh.first[0] != 20 || fresh.distinct() != 1 {
 		t.Fatalf("a group with OffsetNewest began at %d and read %d", fresh.first[0], fresh.distinct())
 	}
+}
+
+// holdings waits until members `a` and `b` between them hold all `parts` partitions, each
+// some, none twice; returns what each holds.
+func holdings(t *testing.T, rec *recorder, a, b string, parts int) (pa, pb []int32) {
+	t.Helper()
+	waitFor(t, a+" and "+b+" hold every partition", func() error {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		pa, pb = append([]int32{}, rec.claims[a]...), append([]int32{}, rec.claims[b]...)
+		held := map[int32]bool{}
+		for _, p := range append(append([]int32{}, pa...), pb...) {
+			if held[p] {
+				return fmt.Errorf("partition %d held twice: %s %v, %s %v", p, a, pa, b, pb)
+			}
+			held[p] = true
+		}
+		if len(pa) == 0 || len(pb) == 0 || len(held) != parts {
+			return fmt.Errorf("%s holds %v, %s holds %v", a, pa, b, pb)
+		}
+		return nil
+	})
+	return pa, pb
+}
+
+// Static membership (KIP-345, Consumer.Group.InstanceId): a static member that closes does not
+// leave; started again with its instance id it gets its partitions back in the same
+// generation, without a rebalance. The admin client removes the static members by instance id
+// (KIP-345's LeaveGroup v3+); an unknown instance id is UNKNOWN_MEMBER_ID.
+func TestConsumerGroupStaticMembers(t *testing.T) {
+	const parts = 4
+	topic := createTopic(t, parts, nil)
+	group := uniqueName(t, "static")
+	static := func(id string) *sarama.Config {
+		cfg := groupConfig(sarama.NewBalanceStrategyRange())
+		cfg.Consumer.Group.InstanceId = id
+		cfg.Consumer.Group.Session.Timeout = 45 * time.Second
+		cfg.Consumer.Group.Heartbeat.Interval = 3 * time.Second
+		return cfg
+	}
+	rec := newRecorder()
+	stopA := startMember(t, static("instance-a"), group, topic, member{rec, "a"})
+	stopB := startMember(t, static("instance-b"), group, topic, member{rec, "b"})
+	_, heldB := holdings(t, rec, "a", "b", parts)
+	rec.mu.Lock()
+	gen := rec.gens["a"]
+	rec.mu.Unlock()
+	adm := newAdmin(t)
+	desc, err := adm.DescribeConsumerGroups([]string{group})
+	if err != nil || len(desc) != 1 || len(desc[0].Members) != 2 {
+		t.Fatalf("DescribeConsumerGroups: %v %+v", err, desc)
+	}
+	instances := map[string]bool{}
+	for _, m := range desc[0].Members {
+		if m.GroupInstanceId != nil {
+			instances[*m.GroupInstanceId] = true
+		}
+	}
+	if !instances["instance-a"] || !instances["instance-b"] {
+		t.Fatalf("the members' instance ids: %v", instances)
+	}
+
+	stopB()
+	rec.mu.Lock()
+	rec.gens["b"] = -1
+	rec.mu.Unlock()
+	stopB = startMember(t, static("instance-b"), group, topic, member{rec, "b"})
+	_, again := holdings(t, rec, "a", "b", parts)
+	rec.mu.Lock()
+	genA, genB := rec.gens["a"], rec.gens["b"]
+	rec.mu.Unlock()
+	if !equalInt32s(again, heldB) || genA != gen || genB != gen {
+		t.Fatalf("instance-b came back with %v (held %v), generations a %d b %d (was %d): a rebalance", again, heldB, genA, genB, gen)
+	}
+	stopB()
+	stopA()
+	resp, err := adm.RemoveMemberFromConsumerGroup(group, []string{"instance-a", "instance-b", "instance-none"})
+	if err != nil || resp == nil {
+		t.Fatalf("RemoveMemberFromConsumerGroup: %v", err)
+	}
+	byInstance := map[string]sarama.KError{}
+	for _, m := range resp.Members {
+		if m.GroupInstanceId != nil {
+			byInstance[*m.GroupInstanceId] = m.Err
+		}
+	}
+	if byInstance["instance-a"] != sarama.ErrNoError || byInstance["instance-b"] != sarama.ErrNoError ||
+		byInstance["instance-none"] != sarama.ErrUnknownMemberId {
+		t.Fatalf("RemoveMemberFromConsumerGroup answers: %v", byInstance)
+	}
+	desc, err = adm.DescribeConsumerGroups([]string{group})
+	if err != nil || len(desc) != 1 || len(desc[0].Members) != 0 || desc[0].State != "Empty" {
+		t.Fatalf("after removing the static members: %v %+v", err, desc)
+	}
+}
+
+func equalInt32s(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
