@@ -25,8 +25,10 @@ target/compat/kafka-workloads/classes. The tests:
   mirrormaker2-kafka-to-samsa MirrorMaker 2 (dedicated mode) from a reference Kafka to the target:
                               the records (partitions, offsets, keys, values, headers, timestamps)
                               and the consumer group's offsets translated (checkpoints and
-                              sync.group.offsets); a member of the group on the target resumes
-                              exactly where the group left off on Kafka.
+                              sync.group.offsets): as MirrorMaker promises, never past the offset
+                              the group committed on Kafka, exactly it where the group read a
+                              partition to its end; a member of the group on the target resumes
+                              at the translated offsets (no reset) and reads every record after.
   mirrormaker2-samsa-to-kafka the same flow back, in the same MirrorMaker process.
 
 --quick runs streams-eos and connect-file only (smaller input). Skips on Samsa (features with
@@ -168,6 +170,8 @@ class Java:
     def __init__(self, libs, classes, workdir):
         self.cp = classes + ":" + os.path.join(libs, "*")
         self.workdir = workdir
+        # The generators' record timestamps start here (a 10 s window boundary, for the reader).
+        self.env = dict(os.environ, WORKLOAD_BASE_TS=str(int(time.time()) // 10 * 10000))
         self.log4j = os.path.join(workdir, "log4j2.properties")
         with open(self.log4j, "w") as f:
             f.write("status = warn\n"
@@ -188,7 +192,7 @@ class Java:
         """Runs a Workload subcommand; its stdout (stripped). Raises Failure when it fails."""
         log = os.path.join(self.workdir, "tools.log")
         done = subprocess.run(self.cmd(log, "samsa.workloads.Workload", *args), stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
+                              stderr=subprocess.STDOUT, text=True, env=self.env)
         out = done.stdout.strip()
         if check and done.returncode != 0:
             lines = [l for l in out.splitlines() if l.startswith("FAIL ")] or out.splitlines()[-5:]
@@ -437,24 +441,36 @@ def mm2_run(ctx, source_alias, other):
     mm = java.start("mirrormaker2", "org.apache.kafka.connect.mirror.MirrorMaker", props, heap="-Xmx768m")
     results = {}
     flows = ((a, b, a_alias, b_alias, a_topic), (b, a, b_alias, a_alias, b_topic))
+    ends = {q: len(range(q, n, parts)) for q in range(parts)}
+
+    def offsets(cluster, group):
+        return {int(l.split()[1]): int(l.split()[2]) for l in java.tool("group-offsets", cluster.bootstrap, group).splitlines()}
     try:
         for src, dst, s_alias, d_alias, topic in flows:
             remote = s_alias + "." + topic
+            group = "g-" + topic
             try:
                 java.tool("check-copy", dst.bootstrap, remote, parts, 0, n, WAIT_S)
-                group = "g-" + topic
-                want = java.tool("group-offsets", src.bootstrap, group).splitlines()
-                want = sorted(l.replace(topic, remote, 1) for l in want)
+                committed = offsets(src, group)
+                if sorted(committed) != list(range(parts)):
+                    raise Failure("the group committed %s on the source, not every partition" % committed)
 
-                def synced():
-                    got = sorted(java.tool("group-offsets", dst.bootstrap, group).splitlines())
-                    return got == want and got
+                # MirrorMaker translates a committed offset through the offset syncs it keeps: to
+                # the offset itself where a sync marks it (here: a partition read to its end, the
+                # last record's sync), else to an earlier one (at least once: a member on the
+                # destination may read some records again, never skip one).
+                def translated():
+                    got = offsets(dst, group)
+                    if sorted(got) != sorted(committed):
+                        return False
+                    bad = [q for q in got if got[q] > committed[q] or (committed[q] == ends[q] and got[q] != committed[q])]
+                    return got if not bad else False
                 try:
-                    wait_for("group %s's offsets %s synced to %s" % (group, want, d_alias), synced, procs=[mm])
+                    got = wait_for("group %s's offsets %s translated to %s" % (group, committed, d_alias), translated,
+                                   procs=[mm])
                 except Failure as e:
-                    got = java.tool("group-offsets", dst.bootstrap, group)
-                    raise Failure("%s; %s has %s" % (e, d_alias, got.splitlines()))
-                results[(src, dst)] = ("ok", want)
+                    raise Failure("%s; %s has %s" % (e, d_alias, offsets(dst, group)))
+                results[(src, dst)] = ("ok", (committed, got))
             except Failure as e:
                 results[(src, dst)] = ("FAILED", str(e))
     finally:
@@ -467,19 +483,21 @@ def mm2_run(ctx, source_alias, other):
             out[name] = ("FAILED", detail)
             continue
         remote = s_alias + "." + topic
+        committed, got = detail
         try:
-            # With MirrorMaker stopped, a member of the group on the destination resumes there.
-            committed = {int(l.split()[1]): int(l.split()[2]) for l in detail}
+            # With MirrorMaker stopped, a member of the group on the destination resumes at the
+            # translated offsets (no reset allowed) and reads every record after them.
             seen = java.tool("resume", dst.bootstrap, remote, "g-" + topic).splitlines()
             first = {int(l.split()[0]): (int(l.split()[1]), int(l.split()[2])) for l in seen}
-            ends = {q: len(range(q, n, parts)) for q in range(parts)}
             for q in range(parts):
-                start = committed.get(q, 0)
-                want = (start, ends[q] - start)
-                if ends[q] > start and first.get(q) != want:
+                want = (got[q], ends[q] - got[q])
+                if ends[q] > got[q] and first.get(q) != want:
                     raise Failure("partition %d: read (first offset, count) %s, expected %s" % (q, first.get(q), want))
-            out[name] = ("PASSED", "%d records copied exactly to %s; group offsets %s translated, resumed there" % (
-                n, remote, sorted(committed.items())))
+                if ends[q] == got[q] and q in first:
+                    raise Failure("partition %d: read %s past its end" % (q, first[q]))
+            out[name] = ("PASSED", "%d records copied exactly to %s; group offsets %s on %s translated to %s on %s, "
+                                   "a member resumed there" % (n, remote, sorted(committed.items()), s_alias,
+                                                               sorted(got.items()), d_alias))
         except Failure as e:
             out[name] = ("FAILED", str(e))
     return out

@@ -51,8 +51,12 @@ import org.apache.kafka.common.serialization.StringSerializer;
 public final class Workload {
     /** Users of the Streams input; record i belongs to user(i). */
     static final int USERS = 13;
-    /** Record i of the Streams input has the timestamp BASE_TS + i * STEP_MS. */
-    static final long BASE_TS = 1_700_000_000_000L;
+    /**
+     * Record i has the timestamp BASE_TS + i * STEP_MS; BASE_TS is the runner's (WORKLOAD_BASE_TS,
+     * the run's start): records far older than retention.ms would be deleted by the broker's
+     * time-based retention while a test runs.
+     */
+    static final long BASE_TS = Long.parseLong(System.getenv("WORKLOAD_BASE_TS"));
     static final long STEP_MS = 37;
 
     static String user(long i) {
@@ -103,6 +107,7 @@ public final class Workload {
             p.put("group.id", group);
         }
         p.put("enable.auto.commit", "false");
+        p.put("allow.auto.create.topics", "false");
         p.put("auto.offset.reset", group == null ? "earliest" : "none");
         if (committed) {
             p.put("isolation.level", "read_committed");
