@@ -104,6 +104,7 @@ def main():
     p.add_argument("--kafka", action="store_true", help="against the reference Kafka 4.4 instead of Samsa")
     p.add_argument("--quick", action="store_true", help="only the tests tagged quick")
     p.add_argument("--test", help="surefire's -Dtest filter (Class, Class#method)")
+    p.add_argument("--keep", action="store_true", help="keep the work directory (logs, reports) when nothing failed")
     args = p.parse_args()
 
     nodes = args.cluster or 1
@@ -152,13 +153,13 @@ def main():
     if not results:
         summary.add("maven", "maven", "FAILED", reason="exit status %d and no surefire report" % code, log=log_path)
     for test_id, state, duration, reason in results:
-        summary.add(test_id, test_id, state, duration, reason, log=os.path.join(reports, test_id.split("#")[0]))
+        summary.add(test_id, test_id, state, duration, reason, log=os.path.join(reports, "dev.samsa.compat.%s.txt" % test_id.split("#")[0]))
     if code != 0 and results:
         summary.add("maven", "maven", "FAILED", reason="maven exit status %d" % code, log=log_path)
     summary.data["wall_s"] = round(time.time() - started, 1)
     status = summary.finish(stem)
     print("java-client: wall time %.0f s" % (time.time() - started), flush=True)
-    if status == 0:
+    if status == 0 and not args.keep:
         shutil.rmtree(workdir, ignore_errors=True)
     sys.exit(status)
 
