@@ -179,15 +179,16 @@ class Ctx:
     # Helpers shared by the tests.
 
     def create_topic(self, topic, partitions, rf=None, *extra):
-        res = self.run("kafka-topics.sh", "--bootstrap-server", self.b, "--create", "--topic", topic,
-                       "--partitions", partitions, "--replication-factor", rf or self.rf, *extra)
+        """`partitions` None: placed by --replica-assignment in `extra`."""
+        sizes = ["--partitions", partitions, "--replication-factor", rf or self.rf] if partitions else []
+        res = self.run("kafka-topics.sh", "--bootstrap-server", self.b, "--create", "--topic", topic, *sizes, *extra)
         expect("Created topic %s." % topic in res.out, "create: " + res.brief())
 
-    def produce(self, topic, lines, *props):
+    def produce(self, topic, lines, *props, acks="all"):
         args = ["--bootstrap-server", self.b, "--topic", topic]
         for p in props:
             args += ["--reader-property", p]
-        self.run("kafka-console-producer.sh", *args, "--command-property", "acks=all",
+        self.run("kafka-console-producer.sh", *args, "--command-property", "acks=" + acks,
                  stdin="".join(l + "\n" for l in lines))
 
     def offsets(self, topic, time_spec=None):
@@ -1152,8 +1153,10 @@ def reassign(c, name, assignment):
 
 @test("reassign.generate", cluster=True)
 def t_reassign_generate(c):
-    c.create_topic("kt-move", 1, 1, "--replica-assignment", "1")
-    c.produce("kt-move", ["m%d" % i for i in range(10)])
+    c.create_topic("kt-move", None, None, "--replica-assignment", "1")
+    # One replica: acks=1 (min.insync.replicas is 2 on three nodes).
+    c.produce("kt-move", ["m%d" % i for i in range(10)], acks="1")
+    expect(c.offsets("kt-move") == {0: 10}, "10 records produced to kt-move")
     path = os.path.join(c.workdir, "topics-to-move.json")
     with open(path, "w") as f:
         json.dump({"topics": [{"topic": "kt-move"}], "version": 1}, f)
@@ -1185,7 +1188,7 @@ def t_reassign_execute(c):
 
 @test("election.preferred", cluster=True)
 def t_election_preferred(c):
-    c.create_topic("kt-elect", 1, 3, "--replica-assignment", "1:2:3")
+    c.create_topic("kt-elect", None, None, "--replica-assignment", "1:2:3")
     _, parts, res = describe_topic(c, "kt-elect")
     expect(parts[0]["leader"] == 1, res.brief())
     reassign(c, "reorder", [{"topic": "kt-elect", "partition": 0, "replicas": [2, 1, 3]}])

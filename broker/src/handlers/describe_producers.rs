@@ -2,8 +2,11 @@
 //! timestamp, coordinator epoch, and the first offset of an open transaction), from the
 //! partition's producer state, for operators looking for hanging transactions
 //! (`kafka-transactions.sh describe-producers`). An illegal topic name is INVALID_TOPIC_EXCEPTION,
-//! a topic the cluster lacks UNKNOWN_TOPIC_OR_PARTITION, a partition not led here
-//! NOT_LEADER_OR_FOLLOWER. ACLs: READ on the topic, else TOPIC_AUTHORIZATION_FAILED.
+//! a topic the cluster lacks UNKNOWN_TOPIC_OR_PARTITION, a partition without a replica here
+//! NOT_LEADER_OR_FOLLOWER. A follower answers from its own replica's producer state, as Kafka's
+//! `ReplicaManager.activeProducerState` does (`kafka-transactions.sh find-hanging --broker-id N`
+//! asks broker N about every partition it holds a replica of). ACLs: READ on the topic, else
+//! TOPIC_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::describe_producers_response::{
     PartitionResponse, ProducerState, TopicResponse,
@@ -15,7 +18,7 @@ use kafka_protocol::ResponseError;
 use super::cluster_view::ClusterView;
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
-use crate::topics::led_partition;
+use crate::topics::replica_partition;
 
 pub fn handle(ctx: &Ctx<'_>, req: DescribeProducersRequest) -> DescribeProducersResponse {
     let mut resp = DescribeProducersResponse::default();
@@ -53,8 +56,8 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeProducersRequest) -> DescribeProducers
                 tr.partitions.push(pr);
                 continue;
             }
-            match led_partition(topic.as_ref(), index) {
-                // A partition of the cluster that is not led here, or one it lacks.
+            match replica_partition(topic.as_ref(), index) {
+                // A partition of the cluster without a replica here, or one it lacks.
                 Err(_) if topic.is_none() => {
                     let in_cluster = view
                         .topic(t.name.as_str())
