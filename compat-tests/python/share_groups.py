@@ -63,10 +63,13 @@ def group_configs(group, **configs):
         f.result(30)
 
 
-def produce(topic, n, prefix="v"):
+def produce(topic, n, prefix="v", per_batch=None):
+    """`per_batch`: flush after that many records, so that no batch holds more."""
     p = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
     for i in range(n):
         p.produce(topic, value=(prefix + "%d" % i).encode())
+        if per_batch and (i + 1) % per_batch == 0:
+            check(p.flush(30) == 0, "all produced")
     check(p.flush(30) == 0, "all produced")
 
 
@@ -93,7 +96,9 @@ def poll_until(consumers, done, seconds, on_message):
 def two_consumers():
     create_topic("sg-two")
     group_configs("sg-two-g", share_auto_offset_reset="earliest")
-    produce("sg-two", 2000)
+    # Batches of 100: a share fetch acquires whole batches (batch_optimized, as Kafka), so one
+    # batch of 2000 would go to one consumer whole.
+    produce("sg-two", 2000, per_batch=100)
     cs = [consumer("sg-two-g") for _ in range(2)]
     for c in cs:
         c.subscribe(["sg-two"])
@@ -107,7 +112,7 @@ def two_consumers():
     # The first consumer may take many records at once: produce more while both poll, so that
     # both are seen fetching.
     poll_until(cs, lambda: len(seen) >= 2000, 60, on)
-    produce("sg-two", 2000, prefix="w")
+    produce("sg-two", 2000, prefix="w", per_batch=100)
     poll_until(cs, lambda: len(seen) >= 4000, 60, on)
     # ListGroups shows the share group; a classic consumer cannot use its id.
     # (list_consumer_groups keeps consumer groups only: ask ListGroups itself.)

@@ -21,8 +21,8 @@
 //!
 //! Version 2 (translated, `samsa_protocol::newer`) adds ShareAcquireMode (KIP-1206):
 //! `record_limit` (1) acquires at most MaxRecords records, ending inside a batch where the limit
-//! falls, which is how Samsa acquires in either mode (`batch_optimized`, 0, lets Kafka finish the
-//! batch); any other mode is UNKNOWN_SERVER_ERROR, as Kafka fails on it. And IsRenewAck
+//! falls; `batch_optimized` (0, and every v1 fetch) finishes the batch where the limit falls, as
+//! Kafka does, so a fetch may hold more than MaxRecords records; any other mode is UNKNOWN_SERVER_ERROR, as Kafka fails on it. And IsRenewAck
 //! (KIP-1222): only a request that says so may carry RENEW acknowledgements (INVALID_REQUEST for
 //! the partition otherwise, and for RENEW in v1), and such a request fetches nothing: it must
 //! ask for no bytes, records or wait (INVALID_REQUEST for the request), and it is answered with
@@ -46,7 +46,7 @@ use super::cluster_view::LeaderHints;
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::partition::Partition;
-use crate::share::partition::{acknowledgements_valid, MemberId};
+use crate::share::partition::{acknowledgements_valid, Limit, MemberId};
 use crate::share::{GroupSettings, ShareKey, SharePartitionHandle, ShareSession};
 
 /// Longest long poll honoured.
@@ -362,6 +362,11 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest, added: &Record) -> Sh
     } else {
         DEFAULT_MAX_RECORDS
     } as usize;
+    let limit = if acquire_mode == 1 {
+        Limit::Records
+    } else {
+        Limit::Batches
+    };
     let mut shutdown = broker.shutdown_signal();
     let mut waiting = false;
     loop {
@@ -382,6 +387,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest, added: &Record) -> Sh
             &readable,
             &mut answers,
             max_records,
+            limit,
             req.max_bytes,
         );
         let now = tokio::time::Instant::now();
@@ -444,6 +450,7 @@ fn acquire_all(
     readable: &[((Uuid, i32), Arc<Partition>, SharePartitionHandle)],
     answers: &mut BTreeMap<(Uuid, i32), Answer>,
     max_records: usize,
+    mode: Limit,
     max_bytes: i32,
 ) -> usize {
     let now = crate::util::now_ms();
@@ -500,7 +507,7 @@ fn acquire_all(
         let spans =
             crate::share::batch_spans(&bytes, settings.read_committed.then_some(&aborted[..]));
         let batches: Vec<_> = spans.iter().map(|(s, _)| *s).collect();
-        let acquired = sp.acquire(member, &batches, max_records - taken, now);
+        let acquired = sp.acquire(member, &batches, max_records - taken, mode, now);
         drop(sp);
         if acquired.is_empty() {
             continue;

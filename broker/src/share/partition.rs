@@ -134,6 +134,16 @@ pub struct BatchSpan {
     pub skip: bool,
 }
 
+/// How a fetch's `max_records` bounds an acquisition (ShareFetch v2's ShareAcquireMode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// `batch_optimized` (0, the default and every v1 fetch): whole log batches, the last one
+    /// finished where the limit falls inside it.
+    Batches,
+    /// `record_limit` (1): exactly `max_records`, ending inside a batch.
+    Records,
+}
+
 /// Offsets acquired by one [`SharePartition::acquire`], as ShareFetch answers them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Acquired {
@@ -343,11 +353,17 @@ impl SharePartition {
     /// [`next_fetch_offset`](Self::next_fetch_offset), in offset order): available records in
     /// flight and new records past the end, up to `max_records` and the window. Offsets past
     /// the end that no batch holds, and the records of skipped batches, are done at once.
+    ///
+    /// `max_records` is exact in Kafka's `record_limit` acquire mode (KIP-1206): acquisition
+    /// ends inside the batch where the limit falls. In `batch_optimized` mode
+    /// ([`Limit::Batches`]) it is a soft limit, as in Kafka: no batch is started once it is
+    /// reached, but the batch in which it falls is acquired to its end.
     pub fn acquire(
         &mut self,
         member: &MemberId,
         batches: &[BatchSpan],
         max_records: usize,
+        limit: Limit,
         now_ms: i64,
     ) -> Vec<Acquired> {
         let deadline_ms = now_ms.saturating_add(self.limits.lock_ms);
@@ -366,9 +382,12 @@ impl SharePartition {
         };
         'batches: for b in batches {
             debug_assert!(b.first <= b.last, "batch {b:?}");
+            if taken >= max_records {
+                break;
+            }
             let mut offset = b.first.max(self.start);
             while offset <= b.last {
-                if taken >= max_records {
+                if taken >= max_records && limit == Limit::Records {
                     break 'batches;
                 }
                 let end = self.end();

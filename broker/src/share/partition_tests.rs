@@ -38,12 +38,14 @@ fn acq(first: i64, last: i64, delivery_count: i16) -> Acquired {
 fn acquires_new_records_once_and_accepts_them() {
     let mut sp = SharePartition::new(0, limits());
     assert_eq!(sp.next_fetch_offset(), Some(0));
-    let a = sp.acquire(&m("a"), &[data(0, 2), data(3, 4)], 100, 0);
+    let a = sp.acquire(&m("a"), &[data(0, 2), data(3, 4)], 100, Limit::Records, 0);
     assert_eq!(a, vec![acq(0, 4, 1)]);
     // Nothing in flight is available: the next read starts at the end.
     assert_eq!(sp.next_fetch_offset(), Some(5));
     // Another member reading the same batches gets none of them.
-    assert!(sp.acquire(&m("b"), &[data(0, 4)], 100, 0).is_empty());
+    assert!(sp
+        .acquire(&m("b"), &[data(0, 4)], 100, Limit::Records, 0)
+        .is_empty());
     assert_eq!(sp.acknowledge("a", 0, 4, &[ACCEPT], 10), Ok(vec![]));
     assert_eq!(sp.start_offset(), 5);
     assert_eq!(sp.end(), 5);
@@ -53,23 +55,25 @@ fn acquires_new_records_once_and_accepts_them() {
 fn max_records_and_the_window_bound_acquisition() {
     let mut sp = SharePartition::new(0, limits());
     assert_eq!(
-        sp.acquire(&m("a"), &[data(0, 99)], 4, 0),
+        sp.acquire(&m("a"), &[data(0, 99)], 4, Limit::Records, 0),
         vec![acq(0, 3, 1)]
     );
     assert_eq!(sp.next_fetch_offset(), Some(4));
     // The window is 10 records from the start: six more at most.
     assert_eq!(
-        sp.acquire(&m("b"), &[data(4, 99)], 100, 0),
+        sp.acquire(&m("b"), &[data(4, 99)], 100, Limit::Records, 0),
         vec![acq(4, 9, 1)]
     );
     assert_eq!(sp.next_fetch_offset(), None);
-    assert!(sp.acquire(&m("b"), &[data(10, 99)], 100, 0).is_empty());
+    assert!(sp
+        .acquire(&m("b"), &[data(10, 99)], 100, Limit::Records, 0)
+        .is_empty());
     // Accepting the first records opens the window again.
     sp.acknowledge("a", 0, 3, &[ACCEPT], 0).unwrap();
     assert_eq!(sp.start_offset(), 4);
     assert_eq!(sp.next_fetch_offset(), Some(10));
     assert_eq!(
-        sp.acquire(&m("a"), &[data(10, 99)], 100, 0),
+        sp.acquire(&m("a"), &[data(10, 99)], 100, Limit::Records, 0),
         vec![acq(10, 13, 1)]
     );
 }
@@ -77,8 +81,8 @@ fn max_records_and_the_window_bound_acquisition() {
 #[test]
 fn a_finished_record_behind_an_open_one_does_not_move_the_start() {
     let mut sp = SharePartition::new(0, limits());
-    sp.acquire(&m("a"), &[data(0, 0)], 100, 0);
-    sp.acquire(&m("b"), &[data(1, 1)], 100, 0);
+    sp.acquire(&m("a"), &[data(0, 0)], 100, Limit::Records, 0);
+    sp.acquire(&m("b"), &[data(1, 1)], 100, Limit::Records, 0);
     sp.acknowledge("b", 1, 1, &[ACCEPT], 0).unwrap();
     assert_eq!(sp.start_offset(), 0);
     sp.acknowledge("a", 0, 0, &[ACCEPT], 0).unwrap();
@@ -88,8 +92,8 @@ fn a_finished_record_behind_an_open_one_does_not_move_the_start() {
 #[test]
 fn only_the_member_holding_a_record_acknowledges_it_and_nothing_of_a_refused_batch_applies() {
     let mut sp = SharePartition::new(0, limits());
-    sp.acquire(&m("a"), &[data(0, 1)], 100, 0);
-    sp.acquire(&m("b"), &[data(2, 2)], 100, 0);
+    sp.acquire(&m("a"), &[data(0, 1)], 100, Limit::Records, 0);
+    sp.acquire(&m("b"), &[data(2, 2)], 100, Limit::Records, 0);
     assert_eq!(
         sp.acknowledge("a", 0, 2, &[ACCEPT], 0),
         Err(AckError::InvalidRecordState(2))
@@ -129,7 +133,7 @@ fn only_the_member_holding_a_record_acknowledges_it_and_nothing_of_a_refused_bat
 #[test]
 fn acknowledging_below_the_start_offset_is_a_no_op_as_in_kafka() {
     let mut sp = SharePartition::new(0, limits());
-    sp.acquire(&m("a"), &[data(0, 2)], 100, 0);
+    sp.acquire(&m("a"), &[data(0, 2)], 100, Limit::Records, 0);
     sp.acknowledge("a", 0, 0, &[ACCEPT], 0).unwrap();
     assert_eq!(sp.start_offset(), 1);
     // Accepted again, or a gap there: done already, nothing happens and nothing is refused.
@@ -149,7 +153,7 @@ fn acknowledging_below_the_start_offset_is_a_no_op_as_in_kafka() {
 #[test]
 fn per_offset_types_release_and_redeliver_with_a_higher_count() {
     let mut sp = SharePartition::new(0, limits());
-    sp.acquire(&m("a"), &[data(0, 2)], 100, 0);
+    sp.acquire(&m("a"), &[data(0, 2)], 100, Limit::Records, 0);
     assert_eq!(
         sp.acknowledge("a", 0, 2, &[ACCEPT, RELEASE, ACCEPT], 0),
         Ok(vec![])
@@ -158,7 +162,7 @@ fn per_offset_types_release_and_redeliver_with_a_higher_count() {
     assert_eq!(sp.next_fetch_offset(), Some(1));
     // Reading from 1 returns the batch again: only the released record is acquired.
     assert_eq!(
-        sp.acquire(&m("b"), &[data(0, 2), data(3, 3)], 100, 0),
+        sp.acquire(&m("b"), &[data(0, 2), data(3, 3)], 100, Limit::Records, 0),
         vec![acq(1, 1, 2), acq(3, 3, 1)]
     );
 }
@@ -166,7 +170,7 @@ fn per_offset_types_release_and_redeliver_with_a_higher_count() {
 #[test]
 fn a_lock_expires_and_the_record_goes_to_another_member() {
     let mut sp = SharePartition::new(0, limits());
-    sp.acquire(&m("a"), &[data(0, 0)], 100, 0);
+    sp.acquire(&m("a"), &[data(0, 0)], 100, Limit::Records, 0);
     assert_eq!(sp.next_deadline(), Some(1_000));
     assert!(sp.expire(999).is_empty());
     assert_eq!(sp.next_fetch_offset(), Some(1));
@@ -179,7 +183,7 @@ fn a_lock_expires_and_the_record_goes_to_another_member() {
         Err(AckError::InvalidRecordState(0))
     );
     assert_eq!(
-        sp.acquire(&m("b"), &[data(0, 0)], 100, 1_001),
+        sp.acquire(&m("b"), &[data(0, 0)], 100, Limit::Records, 1_001),
         vec![acq(0, 0, 2)]
     );
     sp.acknowledge("b", 0, 0, &[ACCEPT], 1_002).unwrap();
@@ -189,7 +193,7 @@ fn a_lock_expires_and_the_record_goes_to_another_member() {
 #[test]
 fn renew_extends_the_lock() {
     let mut sp = SharePartition::new(0, limits());
-    sp.acquire(&m("a"), &[data(0, 0)], 100, 0);
+    sp.acquire(&m("a"), &[data(0, 0)], 100, Limit::Records, 0);
     sp.acknowledge("a", 0, 0, &[RENEW], 900).unwrap();
     assert!(sp.expire(1_500).is_empty());
     assert_eq!(sp.next_deadline(), Some(1_900));
@@ -199,12 +203,12 @@ fn renew_extends_the_lock() {
 #[test]
 fn a_member_leaving_releases_only_its_records() {
     let mut sp = SharePartition::new(0, limits());
-    sp.acquire(&m("a"), &[data(0, 1)], 100, 0);
-    sp.acquire(&m("b"), &[data(2, 3)], 100, 0);
+    sp.acquire(&m("a"), &[data(0, 1)], 100, Limit::Records, 0);
+    sp.acquire(&m("b"), &[data(2, 3)], 100, Limit::Records, 0);
     assert!(sp.release_member("a").is_empty());
     assert_eq!(sp.counts(), (2, 0));
     assert_eq!(
-        sp.acquire(&m("c"), &[data(0, 3)], 100, 0),
+        sp.acquire(&m("c"), &[data(0, 3)], 100, Limit::Records, 0),
         vec![acq(0, 1, 2)]
     );
     sp.acknowledge("b", 2, 3, &[ACCEPT], 0).unwrap();
@@ -213,7 +217,7 @@ fn a_member_leaving_releases_only_its_records() {
 #[test]
 fn reject_archives_at_once_and_reports_it() {
     let mut sp = SharePartition::new(0, limits());
-    sp.acquire(&m("a"), &[data(0, 1)], 100, 0);
+    sp.acquire(&m("a"), &[data(0, 1)], 100, Limit::Records, 0);
     assert_eq!(
         sp.acknowledge("a", 0, 1, &[REJECT, ACCEPT], 0),
         Ok(vec![Archived {
@@ -223,7 +227,9 @@ fn reject_archives_at_once_and_reports_it() {
         }])
     );
     assert_eq!(sp.start_offset(), 2);
-    assert!(sp.acquire(&m("b"), &[data(0, 1)], 100, 0).is_empty());
+    assert!(sp
+        .acquire(&m("b"), &[data(0, 1)], 100, Limit::Records, 0)
+        .is_empty());
 }
 
 #[test]
@@ -236,7 +242,7 @@ fn the_delivery_limit_archives_a_record_released_on_its_last_delivery() {
         let mut archived = Vec::new();
         let mut now = 0;
         while sp.start_offset() == 0 {
-            let a = sp.acquire(&m("a"), &[data(0, 0)], 100, now);
+            let a = sp.acquire(&m("a"), &[data(0, 0)], 100, Limit::Records, now);
             assert_eq!(a.len(), 1, "{how}: acquired on delivery {}", deliveries + 1);
             deliveries += 1;
             assert_eq!(a[0].delivery_count, deliveries);
@@ -271,7 +277,13 @@ fn skipped_batches_and_gaps_are_done_without_delivery() {
         skip: true,
     };
     // Offsets 3 and 4 are missing (compacted away): done too.
-    let a = sp.acquire(&m("a"), &[data(0, 1), control, data(5, 5)], 100, 0);
+    let a = sp.acquire(
+        &m("a"),
+        &[data(0, 1), control, data(5, 5)],
+        100,
+        Limit::Records,
+        0,
+    );
     assert_eq!(a, vec![acq(0, 1, 1), acq(5, 5, 1)]);
     sp.acknowledge("a", 0, 1, &[ACCEPT], 0).unwrap();
     assert_eq!(sp.start_offset(), 5);
@@ -285,18 +297,20 @@ fn the_window_bounds_gaps_behind_an_open_record() {
     let mut sp = SharePartition::new(0, limits());
     // Nothing in flight: offsets without records past the end cost nothing.
     assert_eq!(
-        sp.acquire(&m("a"), &[data(50, 50)], 100, 0),
+        sp.acquire(&m("a"), &[data(50, 50)], 100, Limit::Records, 0),
         vec![acq(50, 50, 1)]
     );
     assert_eq!(sp.start_offset(), 50);
     // Behind an acquired record, a gap fills the window and no more is acquired.
-    assert!(sp.acquire(&m("a"), &[data(80, 80)], 100, 0).is_empty());
+    assert!(sp
+        .acquire(&m("a"), &[data(80, 80)], 100, Limit::Records, 0)
+        .is_empty());
     assert_eq!(sp.end(), 60);
     assert_eq!(sp.next_fetch_offset(), None);
     sp.acknowledge("a", 50, 50, &[ACCEPT], 0).unwrap();
     assert_eq!(sp.start_offset(), 60);
     assert_eq!(
-        sp.acquire(&m("a"), &[data(80, 80)], 100, 0),
+        sp.acquire(&m("a"), &[data(80, 80)], 100, Limit::Records, 0),
         vec![acq(80, 80, 1)]
     );
 }
@@ -304,10 +318,10 @@ fn the_window_bounds_gaps_behind_an_open_record() {
 #[test]
 fn snapshot_and_restore_keep_counts_and_drop_locks() {
     let mut sp = SharePartition::new(10, limits());
-    sp.acquire(&m("a"), &[data(10, 14)], 100, 0);
+    sp.acquire(&m("a"), &[data(10, 14)], 100, Limit::Records, 0);
     sp.acknowledge("a", 10, 14, &[RELEASE, ACCEPT, REJECT, ACCEPT, ACCEPT], 0)
         .unwrap();
-    sp.acquire(&m("a"), &[data(15, 15)], 100, 0);
+    sp.acquire(&m("a"), &[data(15, 15)], 100, Limit::Records, 0);
     let (start, batches) = sp.snapshot();
     assert_eq!(start, 10);
     assert_eq!(
@@ -348,14 +362,14 @@ fn snapshot_and_restore_keep_counts_and_drop_locks() {
     let mut back = SharePartition::restore(start, &batches, limits());
     assert_eq!(back.snapshot(), (start, batches));
     // The acquired record came back available; accepted and archived ones are not delivered.
-    let a = back.acquire(&m("b"), &[data(10, 16)], 100, 0);
+    let a = back.acquire(&m("b"), &[data(10, 16)], 100, Limit::Records, 0);
     assert_eq!(a, vec![acq(10, 10, 2), acq(15, 15, 2), acq(16, 16, 1)]);
 }
 
 #[test]
 fn moving_the_start_drops_what_lies_below() {
     let mut sp = SharePartition::new(0, limits());
-    sp.acquire(&m("a"), &[data(0, 4)], 100, 0);
+    sp.acquire(&m("a"), &[data(0, 4)], 100, Limit::Records, 0);
     sp.release_member("a");
     sp.move_start(3);
     assert_eq!(sp.start_offset(), 3);
@@ -372,7 +386,7 @@ fn with_a_dead_letter_topic_archived_records_wait_for_their_write() {
         ..limits()
     };
     let mut sp = SharePartition::new(0, dlq);
-    sp.acquire(&m("a"), &[data(0, 2)], 100, 0);
+    sp.acquire(&m("a"), &[data(0, 2)], 100, Limit::Records, 0);
     let archived = sp
         .acknowledge("a", 0, 2, &[REJECT, ACCEPT, RELEASE], 0)
         .unwrap();
@@ -381,7 +395,7 @@ fn with_a_dead_letter_topic_archived_records_wait_for_their_write() {
     assert_eq!(sp.start_offset(), 0);
     assert_eq!(sp.archiving(), vec![(0, 1)]);
     assert_eq!(
-        sp.acquire(&m("b"), &[data(0, 2)], 100, 0),
+        sp.acquire(&m("b"), &[data(0, 2)], 100, Limit::Records, 0),
         vec![acq(2, 2, 2)]
     );
     // It survives a restart as archiving: its write may not have happened.
@@ -399,7 +413,7 @@ fn with_a_dead_letter_topic_archived_records_wait_for_their_write() {
 #[test]
 fn a_reset_drops_everything_in_flight() {
     let mut sp = SharePartition::new(0, limits());
-    sp.acquire(&m("a"), &[data(0, 4)], 100, 0);
+    sp.acquire(&m("a"), &[data(0, 4)], 100, Limit::Records, 0);
     sp.reset(2);
     assert_eq!((sp.start_offset(), sp.end()), (2, 2));
     assert_eq!(sp.counts(), (0, 0));
@@ -408,7 +422,7 @@ fn a_reset_drops_everything_in_flight() {
         Err(AckError::InvalidRecordState(2))
     );
     assert_eq!(
-        sp.acquire(&m("b"), &[data(0, 4)], 100, 0),
+        sp.acquire(&m("b"), &[data(0, 4)], 100, Limit::Records, 0),
         vec![acq(2, 4, 1)]
     );
 }
@@ -416,7 +430,7 @@ fn a_reset_drops_everything_in_flight() {
 #[test]
 fn new_limits_apply_to_the_next_acquisitions() {
     let mut sp = SharePartition::new(0, limits());
-    sp.acquire(&m("a"), &[data(0, 0)], 100, 0);
+    sp.acquire(&m("a"), &[data(0, 0)], 100, Limit::Records, 0);
     sp.set_limits(ShareLimits {
         lock_ms: 5_000,
         max_in_flight: 2,
@@ -426,7 +440,7 @@ fn new_limits_apply_to_the_next_acquisitions() {
     // The record already acquired keeps its lock; a new one gets the new duration, and the
     // window is two records now.
     assert_eq!(
-        sp.acquire(&m("a"), &[data(1, 5)], 100, 0),
+        sp.acquire(&m("a"), &[data(1, 5)], 100, Limit::Records, 0),
         vec![acq(1, 1, 1)]
     );
     assert_eq!(sp.next_deadline(), Some(1_000));
@@ -441,7 +455,7 @@ fn only_archiving_records_finish_and_their_offsets_are_absolute() {
         ..limits()
     };
     let mut sp = SharePartition::new(10, dlq);
-    sp.acquire(&m("a"), &[data(10, 13)], 100, 0);
+    sp.acquire(&m("a"), &[data(10, 13)], 100, Limit::Records, 0);
     sp.acknowledge("a", 12, 12, &[REJECT], 0).unwrap();
     assert_eq!(sp.archiving(), vec![(12, 1)]);
     // An acquired record is not archiving: nothing happens to it.
@@ -456,7 +470,7 @@ fn only_archiving_records_finish_and_their_offsets_are_absolute() {
 #[test]
 fn the_next_fetch_starts_at_the_first_available_record_behind_the_end() {
     let mut sp = SharePartition::new(20, limits());
-    sp.acquire(&m("a"), &[data(20, 24)], 100, 0);
+    sp.acquire(&m("a"), &[data(20, 24)], 100, Limit::Records, 0);
     sp.acknowledge("a", 23, 23, &[RELEASE], 0).unwrap();
     assert_eq!(sp.next_fetch_offset(), Some(23));
     sp.acknowledge("a", 21, 21, &[RELEASE], 0).unwrap();
@@ -466,23 +480,31 @@ fn the_next_fetch_starts_at_the_first_available_record_behind_the_end() {
 #[test]
 fn max_records_bounds_redeliveries_too() {
     let mut sp = SharePartition::new(0, limits());
-    sp.acquire(&m("a"), &[data(0, 3)], 100, 0);
+    sp.acquire(&m("a"), &[data(0, 3)], 100, Limit::Records, 0);
     sp.acknowledge("a", 0, 3, &[RELEASE], 0).unwrap();
-    assert_eq!(sp.acquire(&m("b"), &[data(0, 3)], 2, 0), vec![acq(0, 1, 2)]);
-    assert_eq!(sp.acquire(&m("c"), &[data(0, 3)], 1, 0), vec![acq(2, 2, 2)]);
+    assert_eq!(
+        sp.acquire(&m("b"), &[data(0, 3)], 2, Limit::Records, 0),
+        vec![acq(0, 1, 2)]
+    );
+    assert_eq!(
+        sp.acquire(&m("c"), &[data(0, 3)], 1, Limit::Records, 0),
+        vec![acq(2, 2, 2)]
+    );
 }
 
 #[test]
 fn a_gap_that_fills_the_window_exactly_leaves_the_next_record_for_later() {
     let mut sp = SharePartition::new(0, limits());
-    sp.acquire(&m("a"), &[data(0, 0)], 100, 0);
+    sp.acquire(&m("a"), &[data(0, 0)], 100, Limit::Records, 0);
     // Offsets 1-9 hold nothing: the window (10) is full right before offset 10.
-    assert!(sp.acquire(&m("a"), &[data(10, 10)], 100, 0).is_empty());
+    assert!(sp
+        .acquire(&m("a"), &[data(10, 10)], 100, Limit::Records, 0)
+        .is_empty());
     assert_eq!(sp.end(), 10);
     assert_eq!(sp.next_fetch_offset(), None);
     sp.acknowledge("a", 0, 0, &[ACCEPT], 0).unwrap();
     assert_eq!(
-        sp.acquire(&m("a"), &[data(10, 10)], 100, 0),
+        sp.acquire(&m("a"), &[data(10, 10)], 100, Limit::Records, 0),
         vec![acq(10, 10, 1)]
     );
 }
@@ -495,8 +517,8 @@ fn records_archived_by_expiry_or_a_leaving_member_carry_their_own_offsets() {
         let mut now = 0;
         let mut archived = Vec::new();
         for _ in 0..3 {
-            sp.acquire(&m("keep"), &[data(10, 11)], 100, now);
-            let got = sp.acquire(&m("a"), &[data(12, 13)], 100, now);
+            sp.acquire(&m("keep"), &[data(10, 11)], 100, Limit::Records, now);
+            let got = sp.acquire(&m("a"), &[data(12, 13)], 100, Limit::Records, now);
             assert_eq!(got.len(), 1, "{how}");
             archived.extend(match how {
                 "expire" => {
@@ -517,7 +539,7 @@ fn records_archived_by_expiry_or_a_leaving_member_carry_their_own_offsets() {
 #[test]
 fn moving_the_start_forward_keeps_what_is_in_flight_above_it_and_back_drops_all() {
     let mut sp = SharePartition::new(0, limits());
-    sp.acquire(&m("a"), &[data(0, 4)], 100, 0);
+    sp.acquire(&m("a"), &[data(0, 4)], 100, Limit::Records, 0);
     // To the start itself: nothing changes.
     sp.move_start(0);
     assert_eq!((sp.start_offset(), sp.end(), sp.counts()), (0, 5, (5, 0)));
@@ -527,7 +549,7 @@ fn moving_the_start_forward_keeps_what_is_in_flight_above_it_and_back_drops_all(
     assert_eq!(sp.acknowledge("a", 3, 4, &[ACCEPT], 0), Ok(vec![]));
     assert_eq!(sp.start_offset(), 5);
     // Back (an operator's reset to an earlier offset): everything in flight goes.
-    sp.acquire(&m("a"), &[data(5, 6)], 100, 0);
+    sp.acquire(&m("a"), &[data(5, 6)], 100, Limit::Records, 0);
     sp.move_start(2);
     assert_eq!((sp.start_offset(), sp.end(), sp.counts()), (2, 2, (0, 0)));
     assert_eq!(sp.next_fetch_offset(), Some(2));
@@ -537,25 +559,63 @@ fn moving_the_start_forward_keeps_what_is_in_flight_above_it_and_back_drops_all(
 fn record_limit_acquisition_ends_inside_a_batch_and_the_rest_stays_for_the_next_fetch() {
     // KIP-1206 record_limit: three records of a ten-record batch, exactly.
     let mut sp = SharePartition::new(0, limits());
-    assert_eq!(sp.acquire(&m("a"), &[data(0, 9)], 3, 0), vec![acq(0, 2, 1)]);
+    assert_eq!(
+        sp.acquire(&m("a"), &[data(0, 9)], 3, Limit::Records, 0),
+        vec![acq(0, 2, 1)]
+    );
     // The rest of the batch was never acquired: the next fetch reads it from offset 3.
     assert_eq!(sp.next_fetch_offset(), Some(3));
     assert_eq!(sp.end(), 3);
-    assert_eq!(sp.acquire(&m("b"), &[data(0, 9)], 4, 0), vec![acq(3, 6, 1)]);
+    assert_eq!(
+        sp.acquire(&m("b"), &[data(0, 9)], 4, Limit::Records, 0),
+        vec![acq(3, 6, 1)]
+    );
     // Released records inside the batch are redelivered within the limit too.
     sp.acknowledge("a", 0, 2, &[RELEASE], 1).unwrap();
     assert_eq!(sp.next_fetch_offset(), Some(0));
-    assert_eq!(sp.acquire(&m("c"), &[data(0, 9)], 2, 2), vec![acq(0, 1, 2)]);
     assert_eq!(
-        sp.acquire(&m("c"), &[data(2, 9)], 2, 2),
+        sp.acquire(&m("c"), &[data(0, 9)], 2, Limit::Records, 2),
+        vec![acq(0, 1, 2)]
+    );
+    assert_eq!(
+        sp.acquire(&m("c"), &[data(2, 9)], 2, Limit::Records, 2),
         vec![acq(2, 2, 2), acq(7, 7, 1)]
+    );
+}
+
+#[test]
+fn batch_optimized_acquisition_finishes_the_batch_where_the_limit_falls() {
+    // batch_optimized (every v1 fetch): the limit of three falls inside the first batch,
+    // which is acquired whole; the next batch is not started.
+    let mut sp = SharePartition::new(
+        0,
+        ShareLimits {
+            max_in_flight: 100,
+            ..limits()
+        },
+    );
+    assert_eq!(
+        sp.acquire(&m("a"), &[data(0, 9), data(10, 14)], 3, Limit::Batches, 0),
+        vec![acq(0, 9, 1)]
+    );
+    assert_eq!(sp.next_fetch_offset(), Some(10));
+    // Below the limit at a batch's start, that batch is taken whole too.
+    assert_eq!(
+        sp.acquire(&m("b"), &[data(10, 14), data(15, 19)], 4, Limit::Batches, 0),
+        vec![acq(10, 14, 1)]
+    );
+    // Released records of a batch come back as one acquisition, past the limit as well.
+    sp.acknowledge("a", 0, 9, &[RELEASE], 1).unwrap();
+    assert_eq!(
+        sp.acquire(&m("c"), &[data(0, 9)], 2, Limit::Batches, 2),
+        vec![acq(0, 9, 2)]
     );
 }
 
 #[test]
 fn renew_restarts_the_lock_from_now_and_the_record_stays_with_its_member() {
     let mut sp = SharePartition::new(0, limits());
-    sp.acquire(&m("a"), &[data(0, 1)], 100, 0);
+    sp.acquire(&m("a"), &[data(0, 1)], 100, Limit::Records, 0);
     // Renewed at 600: the lock lasts lock_ms from then, not from the acquisition.
     sp.acknowledge("a", 0, 0, &[RENEW], 600).unwrap();
     assert_eq!(
@@ -570,7 +630,7 @@ fn renew_restarts_the_lock_from_now_and_the_record_stays_with_its_member() {
     assert!(sp.expire(1_000).is_empty());
     assert_eq!(sp.next_fetch_offset(), Some(1));
     assert_eq!(
-        sp.acquire(&m("b"), &[data(0, 1)], 100, 1_000),
+        sp.acquire(&m("b"), &[data(0, 1)], 100, Limit::Records, 1_000),
         vec![acq(1, 1, 2)]
     );
     // The renewed record is still a's to acknowledge, not b's.
@@ -584,8 +644,8 @@ fn renew_restarts_the_lock_from_now_and_the_record_stays_with_its_member() {
 #[test]
 fn renewing_a_record_the_member_does_not_hold_is_refused_and_changes_nothing() {
     let mut sp = SharePartition::new(0, limits());
-    sp.acquire(&m("a"), &[data(0, 0)], 100, 0);
-    sp.acquire(&m("b"), &[data(1, 1)], 100, 0);
+    sp.acquire(&m("a"), &[data(0, 0)], 100, Limit::Records, 0);
+    sp.acquire(&m("b"), &[data(1, 1)], 100, Limit::Records, 0);
     // Held by another member.
     assert_eq!(
         sp.acknowledge("b", 0, 0, &[RENEW], 500),
