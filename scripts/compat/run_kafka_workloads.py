@@ -25,10 +25,10 @@ target/compat/kafka-workloads/classes. The tests:
   mirrormaker2-kafka-to-samsa MirrorMaker 2 (dedicated mode) from a reference Kafka to the target:
                               the records (partitions, offsets, keys, values, headers, timestamps)
                               and the consumer group's offsets translated (checkpoints and
-                              sync.group.offsets): as MirrorMaker promises, never past the offset
-                              the group committed on Kafka, exactly it where the group read a
-                              partition to its end; a member of the group on the target resumes
-                              at the translated offsets (no reset) and reads every record after.
+                              sync.group.offsets) exactly (the group read every partition to its
+                              end, where MirrorMaker's translation is exact); more records follow;
+                              with MirrorMaker stopped, a member of the group on the target resumes
+                              at the translated offsets (no reset) and reads exactly the new ones.
   mirrormaker2-samsa-to-kafka the same flow back, in the same MirrorMaker process.
 
 --quick runs streams-eos and connect-file only (smaller input). Skips on Samsa (features with
@@ -260,25 +260,31 @@ def streams_test(ctx, name, n, kill=None, protocol="classic"):
     def running():
         with open(app.out_path) as f:
             return "STATE RUNNING" in f.read()
+    killed = ""
     try:
         wait_for("the application in state RUNNING", running, procs=[app])
         if kill:
             def progressed():
-                return int(java.tool("progress", target.bootstrap, app_id).splitlines()[-1]) >= n // 4
-            wait_for("progress of the application", progressed, procs=[app])
+                done = int(java.tool("progress", target.bootstrap, app_id).splitlines()[-1])
+                return done >= n // 4 and done
+            done = wait_for("progress of the application", progressed, procs=[app])
             if kill == "app":
                 kill_process(app)
                 app = java.start(name + "-app", "samsa.workloads.StreamsApp", *args)
+                killed = "; the application SIGKILLed at %d inputs committed and started again" % done
             else:
                 node = int(java.tool("coordinator", target.bootstrap, app_id).splitlines()[-1])
                 target.crash_and_restart(node)
+                killed = "; node %d (the group coordinator) SIGKILLed at %d inputs committed and started again" % (
+                    node, done)
         java.tool("produce-streams", target.bootstrap, prefix + "-input", half, n)
         out = java.tool("verify-streams", target.bootstrap, prefix, n, WAIT_S)
         if app.poll() is not None:
             raise Failure("the application exited (%s); see %s" % (app.returncode, app.out_path))
         with open(app.out_path) as f:
             errors = [l.strip() for l in f if l.startswith("THREAD-ERROR")]
-        return out.splitlines()[-1] + ("; stream threads replaced after: %s" % "; ".join(errors) if errors else "")
+        return out.splitlines()[-1] + killed + (
+            "; stream threads replaced after: %s" % "; ".join(errors) if errors else "")
     finally:
         stop_process(app)
 
@@ -405,14 +411,17 @@ def mm2_run(ctx, source_alias, other):
     java, target, workdir = ctx["java"], ctx["target"], ctx["workdir"]
     a, b = other, target  # a: the reference Kafka, b: the target under test
     a_alias, b_alias = source_alias, target.kind if target.kind != "kafka" else "kafka2"
-    parts, n, consumed = 2, 200, 120
+    # The group reads the first n records (to the end, where MirrorMaker's translation is exact:
+    # it keeps only some offset syncs, and a group committed further back is translated to an
+    # earlier sync or, for a while, not at all); `more` records follow once it is translated.
+    parts, n, more = 2, 200, 100
     a_topic, b_topic = "mm-from-" + a_alias, "mm-from-" + b_alias
     java.tool("create-topics", a.bootstrap, a.nodes, a_topic + ":%d" % parts)
     java.tool("create-topics", b.bootstrap, b.nodes, b_topic + ":%d" % parts)
     java.tool("produce-plain", a.bootstrap, a_topic, parts, 0, n)
     java.tool("produce-plain", b.bootstrap, b_topic, parts, 0, n)
-    java.tool("consume-commit", a.bootstrap, a_topic, "g-" + a_topic, consumed)
-    java.tool("consume-commit", b.bootstrap, b_topic, "g-" + b_topic, consumed)
+    java.tool("consume-commit", a.bootstrap, a_topic, "g-" + a_topic, n)
+    java.tool("consume-commit", b.bootstrap, b_topic, "g-" + b_topic, n)
     props = os.path.join(workdir, "mm2.properties")
     lines = ["clusters=%s, %s" % (a_alias, b_alias),
              "%s.bootstrap.servers=%s" % (a_alias, a.bootstrap),
@@ -435,13 +444,15 @@ def mm2_run(ctx, source_alias, other):
               "emit.heartbeats.interval.seconds=1",
               # An offset sync for every record: the translation of a committed offset is exact.
               "offset.lag.max=0",
-              "sync.topic.acls.enabled=false"]
+              "sync.topic.acls.enabled=false",
+              # The last record's offset sync is sent when the source task's offsets are flushed.
+              "offset.flush.interval.ms=1000"]
     with open(props, "w") as f:
         f.write("\n".join(lines) + "\n")
     mm = java.start("mirrormaker2", "org.apache.kafka.connect.mirror.MirrorMaker", props, heap="-Xmx768m")
     results = {}
     flows = ((a, b, a_alias, b_alias, a_topic), (b, a, b_alias, a_alias, b_topic))
-    ends = {q: len(range(q, n, parts)) for q in range(parts)}
+    ends = {q: len(range(q, n + more, parts)) for q in range(parts)}
 
     def offsets(cluster, group):
         return {int(l.split()[1]): int(l.split()[2]) for l in java.tool("group-offsets", cluster.bootstrap, group).splitlines()}
@@ -452,25 +463,20 @@ def mm2_run(ctx, source_alias, other):
             try:
                 java.tool("check-copy", dst.bootstrap, remote, parts, 0, n, WAIT_S)
                 committed = offsets(src, group)
-                if sorted(committed) != list(range(parts)):
-                    raise Failure("the group committed %s on the source, not every partition" % committed)
+                if committed != {q: len(range(q, n, parts)) for q in range(parts)}:
+                    raise Failure("the group committed %s on the source, not the end of every partition" % committed)
 
-                # MirrorMaker translates a committed offset through the offset syncs it keeps: to
-                # the offset itself where a sync marks it (here: a partition read to its end, the
-                # last record's sync), else to an earlier one (at least once: a member on the
-                # destination may read some records again, never skip one).
                 def translated():
                     got = offsets(dst, group)
-                    if sorted(got) != sorted(committed):
-                        return False
-                    bad = [q for q in got if got[q] > committed[q] or (committed[q] == ends[q] and got[q] != committed[q])]
-                    return got if not bad else False
+                    return got == committed and got
                 try:
-                    got = wait_for("group %s's offsets %s translated to %s" % (group, committed, d_alias), translated,
-                                   procs=[mm])
+                    wait_for("group %s's offsets %s translated to %s" % (group, committed, d_alias), translated,
+                             procs=[mm])
                 except Failure as e:
                     raise Failure("%s; %s has %s" % (e, d_alias, offsets(dst, group)))
-                results[(src, dst)] = ("ok", (committed, got))
+                java.tool("produce-plain", src.bootstrap, topic, parts, n, n + more)
+                java.tool("check-copy", dst.bootstrap, remote, parts, 0, n + more, WAIT_S)
+                results[(src, dst)] = ("ok", (committed, committed))
             except Failure as e:
                 results[(src, dst)] = ("FAILED", str(e))
     finally:
@@ -495,9 +501,9 @@ def mm2_run(ctx, source_alias, other):
                     raise Failure("partition %d: read (first offset, count) %s, expected %s" % (q, first.get(q), want))
                 if ends[q] == got[q] and q in first:
                     raise Failure("partition %d: read %s past its end" % (q, first[q]))
-            out[name] = ("PASSED", "%d records copied exactly to %s; group offsets %s on %s translated to %s on %s, "
-                                   "a member resumed there" % (n, remote, sorted(committed.items()), s_alias,
-                                                               sorted(got.items()), d_alias))
+            out[name] = ("PASSED", "%d records copied exactly to %s; group offsets %s on %s translated to %s; "
+                                   "a member there read the %d records after them" % (
+                                       n + more, remote, sorted(committed.items()), s_alias, d_alias, more))
         except Failure as e:
             out[name] = ("FAILED", str(e))
     return out
