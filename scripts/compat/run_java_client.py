@@ -26,10 +26,14 @@ KAFKA = os.path.join(ROOT, "scripts", "reference", "kafka")
 KAFKA_VERSION = "4.4.0"
 
 # Both brokers get scripts/reference/test.properties, and these: an authorizer that allows where
-# no ACL applies (the ACL tests create ACLs on their own topics only).
+# no ACL applies (the ACL tests create ACLs on their own topics only). The nodes talk to each other
+# as User:ANONYMOUS on PLAINTEXT, and Kafka's StandardAuthorizer refuses everyone but super users
+# until it has read the metadata log (AuthorizerNotReadyException): without this three Kafka
+# nodes cannot elect a controller.
 EXTRA_PROPS = {
     "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
     "allow.everyone.if.no.acl.found": "true",
+    "super.users": "User:ANONYMOUS",
 }
 # Three nodes: every internal topic on every node, as a production cluster has them.
 CLUSTER_EXTRA = {
@@ -109,7 +113,7 @@ def main():
 
     nodes = args.cluster or 1
     stem = "java-client" + ("-cluster%d" % args.cluster if args.cluster else "") + \
-        ("-kafka" if args.kafka else "") + ("-quick" if args.quick else "")
+        ("-kafka" if args.kafka else "") + ("-quick" if args.quick else "") + ("-selected" if args.test else "")
     mode = ("quick" if args.quick else "full") + ("-cluster%d" % args.cluster if args.cluster else "") + \
         ("-kafka" if args.kafka else "")
     workdir = tempfile.mkdtemp(prefix="samsa-java-client-")

@@ -30,6 +30,41 @@ class AdminConfigsTest extends SuiteBase {
         return admin.describeConfigs(List.of(r)).all().get().get(r);
     }
 
+    /**
+     * The resource's configs once `settled` holds: each describe may go to another broker, which
+     * answers from its metadata image, a little behind the controller that took the change.
+     */
+    static Config awaitConfig(ConfigResource r, java.util.function.Predicate<Config> settled) {
+        java.util.concurrent.atomic.AtomicReference<Object> last = new java.util.concurrent.atomic.AtomicReference<>();
+        Env.waitUntil(() -> "configs of " + r + "; last seen " + last.get(), () -> {
+            try {
+                Config c = describe(r);
+                last.set(c);
+                return settled.test(c);
+            } catch (Exception e) {
+                last.set(e);
+                return false;
+            }
+        });
+        return (Config) last.get();
+    }
+
+    static String value(Config c, String name) {
+        ConfigEntry e = c.get(name);
+        return e == null ? null : e.value();
+    }
+
+    static void awaitListed(ConfigResource r, boolean listed) {
+        Env.waitUntil(r + (listed ? " listed" : " not listed"), () -> {
+            try {
+                return admin.listConfigResources(java.util.Set.of(r.type()), new ListConfigResourcesOptions()).all().get()
+                    .contains(r) == listed;
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+
     static void alter(ConfigResource r, AlterConfigOp... ops) throws Exception {
         admin.incrementalAlterConfigs(Map.of(r, List.of(ops))).all().get();
     }
@@ -57,16 +92,17 @@ class AdminConfigsTest extends SuiteBase {
 
         alter(r, op("cleanup.policy", "compact", AlterConfigOp.OpType.SET),
             op("retention.ms", null, AlterConfigOp.OpType.DELETE));
-        c = describe(r);
+        c = awaitConfig(r, x -> "compact".equals(value(x, "cleanup.policy")) && x.get("retention.ms").isDefault());
         assertEquals("compact", c.get("cleanup.policy").value());
         assertEquals(ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG, c.get("cleanup.policy").source());
         assertTrue(c.get("retention.ms").isDefault());
 
         // APPEND and SUBTRACT on a list config.
         alter(r, op("cleanup.policy", "delete", AlterConfigOp.OpType.APPEND));
-        assertEquals(List.of("compact", "delete"), List.of(describe(r).get("cleanup.policy").value().split(",")));
+        assertEquals(List.of("compact", "delete"), List.of(awaitConfig(r, x -> value(x, "cleanup.policy").contains(","))
+            .get("cleanup.policy").value().split(",")));
         alter(r, op("cleanup.policy", "compact", AlterConfigOp.OpType.SUBTRACT));
-        assertEquals("delete", describe(r).get("cleanup.policy").value());
+        awaitConfig(r, x -> "delete".equals(value(x, "cleanup.policy")));
     }
 
     @Test
@@ -183,7 +219,8 @@ class AdminConfigsTest extends SuiteBase {
         ConfigResource r = new ConfigResource(ConfigResource.Type.GROUP, group);
         alter(r, op("consumer.session.timeout.ms", "50000", AlterConfigOp.OpType.SET),
             op("share.auto.offset.reset", "earliest", AlterConfigOp.OpType.SET));
-        Config c = describe(r);
+        Config c = awaitConfig(r, x -> "50000".equals(value(x, "consumer.session.timeout.ms"))
+            && "earliest".equals(value(x, "share.auto.offset.reset")));
         assertEquals("50000", c.get("consumer.session.timeout.ms").value());
         assertEquals("earliest", c.get("share.auto.offset.reset").value());
         assertEquals(ConfigEntry.ConfigSource.DYNAMIC_GROUP_CONFIG, c.get("share.auto.offset.reset").source());
@@ -192,8 +229,7 @@ class AdminConfigsTest extends SuiteBase {
         Env.cause(e, InvalidConfigurationException.class);
         e = assertThrows(ExecutionException.class, () -> alter(r, op("no.such.group.config", "1", AlterConfigOp.OpType.SET)));
         Env.cause(e, InvalidConfigurationException.class);
-        assertTrue(admin.listConfigResources(java.util.Set.of(ConfigResource.Type.GROUP), new ListConfigResourcesOptions())
-            .all().get().contains(r));
+        awaitListed(r, true);
     }
 
     @Test
@@ -204,20 +240,11 @@ class AdminConfigsTest extends SuiteBase {
         alter(r, op("metrics", "org.apache.kafka.producer.", AlterConfigOp.OpType.SET),
             op("interval.ms", "60000", AlterConfigOp.OpType.SET),
             op("match", "client_id=compat-.*", AlterConfigOp.OpType.SET));
-        // The broker answers from its metadata image, which follows the controller's record.
-        Env.waitUntil("subscription visible", () -> {
-            try {
-                return "60000".equals(describe(r).get("interval.ms").value());
-            } catch (Exception ex) {
-                return false;
-            }
-        });
-        Config c = describe(r);
+        Config c = awaitConfig(r, x -> "org.apache.kafka.producer.".equals(value(x, "metrics"))
+            && "60000".equals(value(x, "interval.ms")) && "client_id=compat-.*".equals(value(x, "match")));
         assertEquals("org.apache.kafka.producer.", c.get("metrics").value());
         assertEquals("60000", c.get("interval.ms").value());
-        Collection<ConfigResource> listed = admin.listConfigResources(java.util.Set.of(ConfigResource.Type.CLIENT_METRICS),
-            new ListConfigResourcesOptions()).all().get();
-        assertTrue(listed.contains(r), listed.toString());
+        awaitListed(r, true);
         ExecutionException e = assertThrows(ExecutionException.class,
             () -> alter(r, op("interval.ms", "1", AlterConfigOp.OpType.SET)));
         Env.cause(e, InvalidRequestException.class);
@@ -228,14 +255,7 @@ class AdminConfigsTest extends SuiteBase {
         // Removing every value removes the subscription.
         alter(r, op("metrics", null, AlterConfigOp.OpType.DELETE), op("interval.ms", null, AlterConfigOp.OpType.DELETE),
             op("match", null, AlterConfigOp.OpType.DELETE));
-        Env.waitUntil("subscription removed", () -> {
-            try {
-                return !admin.listConfigResources(java.util.Set.of(ConfigResource.Type.CLIENT_METRICS),
-                    new ListConfigResourcesOptions()).all().get().contains(r);
-            } catch (Exception ex) {
-                return false;
-            }
-        });
+        awaitListed(r, false);
     }
 
     @Test

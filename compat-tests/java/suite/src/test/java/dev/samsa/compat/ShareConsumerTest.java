@@ -214,9 +214,17 @@ class ShareConsumerTest extends SuiteBase {
                 }
                 return seen.size() == 200;
             });
-            ShareGroupDescription d = admin.describeShareGroups(List.of(group)).all().get().get(group);
-            assertEquals(2, d.members().size());
-            d.members().forEach(m -> assertEquals(Set.of(new TopicPartition(topic, 0)), m.assignment().topicPartitions()));
+            // Both members are assigned the one partition (the describe may come before the second
+            // member's assignment is reconciled: waited for).
+            Env.waitUntil("both members assigned the partition", () -> {
+                try {
+                    ShareGroupDescription d = admin.describeShareGroups(List.of(group)).all().get().get(group);
+                    return d.members().size() == 2 && d.members().stream()
+                        .allMatch(m -> m.assignment().topicPartitions().equals(Set.of(new TopicPartition(topic, 0))));
+                } catch (Exception e) {
+                    return false;
+                }
+            });
         }
     }
 
