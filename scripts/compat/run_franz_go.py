@@ -31,10 +31,12 @@ BROKER_PROPS = {
     "group.share.delivery.count.limit": "10",
     "share.coordinator.state.topic.num.partitions": "5",
 }
-# How many records the ETL tests (TestGroupETL, TestTxnEtl, ...) produce and consume:
-# franz-go's default (500000) in a full run; fewer with --quick (every other test is the same
-# whatever the number).
-RECORDS_FULL = 500000
+# How many records the ETL tests (TestGroupETL, TestTxnEtl, TestShareGroupETL, ...) produce
+# and consume: a fifth of franz-go's default 500000, because TestShareGroupETL must finish
+# within 4 minutes, which Kafka 4.4 missed with 500000 on this loaded two-core machine (Samsa
+# skips that test); fewer with --quick. Every other test is the same whatever the number;
+# --records 500000 runs franz-go's default.
+RECORDS_FULL = 100000
 RECORDS_QUICK = 10000
 
 
