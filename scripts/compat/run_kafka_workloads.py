@@ -271,11 +271,11 @@ def streams_test(ctx, name, n, kill=None, protocol="classic"):
             if kill == "app":
                 kill_process(app)
                 app = java.start(name + "-app", "samsa.workloads.StreamsApp", *args)
-                killed = "; the application SIGKILLed at %d inputs committed and started again" % done
+                killed = "; the application SIGKILLed at %d records committed (input and repartition topics) and started again" % done
             else:
                 node = int(java.tool("coordinator", target.bootstrap, app_id).splitlines()[-1])
                 target.crash_and_restart(node)
-                killed = "; node %d (the group coordinator) SIGKILLed at %d inputs committed and started again" % (
+                killed = "; node %d (the group coordinator) SIGKILLed at %d records committed (input and repartition topics) and started again" % (
                     node, done)
         java.tool("produce-streams", target.bootstrap, prefix + "-input", half, n)
         out = java.tool("verify-streams", target.bootstrap, prefix, n, WAIT_S)
