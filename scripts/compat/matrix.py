@@ -50,6 +50,30 @@ ROWS = [
      "**three nodes, SASL_SSL**: its SSL and SASL tests and ordinary ones, every connection TLS and "
      "SCRAM-SHA-256, re-authenticating every 3 s (`librdkafka.sh --subset security --security sasl_ssl "
      "--cluster 3`)"),
+    # The reference clients and tools (issue 39): Kafka's own, and the Go clients.
+    ("java-client.json", "Kafka's Java client", "a JUnit suite of the Admin API, producers, "
+     "classic and share consumers, transactions (`java-client.sh`)"),
+    ("java-client-cluster3.json", "Kafka's Java client", "**three nodes**: the same (`java-client.sh --cluster 3`)"),
+    ("kafka-tools.json", "Kafka's CLI tools", "each command users run, its output checked (`kafka-tools.sh`)"),
+    ("kafka-tools-cluster3.json", "Kafka's CLI tools", "**three nodes**: the same, with reassignment "
+     "and leader election (`kafka-tools.sh --cluster 3`)"),
+    ("kafka-workloads.json", "Kafka Streams, Connect, MirrorMaker 2", "exactly-once Streams across "
+     "SIGKILLs, distributed Connect across a worker restart, MirrorMaker 2 both ways (`kafka-workloads.sh`)"),
+    ("kafka-workloads-cluster3.json", "Kafka Streams, Connect, MirrorMaker 2",
+     "**three nodes**: the same (`kafka-workloads.sh --cluster 3`)"),
+    ("franz-go.json", "franz-go", "its own kgo integration suite (`franz-go.sh`)"),
+    ("franz-go-cluster3.json", "franz-go", "**three nodes**: the same at replication factor 3 (`franz-go.sh --cluster 3`)"),
+    ("sarama.json", "Sarama", "producers, consumers, groups, offsets, admin, transactions (`sarama.sh`)"),
+    ("sarama-cluster3.json", "Sarama", "**three nodes**: the same (`sarama.sh --cluster 3`)"),
+]
+
+# The suites that also run against the reference Kafka (`--kafka`): report file stem, label.
+BESIDE_KAFKA = [
+    ("java-client", "Kafka's Java client 4.4.0 (`java-client.sh`)"),
+    ("kafka-tools", "Kafka's CLI tools 4.4.0 (`kafka-tools.sh`)"),
+    ("kafka-workloads", "Kafka Streams, Connect, MirrorMaker 2 (`kafka-workloads.sh`)"),
+    ("franz-go", "franz-go v1.22.3's kgo suite (`franz-go.sh`)"),
+    ("sarama", "Sarama v1.61.1 (`sarama.sh`)"),
 ]
 
 
@@ -126,7 +150,47 @@ RUST_RDKAFKA = [
     (r"^test_transactions::", {"produce", "transactions"}),
     (r"^utils::", {"produce"}),
 ]
-PATTERNS = {"kafka-python": KAFKA_PYTHON, "rust-rdkafka": RUST_RDKAFKA}
+JAVA_CLIENT = [
+    (r"^ProducerTest#", {"produce"}),
+    (r"^ProducerTest#codec(Gzip|Snappy|Lz4|Zstd)", None),
+    (r"^ProducerTest#idempotent", {"idempotence"}),
+    (r"^(ConsumerTest|RebalanceTest|ShareConsumerTest)#", {"fetch"}),
+    (r"^RebalanceTest#(eager|everyRecord)", {"eager"}),
+    (r"^RebalanceTest#cooperative", {"cooperative"}),
+    (r"^RebalanceTest#static", {"static"}),
+    (r"commit|Commit|offsetsForTimes|seek|Offsets", {"offsets"}),
+    (r"^Admin", {"admin"}),
+    (r"^TransactionsTest#", {"transactions"}),
+]
+KAFKA_TOOLS = [
+    (r"^(topics|configs|log-dirs|features|metadata-quorum|acls|cluster|leader-election|reassign)", {"admin"}),
+    (r"^(console|perf|verifiable)", {"produce", "fetch"}),
+    (r"^groups\.", {"offsets"}),
+    (r"^transactions\.|transactional", {"transactions"}),
+]
+KAFKA_WORKLOADS = [
+    (r"^streams", {"produce", "fetch", "transactions", "eager"}),
+    (r"^(connect|mirrormaker)", {"produce", "fetch", "offsets"}),
+]
+FRANZ_GO = [
+    (r"^(TestGroupETL|TestTxnEtl|TestClient_Produce|TestIssue|TestConsume)", {"produce", "fetch"}),
+    (r"^TestGroupETL/(range|roundrobin|sticky)", {"eager"}),
+    (r"^TestGroupETL/cooperative", {"cooperative"}),
+    (r"^TestTxnEtl", {"transactions", "offsets"}),
+    (r"^TestGroupETL", {"offsets"}),
+]
+SARAMA = [
+    (r"^Test(Sync|Async)Producer", {"produce"}),
+    (r"^Test(Sync|Async)Producer/(gzip|snappy|lz4|zstd)", None),
+    (r"^Test(PartitionConsumer|ConsumerGroup)", {"fetch"}),
+    (r"^TestConsumerGroup", {"eager"}),
+    (r"Offset|Resume", {"offsets"}),
+    (r"^TestAdmin|^TestMetadata", {"admin"}),
+    (r"^TestTransactional", {"produce", "transactions"}),
+]
+PATTERNS = {"kafka-python": KAFKA_PYTHON, "rust-rdkafka": RUST_RDKAFKA, "java-client": JAVA_CLIENT,
+            "kafka-tools": KAFKA_TOOLS, "kafka-workloads": KAFKA_WORKLOADS, "franz-go": FRANZ_GO,
+            "sarama": SARAMA}
 
 
 def features_of(suite, test, security=None):
@@ -233,6 +297,67 @@ def cell(tests):
     return "%d/%d%s" % (passed, len(ran), mark)
 
 
+def beside_kafka():
+    """Each reference suite's counts and wall time on Samsa and on Kafka, one node and three."""
+    out = ["## The reference clients and tools, on Samsa and on Kafka 4.4", "",
+           "The same suites run against Apache Kafka 4.4 (`--kafka`, the Kafka of "
+           "`scripts/reference/kafka`, same settings) on the same machine; each cell is passed/ran "
+           "(skipped) and the suite's wall time, start of the brokers included where the runner "
+           "measures it.", "",
+           "| suite | Samsa, 1 node | Samsa, 3 nodes | Kafka, 1 node | Kafka, 3 nodes |",
+           "|---|---|---|---|---|"]
+    for stem, label in BESIDE_KAFKA:
+        row = [label]
+        for suffix in ("", "-cluster3", "-kafka", "-cluster3-kafka"):
+            report = load(stem + suffix + ".json")
+            if report is None:
+                row.append("not run")
+                continue
+            tests = report["tests"]
+            ran = [t for t in tests if t["state"] != "SKIPPED"]
+            passed = sum(1 for t in ran if t["state"] == "PASSED")
+            text = "%d/%d" % (passed, len(ran)) + ("" if passed == len(ran) else " ✗")
+            skipped = len(tests) - len(ran)
+            if skipped:
+                text += " (%d skipped)" % skipped
+            if report.get("wall_s"):
+                text += ", %d s" % round(report["wall_s"])
+            row.append(text)
+        out.append("| " + " | ".join(row) + " |")
+    out.append("")
+    return out
+
+
+def previous_sections(path):
+    """The rows of the file being replaced, by their suite text, with their known-gaps and
+    skipped-tests sections: {what: {"row", "gaps", "skips"}}."""
+    try:
+        with open(path) as f:
+            lines = f.read().split("\n")
+    except OSError:
+        return {}
+    out = {}
+    for _, _, what in ROWS:
+        row = next((l for l in lines if l.startswith("| ") and (
+            "| %s; engine" % what in l or "| %s | no runnable suite" % what in l)), None)
+        if row is None:
+            continue
+        client = row[2:].split(" | ", 1)[0]
+        notes = [l[2:] for l in lines if l.startswith("- **%s**: " % client)]
+        entry = {"row": row, "gaps": [], "skips": [], "notes": notes if "no runnable suite" in row else []}
+        for i, line in enumerate(lines):
+            m = re.match(r"### .*?: (.*) \((\d+) (failing|skipped)\)$", line)
+            if not m or m.group(1) != what:
+                continue
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith(("#", "<!--")):
+                j += 1
+            section = lines[i:j]
+            entry["gaps" if m.group(3) == "failing" else "skips"].extend(section)
+        out[what] = entry
+    return out
+
+
 def main():
     build = samsa_build()
     out = []
@@ -253,10 +378,20 @@ def main():
     out.append("| " + " | ".join(header) + " |")
     out.append("|" + "---|" * len(header))
     gaps, skips, notes = [], [], []
+    previous = previous_sections(os.path.join(ROOT, "COMPATIBILITY.md"))
     for file, client, what in ROWS:
         report = load(file)
         if report is None:
-            out.append("| %s | %s | not run | %s |" % (client, what, " | ".join("" for _ in FEATURES)))
+            # Not run here: the row and its sections from the last run that had it, which name
+            # the Samsa commit they tested.
+            kept = previous.get(what)
+            if kept:
+                out.append(kept["row"])
+                notes.extend(kept["notes"])
+                gaps.extend(kept["gaps"])
+                skips.extend(kept["skips"])
+            else:
+                out.append("| %s | %s | not run | %s |" % (client, what, " | ".join("" for _ in FEATURES)))
             continue
         suite = report["suite"]
         version = report.get("version", "?")
@@ -302,6 +437,7 @@ def main():
         out.append("")
         out.extend("- " + n for n in notes)
         out.append("")
+    out.extend(beside_kafka())
     out.append("## Known gaps")
     out.append("")
     out.extend(gaps or ["None: every test that ran passed.", ""])
@@ -309,8 +445,9 @@ def main():
     out.append("")
     out.extend(skips or ["None.", ""])
     path = os.path.join(ROOT, "COMPATIBILITY.md")
+    tail = kept_tail(path)
     with open(path, "w") as f:
-        f.write("\n".join(out).rstrip() + "\n" + kept_tail(path))
+        f.write("\n".join(out).rstrip() + "\n" + tail)
     print("matrix.py: wrote %s" % path)
 
 

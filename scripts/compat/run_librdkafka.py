@@ -333,6 +333,9 @@ def main():
         mode += "-idempotence"
     if args.subset:
         mode += "-" + args.subset
+    if args.tests:
+        # Some tests by id: a report of their own, never taken for the whole suite's.
+        mode += "-selected"
     if args.cluster:
         mode += "-cluster%d" % args.cluster
     if args.security:
