@@ -17,10 +17,13 @@ SARAMA_VERSION = "v1.61.1"
 MODULE_DIR = os.path.join(ROOT, "compat-tests", "go", "sarama")
 
 # Both brokers get scripts/reference/test.properties and these: an authorizer that allows
-# where no ACL applies (TestAdminACLs creates ACLs on a name no other check uses).
+# where no ACL applies (TestAdminACLs creates ACLs on a name no other check uses), and the
+# PLAINTEXT principal as a super user (three Kafka nodes with StandardAuthorizer cannot elect a
+# controller otherwise: their controller listener's requests are ANONYMOUS too).
 BROKER_PROPS = {
     "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
     "allow.everyone.if.no.acl.found": "true",
+    "super.users": "User:ANONYMOUS",
 }
 # --quick: every check but the per-codec and per-assignor repetitions of the longest ones.
 QUICK = "^(TestSyncProducer/(none|zstd)|TestAsyncProducer/(none|lz4)|TestConsumerGroup/(range|cooperative-sticky)" \
