@@ -199,11 +199,15 @@ class Java:
             raise Failure("%s: %s" % (args[0], " | ".join(lines)))
         return out
 
+    def start_tool(self, name, *args):
+        """A Workload subcommand in the background."""
+        return self.start(name, "samsa.workloads.Workload", *args, heap="-Xmx256m")
+
     def start(self, name, main, *args, heap="-Xmx512m"):
         log = os.path.join(self.workdir, name + ".log")
         out = open(os.path.join(self.workdir, name + ".out"), "a")
         proc = subprocess.Popen(self.cmd(log, main, *args, heap=heap), stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL)
+                                stdin=subprocess.DEVNULL, env=self.env)
         proc.out_path = out.name
         out.close()
         return proc
@@ -245,7 +249,8 @@ def wait_for(what, check, timeout=WAIT_S, procs=()):
 
 
 def streams_test(ctx, name, n, kill=None, protocol="classic"):
-    """`kill`: None, "app" or "broker" (mid-run, once a quarter of the input is committed)."""
+    """`kill`: None, "app" or "broker": once the application has committed a quarter of the
+    input, the second half is produced at 1000 records a second, and the kill comes 3 s into it."""
     java, target = ctx["java"], ctx["target"]
     prefix = name
     app_id = name + "-app"
@@ -261,6 +266,7 @@ def streams_test(ctx, name, n, kill=None, protocol="classic"):
         with open(app.out_path) as f:
             return "STATE RUNNING" in f.read()
     killed = ""
+    producing = None
     try:
         wait_for("the application in state RUNNING", running, procs=[app])
         if kill:
@@ -268,16 +274,24 @@ def streams_test(ctx, name, n, kill=None, protocol="classic"):
                 done = int(java.tool("progress", target.bootstrap, app_id).splitlines()[-1])
                 return done >= n // 4 and done
             done = wait_for("progress of the application", progressed, procs=[app])
+            # The rest of the input flows while the kill happens: the application is mid-transaction.
+            producing = java.start_tool(name + "-producer", "produce-streams", target.bootstrap, prefix + "-input",
+                                        half, n, 1000)
+            time.sleep(3)
             if kill == "app":
                 kill_process(app)
                 app = java.start(name + "-app", "samsa.workloads.StreamsApp", *args)
-                killed = "; the application SIGKILLed at %d records committed (input and repartition topics) and started again" % done
+                killed = "; the application SIGKILLed mid-stream (%d records committed before, input and repartition " \
+                         "topics) and started again" % done
             else:
                 node = int(java.tool("coordinator", target.bootstrap, app_id).splitlines()[-1])
                 target.crash_and_restart(node)
-                killed = "; node %d (the group coordinator) SIGKILLed at %d records committed (input and repartition topics) and started again" % (
-                    node, done)
-        java.tool("produce-streams", target.bootstrap, prefix + "-input", half, n)
+                killed = "; node %d (the group coordinator) SIGKILLed mid-stream (%d records committed before, input " \
+                         "and repartition topics) and started again" % (node, done)
+            if producing.wait() != 0:
+                raise Failure("producing the rest of the input failed; see %s" % producing.out_path)
+        else:
+            java.tool("produce-streams", target.bootstrap, prefix + "-input", half, n)
         out = java.tool("verify-streams", target.bootstrap, prefix, n, WAIT_S)
         if app.poll() is not None:
             raise Failure("the application exited (%s); see %s" % (app.returncode, app.out_path))
@@ -286,6 +300,7 @@ def streams_test(ctx, name, n, kill=None, protocol="classic"):
         return out.splitlines()[-1] + killed + (
             "; stream threads replaced after: %s" % "; ".join(errors) if errors else "")
     finally:
+        kill_process(producing)
         stop_process(app)
 
 

@@ -34,7 +34,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <pre>
  *   create-topics BOOTSTRAP RF NAME:PARTITIONS ...
- *   produce-streams BOOTSTRAP TOPIC FROM TO     records FROM..TO-1 of the Streams input (idempotent, acks=all)
+ *   produce-streams BOOTSTRAP TOPIC FROM TO [PER_SECOND]  records FROM..TO-1 of the Streams input
+ *                                               (idempotent, acks=all), at most PER_SECOND a second
  *   progress BOOTSTRAP GROUP                    the sum of the group's committed offsets
  *   coordinator BOOTSTRAP GROUP                 the node id of the group's coordinator
  *   verify-streams BOOTSTRAP PREFIX N SECONDS   reads PREFIX-totals and PREFIX-windowed with read_committed
@@ -160,9 +161,15 @@ public final class Workload {
     static boolean produceStreams(String[] a) throws Exception {
         String topic = a[1];
         long from = Long.parseLong(a[2]), to = Long.parseLong(a[3]);
+        long perSecond = a.length > 4 ? Long.parseLong(a[4]) : 0;
+        long started = System.currentTimeMillis();
         try (KafkaProducer<String, String> producer = producer(a[0])) {
             for (long i = from; i < to; i++) {
                 producer.send(new ProducerRecord<>(topic, null, timestamp(i), "r" + i, user(i)));
+                // At most perSecond records a second, so that a kill meets the application mid-stream.
+                while (perSecond > 0 && (i - from + 1) * 1000 / perSecond > System.currentTimeMillis() - started) {
+                    Thread.sleep(1);
+                }
             }
             producer.flush();
         }
