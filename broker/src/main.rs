@@ -250,4 +250,11 @@ fn init_logging(config: &BrokerConfig) {
     for (key, origin) in config.retired() {
         tracing::warn!("{key} (from {origin}) was removed in Kafka 4.0 and has no effect");
     }
+    if samsa_broker::share::listed_in_protocols(config) {
+        // Kafka 4.4's words: the share.version feature alone turns share groups on and off.
+        tracing::warn!(
+            "'share' in `group.coordinator.rebalance.protocols` is deprecated. Share groups are \
+             controlled by the 'share.version' feature. This config will be removed in Kafka 5.0."
+        );
+    }
 }

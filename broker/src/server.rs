@@ -649,11 +649,18 @@ fn controller_config(
             * 1_000
     });
     c.delete_topic_enable = config.bool("delete.topic.enable");
-    // A new cluster starts with transaction version 2, as Kafka 4.4 formats one.
-    c.bootstrap_features = vec![(
-        samsa_cluster::controller::TRANSACTION_VERSION_FEATURE.to_string(),
-        samsa_cluster::controller::TRANSACTION_VERSION_MAX,
-    )];
+    // A new cluster starts with transaction version 2 and share version 2 (share groups with
+    // dead-letter queues), as Kafka 4.4 formats one.
+    c.bootstrap_features = vec![
+        (
+            samsa_cluster::controller::SHARE_VERSION_FEATURE.to_string(),
+            samsa_cluster::controller::SHARE_VERSION_MAX,
+        ),
+        (
+            samsa_cluster::controller::TRANSACTION_VERSION_FEATURE.to_string(),
+            samsa_cluster::controller::TRANSACTION_VERSION_MAX,
+        ),
+    ];
     c.no_op_interval_ms = match config.long("metadata.max.idle.interval.ms") {
         v if v > 0 => Some(v as u64),
         _ => None,

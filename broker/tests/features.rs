@@ -102,6 +102,7 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
         supported,
         vec![
             ("metadata.version".to_string(), 7, 25),
+            ("share.version".to_string(), 0, 2),
             ("transaction.version".to_string(), 0, 2),
             ("kraft.version".to_string(), 0, 1)
         ]
@@ -111,6 +112,7 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
         levels,
         vec![
             ("metadata.version".to_string(), 25),
+            ("share.version".to_string(), 2),
             ("transaction.version".to_string(), 2),
         ]
     );
@@ -123,6 +125,7 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
         levels,
         vec![
             ("metadata.version".to_string(), 24),
+            ("share.version".to_string(), 2),
             ("transaction.version".to_string(), 2),
         ]
     );
@@ -145,6 +148,7 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
         node.finalized().0,
         vec![
             ("metadata.version".to_string(), 25),
+            ("share.version".to_string(), 2),
             ("transaction.version".to_string(), 2),
         ]
     );
@@ -162,9 +166,77 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
         node.finalized().0,
         vec![
             ("metadata.version".to_string(), 25),
+            ("share.version".to_string(), 2),
             ("transaction.version".to_string(), 2),
         ]
     );
+}
+
+/// `share.version` turns share groups on and off as on Kafka 4.4: a new cluster finalizes 2;
+/// below 1 the share-group APIs stay advertised but answer UNSUPPORTED_VERSION, whatever
+/// `group.coordinator.rebalance.protocols` lists; the levels go down and up with kafka-features'
+/// requests, and no level above 2 is taken.
+#[test]
+fn share_version_switches_share_groups() {
+    let node = Node::open();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let heartbeat = || -> i16 {
+        let mut r = ShareGroupHeartbeatRequest::default();
+        r.group_id = StrBytes::from_static_str("sv-group").into();
+        r.member_id = StrBytes::from_static_str("member-sv-0000000000001");
+        r.member_epoch = 0;
+        r.subscribed_topic_names = Some(vec![StrBytes::from_static_str("sv-topic").into()]);
+        rt.block_on(handlers::share_group_heartbeat::handle(&node.ctx(1), r))
+            .error_code
+    };
+    let advertised = || -> bool {
+        handlers::api_versions::handle(&node.ctx(3), named())
+            .api_keys
+            .iter()
+            .any(|k| k.api_key == ApiKey::ShareGroupHeartbeat as i16)
+    };
+    let share_level = || {
+        node.finalized()
+            .0
+            .into_iter()
+            .find(|(name, _)| name == "share.version")
+            .map(|(_, level)| level)
+    };
+    let unsupported = ResponseError::UnsupportedVersion.code();
+    assert_eq!(share_level(), Some(2));
+    assert_ne!(heartbeat(), unsupported);
+    assert!(advertised());
+
+    // Off: a safe downgrade to 0 removes the level; the APIs are still advertised.
+    assert_eq!(
+        node.update(1, "share.version", 0, false).0,
+        ResponseError::InvalidUpdateVersion.code()
+    );
+    assert_eq!(node.update(1, "share.version", 0, true), (0, 1));
+    assert_eq!(share_level(), None);
+    assert_eq!(heartbeat(), unsupported);
+    assert!(advertised());
+    let mut describe = ShareGroupDescribeRequest::default();
+    describe.group_ids = vec![StrBytes::from_static_str("sv-group").into()];
+    let d = handlers::share_group_describe::handle(&node.ctx(1), describe);
+    assert_eq!(
+        d.groups.iter().map(|g| g.error_code).collect::<Vec<_>>(),
+        vec![unsupported]
+    );
+
+    // On again at 1 (share groups without dead-letter queues), then 2; never 3.
+    assert_eq!(node.update(1, "share.version", 1, false), (0, 1));
+    assert_eq!(share_level(), Some(1));
+    assert_ne!(heartbeat(), unsupported);
+    assert_eq!(
+        node.update(1, "share.version", 3, false).0,
+        ResponseError::InvalidUpdateVersion.code()
+    );
+    assert_eq!(node.update(1, "share.version", 2, false), (0, 1));
+    assert_eq!(share_level(), Some(2));
 }
 
 /// ApiVersions v3+ with this client's software named, as Kafka requires.

@@ -104,7 +104,8 @@ fn kafkas_tools_with_bootstrap_controller_describe_and_change_a_single_node() {
 
     // kafka-features: the features this controller supports and the levels finalized, as
     // ApiVersions on the controller listener reports them. Samsa claims metadata.version up to
-    // 4.0-IV3 and kraft.version, nothing else (no group.version, transaction.version, ...).
+    // 4.0-IV3, kraft.version, share.version and transaction.version, nothing else (no
+    // group.version, streams.version, ...).
     let describe = tool(FEATURES, &[&bootstrap[..], &["describe"]].concat());
     assert!(describe.ok, "{describe}");
     let mv = feature_line(&describe.out, "metadata.version").expect("metadata.version");
@@ -123,7 +124,11 @@ fn kafkas_tools_with_bootstrap_controller_describe_and_change_a_single_node() {
     let tv = feature_line(&describe.out, "transaction.version").expect("transaction.version");
     assert_eq!(field(&tv, "SupportedMaxVersion:"), "2");
     assert_eq!(field(&tv, "FinalizedVersionLevel:"), "2", "{describe}");
-    assert_eq!(describe.out.lines().count(), 3, "{describe}");
+    let sv = feature_line(&describe.out, "share.version").expect("share.version");
+    assert_eq!(field(&sv, "SupportedMinVersion:"), "0");
+    assert_eq!(field(&sv, "SupportedMaxVersion:"), "2");
+    assert_eq!(field(&sv, "FinalizedVersionLevel:"), "2", "{describe}");
+    assert_eq!(describe.out.lines().count(), 4, "{describe}");
 
     // A dry run to the level in force is fine; a downgrade that loses metadata is refused.
     let upgrade = tool(

@@ -536,14 +536,22 @@ fn share_groups_on_three_nodes_survive_the_death_of_a_share_partition_leader() {
     run_scenario(&bootstrap, 3, "dlq-after-restart", || logs(&cluster));
 }
 
-/// The share-group APIs are advertised only while `group.coordinator.rebalance.protocols`
-/// lists `share` (Samsa's default).
+/// Share groups follow the `share.version` feature, as on Kafka 4.4: on in a new cluster (2)
+/// even when `group.coordinator.rebalance.protocols` does not list `share` (Kafka 4.4's
+/// default lists none); Kafka's `kafka-features downgrade --feature share.version=0` turns them
+/// off (the share-group APIs stay advertised and answer UNSUPPORTED_VERSION) and `upgrade`
+/// back on.
 #[test]
-fn share_apis_are_advertised_only_when_share_groups_are_on() {
-    use kafka_protocol::messages::{ApiKey, ApiVersionsResponse};
-    let advertised = |broker: &Broker| -> Vec<i16> {
+fn share_groups_follow_the_share_version_feature() {
+    use kafka_protocol::messages::{ApiKey, ApiVersionsResponse, ShareGroupHeartbeatRequest};
+    use kafka_protocol::messages::{GroupId, ShareGroupHeartbeatResponse, TopicName};
+    use kafka_protocol::protocol::StrBytes;
+    let broker = Broker::start_with(
+        BrokerOptions::default().prop("group.coordinator.rebalance.protocols", "classic,consumer"),
+    );
+    let advertised = || -> Vec<i16> {
         let resp: ApiVersionsResponse =
-            raw_request(broker, ApiKey::ApiVersions, 3, &api_versions_request());
+            raw_request(&broker, ApiKey::ApiVersions, 3, &api_versions_request());
         resp.api_keys.iter().map(|k| k.api_key).collect()
     };
     let share = [
@@ -552,21 +560,70 @@ fn share_apis_are_advertised_only_when_share_groups_are_on() {
         ApiKey::ShareAcknowledge,
         ApiKey::ShareGroupDescribe,
     ];
-    let on = Broker::start();
-    let keys = advertised(&on);
+    let heartbeat = |member: &str| -> i16 {
+        let mut r = ShareGroupHeartbeatRequest::default();
+        r.group_id = GroupId(StrBytes::from_static_str("sg-feature"));
+        r.member_id = StrBytes::from_string(member.to_string());
+        r.member_epoch = 0;
+        r.subscribed_topic_names = Some(vec![TopicName(StrBytes::from_static_str("sg-feature"))]);
+        let resp: ShareGroupHeartbeatResponse =
+            raw_request(&broker, ApiKey::ShareGroupHeartbeat, 1, &r);
+        resp.error_code
+    };
+    let features = |args: &[&str]| -> String {
+        let logs = tempfile::tempdir().unwrap();
+        let out = compat_tests::kafka_java::kafka_tool(
+            "org.apache.kafka.tools.FeatureCommand",
+            logs.path(),
+        )
+        .args(["--bootstrap-server", &broker.bootstrap()])
+        .args(args)
+        .output()
+        .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "kafka-features {args:?}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    let share_line = |describe: &str| -> String {
+        describe
+            .lines()
+            .find(|l| {
+                l.starts_with("Feature: share.version\t")
+                    || l.starts_with("Feature: share.version ")
+            })
+            .unwrap_or_else(|| panic!("no share.version in {describe}"))
+            .to_string()
+    };
+    let unsupported = kafka_protocol::ResponseError::UnsupportedVersion.code();
+    let keys = advertised();
     assert!(
         share.iter().all(|k| keys.contains(&(*k as i16))),
         "{keys:?}"
     );
-    let off = Broker::start_with(
-        BrokerOptions::default().prop("group.coordinator.rebalance.protocols", "classic,consumer"),
-    );
-    let keys = advertised(&off);
     assert!(
-        share.iter().all(|k| !keys.contains(&(*k as i16))),
+        share_line(&features(&["describe"])).contains("FinalizedVersionLevel: 2"),
+        "a new cluster finalizes share.version 2"
+    );
+    assert_ne!(heartbeat("sg-feature-member-0000001"), unsupported);
+
+    let out = features(&["downgrade", "--feature", "share.version=0"]);
+    assert!(out.contains("share.version was downgraded to 0."), "{out}");
+    let line = share_line(&features(&["describe"]));
+    assert!(line.contains("FinalizedVersionLevel: 0"), "{line}");
+    assert_eq!(heartbeat("sg-feature-member-0000002"), unsupported);
+    let keys = advertised();
+    assert!(
+        share.iter().all(|k| keys.contains(&(*k as i16))),
         "{keys:?}"
     );
-    assert!(keys.contains(&(ApiKey::Fetch as i16)));
+
+    let out = features(&["upgrade", "--feature", "share.version=2"]);
+    assert!(out.contains("share.version was upgraded to 2."), "{out}");
+    assert_ne!(heartbeat("sg-feature-member-0000003"), unsupported);
 }
 
 /// A member that keeps polling while the broker is SIGKILLed and restarted joins again and

@@ -96,7 +96,8 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::ListTransactions, 0, 2),
     api(ApiKey::ListConfigResources, 0, 1),
     api(ApiKey::DescribeTopicPartitions, 0, 0),
-    // KIP-932 share groups (see SHARE_APIS), at the versions Kafka 4.1+ and librdkafka send;
+    // KIP-932 share groups, at the versions Kafka 4.1+ and librdkafka send (advertised always, as
+    // Kafka 4.4 does; they answer UNSUPPORTED_VERSION while `share.version` is below 1);
     // ShareFetch and ShareAcknowledge 2 (KIP-1206, KIP-1222) are translated.
     api(ApiKey::ShareGroupHeartbeat, 1, 1),
     api(ApiKey::ShareGroupDescribe, 1, 1),
@@ -105,11 +106,11 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     // KIP-853: voters of a dynamic metadata quorum, sent on to its leader.
     api(ApiKey::AddRaftVoter, 0, 1),
     api(ApiKey::RemoveRaftVoter, 0, 0),
-    // KIP-932's share coordinator, between brokers (see SHARE_APIS).
+    // KIP-932's share coordinator, between brokers.
     api(ApiKey::ReadShareGroupState, 0, 0),
     api(ApiKey::WriteShareGroupState, 0, 1),
     api(ApiKey::DeleteShareGroupState, 0, 0),
-    // KIP-932 share-group administration (see SHARE_APIS).
+    // KIP-932 share-group administration (as the share-group APIs above).
     api(ApiKey::DescribeShareGroupOffsets, 0, 1),
     api(ApiKey::AlterShareGroupOffsets, 0, 0),
     api(ApiKey::DeleteShareGroupOffsets, 0, 0),
@@ -165,21 +166,6 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
 pub const CONTROLLER_SASL_APIS: &[ApiRange] = &[
     api(ApiKey::SaslHandshake, 1, 1),
     api(ApiKey::SaslAuthenticate, 0, 2),
-];
-
-/// The share-group APIs: advertised only while `group.coordinator.rebalance.protocols` lists
-/// `share`.
-pub const SHARE_APIS: &[ApiKey] = &[
-    ApiKey::ShareGroupHeartbeat,
-    ApiKey::ShareGroupDescribe,
-    ApiKey::ShareFetch,
-    ApiKey::ShareAcknowledge,
-    ApiKey::ReadShareGroupState,
-    ApiKey::WriteShareGroupState,
-    ApiKey::DeleteShareGroupState,
-    ApiKey::DescribeShareGroupOffsets,
-    ApiKey::AlterShareGroupOffsets,
-    ApiKey::DeleteShareGroupOffsets,
 ];
 
 /// Versions of Produce that are advertised but refused (see [`SUPPORTED_APIS`]).

@@ -788,8 +788,8 @@ pub const BROKER_CONFIGS: &[ConfigDef] = &[
     def(
         "group.coordinator.rebalance.protocols",
         List,
-        Some("classic,consumer,share"),
-        "group protocols served: classic always; share (KIP-932 share groups) when listed; consumer is accepted",
+        Some("classic,consumer,streams"),
+        "deprecated in Kafka 4.4; Kafka's default; must list classic; share is accepted with a warning and has no effect (share groups follow the share.version feature)",
     ),
     def("group.share.delivery.count.limit", Int, Some("5"), "default share.delivery.count.limit of groups"),
     def("group.share.min.delivery.count.limit", Int, Some("2"), "smallest share.delivery.count.limit a group may set"),

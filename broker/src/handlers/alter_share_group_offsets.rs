@@ -24,7 +24,9 @@ pub async fn handle(
     let broker = ctx.broker;
     let group_id = req.group_id.to_string();
     let mut resp = AlterShareGroupOffsetsResponse::default();
-    let refused = if !ctx.authorize(AclOperation::Read, ResourceType::Group, &group_id) {
+    let refused = if !crate::share::enabled(&broker.controller.image()) {
+        Some(ResponseError::UnsupportedVersion)
+    } else if !ctx.authorize(AclOperation::Read, ResourceType::Group, &group_id) {
         Some(ResponseError::GroupAuthorizationFailed)
     } else if let Err(e) = broker.groups.check_loaded(&group_id) {
         Some(e.response_error())

@@ -37,14 +37,9 @@ pub fn handle_addressed(
     req: ApiVersionsRequest,
     added: &samsa_protocol::newer::Record,
 ) -> ApiVersionsResponse {
-    let mut apis = served();
-    if !crate::share::enabled(&ctx.broker.dynamic_configs.effective()) {
-        apis.retain(|a| {
-            !samsa_protocol::api_table::SHARE_APIS
-                .iter()
-                .any(|k| *k as i16 == a.api_key)
-        });
-    }
+    // Every API, the share-group ones too whatever `share.version` is: Kafka 4.4 advertises
+    // them always and answers UNSUPPORTED_VERSION while the feature is below 1.
+    let apis = served();
     // The image first: the controller publishes its applied offset after the image, so the
     // epoch answered may trail these levels, never lead them (a client that caches levels by
     // epoch then takes the same levels again at the next epoch, rather than keeping old levels

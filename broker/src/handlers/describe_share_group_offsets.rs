@@ -122,7 +122,9 @@ pub async fn handle(
         let group_id = g.group_id.to_string();
         let mut out = DescribeShareGroupOffsetsResponseGroup::default();
         out.group_id = g.group_id.clone();
-        let refused = if !ctx.authorize(AclOperation::Describe, ResourceType::Group, &group_id) {
+        let refused = if !crate::share::enabled(&broker.controller.image()) {
+            Some(ResponseError::UnsupportedVersion)
+        } else if !ctx.authorize(AclOperation::Describe, ResourceType::Group, &group_id) {
             Some(ResponseError::GroupAuthorizationFailed)
         } else if let Err(e) = broker.groups.check_loaded(&group_id) {
             Some(e.response_error())

@@ -64,8 +64,11 @@ async fn answer(
     added: &Record,
 ) -> ShareAcknowledgeResponse {
     let broker = ctx.broker;
-    if !crate::share::enabled(&broker.dynamic_configs.effective()) {
-        return top_error(ResponseError::UnsupportedVersion, "share groups are off");
+    if !crate::share::enabled(&broker.controller.image()) {
+        return top_error(
+            ResponseError::UnsupportedVersion,
+            "share groups are off: share.version is below 1",
+        );
     }
     let (Some(group_id), Some(member_id)) = (req.group_id.as_ref(), req.member_id.as_ref()) else {
         return top_error(

@@ -98,8 +98,11 @@ struct Answer {
 
 pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest, added: &Record) -> ShareFetchResponse {
     let broker = ctx.broker;
-    if !crate::share::enabled(&broker.dynamic_configs.effective()) {
-        return top_error(ResponseError::UnsupportedVersion, "share groups are off");
+    if !crate::share::enabled(&broker.controller.image()) {
+        return top_error(
+            ResponseError::UnsupportedVersion,
+            "share groups are off: share.version is below 1",
+        );
     }
     let (Some(group_id), Some(member_id)) = (req.group_id.as_ref(), req.member_id.as_ref()) else {
         return top_error(

@@ -18,6 +18,17 @@ use crate::share::ShareCoordinator;
 pub fn handle(ctx: &Ctx<'_>, req: ShareGroupDescribeRequest) -> ShareGroupDescribeResponse {
     let broker = ctx.broker;
     let mut resp = ShareGroupDescribeResponse::default();
+    if !crate::share::enabled(&broker.controller.image()) {
+        // Kafka's getErrorResponse: each group with its id and the error, nothing else.
+        for id in &req.group_ids {
+            let mut d = DescribedGroup::default();
+            d.group_id = id.clone();
+            d.authorized_operations = i32::MIN;
+            d.error_code = ResponseError::UnsupportedVersion.code();
+            resp.groups.push(d);
+        }
+        return resp;
+    }
     for id in &req.group_ids {
         let group_id = id.as_str();
         let mut d = DescribedGroup::default();

@@ -56,7 +56,7 @@ const INITIALIZE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 pub async fn handle(ctx: &Ctx<'_>, req: ShareGroupHeartbeatRequest) -> ShareGroupHeartbeatResponse {
     let broker = ctx.broker;
     let group_id = req.group_id.as_str();
-    if !crate::share::enabled(&broker.dynamic_configs.effective()) {
+    if !crate::share::enabled(&broker.controller.image()) {
         return error(ResponseError::UnsupportedVersion, None);
     }
     if !ctx.authorize(AclOperation::Read, ResourceType::Group, group_id) {

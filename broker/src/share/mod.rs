@@ -157,8 +157,34 @@ pub struct ShareCoordinator {
     released: Notify,
 }
 
-/// Whether `group.coordinator.rebalance.protocols` lists `share`.
-pub fn enabled(config: &crate::config::BrokerConfig) -> bool {
+/// The cluster's finalized `share.version`: 0 when the metadata log has none (a cluster
+/// formatted before Samsa knew the feature, until `kafka-features upgrade`).
+pub fn share_version(image: &samsa_cluster::metadata::MetadataImage) -> i16 {
+    image
+        .features()
+        .get(samsa_cluster::controller::SHARE_VERSION_FEATURE)
+        .copied()
+        .unwrap_or(0)
+}
+
+/// Whether share groups are on: `share.version` 1 or above (Kafka's
+/// `ShareVersion.supportsShareGroups`). Below it the share-group APIs answer
+/// UNSUPPORTED_VERSION, as Kafka 4.4's do; `group.coordinator.rebalance.protocols` has no say
+/// (see [`listed_in_protocols`]).
+pub fn enabled(image: &samsa_cluster::metadata::MetadataImage) -> bool {
+    share_version(image) >= 1
+}
+
+/// Whether dead letters are written: `share.version` 2 or above (Kafka's
+/// `ShareVersion.supportsShareGroupDLQ`); below it a group's `errors.deadletterqueue.topic.name`
+/// is kept but archived records are archived without a dead letter, as on Kafka 4.4.
+pub fn dead_letters_enabled(image: &samsa_cluster::metadata::MetadataImage) -> bool {
+    share_version(image) >= 2
+}
+
+/// Whether `group.coordinator.rebalance.protocols` lists `share`: accepted, as Kafka 4.4 accepts
+/// it, with its deprecation warning at start, and without effect.
+pub fn listed_in_protocols(config: &crate::config::BrokerConfig) -> bool {
     config
         .get("group.coordinator.rebalance.protocols")
         .unwrap_or_default()
@@ -181,7 +207,11 @@ impl ShareCoordinator {
             crate::config::group::effective(&cfg, &overrides, def).0
         };
         let int = |name: &str, default: i64| get(name).trim().parse::<i64>().unwrap_or(default);
-        let dlq = get("errors.deadletterqueue.topic.name").trim().to_string();
+        // Kafka's `isDLQEnabledForGroup`: the group names a topic and share.version allows it.
+        let dlq = match dead_letters_enabled(&image) {
+            true => get("errors.deadletterqueue.topic.name").trim().to_string(),
+            false => String::new(),
+        };
         GroupSettings {
             session_ms: int("share.session.timeout.ms", 45_000),
             heartbeat_ms: int("share.heartbeat.interval.ms", 5_000) as i32,

@@ -30,6 +30,14 @@ pub const KRAFT_VERSION_FEATURE: &str = "kraft.version";
 pub const TRANSACTION_VERSION_FEATURE: &str = "transaction.version";
 /// The highest `transaction.version` Samsa supports.
 pub const TRANSACTION_VERSION_MAX: i16 = 2;
+/// KIP-932's `share.version`: 1 turns share groups on (the share-group APIs answer
+/// UNSUPPORTED_VERSION below it), 2 adds their dead-letter queues (KIP-1191). Samsa supports 0
+/// to 2 and finalizes 2 on a new cluster, as Kafka 4.4 formats one; a metadata log written
+/// before Samsa knew the feature has none finalized, so level 0 until it is upgraded, as a
+/// Kafka cluster upgraded from an older release.
+pub const SHARE_VERSION_FEATURE: &str = "share.version";
+/// The highest `share.version` Samsa supports.
+pub const SHARE_VERSION_MAX: i16 = 2;
 
 /// The feature levels a Samsa node supports, `(name, min, max)`: what its controller accepts
 /// and its broker registers with (a feature not listed is supported at level 0 only).
@@ -40,6 +48,7 @@ pub fn samsa_supported_features() -> Vec<(String, i16, i16)> {
             METADATA_VERSION_MINIMUM,
             super::METADATA_VERSION_4_0_IV3,
         ),
+        (SHARE_VERSION_FEATURE.to_string(), 0, SHARE_VERSION_MAX),
         (
             TRANSACTION_VERSION_FEATURE.to_string(),
             0,

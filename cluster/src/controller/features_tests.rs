@@ -240,10 +240,10 @@ fn every_registered_broker_must_support_the_level() {
 #[test]
 fn this_controller_must_support_and_know_the_feature() {
     let mut h = controller_at(25);
-    let (_, result) = run(&mut h, vec![upgrade("share.version", 1)]);
+    let (_, result) = run(&mut h, vec![upgrade("streams.version", 1)]);
     assert_refused(
         &result,
-        "Invalid update version 1 for feature share.version. Local controller 1 does not support \
+        "Invalid update version 1 for feature streams.version. Local controller 1 does not support \
          this feature.",
     );
     let (_, result) = run(&mut h, vec![upgrade(GROUP_VERSION, 2)]);
@@ -252,10 +252,10 @@ fn this_controller_must_support_and_know_the_feature() {
         "Invalid update version 2 for feature group.version. Local controller 1 only supports \
          versions 0-1",
     );
-    let (_, result) = run(&mut h, vec![upgrade("share.version", 0)]);
+    let (_, result) = run(&mut h, vec![upgrade("streams.version", 0)]);
     assert_refused(
         &result,
-        "Invalid update version 0 for feature share.version. This controller does not know the \
+        "Invalid update version 0 for feature streams.version. This controller does not know the \
          feature.",
     );
     h.ctl.cfg.supported_features.push(("a".into(), 3, 3));
@@ -272,6 +272,50 @@ fn this_controller_must_support_and_know_the_feature() {
     assert_refused(
         &result,
         "Invalid update version 0 for feature b. Local controller 1 only supports versions 1+",
+    );
+}
+
+/// `share.version` as Samsa supports it (0-2, Kafka 4.4's range): upgraded from a log without
+/// it (level 0, a cluster that predates the feature), downgraded to 0 and back.
+#[test]
+fn share_version_goes_up_to_2_and_down_to_0() {
+    let mut h = controller_at(25);
+    const SV: &str = SHARE_VERSION_FEATURE;
+    assert_eq!(h.image.features().get(SV), None);
+    register_broker(&mut h, 2, &[(MV, 7, 25), (SV, 0, 2)]);
+    let (_, result) = run(&mut h, vec![upgrade(SV, 3)]);
+    assert_refused(
+        &result,
+        "Invalid update version 3 for feature share.version. Local controller 1 only supports \
+         versions 0-2",
+    );
+    let (records, result) = run(&mut h, vec![upgrade(SV, 1)]);
+    assert_ok(&result);
+    assert_eq!(records, vec![level(SV, 1)]);
+    let (records, result) = run(&mut h, vec![upgrade(SV, 2)]);
+    assert_ok(&result);
+    assert_eq!(records, vec![level(SV, 2)]);
+    assert_eq!(h.image.features().get(SV), Some(&2));
+    let (_, result) = run(&mut h, vec![upgrade(SV, 0)]);
+    assert_refused(
+        &result,
+        "Invalid update version 0 for feature share.version. Can't downgrade the version of this \
+         feature without setting the upgrade type to either safe or unsafe downgrade.",
+    );
+    let (records, result) = run(
+        &mut h,
+        vec![update(SV, 0, FeatureUpgradeType::SafeDowngrade)],
+    );
+    assert_ok(&result);
+    assert_eq!(records, vec![level(SV, 0)]);
+    assert_eq!(h.image.features().get(SV), None);
+    // A broker that does not know the feature holds it at 0.
+    register_broker(&mut h, 3, &[(MV, 7, 25)]);
+    let (_, result) = run(&mut h, vec![upgrade(SV, 1)]);
+    assert_refused(
+        &result,
+        "Invalid update version 1 for feature share.version. Broker 3 does not support this \
+         feature.",
     );
 }
 

@@ -82,7 +82,7 @@ pub use elections::{
 pub use features::{
     samsa_supported_features, FeatureDependency, FeatureUpdate, FeatureUpgradeType,
     UpdateFeaturesResult, KRAFT_VERSION_FEATURE, METADATA_VERSION_CONTROLLER_REGISTRATION,
-    TRANSACTION_VERSION_FEATURE, TRANSACTION_VERSION_MAX,
+    SHARE_VERSION_FEATURE, SHARE_VERSION_MAX, TRANSACTION_VERSION_FEATURE, TRANSACTION_VERSION_MAX,
 };
 pub use partitions::{
     AlterPartitionData, AlterPartitionPartitionResult, AlterPartitionRequest, AlterPartitionTopic,

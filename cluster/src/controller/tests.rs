@@ -344,6 +344,19 @@ fn activation_on_a_bootstrapped_log_writes_nothing_and_restarts_every_session() 
     );
 }
 
+/// A metadata log bootstrapped before a feature existed (here `share.version`, which Samsa
+/// finalizes on new clusters only) keeps it at 0: activation adds nothing, as Kafka leaves a
+/// cluster upgraded from an older release at its levels until `kafka-features upgrade`.
+#[test]
+fn activation_on_a_log_from_before_a_feature_leaves_it_at_0() {
+    let h = three_brokers();
+    let mut c = cfg();
+    c.bootstrap_features = vec![(SHARE_VERSION_FEATURE.into(), SHARE_VERSION_MAX)];
+    let mut ctl = Controller::new(c);
+    assert!(ctl.activate(h.now, &h.image, h.offset).is_empty());
+    assert_eq!(h.image.features().get(SHARE_VERSION_FEATURE), None);
+}
+
 #[test]
 fn an_inactive_controller_refuses_everything_with_not_controller() {
     let mut h = three_brokers();
