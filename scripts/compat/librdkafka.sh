@@ -20,7 +20,9 @@
 #
 # Prints one line per failed test and a final `librdkafka: N passed, M failed` line; writes a
 # JSON summary to target/compat/librdkafka[-mode].json. Exit status 0 only when nothing failed.
-# Tests that need Kafka's Java tools are skipped by librdkafka-skip.txt, each with its reason.
+# Tests that run Kafka's tools (kafka-topics.sh, kafka-acls.sh, the Java transactional producer)
+# get KAFKA_PATH: Apache Kafka 4.4.0 as an installation (scripts/reference/kafka bin).
+# Tests that cannot run against Samsa are skipped by librdkafka-skip.txt, each with its reason.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -178,12 +178,17 @@ FRANZ_GO = [
     (r"^TestGroupETL/cooperative", {"cooperative"}),
     (r"^TestTxnEtl", {"transactions", "offsets"}),
     (r"^TestGroupETL", {"offsets"}),
+    (r"^(TestGroupETL|TestTxnEtl)/.*/static", {"static"}),
+    (r"^(TestSCRAMAuth|TestOAuthAuth)", {"sasl"}),
 ]
 SARAMA = [
     (r"^Test(Sync|Async)Producer", {"produce"}),
     (r"^Test(Sync|Async)Producer/(gzip|snappy|lz4|zstd)", None),
+    (r"^TestSyncProducer", {"idempotence"}),
     (r"^Test(PartitionConsumer|ConsumerGroup)", {"fetch"}),
-    (r"^TestConsumerGroup", {"eager"}),
+    (r"^TestConsumerGroup/(range|roundrobin|sticky)$", {"eager"}),
+    (r"^TestConsumerGroup/cooperative", {"cooperative"}),
+    (r"^TestConsumerGroupStatic", {"static"}),
     (r"Offset|Resume", {"offsets"}),
     (r"^TestAdmin|^TestMetadata", {"admin"}),
     (r"^TestTransactional", {"produce", "transactions"}),
