@@ -563,6 +563,7 @@ def main():
             w.startswith("mirrormaker2") for w in wanted))]
 
     workdir = tempfile.mkdtemp(prefix="samsa-kafka-workloads-")
+    started_all = time.time()
     summary = Summary("kafka-workloads", args.version, mode)
     print("kafka-workloads %s: %s, %d node(s), logs in %s" % (args.version, "kafka" if args.kafka else "samsa",
                                                               nodes, workdir), flush=True)
@@ -611,6 +612,8 @@ def main():
             other.stop()
         if target is not None:
             target.stop()
+    # The suite's wall time, the brokers' start and stop included (COMPATIBILITY.md's table).
+    summary.data["wall_s"] = round(time.time() - started_all, 1)
     status = summary.finish(stem)
     if status == 0 and not os.environ.get("KEEP_WORKDIR"):
         shutil.rmtree(workdir, ignore_errors=True)
