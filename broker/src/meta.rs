@@ -90,7 +90,7 @@ pub fn load_identity(
                 "#\n#Written by samsa {}\ncluster.id={cluster_id}\ndirectory.id={directory_id}\nnode.id={node_id}\nversion=1\n",
                 env!("CARGO_PKG_VERSION")
             );
-            crate::topics::write_atomically(dir, FILE, text.as_bytes())?;
+            crate::util::write_atomically(dir, FILE, text.as_bytes())?;
             tracing::info!(cluster_id = %cluster_id, node_id, "formatted new log directory");
             Ok((node_id, cluster_id, directory))
         }

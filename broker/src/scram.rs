@@ -37,7 +37,7 @@ struct StoredCredential {
 /// The credentials of `dir`'s file as upsertions, by user then mechanism (`None` without a
 /// file). A mechanism this version does not know is left out with a warning.
 pub fn read_legacy(dir: &Path) -> anyhow::Result<Option<Vec<ScramCredentialUpsertion>>> {
-    let Some(file) = crate::upgrade::read_legacy_json::<StoredFile>(dir, LEGACY_FILE)? else {
+    let Some(file) = crate::util::read_legacy_json::<StoredFile>(dir, LEGACY_FILE)? else {
         return Ok(None);
     };
     let mut upsertions = Vec::new();

@@ -40,12 +40,15 @@ pub struct Topic {
     pub managed: bool,
 }
 
+/// The share coordinator's topic (KIP-932), where share-partitions' delivery states are kept.
+pub const SHARE_STATE_TOPIC: &str = "__share_group_state";
+
 /// Kafka's internal topics: created by their coordinators, never by a client's Metadata request.
 /// Other names starting with `__` are ordinary topics to Kafka (`Topic.isInternal`).
 pub fn is_internal_topic(name: &str) -> bool {
     name.starts_with("__consumer_offsets")
         || name == "__transaction_state"
-        || name == crate::share::state_store::SHARE_STATE_TOPIC
+        || name == SHARE_STATE_TOPIC
 }
 
 impl Topic {
@@ -872,42 +875,9 @@ impl TopicRegistry {
             topics,
         })
         .expect("serialisable");
-        write_atomically(&self.dir, METADATA_FILE, &bytes)?;
+        crate::util::write_atomically(&self.dir, METADATA_FILE, &bytes)?;
         self.changes.store(changes, Ordering::Release);
         self.changed();
         Ok(())
     }
-}
-
-/// Writes `dir/name` so that a crash leaves either the old or the new content.
-pub fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
-    write_atomically_with_mode(dir, name, bytes, 0o666)
-}
-
-/// [`write_atomically`] for secrets (credentials, passwords): readable by the broker's user only.
-pub fn write_atomically_private(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
-    write_atomically_with_mode(dir, name, bytes, 0o600)
-}
-
-fn write_atomically_with_mode(
-    dir: &Path,
-    name: &str,
-    bytes: &[u8],
-    mode: u32,
-) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let tmp = dir.join(format!("{name}.tmp"));
-    // A leftover of a crash would keep its own permissions: start afresh.
-    let _ = std::fs::remove_file(&tmp);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(mode)
-        .open(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, dir.join(name))?;
-    std::fs::File::open(dir)?.sync_all()
 }

@@ -90,22 +90,6 @@ pub async fn import(broker: &Broker) {
     }
 }
 
-/// A node's JSON file from before the metadata log (`None` when there is none); one that does
-/// not parse is an error naming it.
-pub fn read_legacy_json<T: serde::de::DeserializeOwned>(
-    dir: &Path,
-    file: &str,
-) -> anyhow::Result<Option<T>> {
-    let path = dir.join(file);
-    match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| anyhow::anyhow!("{} is corrupt: {e}", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
-    }
-}
-
 /// `samsa-metadata-imported.json`.
 #[derive(Serialize, Deserialize, Default)]
 struct Imported {
@@ -125,7 +109,7 @@ impl Imported {
 
     fn write(&self, dir: &Path) -> std::io::Result<()> {
         let bytes = serde_json::to_vec_pretty(self).expect("serialisable");
-        crate::topics::write_atomically(dir, IMPORTED_FILE, &bytes)
+        crate::util::write_atomically(dir, IMPORTED_FILE, &bytes)
     }
 
     /// Imports `file` unless it was: `read` gives its contents (`None` without a file) and

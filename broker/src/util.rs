@@ -87,6 +87,59 @@ pub fn parallel_map<T: Sync, R: Send>(
     done.into_iter().map(|(_, r)| r).collect()
 }
 
+/// Writes `dir/name` so that a crash leaves either the old or the new content.
+pub fn write_atomically(dir: &std::path::Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically_with_mode(dir, name, bytes, 0o666)
+}
+
+/// [`write_atomically`] for secrets (credentials, passwords): readable by the broker's user only.
+pub fn write_atomically_private(
+    dir: &std::path::Path,
+    name: &str,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    write_atomically_with_mode(dir, name, bytes, 0o600)
+}
+
+fn write_atomically_with_mode(
+    dir: &std::path::Path,
+    name: &str,
+    bytes: &[u8],
+    mode: u32,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = dir.join(format!("{name}.tmp"));
+    // A leftover of a crash would keep its own permissions: start afresh.
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .open(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, dir.join(name))?;
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// A node's JSON file from before the metadata log (`None` when there is none); one that does
+/// not parse is an error naming it.
+pub fn read_legacy_json<T: serde::de::DeserializeOwned>(
+    dir: &std::path::Path,
+    file: &str,
+) -> anyhow::Result<Option<T>> {
+    let path = dir.join(file);
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("{} is corrupt: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    }
+}
+
 #[cfg(test)]
 mod parallel_map_tests {
     use super::parallel_map;

@@ -36,7 +36,7 @@ fn by_name<T>(name: &str, from_code: fn(i8) -> T, name_of: fn(&T) -> &'static st
 
 /// The bindings of `dir`'s file, in its order (`None` without one).
 pub fn read(dir: &Path) -> anyhow::Result<Option<Vec<AclBinding>>> {
-    let Some(file) = crate::upgrade::read_legacy_json::<AclFile>(dir, LEGACY_FILE)? else {
+    let Some(file) = crate::util::read_legacy_json::<AclFile>(dir, LEGACY_FILE)? else {
         return Ok(None);
     };
     Ok(Some(

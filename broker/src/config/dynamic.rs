@@ -359,7 +359,7 @@ impl LegacyDynamicConfigs {
     /// with a warning, as Kafka ignores invalid persisted dynamic configs
     /// (`fromPersistentProps`).
     pub fn read(dir: &Path, static_config: &BrokerConfig) -> anyhow::Result<Option<Self>> {
-        let Some(mut stored) = crate::upgrade::read_legacy_json::<Self>(dir, LEGACY_FILE)? else {
+        let Some(mut stored) = crate::util::read_legacy_json::<Self>(dir, LEGACY_FILE)? else {
             return Ok(None);
         };
         for (per_broker, layer) in [

@@ -500,7 +500,7 @@ impl MetadataLogStore {
     /// fsync, rename, fsync of the directory) before returning.
     pub fn persist_quorum_state(&mut self, state: &QuorumStateFile) -> Result<(), StoreError> {
         let path = self.dir.join(QUORUM_STATE_FILE);
-        crate::topics::write_atomically(&self.dir, QUORUM_STATE_FILE, state.encode().as_bytes())
+        crate::util::write_atomically(&self.dir, QUORUM_STATE_FILE, state.encode().as_bytes())
             .map_err(io_err(&path, "write"))
     }
 

@@ -33,7 +33,7 @@ use crate::internal_topics::InternalTopicSpec;
 use crate::partition::{Partition, Replayed};
 use crate::server::Broker;
 
-pub const SHARE_STATE_TOPIC: &str = "__share_group_state";
+pub use crate::topics::SHARE_STATE_TOPIC;
 
 /// A share-partition's persisted state.
 #[derive(Debug, Clone, PartialEq, Eq)]
