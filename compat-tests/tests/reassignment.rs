@@ -237,9 +237,13 @@ fn a_partition_moves_to_other_brokers_and_leaves_the_old_one() {
         &p["adding_replicas"],
         &p["removing_replicas"],
     );
+    // `topic describe` reads the replicas (Metadata) and the moves (ListPartitionReassignments)
+    // in two requests, as kafka-topics.sh --describe does: a move that completes between them
+    // shows the replicas from before it with no move left.
     assert!(
         moving == (&json!([2, 3, 1]), &json!([3]), &json!([1]))
-            || moving == (&json!([2, 3]), &json!([]), &json!([])),
+            || moving == (&json!([2, 3]), &json!([]), &json!([]))
+            || moving == (&json!([2, 3, 1]), &json!([]), &json!([])),
         "{p}"
     );
     // Producing goes on during the move.
