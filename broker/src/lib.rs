@@ -16,6 +16,7 @@ pub mod internal_topics;
 pub mod lifecycle;
 pub mod maintenance;
 pub mod meta;
+pub mod metadata_wait;
 pub mod metrics;
 pub mod net;
 pub mod partition;

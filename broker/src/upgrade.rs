@@ -353,7 +353,7 @@ pub async fn import_topics(broker: &Broker) -> usize {
         }
     }
     // Answered once the logs are adopted here, so that the broker serves them as the cluster's.
-    crate::handlers::wait_for_image(broker, IMPORT_TIMEOUT.as_millis() as u64, |image| {
+    crate::metadata_wait::wait_for_image(broker, IMPORT_TIMEOUT.as_millis() as u64, |image| {
         imported.iter().all(|id| image.topic_by_id(id).is_some())
     })
     .await;

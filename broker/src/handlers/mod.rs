@@ -209,71 +209,11 @@ pub fn topic_id_by_name(broker: &Broker, name: &str) -> uuid::Uuid {
     })
 }
 
-/// How long a request forwarded to the controller may take: the client's `timeout_ms`,
-/// within bounds (a client's 0 still gives the controller a moment).
-pub fn ctx_timeout(timeout_ms: i32) -> std::time::Duration {
-    std::time::Duration::from_millis(timeout_ms.clamp(1_000, 60_000) as u64)
-}
-
-/// Waits (at most the client's `timeout_ms`, and 5 s) until `done` holds for this broker's
-/// topics: a topic change committed by the controller is answered once it is installed here.
-pub async fn wait_for_topics(
-    broker: &Broker,
-    timeout_ms: i32,
-    done: impl Fn(&crate::topics::TopicRegistry) -> bool,
-) {
-    let mut changes = broker.topics.watch();
-    let limit = std::time::Duration::from_millis(timeout_ms.clamp(0, 5_000) as u64);
-    let _ = tokio::time::timeout(limit, async {
-        while !done(&broker.topics) {
-            if changes.changed().await.is_err() {
-                return;
-            }
-        }
-    })
-    .await;
-}
-
-/// Waits (at most `timeout_ms`) until `done` holds for this broker's committed metadata image.
-pub async fn wait_for_image(
-    broker: &Broker,
-    timeout_ms: u64,
-    done: impl Fn(&samsa_cluster::metadata::MetadataImage) -> bool,
-) {
-    let mut images = broker.controller.subscribe();
-    let limit = std::time::Duration::from_millis(timeout_ms);
-    let _ = tokio::time::timeout(limit, images.wait_for(|image| done(image))).await;
-}
-
-/// How long the active controller may take to decide a change to configs, ACLs, credentials
-/// or features (requests that carry no timeout of their own).
-const FORWARD_TIMEOUT_MS: i32 = 15_000;
-
-/// Asks the active controller, wherever it is, for a change to configs, ACLs, credentials or
-/// features: REQUEST_TIMED_OUT after 15 s without an answer (no quorum).
-pub async fn ask_controller(
-    broker: &Broker,
-    request: crate::controller::active::ControllerRequest,
-) -> crate::controller::active::ControllerResult {
-    broker
-        .controller
-        .request_retrying(request, ctx_timeout(FORWARD_TIMEOUT_MS))
-        .await
-}
-
-/// How long a change the controller committed may take to reach this broker's publisher.
-const PUBLISH_WAIT_MS: u64 = 5_000;
-
-/// Waits (bounded) until this broker's image satisfies `done` and the publisher has made the
-/// broker follow it: a cluster-wide change (configs, ACLs, credentials, features) the controller
-/// committed is answered once this broker serves with it.
-pub async fn wait_until_published(
-    broker: &Broker,
-    done: impl Fn(&samsa_cluster::metadata::MetadataImage) -> bool,
-) {
-    wait_for_image(broker, PUBLISH_WAIT_MS, done).await;
-    crate::publisher::caught_up(broker, std::time::Duration::from_millis(PUBLISH_WAIT_MS)).await;
-}
+// The metadata waits live below the handlers (internal topics and the upgrade import use them
+// too); handlers keep calling them through here.
+pub use crate::metadata_wait::{
+    ask_controller, ctx_timeout, wait_for_image, wait_for_topics, wait_until_published,
+};
 
 /// What every handler gets besides its request.
 pub struct Ctx<'a> {
