@@ -1251,6 +1251,9 @@ def main():
     nodes = args.cluster
     stem = "kafka-tools" + ("-cluster%d" % nodes if nodes > 1 else "") + ("-kafka" if args.kafka else "") + (
         "-quick" if args.quick else "")
+    if args.only:
+        # Some tests by name: a report of their own, never taken for the whole suite's.
+        stem += "-selected"
     mode = ("kafka" if args.kafka else "samsa") + ("-cluster%d" % nodes if nodes > 1 else "") + (
         "-quick" if args.quick else "")
     skips = {} if args.kafka else read_list(os.path.join(HERE, "kafka-tools-skip.txt"))
