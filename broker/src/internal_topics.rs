@@ -102,9 +102,11 @@ pub async fn ensure(broker: &Broker, spec: &InternalTopicSpec) -> Result<(), Res
         }
     }
     // Installed here, with the coordinators following its leaders, before the first use.
-    crate::metadata_wait::wait_for_image(broker, CREATE_TIMEOUT.as_millis() as u64, |image| {
-        image.topic_by_name(&spec.name).is_some()
-    })
+    crate::metadata_wait::wait_for_image(
+        &broker.controller,
+        CREATE_TIMEOUT.as_millis() as u64,
+        |image| image.topic_by_name(&spec.name).is_some(),
+    )
     .await;
     crate::publisher::caught_up(broker, CREATE_TIMEOUT).await;
     if known(broker) {

@@ -1,10 +1,12 @@
 //! Waiting on the metadata a change goes through: the active controller's answer to a
-//! forwarded change, this broker's committed image, its topic registry, and the publisher that
-//! makes the broker follow the image. Handlers answer a change once it is visible here;
+//! forwarded change, this broker's committed image and its topic registry, each taken as the
+//! part it waits on (not the whole broker). Handlers answer a change once it is visible here;
 //! internal topics and the upgrade import wait the same way. Below the handlers: it knows
-//! nothing of requests or connections.
+//! nothing of requests or connections. (Waiting for the publisher to follow the image is
+//! `publisher::wait_until_published`.)
 
-use crate::server::Broker;
+use crate::controller::runtime::Controller;
+use crate::topics::TopicRegistry;
 
 /// How long a request forwarded to the controller may take: the client's `timeout_ms`,
 /// within bounds (a client's 0 still gives the controller a moment).
@@ -15,14 +17,14 @@ pub fn ctx_timeout(timeout_ms: i32) -> std::time::Duration {
 /// Waits (at most the client's `timeout_ms`, and 5 s) until `done` holds for this broker's
 /// topics: a topic change committed by the controller is answered once it is installed here.
 pub async fn wait_for_topics(
-    broker: &Broker,
+    topics: &TopicRegistry,
     timeout_ms: i32,
-    done: impl Fn(&crate::topics::TopicRegistry) -> bool,
+    done: impl Fn(&TopicRegistry) -> bool,
 ) {
-    let mut changes = broker.topics.watch();
+    let mut changes = topics.watch();
     let limit = std::time::Duration::from_millis(timeout_ms.clamp(0, 5_000) as u64);
     let _ = tokio::time::timeout(limit, async {
-        while !done(&broker.topics) {
+        while !done(topics) {
             if changes.changed().await.is_err() {
                 return;
             }
@@ -33,11 +35,11 @@ pub async fn wait_for_topics(
 
 /// Waits (at most `timeout_ms`) until `done` holds for this broker's committed metadata image.
 pub async fn wait_for_image(
-    broker: &Broker,
+    controller: &Controller,
     timeout_ms: u64,
     done: impl Fn(&samsa_cluster::metadata::MetadataImage) -> bool,
 ) {
-    let mut images = broker.controller.subscribe();
+    let mut images = controller.subscribe();
     let limit = std::time::Duration::from_millis(timeout_ms);
     let _ = tokio::time::timeout(limit, images.wait_for(|image| done(image))).await;
 }
@@ -49,25 +51,10 @@ const FORWARD_TIMEOUT_MS: i32 = 15_000;
 /// Asks the active controller, wherever it is, for a change to configs, ACLs, credentials or
 /// features: REQUEST_TIMED_OUT after 15 s without an answer (no quorum).
 pub async fn ask_controller(
-    broker: &Broker,
+    controller: &Controller,
     request: crate::controller::active::ControllerRequest,
 ) -> crate::controller::active::ControllerResult {
-    broker
-        .controller
+    controller
         .request_retrying(request, ctx_timeout(FORWARD_TIMEOUT_MS))
         .await
-}
-
-/// How long a change the controller committed may take to reach this broker's publisher.
-const PUBLISH_WAIT_MS: u64 = 5_000;
-
-/// Waits (bounded) until this broker's image satisfies `done` and the publisher has made the
-/// broker follow it: a cluster-wide change (configs, ACLs, credentials, features) the controller
-/// committed is answered once this broker serves with it.
-pub async fn wait_until_published(
-    broker: &Broker,
-    done: impl Fn(&samsa_cluster::metadata::MetadataImage) -> bool,
-) {
-    wait_for_image(broker, PUBLISH_WAIT_MS, done).await;
-    crate::publisher::caught_up(broker, std::time::Duration::from_millis(PUBLISH_WAIT_MS)).await;
 }

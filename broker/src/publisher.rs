@@ -239,3 +239,17 @@ pub fn spawn(broker: &Arc<Broker>, mut state: Published) -> std::io::Result<()> 
         })
         .map(|_| ())
 }
+
+/// How long a change the controller committed may take to reach this broker's publisher.
+const PUBLISH_WAIT_MS: u64 = 5_000;
+
+/// Waits (bounded) until this broker's image satisfies `done` and the publisher has made the
+/// broker follow it: a cluster-wide change (configs, ACLs, credentials, features) the controller
+/// committed is answered once this broker serves with it.
+pub async fn wait_until_published(
+    broker: &Broker,
+    done: impl Fn(&samsa_cluster::metadata::MetadataImage) -> bool,
+) {
+    crate::metadata_wait::wait_for_image(&broker.controller, PUBLISH_WAIT_MS, done).await;
+    caught_up(broker, std::time::Duration::from_millis(PUBLISH_WAIT_MS)).await;
+}

@@ -353,9 +353,11 @@ pub async fn import_topics(broker: &Broker) -> usize {
         }
     }
     // Answered once the logs are adopted here, so that the broker serves them as the cluster's.
-    crate::metadata_wait::wait_for_image(broker, IMPORT_TIMEOUT.as_millis() as u64, |image| {
-        imported.iter().all(|id| image.topic_by_id(id).is_some())
-    })
+    crate::metadata_wait::wait_for_image(
+        &broker.controller,
+        IMPORT_TIMEOUT.as_millis() as u64,
+        |image| imported.iter().all(|id| image.topic_by_id(id).is_some()),
+    )
     .await;
     crate::publisher::caught_up(broker, IMPORT_TIMEOUT).await;
     imported.len()

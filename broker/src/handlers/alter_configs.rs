@@ -298,7 +298,7 @@ pub async fn forward<R: Clone>(
         return Vec::new();
     }
     let request = request(resources.to_vec(), validate_only);
-    let result = super::ask_controller(ctx.broker, request.clone()).await;
+    let result = super::ask_controller(&ctx.broker.controller, request.clone()).await;
     let results = crate::controller::admin_rpcs::config_results(&request, &result);
     if !validate_only {
         let changed: Vec<&R> = resources

@@ -33,7 +33,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateAclsRequest) -> CreateAclsResponse
         .map(admin_rpcs::binding_from_kafka)
         .collect();
     let request = ControllerRequest::CreateAcls(bindings.clone());
-    let result = super::ask_controller(ctx.broker, request.clone()).await;
+    let result = super::ask_controller(&ctx.broker.controller, request.clone()).await;
     if let Ok(ControllerReply::CreateAcls(results)) = &result {
         let created: Vec<&AclBinding> = bindings
             .iter()

@@ -142,7 +142,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartit
             .filter(|(_, d)| d.error_code == 0)
             .map(|(t, _)| (t.name.clone(), t.count))
             .collect();
-        super::wait_for_topics(broker, req.timeout_ms, |topics| {
+        super::wait_for_topics(&broker.topics, req.timeout_ms, |topics| {
             grown
                 .iter()
                 .all(|(n, count)| topics.get(n).is_some_and(|t| t.partition_count >= *count))

@@ -142,7 +142,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResp
             .filter(|d| d.error_code == 0)
             .map(|d| d.topic_id)
             .collect();
-        super::wait_for_topics(broker, req.timeout_ms, |topics| {
+        super::wait_for_topics(&broker.topics, req.timeout_ms, |topics| {
             ids.iter()
                 .all(|id| topics.get_by_id(id).is_some() || topics.install_failure(id).is_some())
         })

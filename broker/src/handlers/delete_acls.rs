@@ -47,7 +47,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteAclsRequest) -> DeleteAclsResponse
         .map(admin_rpcs::filter_from_kafka)
         .collect();
     let request = ControllerRequest::DeleteAcls(filters);
-    let result = super::ask_controller(ctx.broker, request.clone()).await;
+    let result = super::ask_controller(&ctx.broker.controller, request.clone()).await;
     if let Ok(ControllerReply::DeleteAcls(results)) = &result {
         let deleted: HashSet<&AclBinding> = results
             .iter()

@@ -171,7 +171,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResp
         .filter(|d| d.error_code == 0)
         .map(|d| d.topic_id)
         .collect();
-    super::wait_for_topics(broker, req.timeout_ms, |topics| {
+    super::wait_for_topics(&broker.topics, req.timeout_ms, |topics| {
         gone.iter().all(|id| topics.get_by_id(id).is_none())
     })
     .await;

@@ -272,7 +272,7 @@ async fn auto_create(
             }
         }
     }
-    super::wait_for_image(broker, 5_000, |image| {
+    super::wait_for_image(&broker.controller, 5_000, |image| {
         names
             .iter()
             .all(|n| failed.contains_key(n) || image.topic_by_name(n).is_some())
@@ -291,7 +291,7 @@ async fn auto_create(
             })
         })
         .collect();
-    super::wait_for_topics(broker, 5_000, |topics| {
+    super::wait_for_topics(&broker.topics, 5_000, |topics| {
         hosted.iter().all(|n| topics.get(n).is_some())
     })
     .await;

@@ -211,9 +211,8 @@ pub fn topic_id_by_name(broker: &Broker, name: &str) -> uuid::Uuid {
 
 // The metadata waits live below the handlers (internal topics and the upgrade import use them
 // too); handlers keep calling them through here.
-pub use crate::metadata_wait::{
-    ask_controller, ctx_timeout, wait_for_image, wait_for_topics, wait_until_published,
-};
+pub use crate::metadata_wait::{ask_controller, ctx_timeout, wait_for_image, wait_for_topics};
+pub use crate::publisher::wait_until_published;
 
 /// What every handler gets besides its request.
 pub struct Ctx<'a> {

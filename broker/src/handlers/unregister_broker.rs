@@ -26,7 +26,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: UnregisterBrokerRequest) -> UnregisterBr
     }
     let broker_id = req.broker_id.0;
     let result = super::ask_controller(
-        ctx.broker,
+        &ctx.broker.controller,
         ControllerRequest::UnregisterBroker { broker_id },
     )
     .await;
