@@ -9,18 +9,19 @@ use std::sync::Arc;
 
 use samsa_cluster::metadata::MetadataImage;
 
-use crate::server::Broker;
+use crate::acl::Authorizer;
+use crate::node::Node;
 
 /// Makes this broker's configuration and ACLs follow `image` (cheap when neither changed).
-pub fn configs_and_acls(broker: &Broker, image: &Arc<MetadataImage>) {
-    if let Some(effective) = broker.dynamic_configs.follow(image) {
-        broker.topics.set_broker_config((*effective).clone());
-        if let Some(listeners) = broker.listeners.get() {
+pub fn configs_and_acls(node: &Node, authorizer: Option<&Authorizer>, image: &Arc<MetadataImage>) {
+    if let Some(effective) = node.dynamic_configs.follow(image) {
+        node.topics.set_broker_config((*effective).clone());
+        if let Some(listeners) = node.listeners.get() {
             crate::security::reload_all(listeners, &effective);
         }
-        crate::security::outbound::reload(&broker.inter_broker.security, &effective);
+        crate::security::outbound::reload(&node.inter_broker.security, &effective);
     }
-    if let Some(authorizer) = &broker.authorizer {
+    if let Some(authorizer) = authorizer {
         authorizer.follow(image);
     }
 }

@@ -16,8 +16,8 @@ use parking_lot::Mutex;
 
 use crate::handlers::cluster_view::ClusterView;
 use crate::net::peer::Peer;
+use crate::node::Node;
 use crate::security::outbound::PeerSecurity;
-use crate::server::Broker;
 
 /// How long another broker may take to answer before the request fails (and its connection
 /// is started afresh).
@@ -47,29 +47,29 @@ impl InterBroker {
         })
     }
 
-    /// Sends a request to broker `node` and waits for its answer.
+    /// Sends a request to broker `peer` and waits for its answer.
     pub async fn send(
         &self,
-        broker: &Broker,
-        node: i32,
+        node: &Node,
+        peer: i32,
         key: ApiKey,
         version: i16,
         body: RequestKind,
     ) -> Result<ResponseKind, String> {
-        let view = ClusterView::new(broker);
+        let view = ClusterView::new(node);
         let endpoint = view
-            .node(node)
-            .ok_or_else(|| format!("broker {node} is not live"))?;
+            .node(peer)
+            .ok_or_else(|| format!("broker {peer} is not live"))?;
         let addr: SocketAddr = crate::net::peer::resolve(&endpoint.host, endpoint.port as u16)
             .ok_or_else(|| {
                 format!(
-                    "broker {node} at {}:{}: cannot resolve the address",
+                    "broker {peer} at {}:{}: cannot resolve the address",
                     endpoint.host, endpoint.port
                 )
             })?;
-        let peer = {
+        let connection = {
             let mut peers = self.peers.lock();
-            match peers.get(&node) {
+            match peers.get(&peer) {
                 Some(p) if p.addr == addr => p.clone(),
                 _ => {
                     let _in_runtime = self.runtime.enter();
@@ -79,14 +79,14 @@ impl InterBroker {
                         REQUEST_TIMEOUT,
                         self.security.clone(),
                     );
-                    peers.insert(node, p.clone());
+                    peers.insert(peer, p.clone());
                     p
                 }
             }
         };
-        match peer.send(key, version, body).await {
+        match connection.send(key, version, body).await {
             Ok(answer) => answer,
-            Err(_) => Err(format!("the connection to broker {node} is gone")),
+            Err(_) => Err(format!("the connection to broker {peer} is gone")),
         }
     }
 }

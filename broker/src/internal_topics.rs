@@ -10,7 +10,7 @@ use samsa_cluster::controller::CreatableTopic;
 
 use crate::config::topic::TopicOverrides;
 use crate::controller::active::{ControllerReply, ControllerRequest};
-use crate::server::Broker;
+use crate::node::Node;
 
 /// A coordinator's states of a partition of its internal topic: another broker leads it, it
 /// is being loaded (or unloaded), or this broker coordinates its keys. Whoever moves a
@@ -35,16 +35,12 @@ pub struct InternalTopicSpec {
 /// registry for a topic from before the metadata log held topics), else created through the
 /// controller and waited for until this broker has installed it. Errors are
 /// COORDINATOR_NOT_AVAILABLE, which clients retry, with the reason logged.
-pub async fn ensure(broker: &Broker, spec: &InternalTopicSpec) -> Result<(), ResponseError> {
-    let known = |broker: &Broker| {
-        broker.topics.get(&spec.name).is_some()
-            || broker
-                .controller
-                .image()
-                .topic_by_name(&spec.name)
-                .is_some()
+pub async fn ensure(node: &Node, spec: &InternalTopicSpec) -> Result<(), ResponseError> {
+    let known = |node: &Node| {
+        node.topics.get(&spec.name).is_some()
+            || node.controller.image().topic_by_name(&spec.name).is_some()
     };
-    if known(broker) {
+    if known(node) {
         return Ok(());
     }
     // Kafka's default of 3 replicas, but never more than the cluster has nodes (its brokers,
@@ -53,13 +49,13 @@ pub async fn ensure(broker: &Broker, spec: &InternalTopicSpec) -> Result<(), Res
     // (the client retries) rather than getting fewer replicas than it will have. A broker-only
     // node does not count the voters, which may be controller-only nodes that never hold a
     // partition.
-    let voters = broker.controller.voters();
-    let voter_brokers = if voters.contains_key(&broker.node_id) {
+    let voters = node.controller.voters();
+    let voter_brokers = if voters.contains_key(&node.node_id) {
         voters.len()
     } else {
         0
     };
-    let nodes = broker
+    let nodes = node
         .controller
         .image()
         .brokers()
@@ -81,7 +77,7 @@ pub async fn ensure(broker: &Broker, spec: &InternalTopicSpec) -> Result<(), Res
         }],
         validate_only: false,
     };
-    let created = broker
+    let created = node
         .controller
         .request_retrying(request, CREATE_TIMEOUT)
         .await;
@@ -103,13 +99,13 @@ pub async fn ensure(broker: &Broker, spec: &InternalTopicSpec) -> Result<(), Res
     }
     // Installed here, with the coordinators following its leaders, before the first use.
     crate::metadata_wait::wait_for_image(
-        &broker.controller,
+        &node.controller,
         CREATE_TIMEOUT.as_millis() as u64,
         |image| image.topic_by_name(&spec.name).is_some(),
     )
     .await;
-    crate::publisher::caught_up(broker, CREATE_TIMEOUT).await;
-    if known(broker) {
+    crate::metadata_wait::caught_up(node, CREATE_TIMEOUT).await;
+    if known(node) {
         Ok(())
     } else {
         Err(ResponseError::CoordinatorNotAvailable)

@@ -19,6 +19,7 @@ pub mod meta;
 pub mod metadata_wait;
 pub mod metrics;
 pub mod net;
+pub mod node;
 pub mod partition;
 pub mod publisher;
 pub mod replication;

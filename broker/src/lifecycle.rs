@@ -25,7 +25,7 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::controller::active::{ControllerReply, ControllerRequest};
-use crate::server::Broker;
+use crate::node::Node;
 
 /// What the broker last heard from the controller about itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,14 +48,14 @@ pub fn supported_features() -> Vec<BrokerFeature> {
         .collect()
 }
 
-fn registration(broker: &Broker, incarnation_id: Uuid) -> BrokerRegistrationRequest {
-    let listeners = broker
+fn registration(node: &Node, incarnation_id: Uuid) -> BrokerRegistrationRequest {
+    let listeners = node
         .config
         .advertised_listeners()
         .into_iter()
-        .filter(|l| !broker.is_controller_listener(&l.name))
+        .filter(|l| !node.is_controller_listener(&l.name))
         .map(|l| BrokerEndpoint {
-            security_protocol: broker
+            security_protocol: node
                 .config
                 .security_protocol(&l.name)
                 .map(|p| p.id())
@@ -67,14 +67,14 @@ fn registration(broker: &Broker, incarnation_id: Uuid) -> BrokerRegistrationRequ
         })
         .collect();
     BrokerRegistrationRequest {
-        broker_id: broker.node_id,
-        cluster_id: broker.cluster_id.clone(),
+        broker_id: node.node_id,
+        cluster_id: node.cluster_id.clone(),
         incarnation_id,
         listeners,
         features: supported_features(),
-        rack: broker.config.get("broker.rack").filter(|r| !r.is_empty()),
+        rack: node.config.get("broker.rack").filter(|r| !r.is_empty()),
         is_migrating_zk_broker: false,
-        log_dirs: vec![broker.directory_id],
+        log_dirs: vec![node.directory_id],
     }
 }
 
@@ -111,20 +111,20 @@ fn next_wait(
 
 /// Registers and heartbeats until `shutdown` turns true, then asks for a controlled shutdown.
 pub async fn run(
-    broker: Arc<Broker>,
+    node: Arc<Node>,
     membership: watch::Sender<Membership>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let interval =
-        Duration::from_millis(broker.config.long("broker.heartbeat.interval.ms").max(10) as u64);
+        Duration::from_millis(node.config.long("broker.heartbeat.interval.ms").max(10) as u64);
     let session_timeout =
-        Duration::from_millis(broker.config.long("broker.session.timeout.ms").max(10) as u64);
+        Duration::from_millis(node.config.long("broker.session.timeout.ms").max(10) as u64);
     // Each request to the controller waits at most this long (Kafka: KAFKA-14392).
     let request_timeout = session_timeout / 2;
     let ask = |req: ControllerRequest| {
-        let broker = broker.clone();
+        let node = node.clone();
         async move {
-            tokio::time::timeout(request_timeout, broker.controller.request(req))
+            tokio::time::timeout(request_timeout, node.controller.request(req))
                 .await
                 .unwrap_or_else(|_| {
                     Err((
@@ -139,9 +139,9 @@ pub async fn run(
     };
     let incarnation_id = Uuid::new_v4();
     let heartbeat = |epoch: i64, want_shut_down: bool| BrokerHeartbeatRequest {
-        broker_id: broker.node_id,
+        broker_id: node.node_id,
         broker_epoch: epoch,
-        current_metadata_offset: broker.controller.status().applied_offset - 1,
+        current_metadata_offset: node.controller.status().applied_offset - 1,
         want_fence: false,
         want_shut_down,
     };
@@ -153,7 +153,7 @@ pub async fn run(
             if *shutdown.borrow() {
                 return;
             }
-            let req = ControllerRequest::RegisterBroker(registration(&broker, incarnation_id));
+            let req = ControllerRequest::RegisterBroker(registration(&node, incarnation_id));
             // A shutdown does not wait for an answer.
             let answer = tokio::select! {
                 a = ask(req) => a,
@@ -244,7 +244,7 @@ pub async fn run(
     while tokio::time::Instant::now() < deadline {
         let req = ControllerRequest::BrokerHeartbeat(heartbeat(epoch, true));
         let answer =
-            tokio::time::timeout(Duration::from_secs(2), broker.controller.request(req)).await;
+            tokio::time::timeout(Duration::from_secs(2), node.controller.request(req)).await;
         if let Ok(Ok(ControllerReply::BrokerHeartbeat(r))) = answer {
             if r.should_shut_down {
                 tracing::info!("controlled shutdown complete");

@@ -5,26 +5,23 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::server::Broker;
+use crate::node::Node;
 
 /// The longest time between two maintenance passes: how late `flush.ms` and a log start offset
 /// moved by DeleteRecords may be acted on, and the grain of the other intervals.
 pub const TICK_MS_MAX: u64 = 1_000;
 
-pub async fn run(broker: Arc<Broker>) {
+pub async fn run(node: Arc<Node>) {
     // Kafka's log.flush.scheduler.interval.ms says how often logs are checked for flush.ms
     // (never, by default); Samsa checks every tick, so only a shorter interval changes it.
-    let tick_ms = (broker
-        .config
-        .long("log.flush.scheduler.interval.ms")
-        .max(10) as u64)
-        .min(TICK_MS_MAX);
-    let checkpoint_every_ms = broker
+    let tick_ms =
+        (node.config.long("log.flush.scheduler.interval.ms").max(10) as u64).min(TICK_MS_MAX);
+    let checkpoint_every_ms = node
         .config
         .long("log.flush.offset.checkpoint.interval.ms")
         .max(100) as u64;
-    let cleaner = broker.config.bool("log.cleaner.enable");
-    let retention_every_ms = broker.config.long("log.retention.check.interval.ms").max(1) as u64;
+    let cleaner = node.config.bool("log.cleaner.enable");
+    let retention_every_ms = node.config.long("log.retention.check.interval.ms").max(1) as u64;
     let mut since_checkpoint = 0u64;
     let mut since_cleaner = 0u64;
     let mut since_retention = 0u64;
@@ -36,7 +33,7 @@ pub async fn run(broker: Arc<Broker>) {
         since_cleaner += tick_ms;
         since_retention += tick_ms;
         // log.cleaner.backoff.ms is a dynamic broker config: read it at every tick.
-        let cleaner_every_ms = broker
+        let cleaner_every_ms = node
             .dynamic_configs
             .effective()
             .long("log.cleaner.backoff.ms")
@@ -53,7 +50,7 @@ pub async fn run(broker: Arc<Broker>) {
         if retention {
             since_retention = 0;
         }
-        let b = broker.clone();
+        let b = node.clone();
         let work = tokio::task::spawn_blocking(move || pass(&b, clean, retention, checkpoint));
         if let Err(e) = work.await {
             tracing::error!("maintenance pass panicked: {e}");
@@ -63,9 +60,9 @@ pub async fn run(broker: Arc<Broker>) {
 
 /// One pass over every partition; `retention` also deletes segments past retention.ms and
 /// retention.bytes, `clean` runs the compactor on compacted topics.
-fn pass(broker: &Broker, clean: bool, retention: bool, checkpoint: bool) {
+fn pass(node: &Node, clean: bool, retention: bool, checkpoint: bool) {
     let now = crate::util::now_ms();
-    for topic in broker.topics.all() {
+    for topic in node.topics.all() {
         for p in &topic.partitions {
             // The log start offset and flush.ms: cheap checks of segment metadata, so every
             // tick.
@@ -89,20 +86,20 @@ fn pass(broker: &Broker, clean: bool, retention: bool, checkpoint: bool) {
         }
     }
     if checkpoint {
-        if let Err(e) = write_checkpoints(broker) {
+        if let Err(e) = write_checkpoints(node) {
             tracing::warn!("cannot write checkpoints: {e}");
         }
     }
 }
 
 /// Flushes every log and writes the log-directory checkpoints.
-pub fn write_checkpoints(broker: &Broker) -> anyhow::Result<()> {
+pub fn write_checkpoints(node: &Node) -> anyhow::Result<()> {
     let mut entries = Vec::new();
-    for topic in broker.topics.all() {
+    for topic in node.topics.all() {
         for p in &topic.partitions {
             entries.push((p.tp.clone(), p.checkpoint()?));
         }
     }
-    broker.topics.log_dir().write_checkpoints(&entries)?;
+    node.topics.log_dir().write_checkpoints(&entries)?;
     Ok(())
 }

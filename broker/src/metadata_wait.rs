@@ -2,10 +2,12 @@
 //! forwarded change, this broker's committed image and its topic registry, each taken as the
 //! part it waits on (not the whole broker). Handlers answer a change once it is visible here;
 //! internal topics and the upgrade import wait the same way. Below the handlers: it knows
-//! nothing of requests or connections. (Waiting for the publisher to follow the image is
-//! `publisher::wait_until_published`.)
+//! nothing of requests or connections.
+
+use std::sync::Arc;
 
 use crate::controller::runtime::Controller;
+use crate::node::Node;
 use crate::topics::TopicRegistry;
 
 /// How long a request forwarded to the controller may take: the client's `timeout_ms`,
@@ -57,4 +59,51 @@ pub async fn ask_controller(
     controller
         .request_retrying(request, ctx_timeout(FORWARD_TIMEOUT_MS))
         .await
+}
+
+/// Waits (at most `timeout`) until the publisher has published the image the controller has
+/// now, or a later one; returns whether it did. (The image changes every
+/// `metadata.max.idle.interval.ms` at least, with the controller's no-op records, so "the
+/// image of now" is compared afresh each time the publisher publishes.)
+pub async fn caught_up(node: &Node, timeout: std::time::Duration) -> bool {
+    published(node, timeout, false).await
+}
+
+/// [`caught_up`], and the partitions have taken their roles (this incarnation registered and
+/// was unfenced): what a broker waits for before it says it serves.
+pub async fn serving(node: &Node, timeout: std::time::Duration) -> bool {
+    published(node, timeout, true).await
+}
+
+async fn published(node: &Node, timeout: std::time::Duration, roles: bool) -> bool {
+    let mut published = node.published.subscribe();
+    let waited = tokio::time::timeout(timeout, async {
+        loop {
+            let done = {
+                let (image, with_roles) = &*published.borrow_and_update();
+                Arc::ptr_eq(image, &node.controller.image()) && (*with_roles || !roles)
+            };
+            if done {
+                return true;
+            }
+            if published.changed().await.is_err() {
+                return false;
+            }
+        }
+    });
+    waited.await.unwrap_or(false)
+}
+
+/// How long a change the controller committed may take to reach this broker's publisher.
+const PUBLISH_WAIT_MS: u64 = 5_000;
+
+/// Waits (bounded) until this broker's image satisfies `done` and the publisher has made the
+/// broker follow it: a cluster-wide change (configs, ACLs, credentials, features) the controller
+/// committed is answered once this broker serves with it.
+pub async fn wait_until_published(
+    node: &Node,
+    done: impl Fn(&samsa_cluster::metadata::MetadataImage) -> bool,
+) {
+    crate::metadata_wait::wait_for_image(&node.controller, PUBLISH_WAIT_MS, done).await;
+    caught_up(node, std::time::Duration::from_millis(PUBLISH_WAIT_MS)).await;
 }

@@ -97,8 +97,8 @@ pub fn publish(
     complete: bool,
     state: &mut Published,
 ) {
-    crate::follow::configs_and_acls(broker, image);
-    let lag_ms = broker.config.long("replica.lag.time.max.ms").max(1) as u64;
+    crate::follow::configs_and_acls(&broker.node, broker.authorizer.as_ref(), image);
+    let lag_ms = broker.node.config.long("replica.lag.time.max.ms").max(1) as u64;
     let now_ms = crate::util::now_ms() as u64;
     let mut transitions = Vec::new();
     // The first complete image is looked at whole: the roles held back before apply now.
@@ -108,8 +108,8 @@ pub fn publish(
     } else {
         state.last.clone()
     };
-    let retry = |id: &Uuid| broker.topics.install_failure(id).is_some();
-    for mut t in image_topics(image, last.as_deref(), broker.node_id, retry) {
+    let retry = |id: &Uuid| broker.node.topics.install_failure(id).is_some();
+    for mut t in image_topics(image, last.as_deref(), broker.node.node_id, retry) {
         state.seen.insert(t.id);
         if !state.roles {
             for (_, leadership) in &mut t.hosted {
@@ -117,68 +117,41 @@ pub fn publish(
             }
         }
         match broker
+            .node
             .topics
-            .install(&t, broker.node_id, lag_ms, now_ms, state.roles)
+            .install(&t, broker.node.node_id, lag_ms, now_ms, state.roles)
         {
             Ok(changed) => {
-                broker.topics.note_install(t.id, None);
+                broker.node.topics.note_install(t.id, None);
                 transitions.extend(changed)
             }
             Err(e) => {
                 tracing::warn!(topic = %t.name, id = %t.id, error = %e, "cannot install the metadata image's topic here");
-                broker.topics.note_install(t.id, Some(e.to_string()));
+                broker.node.topics.note_install(t.id, Some(e.to_string()));
             }
         }
     }
     if !transitions.is_empty() {
-        broker.replica_fetchers.apply(broker, transitions);
+        broker.replica_fetchers.apply(&broker.node, transitions);
     }
-    for (name, id) in broker.topics.managed() {
+    for (name, id) in broker.node.topics.managed() {
         if image.topic_by_id(&id).is_some() || !(complete || state.seen.contains(&id)) {
             continue;
         }
-        if let Err(e) = broker.topics.remove_managed(&id) {
+        if let Err(e) = broker.node.topics.remove_managed(&id) {
             tracing::warn!(topic = %name, id = %id, error = %e, "cannot delete a topic the metadata image removed");
         }
     }
     state.last = Some(image.clone());
     // The coordinators follow the leadership of their internal topics' partitions.
-    broker.groups.follow_leadership(broker);
-    broker.txn.follow_leadership(broker);
-    broker.published.send_replace((image.clone(), state.roles));
-}
-
-/// Waits (at most `timeout`) until the publisher has published the image the controller has
-/// now, or a later one; returns whether it did. (The image changes every
-/// `metadata.max.idle.interval.ms` at least, with the controller's no-op records, so "the
-/// image of now" is compared afresh each time the publisher publishes.)
-pub async fn caught_up(broker: &Broker, timeout: std::time::Duration) -> bool {
-    published(broker, timeout, false).await
-}
-
-/// [`caught_up`], and the partitions have taken their roles (this incarnation registered and
-/// was unfenced): what a broker waits for before it says it serves.
-pub async fn serving(broker: &Broker, timeout: std::time::Duration) -> bool {
-    published(broker, timeout, true).await
-}
-
-async fn published(broker: &Broker, timeout: std::time::Duration, roles: bool) -> bool {
-    let mut published = broker.published.subscribe();
-    let waited = tokio::time::timeout(timeout, async {
-        loop {
-            let done = {
-                let (image, with_roles) = &*published.borrow_and_update();
-                Arc::ptr_eq(image, &broker.controller.image()) && (*with_roles || !roles)
-            };
-            if done {
-                return true;
-            }
-            if published.changed().await.is_err() {
-                return false;
-            }
-        }
-    });
-    waited.await.unwrap_or(false)
+    broker
+        .groups
+        .follow_leadership(&broker.node, &broker.shares);
+    broker.txn.follow_leadership(&broker.node);
+    broker
+        .node
+        .published
+        .send_replace((image.clone(), state.roles));
 }
 
 /// How often topics whose logs could not be created here are tried again.
@@ -187,9 +160,9 @@ const INSTALL_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
 /// Runs the publisher on its own thread until the broker is gone or shuts down.
 pub fn spawn(broker: &Arc<Broker>, mut state: Published) -> std::io::Result<()> {
     let weak: Weak<Broker> = Arc::downgrade(broker);
-    let mut images = broker.controller.subscribe();
-    let mut membership = broker.membership.subscribe();
-    let mut shutdown = broker.shutdown_signal();
+    let mut images = broker.node.controller.subscribe();
+    let mut membership = broker.node.membership.subscribe();
+    let mut shutdown = broker.node.shutdown_signal();
     std::thread::Builder::new()
         .name("metadata-publisher".into())
         .spawn(move || {
@@ -211,45 +184,31 @@ pub fn spawn(broker: &Arc<Broker>, mut state: Published) -> std::io::Result<()> 
                         // disk may have room now), as the image alone never changes for them.
                         _ = retry.tick() => {
                             let Some(broker) = weak.upgrade() else { return };
-                            if !broker.topics.has_install_failures() {
+                            if !broker.node.topics.has_install_failures() {
                                 continue;
                             }
                         }
                     }
                     let Some(broker) = weak.upgrade() else { return };
-                    if broker.is_shutting_down() {
+                    if broker.node.is_shutting_down() {
                         return;
                     }
                     // One borrow: a second one taken while the first is held deadlocks
                     // once the membership thread waits to write between the two (the watch's
                     // lock favours a waiting writer over new readers).
                     let joined = {
-                        let m = broker.membership.borrow();
+                        let m = broker.node.membership.borrow();
                         m.broker_epoch.is_some() && !m.fenced
                     };
                     complete |= joined;
                     let image = images.borrow_and_update().clone();
                     publish(&broker, &image, complete, &mut state);
                     if complete && !strays_released {
-                        broker.topics.release_strays();
+                        broker.node.topics.release_strays();
                         strays_released = true;
                     }
                 }
             });
         })
         .map(|_| ())
-}
-
-/// How long a change the controller committed may take to reach this broker's publisher.
-const PUBLISH_WAIT_MS: u64 = 5_000;
-
-/// Waits (bounded) until this broker's image satisfies `done` and the publisher has made the
-/// broker follow it: a cluster-wide change (configs, ACLs, credentials, features) the controller
-/// committed is answered once this broker serves with it.
-pub async fn wait_until_published(
-    broker: &Broker,
-    done: impl Fn(&samsa_cluster::metadata::MetadataImage) -> bool,
-) {
-    crate::metadata_wait::wait_for_image(&broker.controller, PUBLISH_WAIT_MS, done).await;
-    caught_up(broker, std::time::Duration::from_millis(PUBLISH_WAIT_MS)).await;
 }

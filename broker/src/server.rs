@@ -1,6 +1,5 @@
 //! The broker process: shared state every handler sees, start-up and orderly shutdown.
 
-use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,30 +10,16 @@ use tokio::sync::watch;
 use crate::config::BrokerConfig;
 use crate::group::GroupCoordinator;
 use crate::net::{self, IoEngine};
+use crate::node::Node;
 use crate::topics::TopicRegistry;
 use crate::txn::{TransactionCoordinator, TRANSACTION_STATE_TOPIC};
 
-/// Limits read on every request, copied out of the configuration once.
-#[derive(Debug, Clone)]
-pub struct Limits {
-    pub socket_request_max_bytes: usize,
-    pub connections_max_idle_ms: u64,
-}
+pub use crate::node::Limits;
 
-/// State shared by every shard and handler.
+/// State shared by every shard and handler: the [`Node`] its services see, and the services.
 pub struct Broker {
-    /// The static configuration, as the broker started with it.
-    pub config: BrokerConfig,
-    /// Dynamic broker configs (KIP-226) as the metadata image has them: `effective()` is the
-    /// configuration in force now, for the keys that may change while the broker runs.
-    pub dynamic_configs: Arc<crate::config::dynamic::DynamicConfigs>,
-    pub limits: Limits,
-    pub node_id: i32,
-    pub cluster_id: String,
-    /// The log directory's id (`directory.id` in meta.properties, KIP-858).
-    pub directory_id: uuid::Uuid,
-    pub topics: TopicRegistry,
-    pub group_commit: Arc<GroupCommit>,
+    /// What this node's services may see of it (identity, configuration, topics, quorum...).
+    pub node: Arc<Node>,
     /// Producer ids and transactions.
     pub txn: Arc<TransactionCoordinator>,
     /// Consumer groups and committed offsets.
@@ -43,14 +28,8 @@ pub struct Broker {
     pub shares: Arc<crate::share::ShareCoordinator>,
     pub connections: AtomicUsize,
     pub io_engine: IoEngine,
-    /// Prometheus metrics (served on `metrics.listener`).
-    pub metrics: crate::metrics::Metrics,
     /// ACL authorization; `None` when `authorizer.class.name` is empty.
     pub authorizer: Option<crate::acl::Authorizer>,
-    /// This node's controller: the KRaft metadata quorum and the image of what it committed.
-    pub controller: crate::controller::runtime::Controller,
-    /// This broker's registration with the active controller (`lifecycle.rs`).
-    pub membership: watch::Sender<crate::lifecycle::Membership>,
     /// `replica.selector.class`: how a leader picks the replica a consumer reads from
     /// (KIP-392); `None`: consumers read from leaders.
     pub replica_selector: Option<samsa_cluster::replication::selector::ReplicaSelector>,
@@ -58,16 +37,6 @@ pub struct Broker {
     pub fetch_sessions: parking_lot::Mutex<crate::fetch_session::cache::FetchSessionCache>,
     /// The fetchers copying the partitions this broker follows from their leaders.
     pub replica_fetchers: crate::replication::fetcher::ReplicaFetchers,
-    /// Connections to the other brokers (transaction markers, KIP-890 verification).
-    pub inter_broker: crate::inter_broker::InterBroker,
-    /// The metadata image the publisher last made this broker's state follow, with whether its
-    /// partitions took their roles (see `publisher::publish`).
-    pub published: watch::Sender<(Arc<samsa_cluster::metadata::MetadataImage>, bool)>,
-    /// The client listeners with their TLS and SASL settings (set once they are bound).
-    pub listeners: std::sync::OnceLock<Vec<Arc<crate::security::ListenerSecurity>>>,
-    /// The controller listener's name, which clients are never given.
-    controller_listener: String,
-    shutdown: watch::Sender<bool>,
 }
 
 /// Sizes the process-wide cache of open segment files (`log.open.files.max`, else a share of
@@ -120,24 +89,6 @@ fn open_files_bound(config: &BrokerConfig) -> anyhow::Result<()> {
 }
 
 impl Broker {
-    pub fn shutdown_signal(&self) -> watch::Receiver<bool> {
-        self.shutdown.subscribe()
-    }
-
-    pub fn is_shutting_down(&self) -> bool {
-        *self.shutdown.borrow()
-    }
-
-    pub fn log_dir(&self) -> PathBuf {
-        self.config.log_dir()
-    }
-
-    pub fn is_controller_listener(&self, name: &str) -> bool {
-        name.eq_ignore_ascii_case(&self.controller_listener)
-    }
-}
-
-impl Broker {
     /// Opens the log directory (recovering every partition) and builds the shared state,
     /// without any network. `run` serves it; tests drive handlers on it directly.
     pub fn open(config: BrokerConfig, io_engine: IoEngine) -> anyhow::Result<Arc<Broker>> {
@@ -173,20 +124,51 @@ impl Broker {
             })
         };
         let txn_partitions = partition_count(TRANSACTION_STATE_TOPIC);
-        let txn = Arc::new(TransactionCoordinator::new(&config, &dir, txn_partitions)?);
+        // Groups in an existing __consumer_offsets are "loading" until `run` replays them.
+        let offsets_partitions = partition_count(crate::group::OFFSETS_TOPIC);
+        let groups = Arc::new(GroupCoordinator::new(&config, offsets_partitions));
+        let txn = Arc::new(TransactionCoordinator::new(
+            &config,
+            &dir,
+            txn_partitions,
+            groups.clone(),
+        )?);
         tracing::info!(
             topics = topics.all().len(),
             elapsed_ms = started.elapsed().as_millis() as u64,
             "log directory ready"
         );
         let (shutdown, _) = watch::channel(false);
-        // Groups in an existing __consumer_offsets are "loading" until `run` replays them.
-        let offsets_partitions = partition_count(crate::group::OFFSETS_TOPIC);
-        let groups = Arc::new(GroupCoordinator::new(&config, offsets_partitions));
         let authorizer = crate::acl::Authorizer::from_config(&config);
         let controller_listener =
             crate::controller::settings::KraftConfig::from_config(&config)?.listener_name;
-        let broker = Arc::new(Broker {
+        let replica_selector =
+            samsa_cluster::replication::selector::ReplicaSelector::from_class_name(
+                config.get("replica.selector.class").as_deref(),
+            )
+            .map_err(|e| anyhow::anyhow!(e))?;
+        let fetch_sessions = crate::fetch_session::cache::FetchSessionCache::new(
+            crate::fetch_session::cache::CacheConfig {
+                max_sessions: config
+                    .int("max.incremental.fetch.session.cache.slots")
+                    .max(0) as usize,
+                eviction_ms: crate::fetch_session::cache::EVICTION_MS,
+            },
+            rand::random(),
+        );
+        let replica_fetchers = crate::replication::fetcher::ReplicaFetchers::start(
+            crate::replication::fetcher::FetcherConfig {
+                node_id,
+                fetch_max_bytes: config.int("replica.fetch.max.bytes").max(1),
+                response_max_bytes: config.int("replica.fetch.response.max.bytes").max(1),
+                wait_max_ms: config.int("replica.fetch.wait.max.ms").max(0),
+                backoff_ms: config.int("replica.fetch.backoff.ms").max(1) as u64,
+            },
+        )
+        .map_err(|e| anyhow::anyhow!("cannot start the replica fetchers: {e}"))?;
+        let inter_broker = crate::inter_broker::InterBroker::start(node_id, inter_broker_security)
+            .map_err(|e| anyhow::anyhow!("cannot start the inter-broker thread: {e}"))?;
+        let node = Arc::new(Node {
             limits: Limits {
                 socket_request_max_bytes: config.int("socket.request.max.bytes") as usize,
                 connections_max_idle_ms: config.long("connections.max.idle.ms").max(1) as u64,
@@ -197,56 +179,37 @@ impl Broker {
             directory_id,
             topics,
             group_commit: GroupCommit::shared(),
-            txn,
-            groups,
-            shares: Arc::new(crate::share::ShareCoordinator::new()),
-            connections: AtomicUsize::new(0),
-            io_engine,
             metrics: crate::metrics::Metrics::new(),
-            authorizer,
             controller,
             membership: watch::channel(Default::default()).0,
             published: watch::channel(Default::default()).0,
-            // Checked when the configuration was loaded.
-            replica_selector:
-                samsa_cluster::replication::selector::ReplicaSelector::from_class_name(
-                    config.get("replica.selector.class").as_deref(),
-                )
-                .map_err(|e| anyhow::anyhow!(e))?,
-            fetch_sessions: parking_lot::Mutex::new(
-                crate::fetch_session::cache::FetchSessionCache::new(
-                    crate::fetch_session::cache::CacheConfig {
-                        max_sessions: config
-                            .int("max.incremental.fetch.session.cache.slots")
-                            .max(0) as usize,
-                        eviction_ms: crate::fetch_session::cache::EVICTION_MS,
-                    },
-                    rand::random(),
-                ),
-            ),
-            replica_fetchers: crate::replication::fetcher::ReplicaFetchers::start(
-                crate::replication::fetcher::FetcherConfig {
-                    node_id,
-                    fetch_max_bytes: config.int("replica.fetch.max.bytes").max(1),
-                    response_max_bytes: config.int("replica.fetch.response.max.bytes").max(1),
-                    wait_max_ms: config.int("replica.fetch.wait.max.ms").max(0),
-                    backoff_ms: config.int("replica.fetch.backoff.ms").max(1) as u64,
-                },
-            )
-            .map_err(|e| anyhow::anyhow!("cannot start the replica fetchers: {e}"))?,
-            inter_broker: crate::inter_broker::InterBroker::start(node_id, inter_broker_security)
-                .map_err(|e| {
-                anyhow::anyhow!("cannot start the inter-broker thread: {e}")
-            })?,
+            inter_broker,
             listeners: std::sync::OnceLock::new(),
             controller_listener,
             shutdown,
             config,
         });
+        let broker = Arc::new(Broker {
+            node,
+            txn,
+            groups,
+            shares: Arc::new(crate::share::ShareCoordinator::new()),
+            connections: AtomicUsize::new(0),
+            io_engine,
+            authorizer,
+            replica_selector,
+            fetch_sessions: parking_lot::Mutex::new(fetch_sessions),
+            replica_fetchers,
+        });
         // The topics of the metadata image as far as this node has it, before anything is
         // served; the publisher follows the image from here on.
         let mut published = crate::publisher::Published::default();
-        crate::publisher::publish(&broker, &broker.controller.image(), false, &mut published);
+        crate::publisher::publish(
+            &broker,
+            &broker.node.controller.image(),
+            false,
+            &mut published,
+        );
         crate::publisher::spawn(&broker, published)
             .map_err(|e| anyhow::anyhow!("cannot start the metadata publisher: {e}"))?;
         Ok(broker)
@@ -292,12 +255,12 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
             .unwrap_or(1),
     };
     let broker = Broker::open(config, engine)?;
-    let _ = broker.listeners.set(security.clone());
+    let _ = broker.node.listeners.set(security.clone());
     // Dynamic TLS settings already in the metadata log (a keystore rotated before a restart).
-    crate::security::reload_all(&security, &broker.dynamic_configs.effective());
+    crate::security::reload_all(&security, &broker.node.dynamic_configs.effective());
     crate::security::outbound::reload(
-        &broker.inter_broker.security,
-        &broker.dynamic_configs.effective(),
+        &broker.node.inter_broker.security,
+        &broker.node.dynamic_configs.effective(),
     );
 
     let control = tokio::runtime::Builder::new_multi_thread()
@@ -307,22 +270,22 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         .build()?;
     let (leaving, leave) = watch::channel(false);
     let lifecycle = control.spawn(crate::lifecycle::run(
-        broker.clone(),
-        broker.membership.clone(),
+        broker.node.clone(),
+        broker.node.membership.clone(),
         leave,
     ));
     // What this node kept in its own files before the metadata log held it (topics, configs,
     // ACLs, credentials) is imported once it is unfenced (`upgrade.rs`).
     let importer = {
         let broker = broker.clone();
-        let mut membership = broker.membership.subscribe();
+        let mut membership = broker.node.membership.subscribe();
         control.spawn(async move {
             if membership
                 .wait_for(|m| m.broker_epoch.is_some() && !m.fenced)
                 .await
                 .is_ok()
             {
-                crate::upgrade::import(&broker).await;
+                crate::upgrade::import(&broker.node).await;
             }
         })
     };
@@ -367,22 +330,24 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
     if let Some(m) = &metrics_socket {
         tracing::info!(address = %m.local_addr()?, path = "/metrics", "metrics listening");
     }
-    tracing::info!(engine = %engine, shards, node_id = broker.node_id, cluster_id = %broker.cluster_id, "samsa is serving");
+    tracing::info!(engine = %engine, shards, node_id = broker.node.node_id, cluster_id = %broker.node.cluster_id, "samsa is serving");
 
     let controller_failed = control.block_on(async {
-        let maintenance = tokio::spawn(crate::maintenance::run(broker.clone()));
-        let txn_timers = tokio::spawn(broker.txn.clone().run_timers(broker.clone()));
+        let maintenance = tokio::spawn(crate::maintenance::run(broker.node.clone()));
+        let txn_timers = tokio::spawn(broker.txn.clone().run_timers(broker.node.clone()));
         let metrics =
             metrics_socket.map(|s| tokio::spawn(crate::metrics::http::serve(s, broker.clone())));
-        let group_timers = tokio::spawn(broker.groups.clone().run_timers(broker.clone()));
-        let share_timers = tokio::spawn(broker.shares.clone().run_timers(broker.clone()));
-        let dead_letters = tokio::spawn(broker.shares.clone().run_dead_letters(broker.clone()));
-        let isr_checks = tokio::spawn(crate::replication::run_isr_checks(broker.clone()));
-        let offset_expiry = tokio::spawn(broker.groups.clone().run_offset_expiry(broker.clone()));
+        let group_timers = tokio::spawn(broker.groups.clone().run_timers(broker.node.clone()));
+        let share_timers = tokio::spawn(broker.shares.clone().run_timers(broker.node.clone()));
+        let dead_letters =
+            tokio::spawn(broker.shares.clone().run_dead_letters(broker.node.clone()));
+        let isr_checks = tokio::spawn(crate::replication::run_isr_checks(broker.node.clone()));
+        let offset_expiry =
+            tokio::spawn(broker.groups.clone().run_offset_expiry(broker.node.clone()));
         let mut failed = false;
         tokio::select! {
             _ = wait_for_signal() => {}
-            why = broker.controller.failed() => {
+            why = broker.node.controller.failed() => {
                 tracing::error!(error = %why, "shutting down: the controller failed");
                 failed = true;
             }
@@ -392,7 +357,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         leaving.send_replace(true);
         let _ = lifecycle.await;
         tracing::info!("shutting down: no new connections; finishing in-flight requests");
-        broker.shutdown.send_replace(true);
+        broker.node.begin_shutdown();
         maintenance.abort();
         txn_timers.abort();
         if let Some(m) = metrics {
@@ -409,9 +374,10 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
     for h in handles {
         let _ = h.join();
     }
-    let closed = crate::maintenance::write_checkpoints(&broker);
+    let closed = crate::maintenance::write_checkpoints(&broker.node);
     match closed.and_then(|()| {
         broker
+            .node
             .topics
             .log_dir()
             .mark_clean_shutdown()
@@ -510,20 +476,21 @@ const NO_LEADER_GRACE: Duration = Duration::from_secs(3);
 async fn until_ready(broker: &Arc<Broker>, importer: tokio::task::JoinHandle<()>) {
     let started = tokio::time::Instant::now();
     let mut leaderless_since: Option<tokio::time::Instant> = None;
-    let mut membership = broker.membership.subscribe();
+    let mut membership = broker.node.membership.subscribe();
     loop {
         let unfenced = {
             let m = membership.borrow_and_update();
             m.broker_epoch.is_some() && !m.fenced
         };
-        if unfenced && crate::publisher::serving(broker, Duration::from_millis(100)).await {
+        if unfenced && crate::metadata_wait::serving(&broker.node, Duration::from_millis(100)).await
+        {
             if tokio::time::timeout(READY_TIMEOUT, importer).await.is_err() {
                 tracing::warn!("importing this node's legacy files takes long; serving meanwhile");
             }
             return;
         }
         let now = tokio::time::Instant::now();
-        if broker.controller.status().leader_id.is_some() {
+        if broker.node.controller.status().leader_id.is_some() {
             leaderless_since = None;
         } else if leaderless_since.get_or_insert(now).elapsed() >= NO_LEADER_GRACE {
             tracing::warn!(

@@ -31,10 +31,14 @@ pub fn open_joined(config: BrokerConfig) -> anyhow::Result<JoinedBroker> {
                 .enable_all()
                 .build()
                 .expect("a runtime for the membership");
-            let membership = member.membership.clone();
-            rt.block_on(crate::lifecycle::run(member, membership, leaving));
+            let membership = member.node.membership.clone();
+            rt.block_on(crate::lifecycle::run(
+                member.node.clone(),
+                membership,
+                leaving,
+            ));
         })?;
-    let mut joined = broker.membership.subscribe();
+    let mut joined = broker.node.membership.subscribe();
     let unfenced = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
@@ -45,7 +49,7 @@ pub fn open_joined(config: BrokerConfig) -> anyhow::Result<JoinedBroker> {
             )
             .await
             .is_ok_and(|r| r.is_ok())
-                && crate::publisher::serving(&broker, Duration::from_secs(10)).await
+                && crate::metadata_wait::serving(&broker.node, Duration::from_secs(10)).await
         });
     let joined = JoinedBroker {
         broker: Some(broker),
@@ -70,7 +74,7 @@ impl Drop for JoinedBroker {
             let _ = t.join();
         }
         if let Some(b) = self.broker.take() {
-            b.controller.shutdown();
+            b.node.controller.shutdown();
         }
     }
 }

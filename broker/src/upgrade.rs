@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 use crate::acl::AclBinding;
 use crate::config::dynamic::LegacyDynamicConfigs;
 use crate::controller::active::{ControllerReply, ControllerRequest, ControllerResult};
-use crate::server::Broker;
+use crate::node::Node;
 
 /// How long one import request may take.
 const IMPORT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -50,19 +50,19 @@ const IMPORT_TIMEOUT: Duration = Duration::from_secs(30);
 const IMPORTED_FILE: &str = "samsa-metadata-imported.json";
 
 /// Imports everything this node kept in its own files that the metadata log does not have yet.
-pub async fn import(broker: &Broker) {
-    if broker.topics.all().iter().any(|t| !t.managed) {
-        import_topics(broker).await;
+pub async fn import(node: &Node) {
+    if node.topics.all().iter().any(|t| !t.managed) {
+        import_topics(node).await;
     }
-    let dir = broker.log_dir();
+    let dir = node.log_dir();
     let mut imported = Imported::read(&dir);
     let before = imported.files.len();
     imported
         .import_file(
             crate::config::dynamic::LEGACY_FILE,
             "dynamic configs",
-            || LegacyDynamicConfigs::read(&dir, &broker.config),
-            |configs| import_dynamic_configs(broker, configs),
+            || LegacyDynamicConfigs::read(&dir, &node.config),
+            |configs| import_dynamic_configs(node, configs),
         )
         .await;
     imported
@@ -70,7 +70,7 @@ pub async fn import(broker: &Broker) {
             crate::acl::legacy::LEGACY_FILE,
             "ACLs",
             || crate::acl::legacy::read(&dir),
-            |bindings| import_acls(broker, bindings),
+            |bindings| import_acls(node, bindings),
         )
         .await;
     imported
@@ -78,7 +78,7 @@ pub async fn import(broker: &Broker) {
             crate::scram::LEGACY_FILE,
             "SCRAM credentials",
             || crate::scram::read_legacy(&dir),
-            |upsertions| import_scram_credentials(broker, upsertions),
+            |upsertions| import_scram_credentials(node, upsertions),
         )
         .await;
     if imported.files.len() > before {
@@ -86,7 +86,7 @@ pub async fn import(broker: &Broker) {
             tracing::warn!(error = %e, "cannot record which files were imported; the next start imports them again");
         }
         // Answered once this broker follows what it imported.
-        crate::publisher::caught_up(broker, IMPORT_TIMEOUT).await;
+        crate::metadata_wait::caught_up(node, IMPORT_TIMEOUT).await;
     }
 }
 
@@ -150,19 +150,18 @@ impl Imported {
 }
 
 /// Asks the controller, with the import's patience.
-async fn ask(broker: &Broker, request: ControllerRequest) -> ControllerResult {
-    broker
-        .controller
+async fn ask(node: &Node, request: ControllerRequest) -> ControllerResult {
+    node.controller
         .request_retrying(request, IMPORT_TIMEOUT)
         .await
 }
 
 /// `samsa-acls.json`: CreateAcls of at most `MAX_RECORDS_PER_USER_OP` bindings a request (one
 /// that exists already is created once, as CreateAcls does).
-async fn import_acls(broker: &Broker, bindings: Vec<AclBinding>) -> Result<usize, String> {
+async fn import_acls(node: &Node, bindings: Vec<AclBinding>) -> Result<usize, String> {
     let mut imported = 0;
     for batch in bindings.chunks(MAX_RECORDS_PER_USER_OP) {
-        match ask(broker, ControllerRequest::CreateAcls(batch.to_vec())).await {
+        match ask(node, ControllerRequest::CreateAcls(batch.to_vec())).await {
             Ok(ControllerReply::CreateAcls(results)) => {
                 for (b, r) in batch.iter().zip(results) {
                     if r.error_code == 0 {
@@ -185,7 +184,7 @@ const SCRAM_USERS_PER_REQUEST: usize = 1_000;
 /// `samsa-scram-credentials.json`: upsertions of at most `SCRAM_USERS_PER_REQUEST` users a
 /// request, each request with one mechanism (a user may be altered once per request).
 async fn import_scram_credentials(
-    broker: &Broker,
+    node: &Node,
     upsertions: Vec<ScramCredentialUpsertion>,
 ) -> Result<usize, String> {
     let mut imported = 0;
@@ -200,7 +199,7 @@ async fn import_scram_credentials(
                 deletions: Vec::new(),
                 upsertions: batch.to_vec(),
             };
-            match ask(broker, request).await {
+            match ask(node, request).await {
                 Ok(ControllerReply::AlterUserScramCredentials(results)) => {
                     for r in results {
                         if r.error_code == 0 {
@@ -221,7 +220,7 @@ async fn import_scram_credentials(
 /// `samsa-dynamic-configs.json`: this node's layer (its node id), the cluster default ("") and
 /// the group configs, as SETs, at most `MAX_RECORDS_PER_USER_OP` keys a request.
 async fn import_dynamic_configs(
-    broker: &Broker,
+    node: &Node,
     configs: LegacyDynamicConfigs,
 ) -> Result<usize, String> {
     let set = |resource_type, name: &str, layer: &std::collections::BTreeMap<String, String>| {
@@ -241,7 +240,7 @@ async fn import_dynamic_configs(
     let mut resources = vec![
         set(
             CONFIG_RESOURCE_BROKER,
-            &broker.node_id.to_string(),
+            &node.node_id.to_string(),
             &configs.broker,
         ),
         set(CONFIG_RESOURCE_BROKER, "", &configs.cluster_default),
@@ -269,7 +268,7 @@ async fn import_dynamic_configs(
             resources: batch,
             validate_only: false,
         };
-        match ask(broker, request).await {
+        match ask(node, request).await {
             Ok(ControllerReply::AlterConfigs(results)) => {
                 for r in results {
                     if r.error_code == 0 {
@@ -287,11 +286,11 @@ async fn import_dynamic_configs(
 }
 
 /// Imports this node's own topics; returns how many the metadata log took.
-pub async fn import_topics(broker: &Broker) -> usize {
-    let image = broker.controller.image();
+pub async fn import_topics(node: &Node) -> usize {
+    let image = node.controller.image();
     let mut batches: Vec<Vec<CreatableTopic>> = vec![Vec::new()];
     let mut partitions_in_batch = 0usize;
-    for t in broker.topics.all().into_iter().filter(|t| !t.managed) {
+    for t in node.topics.all().into_iter().filter(|t| !t.managed) {
         if image.topic_by_id(&t.id).is_some() {
             continue;
         }
@@ -315,7 +314,7 @@ pub async fn import_topics(broker: &Broker) -> usize {
             num_partitions: -1,
             replication_factor: -1,
             assignments: (0..t.partition_count)
-                .map(|i| (i, vec![broker.node_id]))
+                .map(|i| (i, vec![node.node_id]))
                 .collect(),
             configs: t
                 .overrides
@@ -332,7 +331,7 @@ pub async fn import_topics(broker: &Broker) -> usize {
             topics: batch,
             validate_only: false,
         };
-        match broker
+        match node
             .controller
             .request_retrying(request, IMPORT_TIMEOUT)
             .await
@@ -354,11 +353,11 @@ pub async fn import_topics(broker: &Broker) -> usize {
     }
     // Answered once the logs are adopted here, so that the broker serves them as the cluster's.
     crate::metadata_wait::wait_for_image(
-        &broker.controller,
+        &node.controller,
         IMPORT_TIMEOUT.as_millis() as u64,
         |image| imported.iter().all(|id| image.topic_by_id(id).is_some()),
     )
     .await;
-    crate::publisher::caught_up(broker, IMPORT_TIMEOUT).await;
+    crate::metadata_wait::caught_up(node, IMPORT_TIMEOUT).await;
     imported.len()
 }

@@ -28,7 +28,11 @@ impl Node {
             .map(|(k, v)| (k.to_string(), v));
         let config = BrokerConfig::load(None, vec![], flags).unwrap();
         let broker = samsa_broker::testing::open_joined(config).unwrap();
-        broker.topics.create("t", 3, 1, Default::default()).unwrap();
+        broker
+            .node
+            .topics
+            .create("t", 3, 1, Default::default())
+            .unwrap();
         Node {
             broker,
             _dir: dir,
@@ -38,16 +42,11 @@ impl Node {
     }
 
     fn ctx(&self, version: i16) -> Ctx<'_> {
-        Ctx {
-            broker: &self.broker,
-            conn: &self.conn,
-            header: &self.header,
-            version,
-        }
+        Ctx::new(&self.broker, &self.conn, &self.header, version)
     }
 
     fn topic_id(&self, name: &str) -> Uuid {
-        self.broker.topics.get(name).expect("the topic").id
+        self.broker.node.topics.get(name).expect("the topic").id
     }
 }
 
@@ -264,7 +263,7 @@ fn create_partitions_answers_a_name_given_twice_once() {
         resp.results[0].error_code,
         ResponseError::InvalidRequest.code()
     );
-    assert_eq!(node.broker.topics.get("t").unwrap().partition_count, 3);
+    assert_eq!(node.broker.node.topics.get("t").unwrap().partition_count, 3);
 }
 
 fn delete_topics(topics: &[(Option<&str>, Uuid)]) -> DeleteTopicsRequest {
@@ -301,7 +300,7 @@ fn delete_topics_refuses_a_name_with_an_id_and_a_topic_given_twice() {
         assert_eq!(resp.responses.len(), 1, "{asked:?}");
         assert_eq!(resp.responses[0].error_code, invalid, "{asked:?}");
         assert!(resp.responses[0].error_message.is_some());
-        assert!(node.broker.topics.get("t").is_some(), "{asked:?}");
+        assert!(node.broker.node.topics.get("t").is_some(), "{asked:?}");
     }
     // A name and the id of the same topic: refused once, with the id, and nothing deleted.
     let resp = block_on(handlers::delete_topics::handle(
@@ -311,7 +310,7 @@ fn delete_topics_refuses_a_name_with_an_id_and_a_topic_given_twice() {
     assert_eq!(resp.responses.len(), 1);
     assert_eq!(resp.responses[0].error_code, invalid);
     assert_eq!(resp.responses[0].topic_id, id);
-    assert!(node.broker.topics.get("t").is_some());
+    assert!(node.broker.node.topics.get("t").is_some());
 }
 
 #[test]
@@ -374,7 +373,7 @@ fn log_dirs_of_partitions_that_do_not_exist() {
 
     // AlterReplicaLogDirs to the current directory: an unknown topic or partition is
     // UNKNOWN_TOPIC_OR_PARTITION, a partition here NONE.
-    let dir = std::fs::canonicalize(node.broker.topics.dir()).unwrap();
+    let dir = std::fs::canonicalize(node.broker.node.topics.dir()).unwrap();
     let mut d = alter_replica_log_dirs_request::AlterReplicaLogDir::default();
     d.path = s(&dir.display().to_string());
     for (topic, partitions) in [("t", vec![0, 99]), ("nope", vec![0])] {

@@ -40,7 +40,11 @@ impl Fixture {
         .map(|(k, v)| (k.to_string(), v));
         let config = BrokerConfig::load(None, vec![], flags).unwrap();
         let broker = samsa_broker::testing::open_joined(config).unwrap();
-        broker.topics.create("t", 1, 1, Default::default()).unwrap();
+        broker
+            .node
+            .topics
+            .create("t", 1, 1, Default::default())
+            .unwrap();
         Fixture {
             _dir: dir,
             broker,
@@ -50,12 +54,7 @@ impl Fixture {
     }
 
     fn ctx(&self, version: i16) -> Ctx<'_> {
-        Ctx {
-            broker: &self.broker,
-            conn: &self.conn,
-            header: &self.header,
-            version,
-        }
+        Ctx::new(&self.broker, &self.conn, &self.header, version)
     }
 
     /// An ACL for the anonymous caller from any host.
@@ -82,11 +81,19 @@ impl Fixture {
             permission_type: permission,
         }]);
         let timeout = std::time::Duration::from_secs(10);
-        match self.block_on(self.broker.controller.request_retrying(request, timeout)) {
+        match self.block_on(
+            self.broker
+                .node
+                .controller
+                .request_retrying(request, timeout),
+        ) {
             Ok(ControllerReply::CreateAcls(results)) => assert_eq!(results[0].error_code, 0),
             other => panic!("{other:?}"),
         }
-        assert!(self.block_on(samsa_broker::publisher::caught_up(&self.broker, timeout)));
+        assert!(self.block_on(samsa_broker::metadata_wait::caught_up(
+            &self.broker.node,
+            timeout
+        )));
     }
 
     fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
@@ -175,7 +182,7 @@ fn auto_creation_needs_create_on_the_cluster_or_the_topic() {
         metadata_request(Some(&["new"])),
     ));
     assert_eq!(resp.topics[0].error_code, TOPIC_AUTHORIZATION_FAILED);
-    assert!(f.broker.topics.get("new").is_none());
+    assert!(f.broker.node.topics.get("new").is_none());
 
     f.acl(
         ResourceType::Topic,
@@ -189,7 +196,7 @@ fn auto_creation_needs_create_on_the_cluster_or_the_topic() {
         metadata_request(Some(&["new"])),
     ));
     assert_eq!(resp.topics[0].error_code, 0);
-    assert!(f.broker.topics.get("new").is_some());
+    assert!(f.broker.node.topics.get("new").is_some());
 
     let resp = f.block_on(handlers::metadata::handle(
         &f.ctx(12),
@@ -294,7 +301,7 @@ fn create_topics_needs_create_and_shows_configs_only_with_describe_configs() {
     };
     let r = create("a");
     assert_eq!(r.error_code, TOPIC_AUTHORIZATION_FAILED);
-    assert!(f.broker.topics.get("a").is_none());
+    assert!(f.broker.node.topics.get("a").is_none());
 
     f.allow(ResourceType::Topic, "a", AclOperation::Create);
     let r = create("a");
@@ -481,7 +488,7 @@ fn producer_ids_need_idempotent_write_or_write_on_some_topic() {
     f.allow(ResourceType::TransactionalId, "app", AclOperation::Write);
     // As a client does, the coordinator is found (and its topic created) first.
     let spec = f.broker.txn.state_topic_spec();
-    f.block_on(samsa_broker::internal_topics::ensure(&f.broker, &spec))
+    f.block_on(samsa_broker::internal_topics::ensure(&f.broker.node, &spec))
         .unwrap();
     assert_eq!(init(Some("app")), 0);
 }
@@ -555,12 +562,7 @@ fn without_an_authorizer_the_acl_apis_answer_security_disabled() {
     .unwrap();
     let conn = Rc::new(Connection::plaintext("127.0.0.1:1".parse().unwrap()));
     let header = RequestHeader::default();
-    let ctx = Ctx {
-        broker: &broker,
-        conn: &conn,
-        header: &header,
-        version: 3,
-    };
+    let ctx = Ctx::new(&broker, &conn, &header, 3);
     let resp = handlers::describe_acls::handle(&ctx, any_filter());
     assert_eq!(resp.error_code, ResponseError::SecurityDisabled.code());
     assert_eq!(

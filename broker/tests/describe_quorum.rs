@@ -30,12 +30,7 @@ fn describe(
 ) -> DescribeQuorumResponse {
     let conn = Rc::new(Connection::plaintext("127.0.0.1:40000".parse().unwrap()));
     let header = RequestHeader::default();
-    let ctx = Ctx {
-        broker,
-        conn: &conn,
-        header: &header,
-        version,
-    };
+    let ctx = Ctx::new(broker, &conn, &header, version);
     futures::executor::block_on(handlers::describe_quorum::handle(&ctx, r))
 }
 

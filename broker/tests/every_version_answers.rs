@@ -1053,7 +1053,11 @@ fn answer_every_version(extra: &[(&str, &str)]) {
     flags.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let config = BrokerConfig::load(None, vec![], flags).unwrap();
     let broker: Arc<Broker> = Broker::open(config, IoEngine::Epoll).unwrap();
-    let topic = broker.topics.create("t", 1, 1, Default::default()).unwrap();
+    let topic = broker
+        .node
+        .topics
+        .create("t", 1, 1, Default::default())
+        .unwrap();
     let conn = Rc::new(Connection::plaintext("127.0.0.1:1".parse().unwrap()));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -33,12 +33,7 @@ impl Node {
     }
 
     fn ctx(&self, version: i16) -> Ctx<'_> {
-        Ctx {
-            broker: &self.broker,
-            conn: &self.conn,
-            header: &self.header,
-            version,
-        }
+        Ctx::new(&self.broker, &self.conn, &self.header, version)
     }
 
     /// The finalized levels ApiVersions v3 reports, and the epoch.

@@ -31,7 +31,7 @@ fn open(dir: &std::path::Path, extra: &[(&str, &str)]) -> JoinedBroker {
     let broker = samsa_broker::testing::open_joined(config).unwrap();
     runtime()
         .block_on(samsa_broker::internal_topics::ensure(
-            &broker,
+            &broker.node,
             &broker.groups.offsets_topic_spec(),
         ))
         .unwrap();
@@ -77,8 +77,8 @@ fn join_request(member_id: &str, new_id: &str) -> JoinRequest {
 /// phase completes when its deadline fires there (at once with an initial rebalance delay of 0,
 /// as Kafka's timer fires it).
 async fn join(broker: &Arc<Broker>, group: &str, req: JoinRequest) -> JoinReply {
-    let timers = tokio::spawn(broker.groups.clone().run_timers(broker.clone()));
-    let joined = broker.groups.join(broker, group, req).await;
+    let timers = tokio::spawn(broker.groups.clone().run_timers(broker.node.clone()));
+    let joined = broker.groups.join(&broker.node, group, req).await;
     timers.abort();
     // Dropped before the join answers: the task holds the broker, whose directory lock a
     // restart in the same test takes again.
@@ -94,7 +94,7 @@ async fn form_group(broker: &Arc<Broker>, group: &str) -> String {
     let synced = broker
         .groups
         .sync(
-            broker,
+            &broker.node,
             group,
             SyncRequest {
                 member_id: member.clone(),
@@ -123,7 +123,7 @@ async fn commit(
     let results = broker
         .groups
         .commit_offsets(
-            broker,
+            &broker.node,
             CommitRequest {
                 group_id: group.into(),
                 generation_id: generation,
@@ -163,7 +163,11 @@ fn groups_and_offsets_come_back_after_a_restart() {
     let rt = runtime();
     let member = {
         let broker = open(dir.path(), &[]);
-        broker.topics.create("t", 2, 1, Default::default()).unwrap();
+        broker
+            .node
+            .topics
+            .create("t", 2, 1, Default::default())
+            .unwrap();
         rt.block_on(async {
             let member = form_group(&broker, "g").await;
             commit(&broker, "g", &member, 1, 0, 42, "meta")
@@ -177,7 +181,7 @@ fn groups_and_offsets_come_back_after_a_restart() {
 
     // The restarted broker has replayed its partitions before it is caught up (and serves).
     let broker = open(dir.path(), &[]);
-    assert!(broker.topics.get(OFFSETS_TOPIC).unwrap().is_internal());
+    assert!(broker.node.topics.get(OFFSETS_TOPIC).unwrap().is_internal());
     let d = broker.groups.describe("g").unwrap();
     assert_eq!(d.state, GroupState::Stable);
     assert_eq!(d.members.len(), 1);
@@ -212,19 +216,27 @@ fn compaction_keeps_the_latest_commit_and_deleted_groups_stay_deleted() {
     ];
     {
         let broker = open(dir.path(), &settings);
-        broker.topics.create("t", 1, 1, Default::default()).unwrap();
+        broker
+            .node
+            .topics
+            .create("t", 1, 1, Default::default())
+            .unwrap();
         rt.block_on(async {
             for i in 0..400 {
                 commit(&broker, "busy", "", -1, 0, i, "m").await.unwrap();
             }
             commit(&broker, "gone", "", -1, 0, 1, "").await.unwrap();
-            broker.groups.delete_group(&broker, "gone").await.unwrap();
+            broker
+                .groups
+                .delete_group(&broker.node, "gone")
+                .await
+                .unwrap();
             assert_eq!(
-                broker.groups.delete_group(&broker, "gone").await,
+                broker.groups.delete_group(&broker.node, "gone").await,
                 Err(GroupError::GroupIdNotFound)
             );
         });
-        let p = broker.topics.get(OFFSETS_TOPIC).unwrap().partitions[0].clone();
+        let p = broker.node.topics.get(OFFSETS_TOPIC).unwrap().partitions[0].clone();
         let before = p.with_log(|l| l.size_bytes());
         p.with_log(|l| l.compact(samsa_broker::util::now_ms()))
             .unwrap();
@@ -248,7 +260,11 @@ fn offsets_expire_once_the_group_is_empty_and_the_empty_group_is_then_deleted() 
     let dir = tempfile::tempdir().unwrap();
     let rt = runtime();
     let broker = open(dir.path(), &[]);
-    broker.topics.create("t", 2, 1, Default::default()).unwrap();
+    broker
+        .node
+        .topics
+        .create("t", 2, 1, Default::default())
+        .unwrap();
     const RETENTION_MS: i64 = 60_000;
     let member = rt.block_on(async {
         let member = form_group(&broker, "g").await;
@@ -261,7 +277,7 @@ fn offsets_expire_once_the_group_is_empty_and_the_empty_group_is_then_deleted() 
     assert_eq!(
         broker
             .groups
-            .expire_offsets(&broker, now + 10 * RETENTION_MS, RETENTION_MS),
+            .expire_offsets(&broker.node, now + 10 * RETENTION_MS, RETENTION_MS),
         (1, 1)
     );
     assert_eq!(fetched(&broker, "g", 0), Some((10, String::new())));
@@ -274,7 +290,7 @@ fn offsets_expire_once_the_group_is_empty_and_the_empty_group_is_then_deleted() 
 
     let results = broker
         .groups
-        .leave(&broker, "g", &[(member, None)])
+        .leave(&broker.node, "g", &[(member, None)])
         .unwrap();
     assert_eq!(results, vec![Ok(())]);
     let emptied = samsa_broker::util::now_ms();
@@ -285,13 +301,13 @@ fn offsets_expire_once_the_group_is_empty_and_the_empty_group_is_then_deleted() 
     assert_eq!(
         broker
             .groups
-            .expire_offsets(&broker, emptied + RETENTION_MS - 1_000, RETENTION_MS),
+            .expire_offsets(&broker.node, emptied + RETENTION_MS - 1_000, RETENTION_MS),
         (0, 0)
     );
     assert_eq!(
         broker
             .groups
-            .expire_offsets(&broker, emptied + RETENTION_MS + 1_000, RETENTION_MS),
+            .expire_offsets(&broker.node, emptied + RETENTION_MS + 1_000, RETENTION_MS),
         (1, 1)
     );
     assert_eq!(
@@ -314,6 +330,7 @@ fn the_memory_budget_refuses_new_members_and_new_offsets_but_not_updates() {
         &[("group.coordinator.memory.max.bytes", "8000")],
     );
     broker
+        .node
         .topics
         .create("t", 150, 1, Default::default())
         .unwrap();
@@ -334,7 +351,11 @@ fn the_memory_budget_refuses_new_members_and_new_offsets_but_not_updates() {
         let joined = join(&broker, "another", join_request("", "x-1")).await;
         assert_eq!(joined.error, Some(GroupError::CoordinatorNotAvailable));
         // Deleting the group gives the memory back.
-        broker.groups.delete_group(&broker, "big").await.unwrap();
+        broker
+            .groups
+            .delete_group(&broker.node, "big")
+            .await
+            .unwrap();
         assert!(
             broker.groups.memory_bytes() < 1_000,
             "{}",
@@ -350,12 +371,16 @@ fn durable_mode_acknowledges_group_writes_after_they_are_on_disk() {
     let dir = tempfile::tempdir().unwrap();
     let rt = runtime();
     let broker = open(dir.path(), &[("log.durable", "true")]);
-    broker.topics.create("t", 1, 1, Default::default()).unwrap();
+    broker
+        .node
+        .topics
+        .create("t", 1, 1, Default::default())
+        .unwrap();
     rt.block_on(async {
         let member = form_group(&broker, "g").await;
         commit(&broker, "g", &member, 1, 0, 9, "").await.unwrap();
     });
-    let p = broker.topics.get(OFFSETS_TOPIC).unwrap().partitions
+    let p = broker.node.topics.get(OFFSETS_TOPIC).unwrap().partitions
         [broker.groups.partition_for("g") as usize]
         .clone();
     assert_eq!(

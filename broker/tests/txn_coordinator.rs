@@ -49,7 +49,7 @@ fn open_with(dir: &std::path::Path, extra: &[(&str, &str)]) -> JoinedBroker {
     // As a client's FindCoordinator does.
     runtime()
         .block_on(samsa_broker::internal_topics::ensure(
-            &broker,
+            &broker.node,
             &broker.txn.state_topic_spec(),
         ))
         .unwrap();
@@ -69,6 +69,7 @@ fn partitions(list: &[(&str, i32)]) -> BTreeSet<(String, i32)> {
 
 fn partition(broker: &Broker, topic: &str, index: i32) -> Arc<Partition> {
     broker
+        .node
         .topics
         .get(topic)
         .unwrap()
@@ -112,8 +113,12 @@ fn txn_batch(producer_id: i64, epoch: i16, seq: i32, values: &[&str]) -> Bytes {
 }
 
 fn append(broker: &Broker, p: &Arc<Partition>, batch: Bytes) {
-    p.append(batch, samsa_broker::util::now_ms(), &broker.group_commit)
-        .unwrap();
+    p.append(
+        batch,
+        samsa_broker::util::now_ms(),
+        &broker.node.group_commit,
+    )
+    .unwrap();
 }
 
 /// A new producer of `transactional_id` opens a transaction on `t-0` and writes `value` in
@@ -126,11 +131,11 @@ async fn begin(
 ) -> (i64, i16) {
     let txn = &broker.txn;
     let (pid, epoch) = txn
-        .init_producer_id(broker, transactional_id, timeout_ms, None)
+        .init_producer_id(&broker.node, transactional_id, timeout_ms, None)
         .await
         .unwrap();
     txn.add_partitions(
-        broker,
+        &broker.node,
         transactional_id,
         pid,
         epoch,
@@ -190,18 +195,22 @@ fn in_durable_mode_a_commit_is_visible_once_end_txn_returns() {
 fn commit_and_abort(extra: &[(&str, &str)]) {
     let dir = tempfile::tempdir().unwrap();
     let broker = open_with(dir.path(), extra);
-    broker.topics.create("t", 2, 1, Default::default()).unwrap();
+    broker
+        .node
+        .topics
+        .create("t", 2, 1, Default::default())
+        .unwrap();
     let (p0, p1) = (partition(&broker, "t", 0), partition(&broker, "t", 1));
     let rt = runtime();
     rt.block_on(async {
         let txn = &broker.txn;
         let (pid, epoch) = txn
-            .init_producer_id(&broker, "app", 60_000, None)
+            .init_producer_id(&broker.node, "app", 60_000, None)
             .await
             .unwrap();
         assert_eq!(epoch, 0);
         let both = partitions(&[("t", 0), ("t", 1)]);
-        txn.add_partitions(&broker, "app", pid, epoch, &both, false)
+        txn.add_partitions(&broker.node, "app", pid, epoch, &both, false)
             .await
             .unwrap();
         append(&broker, &p0, txn_batch(pid, epoch, 0, &["a1", "a2"]));
@@ -209,27 +218,28 @@ fn commit_and_abort(extra: &[(&str, &str)]) {
         // Open: nothing is stable yet.
         assert_eq!(p0.last_stable_offset(), 0);
         assert!(read_committed(&p0).is_empty());
-        txn.end_txn(&broker, "app", pid, epoch, true, false)
+        txn.end_txn(&broker.node, "app", pid, epoch, true, false)
             .await
             .unwrap();
         assert_eq!(read_committed(&p0), vec!["a1", "a2"]);
         assert_eq!(read_committed(&p1), vec!["b1"]);
         // A retried EndTxn of a completed commit is answered with success.
-        txn.end_txn(&broker, "app", pid, epoch, true, false)
+        txn.end_txn(&broker.node, "app", pid, epoch, true, false)
             .await
             .unwrap();
         // The next transaction aborts.
-        txn.add_partitions(&broker, "app", pid, epoch, &both, false)
+        txn.add_partitions(&broker.node, "app", pid, epoch, &both, false)
             .await
             .unwrap();
         append(&broker, &p0, txn_batch(pid, epoch, 2, &["x"]));
-        txn.end_txn(&broker, "app", pid, epoch, false, false)
+        txn.end_txn(&broker.node, "app", pid, epoch, false, false)
             .await
             .unwrap();
         assert_eq!(read_committed(&p0), vec!["a1", "a2"]);
         assert_eq!(p0.last_stable_offset(), p0.log_end_offset());
         assert_eq!(
-            txn.end_txn(&broker, "app", pid, epoch, true, false).await,
+            txn.end_txn(&broker.node, "app", pid, epoch, true, false)
+                .await,
             Err(TxnError::InvalidTxnState)
         );
         let described = txn.describe("app").await.unwrap();
@@ -247,7 +257,11 @@ fn a_transaction_prepared_before_a_crash_is_completed_on_restart() {
     let dir = tempfile::tempdir().unwrap();
     let (pid, epoch) = {
         let broker = open(dir.path());
-        broker.topics.create("t", 1, 1, Default::default()).unwrap();
+        broker
+            .node
+            .topics
+            .create("t", 1, 1, Default::default())
+            .unwrap();
         let p0 = partition(&broker, "t", 0);
         let rt = runtime();
         rt.block_on(async {
@@ -256,7 +270,7 @@ fn a_transaction_prepared_before_a_crash_is_completed_on_restart() {
             // The marker write fails (a full disk): the commit is decided (PrepareCommit is
             // in the log) but not complete when the broker goes down.
             p0.with_log(|log| log.inject_append_failure(0));
-            txn.end_txn(&broker, "app", pid, epoch, true, false)
+            txn.end_txn(&broker.node, "app", pid, epoch, true, false)
                 .await
                 .unwrap();
             assert_eq!(
@@ -273,7 +287,7 @@ fn a_transaction_prepared_before_a_crash_is_completed_on_restart() {
     rt.block_on(async {
         // Loading found it prepared and woke the timers, whose pass (this) completes it: not
         // the loading itself, on the metadata publisher, since completing waits for replication.
-        broker.txn.abort_timed_out(&broker).await;
+        broker.txn.abort_timed_out(&broker.node).await;
         assert_eq!(read_committed(&p0), vec!["kept"]);
         let m = broker.txn.describe("app").await.unwrap();
         assert_eq!(m.state, TxnState::CompleteCommit);
@@ -285,16 +299,20 @@ fn a_transaction_prepared_before_a_crash_is_completed_on_restart() {
 fn a_transaction_past_its_timeout_is_aborted_and_its_producer_fenced() {
     let dir = tempfile::tempdir().unwrap();
     let broker = open(dir.path());
-    broker.topics.create("t", 1, 1, Default::default()).unwrap();
+    broker
+        .node
+        .topics
+        .create("t", 1, 1, Default::default())
+        .unwrap();
     let p0 = partition(&broker, "t", 0);
     runtime().block_on(async {
         let txn = &broker.txn;
         // A second of timeout: a loaded machine stalls tens of milliseconds at times.
         let (pid, epoch) = begin(&broker, "slow", 1_000, "late").await;
-        txn.abort_timed_out(&broker).await;
+        txn.abort_timed_out(&broker.node).await;
         assert_eq!(txn.describe("slow").await.unwrap().state, TxnState::Ongoing);
         tokio::time::sleep(Duration::from_millis(1_100)).await;
-        txn.abort_timed_out(&broker).await;
+        txn.abort_timed_out(&broker.node).await;
         let m = txn.describe("slow").await.unwrap();
         assert_eq!(m.state, TxnState::CompleteAbort);
         assert_eq!(m.producer_epoch, epoch + 1);
@@ -302,13 +320,14 @@ fn a_transaction_past_its_timeout_is_aborted_and_its_producer_fenced() {
         assert_eq!(p0.last_stable_offset(), p0.log_end_offset());
         // The zombie can neither end its transaction nor write into a new one.
         assert_eq!(
-            txn.end_txn(&broker, "slow", pid, epoch, true, false).await,
+            txn.end_txn(&broker.node, "slow", pid, epoch, true, false)
+                .await,
             Err(TxnError::ProducerFenced)
         );
         let refused = p0.append(
             txn_batch(pid, epoch, 1, &["zombie"]),
             samsa_broker::util::now_ms(),
-            &broker.group_commit,
+            &broker.node.group_commit,
         );
         assert!(matches!(
             refused,
@@ -321,24 +340,30 @@ fn a_transaction_past_its_timeout_is_aborted_and_its_producer_fenced() {
 fn a_second_producer_with_the_same_transactional_id_fences_the_first() {
     let dir = tempfile::tempdir().unwrap();
     let broker = open(dir.path());
-    broker.topics.create("t", 1, 1, Default::default()).unwrap();
+    broker
+        .node
+        .topics
+        .create("t", 1, 1, Default::default())
+        .unwrap();
     let p0 = partition(&broker, "t", 0);
     runtime().block_on(async {
         let txn = &broker.txn;
         let (pid, first) = begin(&broker, "app", 60_000, "from-the-first").await;
         // The second instance's first call aborts the open transaction and asks to retry.
         assert_eq!(
-            txn.init_producer_id(&broker, "app", 60_000, None).await,
+            txn.init_producer_id(&broker.node, "app", 60_000, None)
+                .await,
             Err(TxnError::ConcurrentTransactions)
         );
         let (pid2, second) = txn
-            .init_producer_id(&broker, "app", 60_000, None)
+            .init_producer_id(&broker.node, "app", 60_000, None)
             .await
             .unwrap();
         assert_eq!(pid2, pid);
         assert!(second > first + 1);
         assert_eq!(
-            txn.end_txn(&broker, "app", pid, first, true, false).await,
+            txn.end_txn(&broker.node, "app", pid, first, true, false)
+                .await,
             Err(TxnError::ProducerFenced)
         );
         assert!(read_committed(&p0).is_empty());
@@ -353,18 +378,18 @@ fn transactional_ids_and_producer_ids_survive_restarts() {
         runtime().block_on(async {
             let (pid, epoch) = broker
                 .txn
-                .init_producer_id(&broker, "keeper", 60_000, None)
+                .init_producer_id(&broker.node, "keeper", 60_000, None)
                 .await
                 .unwrap();
             (
                 pid,
                 epoch,
-                broker.txn.new_producer_id(&broker).await.unwrap(),
+                broker.txn.new_producer_id(&broker.node).await.unwrap(),
             )
         })
     };
     let broker = open(dir.path());
-    assert!(broker.topics.get(TRANSACTION_STATE_TOPIC).is_some());
+    assert!(broker.node.topics.get(TRANSACTION_STATE_TOPIC).is_some());
     runtime().block_on(async {
         let m = broker.txn.describe("keeper").await.unwrap();
         assert_eq!(
@@ -373,11 +398,11 @@ fn transactional_ids_and_producer_ids_survive_restarts() {
         );
         let (pid2, epoch2) = broker
             .txn
-            .init_producer_id(&broker, "keeper", 60_000, None)
+            .init_producer_id(&broker.node, "keeper", 60_000, None)
             .await
             .unwrap();
         assert_eq!((pid2, epoch2), (pid, epoch + 1));
-        let fresh = broker.txn.new_producer_id(&broker).await.unwrap();
+        let fresh = broker.txn.new_producer_id(&broker.node).await.unwrap();
         assert!(
             fresh > idempotent && fresh > pid,
             "producer id {fresh} was handed out before"
@@ -385,7 +410,7 @@ fn transactional_ids_and_producer_ids_survive_restarts() {
         assert_eq!(
             broker
                 .txn
-                .init_producer_id(&broker, "keeper", 10_000_000, None)
+                .init_producer_id(&broker.node, "keeper", 10_000_000, None)
                 .await,
             Err(TxnError::InvalidTransactionTimeout)
         );
@@ -434,11 +459,15 @@ fn produce(broker: &Arc<Broker>, transactional_id: &str, batch: Bytes) -> i16 {
 fn a_transactional_produce_outside_the_transaction_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let broker = open(dir.path());
-    broker.topics.create("t", 1, 1, Default::default()).unwrap();
+    broker
+        .node
+        .topics
+        .create("t", 1, 1, Default::default())
+        .unwrap();
     let (pid, epoch) = runtime().block_on(async {
         broker
             .txn
-            .init_producer_id(&broker, "app", 60_000, None)
+            .init_producer_id(&broker.node, "app", 60_000, None)
             .await
             .unwrap()
     });
@@ -454,7 +483,14 @@ fn a_transactional_produce_outside_the_transaction_is_refused() {
     runtime().block_on(async {
         broker
             .txn
-            .add_partitions(&broker, "app", pid, epoch, &partitions(&[("t", 0)]), false)
+            .add_partitions(
+                &broker.node,
+                "app",
+                pid,
+                epoch,
+                &partitions(&[("t", 0)]),
+                false,
+            )
             .await
             .unwrap()
     });
@@ -480,13 +516,13 @@ fn committed_offset(broker: &Broker) -> Option<i64> {
 /// TxnOffsetCommit do it).
 async fn txn_commit_offset(broker: &Arc<Broker>, pid: i64, epoch: i16, offset: i64) {
     use samsa_broker::group::{CommitRequest, OffsetToCommit, OFFSETS_TOPIC};
-    samsa_broker::internal_topics::ensure(broker, &broker.groups.offsets_topic_spec())
+    samsa_broker::internal_topics::ensure(&broker.node, &broker.groups.offsets_topic_spec())
         .await
         .unwrap();
     let offsets = partitions(&[(OFFSETS_TOPIC, broker.groups.partition_for("g"))]);
     broker
         .txn
-        .add_partitions(broker, "app", pid, epoch, &offsets, false)
+        .add_partitions(&broker.node, "app", pid, epoch, &offsets, false)
         .await
         .unwrap();
     let req = CommitRequest {
@@ -508,7 +544,7 @@ async fn txn_commit_offset(broker: &Arc<Broker>, pid: i64, epoch: i16, offset: i
     };
     let results = broker
         .groups
-        .commit_txn_offsets(broker, req, (pid, epoch))
+        .commit_txn_offsets(&broker.node, req, (pid, epoch))
         .await
         .unwrap();
     assert!(results[0].1[0].1.is_ok());
@@ -519,11 +555,15 @@ fn transactional_offsets_show_on_commit_vanish_on_abort_and_stay_pending_across_
     let dir = tempfile::tempdir().unwrap();
     let (pid, epoch) = {
         let broker = open(dir.path());
-        broker.topics.create("t", 1, 1, Default::default()).unwrap();
+        broker
+            .node
+            .topics
+            .create("t", 1, 1, Default::default())
+            .unwrap();
         runtime().block_on(async {
             let (pid, epoch) = broker
                 .txn
-                .init_producer_id(&broker, "app", 60_000, None)
+                .init_producer_id(&broker.node, "app", 60_000, None)
                 .await
                 .unwrap();
             txn_commit_offset(&broker, pid, epoch, 42).await;
@@ -545,7 +585,7 @@ fn transactional_offsets_show_on_commit_vanish_on_abort_and_stay_pending_across_
     runtime().block_on(async {
         broker
             .txn
-            .end_txn(&broker, "app", pid, epoch, true, false)
+            .end_txn(&broker.node, "app", pid, epoch, true, false)
             .await
             .unwrap();
         assert_eq!(committed_offset(&broker), Some(42));
@@ -555,7 +595,7 @@ fn transactional_offsets_show_on_commit_vanish_on_abort_and_stay_pending_across_
         txn_commit_offset(&broker, pid, epoch, 50).await;
         broker
             .txn
-            .end_txn(&broker, "app", pid, epoch, false, false)
+            .end_txn(&broker.node, "app", pid, epoch, false, false)
             .await
             .unwrap();
         assert_eq!(committed_offset(&broker), Some(42));

@@ -49,7 +49,7 @@ impl Ctx<'_> {
         resource_type: ResourceType,
         name: &str,
     ) -> bool {
-        match &self.broker.authorizer {
+        match self.authorizer() {
             None => true,
             Some(a) => a.authorize(
                 &self.conn.principal(),
@@ -65,7 +65,7 @@ impl Ctx<'_> {
     /// (Kafka's `authorizeByResourceType`, KIP-679: an idempotent producer needs WRITE on some
     /// topic, not IDEMPOTENT_WRITE on the cluster).
     pub fn authorize_any(&self, operation: AclOperation, resource_type: ResourceType) -> bool {
-        match &self.broker.authorizer {
+        match self.authorizer() {
             None => true,
             Some(a) => a.authorize_by_resource_type(
                 &self.conn.principal(),
@@ -95,7 +95,7 @@ impl Ctx<'_> {
         operation: AclOperation,
         disabled_message: &str,
     ) -> Result<&Authorizer, (ResponseError, String)> {
-        let Some(authorizer) = &self.broker.authorizer else {
+        let Some(authorizer) = self.authorizer() else {
             return Err((ResponseError::SecurityDisabled, disabled_message.into()));
         };
         self.authorize_cluster(operation)?;

@@ -52,8 +52,8 @@ pub use self::state::{
 use crate::config::topic::TopicOverrides;
 use crate::config::BrokerConfig;
 use crate::coordinator_write::{CoordinatorWrite, WriteError};
+use crate::node::Node;
 use crate::partition::Partition;
-use crate::server::Broker;
 
 /// The internal topic that holds group metadata and committed offsets.
 pub const OFFSETS_TOPIC: &str = "__consumer_offsets";
@@ -391,10 +391,10 @@ impl GroupCoordinator {
     /// The topic is created by FindCoordinator (through the controller), as Kafka does.
     pub fn offsets_partition(
         &self,
-        broker: &Broker,
+        node: &Node,
         group_id: &str,
     ) -> Result<Arc<Partition>, GroupError> {
-        let topic = broker
+        let topic = node
             .topics
             .get(OFFSETS_TOPIC)
             .ok_or(GroupError::CoordinatorNotAvailable)?;
@@ -424,30 +424,30 @@ impl GroupCoordinator {
     /// ([`CoordinatorWrite::replicated`]): Kafka's coordinator appends with acks=all.
     fn append(
         &self,
-        broker: &Broker,
+        node: &Node,
         group_id: &str,
         records: &[CoordinatorRecord],
         now_ms: i64,
     ) -> Result<CoordinatorWrite, GroupError> {
-        self.append_for(broker, group_id, records, now_ms, None)
+        self.append_for(node, group_id, records, now_ms, None)
     }
 
     /// `append`, as a transactional batch of `producer` (id, epoch) when given, which the
     /// log checks against the producer's epoch.
     fn append_for(
         &self,
-        broker: &Broker,
+        node: &Node,
         group_id: &str,
         records: &[CoordinatorRecord],
         now_ms: i64,
         producer: Option<(i64, i16)>,
     ) -> Result<CoordinatorWrite, GroupError> {
-        let partition = self.offsets_partition(broker, group_id)?;
+        let partition = self.offsets_partition(node, group_id)?;
         let tp = partition.tp.clone();
         let batch = records::encode_producer_batch(records, now_ms, producer);
         let appended = CoordinatorWrite::append(partition, |p| match producer {
-            None => p.append(batch, now_ms, &broker.group_commit),
-            Some(_) => p.append_as_coordinator(batch, now_ms, &broker.group_commit),
+            None => p.append(batch, now_ms, &node.group_commit),
+            Some(_) => p.append_as_coordinator(batch, now_ms, &node.group_commit),
         });
         match appended {
             Ok(write) => Ok(write),
@@ -469,7 +469,7 @@ impl GroupCoordinator {
     /// back once replicated, by [`complete_stores`](Self::complete_stores)), and reschedules
     /// the group's timer (which fires deadlines already due). Replies are returned for delivery
     /// after the lock.
-    fn settle(&self, broker: &Broker, g: &mut Group, mut fx: Effects, now_ms: i64) -> Outcome {
+    fn settle(&self, node: &Node, g: &mut Group, mut fx: Effects, now_ms: i64) -> Outcome {
         let mut out = Outcome::default();
         for _ in 0..1_000 {
             for e in fx.events.drain(..) {
@@ -486,7 +486,7 @@ impl GroupCoordinator {
             }
             for s in stores {
                 let record = CoordinatorRecord::group_metadata(&g.group_id, s.value);
-                let result = match self.append(broker, &g.group_id, &[record], now_ms) {
+                let result = match self.append(node, &g.group_id, &[record], now_ms) {
                     // Already replicated (a single replica), or never to be: told at once.
                     Ok(write) => match write.replicated_now() {
                         Some(r) => r.map_err(write_error),
@@ -518,7 +518,7 @@ impl GroupCoordinator {
     /// account, and delivers the replies once the lock is released.
     fn operate<R>(
         self: &Arc<Self>,
-        broker: &Arc<Broker>,
+        node: &Arc<Node>,
         group: &GroupHandle,
         now_ms: i64,
         op: impl FnOnce(&mut Group) -> (R, Effects),
@@ -527,23 +527,23 @@ impl GroupCoordinator {
             let mut g = group.lock();
             let before = g.bytes();
             let (result, fx) = op(&mut g);
-            let out = self.settle(broker, &mut g, fx, now_ms);
+            let out = self.settle(node, &mut g, fx, now_ms);
             self.account(before, g.bytes());
             (result, out)
         };
-        self.deliver(broker, group, out);
+        self.deliver(node, group, out);
         result
     }
 
     /// Sends the replies: at once when the operation wrote nothing, else once its records are
     /// replicated (or failed to be) and the group has heard so.
-    fn deliver(self: &Arc<Self>, broker: &Arc<Broker>, group: &GroupHandle, out: Outcome) {
+    fn deliver(self: &Arc<Self>, node: &Arc<Node>, group: &GroupHandle, out: Outcome) {
         if out.stores.is_empty() {
             self.send(out.join, out.sync);
             return;
         }
-        let (this, broker, group) = (self.clone(), broker.clone(), group.clone());
-        tokio::spawn(async move { this.complete_stores(&broker, &group, out).await });
+        let (this, node, group) = (self.clone(), node.clone(), group.clone());
+        tokio::spawn(async move { this.complete_stores(&node, &group, out).await });
     }
 
     /// Waits until the group records of `out` are in every in-sync replica's log (Kafka's
@@ -552,7 +552,7 @@ impl GroupCoordinator {
     /// carries on while what the group does next writes again.
     async fn complete_stores(
         self: &Arc<Self>,
-        broker: &Arc<Broker>,
+        node: &Arc<Node>,
         group: &GroupHandle,
         out: Outcome,
     ) {
@@ -575,7 +575,7 @@ impl GroupCoordinator {
                 for (then, result) in outcomes {
                     fx.merge(g.stored(then, result, &self.cfg, now));
                 }
-                let next = self.settle(broker, &mut g, fx, now);
+                let next = self.settle(node, &mut g, fx, now);
                 self.account(before, g.bytes());
                 next
             };
@@ -611,7 +611,7 @@ impl GroupCoordinator {
     /// JoinGroup: resolves when the group answers (at once, or when the rebalance completes).
     pub async fn join(
         self: &Arc<Self>,
-        broker: &Arc<Broker>,
+        node: &Arc<Node>,
         group_id: &str,
         req: JoinRequest,
     ) -> JoinReply {
@@ -637,7 +637,7 @@ impl GroupCoordinator {
             tracing::warn!(group = group_id, protocols = req.protocols.len(), metadata_bytes, "JoinGroup refused: at most {PROTOCOLS_PER_MEMBER_MAX} protocols and {PROTOCOL_METADATA_BYTES_MAX} bytes of metadata");
             return refuse(GroupError::InvalidRequest);
         }
-        if let Err(e) = self.offsets_partition(broker, group_id) {
+        if let Err(e) = self.offsets_partition(node, group_id) {
             return refuse(e);
         }
         let group = if req.member_id.is_empty() {
@@ -657,10 +657,10 @@ impl GroupCoordinator {
         let waiter = self.waiter();
         let (tx, rx) = oneshot::channel();
         self.join_waiters.lock().insert(waiter, tx);
-        self.operate(broker, &group, now, |g| {
+        self.operate(node, &group, now, |g| {
             ((), g.join(req, waiter, &self.cfg, now))
         });
-        match wait_or_shutdown(broker, rx).await {
+        match wait_or_shutdown(node, rx).await {
             Some(reply) => reply,
             None => {
                 self.join_waiters.lock().remove(&waiter);
@@ -672,7 +672,7 @@ impl GroupCoordinator {
     /// SyncGroup: resolves when the member's assignment is known.
     pub async fn sync(
         self: &Arc<Self>,
-        broker: &Arc<Broker>,
+        node: &Arc<Node>,
         group_id: &str,
         req: SyncRequest,
     ) -> SyncReply {
@@ -692,8 +692,8 @@ impl GroupCoordinator {
         let waiter = self.waiter();
         let (tx, rx) = oneshot::channel();
         self.sync_waiters.lock().insert(waiter, tx);
-        self.operate(broker, &group, now, |g| ((), g.sync(req, waiter, now)));
-        match wait_or_shutdown(broker, rx).await {
+        self.operate(node, &group, now, |g| ((), g.sync(req, waiter, now)));
+        match wait_or_shutdown(node, rx).await {
             Some(reply) => reply,
             None => {
                 self.sync_waiters.lock().remove(&waiter);
@@ -729,7 +729,7 @@ impl GroupCoordinator {
     /// LeaveGroup for a batch of members (member id, group.instance.id).
     pub fn leave(
         self: &Arc<Self>,
-        broker: &Arc<Broker>,
+        node: &Arc<Node>,
         group_id: &str,
         members: &[(String, Option<String>)],
     ) -> Result<Vec<Result<(), GroupError>>, GroupError> {
@@ -743,7 +743,7 @@ impl GroupCoordinator {
                 .collect());
         };
         let now = crate::util::now_ms();
-        self.operate(broker, &group, now, |g| {
+        self.operate(node, &group, now, |g| {
             match g.leave(members, &self.cfg, now) {
                 Ok((results, fx)) => (Ok(results), fx),
                 Err(e) => (Err(e), Effects::default()),
@@ -754,10 +754,10 @@ impl GroupCoordinator {
     /// OffsetCommit: the offsets are written to `__consumer_offsets` before this returns.
     pub async fn commit_offsets(
         &self,
-        broker: &Broker,
+        node: &Node,
         req: CommitRequest,
     ) -> Result<PartitionResults, GroupError> {
-        self.store_offsets(broker, req, None).await
+        self.store_offsets(node, req, None).await
     }
 
     /// TxnOffsetCommit: the offsets are written to `__consumer_offsets` as a transactional
@@ -765,16 +765,16 @@ impl GroupCoordinator {
     /// ([`complete_txn`](Self::complete_txn)).
     pub async fn commit_txn_offsets(
         &self,
-        broker: &Broker,
+        node: &Node,
         req: CommitRequest,
         producer: (i64, i16),
     ) -> Result<PartitionResults, GroupError> {
-        self.store_offsets(broker, req, Some(producer)).await
+        self.store_offsets(node, req, Some(producer)).await
     }
 
     async fn store_offsets(
         &self,
-        broker: &Broker,
+        node: &Node,
         req: CommitRequest,
         producer: Option<(i64, i16)>,
     ) -> Result<PartitionResults, GroupError> {
@@ -855,7 +855,7 @@ impl GroupCoordinator {
                 results.push((topic.clone(), tr));
             }
             if !records.is_empty() {
-                match self.append_for(broker, &req.group_id, &records, now, producer) {
+                match self.append_for(node, &req.group_id, &records, now, producer) {
                     Ok(w) => {
                         written = Some(w);
                         let before = g.bytes();
@@ -964,7 +964,7 @@ impl GroupCoordinator {
     }
 
     /// DeleteGroups: an empty group's offsets and metadata are tombstoned, then forgotten.
-    pub async fn delete_group(&self, broker: &Broker, group_id: &str) -> Result<(), GroupError> {
+    pub async fn delete_group(&self, node: &Node, group_id: &str) -> Result<(), GroupError> {
         self.check_loaded(group_id)?;
         let group = self.group(group_id).ok_or(GroupError::GroupIdNotFound)?;
         let now = crate::util::now_ms();
@@ -977,7 +977,7 @@ impl GroupCoordinator {
                 .map(|(t, p, _)| CoordinatorRecord::offset_tombstone(group_id, t, p))
                 .collect();
             records.push(CoordinatorRecord::group_tombstone(group_id));
-            let written = self.append(broker, group_id, &records, now)?;
+            let written = self.append(node, group_id, &records, now)?;
             g.mark_dead(now);
             self.drop_group(&g);
             written
@@ -988,7 +988,7 @@ impl GroupCoordinator {
     /// OffsetDelete: removes committed offsets of topics the group does not consume.
     pub async fn delete_offsets(
         &self,
-        broker: &Broker,
+        node: &Node,
         group_id: &str,
         topics: Vec<(String, Vec<i32>)>,
     ) -> Result<PartitionResults, GroupError> {
@@ -1017,7 +1017,7 @@ impl GroupCoordinator {
             }
             let mut written = None;
             if !records.is_empty() {
-                written = Some(self.append(broker, group_id, &records, now)?);
+                written = Some(self.append(node, group_id, &records, now)?);
                 let before = g.bytes();
                 for r in records {
                     if let records::RecordKey::OffsetCommit {
@@ -1107,8 +1107,8 @@ impl GroupCoordinator {
     /// those of one it no longer leads. Called whenever the metadata image changed here, the
     /// first time before the broker serves, so a restarted broker has its groups back (and
     /// answers COORDINATOR_LOAD_IN_PROGRESS while a partition loads).
-    pub fn follow_leadership(&self, broker: &Broker) {
-        let Some(topic) = broker.topics.get(OFFSETS_TOPIC) else {
+    pub fn follow_leadership(&self, node: &Node, shares: &crate::share::ShareCoordinator) {
+        let Some(topic) = node.topics.get(OFFSETS_TOPIC) else {
             return;
         };
         // Keys hash over the topic's own partition count, whatever the configuration says now.
@@ -1130,7 +1130,7 @@ impl GroupCoordinator {
                         )
                         .is_ok()
                     {
-                        groups_loaded += self.load_partition(broker, p);
+                        groups_loaded += self.load_partition(p, shares);
                         state.store(LOADED, Ordering::Release);
                         taken += 1;
                     }
@@ -1140,7 +1140,7 @@ impl GroupCoordinator {
                         .compare_exchange(LOADED, LOADING, Ordering::AcqRel, Ordering::Acquire)
                         .is_ok()
                     {
-                        groups_unloaded += self.unload_partition(broker, index as i32);
+                        groups_unloaded += self.unload_partition(index as i32, shares);
                         state.store(NOT_COORDINATOR, Ordering::Release);
                         given_up += 1;
                     }
@@ -1165,7 +1165,7 @@ impl GroupCoordinator {
     }
 
     /// Replays one partition into the coordinator; returns the groups it held.
-    fn load_partition(&self, broker: &Broker, p: &Partition) -> usize {
+    fn load_partition(&self, p: &Partition, shares: &crate::share::ShareCoordinator) -> usize {
         let now = crate::util::now_ms();
         match load::load_partition(p) {
             Ok(mut loaded) => {
@@ -1173,9 +1173,9 @@ impl GroupCoordinator {
                     tracing::warn!(partition = %p.tp, skipped = loaded.skipped, "records of __consumer_offsets could not be read");
                 }
                 let share_groups = std::mem::take(&mut loaded.share_groups);
-                let shares = share_groups.len();
-                broker.shares.load_groups(share_groups);
-                self.install(loaded, now) + shares
+                let share_count = share_groups.len();
+                shares.load_groups(share_groups);
+                self.install(loaded, now) + share_count
             }
             Err(e) => {
                 tracing::error!(partition = %p.tp, "cannot load groups: {e}");
@@ -1186,10 +1186,8 @@ impl GroupCoordinator {
 
     /// Forgets the groups of partition `index` (another broker coordinates them now); their
     /// members' waiting requests are answered NOT_COORDINATOR when they time out or retry.
-    fn unload_partition(&self, broker: &Broker, index: i32) -> usize {
-        let shares = broker
-            .shares
-            .unload_groups(|g| self.partition_for(g) == index);
+    fn unload_partition(&self, index: i32, shares: &crate::share::ShareCoordinator) -> usize {
+        let share_count = shares.unload_groups(|g| self.partition_for(g) == index);
         let gone: Vec<GroupHandle> = {
             let mut groups = self.groups.write();
             let ids: Vec<String> = groups
@@ -1204,7 +1202,7 @@ impl GroupCoordinator {
             self.account(g.bytes(), 0);
             self.timers.lock().set(&g.group_id, None);
         }
-        gone.len() + shares
+        gone.len() + share_count
     }
 
     fn install(&self, mut loaded: load::LoadedPartition, now_ms: i64) -> usize {
@@ -1258,18 +1256,18 @@ impl GroupCoordinator {
     /// a coordinator that takes the partition over knows the id is a share group's.
     pub async fn write_share_group(
         &self,
-        broker: &Broker,
+        node: &Node,
         group_id: &str,
         epoch: Option<i32>,
     ) -> Result<(), GroupError> {
         let now = crate::util::now_ms();
         let record = CoordinatorRecord::share_group(group_id, epoch);
-        let write = self.append(broker, group_id, &[record], now)?;
+        let write = self.append(node, group_id, &[record], now)?;
         replicated(group_id, write).await
     }
 
     /// Fires group deadlines as they come due, until shutdown.
-    pub async fn run_timers(self: Arc<Self>, broker: Arc<Broker>) {
+    pub async fn run_timers(self: Arc<Self>, node: Arc<Node>) {
         loop {
             let now = crate::util::now_ms();
             let next = self.timers.lock().queue.first().map(|(d, _)| *d);
@@ -1290,13 +1288,13 @@ impl GroupCoordinator {
                 let Some(group) = self.group(&id) else {
                     continue;
                 };
-                self.operate(&broker, &group, now, |g| ((), g.tick(&self.cfg, now)));
+                self.operate(&node, &group, now, |g| ((), g.tick(&self.cfg, now)));
             }
         }
     }
 
     /// Expires committed offsets every `offsets.retention.check.interval.ms`, until shutdown.
-    pub async fn run_offset_expiry(self: Arc<Self>, broker: Arc<Broker>) {
+    pub async fn run_offset_expiry(self: Arc<Self>, node: Arc<Node>) {
         let mut interval =
             tokio::time::interval(Duration::from_millis(self.retention_check_interval_ms));
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -1304,7 +1302,7 @@ impl GroupCoordinator {
         loop {
             interval.tick().await;
             let this = self.clone();
-            let b = broker.clone();
+            let b = node.clone();
             let work = tokio::task::spawn_blocking(move || {
                 this.expire_offsets(&b, crate::util::now_ms(), this.offsets_retention_ms)
             });
@@ -1316,12 +1314,7 @@ impl GroupCoordinator {
 
     /// One expiry pass: tombstones expired offsets, and deletes empty groups left without
     /// offsets (Kafka's `cleanupGroupMetadata`). Returns (offsets expired, groups deleted).
-    pub fn expire_offsets(
-        &self,
-        broker: &Broker,
-        now_ms: i64,
-        retention_ms: i64,
-    ) -> (usize, usize) {
+    pub fn expire_offsets(&self, node: &Node, now_ms: i64, retention_ms: i64) -> (usize, usize) {
         let handles: Vec<GroupHandle> = self.groups.read().values().cloned().collect();
         let (mut offsets_expired, mut groups_deleted) = (0, 0);
         for handle in handles {
@@ -1353,7 +1346,7 @@ impl GroupCoordinator {
             let group_id = g.group_id.clone();
             // Nobody waits for the cleanup, as nobody asked for it: a tombstone a new
             // coordinator lacks brings the offsets back until its own next pass.
-            match self.append(broker, &group_id, &records, now_ms) {
+            match self.append(node, &group_id, &records, now_ms) {
                 Ok(written) => drop(written),
                 Err(e) => {
                     tracing::warn!(group = %group_id, "cannot expire offsets: {e}");
@@ -1392,8 +1385,8 @@ fn fail_written(results: &mut PartitionResults, e: GroupError) {
 
 /// Waits for a parked request's answer; `None` when the broker shuts down first (clients
 /// then look for the coordinator again).
-async fn wait_or_shutdown<T>(broker: &Broker, rx: oneshot::Receiver<T>) -> Option<T> {
-    let mut shutdown = broker.shutdown_signal();
+async fn wait_or_shutdown<T>(node: &Node, rx: oneshot::Receiver<T>) -> Option<T> {
+    let mut shutdown = node.shutdown_signal();
     tokio::select! {
         r = rx => r.ok(),
         _ = shutdown.wait_for(|s| *s) => None,

@@ -30,18 +30,17 @@ pub async fn handle(ctx: &Ctx<'_>, req: AddOffsetsToTxnRequest) -> AddOffsetsToT
         return resp;
     }
     // The group's partition of __consumer_offsets must exist to be part of a transaction.
-    let spec = ctx.broker.groups.offsets_topic_spec();
-    if let Err(e) = crate::internal_topics::ensure(ctx.broker, &spec).await {
+    let spec = ctx.groups().offsets_topic_spec();
+    if let Err(e) = crate::internal_topics::ensure(ctx.node(), &spec).await {
         resp.error_code = e.code();
         return resp;
     }
-    let partition = ctx.broker.groups.partition_for(group_id);
+    let partition = ctx.groups().partition_for(group_id);
     let partitions = BTreeSet::from([(OFFSETS_TOPIC.to_string(), partition)]);
     if let Err(e) = ctx
-        .broker
-        .txn
+        .txn()
         .add_partitions(
-            ctx.broker,
+            ctx.node(),
             req.transactional_id.as_str(),
             req.producer_id.0,
             req.producer_epoch,

@@ -90,9 +90,9 @@ async fn one_transaction(
     // Topics named with no partition are answered with none, as Kafka does.
     let mut empty_topics: Vec<String> = Vec::new();
     // Known partitions: this broker's, or the metadata image's (see offset_commit).
-    let image = ctx.broker.controller.image();
+    let image = ctx.controller().image();
     for t in topics {
-        let topic = ctx.broker.topics.get(t.name.as_str());
+        let topic = ctx.topics().get(t.name.as_str());
         // Kafka refuses a client's internal topics as if the topic were not authorized: their
         // partitions join a transaction only through the coordinators (AddOffsetsToTxn); a
         // broker's (v4+) may name them (a transactional offset commit's).
@@ -134,10 +134,9 @@ async fn one_transaction(
             .collect()
     } else if verify_only {
         match ctx
-            .broker
-            .txn
+            .txn()
             .verify(
-                ctx.broker,
+                ctx.node(),
                 transactional_id,
                 producer_id,
                 producer_epoch,
@@ -162,10 +161,9 @@ async fn one_transaction(
     } else {
         let set: BTreeSet<(String, i32)> = partitions.iter().cloned().collect();
         let code = match ctx
-            .broker
-            .txn
+            .txn()
             .add_partitions(
-                ctx.broker,
+                ctx.node(),
                 transactional_id,
                 producer_id,
                 producer_epoch,

@@ -24,10 +24,10 @@ pub async fn handle(ctx: &Ctx<'_>, req: AddRaftVoterRequest) -> AddRaftVoterResp
             .with_error_message(Some(StrBytes::from_string(message)));
     }
     let key = ApiKey::AddRaftVoter;
-    let answer = match voter_rpcs::add_from_kafka(&req, &ctx.broker.cluster_id) {
+    let answer = match voter_rpcs::add_from_kafka(&req, &ctx.node().cluster_id) {
         Err(e) => voter_rpcs::response(key, Err(e)),
         Ok(change) => {
-            let routed = ctx.broker.controller.change_voters(change).await;
+            let routed = ctx.controller().change_voters(change).await;
             voter_rpcs::finish(routed, key, ctx.version, RequestKind::AddRaftVoter(req)).await
         }
     };

@@ -44,7 +44,7 @@ use crate::config::{client_metrics, group};
 use crate::controller::active::ControllerRequest;
 
 pub async fn handle(ctx: &Ctx<'_>, req: AlterConfigsRequest) -> AlterConfigsResponse {
-    let image = ctx.broker.controller.image();
+    let image = ctx.controller().image();
     let repeated = repeated_resources(
         req.resources
             .iter()
@@ -148,12 +148,11 @@ pub fn route(
         RESOURCE_TOPIC => {
             // A topic of the metadata image is the controller's; one only this node knows is
             // changed here.
-            let Some(topic) = ctx.broker.topics.get(name).filter(|t| !t.managed) else {
+            let Some(topic) = ctx.topics().get(name).filter(|t| !t.managed) else {
                 return Ok(Some(name.to_string()));
             };
             let overrides = change(&topic.overrides.read()).map_err(to_response)?;
-            ctx.broker
-                .topics
+            ctx.topics()
                 .set_overrides(name, overrides, validate_only)
                 .map_err(|e| {
                     let code = ResponseError::try_from_code(e.code());
@@ -167,7 +166,7 @@ pub fn route(
         RESOURCE_BROKER => {
             let per_broker = broker_resource(ctx, name, false)?;
             let resource_name = if per_broker {
-                ctx.broker.node_id.to_string()
+                ctx.node().node_id.to_string()
             } else {
                 String::new()
             };
@@ -231,8 +230,8 @@ fn check_broker_layer(
     next: Layer,
 ) -> Result<(), DynamicConfigError> {
     validate_broker_keys(&next, per_broker)?;
-    let configs = &ctx.broker.dynamic_configs;
-    let node = ctx.broker.node_id.to_string();
+    let configs = &ctx.node().dynamic_configs;
+    let node = ctx.node().node_id.to_string();
     let candidate = if per_broker {
         configs.with_layers(next, layer(image, RESOURCE_BROKER, ""))
     } else {
@@ -243,7 +242,7 @@ fn check_broker_layer(
     // SslFactory validation). Set again unchanged, they are re-read now: a certificate
     // rewritten in place is rotated that way, as with Kafka.
     if per_broker {
-        let listeners = ctx.broker.listeners.get().map(Vec::as_slice).unwrap_or(&[]);
+        let listeners = ctx.node().listeners.get().map(Vec::as_slice).unwrap_or(&[]);
         for l in listeners {
             l.check_tls(&candidate).map_err(|e| {
                 DynamicConfigError::InvalidRequest(format!(
@@ -252,7 +251,7 @@ fn check_broker_layer(
             })?;
         }
         crate::security::reload_all(listeners, &configs.effective());
-        crate::security::outbound::reload(&ctx.broker.inter_broker.security, &configs.effective());
+        crate::security::outbound::reload(&ctx.node().inter_broker.security, &configs.effective());
     }
     Ok(())
 }
@@ -265,7 +264,7 @@ fn check_group_layer(
     current: &Layer,
     next: &Layer,
 ) -> Result<(), DynamicConfigError> {
-    group::validate(next, &ctx.broker.dynamic_configs.effective())?;
+    group::validate(next, &ctx.node().dynamic_configs.effective())?;
     if name.len() > GROUP_NAME_BYTES_MAX {
         return Err(DynamicConfigError::TooMany(format!(
             "group name of {} bytes exceeds the limit of {GROUP_NAME_BYTES_MAX}",
@@ -298,7 +297,7 @@ pub async fn forward<R: Clone>(
         return Vec::new();
     }
     let request = request(resources.to_vec(), validate_only);
-    let result = super::ask_controller(&ctx.broker.controller, request.clone()).await;
+    let result = super::ask_controller(&ctx.controller(), request.clone()).await;
     let results = crate::controller::admin_rpcs::config_results(&request, &result);
     if !validate_only {
         let changed: Vec<&R> = resources
@@ -307,7 +306,7 @@ pub async fn forward<R: Clone>(
             .filter(|(_, r)| r.error_code == 0)
             .map(|(f, _)| f)
             .collect();
-        super::wait_until_published(ctx.broker, |image| {
+        super::wait_until_published(ctx.node(), |image| {
             changed.iter().all(|r| applied(image, r))
         })
         .await;

@@ -46,8 +46,8 @@ async fn reassign(
 ) -> ControllerResult {
     ctx.authorize_cluster(AclOperation::Alter)
         .map_err(|(code, message)| (code.code(), message))?;
-    let broker = ctx.broker;
-    let own = |name: &str| broker.topics.get(name).filter(|t| !t.managed);
+    let node = ctx.node();
+    let own = |name: &str| node.topics.get(name).filter(|t| !t.managed);
     let forwarded = Reassign {
         allow_replication_factor_change: asked.allow_replication_factor_change,
         topics: asked
@@ -61,7 +61,7 @@ async fn reassign(
         Vec::new()
     } else {
         let request = ControllerRequest::AlterPartitionReassignments(forwarded.clone());
-        match broker.controller.request_retrying(request, timeout).await? {
+        match node.controller.request_retrying(request, timeout).await? {
             ControllerReply::AlterPartitionReassignments(r) => r,
             other => {
                 return Err((
@@ -84,7 +84,7 @@ async fn reassign(
         })
         .collect();
     if !accepted.is_empty() {
-        super::wait_until_published(broker, |image| {
+        super::wait_until_published(node, |image| {
             accepted
                 .iter()
                 .all(|(t, p, target)| shows_reassignment(image, t, *p, target.as_deref()))
@@ -96,7 +96,7 @@ async fn reassign(
         .topics
         .iter()
         .map(|t| match own(&t.name) {
-            Some(topic) => own_topic(&topic, t, broker.node_id),
+            Some(topic) => own_topic(&topic, t, node.node_id),
             None => decided.next().unwrap_or_else(|| ReassignmentTopicResult {
                 name: t.name.clone(),
                 partitions: Vec::new(),

@@ -18,20 +18,20 @@ use super::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 
 pub fn handle(ctx: &Ctx<'_>, req: AlterReplicaLogDirsRequest) -> AlterReplicaLogDirsResponse {
-    let dir = ctx.broker.topics.dir();
+    let dir = ctx.topics().dir();
     // DescribeLogDirs reports the canonical path; the configured one is accepted too.
     let canonical = std::fs::canonicalize(dir).ok();
     let is_ours = |path: &str| {
         let p = Path::new(path);
         p == dir || canonical.as_deref() == Some(p)
     };
-    let view = ClusterView::new(ctx.broker);
+    let view = ClusterView::new(ctx.node());
     let mut resp = AlterReplicaLogDirsResponse::default();
     let authorized = ctx.authorize(AclOperation::Alter, ResourceType::Cluster, CLUSTER_NAME);
     for d in req.dirs {
         let dir_known = is_ours(d.path.as_str());
         for t in d.topics {
-            let topic = ctx.broker.topics.get(t.name.as_str());
+            let topic = ctx.topics().get(t.name.as_str());
             let mut result = AlterReplicaLogDirTopicResult::default();
             result.topic_name = t.name.clone();
             for partition_index in t.partitions {

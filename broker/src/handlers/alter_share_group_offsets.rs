@@ -21,18 +21,18 @@ pub async fn handle(
     ctx: &Ctx<'_>,
     req: AlterShareGroupOffsetsRequest,
 ) -> AlterShareGroupOffsetsResponse {
-    let broker = ctx.broker;
+    let node = ctx.node();
     let group_id = req.group_id.to_string();
     let mut resp = AlterShareGroupOffsetsResponse::default();
-    let refused = if !crate::share::enabled(&broker.controller.image()) {
+    let refused = if !crate::share::enabled(&node.controller.image()) {
         Some(ResponseError::UnsupportedVersion)
     } else if !ctx.authorize(AclOperation::Read, ResourceType::Group, &group_id) {
         Some(ResponseError::GroupAuthorizationFailed)
-    } else if let Err(e) = broker.groups.check_loaded(&group_id) {
+    } else if let Err(e) = ctx.groups().check_loaded(&group_id) {
         Some(e.response_error())
-    } else if broker.groups.exists(&group_id) {
+    } else if ctx.groups().exists(&group_id) {
         Some(ResponseError::GroupIdNotFound)
-    } else if broker.shares.has_members(&group_id) {
+    } else if ctx.shares().has_members(&group_id) {
         Some(ResponseError::NonEmptyGroup)
     } else {
         None
@@ -42,14 +42,14 @@ pub async fn handle(
         resp.error_message = Some(StrBytes::from_string(e.to_string()));
         return resp;
     }
-    if !broker.shares.has_group(&group_id) {
-        broker.shares.with_group(&group_id, true, |_| ());
-        if let Err(e) = broker
-            .groups
-            .write_share_group(broker, &group_id, Some(0))
+    if !ctx.shares().has_group(&group_id) {
+        ctx.shares().with_group(&group_id, true, |_| ());
+        if let Err(e) = ctx
+            .groups()
+            .write_share_group(node, &group_id, Some(0))
             .await
         {
-            broker.shares.unload_groups(|g| g == group_id);
+            ctx.shares().unload_groups(|g| g == group_id);
             resp.error_code = e.response_error().code();
             return resp;
         }
@@ -57,7 +57,7 @@ pub async fn handle(
     for t in req.topics {
         let mut out = AlterShareGroupOffsetsResponseTopic::default();
         out.topic_name = t.topic_name.clone();
-        let topic = broker.topics.get(t.topic_name.as_str());
+        let topic = node.topics.get(t.topic_name.as_str());
         let authorized = ctx.authorize(AclOperation::Read, ResourceType::Topic, &t.topic_name);
         if let Some(topic) = &topic {
             out.topic_id = topic.id;
@@ -77,10 +77,7 @@ pub async fn handle(
                         topic_id: topic.id,
                         partition: p.partition_index,
                     };
-                    broker
-                        .shares
-                        .alter_start(broker, &key, p.start_offset)
-                        .await
+                    ctx.shares().alter_start(node, &key, p.start_offset).await
                 }
             };
             if let Err(e) = result {

@@ -52,10 +52,10 @@ pub async fn handle(
         deletions: deletions.clone(),
         upsertions: upsertions.clone(),
     };
-    let result = super::ask_controller(&ctx.broker.controller, request.clone()).await;
+    let result = super::ask_controller(&ctx.controller(), request.clone()).await;
     if let Ok(ControllerReply::AlterUserScramCredentials(results)) = &result {
         let succeeded = |user: &str| results.iter().any(|r| r.user == user && r.error_code == 0);
-        super::wait_until_published(ctx.broker, |image| {
+        super::wait_until_published(ctx.node(), |image| {
             deletions
                 .iter()
                 .filter(|d| succeeded(&d.name))

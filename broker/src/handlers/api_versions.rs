@@ -44,14 +44,14 @@ pub fn handle_addressed(
     // epoch answered may trail these levels, never lead them (a client that caches levels by
     // epoch then takes the same levels again at the next epoch, rather than keeping old levels
     // under a new epoch).
-    let image = ctx.broker.controller.image();
-    let status = ctx.broker.controller.status();
+    let image = ctx.controller().image();
+    let status = ctx.controller().status();
     let mut resp = answer(&req, ctx.version, apis, &image, &status);
     if !addressed_validly(added) {
         resp = ApiVersionsResponse::default();
         resp.error_code = ResponseError::InvalidRequest.code();
     } else if resp.error_code == 0
-        && names_another_node(added, &ctx.broker.cluster_id, ctx.broker.node_id)
+        && names_another_node(added, &ctx.node().cluster_id, ctx.node().node_id)
     {
         resp = ApiVersionsResponse::default();
         resp.error_code = ResponseError::RebootstrapRequired.code();

@@ -16,7 +16,7 @@ use samsa_cluster::metadata::image::{BrokerRegistration, PartitionRegistration, 
 use samsa_cluster::metadata::MetadataImage;
 use uuid::Uuid;
 
-use crate::server::Broker;
+use crate::node::Node as ThisNode;
 use crate::topics::{is_internal_topic, Topic};
 
 /// A live broker's endpoint for clients.
@@ -41,7 +41,7 @@ fn endpoint(b: &BrokerRegistration, listener: &str) -> Option<Node> {
 
 /// A snapshot of what this broker knows of the cluster, for one request.
 pub struct ClusterView<'a> {
-    broker: &'a Broker,
+    node: &'a ThisNode,
     pub image: Arc<MetadataImage>,
     /// The live brokers with their endpoints on the listener clients use (the first
     /// advertised client listener), by id.
@@ -100,20 +100,20 @@ impl TopicView {
 
 impl<'a> ClusterView<'a> {
     /// The cluster as brokers see each other: endpoints of the inter-broker listener.
-    pub fn new(broker: &'a Broker) -> ClusterView<'a> {
-        ClusterView::for_listener(broker, &broker.config.inter_broker_listener_name())
+    pub fn new(node: &'a ThisNode) -> ClusterView<'a> {
+        ClusterView::for_listener(node, &node.config.inter_broker_listener_name())
     }
 
     /// The cluster as a client of `listener` sees it: every broker's endpoint of the listener
     /// of that name (Kafka answers Metadata with the endpoints of the listener the request came
     /// in on, so a TLS client is never sent to a plaintext port).
-    pub fn for_listener(broker: &'a Broker, listener: &str) -> ClusterView<'a> {
-        let image = broker.controller.image();
-        let candidates: Vec<_> = broker
+    pub fn for_listener(node: &'a ThisNode, listener: &str) -> ClusterView<'a> {
+        let image = node.controller.image();
+        let candidates: Vec<_> = node
             .config
             .advertised_listeners()
             .into_iter()
-            .filter(|l| !broker.is_controller_listener(&l.name))
+            .filter(|l| !node.is_controller_listener(&l.name))
             .collect();
         // A listener that is not advertised (advertised.listeners naming fewer than listeners)
         // gets the first advertised one's endpoints, as before listeners were told apart.
@@ -134,18 +134,18 @@ impl<'a> ClusterView<'a> {
         if image.brokers().values().all(|b| b.fenced) {
             if let Some(l) = &advertised {
                 live.insert(
-                    broker.node_id,
+                    node.node_id,
                     Node {
-                        id: broker.node_id,
+                        id: node.node_id,
                         host: l.host.clone(),
                         port: l.port as i32,
-                        rack: broker.config.get("broker.rack").filter(|r| !r.is_empty()),
+                        rack: node.config.get("broker.rack").filter(|r| !r.is_empty()),
                     },
                 );
             }
         }
         ClusterView {
-            broker,
+            node,
             image,
             live,
             listener: listener.to_string(),
@@ -181,7 +181,7 @@ impl<'a> ClusterView<'a> {
     /// controllers, so Kafka names a live broker; Samsa names the active controller when it is
     /// a live broker too (combined nodes), else the live broker with the lowest id.
     pub fn controller_id(&self) -> i32 {
-        let active = self.broker.controller.status().leader_id;
+        let active = self.node.controller.status().leader_id;
         match active.filter(|&id| self.is_live(id)) {
             Some(id) => id,
             None => self.live.keys().next().copied().unwrap_or(-1),
@@ -191,7 +191,7 @@ impl<'a> ClusterView<'a> {
     /// The topic `name`: this node's own if it has one of that name that the image does not
     /// manage, else the image's.
     pub fn topic(&self, name: &str) -> Option<TopicView> {
-        if let Some(t) = self.broker.topics.get(name).filter(|t| !t.managed) {
+        if let Some(t) = self.node.topics.get(name).filter(|t| !t.managed) {
             return Some(TopicView::Local(t));
         }
         self.image
@@ -200,7 +200,7 @@ impl<'a> ClusterView<'a> {
     }
 
     pub fn topic_by_id(&self, id: &Uuid) -> Option<TopicView> {
-        if let Some(t) = self.broker.topics.get_by_id(id).filter(|t| !t.managed) {
+        if let Some(t) = self.node.topics.get_by_id(id).filter(|t| !t.managed) {
             return Some(TopicView::Local(t));
         }
         self.image
@@ -211,7 +211,7 @@ impl<'a> ClusterView<'a> {
     /// Every topic, in no particular order.
     pub fn topics(&self) -> Vec<TopicView> {
         let local: Vec<TopicView> = self
-            .broker
+            .node
             .topics
             .all()
             .into_iter()
@@ -222,7 +222,7 @@ impl<'a> ClusterView<'a> {
         all.extend(
             self.image
                 .topics()
-                .filter(|t| self.broker.topics.get(&t.name).is_none_or(|l| l.managed))
+                .filter(|t| self.node.topics.get(&t.name).is_none_or(|l| l.managed))
                 .map(|t| TopicView::Image(t.clone())),
         );
         all.extend(local);
@@ -235,7 +235,7 @@ impl<'a> ClusterView<'a> {
             TopicView::Image(t) => t.partition(index).map(|p| self.image_partition(p)),
             TopicView::Local(t) => {
                 let p = t.partition(index)?;
-                let me = self.broker.node_id;
+                let me = self.node.node_id;
                 Some(PartitionView {
                     index,
                     leader: Some(me),
@@ -284,7 +284,7 @@ impl<'a> ClusterView<'a> {
 /// that come with them (Produce v10+, Fetch v16+), so that a client can go there without first
 /// asking for metadata. Built on first use: a request without such errors costs nothing.
 pub struct LeaderHints<'a> {
-    broker: &'a Broker,
+    node: &'a ThisNode,
     /// The listener whose endpoints the client is given.
     listener: &'a str,
     view: Option<ClusterView<'a>>,
@@ -292,9 +292,9 @@ pub struct LeaderHints<'a> {
 }
 
 impl<'a> LeaderHints<'a> {
-    pub fn new(broker: &'a Broker, listener: &'a str) -> LeaderHints<'a> {
+    pub fn new(node: &'a ThisNode, listener: &'a str) -> LeaderHints<'a> {
         LeaderHints {
-            broker,
+            node,
             listener,
             view: None,
             endpoints: BTreeMap::new(),
@@ -304,11 +304,11 @@ impl<'a> LeaderHints<'a> {
     /// The live leader of `topic`'s partition `index` and its leader epoch, if the image
     /// knows one; its endpoint is remembered for [`LeaderHints::endpoints`].
     pub fn leader(&mut self, topic: &str, index: i32) -> Option<(i32, i32)> {
-        let broker = self.broker;
+        let this = self.node;
         let listener = self.listener;
         let view = self
             .view
-            .get_or_insert_with(|| ClusterView::for_listener(broker, listener));
+            .get_or_insert_with(|| ClusterView::for_listener(this, listener));
         let p = view.image.topic_by_name(topic)?.partition(index)?;
         let node = view.node(p.leader)?;
         self.endpoints

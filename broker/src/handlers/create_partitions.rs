@@ -18,7 +18,7 @@ use crate::acl::{AclOperation, ResourceType};
 use crate::controller::active::{ControllerReply, ControllerRequest};
 
 pub async fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartitionsResponse {
-    let broker = ctx.broker;
+    let node = ctx.node();
     let mut resp = CreatePartitionsResponse::default();
     let mut outcomes: Vec<Result<Result<(), (ResponseError, String)>, usize>> = Vec::new();
     let mut forwarded: Vec<CreatePartitionsTopic> = Vec::new();
@@ -49,7 +49,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartit
             ))));
             continue;
         }
-        let local = broker.topics.get(t.name.as_str()).filter(|t| !t.managed);
+        let local = node.topics.get(t.name.as_str()).filter(|t| !t.managed);
         let Some(local) = local else {
             outcomes.push(Err(forwarded.len()));
             forwarded.push(CreatePartitionsTopic {
@@ -76,12 +76,12 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartit
                     ))
                 } else {
                     a.iter()
-                        .find(|x| x.broker_ids.len() != 1 || x.broker_ids[0].0 != broker.node_id)
+                        .find(|x| x.broker_ids.len() != 1 || x.broker_ids[0].0 != node.node_id)
                         .map(|x| {
                             format!(
                                 "assignment {:?} names brokers other than {}, the only one that has topic '{}'",
                                 x.broker_ids.iter().map(|b| b.0).collect::<Vec<_>>(),
-                                broker.node_id,
+                                node.node_id,
                                 t.name.as_str()
                             )
                         })
@@ -91,7 +91,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartit
         };
         outcomes.push(Ok(match bad_assignment {
             Some(m) => Err((ResponseError::InvalidReplicaAssignment, m)),
-            None => broker
+            None => node
                 .topics
                 .add_partitions(t.name.as_str(), t.count, req.validate_only)
                 .map_err(|e| {
@@ -120,7 +120,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartit
                 })
                 .collect()
         };
-        match broker
+        match node
             .controller
             .request_retrying(request, ctx_timeout(req.timeout_ms))
             .await
@@ -142,7 +142,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartit
             .filter(|(_, d)| d.error_code == 0)
             .map(|(t, _)| (t.name.clone(), t.count))
             .collect();
-        super::wait_for_topics(&broker.topics, req.timeout_ms, |topics| {
+        super::wait_for_topics(&node.topics, req.timeout_ms, |topics| {
             grown
                 .iter()
                 .all(|(n, count)| topics.get(n).is_some_and(|t| t.partition_count >= *count))

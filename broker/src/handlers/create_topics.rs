@@ -29,7 +29,7 @@ use crate::controller::active::{ControllerReply, ControllerRequest};
 use crate::topics::PARTITIONS_PER_TOPIC_MAX;
 
 pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
-    let broker = ctx.broker;
+    let node = ctx.node();
     let mut resp = CreateTopicsResponse::default();
     // CREATE on the cluster allows every topic; otherwise each needs CREATE of its own.
     let may_create_any = ctx.authorize(AclOperation::Create, ResourceType::Cluster, CLUSTER_NAME);
@@ -61,7 +61,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResp
                     ctx.denied(AclOperation::Create, ResourceType::Topic, &name),
                 ));
             }
-            if broker.topics.get(&name).is_some_and(|t| !t.managed) {
+            if node.topics.get(&name).is_some_and(|t| !t.managed) {
                 return Err((
                     ResponseError::TopicAlreadyExists,
                     format!("topic '{name}' already exists"),
@@ -72,7 +72,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResp
                 let Some(v) = &c.value else { continue };
                 overrides.insert(c.name.to_string(), v.to_string());
             }
-            topic_config::validate_overrides(&broker.dynamic_configs.effective(), &overrides)
+            topic_config::validate_overrides(&node.dynamic_configs.effective(), &overrides)
                 .map_err(|m| (ResponseError::InvalidConfig, m))?;
             if t.num_partitions > PARTITIONS_PER_TOPIC_MAX {
                 return Err((ResponseError::InvalidPartitions, format!(
@@ -116,7 +116,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResp
             topics: forwarded.clone(),
             validate_only: req.validate_only,
         };
-        match broker
+        match node
             .controller
             .request_retrying(request, ctx_timeout(req.timeout_ms))
             .await
@@ -142,7 +142,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResp
             .filter(|d| d.error_code == 0)
             .map(|d| d.topic_id)
             .collect();
-        super::wait_for_topics(&broker.topics, req.timeout_ms, |topics| {
+        super::wait_for_topics(&node.topics, req.timeout_ms, |topics| {
             ids.iter()
                 .all(|id| topics.get_by_id(id).is_some() || topics.install_failure(id).is_some())
         })
@@ -157,10 +157,10 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResp
             Outcome::Forwarded(i) => {
                 let d = &decided[i];
                 let failed_here = (d.error_code == 0 && !req.validate_only)
-                    .then(|| broker.topics.install_failure(&d.topic_id))
+                    .then(|| node.topics.install_failure(&d.topic_id))
                     .flatten();
                 let result = if let Some(why) = failed_here {
-                    // The controller created the topic; this broker, one of its replicas,
+                    // The controller created the topic; this node, one of its replicas,
                     // could not create its logs (and left none): say so, as the partitions
                     // here are offline until it can.
                     Err((
@@ -213,7 +213,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResp
                     r.topic_id = id;
                 }
                 r.configs = Some(
-                    topic_config::all_effective(&broker.dynamic_configs.effective(), &overrides)
+                    topic_config::all_effective(&node.dynamic_configs.effective(), &overrides)
                         .into_iter()
                         .map(|(def, value, source)| {
                             let mut c = CreatableTopicConfigs::default();

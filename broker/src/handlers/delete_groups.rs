@@ -21,11 +21,10 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteGroupsRequest) -> DeleteGroupsResp
             resp.results.push(r);
             continue;
         }
-        let broker = ctx.broker;
-        if broker.shares.has_group(group_id) && !broker.groups.exists(group_id) {
-            r.error_code = match broker.groups.check_loaded(group_id) {
+        if ctx.shares().has_group(group_id) && !ctx.groups().exists(group_id) {
+            r.error_code = match ctx.groups().check_loaded(group_id) {
                 Err(e) => e.code(),
-                Ok(()) => match broker.shares.delete_group(broker, group_id).await {
+                Ok(()) => match delete_share_group(ctx, group_id).await {
                     Ok(()) => 0,
                     Err(e) => e.code(),
                 },
@@ -34,9 +33,8 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteGroupsRequest) -> DeleteGroupsResp
             continue;
         }
         r.error_code = match ctx
-            .broker
-            .groups
-            .delete_group(ctx.broker, group_id.as_str())
+            .groups()
+            .delete_group(ctx.node(), group_id.as_str())
             .await
         {
             Ok(()) => 0,
@@ -45,4 +43,16 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteGroupsRequest) -> DeleteGroupsResp
         resp.results.push(r);
     }
     resp
+}
+
+/// Deletes a share group: its share-partitions' state, its tombstone in `__consumer_offsets`,
+/// then the share coordinator's record of it.
+async fn delete_share_group(ctx: &Ctx<'_>, group: &str) -> Result<(), ResponseError> {
+    ctx.shares().delete_state(ctx.node(), group).await?;
+    ctx.groups()
+        .write_share_group(ctx.node(), group, None)
+        .await
+        .map_err(|e| e.response_error())?;
+    ctx.shares().forget_group(group);
+    Ok(())
 }

@@ -18,7 +18,7 @@ pub fn handle(ctx: &Ctx<'_>, req: DeleteRecordsRequest) -> DeleteRecordsResponse
     let mut resp = DeleteRecordsResponse::default();
     for t in req.topics {
         let authorized = ctx.authorize(AclOperation::Delete, ResourceType::Topic, &t.name);
-        let topic = ctx.broker.topics.get(t.name.as_str());
+        let topic = ctx.topics().get(t.name.as_str());
         let mut tr = DeleteRecordsTopicResult::default();
         tr.name = t.name.clone();
         for p in t.partitions {

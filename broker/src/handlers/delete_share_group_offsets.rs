@@ -17,24 +17,24 @@ pub async fn handle(
     ctx: &Ctx<'_>,
     req: DeleteShareGroupOffsetsRequest,
 ) -> DeleteShareGroupOffsetsResponse {
-    let broker = ctx.broker;
+    let node = ctx.node();
     let group_id = req.group_id.to_string();
     let mut resp = DeleteShareGroupOffsetsResponse::default();
-    let refused = if !crate::share::enabled(&broker.controller.image()) {
+    let refused = if !crate::share::enabled(&node.controller.image()) {
         Some(ResponseError::UnsupportedVersion)
     } else if !ctx.authorize(AclOperation::Delete, ResourceType::Group, &group_id) {
         Some(ResponseError::GroupAuthorizationFailed)
-    } else if let Err(e) = broker.groups.check_loaded(&group_id) {
+    } else if let Err(e) = ctx.groups().check_loaded(&group_id) {
         Some(e.response_error())
-    } else if broker.groups.exists(&group_id) {
+    } else if ctx.groups().exists(&group_id) {
         Some(ResponseError::GroupIdNotFound)
-    } else if !broker.shares.has_group(&group_id) {
+    } else if !ctx.shares().has_group(&group_id) {
         resp.error_code = ResponseError::GroupIdNotFound.code();
         resp.error_message = Some(StrBytes::from_string(format!(
             "Group {group_id} not found."
         )));
         return resp;
-    } else if broker.shares.has_members(&group_id) {
+    } else if ctx.shares().has_members(&group_id) {
         Some(ResponseError::NonEmptyGroup)
     } else {
         None
@@ -44,7 +44,7 @@ pub async fn handle(
         resp.error_message = Some(StrBytes::from_string(e.to_string()));
         return resp;
     }
-    let known = match broker.shares.describe_offsets(broker, &group_id).await {
+    let known = match ctx.shares().describe_offsets(node, &group_id).await {
         Ok(v) => v,
         Err(e) => {
             resp.error_code = e.code();
@@ -54,7 +54,7 @@ pub async fn handle(
     for t in req.topics {
         let mut out = DeleteShareGroupOffsetsResponseTopic::default();
         out.topic_name = t.topic_name.clone();
-        let result = match broker.topics.get(t.topic_name.as_str()) {
+        let result = match node.topics.get(t.topic_name.as_str()) {
             _ if !ctx.authorize(AclOperation::Read, ResourceType::Topic, &t.topic_name) => {
                 Err(ResponseError::TopicAuthorizationFailed)
             }
@@ -69,12 +69,11 @@ pub async fn handle(
             }
             Some(topic) => {
                 out.topic_id = topic.id;
-                broker
-                    .shares
+                ctx.shares()
                     .with_group(&group_id, false, |g| g.forget_initialized(topic.id));
                 let mut r = Ok(());
                 for key in known.keys().filter(|k| k.topic_id == topic.id) {
-                    if let Err(e) = broker.shares.forget(broker, key).await {
+                    if let Err(e) = ctx.shares().forget(node, key).await {
                         r = Err(e);
                     }
                 }

@@ -36,7 +36,7 @@ pub async fn handle(
                 partition: p.partition,
             };
             let result = if authorized {
-                ctx.broker.shares.store().delete(ctx.broker, &key).await
+                ctx.shares().store().delete(ctx.node(), &key).await
             } else {
                 Err(ResponseError::ClusterAuthorizationFailed)
             };

@@ -21,7 +21,7 @@ use crate::acl::{AclOperation, ResourceType};
 use crate::controller::active::{ControllerReply, ControllerRequest};
 
 pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResponse {
-    let broker = ctx.broker;
+    let node = ctx.node();
     let mut resp = DeleteTopicsResponse::default();
     let wanted: Vec<(Option<TopicName>, Uuid)> = if ctx.version >= 6 {
         req.topics
@@ -34,8 +34,8 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResp
             .map(|n| (Some(n), Uuid::nil()))
             .collect()
     };
-    let image = broker.controller.image();
-    let refs = references(ctx, &ClusterView::new(broker), &wanted);
+    let image = node.controller.image();
+    let refs = references(ctx, &ClusterView::new(node), &wanted);
     // Topics only this broker knows are deleted here; the others (and names nobody knows,
     // which the controller answers) go to the active controller.
     let mut outcomes = Vec::with_capacity(wanted.len());
@@ -56,8 +56,8 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResp
             }
         }
         let local = match &name {
-            Some(n) => broker.topics.get(n.as_str()),
-            None => broker.topics.get_by_id(&id),
+            Some(n) => node.topics.get(n.as_str()),
+            None => node.topics.get_by_id(&id),
         }
         .filter(|t| !t.managed);
         let image_name = match &name {
@@ -104,7 +104,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResp
                 });
                 continue;
             }
-            Some(_) if !broker.config.bool("delete.topic.enable") => Err((
+            Some(_) if !node.config.bool("delete.topic.enable") => Err((
                 ResponseError::TopicDeletionDisabled,
                 "topic deletion is disabled (delete.topic.enable=false)".to_string(),
             )),
@@ -115,7 +115,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResp
             Some(t) => {
                 r.name = Some(TopicName(StrBytes::from_string(t.name.clone())));
                 r.topic_id = t.id;
-                broker.topics.delete(&t.name).map(|_| ()).map_err(|e| {
+                node.topics.delete(&t.name).map(|_| ()).map_err(|e| {
                     (
                         ResponseError::try_from_code(e.code())
                             .unwrap_or(ResponseError::UnknownServerError),
@@ -151,7 +151,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResp
                 })
                 .collect::<Vec<_>>()
         };
-        match broker
+        match node
             .controller
             .request_retrying(request, ctx_timeout(req.timeout_ms))
             .await
@@ -171,7 +171,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResp
         .filter(|d| d.error_code == 0)
         .map(|d| d.topic_id)
         .collect();
-    super::wait_for_topics(&broker.topics, req.timeout_ms, |topics| {
+    super::wait_for_topics(&node.topics, req.timeout_ms, |topics| {
         gone.iter().all(|id| topics.get_by_id(id).is_none())
     })
     .await;

@@ -30,7 +30,7 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeAclsRequest) -> DescribeAclsResponse {
             "No Authorizer is configured on the broker",
         )
         .and_then(|_| {
-            samsa_cluster::acl::describe_acls(&ctx.broker.controller.image(), &filter)
+            samsa_cluster::acl::describe_acls(&ctx.controller().image(), &filter)
                 .map_err(|e| (ResponseError::InvalidRequest, e.0))
         });
     match described {

@@ -76,8 +76,8 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeClusterRequest) -> DescribeClusterResp
     }
     let mut resp = DescribeClusterResponse::default();
     resp.endpoint_type = ENDPOINT_BROKERS;
-    resp.cluster_id = StrBytes::from_string(ctx.broker.cluster_id.clone());
-    let view = ClusterView::for_listener(ctx.broker, &ctx.conn.listener.name);
+    resp.cluster_id = StrBytes::from_string(ctx.node().cluster_id.clone());
+    let view = ClusterView::for_listener(ctx.node(), &ctx.conn.listener.name);
     resp.controller_id = BrokerId(view.controller_id());
     // Kafka reports no operations to a caller that may not describe the cluster.
     resp.cluster_authorized_operations = if !req.include_cluster_authorized_operations {

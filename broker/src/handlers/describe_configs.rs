@@ -94,7 +94,7 @@ pub fn broker_resource(
     name: &str,
     describe: bool,
 ) -> Result<bool, (ResponseError, String)> {
-    broker_resource_of(ctx.broker.node_id, name, describe)
+    broker_resource_of(ctx.node().node_id, name, describe)
 }
 
 /// [`broker_resource`] on the node `node_id`.
@@ -161,14 +161,14 @@ pub struct Basis<'a> {
 }
 
 pub fn handle(ctx: &Ctx<'_>, req: DescribeConfigsRequest) -> DescribeConfigsResponse {
-    let image = ctx.broker.controller.image();
-    let cfg = ctx.broker.dynamic_configs.effective_in(&image);
+    let image = ctx.controller().image();
+    let cfg = ctx.node().dynamic_configs.effective_in(&image);
     let source = Basis {
-        node_id: ctx.broker.node_id,
+        node_id: ctx.node().node_id,
         image: &image,
         cfg: &cfg,
         own_topic: &|name| {
-            let topic = ctx.broker.topics.get(name).filter(|t| !t.managed)?;
+            let topic = ctx.topics().get(name).filter(|t| !t.managed)?;
             let overrides = topic.overrides.read().clone();
             Some(overrides)
         },

@@ -37,7 +37,7 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeGroupsRequest) -> DescribeGroupsRespon
         if ctx.version >= 3 && req.include_authorized_operations {
             g.authorized_operations = ctx.authorized_operations(ResourceType::Group, group_id);
         }
-        if ctx.broker.shares.has_group(group_id) && !ctx.broker.groups.exists(group_id) {
+        if ctx.shares().has_group(group_id) && !ctx.groups().exists(group_id) {
             // Kafka answers so for a group of another type (share groups: ShareGroupDescribe):
             // Dead, and GROUP_ID_NOT_FOUND from v6.
             g.group_state = StrBytes::from_static_str(GroupState::Dead.as_str());
@@ -51,7 +51,7 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeGroupsRequest) -> DescribeGroupsRespon
             resp.groups.push(g);
             continue;
         }
-        match ctx.broker.groups.describe(group_id.as_str()) {
+        match ctx.groups().describe(group_id.as_str()) {
             Ok(d) => {
                 g.group_state = StrBytes::from_static_str(d.state.as_str());
                 g.protocol_type = StrBytes::from_string(d.protocol_type);

@@ -33,7 +33,7 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeLogDirsRequest) -> DescribeLogDirsResp
         );
     }
     let mut result = DescribeLogDirsResult::default();
-    let dir = ctx.broker.topics.dir();
+    let dir = ctx.topics().dir();
     result.log_dir = StrBytes::from_string(
         std::fs::canonicalize(dir)
             .unwrap_or_else(|_| dir.to_path_buf())
@@ -43,7 +43,7 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeLogDirsRequest) -> DescribeLogDirsResp
     let (total, usable) = filesystem_bytes(dir).unwrap_or((-1, -1));
     result.total_bytes = total;
     result.usable_bytes = usable;
-    for topic in ctx.broker.topics.all() {
+    for topic in ctx.topics().all() {
         let filter = match &wanted {
             Some(w) => match w.get(&topic.name) {
                 Some(parts) => Some(parts),

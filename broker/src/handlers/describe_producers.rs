@@ -22,7 +22,7 @@ use crate::topics::replica_partition;
 
 pub fn handle(ctx: &Ctx<'_>, req: DescribeProducersRequest) -> DescribeProducersResponse {
     let mut resp = DescribeProducersResponse::default();
-    let view = ClusterView::new(ctx.broker);
+    let view = ClusterView::new(ctx.node());
     for t in req.topics {
         // Refusals of the whole topic come with a message, as Kafka's (an illegal name says
         // why, the others repeat their error's description); a partition's own carry none.
@@ -44,7 +44,7 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeProducersRequest) -> DescribeProducers
         } else {
             None
         };
-        let topic = ctx.broker.topics.get(t.name.as_str());
+        let topic = ctx.topics().get(t.name.as_str());
         let mut tr = TopicResponse::default();
         tr.name = t.name.clone();
         for index in t.partition_indexes {

@@ -29,7 +29,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: DescribeQuorumRequest) -> DescribeQuorum
         }
         return resp;
     }
-    let describe = ctx.broker.controller.describe().await;
+    let describe = ctx.controller().describe().await;
     answer(describe, req, ctx.version).await
 }
 

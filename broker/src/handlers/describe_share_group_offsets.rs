@@ -45,8 +45,8 @@ async fn lag(ctx: &Ctx<'_>, topic_id: &uuid::Uuid, index: i32, view: Option<&Off
     if ctx.version < LAG_VERSION {
         return -1;
     }
-    let broker = ctx.broker;
-    let local = broker.topics.get_by_id(topic_id).and_then(|t| {
+    let node = ctx.node();
+    let local = node.topics.get_by_id(topic_id).and_then(|t| {
         t.partition(index)
             .filter(|p| p.is_leader())
             .map(|p| p.high_watermark())
@@ -54,16 +54,16 @@ async fn lag(ctx: &Ctx<'_>, topic_id: &uuid::Uuid, index: i32, view: Option<&Off
     let high_watermark = match local {
         Some(hw) => Some(hw),
         None => {
-            let image = broker.controller.image();
+            let image = node.controller.image();
             let leader = image
                 .topic_by_id(topic_id)
                 .and_then(|t| t.partition(index).map(|p| (t.name.clone(), p.leader)));
             match leader {
-                Some((name, node)) if node >= 0 && node != broker.node_id => {
-                    crate::share::dlq::remote_high_watermark(broker, node, &name, index)
+                Some((name, leader)) if leader >= 0 && leader != node.node_id => {
+                    crate::share::dlq::remote_high_watermark(node, leader, &name, index)
                         .await
                         .map_err(|e| {
-                            tracing::debug!(topic = %name, partition = index, node, "no high watermark for a share group's lag: {e}")
+                            tracing::debug!(topic = %name, partition = index, leader, "no high watermark for a share group's lag: {e}")
                         })
                         .ok()
                 }
@@ -113,7 +113,7 @@ pub async fn handle(
     ctx: &Ctx<'_>,
     req: DescribeShareGroupOffsetsRequest,
 ) -> (DescribeShareGroupOffsetsResponse, Option<Record>) {
-    let broker = ctx.broker;
+    let node = ctx.node();
     let mut resp = DescribeShareGroupOffsetsResponse::default();
     // Lags by group, topic and partition, as the answer lists them.
     let mut lags: Vec<Vec<Vec<i64>>> = Vec::new();
@@ -122,13 +122,13 @@ pub async fn handle(
         let group_id = g.group_id.to_string();
         let mut out = DescribeShareGroupOffsetsResponseGroup::default();
         out.group_id = g.group_id.clone();
-        let refused = if !crate::share::enabled(&broker.controller.image()) {
+        let refused = if !crate::share::enabled(&node.controller.image()) {
             Some(ResponseError::UnsupportedVersion)
         } else if !ctx.authorize(AclOperation::Describe, ResourceType::Group, &group_id) {
             Some(ResponseError::GroupAuthorizationFailed)
-        } else if let Err(e) = broker.groups.check_loaded(&group_id) {
+        } else if let Err(e) = ctx.groups().check_loaded(&group_id) {
             Some(e.response_error())
-        } else if broker.groups.exists(&group_id) {
+        } else if ctx.groups().exists(&group_id) {
             Some(ResponseError::GroupIdNotFound)
         } else {
             None
@@ -139,7 +139,7 @@ pub async fn handle(
             lags.push(group_lags);
             continue;
         }
-        let views = match broker.shares.describe_offsets(broker, &group_id).await {
+        let views = match ctx.shares().describe_offsets(node, &group_id).await {
             Ok(v) => v,
             Err(e) => {
                 out.error_code = e.code();
@@ -161,7 +161,7 @@ pub async fn handle(
                 for t in topics {
                     let mut ot = DescribeShareGroupOffsetsResponseTopic::default();
                     ot.topic_name = t.topic_name.clone();
-                    let topic = broker.topics.get(t.topic_name.as_str());
+                    let topic = node.topics.get(t.topic_name.as_str());
                     let authorized =
                         ctx.authorize(AclOperation::Describe, ResourceType::Topic, &t.topic_name);
                     let mut topic_lags = Vec::new();
@@ -192,7 +192,7 @@ pub async fn handle(
             }
             None => {
                 for (topic_id, parts) in by_topic {
-                    let Some(topic) = broker.topics.get_by_id(&topic_id) else {
+                    let Some(topic) = node.topics.get_by_id(&topic_id) else {
                         continue;
                     };
                     if !ctx.authorize(AclOperation::Describe, ResourceType::Topic, &topic.name) {

@@ -34,7 +34,7 @@ pub fn handle(
         .as_ref()
         .map(|c| c.topic_name.to_string())
         .unwrap_or_default();
-    let view = ClusterView::for_listener(ctx.broker, &ctx.conn.listener.name);
+    let view = ClusterView::for_listener(ctx.node(), &ctx.conn.listener.name);
     let mut names: Vec<String> = if all {
         view.topics().iter().map(|t| t.name().to_string()).collect()
     } else {
@@ -69,7 +69,7 @@ pub fn handle(
     });
 
     // As Kafka, a limit below 1 is taken as 1, so that a paging client always moves on.
-    let limit = ctx.broker.config.int("max.request.partition.size.limit");
+    let limit = ctx.node().config.int("max.request.partition.size.limit");
     let mut remaining = req.response_partition_limit.min(limit).max(1);
     for name in names {
         if remaining == 0 {

@@ -29,7 +29,7 @@ pub async fn handle(
             resp.transaction_states.push(s);
             continue;
         }
-        match ctx.broker.txn.describe(id.0.as_str()).await {
+        match ctx.txn().describe(id.0.as_str()).await {
             Ok(m) => {
                 s.transaction_state = StrBytes::from_static_str(m.state.name());
                 s.transaction_timeout_ms = m.txn_timeout_ms;

@@ -48,7 +48,7 @@ pub fn handle(
     }
     // Kafka's answer leaves the messages of what succeeded at their schema default, "".
     resp.error_message = Some(StrBytes::default());
-    let image = ctx.broker.controller.image();
+    let image = ctx.controller().image();
     resp.results = describe_user_scram_credentials(&image, &users)
         .into_iter()
         .map(|(user, described)| {

@@ -50,8 +50,8 @@ async fn elect(
             format!("Unknown election type {}", asked.election_type),
         ));
     }
-    let broker = ctx.broker;
-    let own = |name: &str| broker.topics.get(name).filter(|t| !t.managed);
+    let node = ctx.node();
+    let own = |name: &str| node.topics.get(name).filter(|t| !t.managed);
     let forwarded = samsa_cluster::controller::ElectLeadersRequest {
         election_type: asked.election_type,
         topic_partitions: asked.topic_partitions.as_ref().map(|topics| {
@@ -71,7 +71,7 @@ async fn elect(
         Vec::new()
     } else {
         let request = ControllerRequest::ElectLeaders(forwarded.clone());
-        match broker.controller.request_retrying(request, timeout).await? {
+        match node.controller.request_retrying(request, timeout).await? {
             ControllerReply::ElectLeaders(results) => results,
             other => {
                 return Err((
@@ -92,7 +92,7 @@ async fn elect(
         .collect();
     if !elected.is_empty() {
         let preferred = asked.election_type == ELECTION_TYPE_PREFERRED;
-        super::wait_until_published(broker, |image| {
+        super::wait_until_published(node, |image| {
             elected
                 .iter()
                 .all(|(t, p)| shows_election(image, t, *p, preferred))
@@ -115,8 +115,7 @@ async fn elect(
         None => {
             let mut all: Vec<ReplicaElectionResult> = decided.collect();
             all.extend(
-                broker
-                    .topics
+                node.topics
                     .all()
                     .into_iter()
                     .filter(|t| !t.managed)

@@ -24,10 +24,9 @@ pub async fn handle(ctx: &Ctx<'_>, req: EndTxnRequest) -> EndTxnResponse {
         return resp;
     }
     let result = ctx
-        .broker
-        .txn
+        .txn()
         .end_txn(
-            ctx.broker,
+            ctx.node(),
             req.transactional_id.0.as_str(),
             req.producer_id.0,
             req.producer_epoch,

@@ -88,7 +88,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
         -1
     };
     let (asked, forgotten) = session::request_partitions(&req, by_id);
-    let context = ctx.broker.fetch_sessions.lock().new_context(
+    let context = ctx.fetch_sessions().lock().new_context(
         ctx.version,
         req.session_id,
         req.session_epoch,
@@ -117,7 +117,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
     let read_committed = req.isolation_level == 1;
     let max_wait = Duration::from_millis(req.max_wait_ms.clamp(0, MAX_WAIT_MS_LIMIT) as u64);
     let deadline = tokio::time::Instant::now() + max_wait;
-    let mut shutdown = ctx.broker.shutdown_signal();
+    let mut shutdown = ctx.node().shutdown_signal();
     let nothing_to_wait_for = wanted.iter().all(|w| w.partition.is_none());
     // The first read registers for nothing: most fetches are answered by it. One that has to
     // wait registers for wake-ups and reads again, so an append in between is not missed.
@@ -179,10 +179,10 @@ fn resolve<'a>(
     let any_replica = follower.is_none() && ctx.version >= 11;
     // Kafka's rack-aware selector sends a client without a rack to the leader: no need to ask.
     let selector = ctx
-        .broker
-        .replica_selector
+        .replica_selector()
+        .copied()
         .filter(|_| any_replica && !client_rack.is_empty());
-    let image = selector.map(|_| ctx.broker.controller.image());
+    let image = selector.map(|_| ctx.controller().image());
     let now_ms = crate::util::now_ms() as u64;
     let cluster_action = follower.is_some()
         && ctx.authorize(
@@ -197,7 +197,7 @@ fn resolve<'a>(
     // request, not per partition.
     let (fetched_by, stale) = match follower {
         Some(replica) => {
-            let image = ctx.broker.controller.image();
+            let image = ctx.controller().image();
             let registered = image.broker(replica);
             let stale = follower_epoch >= 0 && registered.is_some_and(|b| b.epoch > follower_epoch);
             let isr_eligible = registered.is_some_and(|b| {
@@ -220,8 +220,8 @@ fn resolve<'a>(
     for (key, params) in partitions {
         if current.as_ref().is_none_or(|(k, _, _)| *k != &key.topic) {
             let (topic, asked_name) = match &key.topic {
-                TopicKey::Id(id) => (ctx.broker.topics.get_by_id(id), ""),
-                TopicKey::Name(name) => (ctx.broker.topics.get(name.as_str()), name.as_str()),
+                TopicKey::Id(id) => (ctx.topics().get_by_id(id), ""),
+                TopicKey::Name(name) => (ctx.topics().get(name.as_str()), name.as_str()),
             };
             // By name the check comes before the lookup, so that an unauthorized client cannot
             // learn which topics exist; an unknown topic id names nothing to check.
@@ -275,7 +275,7 @@ fn resolve<'a>(
             };
             preferred_read_replica = part.preferred_read_replica(
                 selector,
-                ctx.broker.node_id,
+                ctx.node().node_id,
                 client_rack,
                 params.fetch_offset,
                 now_ms,
@@ -329,7 +329,7 @@ fn respond(
         }
     };
     let mut files = Vec::new();
-    let mut hints = LeaderHints::new(ctx.broker, &ctx.conn.listener.name);
+    let mut hints = LeaderHints::new(ctx.node(), &ctx.conn.listener.name);
     let mut last_topic: Option<&TopicKey> = None;
     for (i, (w, mut a)) in wanted.iter().zip(answers).enumerate() {
         if !included.as_ref().is_none_or(|inc| inc[i]) {
@@ -350,16 +350,16 @@ fn respond(
             }
         }
         if a.data.preferred_read_replica.0 >= 0 {
-            ctx.broker.metrics.preferred_read_replica_named();
+            ctx.node().metrics.preferred_read_replica_named();
         }
         if let Some(p) = &w.partition {
             match (&a.file, &a.data.records) {
                 (Some((r, records)), _) => {
-                    ctx.broker
+                    ctx.node()
                         .metrics
                         .fetched_range(&p.tp.topic, r.len, *records)
                 }
-                (None, Some(records)) => ctx.broker.metrics.fetched(&p.tp.topic, records),
+                (None, Some(records)) => ctx.node().metrics.fetched(&p.tp.topic, records),
                 (None, None) => {}
             }
         }
@@ -437,10 +437,10 @@ fn follower_fetched(
     match partition.on_follower_fetch(replica, p.fetch_offset, p.log_start_offset, now, by) {
         Ok(Some(alter)) => {
             tracing::info!(partition = %partition.tp, isr = ?alter.new_isr, "a follower caught up; asking the controller to expand the ISR");
-            let broker = ctx.broker.clone();
+            let node = ctx.node().clone();
             let partition = partition.clone();
             tokio::task::spawn_local(async move {
-                crate::replication::alter_isr(&broker, &partition, alter).await
+                crate::replication::alter_isr(&node, &partition, alter).await
             });
             Ok(None)
         }

@@ -73,7 +73,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: FindCoordinatorRequest) -> FindCoordinat
 async fn coordinator(ctx: &Ctx<'_>, key: &StrBytes, key_type: i8) -> Coordinator {
     let mut c = Coordinator::default();
     c.key = key.clone();
-    let broker = ctx.broker;
+    let node = ctx.node();
     let wanted = match key_type {
         KEY_TYPE_GROUP if !ctx.authorize(AclOperation::Describe, ResourceType::Group, key) => {
             Err((
@@ -90,10 +90,10 @@ async fn coordinator(ctx: &Ctx<'_>, key: &StrBytes, key_type: i8) -> Coordinator
             ))
         }
         KEY_TYPE_GROUP => Ok((
-            broker.groups.offsets_topic_spec(),
-            broker.groups.partition_for(key),
+            ctx.groups().offsets_topic_spec(),
+            ctx.groups().partition_for(key),
         )),
-        KEY_TYPE_TRANSACTION => Ok((broker.txn.state_topic_spec(), broker.txn.partition_for(key))),
+        KEY_TYPE_TRANSACTION => Ok((ctx.txn().state_topic_spec(), ctx.txn().partition_for(key))),
         KEY_TYPE_SHARE if ctx.version < 6 => Err((ResponseError::InvalidRequest, String::new())),
         KEY_TYPE_SHARE
             if !ctx.authorize(
@@ -114,8 +114,8 @@ async fn coordinator(ctx: &Ctx<'_>, key: &StrBytes, key_type: i8) -> Coordinator
         KEY_TYPE_SHARE => match parse_share_key(key) {
             None => Err((ResponseError::InvalidRequest, String::new())),
             Some(k) => {
-                let spec = crate::share::state_store::topic_spec(broker);
-                let partitions = broker
+                let spec = crate::share::state_store::topic_spec(node);
+                let partitions = node
                     .topics
                     .get(&spec.name)
                     .map_or(spec.partitions, |t| t.partition_count);
@@ -135,17 +135,17 @@ async fn coordinator(ctx: &Ctx<'_>, key: &StrBytes, key_type: i8) -> Coordinator
             return c;
         }
     };
-    if let Err(e) = crate::internal_topics::ensure(broker, &spec).await {
+    if let Err(e) = crate::internal_topics::ensure(node, &spec).await {
         no_coordinator(&mut c, e, format!("{} is not available yet", spec.name));
         return c;
     }
-    let view = ClusterView::for_listener(broker, &ctx.conn.listener.name);
+    let view = ClusterView::for_listener(node, &ctx.conn.listener.name);
     let leader = view
         .topic(&spec.name)
         .and_then(|t| view.partition(&t, index))
         .and_then(|p| p.leader)
         .and_then(|l| view.node(l).cloned());
-    let Some(node) = leader else {
+    let Some(coordinator) = leader else {
         no_coordinator(
             &mut c,
             ResponseError::CoordinatorNotAvailable,
@@ -155,15 +155,15 @@ async fn coordinator(ctx: &Ctx<'_>, key: &StrBytes, key_type: i8) -> Coordinator
     };
     // A group this broker has just become the coordinator of is answered once its partition
     // is loaded, so that the client's JoinGroup is not refused (bounded; it may retry).
-    if node.id == broker.node_id && key_type == KEY_TYPE_GROUP {
+    if coordinator.id == node.node_id && key_type == KEY_TYPE_GROUP {
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
-        while !broker.groups.is_loaded(key) && tokio::time::Instant::now() < deadline {
+        while !ctx.groups().is_loaded(key) && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
     }
-    c.node_id = BrokerId(node.id);
-    c.host = StrBytes::from_string(node.host);
-    c.port = node.port;
+    c.node_id = BrokerId(coordinator.id);
+    c.host = StrBytes::from_string(coordinator.host);
+    c.port = coordinator.port;
     // Kafka's batched answer (v4+) carries an empty message for a coordinator it found.
     c.error_message = Some(StrBytes::default());
     c

@@ -20,7 +20,7 @@ pub fn handle(ctx: &Ctx<'_>, req: HeartbeatRequest) -> HeartbeatResponse {
     } else {
         None
     };
-    let result = ctx.broker.groups.heartbeat(
+    let result = ctx.groups().heartbeat(
         req.group_id.as_str(),
         req.member_id.as_str(),
         instance,

@@ -42,7 +42,7 @@ pub async fn handle(
     ctx: &Ctx<'_>,
     req: IncrementalAlterConfigsRequest,
 ) -> IncrementalAlterConfigsResponse {
-    let image = ctx.broker.controller.image();
+    let image = ctx.controller().image();
     let repeated = repeated_resources(
         req.resources
             .iter()
@@ -87,7 +87,7 @@ pub async fn handle(
                     .map_err(to_response)?;
                     return Ok(None);
                 }
-                let cfg = ctx.broker.dynamic_configs.effective();
+                let cfg = ctx.node().dynamic_configs.effective();
                 route(
                     ctx,
                     &image,

@@ -66,18 +66,18 @@ async fn init(ctx: &Ctx<'_>, req: &InitProducerIdRequest) -> Result<(i64, i16), 
         (-1, _) | (_, -1) => return Err(TxnError::InvalidRequest),
         (pid, epoch) => Some((pid, epoch)),
     };
-    let txn = &ctx.broker.txn;
+    let txn = &ctx.txn();
     match &req.transactional_id {
-        None => Ok((txn.new_producer_id(ctx.broker).await?, 0)),
+        None => Ok((txn.new_producer_id(ctx.node()).await?, 0)),
         Some(id) => {
             // A client finds the coordinator first, which creates `__transaction_state`; one
             // that comes straight here gets it created too (and NOT_COORDINATOR if another
             // broker coordinates the id).
-            crate::internal_topics::ensure(ctx.broker, &txn.state_topic_spec())
+            crate::internal_topics::ensure(ctx.node(), &txn.state_topic_spec())
                 .await
                 .map_err(|_| TxnError::CoordinatorNotAvailable)?;
             txn.init_producer_id(
-                ctx.broker,
+                ctx.node(),
                 id.0.as_str(),
                 req.transaction_timeout_ms,
                 expected,

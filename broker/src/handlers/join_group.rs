@@ -24,7 +24,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: JoinGroupRequest) -> JoinGroupResponse {
         resp.protocol_name = (ctx.version < 7).then(StrBytes::default);
         return resp;
     }
-    if ctx.broker.shares.has_group(&req.group_id) && !ctx.broker.groups.exists(&req.group_id) {
+    if ctx.shares().has_group(&req.group_id) && !ctx.groups().exists(&req.group_id) {
         // A share group has this id: a group id cannot be both (Kafka's answer).
         let mut resp = JoinGroupResponse::default();
         resp.error_code = ResponseError::InconsistentGroupProtocol.code();
@@ -70,9 +70,8 @@ pub async fn handle(ctx: &Ctx<'_>, req: JoinGroupRequest) -> JoinGroupResponse {
         new_member_id,
     };
     let reply = ctx
-        .broker
-        .groups
-        .join(ctx.broker, req.group_id.as_str(), join)
+        .groups()
+        .join(ctx.node(), req.group_id.as_str(), join)
         .await;
 
     let mut resp = JoinGroupResponse::default();

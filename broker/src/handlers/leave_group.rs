@@ -32,9 +32,8 @@ pub fn handle(ctx: &Ctx<'_>, req: LeaveGroupRequest) -> LeaveGroupResponse {
         vec![(req.member_id.to_string(), None)]
     };
     let result = ctx
-        .broker
-        .groups
-        .leave(ctx.broker, req.group_id.as_str(), &members);
+        .groups()
+        .leave(ctx.node(), req.group_id.as_str(), &members);
     let mut resp = LeaveGroupResponse::default();
     match result {
         Err(e) => resp.error_code = e.code(),

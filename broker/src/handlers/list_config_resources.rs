@@ -40,7 +40,7 @@ pub fn handle(ctx: &Ctx<'_>, req: ListConfigResourcesRequest) -> ListConfigResou
         resp.error_code = ResponseError::ClusterAuthorizationFailed.code();
         return resp;
     }
-    let image = ctx.broker.controller.image();
+    let image = ctx.controller().image();
     let subscriptions = || -> Vec<String> {
         let mut names: Vec<String> = image
             .config_resources()
@@ -72,8 +72,8 @@ pub fn handle(ctx: &Ctx<'_>, req: ListConfigResourcesRequest) -> ListConfigResou
     // Every broker of the cluster (Kafka 4.4 lists each registered one), this one if the image
     // has not registered it yet.
     let mut nodes: Vec<i32> = image.brokers().keys().copied().collect();
-    if !nodes.contains(&ctx.broker.node_id) {
-        nodes.push(ctx.broker.node_id);
+    if !nodes.contains(&ctx.node().node_id) {
+        nodes.push(ctx.node().node_id);
         nodes.sort_unstable();
     }
     let mut push = |name: String, resource_type: i8| {
@@ -106,8 +106,7 @@ pub fn handle(ctx: &Ctx<'_>, req: ListConfigResourcesRequest) -> ListConfigResou
                 // The cluster's topics, and those only this node knows (not imported yet).
                 let mut topics: Vec<String> = image.topics().map(|t| t.name.to_string()).collect();
                 topics.extend(
-                    ctx.broker
-                        .topics
+                    ctx.topics()
                         .all()
                         .into_iter()
                         .filter(|t| !t.managed && image.topic_by_name(&t.name).is_none())

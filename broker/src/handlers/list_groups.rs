@@ -16,7 +16,7 @@ const GROUP_TYPE_SHARE: &str = "share";
 
 pub fn handle(ctx: &Ctx<'_>, req: ListGroupsRequest) -> ListGroupsResponse {
     let mut resp = ListGroupsResponse::default();
-    let groups = match ctx.broker.groups.list() {
+    let groups = match ctx.groups().list() {
         Ok(g) => g,
         Err(e) => {
             resp.error_code = e.code();
@@ -63,11 +63,11 @@ pub fn handle(ctx: &Ctx<'_>, req: ListGroupsRequest) -> ListGroupsResponse {
         }
     }
     if type_ok(GROUP_TYPE_SHARE) {
-        for id in ctx.broker.shares.group_ids() {
-            if !ctx.broker.groups.is_loaded(&id) || !visible(&id) {
+        for id in ctx.shares().group_ids() {
+            if !ctx.groups().is_loaded(&id) || !visible(&id) {
                 continue;
             }
-            let Some(state) = ctx.broker.shares.with_group(&id, false, |g| g.state()) else {
+            let Some(state) = ctx.shares().with_group(&id, false, |g| g.state()) else {
                 continue;
             };
             if state_ok(state) {

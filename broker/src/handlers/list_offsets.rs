@@ -43,7 +43,7 @@ pub fn handle(ctx: &Ctx<'_>, req: ListOffsetsRequest) -> ListOffsetsResponse {
     }
     for t in req.topics {
         let authorized = ctx.authorize(AclOperation::Describe, ResourceType::Topic, &t.name);
-        let topic = ctx.broker.topics.get(t.name.as_str());
+        let topic = ctx.topics().get(t.name.as_str());
         let mut tr = ListOffsetsTopicResponse::default();
         tr.name = t.name.clone();
         for p in t.partitions {

@@ -34,7 +34,7 @@ pub fn handle(
             .map(|t| (t.name.to_string(), t.partition_indexes))
             .collect()
     });
-    let image = ctx.broker.controller.image();
+    let image = ctx.controller().image();
     let ids = |v: Vec<i32>| v.into_iter().map(BrokerId).collect();
     resp.topics = list_partition_reassignments(&image, asked.as_deref())
         .into_iter()

@@ -46,7 +46,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ListTransactionsRequest) -> ListTransact
         }
     };
     let now = crate::util::now_ms();
-    for m in ctx.broker.txn.list().await {
+    for m in ctx.txn().list().await {
         let listed = m.state != TxnState::Dead
             && ctx.authorize(
                 AclOperation::Describe,

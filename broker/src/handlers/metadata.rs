@@ -29,12 +29,12 @@ use crate::topics::is_internal_topic;
 const OPERATIONS_OMITTED: i32 = i32::MIN;
 
 pub async fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
-    let broker = ctx.broker;
+    let node = ctx.node();
     let mut resp = MetadataResponse::default();
-    let mut view = ClusterView::for_listener(broker, &ctx.conn.listener.name);
+    let mut view = ClusterView::for_listener(node, &ctx.conn.listener.name);
     // Fields a version lacks must stay at their defaults, or the encoder refuses the response.
     if ctx.version >= 2 {
-        resp.cluster_id = Some(StrBytes::from_string(broker.cluster_id.clone()));
+        resp.cluster_id = Some(StrBytes::from_string(node.cluster_id.clone()));
     }
     if ctx.version >= 1 {
         resp.controller_id = BrokerId(view.controller_id());
@@ -105,7 +105,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
     dedup_in_order(&mut names);
 
     let allow_auto_create = (ctx.version < 4 || req.allow_auto_topic_creation)
-        && broker.config.bool("auto.create.topics.enable");
+        && node.config.bool("auto.create.topics.enable");
     // Topics to create first, through the controller, all in one request.
     let missing: Vec<String> = names
         .iter()
@@ -123,7 +123,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: MetadataRequest) -> MetadataResponse {
     let mut not_created = std::collections::HashMap::new();
     if !missing.is_empty() {
         not_created = auto_create(ctx, &missing).await;
-        view = ClusterView::for_listener(broker, &ctx.conn.listener.name);
+        view = ClusterView::for_listener(node, &ctx.conn.listener.name);
     }
     for name in names {
         let Some(name) = name else {
@@ -235,7 +235,7 @@ async fn auto_create(
     ctx: &Ctx<'_>,
     names: &[String],
 ) -> std::collections::HashMap<String, ResponseError> {
-    let broker = ctx.broker;
+    let node = ctx.node();
     let request = ControllerRequest::CreateTopics {
         topics: names
             .iter()
@@ -252,7 +252,7 @@ async fn auto_create(
     };
     let timeout = std::time::Duration::from_secs(10);
     let mut failed = std::collections::HashMap::new();
-    match broker.controller.request_retrying(request, timeout).await {
+    match node.controller.request_retrying(request, timeout).await {
         Ok(ControllerReply::CreateTopics(results)) => {
             for r in results {
                 if r.error_code != 0 && r.error_code != ResponseError::TopicAlreadyExists.code() {
@@ -272,7 +272,7 @@ async fn auto_create(
             }
         }
     }
-    super::wait_for_image(&broker.controller, 5_000, |image| {
+    super::wait_for_image(&node.controller, 5_000, |image| {
         names
             .iter()
             .all(|n| failed.contains_key(n) || image.topic_by_name(n).is_some())
@@ -280,18 +280,18 @@ async fn auto_create(
     .await;
     // And until the partitions placed here are installed, so that a Produce right after
     // this answer finds them.
-    let image = broker.controller.image();
+    let image = node.controller.image();
     let hosted: Vec<&String> = names
         .iter()
         .filter(|n| {
             image.topic_by_name(n).is_some_and(|t| {
                 t.partitions()
                     .iter()
-                    .any(|p| p.replicas.contains(&broker.node_id))
+                    .any(|p| p.replicas.contains(&node.node_id))
             })
         })
         .collect();
-    super::wait_for_topics(&broker.topics, 5_000, |topics| {
+    super::wait_for_topics(&node.topics, 5_000, |topics| {
         hosted.iter().all(|n| topics.get(n).is_some())
     })
     .await;

@@ -81,6 +81,7 @@ use kafka_protocol::messages::{RequestHeader, RequestKind, ResponseKind};
 use kafka_protocol::protocol::StrBytes;
 use samsa_protocol::{Chunk, DecodedRequest};
 
+use crate::node::Node;
 use crate::server::Broker;
 
 /// Per-connection state a handler may read or change.
@@ -181,17 +182,15 @@ impl AuthState {
 /// The name of the topic `id` names, from this node's registry or the metadata image (as
 /// Kafka's metadata cache answers `getTopicName`): how the versions that name topics by id
 /// (OffsetCommit v10, OffsetFetch v10, TxnOffsetCommit v6) find the topic.
-pub fn topic_name_by_id(broker: &Broker, id: &uuid::Uuid) -> Option<String> {
+pub fn topic_name_by_id(node: &Node, id: &uuid::Uuid) -> Option<String> {
     if id.is_nil() {
         return None;
     }
-    broker
-        .topics
+    node.topics
         .get_by_id(id)
         .map(|t| t.name.clone())
         .or_else(|| {
-            broker
-                .controller
+            node.controller
                 .image()
                 .topic_by_id(id)
                 .map(|t| t.name.to_string())
@@ -199,10 +198,9 @@ pub fn topic_name_by_id(broker: &Broker, id: &uuid::Uuid) -> Option<String> {
 }
 
 /// The id of topic `name` (nil when unknown), the reverse of [`topic_name_by_id`].
-pub fn topic_id_by_name(broker: &Broker, name: &str) -> uuid::Uuid {
-    broker.topics.get(name).map(|t| t.id).unwrap_or_else(|| {
-        broker
-            .controller
+pub fn topic_id_by_name(node: &Node, name: &str) -> uuid::Uuid {
+    node.topics.get(name).map(|t| t.id).unwrap_or_else(|| {
+        node.controller
             .image()
             .topic_by_name(name)
             .map_or(uuid::Uuid::nil(), |t| t.id)
@@ -211,15 +209,78 @@ pub fn topic_id_by_name(broker: &Broker, name: &str) -> uuid::Uuid {
 
 // The metadata waits live below the handlers (internal topics and the upgrade import use them
 // too); handlers keep calling them through here.
+pub use crate::metadata_wait::wait_until_published;
 pub use crate::metadata_wait::{ask_controller, ctx_timeout, wait_for_image, wait_for_topics};
-pub use crate::publisher::wait_until_published;
 
 /// What every handler gets besides its request.
 pub struct Ctx<'a> {
-    pub broker: &'a Arc<Broker>,
+    broker: &'a Arc<Broker>,
     pub conn: &'a Rc<Connection>,
     pub header: &'a RequestHeader,
     pub version: i16,
+}
+
+/// What a handler may use of the broker: the [`Node`] below the services, and the services.
+impl<'a> Ctx<'a> {
+    pub fn new(
+        broker: &'a Arc<Broker>,
+        conn: &'a Rc<Connection>,
+        header: &'a RequestHeader,
+        version: i16,
+    ) -> Ctx<'a> {
+        Ctx {
+            broker,
+            conn,
+            header,
+            version,
+        }
+    }
+
+    /// This node: identity, configuration, topics, quorum, membership, metrics.
+    pub fn node(&self) -> &'a Arc<Node> {
+        &self.broker.node
+    }
+
+    /// The topics and partitions this node has.
+    pub fn topics(&self) -> &'a crate::topics::TopicRegistry {
+        &self.broker.node.topics
+    }
+
+    /// This node's controller: the metadata quorum and its image.
+    pub fn controller(&self) -> &'a crate::controller::runtime::Controller {
+        &self.broker.node.controller
+    }
+
+    pub fn groups(&self) -> &'a Arc<crate::group::GroupCoordinator> {
+        &self.broker.groups
+    }
+
+    pub fn txn(&self) -> &'a Arc<crate::txn::TransactionCoordinator> {
+        &self.broker.txn
+    }
+
+    pub fn shares(&self) -> &'a Arc<crate::share::ShareCoordinator> {
+        &self.broker.shares
+    }
+
+    /// ACL authorization; `None` when `authorizer.class.name` is empty.
+    pub fn authorizer(&self) -> Option<&'a crate::acl::Authorizer> {
+        self.broker.authorizer.as_ref()
+    }
+
+    /// Fetch sessions (KIP-227).
+    pub fn fetch_sessions(
+        &self,
+    ) -> &'a parking_lot::Mutex<crate::fetch_session::cache::FetchSessionCache> {
+        &self.broker.fetch_sessions
+    }
+
+    /// How a leader picks the replica a consumer reads from (KIP-392).
+    pub fn replica_selector(
+        &self,
+    ) -> Option<&'a samsa_cluster::replication::selector::ReplicaSelector> {
+        self.broker.replica_selector.as_ref()
+    }
 }
 
 /// A response frame as chunks, or one still waiting for something (an fsync) that the
@@ -315,6 +376,7 @@ pub async fn handle_request(
                 return Ok(Reply::Deferred(Box::pin(async move {
                     let response = Some(ResponseKind::Produce(later.await));
                     broker
+                        .node
                         .metrics
                         .request(key, version, started.elapsed(), response.as_ref());
                     let mut chunks = Vec::new();
@@ -530,6 +592,7 @@ pub async fn handle_request(
         }
     };
     broker
+        .node
         .metrics
         .request(key, version, started.elapsed(), response.as_ref());
     encode(

@@ -31,7 +31,7 @@ pub async fn handle(ctx: &Ctx<'_>, mut req: OffsetCommitRequest) -> OffsetCommit
     if by_id {
         // An unknown id leaves the name empty: UNKNOWN_TOPIC_ID below.
         for t in &mut req.topics {
-            let name = super::topic_name_by_id(ctx.broker, &t.topic_id).unwrap_or_default();
+            let name = super::topic_name_by_id(ctx.node(), &t.topic_id).unwrap_or_default();
             t.name = TopicName(StrBytes::from_string(name));
         }
     }
@@ -43,14 +43,14 @@ pub async fn handle(ctx: &Ctx<'_>, mut req: OffsetCommitRequest) -> OffsetCommit
     // A partition is known when this broker holds it or the metadata image names it (Kafka
     // checks its metadata cache): a topic just created is in the image a moment before this
     // broker has opened its replicas, and Metadata already lists it.
-    let image = ctx.broker.controller.image();
+    let image = ctx.controller().image();
     let in_image = |name: &str, p: i32| {
         image
             .topic_by_name(name)
             .is_some_and(|t| t.partition(p).is_some())
     };
     for (i, t) in req.topics.iter().enumerate() {
-        let topic = ctx.broker.topics.get(t.name.as_str());
+        let topic = ctx.topics().get(t.name.as_str());
         let refused = if !group_authorized {
             Some(ResponseError::GroupAuthorizationFailed)
         } else if by_id && t.name.is_empty() {
@@ -112,7 +112,7 @@ pub async fn handle(ctx: &Ctx<'_>, mut req: OffsetCommitRequest) -> OffsetCommit
     let result = if valid.is_empty() {
         Ok(Vec::new())
     } else {
-        ctx.broker.groups.commit_offsets(ctx.broker, commit).await
+        ctx.groups().commit_offsets(ctx.node(), commit).await
     };
     // Results in the request's order, whatever path each partition took.
     let mut by_partition: std::collections::HashMap<(String, i32), i16> = Default::default();

@@ -25,7 +25,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: OffsetDeleteRequest) -> OffsetDeleteResp
     // Partitions the topic has, by topic: another partition is UNKNOWN_TOPIC_OR_PARTITION.
     let mut counts = std::collections::HashMap::new();
     for t in &req.topics {
-        let topic = ctx.broker.topics.get(t.name.as_str());
+        let topic = ctx.topics().get(t.name.as_str());
         if let (true, Some(topic)) = (may_read(&t.name), topic) {
             counts.insert(t.name.to_string(), topic.partition_count);
             known.push((
@@ -39,9 +39,8 @@ pub async fn handle(ctx: &Ctx<'_>, req: OffsetDeleteRequest) -> OffsetDeleteResp
         }
     }
     let results = match ctx
-        .broker
-        .groups
-        .delete_offsets(ctx.broker, req.group_id.as_str(), known)
+        .groups()
+        .delete_offsets(ctx.node(), req.group_id.as_str(), known)
         .await
     {
         Ok(r) => r,

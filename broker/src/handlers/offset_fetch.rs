@@ -54,7 +54,7 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
                         if !by_id {
                             return Some((t.name.to_string(), t.partition_indexes.clone()));
                         }
-                        match super::topic_name_by_id(ctx.broker, &t.topic_id) {
+                        match super::topic_name_by_id(ctx.node(), &t.topic_id) {
                             Some(name) => Some((name, t.partition_indexes.clone())),
                             None => {
                                 unknown_ids.push(unknown_topic_id(t));
@@ -72,14 +72,14 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
                 continue;
             }
             let all_topics = topics.is_none();
-            match ctx.broker.groups.fetch_offsets(g.group_id.as_str(), topics) {
+            match ctx.groups().fetch_offsets(g.group_id.as_str(), topics) {
                 Ok(mut found) => {
                     let denied = hide_unauthorized(ctx, &mut found, all_topics);
                     let unstable = unstable(ctx, &req, g.group_id.as_str(), &found);
                     rg.topics = batched_topics(found);
                     if by_id {
                         for t in &mut rg.topics {
-                            t.topic_id = super::topic_id_by_name(ctx.broker, t.name.as_str());
+                            t.topic_id = super::topic_id_by_name(ctx.node(), t.name.as_str());
                         }
                         // Offsets of a topic that is gone cannot be named by id.
                         if all_topics {
@@ -130,8 +130,7 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
     }
     let all_topics = topics.is_none();
     match ctx
-        .broker
-        .groups
+        .groups()
         .fetch_offsets(req.group_id.as_str(), topics.clone())
     {
         Ok(mut found) => {
@@ -173,7 +172,7 @@ fn unstable(
     found: &FetchedOffsets,
 ) -> Vec<(String, i32)> {
     if ctx.version >= 7 && req.require_stable {
-        ctx.broker.groups.unstable_partitions(group_id, found)
+        ctx.groups().unstable_partitions(group_id, found)
     } else {
         Vec::new()
     }

@@ -20,7 +20,7 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetForLeaderEpochRequest) -> OffsetForLeade
     let mut resp = OffsetForLeaderEpochResponse::default();
     for t in req.topics {
         let authorized = ctx.authorize(AclOperation::Describe, ResourceType::Topic, &t.topic);
-        let topic = ctx.broker.topics.get(t.topic.as_str());
+        let topic = ctx.topics().get(t.topic.as_str());
         let mut tr = OffsetForLeaderTopicResult::default();
         tr.topic = t.topic.clone();
         for p in t.partitions {

@@ -93,7 +93,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
     // partition, end offset, min.insync.replicas).
     let mut replication_waits = Vec::new();
     let mut first_error: Option<String> = None;
-    let mut hints = LeaderHints::new(ctx.broker, &ctx.conn.listener.name);
+    let mut hints = LeaderHints::new(ctx.node(), &ctx.conn.listener.name);
     let transactional = topic_data.iter().any(|t| {
         t.partition_data
             .iter()
@@ -114,13 +114,13 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
     // broker, with one question per request when it is another.
     let remote = match (&transactional_id, transactional) {
         (Some(id), true) if refuse_all.is_none() => {
-            crate::txn::verification::remote_coordinator(ctx.broker, id)
+            crate::txn::verification::remote_coordinator(ctx.node(), ctx.txn(), id)
         }
         _ => None,
     };
     let mut txn_guard = match (&transactional_id, transactional) {
         (Some(id), true) if refuse_all.is_none() && remote.is_none() => {
-            Some(ctx.broker.txn.lock(ctx.broker, id).await)
+            Some(ctx.txn().lock(ctx.node(), id).await)
         }
         _ => None,
     };
@@ -143,9 +143,9 @@ pub async fn handle(ctx: &Ctx<'_>, req: ProduceRequest) -> Result<Produced, Stri
         let topic_id = topic_data.topic_id;
         let partition_data = last_per_partition(topic_data.partition_data);
         let topic = if ctx.version >= 13 {
-            ctx.broker.topics.get_by_id(&topic_id)
+            ctx.topics().get_by_id(&topic_id)
         } else {
-            ctx.broker.topics.get(topic_data.name.as_str())
+            ctx.topics().get(topic_data.name.as_str())
         };
         // The name as requested is copied only when no topic answers to it (for the errors
         // and the response); a known topic's own name serves otherwise.
@@ -467,7 +467,7 @@ fn replicated(w: &ReplicationWait) -> bool {
 
 /// The topic's `min.insync.replicas` (its override, else the broker's).
 fn min_insync_replicas(ctx: &Ctx<'_>, topic: &crate::topics::Topic) -> usize {
-    let broker = ctx.broker.dynamic_configs.effective();
+    let broker = ctx.node().dynamic_configs.effective();
     let (value, _) =
         crate::config::topic::effective(&broker, &topic.overrides.read(), "min.insync.replicas");
     value
@@ -496,9 +496,9 @@ async fn add_to_transaction(
     let mut producer = None;
     for t in topic_data {
         let topic = if ctx.version >= 13 {
-            ctx.broker.topics.get_by_id(&t.topic_id)
+            ctx.topics().get_by_id(&t.topic_id)
         } else {
-            ctx.broker.topics.get(t.name.as_str())
+            ctx.topics().get(t.name.as_str())
         };
         let Some(topic) = topic else { continue };
         for pd in &t.partition_data {
@@ -513,10 +513,9 @@ async fn add_to_transaction(
     }
     let (producer_id, producer_epoch) = producer?;
     let result = ctx
-        .broker
-        .txn
+        .txn()
         .add_partitions_locked(
-            ctx.broker,
+            ctx.node(),
             guard,
             producer_id,
             producer_epoch,
@@ -665,9 +664,9 @@ async fn verify_remotely(
     let mut producer = None;
     for t in topic_data {
         let topic = if ctx.version >= 13 {
-            ctx.broker.topics.get_by_id(&t.topic_id)
+            ctx.topics().get_by_id(&t.topic_id)
         } else {
-            ctx.broker.topics.get(t.name.as_str())
+            ctx.topics().get(t.name.as_str())
         };
         let Some(topic) = topic else { continue };
         for pd in &t.partition_data {
@@ -686,7 +685,7 @@ async fn verify_remotely(
     match producer {
         Some((pid, epoch)) if !needed.is_empty() => {
             crate::txn::verification::verify(
-                ctx.broker,
+                ctx.node(),
                 coordinator,
                 transactional_id,
                 pid,
@@ -766,9 +765,9 @@ fn append(
     now: i64,
 ) -> Result<Appended, Refusal> {
     let bytes = records.len();
-    match p.append(records, now, &ctx.broker.group_commit) {
+    match p.append(records, now, &ctx.node().group_commit) {
         Ok((info, wait)) => {
-            ctx.broker
+            ctx.node()
                 .metrics
                 .produced(&p.tp.topic, bytes, info.record_count as u64);
             Ok((info, wait, p.clone()))

@@ -17,13 +17,11 @@ use kafka_protocol::ResponseError;
 
 use super::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
-use crate::server::Broker;
 use crate::share::ShareKey;
 
 /// Whether the metadata knows `key`'s topic and partition.
-pub fn known_partition(broker: &Broker, key: &ShareKey) -> bool {
-    broker
-        .topics
+pub fn known_partition(node: &crate::node::Node, key: &ShareKey) -> bool {
+    node.topics
         .get_by_id(&key.topic_id)
         .is_some_and(|t| key.partition >= 0 && key.partition < t.partition_count)
 }
@@ -47,7 +45,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ReadShareGroupStateRequest) -> ReadShare
                 partition: p.partition,
             };
             let read = if authorized {
-                ctx.broker.shares.store().read(ctx.broker, &key).await
+                ctx.shares().store().read(ctx.node(), &key).await
             } else {
                 Err(ResponseError::ClusterAuthorizationFailed)
             };
@@ -58,7 +56,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ReadShareGroupStateRequest) -> ReadShare
                         "Read operation on uninitialized share partition not allowed.",
                     ));
                 }
-                Ok(Some(_)) if !known_partition(ctx.broker, &key) => {
+                Ok(Some(_)) if !known_partition(ctx.node(), &key) => {
                     r.error_code = ResponseError::UnknownTopicOrPartition.code();
                     r.error_message = Some(StrBytes::from_static_str(
                         "This server does not host this topic-partition.",

@@ -29,7 +29,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: SaslAuthenticateRequest) -> SaslAuthenti
                     .sasl
                     .as_ref()
                     .expect("an exchange runs on a SASL listener only");
-                let image = ctx.broker.controller.image();
+                let image = ctx.controller().image();
                 let step = exchange.step(&req.auth_bytes, settings, &|m, user| {
                     image.scram_credential(m.code(), user).cloned()
                 });
@@ -75,7 +75,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: SaslAuthenticateRequest) -> SaslAuthenti
                 let reauth_ms = ctx.conn.listener.reauth_ms;
                 let again = ctx.conn.reauthenticating.borrow_mut().take().is_some();
                 tracing::debug!(peer = %ctx.conn.peer, listener = %ctx.conn.listener.name, %principal, reauthenticated = again, "authenticated");
-                ctx.broker.metrics.authentication(
+                ctx.node().metrics.authentication(
                     &ctx.conn.listener.name,
                     if again { "reauthenticated" } else { "success" },
                 );
@@ -96,7 +96,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: SaslAuthenticateRequest) -> SaslAuthenti
                 SaslError::IllegalState(_) => ResponseError::IllegalSaslState,
             };
             tracing::info!(peer = %ctx.conn.peer, listener = %ctx.conn.listener.name, "failed authentication: {}", e.message());
-            ctx.broker
+            ctx.node()
                 .metrics
                 .authentication(&ctx.conn.listener.name, "failure");
             failed_authentication_delay(ctx).await;
@@ -111,7 +111,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: SaslAuthenticateRequest) -> SaslAuthenti
 /// connection closed) only after this.
 pub async fn failed_authentication_delay(ctx: &Ctx<'_>) {
     let ms = ctx
-        .broker
+        .node()
         .config
         .long("connection.failed.authentication.delay.ms")
         .max(0) as u64;

@@ -48,9 +48,7 @@ pub async fn handle(
     }
     // Kafka answers request-level errors with the field's default.
     let lock_ms = match group {
-        Some(g) if resp.error_code == 0 => {
-            ctx.broker.shares.settings(ctx.broker, &g).limits.lock_ms
-        }
+        Some(g) if resp.error_code == 0 => ctx.shares().settings(ctx.node(), &g).limits.lock_ms,
         _ => 0,
     };
     let lock_ms = lock_ms.min(i32::MAX as i64);
@@ -63,8 +61,8 @@ async fn answer(
     req: ShareAcknowledgeRequest,
     added: &Record,
 ) -> ShareAcknowledgeResponse {
-    let broker = ctx.broker;
-    if !crate::share::enabled(&broker.controller.image()) {
+    let node = ctx.node();
+    if !crate::share::enabled(&node.controller.image()) {
         return top_error(
             ResponseError::UnsupportedVersion,
             "share groups are off: share.version is below 1",
@@ -87,7 +85,7 @@ async fn answer(
     let epoch = req.share_session_epoch;
     let renew = renew_ack(added);
     {
-        let mut sessions = broker.shares.sessions();
+        let mut sessions = ctx.shares().sessions();
         let key = (group_id.clone(), member.clone());
         match epoch {
             0 => {
@@ -113,7 +111,7 @@ async fn answer(
     }
     let mut resp = ShareAcknowledgeResponse::default();
     for t in &req.topics {
-        let topic = broker.topics.get_by_id(&t.topic_id);
+        let topic = node.topics.get_by_id(&t.topic_id);
         let mut out = ShareAcknowledgeTopicResponse::default();
         out.topic_id = t.topic_id;
         for p in &t.partitions {
@@ -159,9 +157,9 @@ async fn answer(
                 topic_id: t.topic_id,
                 partition: p.partition_index,
             };
-            if let Err((e, m)) = broker
-                .shares
-                .acknowledge_durably(broker, &key, leader_epoch, &member, &batches)
+            if let Err((e, m)) = ctx
+                .shares()
+                .acknowledge_durably(node, &key, leader_epoch, &member, &batches)
                 .await
                 .map_err(|(e, m)| (super::share_fetch::retriable(e), m))
             {
@@ -173,10 +171,7 @@ async fn answer(
         resp.responses.push(out);
     }
     if epoch == -1 {
-        broker
-            .shares
-            .release_member(broker, &group_id, &member)
-            .await;
+        ctx.shares().release_member(node, &group_id, &member).await;
     }
     resp
 }

@@ -97,8 +97,8 @@ struct Answer {
 }
 
 pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest, added: &Record) -> ShareFetchResponse {
-    let broker = ctx.broker;
-    if !crate::share::enabled(&broker.controller.image()) {
+    let node = ctx.node();
+    if !crate::share::enabled(&node.controller.image()) {
         return top_error(
             ResponseError::UnsupportedVersion,
             "share groups are off: share.version is below 1",
@@ -152,7 +152,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest, added: &Record) -> Sh
     // The session: which partitions this fetch reads.
     let session_key = (group_id.clone(), member.to_string());
     let wanted: Vec<(Uuid, i32)> = {
-        let mut sessions = broker.shares.sessions();
+        let mut sessions = ctx.shares().sessions();
         let requested = req.topics.iter().flat_map(|t| {
             t.partitions
                 .iter()
@@ -160,7 +160,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest, added: &Record) -> Sh
         });
         match epoch {
             0 => {
-                let max = broker
+                let max = node
                     .dynamic_configs
                     .effective()
                     .long("group.share.max.share.sessions")
@@ -205,7 +205,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest, added: &Record) -> Sh
         }
     };
 
-    let settings = broker.shares.settings(broker, &group_id);
+    let settings = ctx.shares().settings(node, &group_id);
     let mut answers: BTreeMap<(Uuid, i32), Answer> = BTreeMap::new();
     // Acknowledgements first: what they release may be acquired by this same fetch.
     for t in &req.topics {
@@ -236,7 +236,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest, added: &Record) -> Sh
                 topic_id: t.topic_id,
                 partition: p.partition_index,
             };
-            let led = match broker.topics.get_by_id(&t.topic_id) {
+            let led = match node.topics.get_by_id(&t.topic_id) {
                 None => Err(ResponseError::UnknownTopicId),
                 Some(topic) => topic
                     .led_partition(p.partition_index)
@@ -244,9 +244,8 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest, added: &Record) -> Sh
             };
             let acked = match led {
                 Ok(leader_epoch) => {
-                    broker
-                        .shares
-                        .acknowledge_durably(broker, &key, leader_epoch, &member, &batches)
+                    ctx.shares()
+                        .acknowledge_durably(node, &key, leader_epoch, &member, &batches)
                         .await
                 }
                 Err(e) => Err((e, "this broker does not lead the partition".to_string())),
@@ -260,10 +259,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest, added: &Record) -> Sh
     }
     if epoch == -1 {
         // The member is done here: what it still holds goes back to the group.
-        broker
-            .shares
-            .release_member(broker, &group_id, &member)
-            .await;
+        ctx.shares().release_member(node, &group_id, &member).await;
     }
     // A renewal fetches nothing: it is answered with its acknowledgements' results.
     let wanted = if renew_ack { Vec::new() } else { wanted };
@@ -275,7 +271,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest, added: &Record) -> Sh
     }
 
     // Resolve the partitions to read.
-    let mut hints = LeaderHints::new(broker, &ctx.conn.listener.name);
+    let mut hints = LeaderHints::new(node, &ctx.conn.listener.name);
     let mut readable: Vec<((Uuid, i32), Arc<Partition>)> = Vec::new();
     for (topic_id, index) in &wanted {
         let a = answers.entry((*topic_id, *index)).or_default();
@@ -283,7 +279,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest, added: &Record) -> Sh
         if epoch == 0 {
             a.news = true;
         }
-        let topic = broker.topics.get_by_id(topic_id);
+        let topic = node.topics.get_by_id(topic_id);
         let refused = match &topic {
             None => Some(ResponseError::UnknownTopicId),
             Some(t) if !ctx.authorize(AclOperation::Read, ResourceType::Topic, &t.name) => {
@@ -331,9 +327,9 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest, added: &Record) -> Sh
             }
         };
         loop {
-            match broker
-                .shares
-                .open_partition(broker, &key, settings.limits, p.leader_epoch(), start)
+            match ctx
+                .shares()
+                .open_partition(node, &key, settings.limits, p.leader_epoch(), start)
                 .await
             {
                 Ok(h) => {
@@ -370,7 +366,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest, added: &Record) -> Sh
     } else {
         Limit::Batches
     };
-    let mut shutdown = broker.shutdown_signal();
+    let mut shutdown = node.shutdown_signal();
     let mut waiting = false;
     loop {
         let mut wakers: Vec<Pin<Box<dyn std::future::Future<Output = ()> + '_>>> = Vec::new();
@@ -380,7 +376,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareFetchRequest, added: &Record) -> Sh
                 n.as_mut().enable();
                 wakers.push(n);
             }
-            let mut r = Box::pin(broker.shares.released());
+            let mut r = Box::pin(ctx.shares().released());
             r.as_mut().enable();
             wakers.push(r);
         }

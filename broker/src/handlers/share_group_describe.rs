@@ -16,9 +16,9 @@ use crate::acl::{AclOperation, ResourceType};
 use crate::share::ShareCoordinator;
 
 pub fn handle(ctx: &Ctx<'_>, req: ShareGroupDescribeRequest) -> ShareGroupDescribeResponse {
-    let broker = ctx.broker;
+    let node = ctx.node();
     let mut resp = ShareGroupDescribeResponse::default();
-    if !crate::share::enabled(&broker.controller.image()) {
+    if !crate::share::enabled(&node.controller.image()) {
         // Kafka's getErrorResponse: each group with its id and the error, nothing else.
         for id in &req.group_ids {
             let mut d = DescribedGroup::default();
@@ -51,13 +51,13 @@ pub fn handle(ctx: &Ctx<'_>, req: ShareGroupDescribeRequest) -> ShareGroupDescri
         if req.include_authorized_operations {
             d.authorized_operations = ctx.authorized_operations(ResourceType::Group, group_id);
         }
-        if let Err(e) = broker.groups.check_loaded(group_id) {
+        if let Err(e) = ctx.groups().check_loaded(group_id) {
             refuse(&mut d, e.response_error(), Some(e.to_string()));
             resp.groups.push(d);
             continue;
         }
-        let topic = |name: &str| ShareCoordinator::topic_meta(broker, name);
-        let found = broker.shares.with_group(group_id, false, |g| {
+        let topic = |name: &str| ShareCoordinator::topic_meta(node, name);
+        let found = ctx.shares().with_group(group_id, false, |g| {
             d.group_state = StrBytes::from_static_str(g.state());
             d.group_epoch = g.epoch();
             d.assignment_epoch = g.epoch();
@@ -84,8 +84,7 @@ pub fn handle(ctx: &Ctx<'_>, req: ShareGroupDescribeRequest) -> ShareGroupDescri
                             let mut tp = TopicPartitions::default();
                             tp.topic_id = topic_id;
                             tp.topic_name = TopicName(StrBytes::from_string(
-                                broker
-                                    .topics
+                                node.topics
                                     .get_by_id(&topic_id)
                                     .map(|t| t.name.clone())
                                     .unwrap_or_default(),
@@ -100,7 +99,7 @@ pub fn handle(ctx: &Ctx<'_>, req: ShareGroupDescribeRequest) -> ShareGroupDescri
                 .collect();
         });
         if found.is_none() {
-            let m = if broker.groups.exists(group_id) {
+            let m = if ctx.groups().exists(group_id) {
                 format!("Group {group_id} is not a share group.")
             } else {
                 format!("Group {group_id} not found.")

@@ -54,9 +54,9 @@ const INITIALIZE_ROUNDS: usize = 3;
 const INITIALIZE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 pub async fn handle(ctx: &Ctx<'_>, req: ShareGroupHeartbeatRequest) -> ShareGroupHeartbeatResponse {
-    let broker = ctx.broker;
+    let node = ctx.node();
     let group_id = req.group_id.as_str();
-    if !crate::share::enabled(&broker.controller.image()) {
+    if !crate::share::enabled(&node.controller.image()) {
         return error(ResponseError::UnsupportedVersion, None);
     }
     if !ctx.authorize(AclOperation::Read, ResourceType::Group, group_id) {
@@ -77,16 +77,16 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareGroupHeartbeatRequest) -> ShareGrou
     if let Some(m) = invalid(&req) {
         return error(ResponseError::InvalidRequest, Some(m));
     }
-    if let Err(e) = broker.groups.check_member_group(group_id) {
+    if let Err(e) = ctx.groups().check_member_group(group_id) {
         return error(e.response_error(), None);
     }
-    if broker.groups.exists(group_id) {
+    if ctx.groups().exists(group_id) {
         return error(
             ResponseError::GroupIdNotFound,
             Some(&format!("Group {group_id} is not a share group.")),
         );
     }
-    let settings = broker.shares.settings(broker, group_id);
+    let settings = ctx.shares().settings(node, group_id);
     let member_id = req.member_id.to_string();
     let client_id = ctx
         .header
@@ -103,11 +103,11 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareGroupHeartbeatRequest) -> ShareGrou
         client_id: client_id.clone(),
         client_host: client_host.clone(),
     };
-    let topic = |name: &str| ShareCoordinator::topic_meta(broker, name);
-    let created = req.member_epoch == 0 && !broker.shares.has_group(group_id);
+    let topic = |name: &str| ShareCoordinator::topic_meta(node, name);
+    let created = req.member_epoch == 0 && !ctx.shares().has_group(group_id);
     // Only a join creates the group.
-    let result = broker
-        .shares
+    let result = ctx
+        .shares()
         .with_group(group_id, req.member_epoch == 0, |g| {
             g.heartbeat(
                 heartbeat(
@@ -145,12 +145,12 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareGroupHeartbeatRequest) -> ShareGrou
     };
     if created {
         // The id is a share group's from now on, whichever broker coordinates it later.
-        if let Err(e) = broker
-            .groups
-            .write_share_group(broker, group_id, Some(reply.member_epoch))
+        if let Err(e) = ctx
+            .groups()
+            .write_share_group(node, group_id, Some(reply.member_epoch))
             .await
         {
-            broker.shares.unload_groups(|g| g == group_id);
+            ctx.shares().unload_groups(|g| g == group_id);
             return error(e.response_error(), None);
         }
     }
@@ -173,9 +173,9 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareGroupHeartbeatRequest) -> ShareGrou
                     partition,
                 };
                 let done = !last
-                    && match broker
-                        .shares
-                        .initialize_state(broker, &key, reply.state_epoch)
+                    && match ctx
+                        .shares()
+                        .initialize_state(node, &key, reply.state_epoch)
                         .await
                     {
                         Ok(()) => true,
@@ -192,7 +192,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareGroupHeartbeatRequest) -> ShareGrou
             }
             outcomes.push((topic_id, ok, failed));
         }
-        let next = broker.shares.with_group(group_id, false, |g| {
+        let next = ctx.shares().with_group(group_id, false, |g| {
             for (topic_id, ok, failed) in &outcomes {
                 g.initialized(*topic_id, ok, true);
                 g.initialized(*topic_id, failed, false);
@@ -221,8 +221,8 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareGroupHeartbeatRequest) -> ShareGrou
     if req.member_epoch != -1 {
         let deadline = tokio::time::Instant::now() + INITIALIZE_WAIT;
         let mut waited = false;
-        while broker
-            .shares
+        while ctx
+            .shares()
             .with_group(group_id, false, |g| {
                 g.awaits_initialization(&member_id, &topic)
             })
@@ -233,7 +233,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareGroupHeartbeatRequest) -> ShareGrou
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
         if waited {
-            let next = broker.shares.with_group(group_id, false, |g| {
+            let next = ctx.shares().with_group(group_id, false, |g| {
                 g.heartbeat(
                     heartbeat(reply.member_epoch, None),
                     &topic,
@@ -245,7 +245,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareGroupHeartbeatRequest) -> ShareGrou
             });
             if let Some(Some(next)) = next {
                 // What this heartbeat would now ask to initialize is left to the next one.
-                broker.shares.with_group(group_id, false, |g| {
+                ctx.shares().with_group(group_id, false, |g| {
                     for (topic_id, parts) in &next.initialize {
                         g.initialized(*topic_id, parts, false);
                     }
@@ -258,10 +258,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: ShareGroupHeartbeatRequest) -> ShareGrou
         }
     }
     if req.member_epoch == -1 {
-        broker
-            .shares
-            .member_left(broker, group_id, &member_id)
-            .await;
+        ctx.shares().member_left(node, group_id, &member_id).await;
     } else if req.member_epoch == 0 {
         tracing::info!(group = group_id, member = %member_id, epoch = reply.member_epoch, "share group member joined");
     }

@@ -43,9 +43,8 @@ pub async fn handle(ctx: &Ctx<'_>, req: SyncGroupRequest) -> SyncGroupResponse {
             .collect(),
     };
     let reply = ctx
-        .broker
-        .groups
-        .sync(ctx.broker, req.group_id.as_str(), sync)
+        .groups()
+        .sync(ctx.node(), req.group_id.as_str(), sync)
         .await;
     let mut resp = SyncGroupResponse::default();
     resp.error_code = reply.error.map_or(0, |e| e.code());

@@ -55,7 +55,7 @@ pub async fn handle(
     if by_id {
         // An unknown id leaves the name empty: UNKNOWN_TOPIC_ID below.
         for (t, id) in req.topics.iter_mut().zip(&ids) {
-            let name = super::topic_name_by_id(ctx.broker, id).unwrap_or_default();
+            let name = super::topic_name_by_id(ctx.node(), id).unwrap_or_default();
             t.name = TopicName(StrBytes::from_string(name));
         }
     }
@@ -75,9 +75,9 @@ pub async fn handle(
         None
     };
     // Known partitions: this broker's, or the metadata image's (see offset_commit).
-    let image = ctx.broker.controller.image();
+    let image = ctx.controller().image();
     for t in &req.topics {
-        let topic = ctx.broker.topics.get(t.name.as_str());
+        let topic = ctx.topics().get(t.name.as_str());
         let refused = refused_all.or_else(|| {
             if by_id && t.name.is_empty() {
                 return Some(ResponseError::UnknownTopicId);
@@ -176,7 +176,7 @@ async fn commit(
     let transactional_id = req.transactional_id.as_str();
     let offsets_partition = (
         OFFSETS_TOPIC.to_string(),
-        ctx.broker.groups.partition_for(&group_id),
+        ctx.groups().partition_for(&group_id),
     );
     // The transaction coordinator verifies the offsets partition is in the transaction
     // (KIP-890): under its lock when it is this broker, with a question when it is another.
@@ -189,67 +189,68 @@ async fn commit(
     } else {
         ResponseError::InvalidTxnState
     };
-    let txn = match crate::txn::verification::remote_coordinator(ctx.broker, transactional_id) {
-        Some(coordinator) => {
-            let refused = crate::txn::verification::verify(
-                ctx.broker,
-                coordinator,
-                transactional_id,
-                producer_id,
-                producer_epoch,
-                std::slice::from_ref(&offsets_partition),
-                add,
-            )
-            .await;
-            if let Some((e, why)) = refused.get(&offsets_partition) {
-                tracing::debug!(transactional_id, %why, "transactional offset commit refused");
-                return Err(match e {
-                    ResponseError::InvalidTxnState => not_in_txn.code(),
-                    e => e.code(),
-                });
+    let txn =
+        match crate::txn::verification::remote_coordinator(ctx.node(), ctx.txn(), transactional_id)
+        {
+            Some(coordinator) => {
+                let refused = crate::txn::verification::verify(
+                    ctx.node(),
+                    coordinator,
+                    transactional_id,
+                    producer_id,
+                    producer_epoch,
+                    std::slice::from_ref(&offsets_partition),
+                    add,
+                )
+                .await;
+                if let Some((e, why)) = refused.get(&offsets_partition) {
+                    tracing::debug!(transactional_id, %why, "transactional offset commit refused");
+                    return Err(match e {
+                        ResponseError::InvalidTxnState => not_in_txn.code(),
+                        e => e.code(),
+                    });
+                }
+                None
             }
-            None
-        }
-        None => {
-            let mut txn = match ctx.broker.txn.lock(ctx.broker, transactional_id).await {
-                Ok(txn) => txn,
-                Err(e) => return Err(e.code()),
-            };
-            if add {
-                let tv2 = txn.tv2;
-                let partitions = std::collections::BTreeSet::from([offsets_partition.clone()]);
-                match ctx
-                    .broker
-                    .txn
-                    .add_partitions_locked(
-                        ctx.broker,
-                        &mut txn,
-                        producer_id,
-                        producer_epoch,
-                        &partitions,
-                        tv2,
-                    )
-                    .await
-                {
-                    Ok(()) => {}
+            None => {
+                let mut txn = match ctx.txn().lock(ctx.node(), transactional_id).await {
+                    Ok(txn) => txn,
+                    Err(e) => return Err(e.code()),
+                };
+                if add {
+                    let tv2 = txn.tv2;
+                    let partitions = std::collections::BTreeSet::from([offsets_partition.clone()]);
+                    match ctx
+                        .txn()
+                        .add_partitions_locked(
+                            ctx.node(),
+                            &mut txn,
+                            producer_id,
+                            producer_epoch,
+                            &partitions,
+                            tv2,
+                        )
+                        .await
+                    {
+                        Ok(()) => {}
+                        Err(TxnError::ProducerFenced) => {
+                            return Err(ResponseError::InvalidProducerEpoch.code())
+                        }
+                        Err(e) => return Err(e.code()),
+                    }
+                }
+                match txn.verify_partitions(producer_id, producer_epoch, [&offsets_partition]) {
+                    Ok(found) if found == [true] => {}
+                    Ok(_) => return Err(not_in_txn.code()),
+                    // As for Produce: a stale producer is told INVALID_PRODUCER_EPOCH.
                     Err(TxnError::ProducerFenced) => {
                         return Err(ResponseError::InvalidProducerEpoch.code())
                     }
                     Err(e) => return Err(e.code()),
                 }
+                Some(txn)
             }
-            match txn.verify_partitions(producer_id, producer_epoch, [&offsets_partition]) {
-                Ok(found) if found == [true] => {}
-                Ok(_) => return Err(not_in_txn.code()),
-                // As for Produce: a stale producer is told INVALID_PRODUCER_EPOCH.
-                Err(TxnError::ProducerFenced) => {
-                    return Err(ResponseError::InvalidProducerEpoch.code())
-                }
-                Err(e) => return Err(e.code()),
-            }
-            Some(txn)
-        }
-    };
+        };
     let request = CommitRequest {
         group_id,
         generation_id: if ctx.version >= 3 {
@@ -272,9 +273,8 @@ async fn commit(
         api_version: ctx.version,
     };
     let result = ctx
-        .broker
-        .groups
-        .commit_txn_offsets(ctx.broker, request, (producer_id, producer_epoch))
+        .groups()
+        .commit_txn_offsets(ctx.node(), request, (producer_id, producer_epoch))
         .await
         .map_err(|e| e.code());
     drop(txn);

@@ -26,12 +26,12 @@ pub async fn handle(ctx: &Ctx<'_>, req: UnregisterBrokerRequest) -> UnregisterBr
     }
     let broker_id = req.broker_id.0;
     let result = super::ask_controller(
-        &ctx.broker.controller,
+        &ctx.controller(),
         ControllerRequest::UnregisterBroker { broker_id },
     )
     .await;
     if let Ok(ControllerReply::UnregisterBroker) = result {
-        super::wait_until_published(ctx.broker, |image| image.broker(broker_id).is_none()).await;
+        super::wait_until_published(ctx.node(), |image| image.broker(broker_id).is_none()).await;
     }
     broker_rpcs::unregister_response(&result)
 }

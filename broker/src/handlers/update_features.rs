@@ -31,15 +31,14 @@ pub async fn handle(ctx: &Ctx<'_>, req: UpdateFeaturesRequest) -> UpdateFeatures
     let result = match ctx.authorize_cluster(AclOperation::Alter) {
         Err((code, message)) => Err((code.code(), message)),
         Ok(()) => {
-            ctx.broker
-                .controller
+            ctx.controller()
                 .request_retrying(request.clone(), ctx_timeout(req.timeout_ms))
                 .await
         }
     };
     if let Ok(ControllerReply::UpdateFeatures(r)) = &result {
         if r.error_code == 0 && !req.validate_only {
-            super::wait_until_published(ctx.broker, |image| {
+            super::wait_until_published(ctx.node(), |image| {
                 updates.iter().all(|u| {
                     let level = if u.feature == METADATA_VERSION_FEATURE {
                         image.metadata_version()

@@ -1,4 +1,4 @@
-//! WriteShareGroupState (KIP-932, broker to broker): a share-partition leader's state, written
+//! WriteShareGroupState (KIP-932, broker to node): a share-partition leader's state, written
 //! by the share coordinator to the partition of `__share_group_state` this broker leads
 //! (NOT_COORDINATOR otherwise) and answered once replicated. Samsa's leaders send the whole
 //! state with its snapshot epoch as tagged field 0; a write without one (a Kafka leader's) takes
@@ -29,7 +29,7 @@ pub async fn handle(
     ctx: &Ctx<'_>,
     req: WriteShareGroupStateRequest,
 ) -> WriteShareGroupStateResponse {
-    let broker = ctx.broker;
+    let node = ctx.node();
     let authorized = ctx.authorize(
         AclOperation::ClusterAction,
         ResourceType::Cluster,
@@ -52,17 +52,17 @@ pub async fn handle(
                     return Err((ResponseError::ClusterAuthorizationFailed, None));
                 }
                 if p.unknown_tagged_fields.contains_key(&TAG_INITIALIZE) {
-                    return broker
-                        .shares
+                    return ctx
+                        .shares()
                         .store()
-                        .initialize(broker, &key, p.state_epoch)
+                        .initialize(node, &key, p.state_epoch)
                         .await
                         .map_err(|e| (e, None));
                 }
-                let stored = broker
-                    .shares
+                let stored = ctx
+                    .shares()
                     .store()
-                    .read(broker, &key)
+                    .read(node, &key)
                     .await
                     .map_err(|e| (e, None))?;
                 let Some(stored) = stored else {
@@ -77,7 +77,7 @@ pub async fn handle(
                         Some("The state epoch is stale."),
                     ));
                 }
-                if !super::read_share_group_state::known_partition(broker, &key) {
+                if !super::read_share_group_state::known_partition(node, &key) {
                     return Err((ResponseError::UnknownTopicOrPartition, None));
                 }
                 let mut batches = Vec::with_capacity(p.state_batches.len());
@@ -107,10 +107,9 @@ pub async fn handle(
                     batches,
                     dlq_scan_from,
                 };
-                broker
-                    .shares
+                ctx.shares()
                     .store()
-                    .write(broker, &key, snapshot)
+                    .write(node, &key, snapshot)
                     .await
                     .map_err(|e| (e, None))
             }

@@ -38,7 +38,8 @@ pub async fn handle(ctx: &Ctx<'_>, req: WriteTxnMarkersRequest) -> WriteTxnMarke
                 coordinator_epoch: m.coordinator_epoch,
             };
             write_local(
-                ctx.broker,
+                ctx.node(),
+                ctx.groups(),
                 m.producer_id.0,
                 m.producer_epoch,
                 marker,

@@ -81,7 +81,7 @@ async fn answer(mut stream: TcpStream, broker: &Broker) {
     let path = path.split('?').next().unwrap_or("");
     match (method, path) {
         ("GET" | "HEAD", "/metrics") => {
-            let body = broker.metrics.render(broker);
+            let body = super::sample::render(broker);
             let body = if method == "HEAD" {
                 String::new()
             } else {

@@ -89,15 +89,19 @@ async fn read_loop<R: SocketRead>(
     reader: &mut R,
     tx: mpsc::Sender<Reply>,
 ) -> End {
-    let decoder = FrameDecoder::new(broker.limits.socket_request_max_bytes);
+    let decoder = FrameDecoder::new(broker.node.limits.socket_request_max_bytes);
     // Before SASL authentication a frame is at most `sasl.server.max.receive.size` and the
     // connection may idle only briefly: an unauthenticated peer holds little, and not long.
     let unauthenticated = FrameDecoder::new(
-        (broker.config.long("sasl.server.max.receive.size").max(1024) as usize)
-            .min(broker.limits.socket_request_max_bytes),
+        (broker
+            .node
+            .config
+            .long("sasl.server.max.receive.size")
+            .max(1024) as usize)
+            .min(broker.node.limits.socket_request_max_bytes),
     );
-    let idle_authenticated = Duration::from_millis(broker.limits.connections_max_idle_ms);
-    let mut shutdown = broker.shutdown_signal();
+    let idle_authenticated = Duration::from_millis(broker.node.limits.connections_max_idle_ms);
+    let mut shutdown = broker.node.shutdown_signal();
     let mut buf = BytesMut::with_capacity(READ_BUFFER_BYTES);
     // Size prefix included: what a new buffer for the next frame starts with.
     let mut last_frame_bytes = READ_BUFFER_BYTES;
@@ -399,7 +403,7 @@ async fn handle_unauthenticated(
                     .sasl
                     .as_ref()
                     .expect("an exchange runs on a SASL listener only");
-                let image = broker.controller.image();
+                let image = broker.node.controller.image();
                 let step = exchange.step(&frame, settings, &|m, user| {
                     image.scram_credential(m.code(), user).cloned()
                 });
@@ -419,6 +423,7 @@ async fn handle_unauthenticated(
                 if let Some(principal) = step.principal {
                     tracing::debug!(peer = %conn.peer, listener = %conn.listener.name, %principal, "authenticated");
                     broker
+                        .node
                         .metrics
                         .authentication(&conn.listener.name, "success");
                     conn.set_principal(principal);
@@ -431,9 +436,11 @@ async fn handle_unauthenticated(
             // SaslHandshake v0 has no way to carry an error: the connection closes.
             Err(e) => {
                 broker
+                    .node
                     .metrics
                     .authentication(&conn.listener.name, "failure");
                 let ms = broker
+                    .node
                     .config
                     .long("connection.failed.authentication.delay.ms")
                     .max(0) as u64;

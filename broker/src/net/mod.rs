@@ -155,7 +155,7 @@ impl Listen for UringListener {
 /// Accepts until shutdown, serving each connection on this shard, then drains them.
 async fn accept_loop<L: Listen>(broker: Arc<Broker>, listener: L, security: Arc<ListenerSecurity>) {
     let tasks = Rc::new(std::cell::Cell::new(0usize));
-    let mut shutdown = broker.shutdown_signal();
+    let mut shutdown = broker.node.shutdown_signal();
     loop {
         let accepted = tokio::select! {
             r = listener.accept() => r,
@@ -192,7 +192,10 @@ async fn accept_loop<L: Listen>(broker: Arc<Broker>, listener: L, security: Arc<
                         }
                         Err(e) => {
                             tracing::info!(%peer, listener = %security.name, "TLS handshake failed: {e}");
-                            broker.metrics.authentication(&security.name, "tls_failure");
+                            broker
+                                .node
+                                .metrics
+                                .authentication(&security.name, "tls_failure");
                         }
                     }
                 }
@@ -219,6 +222,7 @@ impl ConnectionSlot {
     fn take(broker: &Arc<Broker>, peer: SocketAddr) -> Option<ConnectionSlot> {
         // Read at every accept: max.connections is a dynamic broker config (cluster-wide).
         let max_connections = broker
+            .node
             .dynamic_configs
             .effective()
             .long("max.connections")

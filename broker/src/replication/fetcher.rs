@@ -31,8 +31,8 @@ use crate::fetch_session::client::FetchSessionHandler;
 use crate::fetch_session::{FetchParams, PartitionKey, TopicKey};
 use crate::handlers::cluster_view::ClusterView;
 use crate::net::peer::Peer;
+use crate::node::Node;
 use crate::partition::{Partition, Transition};
-use crate::server::Broker;
 
 /// The Fetch version followers send: topics by id (v13), the diverging epoch (KIP-320), and
 /// the follower's broker epoch in `replica_state` (v15, KIP-903), which keeps a leader from
@@ -88,7 +88,7 @@ impl ReplicaFetchers {
     }
 
     /// Starts, moves or stops the fetching of partitions whose role changed.
-    pub fn apply(&self, broker: &Arc<Broker>, transitions: Vec<(Arc<Partition>, Transition)>) {
+    pub fn apply(&self, node: &Arc<Node>, transitions: Vec<(Arc<Partition>, Transition)>) {
         for (p, t) in transitions {
             let key = (p.tp.topic.clone(), p.tp.partition);
             let mut leaders = self.leaders.lock();
@@ -115,7 +115,7 @@ impl ReplicaFetchers {
             let set = leaders.entry(leader).or_insert_with(|| {
                 let set = Arc::new(LeaderSet::default());
                 let task = run(
-                    Arc::downgrade(broker),
+                    Arc::downgrade(node),
                     self.config,
                     leader,
                     Arc::downgrade(&set),
@@ -147,23 +147,23 @@ impl ReplicaFetchers {
 }
 
 /// The fetch loop of one leader, until the broker or the set is gone.
-async fn run(broker: Weak<Broker>, config: FetcherConfig, leader: i32, set: Weak<LeaderSet>) {
+async fn run(node: Weak<Node>, config: FetcherConfig, leader: i32, set: Weak<LeaderSet>) {
     let mut peer: Option<Peer> = None;
     let mut session = FetchSessionHandler::new();
     loop {
-        let (Some(broker), Some(set)) = (broker.upgrade(), set.upgrade()) else {
+        let (Some(node), Some(set)) = (node.upgrade(), set.upgrade()) else {
             return;
         };
-        if broker.is_shutting_down() {
+        if node.is_shutting_down() {
             return;
         }
-        let syncs = follower_syncs(&broker, &set);
+        let syncs = follower_syncs(&node, &set);
         if !syncs.is_empty() {
-            drop(broker);
+            drop(node);
             await_syncs(&set, syncs).await;
             continue;
         }
-        let broker_epoch = broker.membership.borrow().broker_epoch.unwrap_or(-1);
+        let broker_epoch = node.membership.borrow().broker_epoch.unwrap_or(-1);
         let request = build_request(&config, &set, &mut session, broker_epoch);
         let Some(request) = request else {
             // Nothing to fetch now: wait for a partition, or the end of the first pause (a
@@ -173,15 +173,15 @@ async fn run(broker: Weak<Broker>, config: FetcherConfig, leader: i32, set: Weak
             let resume = next_resume(&set).unwrap_or_else(|| {
                 tokio::time::Instant::now() + Duration::from_millis(config.backoff_ms)
             });
-            drop(broker);
+            drop(node);
             tokio::select! {
                 _ = changed => {}
                 _ = tokio::time::sleep_until(resume) => {}
             }
             continue;
         };
-        let Some(addr) = leader_address(&broker, leader) else {
-            drop(broker);
+        let Some(addr) = leader_address(&node, leader) else {
+            drop(node);
             drop(set);
             tokio::time::sleep(Duration::from_millis(config.backoff_ms)).await;
             continue;
@@ -194,13 +194,13 @@ async fn run(broker: Weak<Broker>, config: FetcherConfig, leader: i32, set: Weak
                     addr,
                     format!("samsa-replica-fetcher-{}", config.node_id),
                     timeout,
-                    broker.inter_broker.security.clone(),
+                    node.inter_broker.security.clone(),
                 );
                 peer = Some(p.clone());
                 p
             }
         };
-        drop(broker);
+        drop(node);
         let answer = p
             .send(ApiKey::Fetch, FETCH_VERSION, RequestKind::Fetch(request))
             .await;
@@ -247,13 +247,13 @@ async fn run(broker: Weak<Broker>, config: FetcherConfig, leader: i32, set: Weak
 /// Durable mode: the fsyncs to wait for before the next fetch, of every partition of `set`
 /// with appended records not yet on disk (see [`Partition::follower_sync`]). One group commit
 /// serves them all.
-fn follower_syncs(broker: &Broker, set: &LeaderSet) -> Vec<PendingSync> {
+fn follower_syncs(node: &Node, set: &LeaderSet) -> Vec<PendingSync> {
     set.partitions
         .lock()
         .values()
         .filter(|f| !f.disk_failed)
         .filter_map(|f| {
-            let rx = f.partition.follower_sync(&broker.group_commit)?;
+            let rx = f.partition.follower_sync(&node.group_commit)?;
             Some((f.partition.clone(), rx))
         })
         .collect()
@@ -294,10 +294,10 @@ fn next_resume(set: &LeaderSet) -> Option<tokio::time::Instant> {
 }
 
 /// The leader's endpoint on the inter-broker listener, from the metadata image.
-fn leader_address(broker: &Broker, leader: i32) -> Option<SocketAddr> {
-    let view = ClusterView::new(broker);
-    let node = view.node(leader)?;
-    crate::net::peer::resolve(&node.host, node.port as u16)
+fn leader_address(node: &Node, leader: i32) -> Option<SocketAddr> {
+    let view = ClusterView::new(node);
+    let endpoint = view.node(leader)?;
+    crate::net::peer::resolve(&endpoint.host, endpoint.port as u16)
 }
 
 /// The next Fetch of the partitions of `set` not paused, through the session: all of them in a

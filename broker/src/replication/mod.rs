@@ -14,8 +14,8 @@ use samsa_cluster::partition_change::IsrMember;
 use samsa_cluster::replication::leader::{AlterIsr, AlterIsrFailure};
 
 use crate::controller::active::{ControllerReply, ControllerRequest};
+use crate::node::Node;
 use crate::partition::Partition;
-use crate::server::Broker;
 
 /// How long an AlterPartition may take before the leader stops waiting (and asks again at its
 /// next ISR check: the controller may still take it).
@@ -25,8 +25,8 @@ const ALTER_PARTITION_TIMEOUT: Duration = Duration::from_secs(10);
 /// reaches the partition through the metadata image. On a sure refusal the leader goes back to
 /// its committed ISR; on no answer or any other error the change stays in flight (it may have
 /// been committed, or be yet) and the leader sends it again at its next ISR check.
-pub async fn alter_isr(broker: &Broker, partition: &Arc<Partition>, alter: AlterIsr) {
-    let Some(broker_epoch) = broker.membership.borrow().broker_epoch else {
+pub async fn alter_isr(node: &Node, partition: &Arc<Partition>, alter: AlterIsr) {
+    let Some(broker_epoch) = node.membership.borrow().broker_epoch else {
         partition.alter_isr_failed(&alter, AlterIsrFailure::Refused);
         return;
     };
@@ -38,7 +38,7 @@ pub async fn alter_isr(broker: &Broker, partition: &Arc<Partition>, alter: Alter
         });
     let new_isr = partition.with_replica(|r| match r {
         crate::partition::Replica::Leader(l) => {
-            isr_members(&alter.new_isr, broker.node_id, broker_epoch, l)
+            isr_members(&alter.new_isr, node.node_id, broker_epoch, l)
         }
         // No longer the leader: the controller refuses the change for its leader epoch.
         crate::partition::Replica::Follower { .. } => alter
@@ -51,7 +51,7 @@ pub async fn alter_isr(broker: &Broker, partition: &Arc<Partition>, alter: Alter
             .collect(),
     });
     let request = ControllerRequest::AlterPartition(AlterPartitionRequest {
-        broker_id: broker.node_id,
+        broker_id: node.node_id,
         broker_epoch,
         version: crate::controller::partition_rpcs::ALTER_PARTITION_VERSION,
         topics: vec![AlterPartitionTopic {
@@ -66,7 +66,7 @@ pub async fn alter_isr(broker: &Broker, partition: &Arc<Partition>, alter: Alter
             }],
         }],
     });
-    let answer = broker
+    let answer = node
         .controller
         .request_retrying(request, ALTER_PARTITION_TIMEOUT)
         .await;
@@ -81,7 +81,7 @@ pub async fn alter_isr(broker: &Broker, partition: &Arc<Partition>, alter: Alter
         Err((code, _)) => *code,
     };
     if code == 0 {
-        broker.metrics.isr_changed(expanded);
+        node.metrics.isr_changed(expanded);
         tracing::info!(partition = %partition.tp, isr = ?alter.new_isr, "the controller changed the ISR");
     } else {
         tracing::info!(partition = %partition.tp, isr = ?alter.new_isr, code, "the controller did not change the ISR (or its answer was lost); asking again later");
@@ -91,21 +91,21 @@ pub async fn alter_isr(broker: &Broker, partition: &Arc<Partition>, alter: Alter
 
 /// Checks the ISR of every partition this broker leads every `replica.lag.time.max.ms / 2`
 /// (Kafka's `isr-expiration` task) until the broker stops.
-pub async fn run_isr_checks(broker: Arc<Broker>) {
-    let lag_ms = broker.config.long("replica.lag.time.max.ms").max(2) as u64;
+pub async fn run_isr_checks(node: Arc<Node>) {
+    let lag_ms = node.config.long("replica.lag.time.max.ms").max(2) as u64;
     let mut tick = tokio::time::interval(Duration::from_millis(lag_ms / 2));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        if broker.is_shutting_down() {
+        if node.is_shutting_down() {
             return;
         }
         let now = crate::util::now_ms() as u64;
-        for topic in broker.topics.all() {
+        for topic in node.topics.all() {
             for p in &topic.partitions {
                 if let Some(alter) = p.check_isr(now) {
                     tracing::info!(partition = %p.tp, isr = ?alter.new_isr, "asking the controller to change the ISR (a follower fell behind, or a change's answer was lost)");
-                    let (b, p) = (broker.clone(), p.clone());
+                    let (b, p) = (node.clone(), p.clone());
                     tokio::spawn(async move { alter_isr(&b, &p, alter).await });
                 }
             }

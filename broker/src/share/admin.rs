@@ -9,7 +9,7 @@ use kafka_protocol::ResponseError;
 
 use super::state_store::Snapshot;
 use super::{ShareCoordinator, ShareKey};
-use crate::server::Broker;
+use crate::node::Node;
 
 /// One share-partition as DescribeShareGroupOffsets shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +69,7 @@ impl ShareCoordinator {
     /// group's members subscribe to, asked of their share coordinators.
     pub async fn describe_offsets(
         &self,
-        broker: &Broker,
+        node: &Node,
         group: &str,
     ) -> Result<BTreeMap<ShareKey, OffsetsView>, ResponseError> {
         let mut out = BTreeMap::new();
@@ -79,7 +79,7 @@ impl ShareCoordinator {
             archived: None,
             delivery_complete: delivery_complete(s),
         };
-        for (k, s) in self.store.group_states(broker, group).await? {
+        for (k, s) in self.store.group_states(node, group).await? {
             out.insert(k, view(&s));
         }
         // The topics members subscribe to and those the group initialized share-partitions of
@@ -91,8 +91,8 @@ impl ShareCoordinator {
             .unwrap_or_default();
         let mut topics: Vec<_> = names
             .iter()
-            .filter_map(|n| broker.topics.get(n))
-            .chain(ids.iter().filter_map(|id| broker.topics.get_by_id(id)))
+            .filter_map(|n| node.topics.get(n))
+            .chain(ids.iter().filter_map(|id| node.topics.get_by_id(id)))
             .collect();
         topics.sort_by_key(|t| t.id);
         topics.dedup_by_key(|t| t.id);
@@ -106,7 +106,7 @@ impl ShareCoordinator {
                 if out.contains_key(&key) {
                     continue;
                 }
-                if let Some(s) = super::persister::read(&self.store, broker, &key).await? {
+                if let Some(s) = super::persister::read(&self.store, node, &key).await? {
                     out.insert(key, view(&s));
                 }
             }
@@ -135,23 +135,23 @@ impl ShareCoordinator {
     /// fenced by the new state epoch.
     pub async fn alter_start(
         &self,
-        broker: &Broker,
+        node: &Node,
         key: &ShareKey,
         offset: i64,
     ) -> Result<(), ResponseError> {
         if offset < 0 {
             return Err(ResponseError::InvalidRequest);
         }
-        let mut persisted = super::persister::read(&self.store, broker, key).await?;
+        let mut persisted = super::persister::read(&self.store, node, key).await?;
         if persisted.is_none() {
             // Kafka initializes a share-partition its offsets are altered for.
-            super::persister::initialize(&self.store, broker, key, 0).await?;
-            persisted = super::persister::read(&self.store, broker, key).await?;
+            super::persister::initialize(&self.store, node, key, 0).await?;
+            persisted = super::persister::read(&self.store, node, key).await?;
         }
         let snapshot = reset_snapshot(persisted.as_ref(), offset, crate::util::now_ms());
         // A copy held here (this broker leads the topic partition) is stale from now on.
         self.partitions.lock().remove(key);
-        super::persister::write(&self.store, broker, key, snapshot).await?;
+        super::persister::write(&self.store, node, key, snapshot).await?;
         self.partitions.lock().remove(key);
         // Initialized: assignable without asking again, and found by DescribeShareGroupOffsets
         // of the empty group whichever broker holds its state.
@@ -162,31 +162,33 @@ impl ShareCoordinator {
     }
 
     /// Forgets `key`: its next use starts from `share.auto.offset.reset`.
-    pub async fn forget(&self, broker: &Broker, key: &ShareKey) -> Result<(), ResponseError> {
+    pub async fn forget(&self, node: &Node, key: &ShareKey) -> Result<(), ResponseError> {
         self.partitions.lock().remove(key);
-        super::persister::delete(&self.store, broker, key).await
+        super::persister::delete(&self.store, node, key).await
     }
 }
 
 impl ShareCoordinator {
-    /// Deletes the share group `group` (it has no members): the state of every share-partition
-    /// it has here or in the state partitions this broker leads, then the group.
-    pub async fn delete_group(&self, broker: &Broker, group: &str) -> Result<(), ResponseError> {
+    /// The first half of deleting the share group `group` (it has no members): forgets the
+    /// state of every share-partition it has here or in the state partitions this broker
+    /// leads. The caller then writes the group's tombstone with the group coordinator and
+    /// calls [`forget_group`](Self::forget_group), so that this coordinator never calls the
+    /// group coordinator (which loads share groups into it).
+    pub async fn delete_state(&self, node: &Node, group: &str) -> Result<(), ResponseError> {
         if self.has_members(group) {
             return Err(ResponseError::NonEmptyGroup);
         }
-        for key in self.describe_offsets(broker, group).await?.keys() {
-            self.forget(broker, key).await?;
+        for key in self.describe_offsets(node, group).await?.keys() {
+            self.forget(node, key).await?;
         }
-        broker
-            .groups
-            .write_share_group(broker, group, None)
-            .await
-            .map_err(|e| e.response_error())?;
+        Ok(())
+    }
+
+    /// The second half of deleting the share group `group`, once its tombstone is written.
+    pub fn forget_group(&self, group: &str) {
         self.groups.lock().remove(group);
         self.counters.lock().remove(group);
         tracing::info!(group, "share group deleted");
-        Ok(())
     }
 }
 

@@ -40,8 +40,8 @@ use super::{ShareCoordinator, ShareKey};
 use crate::config::topic::TopicOverrides;
 use crate::coordinator_write::CoordinatorWrite;
 use crate::internal_topics::InternalTopicSpec;
+use crate::node::Node;
 use crate::partition::Partition;
-use crate::server::Broker;
 
 /// One archived record to dead-letter.
 #[derive(Debug, Clone)]
@@ -91,7 +91,7 @@ enum Outcome {
 
 impl ShareCoordinator {
     /// Writes dead letters as they come, until shutdown.
-    pub async fn run_dead_letters(self: Arc<Self>, broker: Arc<Broker>) {
+    pub async fn run_dead_letters(self: Arc<Self>, node: Arc<Node>) {
         loop {
             let next = self.dead_letters.queue.lock().pop_front();
             let Some(mut letter) = next else {
@@ -101,7 +101,7 @@ impl ShareCoordinator {
                 }
                 continue;
             };
-            let outcome = self.dead_letter(&broker, &letter).await;
+            let outcome = self.dead_letter(&node, &letter).await;
             let key = letter.key.clone();
             let finish = match outcome {
                 Outcome::Written => {
@@ -129,13 +129,13 @@ impl ShareCoordinator {
                 }
             };
             if finish {
-                self.finish_archiving(&broker, &key, letter.offset).await;
+                self.finish_archiving(&node, &key, letter.offset).await;
             }
         }
     }
 
     /// The record is archived for good: no longer held for its dead letter.
-    async fn finish_archiving(&self, broker: &Broker, key: &ShareKey, offset: i64) {
+    async fn finish_archiving(&self, node: &Node, key: &ShareKey, offset: i64) {
         let Some(h) = self.existing(key) else {
             return;
         };
@@ -146,12 +146,12 @@ impl ShareCoordinator {
                 st.dlq_scan_from = None;
             }
         }
-        if let Err(e) = self.persist(broker, key).await {
+        if let Err(e) = self.persist(node, key).await {
             tracing::warn!(group = %key.group, partition = key.partition, offset, "cannot write the share-partition state after a dead letter: {e:?}");
         }
     }
 
-    async fn dead_letter(&self, broker: &Broker, letter: &Letter) -> Outcome {
+    async fn dead_letter(&self, node: &Node, letter: &Letter) -> Outcome {
         let key = &letter.key;
         let Some(h) = self.existing(key) else {
             return Outcome::Nothing;
@@ -159,16 +159,16 @@ impl ShareCoordinator {
         if h.lock().record(letter.offset).map(|r| &r.state) != Some(&State::Archiving) {
             return Outcome::Nothing;
         }
-        let settings = self.settings(broker, &key.group);
+        let settings = self.settings(node, &key.group);
         let Some(dlq) = settings.dlq_topic.clone() else {
             return Outcome::GaveUp(
                 "the group no longer names errors.deadletterqueue.topic.name".into(),
             );
         };
-        let Some(source) = broker.topics.get_by_id(&key.topic_id) else {
+        let Some(source) = node.topics.get_by_id(&key.topic_id) else {
             return Outcome::GaveUp("the record's topic was deleted".into());
         };
-        let dlq_topic = match dlq_topic(broker, &dlq).await {
+        let dlq_topic = match dlq_topic(node, &dlq).await {
             Ok(t) => t,
             Err(Err(why)) => return Outcome::GaveUp(why),
             Err(Ok(why)) => return Outcome::Retry(why),
@@ -179,12 +179,12 @@ impl ShareCoordinator {
         let target = match dlq_topic.led_partition(index) {
             Ok(p) => Target::Local(p.clone()),
             Err(ResponseError::NotLeaderOrFollower) => {
-                let image = broker.controller.image();
+                let image = node.controller.image();
                 match image
                     .topic_by_name(&dlq)
                     .and_then(|t| t.partition(index))
                     .map(|p| p.leader)
-                    .filter(|l| *l >= 0 && *l != broker.node_id)
+                    .filter(|l| *l >= 0 && *l != node.node_id)
                 {
                     Some(leader) => Target::Remote(leader),
                     None => {
@@ -204,7 +204,7 @@ impl ShareCoordinator {
                     Target::Local(p) => find_letter(p, from, key, &source.name, letter.offset),
                     Target::Remote(leader) => {
                         find_letter_remote(
-                            broker,
+                            node,
                             *leader,
                             &dlq,
                             index,
@@ -232,7 +232,7 @@ impl ShareCoordinator {
             let from = match &target {
                 Target::Local(p) => p.log_end_offset(),
                 Target::Remote(leader) => {
-                    match remote_high_watermark(broker, *leader, &dlq, index).await {
+                    match remote_high_watermark(node, *leader, &dlq, index).await {
                         Ok(o) => o,
                         Err(e) => {
                             return Outcome::Retry(format!(
@@ -243,7 +243,7 @@ impl ShareCoordinator {
                 }
             };
             h.lock().dlq_scan_from = Some((index, from));
-            if let Err(e) = self.persist(broker, key).await {
+            if let Err(e) = self.persist(node, key).await {
                 return Outcome::Retry(format!("cannot persist the scan start: {e:?}"));
             }
         }
@@ -269,7 +269,7 @@ impl ShareCoordinator {
             Target::Local(p) => {
                 let now = crate::util::now_ms();
                 let write = CoordinatorWrite::append(p.clone(), |p| {
-                    p.append(batch, now, &broker.group_commit)
+                    p.append(batch, now, &node.group_commit)
                 });
                 match write {
                     Ok(w) => match w.replicated().await {
@@ -280,7 +280,7 @@ impl ShareCoordinator {
                 }
             }
             Target::Remote(leader) => {
-                match produce_remote(broker, leader, &dlq, index, batch).await {
+                match produce_remote(node, leader, &dlq, index, batch).await {
                     Ok(()) => Outcome::Written,
                     Err(e) => Outcome::Retry(format!("dead letter to broker {leader}: {e}")),
                 }
@@ -295,10 +295,10 @@ enum Target {
     Remote(i32),
 }
 
-/// Produces `batch` to `topic`-`partition` at its leader `node`, acks=all.
+/// Produces `batch` to `topic`-`partition` at its leader `peer`, acks=all.
 async fn produce_remote(
-    broker: &Broker,
-    node: i32,
+    node: &Node,
+    peer: i32,
     topic: &str,
     partition: i32,
     batch: Bytes,
@@ -315,9 +315,9 @@ async fn produce_remote(
     req.acks = -1;
     req.timeout_ms = 30_000;
     req.topic_data = vec![td];
-    let resp = broker
+    let resp = node
         .inter_broker
-        .send(broker, node, ApiKey::Produce, 9, RequestKind::Produce(req))
+        .send(node, peer, ApiKey::Produce, 9, RequestKind::Produce(req))
         .await?;
     let ResponseKind::Produce(resp) = resp else {
         return Err("an answer of the wrong type".into());
@@ -338,11 +338,11 @@ async fn produce_remote(
 /// The dead-letter topic, created when absent and allowed. `Err(Ok(why))`: try again later;
 /// `Err(Err(why))`: it refuses dead letters.
 async fn dlq_topic(
-    broker: &Broker,
+    node: &Node,
     name: &str,
 ) -> Result<Arc<crate::topics::Topic>, Result<String, String>> {
-    if broker.topics.get(name).is_none() {
-        let cfg = broker.dynamic_configs.effective();
+    if node.topics.get(name).is_none() {
+        let cfg = node.dynamic_configs.effective();
         if !cfg.bool("errors.deadletterqueue.auto.create.topics.enable") {
             return Err(Err(format!(
                 "dead-letter topic {name} does not exist and errors.deadletterqueue.auto.create.topics.enable is false"
@@ -356,12 +356,12 @@ async fn dlq_topic(
             replication_factor: cfg.int("default.replication.factor").max(1) as i16,
             configs,
         };
-        if let Err(e) = crate::internal_topics::ensure(broker, &spec).await {
+        if let Err(e) = crate::internal_topics::ensure(node, &spec).await {
             return Err(Ok(format!("cannot create dead-letter topic {name}: {e:?}")));
         }
         tracing::info!(topic = name, "created a share group dead-letter topic");
     }
-    let topic = broker.topics.get(name).ok_or_else(|| {
+    let topic = node.topics.get(name).ok_or_else(|| {
         Ok(format!(
             "dead-letter topic {name} is not installed here yet"
         ))
@@ -511,12 +511,12 @@ fn find_letter(
     Ok(false)
 }
 
-/// The same as [`find_letter`] for a partition led by broker `node`: Fetch (as a consumer,
+/// The same as [`find_letter`] for a partition led by broker `peer`: Fetch (as a consumer,
 /// so up to its high watermark) from `from` until the end.
 #[allow(clippy::too_many_arguments)]
 async fn find_letter_remote(
-    broker: &Broker,
-    node: i32,
+    node: &Node,
+    peer: i32,
     dlq: &str,
     partition: i32,
     from: i64,
@@ -546,9 +546,9 @@ async fn find_letter_remote(
         req.isolation_level = 0;
         req.session_epoch = -1;
         req.topics = vec![ft];
-        let resp = broker
+        let resp = node
             .inter_broker
-            .send(broker, node, ApiKey::Fetch, 12, RequestKind::Fetch(req))
+            .send(node, peer, ApiKey::Fetch, 12, RequestKind::Fetch(req))
             .await?;
         let ResponseKind::Fetch(resp) = resp else {
             return Err("an answer of the wrong type".into());
@@ -587,10 +587,10 @@ fn error_name(code: i16) -> String {
     )
 }
 
-/// The high watermark of `dlq`-`partition` at its leader `node` (ListOffsets, latest).
+/// The high watermark of `dlq`-`partition` at its leader `peer` (ListOffsets, latest).
 pub(crate) async fn remote_high_watermark(
-    broker: &Broker,
-    node: i32,
+    node: &Node,
+    peer: i32,
     dlq: &str,
     partition: i32,
 ) -> Result<i64, String> {
@@ -608,11 +608,11 @@ pub(crate) async fn remote_high_watermark(
     req.replica_id = kafka_protocol::messages::BrokerId(-1);
     req.isolation_level = 0;
     req.topics = vec![lt];
-    let resp = broker
+    let resp = node
         .inter_broker
         .send(
-            broker,
             node,
+            peer,
             ApiKey::ListOffsets,
             7,
             RequestKind::ListOffsets(req),

@@ -37,7 +37,7 @@ use self::group::{ShareGroup, TopicMeta};
 use self::partition::{Archived, BatchSpan, ShareLimits, SharePartition};
 use self::state_store::{Snapshot, StateStore};
 use crate::config::defs::group_def;
-use crate::server::Broker;
+use crate::node::Node;
 
 /// A share-partition's identity: group, topic and partition.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -198,9 +198,9 @@ impl ShareCoordinator {
     }
 
     /// The effective configs of `group`.
-    pub fn settings(&self, broker: &Broker, group: &str) -> GroupSettings {
-        let cfg = broker.dynamic_configs.effective();
-        let image = broker.controller.image();
+    pub fn settings(&self, node: &Node, group: &str) -> GroupSettings {
+        let cfg = node.dynamic_configs.effective();
+        let image = node.controller.image();
         let overrides = crate::config::dynamic::layer(&image, CONFIG_RESOURCE_GROUP, group);
         let get = |name: &str| {
             let def = group_def(name).expect("a group config Samsa defines");
@@ -295,8 +295,8 @@ impl ShareCoordinator {
     }
 
     /// A topic of the metadata as share groups see it.
-    pub fn topic_meta(broker: &Broker, name: &str) -> Option<TopicMeta> {
-        broker.topics.get(name).map(|t| TopicMeta {
+    pub fn topic_meta(node: &Node, name: &str) -> Option<TopicMeta> {
+        node.topics.get(name).map(|t| TopicMeta {
             id: t.id,
             partitions: t.partition_count,
         })
@@ -305,21 +305,21 @@ impl ShareCoordinator {
     /// `member` left `group` with a heartbeat. When it still has a share session here its
     /// records are released when that session closes, after the acknowledgements the close
     /// carries (librdkafka sends the leave and the close at the same time); else now.
-    pub async fn member_left(&self, broker: &Broker, group: &str, member: &str) {
+    pub async fn member_left(&self, node: &Node, group: &str, member: &str) {
         let has_session = self
             .sessions
             .lock()
             .contains_key(&(group.to_string(), member.to_string()));
         if !has_session {
-            self.release_member(broker, group, member).await;
+            self.release_member(node, group, member).await;
         }
     }
 
     /// Releases every record `member` holds in `group`'s share-partitions here, and writes
     /// the states that changed.
-    pub async fn release_member(&self, broker: &Broker, group: &str, member: &str) {
+    pub async fn release_member(&self, node: &Node, group: &str, member: &str) {
         for key in self.release_member_now(group, member) {
-            if let Err(e) = self.persist(broker, &key).await {
+            if let Err(e) = self.persist(node, &key).await {
                 tracing::warn!(group, member, partition = key.partition, "cannot write the share-partition state after releasing a member's records: {e:?}");
             }
         }
@@ -368,7 +368,7 @@ impl ShareCoordinator {
     /// read fails so.
     pub async fn open_partition(
         &self,
-        broker: &Broker,
+        node: &Node,
         key: &ShareKey,
         limits: ShareLimits,
         leader_epoch: i32,
@@ -386,7 +386,7 @@ impl ShareCoordinator {
             drop(st);
             self.drop_partition(key, &h, "unused since its group had no share session here");
         }
-        let Some(s) = persister::read(&self.store, broker, key).await? else {
+        let Some(s) = persister::read(&self.store, node, key).await? else {
             return Err(ResponseError::UnknownServerError);
         };
         let fresh = s.start_offset < 0;
@@ -418,7 +418,7 @@ impl ShareCoordinator {
             h
         };
         if fresh {
-            self.persist(broker, key).await?;
+            self.persist(node, key).await?;
         }
         // Dead letters that were pending at a crash: written now unless found written.
         let archiving = h.lock().archiving();
@@ -439,22 +439,22 @@ impl ShareCoordinator {
     /// it assigns the share-partition).
     pub async fn initialize_state(
         &self,
-        broker: &Broker,
+        node: &Node,
         key: &ShareKey,
         state_epoch: i32,
     ) -> Result<(), ResponseError> {
-        persister::initialize(&self.store, broker, key, state_epoch).await
+        persister::initialize(&self.store, node, key, state_epoch).await
     }
 
     /// Writes `key`'s current state to `__share_group_state` (through its share coordinator)
     /// and waits until it is replicated.
-    pub async fn persist(&self, broker: &Broker, key: &ShareKey) -> Result<(), ResponseError> {
+    pub async fn persist(&self, node: &Node, key: &ShareKey) -> Result<(), ResponseError> {
         let Some(h) = self.existing(key) else {
             return Ok(());
         };
         // Only the leader of the topic partition, in the leadership the state was opened in,
         // writes it: a former leader's timers must not overwrite its successor's state.
-        let led_epoch = broker.topics.get_by_id(&key.topic_id).and_then(|t| {
+        let led_epoch = node.topics.get_by_id(&key.topic_id).and_then(|t| {
             t.partition(key.partition)
                 .filter(|p| p.is_leader())
                 .map(|p| p.leader_epoch())
@@ -479,7 +479,7 @@ impl ShareCoordinator {
                 dlq_scan_from: st.dlq_scan_from,
             }
         };
-        let written = persister::write(&self.store, broker, key, snapshot).await;
+        let written = persister::write(&self.store, node, key, snapshot).await;
         if matches!(written, Err(ResponseError::FencedStateEpoch)) {
             // The state was reset (AlterShareGroupOffsets) since this copy was read: it is
             // dropped, and the next fetch reads the new one (Kafka's share-partition manager
@@ -663,13 +663,13 @@ impl ShareCoordinator {
 
     /// Runs the timers every 100 ms until shutdown (a lock lasts at least a second), writing
     /// the states they change.
-    pub async fn run_timers(self: Arc<Self>, broker: Arc<Broker>) {
+    pub async fn run_timers(self: Arc<Self>, node: Arc<Node>) {
         let mut interval = tokio::time::interval(Duration::from_millis(100));
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             interval.tick().await;
             for key in self.tick(crate::util::now_ms()) {
-                if let Err(e) = self.persist(&broker, &key).await {
+                if let Err(e) = self.persist(&node, &key).await {
                     tracing::warn!(group = %key.group, partition = key.partition, "cannot write the share-partition state after its locks expired: {e:?}");
                 }
             }
@@ -790,7 +790,7 @@ impl ShareCoordinator {
     /// Kafka's share-partition answers after its persister.
     pub async fn acknowledge_durably(
         &self,
-        broker: &Broker,
+        node: &Node,
         key: &ShareKey,
         leader_epoch: i32,
         member: &str,
@@ -804,7 +804,7 @@ impl ShareCoordinator {
         if renewals_only {
             return applied;
         }
-        if let Err(e) = self.persist(broker, key).await {
+        if let Err(e) = self.persist(node, key).await {
             return Err((e, "the acknowledgement could not be written durably".into()));
         }
         applied

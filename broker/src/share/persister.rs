@@ -21,16 +21,16 @@ use kafka_protocol::ResponseError;
 use super::partition::{PersistedState, StateBatch};
 use super::state_store::{state_partition, topic_spec, Snapshot, StateStore, SHARE_STATE_TOPIC};
 use super::ShareKey;
-use crate::server::Broker;
+use crate::node::Node;
 
 pub const TAG_SNAPSHOT_EPOCH: i32 = 0;
 pub const TAG_DLQ_SCAN_FROM: i32 = 1;
 pub const TAG_INITIALIZE: i32 = 2;
 
 /// Who holds `key`'s state: this broker (`None`) or the leader of its state partition.
-async fn coordinator(broker: &Broker, key: &ShareKey) -> Result<Option<i32>, ResponseError> {
-    crate::internal_topics::ensure(broker, &topic_spec(broker)).await?;
-    let image = broker.controller.image();
+async fn coordinator(node: &Node, key: &ShareKey) -> Result<Option<i32>, ResponseError> {
+    crate::internal_topics::ensure(node, &topic_spec(node)).await?;
+    let image = node.controller.image();
     let topic = image
         .topic_by_name(SHARE_STATE_TOPIC)
         .ok_or(ResponseError::CoordinatorNotAvailable)?;
@@ -40,26 +40,25 @@ async fn coordinator(broker: &Broker, key: &ShareKey) -> Result<Option<i32>, Res
         .map(|p| p.leader)
         .filter(|l| *l >= 0)
         .ok_or(ResponseError::CoordinatorNotAvailable)?;
-    Ok((leader != broker.node_id).then_some(leader))
+    Ok((leader != node.node_id).then_some(leader))
 }
 
-fn remote_error(node: i32, e: String) -> ResponseError {
-    tracing::warn!(broker = node, "share coordinator request failed: {e}");
+fn remote_error(peer: i32, e: String) -> ResponseError {
+    tracing::warn!(broker = peer, "share coordinator request failed: {e}");
     ResponseError::CoordinatorNotAvailable
 }
 
-/// Sends one share coordinator request to broker `node`.
+/// Sends one share coordinator request to broker `peer`.
 async fn call(
-    broker: &Broker,
-    node: i32,
+    node: &Node,
+    peer: i32,
     key: ApiKey,
     body: RequestKind,
 ) -> Result<ResponseKind, ResponseError> {
-    broker
-        .inter_broker
-        .send(broker, node, key, 0, body)
+    node.inter_broker
+        .send(node, peer, key, 0, body)
         .await
-        .map_err(|e| remote_error(node, e))
+        .map_err(|e| remote_error(peer, e))
 }
 
 /// A partition's error code in an answer (none found: the coordinator is not available).
@@ -76,11 +75,11 @@ fn outcome(code: Option<i16>) -> Result<(), ResponseError> {
 /// `key`'s persisted state, if any.
 pub async fn read(
     store: &StateStore,
-    broker: &Broker,
+    node: &Node,
     key: &ShareKey,
 ) -> Result<Option<Snapshot>, ResponseError> {
-    let Some(node) = coordinator(broker, key).await? else {
-        return store.read(broker, key).await;
+    let Some(peer) = coordinator(node, key).await? else {
+        return store.read(node, key).await;
     };
     use kafka_protocol::messages::read_share_group_state_request::{PartitionData, ReadStateData};
     let mut p = PartitionData::default();
@@ -93,21 +92,21 @@ pub async fn read(
     req.group_id = StrBytes::from_string(key.group.to_string());
     req.topics = vec![t];
     let resp = call(
-        broker,
         node,
+        peer,
         ApiKey::ReadShareGroupState,
         RequestKind::ReadShareGroupState(req),
     )
     .await?;
     let ResponseKind::ReadShareGroupState(resp) = resp else {
-        return Err(remote_error(node, "an answer of the wrong type".into()));
+        return Err(remote_error(peer, "an answer of the wrong type".into()));
     };
     let r = resp
         .results
         .into_iter()
         .flat_map(|t| t.partitions)
         .find(|p| p.partition == key.partition)
-        .ok_or_else(|| remote_error(node, "no answer for the partition".into()))?;
+        .ok_or_else(|| remote_error(peer, "no answer for the partition".into()))?;
     if r.error_code == ResponseError::InvalidRequest.code() {
         return Ok(None);
     }
@@ -140,12 +139,12 @@ pub async fn read(
 /// Writes `key`'s state and waits until its coordinator has it replicated.
 pub async fn write(
     store: &StateStore,
-    broker: &Broker,
+    node: &Node,
     key: &ShareKey,
     snapshot: Snapshot,
 ) -> Result<(), ResponseError> {
-    let Some(node) = coordinator(broker, key).await? else {
-        return store.write(broker, key, snapshot).await;
+    let Some(peer) = coordinator(node, key).await? else {
+        return store.write(node, key, snapshot).await;
     };
     use kafka_protocol::messages::write_share_group_state_request::{
         PartitionData, StateBatch as WireBatch, WriteStateData,
@@ -175,14 +174,14 @@ pub async fn write(
     req.group_id = StrBytes::from_string(key.group.to_string());
     req.topics = vec![t];
     let resp = call(
-        broker,
         node,
+        peer,
         ApiKey::WriteShareGroupState,
         RequestKind::WriteShareGroupState(req),
     )
     .await?;
     let ResponseKind::WriteShareGroupState(resp) = resp else {
-        return Err(remote_error(node, "an answer of the wrong type".into()));
+        return Err(remote_error(peer, "an answer of the wrong type".into()));
     };
     outcome(
         resp.results
@@ -197,12 +196,12 @@ pub async fn write(
 /// [`StateStore::initialize`]).
 pub async fn initialize(
     store: &StateStore,
-    broker: &Broker,
+    node: &Node,
     key: &ShareKey,
     state_epoch: i32,
 ) -> Result<(), ResponseError> {
-    let Some(node) = coordinator(broker, key).await? else {
-        return store.initialize(broker, key, state_epoch).await;
+    let Some(peer) = coordinator(node, key).await? else {
+        return store.initialize(node, key, state_epoch).await;
     };
     use kafka_protocol::messages::write_share_group_state_request::{
         PartitionData, WriteStateData,
@@ -220,14 +219,14 @@ pub async fn initialize(
     req.group_id = StrBytes::from_string(key.group.to_string());
     req.topics = vec![t];
     let resp = call(
-        broker,
         node,
+        peer,
         ApiKey::WriteShareGroupState,
         RequestKind::WriteShareGroupState(req),
     )
     .await?;
     let ResponseKind::WriteShareGroupState(resp) = resp else {
-        return Err(remote_error(node, "an answer of the wrong type".into()));
+        return Err(remote_error(peer, "an answer of the wrong type".into()));
     };
     outcome(
         resp.results
@@ -239,13 +238,9 @@ pub async fn initialize(
 }
 
 /// Removes `key`'s state.
-pub async fn delete(
-    store: &StateStore,
-    broker: &Broker,
-    key: &ShareKey,
-) -> Result<(), ResponseError> {
-    let Some(node) = coordinator(broker, key).await? else {
-        return store.delete(broker, key).await;
+pub async fn delete(store: &StateStore, node: &Node, key: &ShareKey) -> Result<(), ResponseError> {
+    let Some(peer) = coordinator(node, key).await? else {
+        return store.delete(node, key).await;
     };
     use kafka_protocol::messages::delete_share_group_state_request::{
         DeleteStateData, PartitionData,
@@ -259,14 +254,14 @@ pub async fn delete(
     req.group_id = StrBytes::from_string(key.group.to_string());
     req.topics = vec![t];
     let resp = call(
-        broker,
         node,
+        peer,
         ApiKey::DeleteShareGroupState,
         RequestKind::DeleteShareGroupState(req),
     )
     .await?;
     let ResponseKind::DeleteShareGroupState(resp) = resp else {
-        return Err(remote_error(node, "an answer of the wrong type".into()));
+        return Err(remote_error(peer, "an answer of the wrong type".into()));
     };
     outcome(
         resp.results

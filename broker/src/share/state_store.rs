@@ -30,8 +30,8 @@ use super::ShareKey;
 use crate::config::topic::TopicOverrides;
 use crate::coordinator_write::CoordinatorWrite;
 use crate::internal_topics::InternalTopicSpec;
+use crate::node::Node;
 use crate::partition::{Partition, Replayed};
-use crate::server::Broker;
 
 pub use crate::topics::SHARE_STATE_TOPIC;
 
@@ -73,8 +73,8 @@ pub fn state_partition(key: &ShareKey, partitions: i32) -> i32 {
 }
 
 /// How `__share_group_state` is created.
-pub fn topic_spec(broker: &Broker) -> InternalTopicSpec {
-    let cfg = broker.dynamic_configs.effective();
+pub fn topic_spec(node: &Node) -> InternalTopicSpec {
+    let cfg = node.dynamic_configs.effective();
     let mut configs = TopicOverrides::new();
     configs.insert("cleanup.policy".into(), "compact".into());
     configs.insert(
@@ -97,11 +97,11 @@ impl StateStore {
     /// The state partition of `key` if this broker leads it, creating the topic on first use.
     pub async fn led_partition(
         &self,
-        broker: &Broker,
+        node: &Node,
         key: &ShareKey,
     ) -> Result<std::sync::Arc<Partition>, ResponseError> {
-        crate::internal_topics::ensure(broker, &topic_spec(broker)).await?;
-        let topic = broker
+        crate::internal_topics::ensure(node, &topic_spec(node)).await?;
+        let topic = node
             .topics
             .get(SHARE_STATE_TOPIC)
             .ok_or(ResponseError::CoordinatorNotAvailable)?;
@@ -116,10 +116,10 @@ impl StateStore {
     /// its state partition, COORDINATOR_NOT_AVAILABLE when the topic cannot be made.
     pub async fn read(
         &self,
-        broker: &Broker,
+        node: &Node,
         key: &ShareKey,
     ) -> Result<Option<Snapshot>, ResponseError> {
-        let p = self.led_partition(broker, key).await?;
+        let p = self.led_partition(node, key).await?;
         self.load(&p).await?;
         Ok(self
             .loaded
@@ -131,11 +131,11 @@ impl StateStore {
     /// Every persisted state of `group` in the state partitions this broker leads.
     pub async fn group_states(
         &self,
-        broker: &Broker,
+        node: &Node,
         group: &str,
     ) -> Result<Vec<(ShareKey, Snapshot)>, ResponseError> {
-        crate::internal_topics::ensure(broker, &topic_spec(broker)).await?;
-        let Some(topic) = broker.topics.get(SHARE_STATE_TOPIC) else {
+        crate::internal_topics::ensure(node, &topic_spec(node)).await?;
+        let Some(topic) = node.topics.get(SHARE_STATE_TOPIC) else {
             return Ok(Vec::new());
         };
         let mut out = Vec::new();
@@ -197,11 +197,11 @@ impl StateStore {
     /// start offset (-1: its leader resolves `share.auto.offset.reset` on first use).
     pub async fn initialize(
         &self,
-        broker: &Broker,
+        node: &Node,
         key: &ShareKey,
         state_epoch: i32,
     ) -> Result<(), ResponseError> {
-        if self.read(broker, key).await?.is_some() {
+        if self.read(node, key).await?.is_some() {
             return Ok(());
         }
         let now = crate::util::now_ms();
@@ -215,16 +215,16 @@ impl StateStore {
             batches: Vec::new(),
             dlq_scan_from: None,
         };
-        self.write(broker, key, snapshot).await
+        self.write(node, key, snapshot).await
     }
 
     /// Removes `key`'s state (a tombstone): its next use starts from `share.auto.offset.reset`.
-    pub async fn delete(&self, broker: &Broker, key: &ShareKey) -> Result<(), ResponseError> {
-        let p = self.led_partition(broker, key).await?;
+    pub async fn delete(&self, node: &Node, key: &ShareKey) -> Result<(), ResponseError> {
+        let p = self.led_partition(node, key).await?;
         let now = crate::util::now_ms();
         let batch = encode_batch(key, None, now);
         let write =
-            CoordinatorWrite::append(p.clone(), |p| p.append(batch, now, &broker.group_commit))
+            CoordinatorWrite::append(p.clone(), |p| p.append(batch, now, &node.group_commit))
                 .map_err(|e| {
                     tracing::warn!(partition = %p.tp, "cannot write share group state: {e}");
                     ResponseError::CoordinatorNotAvailable
@@ -243,11 +243,11 @@ impl StateStore {
     /// (the reset itself) is written whatever its snapshot epoch.
     pub async fn write(
         &self,
-        broker: &Broker,
+        node: &Node,
         key: &ShareKey,
         snapshot: Snapshot,
     ) -> Result<(), ResponseError> {
-        let p = self.led_partition(broker, key).await?;
+        let p = self.led_partition(node, key).await?;
         self.load(&p).await?;
         let write = {
             let mut loaded = self.loaded.lock();
@@ -262,11 +262,11 @@ impl StateStore {
             let now = crate::util::now_ms();
             let batch = encode_batch(key, Some(&snapshot), now);
             let write =
-                CoordinatorWrite::append(p.clone(), |p| p.append(batch, now, &broker.group_commit))
+                CoordinatorWrite::append(p.clone(), |p| p.append(batch, now, &node.group_commit))
                     .map_err(|e| {
-                        tracing::warn!(partition = %p.tp, "cannot write share group state: {e}");
-                        ResponseError::CoordinatorNotAvailable
-                    })?;
+                    tracing::warn!(partition = %p.tp, "cannot write share group state: {e}");
+                    ResponseError::CoordinatorNotAvailable
+                })?;
             if l.leader_epoch == write.leader_epoch {
                 l.snapshots.insert(key.clone(), snapshot);
             }

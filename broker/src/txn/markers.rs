@@ -17,7 +17,8 @@ use kafka_protocol::ResponseError;
 use samsa_storage::{EndTxnMarker, LogError};
 
 use crate::coordinator_write::CoordinatorWrite;
-use crate::server::Broker;
+use crate::group::GroupCoordinator;
+use crate::node::Node;
 
 /// WriteTxnMarkers as Kafka 4.x sends it.
 const WRITE_TXN_MARKERS_VERSION: i16 = 1;
@@ -46,7 +47,8 @@ fn fenced(code: i16) -> bool {
 /// partition's error code (0: written). A marker in a partition of `__consumer_offsets` also
 /// makes the group coordinator apply (or drop) the transaction's offsets there.
 pub async fn write_local(
-    broker: &Broker,
+    node: &Node,
+    groups: &GroupCoordinator,
     producer_id: i64,
     producer_epoch: i16,
     marker: EndTxnMarker,
@@ -56,7 +58,7 @@ pub async fn write_local(
     let mut codes = vec![0i16; partitions.len()];
     let mut waits = Vec::new();
     for (i, (topic, index)) in partitions.iter().enumerate() {
-        let t = broker.topics.get(topic);
+        let t = node.topics.get(topic);
         let p = match crate::topics::led_partition(t.as_ref(), *index) {
             Ok(p) => p.clone(),
             Err(e) => {
@@ -66,13 +68,7 @@ pub async fn write_local(
         };
         let tp = p.tp.clone();
         match CoordinatorWrite::append(p, |p| {
-            p.append_marker(
-                producer_id,
-                producer_epoch,
-                marker,
-                now,
-                &broker.group_commit,
-            )
+            p.append_marker(producer_id, producer_epoch, marker, now, &node.group_commit)
         }) {
             Ok(write) => waits.push((i, write)),
             Err(LogError::Storage(e)) => {
@@ -99,9 +95,7 @@ pub async fn write_local(
         // The group coordinator makes the transaction's offsets visible (or drops them) once
         // the marker is in its partition, as Kafka's does.
         if partitions[i].0 == crate::group::OFFSETS_TOPIC {
-            broker
-                .groups
-                .complete_txn(producer_id, partitions[i].1, marker.commit);
+            groups.complete_txn(producer_id, partitions[i].1, marker.commit);
         }
     }
     codes
@@ -110,18 +104,19 @@ pub async fn write_local(
 /// Writes the markers of a transaction everywhere: the partitions this broker leads itself,
 /// the others through their leaders. Partitions of topics deleted meanwhile need none.
 pub async fn write_all(
-    broker: &Broker,
+    node: &Node,
+    groups: &GroupCoordinator,
     producer_id: i64,
     producer_epoch: i16,
     marker: EndTxnMarker,
     partitions: &[(String, i32)],
 ) -> Outcome {
-    let image = broker.controller.image();
+    let image = node.controller.image();
     let mut here = Vec::new();
     let mut by_leader: BTreeMap<i32, Vec<(String, i32)>> = BTreeMap::new();
     let mut outcome = Outcome::default();
     for (topic, index) in partitions {
-        let local = broker.topics.get(topic);
+        let local = node.topics.get(topic);
         if local.as_ref().is_some_and(|t| !t.managed) {
             here.push((topic.clone(), *index));
             continue;
@@ -131,7 +126,7 @@ pub async fn write_all(
         };
         match t.partition(*index).map(|p| p.leader) {
             None => continue,
-            Some(leader) if leader == broker.node_id => here.push((topic.clone(), *index)),
+            Some(leader) if leader == node.node_id => here.push((topic.clone(), *index)),
             Some(leader) if leader < 0 => outcome.retry.push((topic.clone(), *index)),
             Some(leader) => by_leader
                 .entry(leader)
@@ -139,13 +134,13 @@ pub async fn write_all(
                 .push((topic.clone(), *index)),
         }
     }
-    let codes = write_local(broker, producer_id, producer_epoch, marker, &here).await;
+    let codes = write_local(node, groups, producer_id, producer_epoch, marker, &here).await;
     for (p, code) in here.into_iter().zip(codes) {
         judge(&mut outcome, p, code);
     }
     // One request per leader, all in flight together.
     let sends = by_leader.into_iter().map(|(leader, parts)| async move {
-        let answer = send(broker, leader, producer_id, producer_epoch, marker, &parts).await;
+        let answer = send(node, leader, producer_id, producer_epoch, marker, &parts).await;
         (leader, parts, answer)
     });
     for (leader, parts, answer) in futures::future::join_all(sends).await {
@@ -184,7 +179,7 @@ fn judge(outcome: &mut Outcome, partition: (String, i32), code: i16) {
 /// WriteTxnMarkers of one transaction's partitions to their leader `leader`: the error code of
 /// each partition.
 async fn send(
-    broker: &Broker,
+    node: &Node,
     leader: i32,
     producer_id: i64,
     producer_epoch: i16,
@@ -211,10 +206,10 @@ async fn send(
         .collect();
     let mut req = WriteTxnMarkersRequest::default();
     req.markers = vec![m];
-    let resp = broker
+    let resp = node
         .inter_broker
         .send(
-            broker,
+            node,
             leader,
             ApiKey::WriteTxnMarkers,
             WRITE_TXN_MARKERS_VERSION,

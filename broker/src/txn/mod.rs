@@ -45,8 +45,8 @@ use self::state::{EndDecision, InitDecision, TxnError, TxnMetadata, TxnState};
 use crate::config::topic::TopicOverrides;
 use crate::config::BrokerConfig;
 use crate::coordinator_write::{CoordinatorWrite, WriteError};
+use crate::node::Node;
 use crate::partition::{Partition, Replayed};
-use crate::server::Broker;
 
 /// The internal topic that holds transaction state.
 pub const TRANSACTION_STATE_TOPIC: &str = "__transaction_state";
@@ -78,6 +78,9 @@ pub struct TransactionCoordinator {
     /// ([`NOT_COORDINATOR`], [`LOADING`], [`LOADED`]), as the group coordinator keeps it.
     coordinating: Vec<AtomicU8>,
     producer_ids: ProducerIdManager,
+    /// The group coordinator, which makes a transaction's offsets visible (or drops them) once
+    /// its marker is in their `__consumer_offsets` partition.
+    groups: Arc<crate::group::GroupCoordinator>,
 }
 
 fn storage_error(what: &str, e: &LogError) -> TxnError {
@@ -92,6 +95,7 @@ impl TransactionCoordinator {
         config: &BrokerConfig,
         log_dir: &Path,
         existing_partitions: Option<i32>,
+        groups: Arc<crate::group::GroupCoordinator>,
     ) -> anyhow::Result<TransactionCoordinator> {
         let partitions = existing_partitions
             .unwrap_or_else(|| config.int("transaction.state.log.num.partitions"))
@@ -114,6 +118,7 @@ impl TransactionCoordinator {
                 .map(|_| AtomicU8::new(NOT_COORDINATOR))
                 .collect(),
             producer_ids: ProducerIdManager::open(log_dir)?,
+            groups,
         })
     }
 
@@ -125,8 +130,8 @@ impl TransactionCoordinator {
     /// A producer id for an idempotent producer without a transactional id: a fresh one every
     /// time, with epoch 0 (Kafka's coordinator does the same; such a producer bumps its epoch
     /// itself, KIP-360).
-    pub async fn new_producer_id(&self, broker: &Broker) -> Result<i64, TxnError> {
-        self.producer_ids.generate(broker).await.map_err(|e| {
+    pub async fn new_producer_id(&self, node: &Node) -> Result<i64, TxnError> {
+        self.producer_ids.generate(node).await.map_err(|e| {
             tracing::warn!("{e}");
             TxnError::CoordinatorNotAvailable
         })
@@ -136,10 +141,10 @@ impl TransactionCoordinator {
     /// it (FindCoordinator creates the topic through the controller, as Kafka does).
     fn state_partition(
         &self,
-        broker: &Broker,
+        node: &Node,
         transactional_id: &str,
     ) -> Result<Arc<Partition>, TxnError> {
-        let topic = broker
+        let topic = node
             .topics
             .get(TRANSACTION_STATE_TOPIC)
             .ok_or(TxnError::CoordinatorNotAvailable)?;
@@ -177,11 +182,11 @@ impl TransactionCoordinator {
     /// does, whether this broker coordinates the id at all: a client still talking to a former
     /// coordinator must hear NOT_COORDINATOR and look it up again, not that its producer id is
     /// unknown, which fails its transaction.
-    fn existing(&self, broker: &Broker, transactional_id: &str) -> Result<TxnHandle, TxnError> {
+    fn existing(&self, node: &Node, transactional_id: &str) -> Result<TxnHandle, TxnError> {
         if transactional_id.is_empty() {
             return Err(TxnError::InvalidRequest);
         }
-        self.state_partition(broker, transactional_id)?;
+        self.state_partition(node, transactional_id)?;
         self.handle(transactional_id)
             .ok_or(TxnError::InvalidProducerIdMapping)
     }
@@ -191,11 +196,11 @@ impl TransactionCoordinator {
     /// when it is not: NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE).
     async fn write_state(
         &self,
-        broker: &Broker,
+        node: &Node,
         transactional_id: &str,
         m: Option<&TxnMetadata>,
     ) -> Result<(), TxnError> {
-        let partition = self.state_partition(broker, transactional_id)?;
+        let partition = self.state_partition(node, transactional_id)?;
         let now = crate::util::now_ms();
         let batch = crate::coordinator_write::one_record_batch(
             now,
@@ -204,7 +209,7 @@ impl TransactionCoordinator {
             Default::default(),
         );
         let write =
-            CoordinatorWrite::append(partition, |p| p.append(batch, now, &broker.group_commit))
+            CoordinatorWrite::append(partition, |p| p.append(batch, now, &node.group_commit))
                 .map_err(|e| storage_error("cannot write to __transaction_state", &e))?;
         let tp = write.partition.tp.clone();
         write.replicated().await.map_err(|e| {
@@ -222,7 +227,7 @@ impl TransactionCoordinator {
     /// InitProducerId with a transactional id: the producer id and epoch for it.
     pub async fn init_producer_id(
         &self,
-        broker: &Broker,
+        node: &Node,
         transactional_id: &str,
         txn_timeout_ms: i32,
         expected: Option<(i64, i16)>,
@@ -233,7 +238,7 @@ impl TransactionCoordinator {
         if txn_timeout_ms <= 0 || txn_timeout_ms > self.max_timeout_ms {
             return Err(TxnError::InvalidTransactionTimeout);
         }
-        self.state_partition(broker, transactional_id)?;
+        self.state_partition(node, transactional_id)?;
         let now = crate::util::now_ms();
         let handle = match self.handle(transactional_id) {
             Some(h) => h,
@@ -244,7 +249,7 @@ impl TransactionCoordinator {
                 }
                 // Minted outside the map's lock (a new block asks the controller); a racing
                 // first InitProducerId of the same id wastes one id, which is harmless.
-                let pid = self.new_producer_id(broker).await?;
+                let pid = self.new_producer_id(node).await?;
                 let fresh = TxnMetadata::new(transactional_id, pid, txn_timeout_ms, now);
                 self.txns
                     .write()
@@ -256,7 +261,7 @@ impl TransactionCoordinator {
         // The decision may need a new producer id (an exhausted epoch): one is made available
         // first, since deciding cannot wait for the controller.
         self.producer_ids
-            .ensure_available(broker)
+            .ensure_available(node)
             .await
             .map_err(|e| {
                 tracing::warn!("{e}");
@@ -270,7 +275,7 @@ impl TransactionCoordinator {
         })?;
         match decision {
             InitDecision::Ready(next) => {
-                self.write_state(broker, transactional_id, Some(&next))
+                self.write_state(node, transactional_id, Some(&next))
                     .await?;
                 *m = next;
                 tracing::info!(
@@ -286,10 +291,10 @@ impl TransactionCoordinator {
                     transactional_id,
                     "a new producer fences the one with an open transaction; aborting it"
                 );
-                self.write_state(broker, transactional_id, Some(&next))
+                self.write_state(node, transactional_id, Some(&next))
                     .await?;
                 *m = next;
-                self.complete(broker, &mut m).await?;
+                self.complete(node, &mut m).await?;
                 Err(TxnError::ConcurrentTransactions)
             }
         }
@@ -299,16 +304,16 @@ impl TransactionCoordinator {
     /// for the transaction version 2 form (v4+, sent by brokers for a produce).
     pub async fn add_partitions(
         &self,
-        broker: &Broker,
+        node: &Node,
         transactional_id: &str,
         producer_id: i64,
         producer_epoch: i16,
         partitions: &BTreeSet<(String, i32)>,
         tv2: bool,
     ) -> Result<(), TxnError> {
-        let handle = self.existing(broker, transactional_id)?;
+        let handle = self.existing(node, transactional_id)?;
         let mut m = handle.lock().await;
-        self.add_partitions_locked(broker, &mut m, producer_id, producer_epoch, partitions, tv2)
+        self.add_partitions_locked(node, &mut m, producer_id, producer_epoch, partitions, tv2)
             .await
     }
 
@@ -316,7 +321,7 @@ impl TransactionCoordinator {
     /// produce or offset commit adding its own partition before it writes).
     pub async fn add_partitions_locked(
         &self,
-        broker: &Broker,
+        node: &Node,
         m: &mut TxnMetadata,
         producer_id: i64,
         producer_epoch: i16,
@@ -326,7 +331,7 @@ impl TransactionCoordinator {
         let now = crate::util::now_ms();
         if let Some(next) = m.add_partitions(producer_id, producer_epoch, partitions, tv2, now)? {
             let id = m.transactional_id.clone();
-            self.write_state(broker, &id, Some(&next)).await?;
+            self.write_state(node, &id, Some(&next)).await?;
             *m = next;
         }
         Ok(())
@@ -336,13 +341,13 @@ impl TransactionCoordinator {
     /// transaction.
     pub async fn verify(
         &self,
-        broker: &Broker,
+        node: &Node,
         transactional_id: &str,
         producer_id: i64,
         producer_epoch: i16,
         partitions: &[(String, i32)],
     ) -> Result<Vec<bool>, TxnError> {
-        let handle = self.existing(broker, transactional_id)?;
+        let handle = self.existing(node, transactional_id)?;
         let m = handle.lock().await;
         m.verify_partitions(producer_id, producer_epoch, partitions)
     }
@@ -352,12 +357,8 @@ impl TransactionCoordinator {
     /// [`Self::existing`] refuses: this broker does not coordinate the id, or its partition of
     /// `__transaction_state` is still loading (after a restart or a leader change), or the id
     /// is unknown.
-    pub async fn lock(
-        &self,
-        broker: &Broker,
-        transactional_id: &str,
-    ) -> Result<TxnGuard, TxnError> {
-        let handle = self.existing(broker, transactional_id)?;
+    pub async fn lock(&self, node: &Node, transactional_id: &str) -> Result<TxnGuard, TxnError> {
+        let handle = self.existing(node, transactional_id)?;
         Ok(handle.lock_owned().await)
     }
 
@@ -366,20 +367,20 @@ impl TransactionCoordinator {
     /// epoch is one higher, or a new producer id has epoch 0).
     pub async fn end_txn(
         &self,
-        broker: &Broker,
+        node: &Node,
         transactional_id: &str,
         producer_id: i64,
         producer_epoch: i16,
         commit: bool,
         tv2: bool,
     ) -> Result<(i64, i16), TxnError> {
-        let handle = self.existing(broker, transactional_id)?;
+        let handle = self.existing(node, transactional_id)?;
         let mut m = handle.lock().await;
         if tv2 && state::is_epoch_exhausted(m.producer_epoch) {
             // The decision may hand out a new producer id: have one ready, since deciding
             // cannot wait for the controller.
             self.producer_ids
-                .ensure_available(broker)
+                .ensure_available(node)
                 .await
                 .map_err(|e| {
                     tracing::warn!("{e}");
@@ -395,12 +396,12 @@ impl TransactionCoordinator {
         match decision {
             EndDecision::AlreadyDone => {}
             EndDecision::Prepare(next) => {
-                self.write_state(broker, transactional_id, Some(&next))
+                self.write_state(node, transactional_id, Some(&next))
                     .await?;
                 *m = next;
                 // The outcome is decided and durable: a failure to write a marker now is
                 // retried by the timer, and the client is told the transaction ended.
-                if let Err(e) = self.complete(broker, &mut m).await {
+                if let Err(e) = self.complete(node, &mut m).await {
                     tracing::warn!(
                         transactional_id,
                         "transaction decided but not completed yet ({e}); will retry"
@@ -414,7 +415,7 @@ impl TransactionCoordinator {
     /// Writes the markers of a transaction in PrepareCommit/PrepareAbort to each of its
     /// partitions, then its completion. On a storage error the transaction stays prepared and
     /// the timer retries (a partition may then get a second marker, which changes nothing).
-    async fn complete(&self, broker: &Broker, m: &mut TxnMetadata) -> Result<(), TxnError> {
+    async fn complete(&self, node: &Node, m: &mut TxnMetadata) -> Result<(), TxnError> {
         let commit = match m.state {
             TxnState::PrepareCommit => true,
             TxnState::PrepareAbort => false,
@@ -424,21 +425,28 @@ impl TransactionCoordinator {
             }
         };
         let coordinator_epoch = self
-            .state_partition(broker, &m.transactional_id)?
+            .state_partition(node, &m.transactional_id)?
             .leader_epoch();
         let marker = EndTxnMarker {
             commit,
             coordinator_epoch,
         };
         let partitions: Vec<(String, i32)> = m.partitions.iter().cloned().collect();
-        let outcome =
-            markers::write_all(broker, m.producer_id, m.producer_epoch, marker, &partitions).await;
+        let outcome = markers::write_all(
+            node,
+            &self.groups,
+            m.producer_id,
+            m.producer_epoch,
+            marker,
+            &partitions,
+        )
+        .await;
         if !outcome.retry.is_empty() {
             tracing::debug!(transactional_id = %m.transactional_id, partitions = ?outcome.retry, "transaction markers not written yet; retrying later");
             return Err(TxnError::StorageError);
         }
         let done = m.complete(crate::util::now_ms());
-        self.write_state(broker, &m.transactional_id.clone(), Some(&done))
+        self.write_state(node, &m.transactional_id.clone(), Some(&done))
             .await?;
         tracing::debug!(transactional_id = %m.transactional_id, state = done.state.name(), partitions = m.partitions.len(), "transaction completed");
         *m = done;
@@ -482,7 +490,7 @@ impl TransactionCoordinator {
 
     /// Aborts transactions past their timeout, retries unfinished completions, and expires
     /// idle transactional ids, on the control runtime until the broker stops.
-    pub async fn run_timers(self: Arc<Self>, broker: Arc<Broker>) {
+    pub async fn run_timers(self: Arc<Self>, node: Arc<Node>) {
         let mut tick = tokio::time::interval(Duration::from_millis(self.abort_check_ms));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut since_expiry = 0u64;
@@ -490,22 +498,22 @@ impl TransactionCoordinator {
             tokio::select! {
                 _ = tick.tick() => {}
                 _ = self.prepared_loaded.notified() => {
-                    self.abort_timed_out(&broker).await;
+                    self.abort_timed_out(&node).await;
                     continue;
                 }
             }
-            self.abort_timed_out(&broker).await;
+            self.abort_timed_out(&node).await;
             since_expiry += self.abort_check_ms;
             if since_expiry >= self.expire_check_ms {
                 since_expiry = 0;
-                self.expire_ids(&broker).await;
+                self.expire_ids(&node).await;
             }
         }
     }
 
     /// One pass of the timeout sweep (Kafka's `abortTimedOutTransactions`), which also
     /// finishes transactions left prepared by a failed marker write.
-    pub async fn abort_timed_out(&self, broker: &Broker) {
+    pub async fn abort_timed_out(&self, node: &Node) {
         let handles: Vec<TxnHandle> = self.txns.read().values().cloned().collect();
         for h in handles {
             // A transaction busy with a request is not idle: look again next time.
@@ -521,13 +529,13 @@ impl TransactionCoordinator {
                     }
                 };
                 tracing::info!(transactional_id = %id, producer_id = m.producer_id, timeout_ms = m.txn_timeout_ms, "aborting a transaction past its timeout");
-                if self.write_state(broker, &id, Some(&next)).await.is_err() {
+                if self.write_state(node, &id, Some(&next)).await.is_err() {
                     continue;
                 }
                 *m = next;
             }
             if matches!(m.state, TxnState::PrepareCommit | TxnState::PrepareAbort) {
-                if let Err(e) = self.complete(broker, &mut m).await {
+                if let Err(e) = self.complete(node, &mut m).await {
                     tracing::warn!(transactional_id = %m.transactional_id, "completing a transaction failed again: {e}");
                 }
             }
@@ -536,7 +544,7 @@ impl TransactionCoordinator {
 
     /// Forgets transactional ids idle past `transactional.id.expiration.ms`, writing their
     /// tombstones.
-    pub async fn expire_ids(&self, broker: &Broker) {
+    pub async fn expire_ids(&self, node: &Node) {
         let handles: Vec<(String, TxnHandle)> = self
             .txns
             .read()
@@ -548,7 +556,7 @@ impl TransactionCoordinator {
             if !m.is_expired(crate::util::now_ms(), self.id_expiration_ms) {
                 continue;
             }
-            if self.write_state(broker, &id, None).await.is_err() {
+            if self.write_state(node, &id, None).await.is_err() {
                 continue;
             }
             m.state = TxnState::Dead;
@@ -567,8 +575,8 @@ impl TransactionCoordinator {
     /// the ids of a partition it no longer leads. Ongoing transactions stay open: their
     /// producer may carry on, or the timeout sweep aborts them. Called whenever the metadata
     /// image changed here.
-    pub fn follow_leadership(&self, broker: &Broker) {
-        let Some(topic) = broker.topics.get(TRANSACTION_STATE_TOPIC) else {
+    pub fn follow_leadership(&self, node: &Node) {
+        let Some(topic) = node.topics.get(TRANSACTION_STATE_TOPIC) else {
             return;
         };
         // Ids hash over the topic's own partition count, whatever the configuration says now.

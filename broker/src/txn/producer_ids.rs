@@ -14,7 +14,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use crate::controller::active::{ControllerReply, ControllerRequest};
-use crate::server::Broker;
+use crate::node::Node;
 
 pub const FILE_NAME: &str = "samsa-producer-ids";
 const VERSION: &str = "1";
@@ -96,12 +96,12 @@ impl ProducerIdManager {
     }
 
     /// A producer id never handed out before in the cluster.
-    pub async fn generate(&self, broker: &Broker) -> Result<i64, ProducerIdError> {
+    pub async fn generate(&self, node: &Node) -> Result<i64, ProducerIdError> {
         loop {
             if let Some(id) = self.try_generate() {
                 return Ok(id);
             }
-            self.refill(broker).await?;
+            self.refill(node).await?;
         }
     }
 
@@ -109,7 +109,7 @@ impl ProducerIdManager {
     /// another request takes it first).
     ///
     /// [`try_generate`]: ProducerIdManager::try_generate
-    pub async fn ensure_available(&self, broker: &Broker) -> Result<(), ProducerIdError> {
+    pub async fn ensure_available(&self, node: &Node) -> Result<(), ProducerIdError> {
         loop {
             {
                 let b = self.block.lock();
@@ -117,12 +117,12 @@ impl ProducerIdManager {
                     return Ok(());
                 }
             }
-            self.refill(broker).await?;
+            self.refill(node).await?;
         }
     }
 
     /// Asks the active controller for a new block, unless another request did meanwhile.
-    async fn refill(&self, broker: &Broker) -> Result<(), ProducerIdError> {
+    async fn refill(&self, node: &Node) -> Result<(), ProducerIdError> {
         let _one_at_a_time = self.fetching.lock().await;
         {
             let b = self.block.lock();
@@ -130,16 +130,16 @@ impl ProducerIdManager {
                 return Ok(());
             }
         }
-        let Some(broker_epoch) = broker.membership.borrow().broker_epoch else {
+        let Some(broker_epoch) = node.membership.borrow().broker_epoch else {
             return Err(ProducerIdError::Unavailable(
                 "this broker is not registered with the controller yet".into(),
             ));
         };
         let request = ControllerRequest::AllocateProducerIds {
-            broker_id: broker.node_id,
+            broker_id: node.node_id,
             broker_epoch,
         };
-        let block = match broker
+        let block = match node
             .controller
             .request_retrying(request, BLOCK_REQUEST_TIMEOUT)
             .await

@@ -22,7 +22,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use crate::handlers::cluster_view::ClusterView;
-use crate::server::Broker;
+use crate::node::Node;
 
 /// AddPartitionsToTxn as Kafka 4.x brokers send it to verify.
 const VERIFY_VERSION: i16 = 5;
@@ -32,12 +32,16 @@ pub type Refused = (ResponseError, String);
 
 /// The coordinator of `transactional_id` when it is another broker: its id (None when this
 /// broker coordinates it, or no broker does yet).
-pub fn remote_coordinator(broker: &Broker, transactional_id: &str) -> Option<i32> {
-    let view = ClusterView::new(broker);
+pub fn remote_coordinator(
+    node: &Node,
+    txn: &super::TransactionCoordinator,
+    transactional_id: &str,
+) -> Option<i32> {
+    let view = ClusterView::new(node);
     let topic = view.topic(crate::txn::TRANSACTION_STATE_TOPIC)?;
-    let index = broker.txn.partition_for(transactional_id);
+    let index = txn.partition_for(transactional_id);
     let leader = view.partition(&topic, index)?.leader?;
-    (leader != broker.node_id).then_some(leader)
+    (leader != node.node_id).then_some(leader)
 }
 
 /// Asks `coordinator` whether each of `partitions` is in the ongoing transaction of
@@ -45,7 +49,7 @@ pub fn remote_coordinator(broker: &Broker, transactional_id: &str) -> Option<i32
 /// part 2) to add those that are not; the refused ones with their error (as Kafka hands them to
 /// Produce: a coordinator that cannot be asked is NOT_ENOUGH_REPLICAS, which producers retry).
 pub async fn verify(
-    broker: &Broker,
+    node: &Node,
     coordinator: i32,
     transactional_id: &str,
     producer_id: i64,
@@ -87,10 +91,10 @@ pub async fn verify(
             })
             .collect()
     };
-    let answer = broker
+    let answer = node
         .inter_broker
         .send(
-            broker,
+            node,
             coordinator,
             ApiKey::AddPartitionsToTxn,
             VERIFY_VERSION,

@@ -84,8 +84,7 @@ pub(super) fn conclude(
                 .collect();
             let now_ms = crate::util::now_ms() as u64;
             let id = ctx
-                .broker
-                .fetch_sessions
+                .fetch_sessions()
                 .lock()
                 .create(now_ms, follower, by_id, partitions);
             Ok(Verdict {
@@ -95,12 +94,7 @@ pub(super) fn conclude(
         }
         Context::Incremental { id, epoch, .. } => {
             let answered: Vec<Answered> = answered().collect();
-            match ctx
-                .broker
-                .fetch_sessions
-                .lock()
-                .complete(*id, *epoch, &answered)
-            {
+            match ctx.fetch_sessions().lock().complete(*id, *epoch, &answered) {
                 Ok(included) => Ok(Verdict {
                     session_id: *id,
                     included: Some(included),
