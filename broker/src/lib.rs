@@ -3,6 +3,7 @@
 
 pub mod acl;
 pub mod alloc_count;
+pub mod broker;
 pub mod cli;
 pub mod config;
 pub mod controller;
@@ -27,6 +28,7 @@ pub mod scram;
 pub mod security;
 pub mod server;
 pub mod share;
+pub mod start;
 #[doc(hidden)]
 pub mod testing;
 pub mod topics;

@@ -3,7 +3,7 @@
 //!
 //! The coordinators (groups, transactions, share groups), replication, internal topics,
 //! maintenance and the node's lifecycle take a [`Node`], never the whole
-//! [`Broker`](crate::server::Broker): what one coordinator needs of another is an explicit
+//! [`Broker`](crate::broker::Broker): what one coordinator needs of another is an explicit
 //! argument. A `Node` is built first, at start-up; the services are built over it and the
 //! `Broker` holds both for the handlers and the network layer above them.
 

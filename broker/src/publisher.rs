@@ -17,8 +17,8 @@ use samsa_cluster::metadata::image::CONFIG_RESOURCE_TOPIC;
 use samsa_cluster::metadata::MetadataImage;
 use uuid::Uuid;
 
+use crate::broker::Broker;
 use crate::partition::Leadership;
-use crate::server::Broker;
 use crate::topics::ImageTopic;
 
 /// What the publisher remembers between images.

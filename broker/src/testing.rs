@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::broker::Broker;
 use crate::config::BrokerConfig;
 use crate::net::IoEngine;
-use crate::server::Broker;
 
 pub struct JoinedBroker {
     broker: Option<Arc<Broker>>,

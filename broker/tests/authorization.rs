@@ -12,11 +12,11 @@ use kafka_protocol::ResponseError;
 use samsa_broker::acl::{
     AclBinding, AclOperation, PatternType, PermissionType, ResourceType, ANONYMOUS,
 };
+use samsa_broker::broker::Broker;
 use samsa_broker::config::BrokerConfig;
 use samsa_broker::controller::active::{ControllerReply, ControllerRequest};
 use samsa_broker::handlers::{self, Connection, Ctx};
 use samsa_broker::net::IoEngine;
-use samsa_broker::server::Broker;
 use samsa_broker::testing::JoinedBroker;
 
 struct Fixture {

@@ -7,10 +7,10 @@ use std::rc::Rc;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
+use samsa_broker::broker::Broker;
 use samsa_broker::config::BrokerConfig;
 use samsa_broker::handlers::{self, Connection, Ctx};
 use samsa_broker::net::IoEngine;
-use samsa_broker::server::Broker;
 
 fn request(topic: &str, partition: i32) -> DescribeQuorumRequest {
     let mut p = describe_quorum_request::PartitionData::default();

@@ -13,10 +13,10 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Encodable, StrBytes};
+use samsa_broker::broker::Broker;
 use samsa_broker::config::BrokerConfig;
 use samsa_broker::handlers::{self, Connection};
 use samsa_broker::net::IoEngine;
-use samsa_broker::server::Broker;
 use samsa_protocol::newer::{self, Record, Value};
 use samsa_protocol::SUPPORTED_APIS;
 

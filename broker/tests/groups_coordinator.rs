@@ -5,12 +5,12 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use samsa_broker::broker::Broker;
 use samsa_broker::config::BrokerConfig;
 use samsa_broker::group::{
     CommitRequest, GroupError, GroupState, JoinReply, JoinRequest, OffsetToCommit, Protocol,
     SyncRequest, OFFSETS_TOPIC,
 };
-use samsa_broker::server::Broker;
 use samsa_broker::testing::JoinedBroker;
 
 /// A broker that has joined its cluster, with `__consumer_offsets` created as a client's first

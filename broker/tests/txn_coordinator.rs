@@ -20,10 +20,10 @@ use kafka_protocol::records::{
     Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
 use kafka_protocol::ResponseError;
+use samsa_broker::broker::Broker;
 use samsa_broker::config::BrokerConfig;
 use samsa_broker::handlers::{self, Connection};
 use samsa_broker::partition::Partition;
-use samsa_broker::server::Broker;
 use samsa_broker::testing::JoinedBroker;
 use samsa_broker::txn::state::{TxnError, TxnState};
 use samsa_broker::txn::TRANSACTION_STATE_TOPIC;

@@ -81,8 +81,8 @@ use kafka_protocol::messages::{RequestHeader, RequestKind, ResponseKind};
 use kafka_protocol::protocol::StrBytes;
 use samsa_protocol::{Chunk, DecodedRequest};
 
+use crate::broker::Broker;
 use crate::node::Node;
-use crate::server::Broker;
 
 /// Per-connection state a handler may read or change.
 pub struct Connection {

@@ -8,7 +8,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use super::*;
-use crate::server::Broker;
+use crate::broker::Broker;
 
 /// The whole exposition of `broker`'s metrics: its counters and a sample of its state now.
 pub fn render(broker: &Broker) -> String {

@@ -19,10 +19,10 @@ use samsa_protocol::{Chunk, FrameDecoder};
 use tokio::sync::mpsc;
 
 use super::transport::{SocketRead, SocketWrite};
+use crate::broker::Broker;
 use crate::handlers::{self, AuthState, Connection, Reply};
 use crate::security::sasl::SaslError;
 use crate::security::ListenerSecurity;
-use crate::server::Broker;
 
 /// Responses waiting for the writer; beyond this the reader stops reading (backpressure).
 const WRITE_QUEUE_DEPTH: usize = 64;

@@ -20,8 +20,8 @@ use std::time::Duration;
 
 pub use engine::IoEngine;
 
+use crate::broker::Broker;
 use crate::security::ListenerSecurity;
-use crate::server::Broker;
 
 /// How long a client may take over its TLS handshake.
 const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
