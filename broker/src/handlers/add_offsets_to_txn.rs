@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use kafka_protocol::messages::{AddOffsetsToTxnRequest, AddOffsetsToTxnResponse};
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::group::OFFSETS_TOPIC;
 use kafka_protocol::ResponseError;

@@ -30,11 +30,11 @@ use kafka_protocol::ResponseError;
 use samsa_cluster::controller::{AlterConfigsResource, AlterConfigsResult};
 use samsa_cluster::metadata::MetadataImage;
 
+use super::ctx::Ctx;
 use super::describe_configs::{
     authorize_resource, broker_resource, RESOURCE_BROKER, RESOURCE_CLIENT_METRICS, RESOURCE_GROUP,
     RESOURCE_TOPIC,
 };
-use super::Ctx;
 use crate::acl::AclOperation;
 use crate::config::dynamic::{
     check_ops, groups_with_configs, layer, validate_broker_keys, validate_reconfiguration, AlterOp,
@@ -297,7 +297,7 @@ pub async fn forward<R: Clone>(
         return Vec::new();
     }
     let request = request(resources.to_vec(), validate_only);
-    let result = super::ask_controller(&ctx.controller(), request.clone()).await;
+    let result = crate::metadata_wait::ask_controller(&ctx.controller(), request.clone()).await;
     let results = crate::controller::admin_rpcs::config_results(&request, &result);
     if !validate_only {
         let changed: Vec<&R> = resources
@@ -306,7 +306,7 @@ pub async fn forward<R: Clone>(
             .filter(|(_, r)| r.error_code == 0)
             .map(|(f, _)| f)
             .collect();
-        super::wait_until_published(ctx.node(), |image| {
+        crate::metadata_wait::wait_until_published(ctx.node(), |image| {
             changed.iter().all(|r| applied(image, r))
         })
         .await;

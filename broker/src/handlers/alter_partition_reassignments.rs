@@ -23,10 +23,11 @@ use samsa_cluster::controller::{
 };
 use samsa_cluster::metadata::MetadataImage;
 
-use super::{ctx_timeout, Ctx};
+use super::ctx::Ctx;
 use crate::acl::AclOperation;
 use crate::controller::active::{ControllerReply, ControllerRequest, ControllerResult};
 use crate::controller::reassignment_rpcs;
+use crate::metadata_wait::ctx_timeout;
 use crate::topics::Topic;
 
 pub async fn handle(
@@ -84,7 +85,7 @@ async fn reassign(
         })
         .collect();
     if !accepted.is_empty() {
-        super::wait_until_published(node, |image| {
+        crate::metadata_wait::wait_until_published(node, |image| {
             accepted
                 .iter()
                 .all(|(t, p, target)| shows_reassignment(image, t, *p, target.as_deref()))

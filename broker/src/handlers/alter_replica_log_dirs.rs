@@ -14,7 +14,7 @@ use kafka_protocol::messages::{AlterReplicaLogDirsRequest, AlterReplicaLogDirsRe
 use kafka_protocol::ResponseError;
 
 use super::cluster_view::ClusterView;
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 
 pub fn handle(ctx: &Ctx<'_>, req: AlterReplicaLogDirsRequest) -> AlterReplicaLogDirsResponse {

@@ -13,7 +13,7 @@ use kafka_protocol::messages::{AlterShareGroupOffsetsRequest, AlterShareGroupOff
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::share::ShareKey;
 

@@ -14,7 +14,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::AclOperation;
 use crate::controller::active::{ControllerReply, ControllerRequest};
 use crate::controller::admin_rpcs;
@@ -52,10 +52,10 @@ pub async fn handle(
         deletions: deletions.clone(),
         upsertions: upsertions.clone(),
     };
-    let result = super::ask_controller(&ctx.controller(), request.clone()).await;
+    let result = crate::metadata_wait::ask_controller(&ctx.controller(), request.clone()).await;
     if let Ok(ControllerReply::AlterUserScramCredentials(results)) = &result {
         let succeeded = |user: &str| results.iter().any(|r| r.user == user && r.error_code == 0);
-        super::wait_until_published(ctx.node(), |image| {
+        crate::metadata_wait::wait_until_published(ctx.node(), |image| {
             deletions
                 .iter()
                 .filter(|d| succeeded(&d.name))

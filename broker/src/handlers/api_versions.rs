@@ -23,7 +23,7 @@ use samsa_cluster::metadata::image::METADATA_VERSION_FEATURE;
 use samsa_cluster::metadata::MetadataImage;
 use samsa_protocol::SUPPORTED_APIS;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::controller::runtime::QuorumStatus;
 
 pub fn handle(ctx: &Ctx<'_>, req: ApiVersionsRequest) -> ApiVersionsResponse {

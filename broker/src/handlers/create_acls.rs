@@ -13,7 +13,7 @@ use kafka_protocol::messages::{ApiKey, CreateAclsRequest, CreateAclsResponse, Re
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclBinding, AclOperation};
 use crate::controller::active::{ControllerReply, ControllerRequest};
 use crate::controller::admin_rpcs;
@@ -33,7 +33,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateAclsRequest) -> CreateAclsResponse
         .map(admin_rpcs::binding_from_kafka)
         .collect();
     let request = ControllerRequest::CreateAcls(bindings.clone());
-    let result = super::ask_controller(&ctx.controller(), request.clone()).await;
+    let result = crate::metadata_wait::ask_controller(&ctx.controller(), request.clone()).await;
     if let Ok(ControllerReply::CreateAcls(results)) = &result {
         let created: Vec<&AclBinding> = bindings
             .iter()
@@ -41,7 +41,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateAclsRequest) -> CreateAclsResponse
             .filter(|(_, r)| r.error_code == 0)
             .map(|(b, _)| b)
             .collect();
-        super::wait_until_published(ctx.node(), |image| {
+        crate::metadata_wait::wait_until_published(ctx.node(), |image| {
             let acls: HashSet<AclBinding> =
                 image.acls().map(|(_, a)| AclBinding::from(&**a)).collect();
             created.iter().all(|b| acls.contains(*b))

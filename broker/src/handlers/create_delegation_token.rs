@@ -26,7 +26,7 @@ use kafka_protocol::messages::{CreateDelegationTokenRequest, CreateDelegationTok
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType, ANONYMOUS};
 use crate::config::listeners::SecurityProtocol;
 

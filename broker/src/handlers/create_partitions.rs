@@ -13,9 +13,10 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use samsa_cluster::controller::{CreatePartitionsResult, CreatePartitionsTopic};
 
-use super::{ctx_timeout, Ctx};
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::controller::active::{ControllerReply, ControllerRequest};
+use crate::metadata_wait::ctx_timeout;
 
 pub async fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartitionsResponse {
     let node = ctx.node();
@@ -142,7 +143,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartit
             .filter(|(_, d)| d.error_code == 0)
             .map(|(t, _)| (t.name.clone(), t.count))
             .collect();
-        super::wait_for_topics(&node.topics, req.timeout_ms, |topics| {
+        crate::metadata_wait::wait_for_topics(&node.topics, req.timeout_ms, |topics| {
             grown
                 .iter()
                 .all(|(n, count)| topics.get(n).is_some_and(|t| t.partition_count >= *count))

@@ -22,10 +22,11 @@ use kafka_protocol::messages::TopicName;
 use samsa_cluster::controller::{CreatableTopic, CreateTopicResult};
 use uuid::Uuid;
 
-use super::{ctx_timeout, Ctx};
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::config::topic::{self as topic_config, TopicOverrides};
 use crate::controller::active::{ControllerReply, ControllerRequest};
+use crate::metadata_wait::ctx_timeout;
 use crate::topics::PARTITIONS_PER_TOPIC_MAX;
 
 pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResponse {
@@ -142,7 +143,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResp
             .filter(|d| d.error_code == 0)
             .map(|d| d.topic_id)
             .collect();
-        super::wait_for_topics(&node.topics, req.timeout_ms, |topics| {
+        crate::metadata_wait::wait_for_topics(&node.topics, req.timeout_ms, |topics| {
             ids.iter()
                 .all(|id| topics.get_by_id(id).is_some() || topics.install_failure(id).is_some())
         })

@@ -12,7 +12,7 @@ use kafka_protocol::messages::{ApiKey, DeleteAclsRequest, DeleteAclsResponse, Re
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclBinding, AclOperation};
 use crate::controller::active::{ControllerReply, ControllerRequest};
 use crate::controller::admin_rpcs;
@@ -47,13 +47,13 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteAclsRequest) -> DeleteAclsResponse
         .map(admin_rpcs::filter_from_kafka)
         .collect();
     let request = ControllerRequest::DeleteAcls(filters);
-    let result = super::ask_controller(&ctx.controller(), request.clone()).await;
+    let result = crate::metadata_wait::ask_controller(&ctx.controller(), request.clone()).await;
     if let Ok(ControllerReply::DeleteAcls(results)) = &result {
         let deleted: HashSet<&AclBinding> = results
             .iter()
             .flat_map(|r| r.matching_acls.iter())
             .collect();
-        super::wait_until_published(ctx.node(), |image| {
+        crate::metadata_wait::wait_until_published(ctx.node(), |image| {
             !image
                 .acls()
                 .any(|(_, a)| deleted.contains(&AclBinding::from(&**a)))

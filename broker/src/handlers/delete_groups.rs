@@ -7,7 +7,7 @@
 use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
 use kafka_protocol::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use kafka_protocol::ResponseError;
 

@@ -9,8 +9,8 @@ use kafka_protocol::messages::delete_records_response::{
 use kafka_protocol::messages::{DeleteRecordsRequest, DeleteRecordsResponse};
 use kafka_protocol::ResponseError;
 
+use super::ctx::Ctx;
 use super::produce::log_error_code;
-use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::topics::led_partition;
 

@@ -10,7 +10,7 @@ use kafka_protocol::messages::{DeleteShareGroupOffsetsRequest, DeleteShareGroupO
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 
 pub async fn handle(

@@ -10,7 +10,7 @@ use kafka_protocol::messages::delete_share_group_state_response::{
 use kafka_protocol::messages::{DeleteShareGroupStateRequest, DeleteShareGroupStateResponse};
 use kafka_protocol::ResponseError;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::share::ShareKey;
 

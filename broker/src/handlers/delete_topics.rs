@@ -16,9 +16,10 @@ use uuid::Uuid;
 use samsa_cluster::controller::{DeleteTopicResult, TopicRef};
 
 use super::cluster_view::ClusterView;
-use super::{ctx_timeout, Ctx};
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::controller::active::{ControllerReply, ControllerRequest};
+use crate::metadata_wait::ctx_timeout;
 
 pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResponse {
     let node = ctx.node();
@@ -171,7 +172,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResp
         .filter(|d| d.error_code == 0)
         .map(|d| d.topic_id)
         .collect();
-    super::wait_for_topics(&node.topics, req.timeout_ms, |topics| {
+    crate::metadata_wait::wait_for_topics(&node.topics, req.timeout_ms, |topics| {
         gone.iter().all(|id| topics.get_by_id(id).is_none())
     })
     .await;

@@ -10,7 +10,7 @@ use kafka_protocol::messages::{DescribeAclsRequest, DescribeAclsResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclBinding, AclFilter, AclOperation};
 
 pub fn handle(ctx: &Ctx<'_>, req: DescribeAclsRequest) -> DescribeAclsResponse {

@@ -17,7 +17,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::cluster_view::{ClusterView, Node};
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::controller::runtime::Controllers;
 

@@ -36,7 +36,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use samsa_cluster::metadata::MetadataImage;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::config::client_metrics::CLIENT_METRICS_CONFIGS;
 use crate::config::defs::{self, ConfigType, BROKER_CONFIGS, GROUP_CONFIGS};

@@ -11,7 +11,7 @@ use kafka_protocol::messages::{DescribeDelegationTokenRequest, DescribeDelegatio
 use kafka_protocol::ResponseError;
 
 use super::create_delegation_token::{Requester, TokenListener};
-use super::Ctx;
+use super::ctx::Ctx;
 
 pub fn handle(
     ctx: &Ctx<'_>,

@@ -10,7 +10,7 @@ use kafka_protocol::messages::describe_log_dirs_response::{
 use kafka_protocol::messages::{DescribeLogDirsRequest, DescribeLogDirsResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use kafka_protocol::ResponseError;
 

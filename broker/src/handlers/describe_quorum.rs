@@ -16,7 +16,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use samsa_cluster::quorum::{QuorumDescription, METADATA_PARTITION, METADATA_TOPIC};
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::AclOperation;
 use crate::controller::runtime::{Describe, VoterEndpoint};
 

@@ -27,7 +27,7 @@ use kafka_protocol::ResponseError;
 
 use samsa_protocol::newer::{Record, Value};
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::share::admin::OffsetsView;
 

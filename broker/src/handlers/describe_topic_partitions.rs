@@ -19,7 +19,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
 use super::cluster_view::{ClusterView, TopicView};
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::topics::is_internal_topic;
 

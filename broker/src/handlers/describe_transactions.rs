@@ -12,7 +12,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use kafka_protocol::ResponseError;
 

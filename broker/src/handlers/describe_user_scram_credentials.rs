@@ -15,7 +15,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use samsa_cluster::controller::describe_user_scram_credentials;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::AclOperation;
 
 pub fn handle(

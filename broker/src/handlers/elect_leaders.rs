@@ -20,10 +20,11 @@ use samsa_cluster::controller::{
 };
 use samsa_cluster::metadata::MetadataImage;
 
-use super::{ctx_timeout, Ctx};
+use super::ctx::Ctx;
 use crate::acl::AclOperation;
 use crate::controller::active::{ControllerReply, ControllerRequest, ControllerResult};
 use crate::controller::partition_rpcs;
+use crate::metadata_wait::ctx_timeout;
 use crate::topics::Topic;
 
 pub async fn handle(ctx: &Ctx<'_>, req: ElectLeadersRequest) -> ElectLeadersResponse {
@@ -92,7 +93,7 @@ async fn elect(
         .collect();
     if !elected.is_empty() {
         let preferred = asked.election_type == ELECTION_TYPE_PREFERRED;
-        super::wait_until_published(node, |image| {
+        crate::metadata_wait::wait_until_published(node, |image| {
             elected
                 .iter()
                 .all(|(t, p)| shows_election(image, t, *p, preferred))

@@ -9,7 +9,7 @@
 
 use kafka_protocol::messages::{EndTxnRequest, EndTxnResponse, ProducerId};
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use kafka_protocol::ResponseError;
 

@@ -6,7 +6,7 @@
 use kafka_protocol::messages::{ExpireDelegationTokenRequest, ExpireDelegationTokenResponse};
 
 use super::create_delegation_token::{Requester, TokenListener};
-use super::Ctx;
+use super::ctx::Ctx;
 
 pub fn handle(ctx: &Ctx<'_>, _req: ExpireDelegationTokenRequest) -> ExpireDelegationTokenResponse {
     let principal = ctx.conn.principal().clone();

@@ -44,8 +44,8 @@ use samsa_protocol::FileRange;
 use samsa_storage::LogError;
 
 use super::cluster_view::LeaderHints;
+use super::ctx::Ctx;
 use super::produce::log_error_code;
-use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::fetch_session::cache::Context;
 use crate::fetch_session::{FetchParams, PartitionKey, TopicKey};

@@ -5,7 +5,7 @@
 
 use kafka_protocol::messages::{HeartbeatRequest, HeartbeatResponse};
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use kafka_protocol::ResponseError;
 

@@ -25,11 +25,11 @@ use samsa_cluster::metadata::MetadataImage;
 use super::alter_configs::{
     forward, outcome, repeated_resource, repeated_resources, route, to_response,
 };
+use super::ctx::Ctx;
 use super::describe_configs::{
     authorize_resource, broker_resource, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER,
     RESOURCE_CLIENT_METRICS, RESOURCE_GROUP, RESOURCE_TOPIC,
 };
-use super::Ctx;
 use crate::acl::AclOperation;
 use crate::config::defs::{self, ConfigType};
 use crate::config::dynamic::{

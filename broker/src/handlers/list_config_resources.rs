@@ -15,10 +15,10 @@ use kafka_protocol::ResponseError;
 
 use samsa_cluster::metadata::image::CONFIG_RESOURCE_CLIENT_METRICS as RESOURCE_CLIENT_METRICS;
 
+use super::ctx::Ctx;
 use super::describe_configs::{
     RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_GROUP, RESOURCE_TOPIC,
 };
-use super::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::config::dynamic::groups_with_configs;
 /// What v1 lists (Kafka's `ListConfigResourcesRequest.supportedResourceTypes`).

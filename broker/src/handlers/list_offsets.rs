@@ -16,8 +16,8 @@ use kafka_protocol::messages::list_offsets_response::{
 use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
 use kafka_protocol::ResponseError;
 
+use super::ctx::Ctx;
 use super::produce::log_error_code;
-use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::topics::replica_partition;
 

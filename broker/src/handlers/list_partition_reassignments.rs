@@ -14,7 +14,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use samsa_cluster::controller::list_partition_reassignments;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::AclOperation;
 
 pub fn handle(

@@ -15,7 +15,7 @@ use kafka_protocol::messages::{ListTransactionsRequest, ListTransactionsResponse
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::txn::state::TxnState;
 

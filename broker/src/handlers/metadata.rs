@@ -20,7 +20,7 @@ use kafka_protocol::ResponseError;
 use samsa_cluster::controller::CreatableTopic;
 
 use super::cluster_view::{ClusterView, TopicView};
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::controller::active::{ControllerReply, ControllerRequest};
 use crate::topics::is_internal_topic;
@@ -272,7 +272,7 @@ async fn auto_create(
             }
         }
     }
-    super::wait_for_image(&node.controller, 5_000, |image| {
+    crate::metadata_wait::wait_for_image(&node.controller, 5_000, |image| {
         names
             .iter()
             .all(|n| failed.contains_key(n) || image.topic_by_name(n).is_some())
@@ -291,7 +291,7 @@ async fn auto_create(
             })
         })
         .collect();
-    super::wait_for_topics(&node.topics, 5_000, |topics| {
+    crate::metadata_wait::wait_for_topics(&node.topics, 5_000, |topics| {
         hosted.iter().all(|n| topics.get(n).is_some())
     })
     .await;

@@ -19,7 +19,7 @@ use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse, TopicN
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::group::{CommitRequest, OffsetToCommit};
 
@@ -31,7 +31,7 @@ pub async fn handle(ctx: &Ctx<'_>, mut req: OffsetCommitRequest) -> OffsetCommit
     if by_id {
         // An unknown id leaves the name empty: UNKNOWN_TOPIC_ID below.
         for t in &mut req.topics {
-            let name = super::topic_name_by_id(ctx.node(), &t.topic_id).unwrap_or_default();
+            let name = super::ctx::topic_name_by_id(ctx.node(), &t.topic_id).unwrap_or_default();
             t.name = TopicName(StrBytes::from_string(name));
         }
     }

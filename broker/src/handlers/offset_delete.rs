@@ -11,7 +11,7 @@ use kafka_protocol::messages::offset_delete_response::{
 use kafka_protocol::messages::{OffsetDeleteRequest, OffsetDeleteResponse};
 use kafka_protocol::ResponseError;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 
 pub async fn handle(ctx: &Ctx<'_>, req: OffsetDeleteRequest) -> OffsetDeleteResponse {

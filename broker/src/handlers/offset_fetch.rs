@@ -23,7 +23,7 @@ use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, TopicNam
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::group::records::OffsetCommitValue;
 use crate::group::FetchedOffsets;
@@ -54,7 +54,7 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
                         if !by_id {
                             return Some((t.name.to_string(), t.partition_indexes.clone()));
                         }
-                        match super::topic_name_by_id(ctx.node(), &t.topic_id) {
+                        match super::ctx::topic_name_by_id(ctx.node(), &t.topic_id) {
                             Some(name) => Some((name, t.partition_indexes.clone())),
                             None => {
                                 unknown_ids.push(unknown_topic_id(t));
@@ -79,7 +79,7 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
                     rg.topics = batched_topics(found);
                     if by_id {
                         for t in &mut rg.topics {
-                            t.topic_id = super::topic_id_by_name(ctx.node(), t.name.as_str());
+                            t.topic_id = super::ctx::topic_id_by_name(ctx.node(), t.name.as_str());
                         }
                         // Offsets of a topic that is gone cannot be named by id.
                         if all_topics {

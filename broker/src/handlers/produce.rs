@@ -28,7 +28,7 @@ use samsa_cluster::replication::leader::AcksAll;
 use samsa_storage::LogError;
 
 use super::cluster_view::LeaderHints;
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::partition::Partition;
 use crate::txn::state::TxnError;

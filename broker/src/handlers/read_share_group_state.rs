@@ -15,7 +15,7 @@ use kafka_protocol::messages::{ReadShareGroupStateRequest, ReadShareGroupStateRe
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::share::ShareKey;
 

@@ -8,7 +8,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::AclOperation;
 use crate::controller::voter_rpcs;
 

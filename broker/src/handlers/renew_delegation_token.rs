@@ -9,7 +9,7 @@ use kafka_protocol::messages::{RenewDelegationTokenRequest, RenewDelegationToken
 use kafka_protocol::ResponseError;
 
 use super::create_delegation_token::{Requester, TokenListener};
-use super::Ctx;
+use super::ctx::Ctx;
 
 pub fn handle(ctx: &Ctx<'_>, _req: RenewDelegationTokenRequest) -> RenewDelegationTokenResponse {
     let principal = ctx.conn.principal().clone();

@@ -14,7 +14,7 @@ use kafka_protocol::messages::{SaslAuthenticateRequest, SaslAuthenticateResponse
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::{AuthState, Ctx};
+use super::ctx::{AuthState, Ctx};
 use crate::security::sasl::SaslError;
 
 pub async fn handle(ctx: &Ctx<'_>, req: SaslAuthenticateRequest) -> SaslAuthenticateResponse {

@@ -11,7 +11,7 @@ use kafka_protocol::messages::{SaslHandshakeRequest, SaslHandshakeResponse};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::{AuthState, Ctx};
+use super::ctx::{AuthState, Ctx};
 use crate::security::sasl::{Exchange, Mechanism};
 
 pub fn handle(ctx: &Ctx<'_>, req: SaslHandshakeRequest) -> SaslHandshakeResponse {

@@ -21,8 +21,8 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use samsa_protocol::newer::{Record, Value};
 
+use super::ctx::Ctx;
 use super::share_fetch::{renew_ack, RENEW_VERSION};
-use super::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::share::partition::acknowledgements_valid;
 use crate::share::ShareKey;

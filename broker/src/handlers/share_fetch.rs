@@ -43,7 +43,7 @@ use samsa_protocol::newer::{Record, Value};
 use uuid::Uuid;
 
 use super::cluster_view::LeaderHints;
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::partition::Partition;
 use crate::share::partition::{acknowledgements_valid, Limit, MemberId};

@@ -11,7 +11,7 @@ use kafka_protocol::messages::{ShareGroupDescribeRequest, ShareGroupDescribeResp
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::share::ShareCoordinator;
 

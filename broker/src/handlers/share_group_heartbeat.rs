@@ -14,7 +14,7 @@ use kafka_protocol::messages::{ShareGroupHeartbeatRequest, ShareGroupHeartbeatRe
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::share::group::{Heartbeat, HeartbeatReply, ShareGroupError};
 use crate::share::{ShareCoordinator, ShareKey};

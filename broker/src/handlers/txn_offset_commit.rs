@@ -27,7 +27,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use samsa_protocol::newer::{Record, Value};
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use crate::group::{CommitRequest, OffsetToCommit, OFFSETS_TOPIC};
 use crate::txn::state::TxnError;
@@ -55,7 +55,7 @@ pub async fn handle(
     if by_id {
         // An unknown id leaves the name empty: UNKNOWN_TOPIC_ID below.
         for (t, id) in req.topics.iter_mut().zip(&ids) {
-            let name = super::topic_name_by_id(ctx.node(), id).unwrap_or_default();
+            let name = super::ctx::topic_name_by_id(ctx.node(), id).unwrap_or_default();
             t.name = TopicName(StrBytes::from_string(name));
         }
     }

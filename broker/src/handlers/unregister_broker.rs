@@ -12,7 +12,7 @@
 use kafka_protocol::messages::{UnregisterBrokerRequest, UnregisterBrokerResponse};
 use kafka_protocol::protocol::StrBytes;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::AclOperation;
 use crate::controller::active::{ControllerReply, ControllerRequest};
 use crate::controller::broker_rpcs;
@@ -25,13 +25,16 @@ pub async fn handle(ctx: &Ctx<'_>, req: UnregisterBrokerRequest) -> UnregisterBr
         return r;
     }
     let broker_id = req.broker_id.0;
-    let result = super::ask_controller(
+    let result = crate::metadata_wait::ask_controller(
         &ctx.controller(),
         ControllerRequest::UnregisterBroker { broker_id },
     )
     .await;
     if let Ok(ControllerReply::UnregisterBroker) = result {
-        super::wait_until_published(ctx.node(), |image| image.broker(broker_id).is_none()).await;
+        crate::metadata_wait::wait_until_published(ctx.node(), |image| {
+            image.broker(broker_id).is_none()
+        })
+        .await;
     }
     broker_rpcs::unregister_response(&result)
 }

@@ -13,10 +13,11 @@ use kafka_protocol::messages::{
 use samsa_cluster::controller::FeatureUpdate;
 use samsa_cluster::metadata::image::METADATA_VERSION_FEATURE;
 
-use super::{ctx_timeout, Ctx};
+use super::ctx::Ctx;
 use crate::acl::AclOperation;
 use crate::controller::active::{ControllerReply, ControllerRequest};
 use crate::controller::admin_rpcs;
+use crate::metadata_wait::ctx_timeout;
 
 pub async fn handle(ctx: &Ctx<'_>, req: UpdateFeaturesRequest) -> UpdateFeaturesResponse {
     let updates: Vec<FeatureUpdate> = req
@@ -38,7 +39,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: UpdateFeaturesRequest) -> UpdateFeatures
     };
     if let Ok(ControllerReply::UpdateFeatures(r)) = &result {
         if r.error_code == 0 && !req.validate_only {
-            super::wait_until_published(ctx.node(), |image| {
+            crate::metadata_wait::wait_until_published(ctx.node(), |image| {
                 updates.iter().all(|u| {
                     let level = if u.feature == METADATA_VERSION_FEATURE {
                         image.metadata_version()

@@ -18,7 +18,7 @@ use kafka_protocol::messages::{WriteShareGroupStateRequest, WriteShareGroupState
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::share::partition::StateBatch;
 use crate::share::persister::{persisted_state, tags, TAG_INITIALIZE};

@@ -11,7 +11,7 @@ use kafka_protocol::messages::{WriteTxnMarkersRequest, WriteTxnMarkersResponse};
 use kafka_protocol::ResponseError;
 use samsa_storage::EndTxnMarker;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 use crate::txn::markers::write_local;
 

@@ -9,7 +9,7 @@ use kafka_protocol::ResponseError;
 use super::{Answer, Wanted};
 use crate::fetch_session::cache::{Answered, Context};
 use crate::fetch_session::{FetchParams, PartitionKey, TopicKey, INVALID_SESSION_ID};
-use crate::handlers::Ctx;
+use crate::handlers::ctx::Ctx;
 
 /// The partitions a request names, with what it asks of each, and those it forgets.
 pub(super) fn request_partitions(
