@@ -229,52 +229,6 @@ fn static_req(member_id: &str, instance: &str, new_id: &str) -> JoinRequest {
     }
 }
 
-impl Group {
-    /// The invariants listed in the module documentation.
-    fn check_invariants(&self) {
-        let awaiting = self
-            .members
-            .values()
-            .filter(|m| m.is_awaiting_join())
-            .count();
-        assert_eq!(self.awaiting_join, awaiting, "awaiting_join");
-        let mut counts: HashMap<String, usize> = HashMap::new();
-        for m in self.members.values() {
-            for p in &m.protocols {
-                *counts.entry(p.name.clone()).or_insert(0) += 1;
-            }
-        }
-        assert_eq!(self.supported_protocols, counts, "supported_protocols");
-        let bytes: usize = self.members.values().map(Member::bytes).sum();
-        assert_eq!(self.members_bytes, bytes, "members_bytes");
-        let pending: usize = self
-            .pending_join
-            .keys()
-            .map(|k| k.len() + PENDING_OVERHEAD_BYTES)
-            .sum();
-        assert_eq!(self.pending_join_bytes, pending, "pending_join_bytes");
-        for (instance, id) in &self.static_members {
-            assert_eq!(
-                self.members[id].group_instance_id.as_deref(),
-                Some(instance.as_str())
-            );
-        }
-        if !self.members.is_empty() && self.state != GroupState::Dead {
-            let leader = self
-                .leader_id
-                .as_ref()
-                .expect("a group with members has a leader");
-            assert!(
-                self.members.contains_key(leader),
-                "leader {leader} is a member"
-            );
-        }
-        for id in &self.pending_sync {
-            assert!(self.members.contains_key(id));
-        }
-    }
-}
-
 // ---- JoinGroup ----
 
 #[test]

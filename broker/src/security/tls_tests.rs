@@ -2,7 +2,7 @@
 //! a rustls client on a thread and the server halves over both I/O engines.
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::fs::FileExt as _;
 use std::sync::Arc;
@@ -15,9 +15,11 @@ use rcgen::{
     KeyPair, KeyUsagePurpose,
 };
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
-use rustls_pki_types::CertificateDer;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use samsa_protocol::FileRange;
 
+use super::suites::iana_name;
 use super::*;
 use crate::net::transport::{EpollRead, EpollWrite, SocketRead, SocketWrite};
 
