@@ -25,14 +25,8 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::controller::active::{ControllerReply, ControllerRequest};
+pub use crate::node::Membership;
 use crate::node::Node;
-
-/// What the broker last heard from the controller about itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Membership {
-    pub broker_epoch: Option<i64>,
-    pub fenced: bool,
-}
 
 /// The feature levels this broker supports: what it registers with, and what ApiVersions
 /// reports (a feature not listed is supported at level 0 only).

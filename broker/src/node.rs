@@ -23,6 +23,13 @@ pub struct Limits {
     pub connections_max_idle_ms: u64,
 }
 
+/// What the broker last heard from the controller about itself (kept by `lifecycle.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Membership {
+    pub broker_epoch: Option<i64>,
+    pub fenced: bool,
+}
+
 /// One node's shared state below the coordinators.
 pub struct Node {
     /// The static configuration, as the broker started with it.
@@ -41,8 +48,8 @@ pub struct Node {
     pub metrics: crate::metrics::Metrics,
     /// This node's controller: the KRaft metadata quorum and the image of what it committed.
     pub controller: crate::controller::runtime::Controller,
-    /// This broker's registration with the active controller (`lifecycle.rs`).
-    pub membership: watch::Sender<crate::lifecycle::Membership>,
+    /// This broker's registration with the active controller (`lifecycle.rs` keeps it).
+    pub membership: watch::Sender<Membership>,
     /// Connections to the other brokers (transaction markers, KIP-890 verification).
     pub inter_broker: crate::inter_broker::InterBroker,
     /// The metadata image the publisher last made this broker's state follow, with whether its
