@@ -685,6 +685,8 @@ def figures(crate, edges, broker_importers):
         "cross_module_sccs": {"count": len(cross), "sizes": [len(c) for c in cross],
                               "goal": GOALS["cross_module_sccs"]},
         "sccs_with_2_or_more_files": [len(c) for c in multi],
+        "cross_module_circles": cross,
+        "circles": multi,
         "files_naming_broker": {"count": len(naming), "files": naming,
                                 "goal": GOALS["files_naming_broker"]},
         "files_importing_broker": {"count": len(broker_importers),
@@ -703,6 +705,48 @@ def figures(crate, edges, broker_importers):
         "_circle": circle,
         "_adj": adj,
     }
+
+
+# The layers of broker/src, bottom to top (the crate docs in lib.rs draw the same picture).
+# Files matching ABOVE sit above the services: they may name `Broker` and depend on one
+# another; no other file may name `Broker` or depend on one of them.
+ABOVE = (
+    "broker.rs",            # Broker: the Node and the services, for handlers and net
+    "handlers/",            # Ctx, one file per Kafka API, dispatch
+    "publisher.rs",         # makes the services follow the metadata image
+    "metrics/sample.rs",    # the scrape, which samples the coordinators
+    "metrics/http.rs",
+    "net/mod.rs",           # shards and client connections (net/peer, engine, transport
+    "net/connection.rs",    # are below: outbound connections and the socket layer)
+    "start.rs", "server.rs", "main.rs", "cli/", "testing.rs",
+)
+MAX_LINES = 1500
+
+
+def above(f):
+    return any(f == a or (a.endswith("/") and f.startswith(a)) for a in ABOVE)
+
+
+def check(crate, edges, fig):
+    """The layering guard: what must stay true (run by broker/tests/layering.rs)."""
+    problems = []
+    for f in fig["files_naming_broker"]["files"]:
+        if not above(f):
+            problems.append(f"{f} names Broker, but it is below the handlers: take the Node "
+                            "or the service it needs")
+    for a in sorted(edges):
+        if above(a):
+            continue
+        for b in sorted(edges[a]):
+            if above(b):
+                ln, what = edges[a][b][0]
+                problems.append(f"{a}:{ln} depends on {b} ({what}), which is above it")
+    for c in fig["cross_module_circles"]:
+        problems.append("an import circle across top-level modules: " + ", ".join(c))
+    for x in fig["largest_files"]["top"]:
+        if x["lines"] > MAX_LINES:
+            problems.append(f"{x['file']} has {x['lines']} lines (more than {MAX_LINES}): split it")
+    return problems
 
 
 def report(fig):
@@ -773,6 +817,8 @@ def main():
     ap.add_argument("--rev")
     ap.add_argument("--move", action="append", default=[], metavar="FILE:SYM[,SYM]=DEST",
                     help="simulate moving items before counting (repeatable, applied in order)")
+    ap.add_argument("--check", action="store_true",
+                    help="the layering guard: exit 1 and say why when a rule is broken")
     ap.add_argument("--use-only", action="store_true",
                     help="edges from `use` items only, not from paths in code")
     args = ap.parse_args()
@@ -798,6 +844,14 @@ def main():
         return why(edges, norm(args.why[0]), norm(args.why[1]))
     fig = figures(crate, edges, importers)
     circle, adj = fig.pop("_circle"), fig.pop("_adj")
+    if args.check:
+        problems = check(crate, edges, fig)
+        for pr in problems:
+            print("layering: " + pr)
+        if not problems:
+            print(f"layering: ok ({fig['files']} files; largest circle {len(circle)} files, "
+                  f"inside {', '.join(fig['largest_circle']['modules'])})")
+        return 1 if problems else 0
     if args.cuts is not None:
         n_inner, single, greedy = cut_analysis(circle, adj, args.cuts, args.cuts)
         fig["cuts"] = {
