@@ -16,9 +16,9 @@ use kafka_protocol::messages::{BrokerId, DescribeClusterRequest, DescribeCluster
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::cluster_view::{ClusterView, Node};
 use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+use crate::cluster_view::{ClusterView, Node};
 use crate::controller::runtime::Controllers;
 
 /// `endpoint_type` values (KIP-919): 1 brokers, 2 controllers.
