@@ -14,7 +14,7 @@ use std::time::Duration;
 use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
 use parking_lot::Mutex;
 
-use crate::handlers::cluster_view::ClusterView;
+use crate::cluster_view::ClusterView;
 use crate::net::peer::Peer;
 use crate::node::Node;
 use crate::security::outbound::PeerSecurity;

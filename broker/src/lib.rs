@@ -5,6 +5,7 @@ pub mod acl;
 pub mod alloc_count;
 pub mod broker;
 pub mod cli;
+pub mod cluster_view;
 pub mod config;
 pub mod controller;
 pub mod coordinator_write;

@@ -8,7 +8,7 @@
 //! committed image finalized, DescribeCluster with the quorum's voters (any voter answers, not
 //! only the leader), DescribeConfigs of this node's configs (the client listeners' code), and
 //! DescribeQuorum on the leader. The delegation-token APIs are answered as Kafka's controllers
-//! answer them without a secret key (`handlers::create_delegation_token`), for the principal the
+//! answer them without a secret key (`answers::delegation_tokens`), for the principal the
 //! client's certificate or SASL names.
 //!
 //! Secured as `listener.security.protocol.map` says: TLS (rustls through tokio-rustls, the
@@ -35,11 +35,11 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::acl::ANONYMOUS;
-use crate::handlers::create_delegation_token::{self, Requester, TokenListener};
 use crate::security::sasl::{Exchange, Mechanism, SaslError};
 use crate::security::ListenerSecurity;
 
 use super::active::{ControllerRequest, NOT_CONTROLLER};
+use super::answers::delegation_tokens::{self, Requester, TokenListener};
 use super::runtime::{Command, Describe, QuorumStatus, Routed};
 use super::wire;
 use crate::config::dynamic::DynamicConfigs;
@@ -217,7 +217,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
                 ..
             }) => {
                 out.clear();
-                crate::handlers::api_versions::unsupported_version(
+                super::answers::api_versions::unsupported_version(
                     &mut out,
                     correlation_id,
                     CONTROLLER_APIS,
@@ -253,10 +253,10 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
                 let image = node.image.borrow().clone();
                 let status = *node.status.borrow();
                 let mut resp =
-                    crate::handlers::api_versions::answer(&r, version, apis, &image, &status);
+                    super::answers::api_versions::answer(&r, version, apis, &image, &status);
                 // v5 (KIP-1242): checked as Kafka's ControllerApis does, which does not compare
                 // the cluster and node named with its own.
-                if !crate::handlers::api_versions::addressed_validly(&added) {
+                if !super::answers::api_versions::addressed_validly(&added) {
                     resp = Default::default();
                     resp.error_code = kafka_protocol::ResponseError::InvalidRequest.code();
                 }
@@ -398,7 +398,7 @@ async fn answer(
             };
             // Controller RPCs are not checked against ACLs (see above).
             Ok(ResponseKind::CreateDelegationToken(
-                create_delegation_token::answer(&r, version, asker, listener, |_| true),
+                delegation_tokens::create(&r, version, asker, listener, |_| true),
             ))
         }
         RequestKind::RenewDelegationToken(_) => {
@@ -406,7 +406,7 @@ async fn answer(
                 active: node.status.borrow().leader_id == Some(node.node_id),
             };
             Ok(ResponseKind::RenewDelegationToken(
-                crate::handlers::renew_delegation_token::answer(asker, listener),
+                delegation_tokens::renew(asker, listener),
             ))
         }
         RequestKind::ExpireDelegationToken(_) => {
@@ -414,14 +414,11 @@ async fn answer(
                 active: node.status.borrow().leader_id == Some(node.node_id),
             };
             Ok(ResponseKind::ExpireDelegationToken(
-                crate::handlers::expire_delegation_token::answer(asker, listener),
+                delegation_tokens::expire(asker, listener),
             ))
         }
         RequestKind::DescribeDelegationToken(_) => Ok(ResponseKind::DescribeDelegationToken(
-            crate::handlers::describe_delegation_token::answer(
-                asker,
-                TokenListener::Controller { active: false },
-            ),
+            delegation_tokens::describe(asker, TokenListener::Controller { active: false }),
         )),
         // KIP-919: the controllers, for Kafka's tools given --bootstrap-controller.
         RequestKind::DescribeCluster(r) => {
@@ -431,7 +428,7 @@ async fn answer(
             let controllers = rx.await.map_err(|_| "the controller stopped".to_string())?;
             let metadata_version = node.image.borrow().metadata_version();
             Ok(ResponseKind::DescribeCluster(
-                crate::handlers::describe_cluster::answer_controllers(
+                super::answers::describe_cluster::answer_controllers(
                     &r,
                     version,
                     cluster_id,
@@ -445,7 +442,7 @@ async fn answer(
         RequestKind::DescribeConfigs(r) => {
             let image = node.image.borrow().clone();
             let cfg = node.configs.effective_in(&image);
-            let source = crate::handlers::describe_configs::Basis {
+            let source = super::answers::describe_configs::Basis {
                 node_id: node.node_id,
                 image: &image,
                 cfg: &cfg,
@@ -455,7 +452,7 @@ async fn answer(
                 authorize: &|_, _| Ok(()),
             };
             Ok(ResponseKind::DescribeConfigs(
-                crate::handlers::describe_configs::describe(&source, r),
+                super::answers::describe_configs::describe(&source, r),
             ))
         }
         RequestKind::DescribeQuorum(r) => {
@@ -468,7 +465,7 @@ async fn answer(
                 d => d,
             };
             Ok(ResponseKind::DescribeQuorum(
-                crate::handlers::describe_quorum::answer(describe, r, version).await,
+                super::answers::describe_quorum::answer(describe, r, version).await,
             ))
         }
         body @ (RequestKind::AddRaftVoter(_) | RequestKind::RemoveRaftVoter(_)) => {

@@ -8,6 +8,7 @@
 
 pub mod active;
 pub mod admin_rpcs;
+pub mod answers;
 pub mod broker_rpcs;
 pub mod codec;
 mod listener;

@@ -13,9 +13,9 @@ use kafka_protocol::messages::alter_replica_log_dirs_response::{
 use kafka_protocol::messages::{AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse};
 use kafka_protocol::ResponseError;
 
-use super::cluster_view::ClusterView;
 use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+use crate::cluster_view::ClusterView;
 
 pub fn handle(ctx: &Ctx<'_>, req: AlterReplicaLogDirsRequest) -> AlterReplicaLogDirsResponse {
     let dir = ctx.topics().dir();

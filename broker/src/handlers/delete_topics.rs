@@ -15,9 +15,9 @@ use uuid::Uuid;
 
 use samsa_cluster::controller::{DeleteTopicResult, TopicRef};
 
-use super::cluster_view::ClusterView;
 use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
+use crate::cluster_view::ClusterView;
 use crate::controller::active::{ControllerReply, ControllerRequest};
 use crate::metadata_wait::ctx_timeout;
 

@@ -8,10 +8,9 @@
 //! does.
 
 use kafka_protocol::messages::{DescribeDelegationTokenRequest, DescribeDelegationTokenResponse};
-use kafka_protocol::ResponseError;
 
-use super::create_delegation_token::{Requester, TokenListener};
 use super::ctx::Ctx;
+use crate::controller::answers::delegation_tokens::{describe, Requester, TokenListener};
 
 pub fn handle(
     ctx: &Ctx<'_>,
@@ -22,21 +21,5 @@ pub fn handle(
         protocol: ctx.conn.listener.protocol,
         principal: &principal,
     };
-    answer(requester, TokenListener::Broker)
-}
-
-pub fn answer(
-    requester: Requester<'_>,
-    listener: TokenListener,
-) -> DescribeDelegationTokenResponse {
-    let error = match listener {
-        TokenListener::Controller { .. } => ResponseError::UnknownServerError,
-        TokenListener::Broker if !requester.may_ask_for_tokens() => {
-            ResponseError::DelegationTokenRequestNotAllowed
-        }
-        TokenListener::Broker => ResponseError::DelegationTokenAuthDisabled,
-    };
-    let mut r = DescribeDelegationTokenResponse::default();
-    r.error_code = error.code();
-    r
+    describe(requester, TokenListener::Broker)
 }

@@ -15,9 +15,9 @@ use kafka_protocol::messages::{DescribeProducersRequest, DescribeProducersRespon
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::cluster_view::ClusterView;
 use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
+use crate::cluster_view::ClusterView;
 use crate::topics::replica_partition;
 
 pub fn handle(ctx: &Ctx<'_>, req: DescribeProducersRequest) -> DescribeProducersResponse {

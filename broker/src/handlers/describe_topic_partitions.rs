@@ -18,9 +18,9 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::cluster_view::{ClusterView, TopicView};
 use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
+use crate::cluster_view::{ClusterView, TopicView};
 use crate::topics::is_internal_topic;
 
 pub fn handle(

@@ -5,8 +5,8 @@
 
 use kafka_protocol::messages::{ExpireDelegationTokenRequest, ExpireDelegationTokenResponse};
 
-use super::create_delegation_token::{Requester, TokenListener};
 use super::ctx::Ctx;
+use crate::controller::answers::delegation_tokens::{expire, Requester, TokenListener};
 
 pub fn handle(ctx: &Ctx<'_>, _req: ExpireDelegationTokenRequest) -> ExpireDelegationTokenResponse {
     let principal = ctx.conn.principal().clone();
@@ -14,13 +14,5 @@ pub fn handle(ctx: &Ctx<'_>, _req: ExpireDelegationTokenRequest) -> ExpireDelega
         protocol: ctx.conn.listener.protocol,
         principal: &principal,
     };
-    answer(requester, TokenListener::Broker)
-}
-
-pub fn answer(requester: Requester<'_>, listener: TokenListener) -> ExpireDelegationTokenResponse {
-    let (error, expiry) = super::renew_delegation_token::outcome(requester, listener);
-    let mut r = ExpireDelegationTokenResponse::default();
-    r.error_code = error.code();
-    r.expiry_timestamp_ms = expiry;
-    r
+    expire(requester, TokenListener::Broker)
 }

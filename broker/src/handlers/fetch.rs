@@ -43,10 +43,10 @@ use samsa_cluster::replication::leader::FetchedBy;
 use samsa_protocol::FileRange;
 use samsa_storage::LogError;
 
-use super::cluster_view::LeaderHints;
 use super::ctx::Ctx;
 use super::produce::log_error_code;
 use crate::acl::{AclOperation, ResourceType};
+use crate::cluster_view::LeaderHints;
 use crate::fetch_session::cache::Context;
 use crate::fetch_session::{FetchParams, PartitionKey, TopicKey};
 use crate::partition::Partition;

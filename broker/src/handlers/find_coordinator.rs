@@ -13,9 +13,9 @@ use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinator
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use super::cluster_view::ClusterView;
 use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+use crate::cluster_view::ClusterView;
 use crate::share::ShareKey;
 
 const KEY_TYPE_GROUP: i8 = 0;

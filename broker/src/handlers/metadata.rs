@@ -1,6 +1,6 @@
 //! Metadata: live brokers, cluster id, controller, and for each topic asked for its partitions
 //! with leader, leader epoch, replicas, ISR and offline replicas, from the committed metadata
-//! image (see [`super::cluster_view`]), so that every broker answers alike. Topics named here are
+//! image (see [`crate::cluster_view`]), so that every broker answers alike. Topics named here are
 //! created when `auto.create.topics.enable` is on and the client allows it (always before v4),
 //! as Kafka does, through the active controller; unlike Kafka, the answer waits for the
 //! creation, so the first answer already has the partitions instead of LEADER_NOT_AVAILABLE.
@@ -19,9 +19,9 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use samsa_cluster::controller::CreatableTopic;
 
-use super::cluster_view::{ClusterView, TopicView};
 use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
+use crate::cluster_view::{ClusterView, TopicView};
 use crate::controller::active::{ControllerReply, ControllerRequest};
 use crate::topics::is_internal_topic;
 

@@ -11,7 +11,7 @@ pub mod alter_replica_log_dirs;
 pub mod alter_share_group_offsets;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
-pub mod cluster_view;
+mod authorize;
 pub mod create_acls;
 pub mod create_delegation_token;
 pub mod create_partitions;

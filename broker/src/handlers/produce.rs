@@ -27,9 +27,9 @@ use kafka_protocol::ResponseError;
 use samsa_cluster::replication::leader::AcksAll;
 use samsa_storage::LogError;
 
-use super::cluster_view::LeaderHints;
 use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
+use crate::cluster_view::LeaderHints;
 use crate::partition::Partition;
 use crate::txn::state::TxnError;
 use crate::txn::TxnGuard;

@@ -42,9 +42,9 @@ use kafka_protocol::ResponseError;
 use samsa_protocol::newer::{Record, Value};
 use uuid::Uuid;
 
-use super::cluster_view::LeaderHints;
 use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
+use crate::cluster_view::LeaderHints;
 use crate::partition::Partition;
 use crate::share::partition::{acknowledgements_valid, Limit, MemberId};
 use crate::share::{GroupSettings, ShareKey, SharePartitionHandle, ShareSession};

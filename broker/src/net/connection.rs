@@ -374,7 +374,7 @@ async fn decode_and_handle(
             ..
         }) => {
             let mut body = BytesMut::new();
-            handlers::api_versions::unsupported_version(
+            crate::controller::answers::api_versions::unsupported_version(
                 &mut body,
                 correlation_id,
                 samsa_protocol::SUPPORTED_APIS,

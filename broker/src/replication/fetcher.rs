@@ -27,9 +27,9 @@ use samsa_cluster::replication::follower::{
 use tokio::sync::Notify;
 use uuid::Uuid;
 
+use crate::cluster_view::ClusterView;
 use crate::fetch_session::client::FetchSessionHandler;
 use crate::fetch_session::{FetchParams, PartitionKey, TopicKey};
-use crate::handlers::cluster_view::ClusterView;
 use crate::net::peer::Peer;
 use crate::node::Node;
 use crate::partition::{Partition, Transition};

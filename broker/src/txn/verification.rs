@@ -21,7 +21,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 
-use crate::handlers::cluster_view::ClusterView;
+use crate::cluster_view::ClusterView;
 use crate::node::Node;
 
 /// AddPartitionsToTxn as Kafka 4.x brokers send it to verify.
