@@ -20,27 +20,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use samsa_cluster::controller::{BrokerHeartbeatRequest, BrokerRegistrationRequest};
-use samsa_cluster::metadata::records::{BrokerEndpoint, BrokerFeature};
+use samsa_cluster::metadata::records::BrokerEndpoint;
 use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::controller::active::{ControllerReply, ControllerRequest};
+use crate::controller::answers::api_versions::supported_features;
 pub use crate::node::Membership;
 use crate::node::Node;
-
-/// The feature levels this broker supports: what it registers with, and what ApiVersions
-/// reports (a feature not listed is supported at level 0 only).
-pub fn supported_features() -> Vec<BrokerFeature> {
-    samsa_cluster::controller::samsa_supported_features()
-        .into_iter()
-        .map(|(name, min, max)| BrokerFeature {
-            name,
-            min_supported_version: min,
-            max_supported_version: max,
-            unknown_tagged_fields: Default::default(),
-        })
-        .collect()
-}
 
 fn registration(node: &Node, incarnation_id: Uuid) -> BrokerRegistrationRequest {
     let listeners = node

@@ -51,7 +51,7 @@ pub struct Node {
     /// This broker's registration with the active controller (`lifecycle.rs` keeps it).
     pub membership: watch::Sender<Membership>,
     /// Connections to the other brokers (transaction markers, KIP-890 verification).
-    pub inter_broker: crate::inter_broker::InterBroker,
+    pub inter_broker: crate::inter_broker::connections::InterBroker,
     /// The metadata image the publisher last made this broker's state follow, with whether its
     /// partitions took their roles (see `publisher::publish`).
     pub published: watch::Sender<(Arc<samsa_cluster::metadata::MetadataImage>, bool)>,

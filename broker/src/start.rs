@@ -144,8 +144,9 @@ impl Broker {
             },
         )
         .map_err(|e| anyhow::anyhow!("cannot start the replica fetchers: {e}"))?;
-        let inter_broker = crate::inter_broker::InterBroker::start(node_id, inter_broker_security)
-            .map_err(|e| anyhow::anyhow!("cannot start the inter-broker thread: {e}"))?;
+        let inter_broker =
+            crate::inter_broker::connections::InterBroker::start(node_id, inter_broker_security)
+                .map_err(|e| anyhow::anyhow!("cannot start the inter-broker thread: {e}"))?;
         let node = Arc::new(Node {
             limits: Limits {
                 socket_request_max_bytes: config.int("socket.request.max.bytes") as usize,

@@ -315,9 +315,7 @@ async fn produce_remote(
     req.acks = -1;
     req.timeout_ms = 30_000;
     req.topic_data = vec![td];
-    let resp = node
-        .inter_broker
-        .send(node, peer, ApiKey::Produce, 9, RequestKind::Produce(req))
+    let resp = crate::inter_broker::send(node, peer, ApiKey::Produce, 9, RequestKind::Produce(req))
         .await?;
     let ResponseKind::Produce(resp) = resp else {
         return Err("an answer of the wrong type".into());
@@ -546,10 +544,9 @@ async fn find_letter_remote(
         req.isolation_level = 0;
         req.session_epoch = -1;
         req.topics = vec![ft];
-        let resp = node
-            .inter_broker
-            .send(node, peer, ApiKey::Fetch, 12, RequestKind::Fetch(req))
-            .await?;
+        let resp =
+            crate::inter_broker::send(node, peer, ApiKey::Fetch, 12, RequestKind::Fetch(req))
+                .await?;
         let ResponseKind::Fetch(resp) = resp else {
             return Err("an answer of the wrong type".into());
         };
@@ -608,16 +605,14 @@ pub(crate) async fn remote_high_watermark(
     req.replica_id = kafka_protocol::messages::BrokerId(-1);
     req.isolation_level = 0;
     req.topics = vec![lt];
-    let resp = node
-        .inter_broker
-        .send(
-            node,
-            peer,
-            ApiKey::ListOffsets,
-            7,
-            RequestKind::ListOffsets(req),
-        )
-        .await?;
+    let resp = crate::inter_broker::send(
+        node,
+        peer,
+        ApiKey::ListOffsets,
+        7,
+        RequestKind::ListOffsets(req),
+    )
+    .await?;
     let ResponseKind::ListOffsets(resp) = resp else {
         return Err("an answer of the wrong type".into());
     };

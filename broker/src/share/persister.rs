@@ -55,8 +55,7 @@ async fn call(
     key: ApiKey,
     body: RequestKind,
 ) -> Result<ResponseKind, ResponseError> {
-    node.inter_broker
-        .send(node, peer, key, 0, body)
+    crate::inter_broker::send(node, peer, key, 0, body)
         .await
         .map_err(|e| remote_error(peer, e))
 }

@@ -206,16 +206,14 @@ async fn send(
         .collect();
     let mut req = WriteTxnMarkersRequest::default();
     req.markers = vec![m];
-    let resp = node
-        .inter_broker
-        .send(
-            node,
-            leader,
-            ApiKey::WriteTxnMarkers,
-            WRITE_TXN_MARKERS_VERSION,
-            RequestKind::WriteTxnMarkers(req),
-        )
-        .await?;
+    let resp = crate::inter_broker::send(
+        node,
+        leader,
+        ApiKey::WriteTxnMarkers,
+        WRITE_TXN_MARKERS_VERSION,
+        RequestKind::WriteTxnMarkers(req),
+    )
+    .await?;
     let ResponseKind::WriteTxnMarkers(resp) = resp else {
         return Err("an answer of the wrong type".into());
     };

@@ -91,16 +91,14 @@ pub async fn verify(
             })
             .collect()
     };
-    let answer = node
-        .inter_broker
-        .send(
-            node,
-            coordinator,
-            ApiKey::AddPartitionsToTxn,
-            VERIFY_VERSION,
-            RequestKind::AddPartitionsToTxn(req),
-        )
-        .await;
+    let answer = crate::inter_broker::send(
+        node,
+        coordinator,
+        ApiKey::AddPartitionsToTxn,
+        VERIFY_VERSION,
+        RequestKind::AddPartitionsToTxn(req),
+    )
+    .await;
     let resp = match answer {
         Ok(ResponseKind::AddPartitionsToTxn(r)) => r,
         Ok(_) => return unavailable("an answer of the wrong type".into()),

@@ -43,7 +43,7 @@ pub fn answer(
         return resp;
     }
     resp.api_keys = apis;
-    resp.supported_features = crate::lifecycle::supported_features()
+    resp.supported_features = supported_features()
         .into_iter()
         .map(|f| {
             let mut k = SupportedFeatureKey::default();
@@ -116,6 +116,22 @@ pub fn unsupported_version(
         &ResponseKind::ApiVersions(resp),
     )
     .expect("an ApiVersions v0 response always encodes");
+}
+
+/// The feature levels this broker supports: what it registers with, and what ApiVersions
+/// reports (a feature not listed is supported at level 0 only).
+pub fn supported_features() -> Vec<samsa_cluster::metadata::records::BrokerFeature> {
+    samsa_cluster::controller::samsa_supported_features()
+        .into_iter()
+        .map(
+            |(name, min, max)| samsa_cluster::metadata::records::BrokerFeature {
+                name,
+                min_supported_version: min,
+                max_supported_version: max,
+                unknown_tagged_fields: Default::default(),
+            },
+        )
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,10 +1,7 @@
-//! Requests from this broker to other brokers (Kafka's inter-broker channel): the transaction
-//! coordinator's WriteTxnMarkers to partition leaders, and partition leaders' KIP-890
-//! verification (AddPartitionsToTxn `verify_only`) at transaction coordinators. Each broker is
-//! reached at the endpoint its registration in the metadata image gives for the listener
-//! brokers use (`inter.broker.listener.name`), secured as that listener is, on one pipelined
-//! connection per broker ([`Peer`]), owned by a thread of its own
-//! so that a request from any shard can use it.
+//! The connections to the other brokers ([`InterBroker`]): one pipelined connection per
+//! broker ([`Peer`]), secured as the inter-broker listener is, run by a thread of its own so
+//! that a request from any shard can use it. It knows addresses, not the cluster: finding a
+//! broker's address is [`super::send`]'s.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -14,9 +11,7 @@ use std::time::Duration;
 use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
 use parking_lot::Mutex;
 
-use crate::cluster_view::ClusterView;
 use crate::net::peer::Peer;
-use crate::node::Node;
 use crate::security::outbound::PeerSecurity;
 
 /// How long another broker may take to answer before the request fails (and its connection
@@ -47,26 +42,16 @@ impl InterBroker {
         })
     }
 
-    /// Sends a request to broker `peer` and waits for its answer.
-    pub async fn send(
+    /// Sends a request to broker `peer`, reachable at `addr`, and waits for its answer (on
+    /// the connection already open to it there, else a new one).
+    pub async fn send_to(
         &self,
-        node: &Node,
         peer: i32,
+        addr: SocketAddr,
         key: ApiKey,
         version: i16,
         body: RequestKind,
     ) -> Result<ResponseKind, String> {
-        let view = ClusterView::new(node);
-        let endpoint = view
-            .node(peer)
-            .ok_or_else(|| format!("broker {peer} is not live"))?;
-        let addr: SocketAddr = crate::net::peer::resolve(&endpoint.host, endpoint.port as u16)
-            .ok_or_else(|| {
-                format!(
-                    "broker {peer} at {}:{}: cannot resolve the address",
-                    endpoint.host, endpoint.port
-                )
-            })?;
         let connection = {
             let mut peers = self.peers.lock();
             match peers.get(&peer) {
