@@ -7,8 +7,8 @@ use clap::Subcommand;
 use kafka_protocol::messages::ApiKey;
 use serde_json::json;
 
+use super::global::Global;
 use super::output::{emit, Table};
-use super::Global;
 
 #[derive(Debug, Subcommand)]
 pub enum ClusterCommand {

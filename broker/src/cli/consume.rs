@@ -20,9 +20,9 @@ use kafka_protocol::ResponseError;
 use samsa_storage::batch;
 
 use super::client::{check, Client, Node, EARLIEST, LATEST};
+use super::global::Global;
 use super::output::{parse_datetime_ms, Format};
 use super::records::{self, Record};
-use super::Global;
 
 /// Most bytes asked for per fetch and per partition.
 const FETCH_BYTES_MAX: i32 = 16 * 1024 * 1024;

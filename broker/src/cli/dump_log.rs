@@ -14,9 +14,9 @@ use samsa_cluster::quorum::ControlType;
 use samsa_storage::batch::{self, Compression};
 use serde_json::json;
 
+use super::global::Global;
 use super::output::{emit, format_ms, Format, Table};
 use super::records::{self, show};
-use super::Global;
 
 #[derive(Debug, clap::Args)]
 pub struct DumpLogArgs {

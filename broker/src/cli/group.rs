@@ -24,9 +24,9 @@ use kafka_protocol::ResponseError;
 use serde_json::json;
 
 use super::client::{self, check, Client, ClientError, Node, EARLIEST, LATEST};
+use super::global::Global;
 use super::output::{emit, parse_datetime_ms, Progress, Table};
 use super::share_group;
-use super::Global;
 
 #[derive(Debug, Subcommand)]
 pub enum GroupCommand {

@@ -24,8 +24,8 @@ use kafka_protocol::ResponseError;
 use serde_json::json;
 
 use super::client::{check, Client, Node};
+use super::global::{key_value, Global};
 use super::output::{emit, Progress};
-use super::{key_value, Global};
 
 /// Longest input line (one record value, key included).
 pub const LINE_BYTES_MAX: usize = 16 * 1024 * 1024;

@@ -22,8 +22,8 @@ use kafka_protocol::protocol::StrBytes;
 use samsa_storage::batch;
 
 use super::client::{check, Client, Node};
+use super::global::Global;
 use super::records;
-use super::Global;
 
 /// `--ack`: how every record printed is acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

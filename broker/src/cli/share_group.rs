@@ -18,8 +18,8 @@ use kafka_protocol::protocol::StrBytes;
 use serde_json::json;
 
 use super::client::{check, Client, ClientError, Node, LATEST};
+use super::global::Global;
 use super::output::{emit, Table};
-use super::Global;
 
 /// Samsa's tagged fields of DescribeShareGroupOffsets partitions (see the broker's handler).
 const TAG_ACQUIRED: i32 = 10_000;

@@ -23,8 +23,8 @@ use kafka_protocol::ResponseError;
 use serde_json::json;
 
 use super::client::{check, Client, ClientError, ListedOffsets, Node, EARLIEST, LATEST};
+use super::global::{key_value, Global};
 use super::output::{emit, Table};
-use super::{key_value, Global};
 
 /// DescribeConfigs / IncrementalAlterConfigs resource type of a topic.
 const RESOURCE_TOPIC: i8 = 2;

@@ -24,8 +24,8 @@ use samsa_cluster::controller::ScramMechanism;
 use serde_json::json;
 
 use super::client::{Client, KafkaError, Node};
+use super::global::Global;
 use super::output::{emit, Table};
-use super::Global;
 use crate::security::sasl::scram::hi;
 
 /// `kafka-configs.sh`'s iteration count when none is given (`DefaultScramIterations`).

@@ -2,8 +2,8 @@
 //! threads, logging and metrics, and the upkeep of its logs (retention checks, flushes,
 //! checkpoints, the cleaner).
 
-use super::ConfigType::*;
-use super::{def, inert, ConfigDef};
+use super::types::ConfigType::*;
+use super::types::{def, inert, ConfigDef};
 
 /// The node, its listeners, sockets and data directories, logging, metrics and log upkeep.
 #[rustfmt::skip]

@@ -2,8 +2,8 @@
 //! with Kafka's defaults, without effect), or, for [`UNSUPPORTED`], refused unless they keep
 //! their default.
 
-use super::ConfigType::*;
-use super::{inert, unsupported, ConfigDef};
+use super::types::ConfigType::*;
+use super::types::{inert, unsupported, ConfigDef};
 
 /// Kafka's dynamic broker keys that tune what Samsa does not have.
 #[rustfmt::skip]

@@ -2,8 +2,8 @@
 //! internal topics and bounds, the broker defaults of the KIP-848 group configs, and the
 //! group configs themselves ([`GROUP_CONFIGS`]).
 
-use super::ConfigType::*;
-use super::{def, inert, ConfigDef, ConfigType};
+use super::types::ConfigType::*;
+use super::types::{def, inert, ConfigDef, ConfigType};
 
 /// `__consumer_offsets`, classic groups, `__transaction_state` and transactional producers.
 #[rustfmt::skip]

@@ -1,8 +1,8 @@
 //! Broker keys of replication and the controller: followers' fetches and the ISR, the KRaft
 //! quorum and its metadata log, and leader elections.
 
-use super::ConfigType::*;
-use super::{def, inert, ConfigDef};
+use super::types::ConfigType::*;
+use super::types::{def, inert, ConfigDef};
 
 /// The ISR and followers' fetches (and the fetch sessions of consumers).
 #[rustfmt::skip]

@@ -1,7 +1,7 @@
 //! Broker keys of security: the authorizer, and the TLS and SASL settings of listeners.
 
-use super::ConfigType::*;
-use super::{def, inert, unsupported, ConfigDef};
+use super::types::ConfigType::*;
+use super::types::{def, inert, unsupported, ConfigDef};
 
 /// The authorizer and its super users.
 #[rustfmt::skip]

@@ -1,8 +1,8 @@
 //! Topic keys: the topic configs with their broker-level synonyms ([`TOPIC_CONFIGS`]), and the
 //! broker keys that give them their defaults.
 
-use super::ConfigType::*;
-use super::{def, inert, ConfigDef, ConfigType, Effect};
+use super::types::ConfigType::*;
+use super::types::{def, inert, ConfigDef, ConfigType, Effect};
 
 /// The broker default of `max.message.bytes`.
 #[rustfmt::skip]
