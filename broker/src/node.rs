@@ -4,8 +4,8 @@
 //! The coordinators (groups, transactions, share groups), replication, internal topics,
 //! maintenance and the node's lifecycle take a [`Node`], never the whole
 //! [`Broker`](crate::broker::Broker): what one coordinator needs of another is an explicit
-//! argument. A `Node` is built first, at start-up; the services are built over it and the
-//! `Broker` holds both for the handlers and the network layer above them.
+//! argument. A `Node` is built first, at start-up (`start::open_node`); the services are built
+//! over it and the `Broker` holds both for the handlers and the network layer above them.
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -9,6 +9,11 @@
 //! once the image is known complete: it was seen in an earlier image of this run, or the
 //! broker has caught up with the quorum (unfenced once), so that a node replaying an old
 //! snapshot at start does not delete what a later record still holds.
+//!
+//! Besides the node's topics, the image is followed by the services a node runs: the
+//! authorizer's ACLs, the replica fetchers, and the coordinators that follow the leadership
+//! of their internal topics ([`Followers`]). A [`Broker`] has all of them; an in-process test
+//! of one coordinator runs the publisher over a [`Node`] and that coordinator alone.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Weak};
@@ -18,8 +23,52 @@ use samsa_cluster::metadata::MetadataImage;
 use uuid::Uuid;
 
 use crate::broker::Broker;
+use crate::group::GroupCoordinator;
+use crate::node::Node;
 use crate::partition::Leadership;
+use crate::replication::fetcher::ReplicaFetchers;
+use crate::share::ShareCoordinator;
 use crate::topics::ImageTopic;
+use crate::txn::TransactionCoordinator;
+
+/// The services that follow the image besides the node's topics; each is `None` when the
+/// node runs without it.
+#[derive(Default, Clone, Copy)]
+pub struct Followers<'a> {
+    /// Takes the image's ACLs.
+    pub authorizer: Option<&'a crate::acl::Authorizer>,
+    /// Start and stop copying the partitions this node follows. Without them a partition that
+    /// becomes a follower here copies nothing (a test of one node has no other leader).
+    pub replica_fetchers: Option<&'a ReplicaFetchers>,
+    /// The group coordinator loads its groups, and the share groups among them into the share
+    /// coordinator, from the `__consumer_offsets` partitions this node leads.
+    pub groups_and_shares: Option<(&'a GroupCoordinator, &'a ShareCoordinator)>,
+    /// The transaction coordinator loads its transactions from the `__transaction_state`
+    /// partitions this node leads.
+    pub txn: Option<&'a TransactionCoordinator>,
+}
+
+/// What the publisher's thread holds (weakly: the thread ends once it is dropped): a node and
+/// the services that follow its image.
+pub trait Publishes: Send + Sync + 'static {
+    fn node(&self) -> &Arc<Node>;
+    fn followers(&self) -> Followers<'_>;
+}
+
+impl Publishes for Broker {
+    fn node(&self) -> &Arc<Node> {
+        &self.node
+    }
+
+    fn followers(&self) -> Followers<'_> {
+        Followers {
+            authorizer: self.authorizer.as_ref(),
+            replica_fetchers: Some(&self.replica_fetchers),
+            groups_and_shares: Some((&self.groups, &self.shares)),
+            txn: Some(&self.txn),
+        }
+    }
+}
 
 /// What the publisher remembers between images.
 #[derive(Default)]
@@ -79,10 +128,10 @@ pub fn image_topics(
         .collect()
 }
 
-/// Makes the broker's topics match `image`. `complete`: this incarnation of the broker is
-/// registered and unfenced, so the image holds every committed record up to the quorum's high
-/// watermark as this broker last learnt it (deletions of topics never seen in this run wait
-/// for it).
+/// Makes the node's topics, and `followers`, match `image`. `complete`: this incarnation of the
+/// broker is registered and unfenced, so the image holds every committed record up to the
+/// quorum's high watermark as this broker last learnt it (deletions of topics never seen in
+/// this run wait for it).
 ///
 /// Until then the partitions are opened but take no role: no leadership and no fetching. The
 /// image this node had on disk may be old, and may still make it the leader of an epoch whose
@@ -92,13 +141,14 @@ pub fn image_topics(
 /// incarnation out of every ISR and leadership when it registers, and unfences it once it has
 /// caught up with that; Kafka likewise starts its publishers only after that catch-up.
 pub fn publish(
-    broker: &Arc<Broker>,
+    node: &Arc<Node>,
+    followers: &Followers,
     image: &Arc<MetadataImage>,
     complete: bool,
     state: &mut Published,
 ) {
-    crate::follow::configs_and_acls(&broker.node, broker.authorizer.as_ref(), image);
-    let lag_ms = broker.node.config.long("replica.lag.time.max.ms").max(1) as u64;
+    crate::follow::configs_and_acls(node, followers.authorizer, image);
+    let lag_ms = node.config.long("replica.lag.time.max.ms").max(1) as u64;
     let now_ms = crate::util::now_ms() as u64;
     let mut transitions = Vec::new();
     // The first complete image is looked at whole: the roles held back before apply now.
@@ -108,61 +158,82 @@ pub fn publish(
     } else {
         state.last.clone()
     };
-    let retry = |id: &Uuid| broker.node.topics.install_failure(id).is_some();
-    for mut t in image_topics(image, last.as_deref(), broker.node.node_id, retry) {
+    let retry = |id: &Uuid| node.topics.install_failure(id).is_some();
+    for mut t in image_topics(image, last.as_deref(), node.node_id, retry) {
         state.seen.insert(t.id);
         if !state.roles {
             for (_, leadership) in &mut t.hosted {
                 leadership.leader = -1;
             }
         }
-        match broker
-            .node
+        match node
             .topics
-            .install(&t, broker.node.node_id, lag_ms, now_ms, state.roles)
+            .install(&t, node.node_id, lag_ms, now_ms, state.roles)
         {
             Ok(changed) => {
-                broker.node.topics.note_install(t.id, None);
+                node.topics.note_install(t.id, None);
                 transitions.extend(changed)
             }
             Err(e) => {
                 tracing::warn!(topic = %t.name, id = %t.id, error = %e, "cannot install the metadata image's topic here");
-                broker.node.topics.note_install(t.id, Some(e.to_string()));
+                node.topics.note_install(t.id, Some(e.to_string()));
             }
         }
     }
-    if !transitions.is_empty() {
-        broker.replica_fetchers.apply(&broker.node, transitions);
+    if let Some(fetchers) = followers
+        .replica_fetchers
+        .filter(|_| !transitions.is_empty())
+    {
+        fetchers.apply(node, transitions);
     }
-    for (name, id) in broker.node.topics.managed() {
+    for (name, id) in node.topics.managed() {
         if image.topic_by_id(&id).is_some() || !(complete || state.seen.contains(&id)) {
             continue;
         }
-        if let Err(e) = broker.node.topics.remove_managed(&id) {
+        if let Err(e) = node.topics.remove_managed(&id) {
             tracing::warn!(topic = %name, id = %id, error = %e, "cannot delete a topic the metadata image removed");
         }
     }
     state.last = Some(image.clone());
     // The coordinators follow the leadership of their internal topics' partitions.
-    broker
-        .groups
-        .follow_leadership(&broker.node, &broker.shares);
-    broker.txn.follow_leadership(&broker.node);
-    broker
-        .node
-        .published
-        .send_replace((image.clone(), state.roles));
+    if let Some((groups, shares)) = followers.groups_and_shares {
+        groups.follow_leadership(node, shares);
+    }
+    if let Some(txn) = followers.txn {
+        txn.follow_leadership(node);
+    }
+    node.published.send_replace((image.clone(), state.roles));
 }
 
 /// How often topics whose logs could not be created here are tried again.
 const INSTALL_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Runs the publisher on its own thread until the broker is gone or shuts down.
-pub fn spawn(broker: &Arc<Broker>, mut state: Published) -> std::io::Result<()> {
-    let weak: Weak<Broker> = Arc::downgrade(broker);
-    let mut images = broker.node.controller.subscribe();
-    let mut membership = broker.node.membership.subscribe();
-    let mut shutdown = broker.node.shutdown_signal();
+/// Publishes the image the node has now (before anything is served), then follows it on the
+/// publisher's thread ([`spawn`]).
+pub fn start<T: Publishes>(owner: &Arc<T>) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let mut published = Published::default();
+    let node = owner.node();
+    publish(
+        node,
+        &owner.followers(),
+        &node.controller.image(),
+        false,
+        &mut published,
+    );
+    spawn(owner, published)
+}
+
+/// Runs the publisher on its own thread until `owner` (the broker) is gone or the node shuts
+/// down.
+pub fn spawn<T: Publishes>(
+    owner: &Arc<T>,
+    mut state: Published,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let weak: Weak<T> = Arc::downgrade(owner);
+    let node = owner.node();
+    let mut images = node.controller.subscribe();
+    let mut membership = node.membership.subscribe();
+    let mut shutdown = node.shutdown_signal();
     std::thread::Builder::new()
         .name("metadata-publisher".into())
         .spawn(move || {
@@ -183,32 +254,32 @@ pub fn spawn(broker: &Arc<Broker>, mut state: Published) -> std::io::Result<()> 
                         // Topics whose logs could not be created here are tried again (the
                         // disk may have room now), as the image alone never changes for them.
                         _ = retry.tick() => {
-                            let Some(broker) = weak.upgrade() else { return };
-                            if !broker.node.topics.has_install_failures() {
+                            let Some(owner) = weak.upgrade() else { return };
+                            if !owner.node().topics.has_install_failures() {
                                 continue;
                             }
                         }
                     }
-                    let Some(broker) = weak.upgrade() else { return };
-                    if broker.node.is_shutting_down() {
+                    let Some(owner) = weak.upgrade() else { return };
+                    let node = owner.node();
+                    if node.is_shutting_down() {
                         return;
                     }
                     // One borrow: a second one taken while the first is held deadlocks
                     // once the membership thread waits to write between the two (the watch's
                     // lock favours a waiting writer over new readers).
                     let joined = {
-                        let m = broker.node.membership.borrow();
+                        let m = node.membership.borrow();
                         m.broker_epoch.is_some() && !m.fenced
                     };
                     complete |= joined;
                     let image = images.borrow_and_update().clone();
-                    publish(&broker, &image, complete, &mut state);
+                    publish(node, &owner.followers(), &image, complete, &mut state);
                     if complete && !strays_released {
-                        broker.node.topics.release_strays();
+                        node.topics.release_strays();
                         strays_released = true;
                     }
                 }
             });
         })
-        .map(|_| ())
 }

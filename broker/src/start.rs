@@ -66,60 +66,111 @@ fn open_files_bound(config: &BrokerConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Opens the log directory (recovering every partition) and builds the [`Node`] over it: the
+/// identity, dynamic configs, topics, the controller (a quorum of one elects itself before
+/// this returns), the inter-broker connections, metrics, membership and shutdown signal. No
+/// service and no network for clients: [`Broker::open`] builds the services over it, and tests
+/// of one coordinator use it alone (`testing::NodeHarness`).
+pub fn open_node(config: BrokerConfig) -> anyhow::Result<Arc<Node>> {
+    // Before anything is written: a node that cannot reach its peers as configured stops.
+    let kraft = crate::controller::settings::KraftConfig::from_config(&config)?;
+    let inter_broker_security = peer_security(
+        &config,
+        &kraft,
+        &config.inter_broker_listener_name(),
+        crate::security::outbound::Channel::InterBroker,
+    )?;
+    let dir = config.log_dir();
+    open_files_bound(&config)?;
+    tracing::info!(log_dir = %dir.display(), "opening log directory");
+    let started = std::time::Instant::now();
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;
+    let (node_id, cluster_id, directory_id) = crate::meta::load_identity(&dir, &config)?;
+    // The dynamic configs' topic defaults reach the logs when the image is first published.
+    let dynamic_configs = Arc::new(crate::config::dynamic::DynamicConfigs::new(
+        &config, node_id,
+    ));
+    let topics = TopicRegistry::open(&dir, &dynamic_configs.effective())?;
+    let controller = start_controller(&config, node_id, &cluster_id, &dir, &dynamic_configs)?;
+    tracing::info!(
+        topics = topics.all().len(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "log directory ready"
+    );
+    let (shutdown, _) = watch::channel(false);
+    let controller_listener = kraft.listener_name;
+    let inter_broker =
+        crate::inter_broker::connections::InterBroker::start(node_id, inter_broker_security)
+            .map_err(|e| anyhow::anyhow!("cannot start the inter-broker thread: {e}"))?;
+    Ok(Arc::new(Node {
+        limits: Limits {
+            socket_request_max_bytes: config.int("socket.request.max.bytes") as usize,
+            connections_max_idle_ms: config.long("connections.max.idle.ms").max(1) as u64,
+        },
+        dynamic_configs,
+        node_id,
+        cluster_id,
+        directory_id,
+        topics,
+        group_commit: GroupCommit::shared(),
+        metrics: crate::metrics::Metrics::new(),
+        controller,
+        membership: watch::channel(Default::default()).0,
+        published: watch::channel(Default::default()).0,
+        inter_broker,
+        listeners: std::sync::OnceLock::new(),
+        controller_listener,
+        shutdown,
+        config,
+    }))
+}
+
+/// The partition count `name` has in the cluster: this node's registry, else the metadata
+/// image as far as this node has it. The coordinators hash their keys over it.
+fn partition_count(node: &Node, name: &str) -> Option<i32> {
+    node.topics
+        .get(name)
+        .map(|t| t.partition_count)
+        .or_else(|| {
+            node.controller
+                .image()
+                .topic_by_name(name)
+                .map(|t| t.partitions().len() as i32)
+        })
+}
+
+/// The group coordinator of `node`. Groups in an existing `__consumer_offsets` are "loading"
+/// until the publisher has the coordinator follow the partitions' leadership and replay them.
+pub fn group_coordinator(node: &Node) -> Arc<GroupCoordinator> {
+    let offsets_partitions = partition_count(node, crate::group::OFFSETS_TOPIC);
+    Arc::new(GroupCoordinator::new(&node.config, offsets_partitions))
+}
+
+/// The transaction coordinator of `node`, over the producer-id claims of its log directory,
+/// with the group coordinator that takes the markers of transactional offsets.
+pub fn txn_coordinator(
+    node: &Node,
+    groups: Arc<GroupCoordinator>,
+) -> anyhow::Result<Arc<TransactionCoordinator>> {
+    let txn_partitions = partition_count(node, TRANSACTION_STATE_TOPIC);
+    Ok(Arc::new(TransactionCoordinator::new(
+        &node.config,
+        &node.log_dir(),
+        txn_partitions,
+        groups,
+    )?))
+}
+
 impl Broker {
     /// Opens the log directory (recovering every partition) and builds the shared state,
     /// without any network. `run` serves it; tests drive handlers on it directly.
     pub fn open(config: BrokerConfig, io_engine: IoEngine) -> anyhow::Result<Arc<Broker>> {
-        // Before anything is written: a node that cannot reach its peers as configured stops.
-        let kraft = crate::controller::settings::KraftConfig::from_config(&config)?;
-        let inter_broker_security = peer_security(
-            &config,
-            &kraft,
-            &config.inter_broker_listener_name(),
-            crate::security::outbound::Channel::InterBroker,
-        )?;
-        let dir = config.log_dir();
-        open_files_bound(&config)?;
-        tracing::info!(log_dir = %dir.display(), "opening log directory");
-        let started = std::time::Instant::now();
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;
-        let (node_id, cluster_id, directory_id) = crate::meta::load_identity(&dir, &config)?;
-        // The dynamic configs' topic defaults reach the logs when the image is first published.
-        let dynamic_configs = Arc::new(crate::config::dynamic::DynamicConfigs::new(
-            &config, node_id,
-        ));
-        let topics = TopicRegistry::open(&dir, &dynamic_configs.effective())?;
-        let controller = start_controller(&config, node_id, &cluster_id, &dir, &dynamic_configs)?;
-        // The coordinators hash keys over the partition count their topic has in the cluster
-        // (this node's registry, else the metadata image as far as this node has it).
-        let image = controller.image();
-        let partition_count = |name: &str| {
-            topics.get(name).map(|t| t.partition_count).or_else(|| {
-                image
-                    .topic_by_name(name)
-                    .map(|t| t.partitions().len() as i32)
-            })
-        };
-        let txn_partitions = partition_count(TRANSACTION_STATE_TOPIC);
-        // Groups in an existing __consumer_offsets are "loading" until `run` replays them.
-        let offsets_partitions = partition_count(crate::group::OFFSETS_TOPIC);
-        let groups = Arc::new(GroupCoordinator::new(&config, offsets_partitions));
-        let txn = Arc::new(TransactionCoordinator::new(
-            &config,
-            &dir,
-            txn_partitions,
-            groups.clone(),
-        )?);
-        tracing::info!(
-            topics = topics.all().len(),
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            "log directory ready"
-        );
-        let (shutdown, _) = watch::channel(false);
-        let authorizer = crate::acl::Authorizer::from_config(&config);
-        let controller_listener =
-            crate::controller::settings::KraftConfig::from_config(&config)?.listener_name;
+        let node = open_node(config)?;
+        let config = &node.config;
+        let groups = group_coordinator(&node);
+        let txn = txn_coordinator(&node, groups.clone())?;
+        let authorizer = crate::acl::Authorizer::from_config(config);
         let replica_selector =
             samsa_cluster::replication::selector::ReplicaSelector::from_class_name(
                 config.get("replica.selector.class").as_deref(),
@@ -136,7 +187,7 @@ impl Broker {
         );
         let replica_fetchers = crate::replication::fetcher::ReplicaFetchers::start(
             crate::replication::fetcher::FetcherConfig {
-                node_id,
+                node_id: node.node_id,
                 fetch_max_bytes: config.int("replica.fetch.max.bytes").max(1),
                 response_max_bytes: config.int("replica.fetch.response.max.bytes").max(1),
                 wait_max_ms: config.int("replica.fetch.wait.max.ms").max(0),
@@ -144,30 +195,6 @@ impl Broker {
             },
         )
         .map_err(|e| anyhow::anyhow!("cannot start the replica fetchers: {e}"))?;
-        let inter_broker =
-            crate::inter_broker::connections::InterBroker::start(node_id, inter_broker_security)
-                .map_err(|e| anyhow::anyhow!("cannot start the inter-broker thread: {e}"))?;
-        let node = Arc::new(Node {
-            limits: Limits {
-                socket_request_max_bytes: config.int("socket.request.max.bytes") as usize,
-                connections_max_idle_ms: config.long("connections.max.idle.ms").max(1) as u64,
-            },
-            dynamic_configs,
-            node_id,
-            cluster_id,
-            directory_id,
-            topics,
-            group_commit: GroupCommit::shared(),
-            metrics: crate::metrics::Metrics::new(),
-            controller,
-            membership: watch::channel(Default::default()).0,
-            published: watch::channel(Default::default()).0,
-            inter_broker,
-            listeners: std::sync::OnceLock::new(),
-            controller_listener,
-            shutdown,
-            config,
-        });
         let broker = Arc::new(Broker {
             node,
             txn,
@@ -182,14 +209,7 @@ impl Broker {
         });
         // The topics of the metadata image as far as this node has it, before anything is
         // served; the publisher follows the image from here on.
-        let mut published = crate::publisher::Published::default();
-        crate::publisher::publish(
-            &broker,
-            &broker.node.controller.image(),
-            false,
-            &mut published,
-        );
-        crate::publisher::spawn(&broker, published)
+        crate::publisher::start(&broker)
             .map_err(|e| anyhow::anyhow!("cannot start the metadata publisher: {e}"))?;
         Ok(broker)
     }
