@@ -404,7 +404,7 @@ impl Controller {
                 tokio::select! {
                     answer = answer => match answer {
                         Ok(Ok(resp)) => super::broker_rpcs::response_from_kafka(resp),
-                        Ok(Err(e)) => Err((NOT_CONTROLLER, e)),
+                        Ok(Err(e)) => Err((NOT_CONTROLLER, e.to_string())),
                         Err(_) => gone(),
                     },
                     _ = replaced => Err((

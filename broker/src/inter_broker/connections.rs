@@ -70,7 +70,7 @@ impl InterBroker {
             }
         };
         match connection.send(key, version, body).await {
-            Ok(answer) => answer,
+            Ok(answer) => answer.map_err(|e| e.to_string()),
             Err(_) => Err(format!("the connection to broker {peer} is gone")),
         }
     }

@@ -39,8 +39,6 @@ const SECURE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Wait before trying again a peer that refused TLS or SASL (a configuration error, which
 /// more attempts do not fix quickly).
 const REFUSED_BACKOFF: Duration = Duration::from_secs(1);
-/// Why a connection was closed to re-authenticate.
-const REAUTHENTICATE: &str = "re-authenticate";
 
 /// The host names addresses were resolved from, so that TLS checks a peer's certificate for
 /// the name it was configured by (Kafka's `ssl.endpoint.identification.algorithm=https`), not
@@ -64,7 +62,134 @@ fn server_name(addr: SocketAddr) -> ServerName<'static> {
         .unwrap_or_else(|| ServerName::IpAddress(addr.ip().into()))
 }
 
-pub type Reply = Result<ResponseKind, String>;
+pub type Reply = Result<ResponseKind, PeerError>;
+
+/// Why a request to a peer has no answer. The texts are those the log and the callers'
+/// messages show.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PeerError {
+    /// The peer is not there (not worth a warning: peers restart).
+    #[error("cannot connect to {addr}: {reason}")]
+    Connect { addr: SocketAddr, reason: String },
+    /// The peer did not accept the connection within [`CONNECT_TIMEOUT`].
+    #[error("connecting to {addr} timed out")]
+    ConnectTimeout { addr: SocketAddr },
+    /// The peer is there but TLS or SASL failed: a configuration error an operator must see.
+    #[error(transparent)]
+    Security(#[from] SecureError),
+    /// Queued while a connection could not be opened.
+    #[error("{addr}: not connected")]
+    NotConnected { addr: SocketAddr },
+    /// The request or its answer could not be encoded or decoded.
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    /// Writing the request failed (the connection is closed).
+    #[error("cannot send to {addr}: {reason}")]
+    Send { addr: SocketAddr, reason: String },
+    /// The connection closed before the answer came.
+    #[error("connection to {addr} lost: {why}")]
+    Lost { addr: SocketAddr, why: Closed },
+}
+
+/// Why a connection could not be secured (TLS, then SASL).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecureError {
+    /// The listener's security settings could not be used ([`PeerSecurity::refused`]).
+    #[error("{0}")]
+    Refused(String),
+    #[error("TLS handshake with {addr} (as {name:?}) failed: {reason}")]
+    Tls {
+        addr: SocketAddr,
+        name: ServerName<'static>,
+        reason: String,
+    },
+    #[error("{key:?}: write failed: {reason}")]
+    Write { key: ApiKey, reason: String },
+    #[error("{key:?}: read failed: {reason}")]
+    Read { key: ApiKey, reason: String },
+    #[error("the peer closed the connection during {0:?}")]
+    Closed(ApiKey),
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    #[error("{0:?} was answered with another response")]
+    WrongAnswer(ApiKey),
+    /// SaslHandshake refused the mechanism; `offered` are those the peer offers.
+    #[error("{addr} does not offer {mechanism} (error {code}); it offers {offered:?}")]
+    MechanismNotOffered {
+        addr: SocketAddr,
+        mechanism: &'static str,
+        code: i16,
+        offered: Vec<String>,
+    },
+    /// SaslAuthenticate refused the credentials.
+    #[error("{addr} refused {user} with {mechanism} (error {code}): {message}")]
+    AuthenticationFailed {
+        addr: SocketAddr,
+        user: String,
+        mechanism: &'static str,
+        code: i16,
+        message: String,
+    },
+    /// The peer's SASL answer did not satisfy this side's exchange.
+    #[error("authenticating to {addr} with {mechanism}: {reason}")]
+    Exchange {
+        addr: SocketAddr,
+        mechanism: &'static str,
+        reason: String,
+    },
+    #[error("securing the connection to {addr} ({security}) took over {SECURE_TIMEOUT:?}")]
+    Timeout { addr: SocketAddr, security: String },
+}
+
+/// A request that could not be encoded, or an answer that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CodecError {
+    #[error("{key:?} v{version} header: {reason}")]
+    RequestHeader {
+        key: ApiKey,
+        version: i16,
+        reason: String,
+    },
+    #[error("{key:?} v{version}: {reason}")]
+    Request {
+        key: ApiKey,
+        version: i16,
+        reason: String,
+    },
+    /// A response frame's size prefix is negative or over [`RESPONSE_BYTES_MAX`].
+    #[error("invalid response size {0}")]
+    FrameSize(i32),
+    #[error("{key:?} response header: {reason}")]
+    ResponseHeader { key: ApiKey, reason: String },
+    #[error("response correlation id {got} where {expected} was expected")]
+    CorrelationId { got: i32, expected: i32 },
+    #[error("{key:?} v{version} response: {reason}")]
+    Response {
+        key: ApiKey,
+        version: i16,
+        reason: String,
+    },
+}
+
+/// Why a connection to a peer was closed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Closed {
+    /// The session is due for re-authentication (KIP-368): opened afresh at once.
+    #[error("re-authenticate")]
+    Reauthenticate,
+    #[error("write failed: {0}")]
+    Write(String),
+    #[error("no answer within {0:?}")]
+    NoAnswer(Duration),
+    #[error("the peer closed the connection")]
+    ByPeer,
+    #[error("read failed: {0}")]
+    Read(String),
+    #[error("a response to no request")]
+    Unrequested,
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+}
 
 /// One request for a peer.
 pub struct Outbound {
@@ -124,14 +249,6 @@ struct InFlight {
 trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
 
-/// Why a connection could not be opened.
-enum OpenError {
-    /// The peer is not there (not worth a warning: peers restart).
-    Connect(String),
-    /// The peer is there but TLS or SASL failed: a configuration error an operator must see.
-    Security(String),
-}
-
 async fn run(
     addr: SocketAddr,
     client_id: String,
@@ -144,7 +261,7 @@ async fn run(
     // The first request of the next connection, taken off the queue while disconnected.
     let mut first: Option<Outbound> = None;
     // The last security failure logged, so that a peer refusing every attempt logs once.
-    let mut last_refusal: Option<String> = None;
+    let mut last_refusal: Option<SecureError> = None;
     loop {
         let Some(req) = (match first.take() {
             Some(r) => Some(r),
@@ -154,20 +271,20 @@ async fn run(
         };
         let (stream, session) = match open(addr, &security, &client_id, &mut correlation_id).await {
             Ok(s) => s,
-            Err(OpenError::Connect(e)) => {
-                let _ = req.reply.send(Err(e));
-                fail_queued(&mut rx, addr, "not connected");
-                tokio::time::sleep(RECONNECT_BACKOFF).await;
-                continue;
-            }
-            Err(OpenError::Security(e)) => {
+            Err(PeerError::Security(e)) => {
                 if last_refusal.as_ref() != Some(&e) {
                     tracing::warn!(peer = %addr, listener = %security.listener, error = %e, "cannot open a secured connection to another node");
                     last_refusal = Some(e.clone());
                 }
-                let _ = req.reply.send(Err(e));
-                fail_queued(&mut rx, addr, "not connected");
+                let _ = req.reply.send(Err(e.into()));
+                fail_queued(&mut rx, addr);
                 tokio::time::sleep(REFUSED_BACKOFF).await;
+                continue;
+            }
+            Err(e) => {
+                let _ = req.reply.send(Err(e));
+                fail_queued(&mut rx, addr);
+                tokio::time::sleep(RECONNECT_BACKOFF).await;
                 continue;
             }
         };
@@ -204,13 +321,16 @@ async fn run(
                 ) {
                     Ok(f) => f,
                     Err(e) => {
-                        let _ = req.reply.send(Err(e));
+                        let _ = req.reply.send(Err(e.into()));
                         continue;
                     }
                 };
                 if let Err(e) = writer.write_all(&frame).await {
-                    let _ = req.reply.send(Err(format!("cannot send to {addr}: {e}")));
-                    break 'conn format!("write failed: {e}");
+                    let _ = req.reply.send(Err(PeerError::Send {
+                        addr,
+                        reason: e.to_string(),
+                    }));
+                    break 'conn Closed::Write(e.to_string());
                 }
                 in_flight.push_back(InFlight {
                     correlation_id,
@@ -221,14 +341,14 @@ async fn run(
                 });
             }
             if reauth_due && in_flight.is_empty() {
-                break 'conn REAUTHENTICATE.to_string();
+                break 'conn Closed::Reauthenticate;
             }
             let far = tokio::time::Instant::now() + Duration::from_secs(3600);
             let oldest = in_flight.front().map(|w| w.deadline).unwrap_or(far);
             let reauth = reauth_at.filter(|_| !reauth_due).unwrap_or(far);
             tokio::select! {
                 _ = tokio::time::sleep_until(oldest) => {
-                    break 'conn format!("no answer within {timeout:?}");
+                    break 'conn Closed::NoAnswer(timeout);
                 }
                 _ = tokio::time::sleep_until(reauth) => reauth_due = true,
                 next = rx.recv(), if !reauth_due => match next {
@@ -237,23 +357,23 @@ async fn run(
                 },
                 read = reader.read_buf(&mut read_buf) => {
                     match read {
-                        Ok(0) => break 'conn "the peer closed the connection".to_string(),
-                        Err(e) => break 'conn format!("read failed: {e}"),
+                        Ok(0) => break 'conn Closed::ByPeer,
+                        Err(e) => break 'conn Closed::Read(e.to_string()),
                         Ok(_) => {}
                     }
                     loop {
                         match take_frame(&mut read_buf) {
-                            Err(e) => break 'conn e,
+                            Err(e) => break 'conn e.into(),
                             Ok(None) => break,
                             Ok(Some(frame)) => {
                                 let Some(waiting) = in_flight.pop_front() else {
-                                    break 'conn "a response to no request".to_string();
+                                    break 'conn Closed::Unrequested;
                                 };
                                 match decode_response(frame, waiting.key, waiting.version, waiting.correlation_id) {
                                     Ok(body) => { let _ = waiting.reply.send(Ok(body)); }
                                     Err(e) => {
-                                        let _ = waiting.reply.send(Err(e.clone()));
-                                        break 'conn e;
+                                        let _ = waiting.reply.send(Err(e.clone().into()));
+                                        break 'conn e.into();
                                     }
                                 }
                             }
@@ -264,15 +384,16 @@ async fn run(
         };
         // A TLS close_notify, bounded: a peer that stopped reading must not hold this task.
         let _ = tokio::time::timeout(Duration::from_secs(1), writer.shutdown()).await;
-        if why == REAUTHENTICATE {
+        if why == Closed::Reauthenticate {
             tracing::debug!(peer = %addr, "re-authenticating: opening the connection afresh");
             continue;
         }
         tracing::debug!(peer = %addr, reason = %why, "connection to a peer closed");
         for w in in_flight.drain(..) {
-            let _ = w
-                .reply
-                .send(Err(format!("connection to {addr} lost: {why}")));
+            let _ = w.reply.send(Err(PeerError::Lost {
+                addr,
+                why: why.clone(),
+            }));
         }
         tokio::time::sleep(RECONNECT_BACKOFF).await;
     }
@@ -285,18 +406,19 @@ async fn open(
     security: &PeerSecurity,
     client_id: &StrBytes,
     correlation_id: &mut i32,
-) -> Result<(Box<dyn Stream>, Option<Duration>), OpenError> {
+) -> Result<(Box<dyn Stream>, Option<Duration>), PeerError> {
     if let Some(why) = &security.refused {
-        return Err(OpenError::Security(why.clone()));
+        return Err(SecureError::Refused(why.clone()).into());
     }
     let tcp = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr)).await {
         Ok(Ok(s)) => s,
-        Ok(Err(e)) => return Err(OpenError::Connect(format!("cannot connect to {addr}: {e}"))),
-        Err(_) => {
-            return Err(OpenError::Connect(format!(
-                "connecting to {addr} timed out"
-            )))
+        Ok(Err(e)) => {
+            return Err(PeerError::Connect {
+                addr,
+                reason: e.to_string(),
+            })
         }
+        Err(_) => return Err(PeerError::ConnectTimeout { addr }),
     };
     let _ = tcp.set_nodelay(true);
     let secure = async {
@@ -307,7 +429,11 @@ async fn open(
                 let tls = tokio_rustls::TlsConnector::from(config)
                     .connect(name.clone(), tcp)
                     .await
-                    .map_err(|e| format!("TLS handshake with {addr} (as {name:?}) failed: {e}"))?;
+                    .map_err(|e| SecureError::Tls {
+                        addr,
+                        name,
+                        reason: e.to_string(),
+                    })?;
                 Box::new(tls)
             }
         };
@@ -317,15 +443,16 @@ async fn open(
                 authenticate(&mut stream, addr, creds, client_id, correlation_id).await?
             }
         };
-        Ok::<_, String>((stream, session))
+        Ok::<_, SecureError>((stream, session))
     };
     match tokio::time::timeout(SECURE_TIMEOUT, secure).await {
         Ok(Ok(s)) => Ok(s),
-        Ok(Err(e)) => Err(OpenError::Security(e)),
-        Err(_) => Err(OpenError::Security(format!(
-            "securing the connection to {addr} ({}) took over {SECURE_TIMEOUT:?}",
-            security.describe()
-        ))),
+        Ok(Err(e)) => Err(e.into()),
+        Err(_) => Err(SecureError::Timeout {
+            addr,
+            security: security.describe(),
+        }
+        .into()),
     }
 }
 
@@ -337,7 +464,7 @@ async fn authenticate(
     creds: &Credentials,
     client_id: &StrBytes,
     correlation_id: &mut i32,
-) -> Result<Option<Duration>, String> {
+) -> Result<Option<Duration>, SecureError> {
     let mech = creds.mechanism.name();
     let mut handshake = SaslHandshakeRequest::default();
     handshake.mechanism = StrBytes::from_static_str(mech);
@@ -352,14 +479,15 @@ async fn authenticate(
     )
     .await?
     else {
-        return Err("SaslHandshake was answered with another response".into());
+        return Err(SecureError::WrongAnswer(ApiKey::SaslHandshake));
     };
     if r.error_code != 0 {
-        let offered: Vec<&str> = r.mechanisms.iter().map(|m| m.as_str()).collect();
-        return Err(format!(
-            "{addr} does not offer {mech} (error {}); it offers {offered:?}",
-            r.error_code
-        ));
+        return Err(SecureError::MechanismNotOffered {
+            addr,
+            mechanism: mech,
+            code: r.error_code,
+            offered: r.mechanisms.iter().map(|m| m.to_string()).collect(),
+        });
     }
     let mut client = SaslClient::new(creds.clone());
     let mut token = client.first(crate::util::now_ms());
@@ -377,20 +505,28 @@ async fn authenticate(
         )
         .await?
         else {
-            return Err("SaslAuthenticate was answered with another response".into());
+            return Err(SecureError::WrongAnswer(ApiKey::SaslAuthenticate));
         };
         if r.error_code != 0 {
-            return Err(format!(
-                "{addr} refused {} with {mech} (error {}): {}",
-                creds.username,
-                r.error_code,
-                r.error_message.as_deref().unwrap_or("no message")
-            ));
+            return Err(SecureError::AuthenticationFailed {
+                addr,
+                user: creds.username.clone(),
+                mechanism: mech,
+                code: r.error_code,
+                message: r
+                    .error_message
+                    .as_deref()
+                    .unwrap_or("no message")
+                    .to_string(),
+            });
         }
         match client
             .step(&r.auth_bytes)
-            .map_err(|e| format!("authenticating to {addr} with {mech}: {e}"))?
-        {
+            .map_err(|reason| SecureError::Exchange {
+                addr,
+                mechanism: mech,
+                reason,
+            })? {
             Next::Send(t) => token = t,
             Next::Done => {
                 let lifetime = u64::try_from(r.session_lifetime_ms).unwrap_or(0);
@@ -408,31 +544,39 @@ async fn round_trip(
     body: RequestKind,
     client_id: &StrBytes,
     correlation_id: &mut i32,
-) -> Result<ResponseKind, String> {
+) -> Result<ResponseKind, SecureError> {
     *correlation_id = correlation_id.wrapping_add(1);
     let frame = encode_request(key, version, &body, *correlation_id, client_id)?;
     stream
         .write_all(&frame)
         .await
-        .map_err(|e| format!("{key:?}: write failed: {e}"))?;
+        .map_err(|e| SecureError::Write {
+            key,
+            reason: e.to_string(),
+        })?;
     let mut buf = BytesMut::with_capacity(1024);
     loop {
         if let Some(frame) = take_frame(&mut buf)? {
-            return decode_response(frame, key, version, *correlation_id);
+            return Ok(decode_response(frame, key, version, *correlation_id)?);
         }
         match stream.read_buf(&mut buf).await {
-            Ok(0) => return Err(format!("the peer closed the connection during {key:?}")),
+            Ok(0) => return Err(SecureError::Closed(key)),
             Ok(_) => {}
-            Err(e) => return Err(format!("{key:?}: read failed: {e}")),
+            Err(e) => {
+                return Err(SecureError::Read {
+                    key,
+                    reason: e.to_string(),
+                })
+            }
         }
     }
 }
 
 /// Answers everything already queued with an error, so that the quorum's requests to a dead
 /// peer do not pile up while it is unreachable.
-fn fail_queued(rx: &mut mpsc::UnboundedReceiver<Outbound>, addr: SocketAddr, why: &str) {
+fn fail_queued(rx: &mut mpsc::UnboundedReceiver<Outbound>, addr: SocketAddr) {
     while let Ok(req) = rx.try_recv() {
-        let _ = req.reply.send(Err(format!("{addr}: {why}")));
+        let _ = req.reply.send(Err(PeerError::NotConnected { addr }));
     }
 }
 
@@ -442,7 +586,7 @@ fn encode_request(
     body: &RequestKind,
     correlation_id: i32,
     client_id: &StrBytes,
-) -> Result<Bytes, String> {
+) -> Result<Bytes, CodecError> {
     let mut header = RequestHeader::default();
     header.request_api_key = key as i16;
     header.request_api_version = version;
@@ -452,22 +596,30 @@ fn encode_request(
     out.put_i32(0);
     header
         .encode(&mut out, key.request_header_version(version))
-        .map_err(|e| format!("{key:?} v{version} header: {e}"))?;
+        .map_err(|e| CodecError::RequestHeader {
+            key,
+            version,
+            reason: e.to_string(),
+        })?;
     body.encode(&mut out, version)
-        .map_err(|e| format!("{key:?} v{version}: {e}"))?;
+        .map_err(|e| CodecError::Request {
+            key,
+            version,
+            reason: e.to_string(),
+        })?;
     let size = (out.len() - 4) as i32;
     out[..4].copy_from_slice(&size.to_be_bytes());
     Ok(out.freeze())
 }
 
 /// Splits one whole frame (without its size prefix) off the front of `buf`, if there is one.
-fn take_frame(buf: &mut BytesMut) -> Result<Option<Bytes>, String> {
+fn take_frame(buf: &mut BytesMut) -> Result<Option<Bytes>, CodecError> {
     if buf.len() < 4 {
         return Ok(None);
     }
     let size = i32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
     if size < 0 || size as usize > RESPONSE_BYTES_MAX {
-        return Err(format!("invalid response size {size}"));
+        return Err(CodecError::FrameSize(size));
     }
     if buf.len() < 4 + size as usize {
         buf.reserve(4 + size as usize - buf.len());
@@ -482,16 +634,67 @@ fn decode_response(
     key: ApiKey,
     version: i16,
     correlation_id: i32,
-) -> Result<ResponseKind, String> {
+) -> Result<ResponseKind, CodecError> {
     let header_version = samsa_protocol::response::response_header_version(key, version);
-    let header = ResponseHeader::decode(&mut frame, header_version)
-        .map_err(|e| format!("{key:?} response header: {e}"))?;
+    let header = ResponseHeader::decode(&mut frame, header_version).map_err(|e| {
+        CodecError::ResponseHeader {
+            key,
+            reason: e.to_string(),
+        }
+    })?;
     if header.correlation_id != correlation_id {
-        return Err(format!(
-            "response correlation id {} where {correlation_id} was expected",
-            header.correlation_id
-        ));
+        return Err(CodecError::CorrelationId {
+            got: header.correlation_id,
+            expected: correlation_id,
+        });
     }
-    ResponseKind::decode(key, &mut frame, version)
-        .map_err(|e| format!("{key:?} v{version} response: {e}"))
+    ResponseKind::decode(key, &mut frame, version).map_err(|e| CodecError::Response {
+        key,
+        version,
+        reason: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The errors read as the log and the callers' messages have always shown them.
+    #[test]
+    fn errors_keep_their_texts() {
+        let addr: SocketAddr = "10.0.0.7:9093".parse().unwrap();
+        let lost = PeerError::Lost {
+            addr,
+            why: Closed::NoAnswer(Duration::from_secs(30)),
+        };
+        assert_eq!(
+            lost.to_string(),
+            "connection to 10.0.0.7:9093 lost: no answer within 30s"
+        );
+        let refused = PeerError::from(SecureError::MechanismNotOffered {
+            addr,
+            mechanism: "SCRAM-SHA-512",
+            code: 33,
+            offered: vec!["PLAIN".into()],
+        });
+        assert_eq!(
+            refused.to_string(),
+            "10.0.0.7:9093 does not offer SCRAM-SHA-512 (error 33); it offers [\"PLAIN\"]"
+        );
+        let wrong = SecureError::WrongAnswer(ApiKey::SaslHandshake);
+        assert_eq!(
+            wrong.to_string(),
+            "SaslHandshake was answered with another response"
+        );
+        let decode = PeerError::from(CodecError::Response {
+            key: ApiKey::Fetch,
+            version: 12,
+            reason: "short".into(),
+        });
+        assert_eq!(decode.to_string(), "Fetch v12 response: short");
+        assert_eq!(
+            PeerError::NotConnected { addr }.to_string(),
+            "10.0.0.7:9093: not connected"
+        );
+    }
 }

@@ -234,7 +234,7 @@ async fn run(node: Weak<Node>, config: FetcherConfig, leader: i32, set: Weak<Lea
                 let why = match other {
                     Ok(Ok(ResponseKind::Fetch(r))) => format!("error {}", r.error_code),
                     Ok(Ok(_)) => "an answer of the wrong type".into(),
-                    Ok(Err(e)) => e,
+                    Ok(Err(e)) => e.to_string(),
                     Err(_) => "the connection is gone".into(),
                 };
                 tracing::debug!(leader, %why, "replica fetch failed; backing off");
