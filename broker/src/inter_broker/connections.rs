@@ -11,6 +11,7 @@ use std::time::Duration;
 use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
 use parking_lot::Mutex;
 
+use super::error::SendError;
 use crate::net::peer::Peer;
 use crate::security::outbound::PeerSecurity;
 
@@ -51,7 +52,7 @@ impl InterBroker {
         key: ApiKey,
         version: i16,
         body: RequestKind,
-    ) -> Result<ResponseKind, String> {
+    ) -> Result<ResponseKind, SendError> {
         let connection = {
             let mut peers = self.peers.lock();
             match peers.get(&peer) {
@@ -70,8 +71,8 @@ impl InterBroker {
             }
         };
         match connection.send(key, version, body).await {
-            Ok(answer) => answer.map_err(|e| e.to_string()),
-            Err(_) => Err(format!("the connection to broker {peer} is gone")),
+            Ok(answer) => Ok(answer?),
+            Err(_) => Err(SendError::ConnectionGone(peer)),
         }
     }
 }

@@ -7,6 +7,9 @@
 //! so that a request from any shard can use it.
 
 pub mod connections;
+mod error;
+
+pub use error::SendError;
 
 use std::net::SocketAddr;
 
@@ -23,17 +26,14 @@ pub async fn send(
     key: ApiKey,
     version: i16,
     body: RequestKind,
-) -> Result<ResponseKind, String> {
+) -> Result<ResponseKind, SendError> {
     let view = ClusterView::new(node);
-    let endpoint = view
-        .node(peer)
-        .ok_or_else(|| format!("broker {peer} is not live"))?;
+    let endpoint = view.node(peer).ok_or(SendError::NotLive(peer))?;
     let addr: SocketAddr = crate::net::peer::resolve(&endpoint.host, endpoint.port as u16)
-        .ok_or_else(|| {
-            format!(
-                "broker {peer} at {}:{}: cannot resolve the address",
-                endpoint.host, endpoint.port
-            )
+        .ok_or_else(|| SendError::Unresolvable {
+            broker: peer,
+            host: endpoint.host.to_string(),
+            port: endpoint.port,
         })?;
     node.inter_broker
         .send_to(peer, addr, key, version, body)

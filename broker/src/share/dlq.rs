@@ -316,7 +316,8 @@ async fn produce_remote(
     req.timeout_ms = 30_000;
     req.topic_data = vec![td];
     let resp = crate::inter_broker::send(node, peer, ApiKey::Produce, 9, RequestKind::Produce(req))
-        .await?;
+        .await
+        .map_err(|e| e.to_string())?;
     let ResponseKind::Produce(resp) = resp else {
         return Err("an answer of the wrong type".into());
     };
@@ -546,7 +547,8 @@ async fn find_letter_remote(
         req.topics = vec![ft];
         let resp =
             crate::inter_broker::send(node, peer, ApiKey::Fetch, 12, RequestKind::Fetch(req))
-                .await?;
+                .await
+                .map_err(|e| e.to_string())?;
         let ResponseKind::Fetch(resp) = resp else {
             return Err("an answer of the wrong type".into());
         };
@@ -612,7 +614,8 @@ pub(crate) async fn remote_high_watermark(
         7,
         RequestKind::ListOffsets(req),
     )
-    .await?;
+    .await
+    .map_err(|e| e.to_string())?;
     let ResponseKind::ListOffsets(resp) = resp else {
         return Err("an answer of the wrong type".into());
     };

@@ -43,7 +43,7 @@ async fn coordinator(node: &Node, key: &ShareKey) -> Result<Option<i32>, Respons
     Ok((leader != node.node_id).then_some(leader))
 }
 
-fn remote_error(peer: i32, e: String) -> ResponseError {
+fn remote_error(peer: i32, e: impl std::fmt::Display) -> ResponseError {
     tracing::warn!(broker = peer, "share coordinator request failed: {e}");
     ResponseError::CoordinatorNotAvailable
 }
@@ -98,14 +98,17 @@ pub async fn read(
     )
     .await?;
     let ResponseKind::ReadShareGroupState(resp) = resp else {
-        return Err(remote_error(peer, "an answer of the wrong type".into()));
+        return Err(remote_error(
+            peer,
+            crate::inter_broker::SendError::WrongAnswer,
+        ));
     };
     let r = resp
         .results
         .into_iter()
         .flat_map(|t| t.partitions)
         .find(|p| p.partition == key.partition)
-        .ok_or_else(|| remote_error(peer, "no answer for the partition".into()))?;
+        .ok_or_else(|| remote_error(peer, "no answer for the partition"))?;
     if r.error_code == ResponseError::InvalidRequest.code() {
         return Ok(None);
     }
@@ -180,7 +183,10 @@ pub async fn write(
     )
     .await?;
     let ResponseKind::WriteShareGroupState(resp) = resp else {
-        return Err(remote_error(peer, "an answer of the wrong type".into()));
+        return Err(remote_error(
+            peer,
+            crate::inter_broker::SendError::WrongAnswer,
+        ));
     };
     outcome(
         resp.results
@@ -225,7 +231,10 @@ pub async fn initialize(
     )
     .await?;
     let ResponseKind::WriteShareGroupState(resp) = resp else {
-        return Err(remote_error(peer, "an answer of the wrong type".into()));
+        return Err(remote_error(
+            peer,
+            crate::inter_broker::SendError::WrongAnswer,
+        ));
     };
     outcome(
         resp.results
@@ -260,7 +269,10 @@ pub async fn delete(store: &StateStore, node: &Node, key: &ShareKey) -> Result<(
     )
     .await?;
     let ResponseKind::DeleteShareGroupState(resp) = resp else {
-        return Err(remote_error(peer, "an answer of the wrong type".into()));
+        return Err(remote_error(
+            peer,
+            crate::inter_broker::SendError::WrongAnswer,
+        ));
     };
     outcome(
         resp.results

@@ -185,7 +185,7 @@ async fn send(
     producer_epoch: i16,
     marker: EndTxnMarker,
     partitions: &[(String, i32)],
-) -> Result<BTreeMap<(String, i32), i16>, String> {
+) -> Result<BTreeMap<(String, i32), i16>, crate::inter_broker::SendError> {
     let mut topics: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
     for (t, p) in partitions {
         topics.entry(t.as_str()).or_default().push(*p);
@@ -215,7 +215,7 @@ async fn send(
     )
     .await?;
     let ResponseKind::WriteTxnMarkers(resp) = resp else {
-        return Err("an answer of the wrong type".into());
+        return Err(crate::inter_broker::SendError::WrongAnswer);
     };
     let mut codes = BTreeMap::new();
     for m in resp.markers {

@@ -101,8 +101,8 @@ pub async fn verify(
     .await;
     let resp = match answer {
         Ok(ResponseKind::AddPartitionsToTxn(r)) => r,
-        Ok(_) => return unavailable("an answer of the wrong type".into()),
-        Err(why) => return unavailable(why),
+        Ok(_) => return unavailable(crate::inter_broker::SendError::WrongAnswer.to_string()),
+        Err(why) => return unavailable(why.to_string()),
     };
     if resp.error_code != 0 {
         return unavailable(format!("error {}", resp.error_code));
