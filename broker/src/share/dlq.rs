@@ -39,6 +39,7 @@ use super::partition::{ArchiveReason, State};
 use super::{ShareCoordinator, ShareKey};
 use crate::config::topic::TopicOverrides;
 use crate::coordinator_write::CoordinatorWrite;
+use crate::inter_broker::SendError;
 use crate::internal_topics::InternalTopicSpec;
 use crate::node::Node;
 use crate::partition::Partition;
@@ -170,8 +171,8 @@ impl ShareCoordinator {
         };
         let dlq_topic = match dlq_topic(node, &dlq).await {
             Ok(t) => t,
-            Err(Err(why)) => return Outcome::GaveUp(why),
-            Err(Ok(why)) => return Outcome::Retry(why),
+            Err(e) if e.may_pass() => return Outcome::Retry(e.to_string()),
+            Err(e) => return Outcome::GaveUp(e.to_string()),
         };
         let index = key.partition.rem_euclid(dlq_topic.partition_count.max(1));
         // The dead letter goes to the partition's leader: here, or another broker (a Produce
@@ -289,6 +290,60 @@ impl ShareCoordinator {
     }
 }
 
+/// Why the dead-letter topic takes no letter now.
+#[derive(Debug, thiserror::Error)]
+enum TopicError {
+    #[error(
+        "dead-letter topic {0} does not exist and errors.deadletterqueue.auto.create.topics.enable is false"
+    )]
+    NoAutoCreate(String),
+    #[error("cannot create dead-letter topic {name}: {error:?}")]
+    NotCreated { name: String, error: ResponseError },
+    #[error("dead-letter topic {0} is not installed here yet")]
+    NotInstalled(String),
+    #[error(
+        "topic {0} does not allow dead letters (errors.deadletterqueue.group.enable is not true)"
+    )]
+    NotAllowed(String),
+}
+
+impl TopicError {
+    /// Whether a later attempt may find the topic ready (being created, or not installed here
+    /// yet); otherwise the topic refuses dead letters and the letter is given up.
+    fn may_pass(&self) -> bool {
+        matches!(
+            self,
+            TopicError::NotCreated { .. } | TopicError::NotInstalled(_)
+        )
+    }
+}
+
+/// Why a dead letter could not be written to, or looked for in, a partition.
+#[derive(Debug, thiserror::Error)]
+pub enum DlqError {
+    /// The request to the partition's leader has no answer.
+    #[error(transparent)]
+    Send(#[from] SendError),
+    /// The leader's answer has no result for the partition.
+    #[error("an answer without the partition")]
+    NoPartition,
+    /// The leader answered the partition with this error.
+    #[error("{0:?}")]
+    Refused(ResponseError),
+    /// The partition's records could not be read or decoded.
+    #[error("{0}")]
+    Records(String),
+}
+
+impl DlqError {
+    /// The leader's error `code` (an unknown code as UNKNOWN_SERVER_ERROR).
+    fn refused(code: i16) -> DlqError {
+        DlqError::Refused(
+            ResponseError::try_from_code(code).unwrap_or(ResponseError::UnknownServerError),
+        )
+    }
+}
+
 /// Where a dead letter is written.
 enum Target {
     Local(Arc<Partition>),
@@ -302,7 +357,7 @@ async fn produce_remote(
     topic: &str,
     partition: i32,
     batch: Bytes,
-) -> Result<(), String> {
+) -> Result<(), DlqError> {
     use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
     use kafka_protocol::messages::{ApiKey, ProduceRequest, RequestKind, ResponseKind, TopicName};
     let mut pd = PartitionProduceData::default();
@@ -316,10 +371,9 @@ async fn produce_remote(
     req.timeout_ms = 30_000;
     req.topic_data = vec![td];
     let resp = crate::inter_broker::send(node, peer, ApiKey::Produce, 9, RequestKind::Produce(req))
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     let ResponseKind::Produce(resp) = resp else {
-        return Err("an answer of the wrong type".into());
+        return Err(SendError::WrongAnswer.into());
     };
     let code = resp
         .responses
@@ -330,22 +384,16 @@ async fn produce_remote(
         .unwrap_or(ResponseError::UnknownServerError.code());
     match code {
         0 => Ok(()),
-        c => Err(error_name(c)),
+        c => Err(DlqError::refused(c)),
     }
 }
 
-/// The dead-letter topic, created when absent and allowed. `Err(Ok(why))`: try again later;
-/// `Err(Err(why))`: it refuses dead letters.
-async fn dlq_topic(
-    node: &Node,
-    name: &str,
-) -> Result<Arc<crate::topics::Topic>, Result<String, String>> {
+/// The dead-letter topic, created when absent and allowed.
+async fn dlq_topic(node: &Node, name: &str) -> Result<Arc<crate::topics::Topic>, TopicError> {
     if node.topics.get(name).is_none() {
         let cfg = node.dynamic_configs.effective();
         if !cfg.bool("errors.deadletterqueue.auto.create.topics.enable") {
-            return Err(Err(format!(
-                "dead-letter topic {name} does not exist and errors.deadletterqueue.auto.create.topics.enable is false"
-            )));
+            return Err(TopicError::NoAutoCreate(name.to_string()));
         }
         let mut configs = TopicOverrides::new();
         configs.insert("errors.deadletterqueue.group.enable".into(), "true".into());
@@ -355,25 +403,25 @@ async fn dlq_topic(
             replication_factor: cfg.int("default.replication.factor").max(1) as i16,
             configs,
         };
-        if let Err(e) = crate::internal_topics::ensure(node, &spec).await {
-            return Err(Ok(format!("cannot create dead-letter topic {name}: {e:?}")));
+        if let Err(error) = crate::internal_topics::ensure(node, &spec).await {
+            return Err(TopicError::NotCreated {
+                name: name.to_string(),
+                error,
+            });
         }
         tracing::info!(topic = name, "created a share group dead-letter topic");
     }
-    let topic = node.topics.get(name).ok_or_else(|| {
-        Ok(format!(
-            "dead-letter topic {name} is not installed here yet"
-        ))
-    })?;
+    let topic = node
+        .topics
+        .get(name)
+        .ok_or_else(|| TopicError::NotInstalled(name.to_string()))?;
     let allowed = topic
         .overrides
         .read()
         .get("errors.deadletterqueue.group.enable")
         .is_some_and(|v| v.eq_ignore_ascii_case("true"));
     if !allowed {
-        return Err(Err(format!(
-            "topic {name} does not allow dead letters (errors.deadletterqueue.group.enable is not true)"
-        )));
+        return Err(TopicError::NotAllowed(name.to_string()));
     }
     Ok(topic)
 }
@@ -460,8 +508,9 @@ fn holds_letter(
     mut bytes: Bytes,
     want: &[(&'static str, String); 4],
     at: i64,
-) -> Result<(bool, i64), String> {
-    let sets = RecordBatchDecoder::decode_all(&mut bytes).map_err(|e| e.to_string())?;
+) -> Result<(bool, i64), DlqError> {
+    let sets =
+        RecordBatchDecoder::decode_all(&mut bytes).map_err(|e| DlqError::Records(e.to_string()))?;
     let mut next = at;
     for r in sets.into_iter().flat_map(|s| s.records) {
         next = next.max(r.offset + 1);
@@ -486,18 +535,21 @@ fn find_letter(
     key: &ShareKey,
     topic: &str,
     offset: i64,
-) -> Result<bool, String> {
+) -> Result<bool, DlqError> {
     let want = letter_names(key, topic, offset);
     let mut at = from.max(p.log_start_offset());
     let end = p.log_end_offset();
     while at < end {
         let read = p
             .read_for_follower(at, 1 << 20, true)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| DlqError::Records(e.to_string()))?;
         if read.slice.is_empty() {
             break;
         }
-        let bytes = read.slice.load().map_err(|e| e.to_string())?;
+        let bytes = read
+            .slice
+            .load()
+            .map_err(|e| DlqError::Records(e.to_string()))?;
         let (found, next) = holds_letter(bytes, &want, at)?;
         if found {
             return Ok(true);
@@ -522,7 +574,7 @@ async fn find_letter_remote(
     key: &ShareKey,
     topic: &str,
     offset: i64,
-) -> Result<bool, String> {
+) -> Result<bool, DlqError> {
     use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
     use kafka_protocol::messages::{ApiKey, FetchRequest, RequestKind, ResponseKind, TopicName};
     let want = letter_names(key, topic, offset);
@@ -547,13 +599,12 @@ async fn find_letter_remote(
         req.topics = vec![ft];
         let resp =
             crate::inter_broker::send(node, peer, ApiKey::Fetch, 12, RequestKind::Fetch(req))
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
         let ResponseKind::Fetch(resp) = resp else {
-            return Err("an answer of the wrong type".into());
+            return Err(SendError::WrongAnswer.into());
         };
         let Some(p) = resp.responses.into_iter().flat_map(|t| t.partitions).next() else {
-            return Err("an answer without the partition".into());
+            return Err(DlqError::NoPartition);
         };
         match p.error_code {
             0 => {}
@@ -561,7 +612,7 @@ async fn find_letter_remote(
                 at = p.log_start_offset;
                 continue;
             }
-            c => return Err(error_name(c)),
+            c => return Err(DlqError::refused(c)),
         }
         let bytes = p.records.unwrap_or_default();
         if bytes.is_empty() {
@@ -578,21 +629,13 @@ async fn find_letter_remote(
     }
 }
 
-/// A Kafka error code's name, for a log line.
-fn error_name(code: i16) -> String {
-    format!(
-        "{:?}",
-        ResponseError::try_from_code(code).unwrap_or(ResponseError::UnknownServerError)
-    )
-}
-
 /// The high watermark of `dlq`-`partition` at its leader `peer` (ListOffsets, latest).
 pub(crate) async fn remote_high_watermark(
     node: &Node,
     peer: i32,
     dlq: &str,
     partition: i32,
-) -> Result<i64, String> {
+) -> Result<i64, DlqError> {
     use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
     use kafka_protocol::messages::TopicName;
     use kafka_protocol::messages::{ApiKey, ListOffsetsRequest, RequestKind, ResponseKind};
@@ -614,16 +657,15 @@ pub(crate) async fn remote_high_watermark(
         7,
         RequestKind::ListOffsets(req),
     )
-    .await
-    .map_err(|e| e.to_string())?;
+    .await?;
     let ResponseKind::ListOffsets(resp) = resp else {
-        return Err("an answer of the wrong type".into());
+        return Err(SendError::WrongAnswer.into());
     };
     let Some(p) = resp.topics.into_iter().flat_map(|t| t.partitions).next() else {
-        return Err("an answer without the partition".into());
+        return Err(DlqError::NoPartition);
     };
     match p.error_code {
         0 => Ok(p.offset),
-        c => Err(error_name(c)),
+        c => Err(DlqError::refused(c)),
     }
 }
