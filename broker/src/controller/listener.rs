@@ -44,9 +44,6 @@ use super::runtime::{Command, Describe, QuorumStatus, Routed};
 use super::wire;
 use crate::config::dynamic::DynamicConfigs;
 
-/// How errors that are the peer's fault begin (logged as warnings; I/O errors are not).
-const REFUSED: &str = "refused request";
-
 /// Largest request frame a controller accepts (Fetch and FetchSnapshot requests are small).
 const REQUEST_BYTES_MAX: usize = 8 << 20;
 /// Largest frame before SASL authentication (a token; Kafka's `sasl.server.max.receive.size`).
@@ -56,6 +53,43 @@ const AUTHENTICATION_TIME: Duration = Duration::from_secs(10);
 /// A failed authentication is answered after this (Kafka's
 /// `connection.failed.authentication.delay.ms` default), to slow guessing.
 const FAILED_AUTHENTICATION_DELAY: Duration = Duration::from_millis(100);
+
+/// Why a controller connection was closed: a refusal (the peer's fault) is logged as a
+/// warning, the rest at debug.
+#[derive(Debug, thiserror::Error)]
+enum ServeError {
+    #[error("refused request: {0}")]
+    Refused(#[from] Refusal),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Encode(String),
+    #[error("the controller stopped")]
+    ControllerStopped,
+}
+
+/// What the peer did that closes its connection.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    /// A frame or request that does not decode (or is too large).
+    #[error("{0}")]
+    Malformed(String),
+    #[error("TLS handshake: {0}")]
+    Tls(String),
+    #[error("no TLS handshake within {AUTHENTICATION_TIME:?}")]
+    NoTlsHandshake,
+    /// The client's certificate names no principal (no mapping rule matches).
+    #[error("{0}")]
+    Principal(String),
+    #[error("not authenticated within {AUTHENTICATION_TIME:?}")]
+    NotAuthenticated,
+    #[error("the SASL session expired without re-authentication")]
+    SessionExpired,
+    #[error("{key:?} out of turn in the SASL exchange (listener {listener})")]
+    OutOfTurn { key: ApiKey, listener: String },
+    #[error("authentication failed")]
+    AuthenticationFailed,
+}
 
 /// What the listener answers from besides the controller thread: this node's identity, its
 /// committed image and quorum status (ApiVersions' features), and its configuration
@@ -105,17 +139,22 @@ pub(super) fn spawn(
                                 match tokio::time::timeout(AUTHENTICATION_TIME, accept).await {
                                     // The client's certificate names it, as on the client
                                     // listeners (refused when no mapping rule matches).
-                                    Ok(Ok(s)) => match crate::security::tls::principal_of(&settings, s.get_ref().1.peer_certificates()) {
-                                        Ok(principal) => serve(s, &security, principal, tx, ids, &node).await,
-                                        Err(e) => Err(format!("{REFUSED}: {e}")),
+                                    Ok(Ok(s)) => match crate::security::tls::principal_of(
+                                        &settings,
+                                        s.get_ref().1.peer_certificates(),
+                                    ) {
+                                        Ok(principal) => {
+                                            serve(s, &security, principal, tx, ids, &node).await
+                                        }
+                                        Err(e) => Err(Refusal::Principal(e).into()),
                                     },
-                                    Ok(Err(e)) => Err(format!("{REFUSED}: TLS handshake: {e}")),
-                                    Err(_) => Err(format!("{REFUSED}: no TLS handshake within {AUTHENTICATION_TIME:?}")),
+                                    Ok(Err(e)) => Err(Refusal::Tls(e.to_string()).into()),
+                                    Err(_) => Err(Refusal::NoTlsHandshake.into()),
                                 }
                             }
                         };
                         match served {
-                            Err(e) if e.starts_with(REFUSED) => {
+                            Err(e @ ServeError::Refused(_)) => {
                                 tracing::warn!(%peer, listener = %security.name, error = %e, "controller connection closed")
                             }
                             Err(e) => {
@@ -156,7 +195,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
     tx: mpsc::UnboundedSender<Command>,
     ids: Arc<AtomicU64>,
     node: &Served,
-) -> Result<(), String> {
+) -> Result<(), ServeError> {
     let mut sasl = match &security.sasl {
         Some(_) => Sasl::Handshake,
         None => Sasl::Open,
@@ -181,7 +220,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
         let frame = loop {
             if let Some(f) = decoder
                 .decode(&mut buf)
-                .map_err(|e| format!("{REFUSED}: {e}"))?
+                .map_err(|e| Refusal::Malformed(e.to_string()))?
             {
                 break f;
             }
@@ -191,11 +230,9 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
             } else {
                 tokio::time::timeout_at(authenticate_by, read)
                     .await
-                    .map_err(|_| {
-                        format!("{REFUSED}: not authenticated within {AUTHENTICATION_TIME:?}")
-                    })?
+                    .map_err(|_| Refusal::NotAuthenticated)?
             };
-            if n.map_err(|e| e.to_string())? == 0 {
+            if n? == 0 {
                 return Ok(());
             }
         };
@@ -222,10 +259,10 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
                     correlation_id,
                     CONTROLLER_APIS,
                 );
-                stream.write_all(&out).await.map_err(|e| e.to_string())?;
+                stream.write_all(&out).await?;
                 continue;
             }
-            Err(e) => return Err(format!("{REFUSED}: {e}")),
+            Err(e) => return Err(Refusal::Malformed(e.to_string()).into()),
         };
         let key = req.api_key;
         let version = req.api_version();
@@ -233,9 +270,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
         // KIP-368: a session that ended closes its connection at the next request that is not
         // re-authentication.
         if session_ends.is_some_and(|t| tokio::time::Instant::now() >= t) && !is_sasl {
-            return Err(format!(
-                "{REFUSED}: the SASL session expired without re-authentication"
-            ));
+            return Err(Refusal::SessionExpired.into());
         }
         let mut close = false;
         let added = std::mem::take(&mut req.added);
@@ -350,20 +385,21 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
             }
             (_, _) => {
                 // Kafka's authenticator closes the connection on a request out of turn.
-                return Err(format!(
-                    "{REFUSED}: {key:?} out of turn in the SASL exchange (listener {})",
-                    security.name
-                ));
+                return Err(Refusal::OutOfTurn {
+                    key,
+                    listener: security.name.clone(),
+                }
+                .into());
             }
         };
         samsa_protocol::nulls::null_where_kafka_does(&mut response, version);
         out.clear();
         samsa_protocol::encode_response(&mut out, key, version, correlation_id, &response)
-            .map_err(|e| e.to_string())?;
-        stream.write_all(&out).await.map_err(|e| e.to_string())?;
+            .map_err(|e| ServeError::Encode(e.to_string()))?;
+        stream.write_all(&out).await?;
         if close {
             let _ = stream.shutdown().await;
-            return Err(format!("{REFUSED}: authentication failed"));
+            return Err(Refusal::AuthenticationFailed.into());
         }
     }
 }
@@ -383,7 +419,7 @@ async fn answer(
     ids: &AtomicU64,
     node: &Served,
     caller: Caller<'_>,
-) -> Result<ResponseKind, String> {
+) -> Result<ResponseKind, ServeError> {
     let cluster_id: &str = &node.cluster_id;
     let listener_name = caller.listener.name.as_str();
     let asker = Requester {
@@ -424,8 +460,8 @@ async fn answer(
         RequestKind::DescribeCluster(r) => {
             let (reply, rx) = oneshot::channel();
             tx.send(Command::Controllers(reply))
-                .map_err(|_| "the controller stopped".to_string())?;
-            let controllers = rx.await.map_err(|_| "the controller stopped".to_string())?;
+                .map_err(|_| ServeError::ControllerStopped)?;
+            let controllers = rx.await.map_err(|_| ServeError::ControllerStopped)?;
             let metadata_version = node.image.borrow().metadata_version();
             Ok(ResponseKind::DescribeCluster(
                 super::answers::describe_cluster::answer_controllers(
@@ -458,8 +494,8 @@ async fn answer(
         RequestKind::DescribeQuorum(r) => {
             let (reply, rx) = oneshot::channel();
             tx.send(Command::Describe(reply))
-                .map_err(|_| "the controller stopped".to_string())?;
-            let describe = match rx.await.map_err(|_| "the controller stopped".to_string())? {
+                .map_err(|_| ServeError::ControllerStopped)?;
+            let describe = match rx.await.map_err(|_| ServeError::ControllerStopped)? {
                 // Kafka's controllers answer only when they lead; brokers forward.
                 Describe::Forward(..) => Describe::NotLeader,
                 d => d,
@@ -482,8 +518,8 @@ async fn answer(
             };
             let (reply, rx) = oneshot::channel();
             tx.send(Command::ChangeVoters { change, reply })
-                .map_err(|_| "the controller stopped".to_string())?;
-            let routed = rx.await.map_err(|_| "the controller stopped".to_string())?;
+                .map_err(|_| ServeError::ControllerStopped)?;
+            let routed = rx.await.map_err(|_| ServeError::ControllerStopped)?;
             Ok(super::voter_rpcs::finish(routed, key, version, body).await)
         }
         body @ (RequestKind::BrokerRegistration(_)
@@ -519,8 +555,8 @@ async fn answer(
                 request: request.clone(),
                 reply,
             })
-            .map_err(|_| "the controller stopped".to_string())?;
-            let result = match rx.await.map_err(|_| "the controller stopped".to_string())? {
+            .map_err(|_| ServeError::ControllerStopped)?;
+            let result = match rx.await.map_err(|_| ServeError::ControllerStopped)? {
                 Routed::Done(r) => r,
                 // Brokers ask the leader; a node that does not lead sends them on their way.
                 Routed::Forward { .. } => Err((NOT_CONTROLLER, "not the active controller".into())),
@@ -553,8 +589,8 @@ async fn answer(
                 message,
                 reply,
             })
-            .map_err(|_| "the controller stopped".to_string())?;
-            let (response, leader) = rx.await.map_err(|_| "the controller stopped".to_string())?;
+            .map_err(|_| ServeError::ControllerStopped)?;
+            let (response, leader) = rx.await.map_err(|_| ServeError::ControllerStopped)?;
             Ok(wire::response_to_kafka(&response, key, version, leader))
         }
     }
