@@ -24,7 +24,7 @@ use samsa_cluster::metadata::records::BrokerEndpoint;
 use tokio::sync::watch;
 use uuid::Uuid;
 
-use crate::controller::active::{ControllerReply, ControllerRequest};
+use crate::controller::active::{ControllerReply, ControllerRequest, ReplyError};
 use crate::controller::answers::api_versions::supported_features;
 pub use crate::node::Membership;
 use crate::node::Node;
@@ -108,7 +108,7 @@ pub async fn run(
             tokio::time::timeout(request_timeout, node.controller.request(req))
                 .await
                 .unwrap_or_else(|_| {
-                    Err((
+                    Err(ReplyError::new(
                         kafka_protocol::ResponseError::RequestTimedOut.code(),
                         format!(
                             "no answer from the active controller within {} ms (half of broker.session.timeout.ms)",
@@ -143,7 +143,7 @@ pub async fn run(
             match answer {
                 Ok(ControllerReply::RegisterBroker(r)) => break r.broker_epoch,
                 Ok(_) => {}
-                Err((code, why)) => {
+                Err(ReplyError { code, message: why }) => {
                     tracing::debug!(code, %why, "broker registration not accepted yet; retrying")
                 }
             }
@@ -208,12 +208,15 @@ pub async fn run(
                 Ok(_) => {}
                 // STALE_BROKER_EPOCH: the controller knows this broker by another epoch (or
                 // not at all): register again, as Kafka's brokers do.
-                Err((77, why)) => {
+                Err(ReplyError {
+                    code: 77,
+                    message: why,
+                }) => {
                     tracing::warn!(broker_epoch = epoch, %why, "the controller does not know this broker's epoch; registering again");
                     membership.send_replace(Membership::default());
                     continue 'member;
                 }
-                Err((code, why)) => {
+                Err(ReplyError { code, message: why }) => {
                     tracing::debug!(code, %why, failed_attempts, "heartbeat failed; sending again")
                 }
             }

@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::acl::AclBinding;
 use crate::config::dynamic::LegacyDynamicConfigs;
-use crate::controller::active::{ControllerReply, ControllerRequest, ControllerResult};
+use crate::controller::active::{ControllerReply, ControllerRequest, ControllerResult, ReplyError};
 use crate::node::Node;
 
 /// How long one import request may take.
@@ -172,7 +172,7 @@ async fn import_acls(node: &Node, bindings: Vec<AclBinding>) -> Result<usize, St
                 }
             }
             Ok(other) => return Err(format!("unexpected answer {other:?}")),
-            Err((code, message)) => return Err(format!("error {code}: {message}")),
+            Err(ReplyError { code, message }) => return Err(format!("error {code}: {message}")),
         }
     }
     Ok(imported)
@@ -210,7 +210,9 @@ async fn import_scram_credentials(
                     }
                 }
                 Ok(other) => return Err(format!("unexpected answer {other:?}")),
-                Err((code, message)) => return Err(format!("error {code}: {message}")),
+                Err(ReplyError { code, message }) => {
+                    return Err(format!("error {code}: {message}"))
+                }
             }
         }
     }
@@ -279,7 +281,7 @@ async fn import_dynamic_configs(
                 }
             }
             Ok(other) => return Err(format!("unexpected answer {other:?}")),
-            Err((code, message)) => return Err(format!("error {code}: {message}")),
+            Err(ReplyError { code, message }) => return Err(format!("error {code}: {message}")),
         }
     }
     Ok(imported)

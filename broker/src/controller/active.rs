@@ -95,7 +95,28 @@ pub enum ControllerReply {
     UnregisterBroker,
 }
 
-pub type ControllerResult = Result<ControllerReply, (i16, String)>;
+pub type ControllerResult = Result<ControllerReply, ReplyError>;
+
+/// Why the active controller did not do what was asked, or could not be asked: the Kafka error
+/// code its answer carries, and the message for people (the text of Kafka's exception).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ReplyError {
+    pub code: i16,
+    pub message: String,
+}
+
+impl ReplyError {
+    pub fn new(code: i16, message: String) -> ReplyError {
+        ReplyError { code, message }
+    }
+}
+
+impl From<samsa_cluster::controller::ControllerError> for ReplyError {
+    fn from(e: samsa_cluster::controller::ControllerError) -> ReplyError {
+        ReplyError::new(e.error_code(), e.to_string())
+    }
+}
 
 /// NOT_CONTROLLER.
 pub const NOT_CONTROLLER: i16 = 41;
@@ -227,8 +248,8 @@ impl Active {
         now: u64,
         next_offset: i64,
         request: ControllerRequest,
-    ) -> Result<Decided, (i16, String)> {
-        let err = |e: samsa_cluster::controller::ControllerError| (e.error_code(), e.to_string());
+    ) -> Result<Decided, ReplyError> {
+        let err = ReplyError::from;
         let decided = match request {
             ControllerRequest::RegisterBroker(r) => {
                 let (records, reply) = self

@@ -41,7 +41,9 @@ use samsa_cluster::controller::{
     ScramCredentialDeletion, ScramCredentialUpsertion, UpdateFeaturesResult,
 };
 
-use super::active::{ControllerReply, ControllerRequest, ControllerResult, NOT_CONTROLLER};
+use super::active::{
+    ControllerReply, ControllerRequest, ControllerResult, ReplyError, NOT_CONTROLLER,
+};
 
 pub const INCREMENTAL_ALTER_CONFIGS_VERSION: i16 = 1;
 pub const ALTER_CONFIGS_VERSION: i16 = 2;
@@ -400,7 +402,7 @@ pub fn config_results(
 /// The error of a request that failed whole (or was answered with the wrong reply).
 fn whole_error(result: &ControllerResult) -> (i16, String) {
     match result {
-        Err(e) => e.clone(),
+        Err(e) => (e.code, e.message.clone()),
         Ok(_) => (
             kafka_protocol::ResponseError::UnknownServerError.code(),
             "the controller answered another request".into(),
@@ -604,7 +606,7 @@ fn whole_unless_not_controller(
         all_not_controller &= code == NOT_CONTROLLER;
     }
     if any && all_not_controller {
-        return Err((
+        return Err(ReplyError::new(
             NOT_CONTROLLER,
             text(first_message.flatten()).unwrap_or_else(|| "not the active controller".into()),
         ));
@@ -728,7 +730,7 @@ pub fn response_from_kafka(body: ResponseKind) -> Option<ControllerResult> {
                 ControllerReply::AlterUserScramCredentials(results),
             )
         }
-        ResponseKind::UpdateFeatures(r) if r.error_code == NOT_CONTROLLER => Err((
+        ResponseKind::UpdateFeatures(r) if r.error_code == NOT_CONTROLLER => Err(ReplyError::new(
             NOT_CONTROLLER,
             text(r.error_message).unwrap_or_else(|| "not the active controller".into()),
         )),
@@ -987,7 +989,8 @@ mod tests {
                 },
             ],
         };
-        let not_controller: ControllerResult = Err((NOT_CONTROLLER, "no leader".into()));
+        let not_controller: ControllerResult =
+            Err(ReplyError::new(NOT_CONTROLLER, "no leader".into()));
         let ResponseKind::AlterUserScramCredentials(r) =
             response_to_kafka(ApiKey::AlterUserScramCredentials, &alter, &not_controller)
         else {
@@ -997,9 +1000,11 @@ mod tests {
         assert_eq!(users, vec!["amy", "zed"], "each user once, by name");
         // NOT_CONTROLLER on every item comes back as the whole request's, to be asked again.
         let back = answer_round_trip(&alter, &not_controller);
-        assert!(matches!(back, Err((NOT_CONTROLLER, m)) if m == "no leader"));
+        assert!(
+            matches!(back, Err(ReplyError { code: NOT_CONTROLLER, message: m }) if m == "no leader")
+        );
         let create = ControllerRequest::CreateAcls(vec![binding("a"), binding("b")]);
-        let too_many: ControllerResult = Err((44, "too many".into()));
+        let too_many: ControllerResult = Err(ReplyError::new(44, "too many".into()));
         let back = answer_round_trip(&create, &too_many).unwrap();
         let ControllerReply::CreateAcls(results) = back else {
             panic!()

@@ -16,7 +16,7 @@ use samsa_cluster::controller::{
 };
 use samsa_cluster::metadata::records::{BrokerEndpoint, BrokerFeature};
 
-use super::active::{ControllerReply, ControllerRequest, ControllerResult};
+use super::active::{ControllerReply, ControllerRequest, ControllerResult, ReplyError};
 
 /// Kafka 4.x's versions: BrokerRegistration v4 (log directories, previous epoch), heartbeat v1.
 pub const REGISTRATION_VERSION: i16 = 4;
@@ -221,7 +221,7 @@ pub fn response_to_kafka(
                     r.producer_id_len = b.size;
                 }
                 Ok(_) => r.error_code = kafka_protocol::ResponseError::UnknownServerError.code(),
-                Err((code, _)) => {
+                Err(ReplyError { code, .. }) => {
                     r.error_code = *code;
                     r.producer_id_start = ProducerId(-1);
                 }
@@ -233,7 +233,7 @@ pub fn response_to_kafka(
             match result {
                 Ok(ControllerReply::RegisterBroker(x)) => r.broker_epoch = x.broker_epoch,
                 Ok(_) => r.error_code = kafka_protocol::ResponseError::UnknownServerError.code(),
-                Err((code, _)) => {
+                Err(ReplyError { code, .. }) => {
                     r.error_code = *code;
                     r.broker_epoch = -1;
                 }
@@ -250,7 +250,7 @@ pub fn response_to_kafka(
                     r.should_shut_down = x.should_shut_down;
                 }
                 Ok(_) => r.error_code = kafka_protocol::ResponseError::UnknownServerError.code(),
-                Err((code, _)) => {
+                Err(ReplyError { code, .. }) => {
                     r.error_code = *code;
                     r.is_fenced = true;
                 }
@@ -267,7 +267,7 @@ pub fn unregister_response(result: &ControllerResult) -> UnregisterBrokerRespons
     match result {
         Ok(ControllerReply::UnregisterBroker) => r.error_message = None,
         Ok(_) => r.error_code = kafka_protocol::ResponseError::UnknownServerError.code(),
-        Err((code, message)) => {
+        Err(ReplyError { code, message }) => {
             r.error_code = *code;
             r.error_message = Some(s(message));
         }
@@ -278,7 +278,7 @@ pub fn unregister_response(result: &ControllerResult) -> UnregisterBrokerRespons
 /// The active controller's Kafka response as the answer.
 pub fn response_from_kafka(body: ResponseKind) -> ControllerResult {
     let failed = |code: i16| {
-        Err((
+        Err(ReplyError::new(
             code,
             kafka_protocol::ResponseError::try_from_code(code)
                 .map(|e| format!("{e:?}"))
@@ -307,7 +307,7 @@ pub fn response_from_kafka(body: ResponseKind) -> ControllerResult {
             }))
         }
         ResponseKind::UnregisterBroker(r) if r.error_code != 0 => match r.error_message {
-            Some(message) => Err((r.error_code, message.to_string())),
+            Some(message) => Err(ReplyError::new(r.error_code, message.to_string())),
             None => failed(r.error_code),
         },
         ResponseKind::UnregisterBroker(_) => Ok(ControllerReply::UnregisterBroker),
@@ -326,9 +326,9 @@ pub fn response_from_kafka(body: ResponseKind) -> ControllerResult {
         | ResponseKind::DeleteAcls(_)
         | ResponseKind::AlterUserScramCredentials(_)
         | ResponseKind::UpdateFeatures(_)) => super::admin_rpcs::response_from_kafka(body)
-            .unwrap_or_else(|| Err((-1, "an answer of the wrong type".into()))),
+            .unwrap_or_else(|| Err(ReplyError::new(-1, "an answer of the wrong type".into()))),
         body => super::topic_rpcs::response_from_kafka(body)
-            .unwrap_or_else(|| Err((-1, "an answer of the wrong type".into()))),
+            .unwrap_or_else(|| Err(ReplyError::new(-1, "an answer of the wrong type".into()))),
     }
 }
 
@@ -375,8 +375,8 @@ mod tests {
         assert!(matches!(ok, Ok(ControllerReply::UnregisterBroker)));
         assert_eq!(message, None);
         let refused = "Broker ID 7 is not currently registered".to_string();
-        let (err, message) = back(Err((102, refused.clone())));
-        assert_eq!(err.unwrap_err(), (102, refused.clone()));
+        let (err, message) = back(Err(ReplyError::new(102, refused.clone())));
+        assert_eq!(err.unwrap_err(), ReplyError::new(102, refused.clone()));
         assert_eq!(message, Some(refused));
     }
 }

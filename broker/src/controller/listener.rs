@@ -38,7 +38,7 @@ use crate::acl::ANONYMOUS;
 use crate::security::sasl::{Exchange, Mechanism, SaslError};
 use crate::security::ListenerSecurity;
 
-use super::active::{ControllerRequest, NOT_CONTROLLER};
+use super::active::{ControllerRequest, ReplyError, NOT_CONTROLLER};
 use super::answers::delegation_tokens::{self, Requester, TokenListener};
 use super::runtime::{Command, Describe, QuorumStatus, Routed};
 use super::wire;
@@ -559,7 +559,10 @@ async fn answer(
             let result = match rx.await.map_err(|_| ServeError::ControllerStopped)? {
                 Routed::Done(r) => r,
                 // Brokers ask the leader; a node that does not lead sends them on their way.
-                Routed::Forward { .. } => Err((NOT_CONTROLLER, "not the active controller".into())),
+                Routed::Forward { .. } => Err(ReplyError::new(
+                    NOT_CONTROLLER,
+                    "not the active controller".into(),
+                )),
             };
             Ok(match &request {
                 // Answered in the version asked (v0 has no top-level error code).

@@ -26,7 +26,7 @@ use samsa_cluster::controller::{
 };
 use samsa_cluster::partition_change::IsrMember;
 
-use super::active::{ControllerReply, ControllerRequest, ControllerResult};
+use super::active::{ControllerReply, ControllerRequest, ControllerResult, ReplyError};
 
 /// Kafka 4.x's version: topics by id, ISR members with their broker epochs.
 pub const ALTER_PARTITION_VERSION: i16 = 3;
@@ -152,7 +152,7 @@ pub fn response_to_kafka(result: &ControllerResult) -> ResponseKind {
                 .collect();
         }
         Ok(_) => r.error_code = kafka_protocol::ResponseError::UnknownServerError.code(),
-        Err((code, _)) => r.error_code = *code,
+        Err(ReplyError { code, .. }) => r.error_code = *code,
     }
     ResponseKind::AlterPartition(r)
 }
@@ -160,7 +160,7 @@ pub fn response_to_kafka(result: &ControllerResult) -> ResponseKind {
 /// The active controller's response as the answer.
 pub fn response_from_kafka(r: AlterPartitionResponse) -> ControllerResult {
     if r.error_code != 0 {
-        return Err((
+        return Err(ReplyError::new(
             r.error_code,
             format!("AlterPartition refused: error {}", r.error_code),
         ));
@@ -269,7 +269,7 @@ pub fn elect_leaders_response(
         }
         other => {
             let (code, message) = match other {
-                Err((code, message)) => (*code, message.clone()),
+                Err(ReplyError { code, message }) => (*code, message.clone()),
                 Ok(_) => (
                     kafka_protocol::ResponseError::UnknownServerError.code(),
                     "the controller answered another request".to_string(),
@@ -312,7 +312,7 @@ pub fn elect_leaders_response_from_kafka(r: ElectLeadersResponse) -> ControllerR
             .flat_map(|t| t.partition_result.iter())
             .find_map(|p| p.error_message.as_ref().map(|m| m.to_string()))
             .unwrap_or_else(|| format!("ElectLeaders refused: error {}", r.error_code));
-        return Err((r.error_code, message));
+        return Err(ReplyError::new(r.error_code, message));
     }
     Ok(ControllerReply::ElectLeaders(
         r.replica_election_results
@@ -459,7 +459,7 @@ mod tests {
         assert_eq!(format!("{back:?}"), format!("{answer:?}"));
         // Refused whole: the code at the top and on each partition named; read back as the
         // whole request's, so that NOT_CONTROLLER is asked again.
-        let refused: ControllerResult = Err((41, "no leader".into()));
+        let refused: ControllerResult = Err(ReplyError::new(41, "no leader".into()));
         let r = wire(elect_leaders_response(&request, &refused, version));
         assert_eq!(r.error_code, 41);
         assert!(r.replica_election_results[0]
@@ -468,7 +468,7 @@ mod tests {
             .all(|p| p.error_code == 41));
         assert!(matches!(
             elect_leaders_response_from_kafka(r),
-            Err((41, m)) if m == "no leader"
+            Err(ReplyError { code: 41, message: m }) if m == "no leader"
         ));
         let v0 = elect_leaders_response(&request, &refused, 0);
         assert_eq!(v0.error_code, 0, "version 0 has no top-level error code");

@@ -18,7 +18,7 @@ use samsa_cluster::controller::{
     ReassignmentResult, ReassignmentTopicResult,
 };
 
-use super::active::{ControllerReply, ControllerResult};
+use super::active::{ControllerReply, ControllerResult, ReplyError};
 
 /// The version a broker forwards in (Kafka 4.x's latest).
 pub const ALTER_PARTITION_REASSIGNMENTS_VERSION: i16 = 1;
@@ -122,7 +122,7 @@ pub fn response(
                 "the controller answered another request",
             ));
         }
-        Err((code, message)) => {
+        Err(ReplyError { code, message }) => {
             r.error_code = *code;
             r.error_message = Some(StrBytes::from_string(message.clone()));
         }
@@ -140,7 +140,7 @@ pub fn response_from_kafka(r: AlterPartitionReassignmentsResponse) -> Controller
                 r.error_code
             )
         });
-        return Err((r.error_code, message));
+        return Err(ReplyError::new(r.error_code, message));
     }
     Ok(ControllerReply::AlterPartitionReassignments(
         r.responses
@@ -212,7 +212,11 @@ mod tests {
             panic!("an answer expected")
         };
         assert_eq!(topics[0].partitions[0].error_code, 60);
-        let refused = response_from_kafka(response(&request, &Err((41, "no".into())), version));
-        assert!(matches!(refused, Err((41, _))));
+        let refused = response_from_kafka(response(
+            &request,
+            &Err(ReplyError::new(41, "no".into())),
+            version,
+        ));
+        assert!(matches!(refused, Err(ReplyError { code: 41, .. })));
     }
 }

@@ -31,7 +31,9 @@ use samsa_cluster::NodeId;
 use tokio::sync::{mpsc, oneshot, watch};
 use uuid::Uuid;
 
-use super::active::{Active, ControllerRequest, ControllerResult, ElectionCounts, NOT_CONTROLLER};
+use super::active::{
+    Active, ControllerRequest, ControllerResult, ElectionCounts, ReplyError, NOT_CONTROLLER,
+};
 use super::store::{Loaded, MetadataLogConfig, MetadataLogStore, StoreError};
 use super::{wire, QuorumStateFile};
 use crate::net::peer::Peer;
@@ -194,7 +196,7 @@ pub enum VoterChange {
 /// Where a voter change went: decided here (the leader answers once the change is committed,
 /// or why not), or to be sent to the leader's controller listener.
 pub enum VoterChangeRouted {
-    Done(Result<(), (i16, String)>),
+    Done(Result<(), ReplyError>),
     Forward(Peer, Duration),
 }
 
@@ -345,8 +347,12 @@ impl Controller {
     /// Adds or removes a voter (KIP-853): decided by the leader, once committed.
     pub async fn change_voters(&self, change: VoterChange) -> VoterChangeRouted {
         let (reply, rx) = oneshot::channel();
-        let gone =
-            || VoterChangeRouted::Done(Err((NOT_CONTROLLER, "the controller stopped".into())));
+        let gone = || {
+            VoterChangeRouted::Done(Err(ReplyError::new(
+                NOT_CONTROLLER,
+                "the controller stopped".into(),
+            )))
+        };
         if self
             .tx
             .send(Command::ChangeVoters { change, reply })
@@ -382,7 +388,12 @@ impl Controller {
     /// otherwise hold it for the forwarding timeout, and a broker's heartbeat with it: Kafka's
     /// brokers follow the active controller the quorum names in the same way).
     pub async fn request(&self, request: ControllerRequest) -> ControllerResult {
-        let gone = || Err((NOT_CONTROLLER, "the controller stopped".to_string()));
+        let gone = || {
+            Err(ReplyError::new(
+                NOT_CONTROLLER,
+                "the controller stopped".to_string(),
+            ))
+        };
         let (reply, rx) = oneshot::channel();
         if self
             .tx
@@ -404,10 +415,10 @@ impl Controller {
                 tokio::select! {
                     answer = answer => match answer {
                         Ok(Ok(resp)) => super::broker_rpcs::response_from_kafka(resp),
-                        Ok(Err(e)) => Err((NOT_CONTROLLER, e.to_string())),
+                        Ok(Err(e)) => Err(ReplyError::new(NOT_CONTROLLER, e.to_string())),
                         Err(_) => gone(),
                     },
-                    _ = replaced => Err((
+                    _ = replaced => Err(ReplyError::new(
                         NOT_CONTROLLER,
                         format!("the metadata quorum's leader is no longer node {leader_id}, which the request was sent to"),
                     )),
@@ -431,7 +442,10 @@ impl Controller {
         let attempts = async {
             loop {
                 match self.request(request.clone()).await {
-                    Err((NOT_CONTROLLER, _)) => {
+                    Err(ReplyError {
+                        code: NOT_CONTROLLER,
+                        ..
+                    }) => {
                         tokio::time::sleep(Duration::from_millis(50)).await;
                     }
                     other => return other,
@@ -440,7 +454,7 @@ impl Controller {
         };
         match tokio::time::timeout(timeout, attempts).await {
             Ok(answer) => answer,
-            Err(_) => Err((
+            Err(_) => Err(ReplyError::new(
                 kafka_protocol::ResponseError::RequestTimedOut.code(),
                 format!(
                     "the metadata quorum did not take the change within {} ms (no active controller, or a majority of the controller.quorum.voters unreachable)",
@@ -750,7 +764,7 @@ impl Runtime {
         if self.quorum.role() != Role::Leader {
             let routed = match self.quorum.leader_id().and_then(|l| self.forward.get(&l)) {
                 Some(p) => VoterChangeRouted::Forward(p.clone(), self.timeout * 4),
-                None => VoterChangeRouted::Done(Err((
+                None => VoterChangeRouted::Done(Err(ReplyError::new(
                     NOT_CONTROLLER,
                     "the metadata quorum has no leader; retry".into(),
                 ))),
@@ -774,14 +788,19 @@ impl Runtime {
                     Pending {
                         epoch,
                         done: Box::new(move |r: Result<i64, ProposalError>| {
-                            let answer = r.map(|_| ()).map_err(|e| (NOT_CONTROLLER, e.to_string()));
+                            let answer = r
+                                .map(|_| ())
+                                .map_err(|e| ReplyError::new(NOT_CONTROLLER, e.to_string()));
                             let _ = reply.send(VoterChangeRouted::Done(answer));
                         }),
                     },
                 );
             }
             Err(e) => {
-                let _ = reply.send(VoterChangeRouted::Done(Err((e.code(), e.to_string()))));
+                let _ = reply.send(VoterChangeRouted::Done(Err(ReplyError::new(
+                    e.code(),
+                    e.to_string(),
+                ))));
             }
         }
     }
@@ -919,7 +938,7 @@ impl Runtime {
                             leader_id,
                             peer: peer.clone(),
                         },
-                        None => Routed::Done(Err((
+                        None => Routed::Done(Err(ReplyError::new(
                             NOT_CONTROLLER,
                             "the metadata quorum has no leader".into(),
                         ))),
@@ -939,7 +958,7 @@ impl Runtime {
                         let ok = self.propose(now, &records, move |r| {
                             let _ = reply.send(Routed::Done(
                                 r.map(|_| answer)
-                                    .map_err(|e| (NOT_CONTROLLER, e.to_string())),
+                                    .map_err(|e| ReplyError::new(NOT_CONTROLLER, e.to_string())),
                             ));
                         });
                         if !ok {

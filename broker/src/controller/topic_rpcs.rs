@@ -23,7 +23,7 @@ use samsa_cluster::controller::{
     DeleteTopicResult, TopicRef,
 };
 
-use super::active::{ControllerReply, ControllerRequest, ControllerResult};
+use super::active::{ControllerReply, ControllerRequest, ControllerResult, ReplyError};
 
 pub const CREATE_TOPICS_VERSION: i16 = 7;
 pub const DELETE_TOPICS_VERSION: i16 = 6;
@@ -222,7 +222,7 @@ pub fn response_to_kafka(
     result: &ControllerResult,
 ) -> ResponseKind {
     let failed = match result {
-        Err((code, message)) => Some((*code, message.clone())),
+        Err(ReplyError { code, message }) => Some((*code, message.clone())),
         Ok(_) => None,
     };
     let names = || {
@@ -465,7 +465,7 @@ mod tests {
     #[test]
     fn a_request_that_failed_whole_answers_every_topic_with_its_error() {
         let topics = vec![TopicRef::Name("a".into()), TopicRef::Name("b".into())];
-        let failed: ControllerResult = Err((41, "no leader".into()));
+        let failed: ControllerResult = Err(ReplyError::new(41, "no leader".into()));
         let ResponseKind::CreateTopics(r) =
             response_to_kafka(ApiKey::CreateTopics, &topics, &failed)
         else {

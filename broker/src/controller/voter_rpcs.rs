@@ -13,19 +13,17 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use samsa_cluster::quorum::{VoterEndpoint, VoterNode};
 
+use super::active::ReplyError;
 use super::runtime::{VoterChange, VoterChangeRouted};
 
-/// An error and its message, as the responses carry them.
-pub type VoterError = (i16, String);
-
-fn invalid(message: String) -> VoterError {
-    (ResponseError::InvalidRequest.code(), message)
+fn invalid(message: String) -> ReplyError {
+    ReplyError::new(ResponseError::InvalidRequest.code(), message)
 }
 
 /// Checks the request's cluster id against ours (INCONSISTENT_CLUSTER_ID when it differs).
-fn check_cluster(asked: &Option<StrBytes>, ours: &str) -> Result<(), VoterError> {
+fn check_cluster(asked: &Option<StrBytes>, ours: &str) -> Result<(), ReplyError> {
     match asked {
-        Some(id) if !id.is_empty() && id.as_str() != ours => Err((
+        Some(id) if !id.is_empty() && id.as_str() != ours => Err(ReplyError::new(
             ResponseError::InconsistentClusterId.code(),
             format!("the request is for cluster {id}, this is cluster {ours}"),
         )),
@@ -37,7 +35,7 @@ fn check_cluster(asked: &Option<StrBytes>, ours: &str) -> Result<(), VoterError>
 pub fn add_from_kafka(
     r: &AddRaftVoterRequest,
     cluster_id: &str,
-) -> Result<VoterChange, VoterError> {
+) -> Result<VoterChange, ReplyError> {
     check_cluster(&r.cluster_id, cluster_id)?;
     if r.voter_id < 0 {
         return Err(invalid(format!("voter id {} is not a node id", r.voter_id)));
@@ -67,7 +65,7 @@ pub fn add_from_kafka(
 pub fn remove_from_kafka(
     r: &RemoveRaftVoterRequest,
     cluster_id: &str,
-) -> Result<VoterChange, VoterError> {
+) -> Result<VoterChange, ReplyError> {
     check_cluster(&r.cluster_id, cluster_id)?;
     Ok(VoterChange::Remove {
         id: r.voter_id,
@@ -76,10 +74,10 @@ pub fn remove_from_kafka(
 }
 
 /// The response to `key` carrying `result`.
-pub fn response(key: ApiKey, result: Result<(), VoterError>) -> ResponseKind {
+pub fn response(key: ApiKey, result: Result<(), ReplyError>) -> ResponseKind {
     let (code, message) = match result {
         Ok(()) => (0, None),
-        Err((code, m)) => (code, Some(StrBytes::from_string(m))),
+        Err(ReplyError { code, message: m }) => (code, Some(StrBytes::from_string(m))),
     };
     match key {
         ApiKey::AddRaftVoter => ResponseKind::AddRaftVoter(
@@ -115,7 +113,7 @@ pub async fn finish(
                 ))) => r,
                 Ok(Ok(Ok(_))) | Ok(Ok(Err(_))) | Ok(Err(_)) | Err(_) => response(
                     key,
-                    Err((
+                    Err(ReplyError::new(
                         ResponseError::RequestTimedOut.code(),
                         "the metadata quorum's leader did not answer; retry".into(),
                     )),
@@ -135,7 +133,7 @@ mod tests {
         let mut r = AddRaftVoterRequest::default().with_voter_id(3);
         assert!(add_from_kafka(&r, "c")
             .unwrap_err()
-            .1
+            .message
             .contains("no listener"));
         r.listeners = vec![Listener::default()
             .with_name(StrBytes::from_static_str("CONTROLLER"))
@@ -146,7 +144,7 @@ mod tests {
         );
         r.cluster_id = Some(StrBytes::from_static_str("other"));
         assert_eq!(
-            add_from_kafka(&r, "c").unwrap_err().0,
+            add_from_kafka(&r, "c").unwrap_err().code,
             ResponseError::InconsistentClusterId.code()
         );
         let rm = RemoveRaftVoterRequest::default().with_voter_id(2);

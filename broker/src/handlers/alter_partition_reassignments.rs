@@ -46,7 +46,9 @@ async fn reassign(
     timeout: std::time::Duration,
 ) -> ControllerResult {
     ctx.authorize_cluster(AclOperation::Alter)
-        .map_err(|(code, message)| (code.code(), message))?;
+        .map_err(|(code, message)| {
+            crate::controller::active::ReplyError::new(code.code(), message)
+        })?;
     let node = ctx.node();
     let own = |name: &str| node.topics.get(name).filter(|t| !t.managed);
     let forwarded = Reassign {
@@ -65,7 +67,7 @@ async fn reassign(
         match node.controller.request_retrying(request, timeout).await? {
             ControllerReply::AlterPartitionReassignments(r) => r,
             other => {
-                return Err((
+                return Err(crate::controller::active::ReplyError::new(
                     ResponseError::UnknownServerError.code(),
                     format!("the controller answered another request: {other:?}"),
                 ))

@@ -131,7 +131,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartit
                 ResponseError::UnknownServerError.code(),
                 "the controller answered for other topics".into(),
             )),
-            Err(e) => failed(e),
+            Err(e) => failed((e.code, e.message)),
         }
     };
     // Answered once this broker has the new partitions too, so that the client's next

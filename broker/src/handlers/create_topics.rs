@@ -132,7 +132,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResp
                     "the controller answered for other topics".into(),
                 ),
             ),
-            Err(e) => failed_whole(&forwarded, e),
+            Err(e) => failed_whole(&forwarded, (e.code, e.message)),
         }
     };
     // The new topics are answered once this broker has them too, so that the client's next

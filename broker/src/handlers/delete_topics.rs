@@ -164,7 +164,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResp
                 ResponseError::UnknownServerError.code(),
                 "the controller answered for other topics".into(),
             )),
-            Err(e) => failed(e),
+            Err(e) => failed((e.code, e.message)),
         }
     };
     let gone: Vec<Uuid> = decided

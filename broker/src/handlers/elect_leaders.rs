@@ -41,12 +41,14 @@ async fn elect(
     timeout: std::time::Duration,
 ) -> ControllerResult {
     ctx.authorize_cluster(AclOperation::Alter)
-        .map_err(|(code, message)| (code.code(), message))?;
+        .map_err(|(code, message)| {
+            crate::controller::active::ReplyError::new(code.code(), message)
+        })?;
     if !matches!(
         asked.election_type,
         ELECTION_TYPE_PREFERRED | ELECTION_TYPE_UNCLEAN
     ) {
-        return Err((
+        return Err(crate::controller::active::ReplyError::new(
             ResponseError::InvalidRequest.code(),
             format!("Unknown election type {}", asked.election_type),
         ));
@@ -75,7 +77,7 @@ async fn elect(
         match node.controller.request_retrying(request, timeout).await? {
             ControllerReply::ElectLeaders(results) => results,
             other => {
-                return Err((
+                return Err(crate::controller::active::ReplyError::new(
                     ResponseError::UnknownServerError.code(),
                     format!("the controller answered another request: {other:?}"),
                 ))

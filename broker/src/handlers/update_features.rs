@@ -30,7 +30,10 @@ pub async fn handle(ctx: &Ctx<'_>, req: UpdateFeaturesRequest) -> UpdateFeatures
         validate_only: req.validate_only,
     };
     let result = match ctx.authorize_cluster(AclOperation::Alter) {
-        Err((code, message)) => Err((code.code(), message)),
+        Err((code, message)) => Err(crate::controller::active::ReplyError::new(
+            code.code(),
+            message,
+        )),
         Ok(()) => {
             ctx.controller()
                 .request_retrying(request.clone(), ctx_timeout(req.timeout_ms))

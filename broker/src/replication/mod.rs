@@ -13,7 +13,7 @@ use samsa_cluster::controller::{AlterPartitionData, AlterPartitionRequest, Alter
 use samsa_cluster::partition_change::IsrMember;
 use samsa_cluster::replication::leader::{AlterIsr, AlterIsrFailure};
 
-use crate::controller::active::{ControllerReply, ControllerRequest};
+use crate::controller::active::{ControllerReply, ControllerRequest, ReplyError};
 use crate::node::Node;
 use crate::partition::Partition;
 
@@ -78,7 +78,7 @@ pub async fn alter_isr(node: &Node, partition: &Arc<Partition>, alter: AlterIsr)
             .next()
             .unwrap_or(-1),
         Ok(_) => -1,
-        Err((code, _)) => *code,
+        Err(ReplyError { code, .. }) => *code,
     };
     if code == 0 {
         node.metrics.isr_changed(expanded);

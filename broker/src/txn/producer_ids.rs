@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use crate::controller::active::{ControllerReply, ControllerRequest};
+use crate::controller::active::{ControllerReply, ControllerRequest, ReplyError};
 use crate::node::Node;
 
 pub const FILE_NAME: &str = "samsa-producer-ids";
@@ -150,13 +150,12 @@ impl ProducerIdManager {
                     "an answer of the wrong type".into(),
                 ))
             }
-            Err((code, why))
+            Err(ReplyError { code, message: why })
                 if code == kafka_protocol::ResponseError::UnknownServerError.code() =>
             {
                 return Err(ProducerIdError::Unavailable(why))
             }
-            Err((_, why)) if why.contains("exhausted") => return Err(ProducerIdError::Exhausted),
-            Err((code, why)) => {
+            Err(ReplyError { code, message: why }) => {
                 return Err(ProducerIdError::Unavailable(format!(
                     "{why} (error {code})"
                 )))
