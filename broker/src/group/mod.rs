@@ -27,6 +27,7 @@
 //! beyond it new members, new groups and offsets of new partitions are refused with
 //! COORDINATOR_NOT_AVAILABLE (retriable) until groups leave or offsets expire.
 
+pub mod consumer;
 pub mod load;
 pub mod offsets;
 pub mod records;
