@@ -97,6 +97,7 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
         supported,
         vec![
             ("metadata.version".to_string(), 7, 25),
+            ("group.version".to_string(), 0, 1),
             ("share.version".to_string(), 0, 2),
             ("transaction.version".to_string(), 0, 2),
             ("kraft.version".to_string(), 0, 1)
@@ -107,6 +108,7 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
         levels,
         vec![
             ("metadata.version".to_string(), 25),
+            ("group.version".to_string(), 1),
             ("share.version".to_string(), 2),
             ("transaction.version".to_string(), 2),
         ]
@@ -120,6 +122,7 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
         levels,
         vec![
             ("metadata.version".to_string(), 24),
+            ("group.version".to_string(), 1),
             ("share.version".to_string(), 2),
             ("transaction.version".to_string(), 2),
         ]
@@ -143,6 +146,7 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
         node.finalized().0,
         vec![
             ("metadata.version".to_string(), 25),
+            ("group.version".to_string(), 1),
             ("share.version".to_string(), 2),
             ("transaction.version".to_string(), 2),
         ]
@@ -161,6 +165,7 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
         node.finalized().0,
         vec![
             ("metadata.version".to_string(), 25),
+            ("group.version".to_string(), 1),
             ("share.version".to_string(), 2),
             ("transaction.version".to_string(), 2),
         ]

@@ -104,8 +104,8 @@ fn kafkas_tools_with_bootstrap_controller_describe_and_change_a_single_node() {
 
     // kafka-features: the features this controller supports and the levels finalized, as
     // ApiVersions on the controller listener reports them. Samsa claims metadata.version up to
-    // 4.0-IV3, kraft.version, share.version and transaction.version, nothing else (no
-    // group.version, streams.version, ...).
+    // 4.0-IV3, kraft.version, group.version, share.version and transaction.version, nothing
+    // else (no streams.version, ...).
     let describe = tool(FEATURES, &[&bootstrap[..], &["describe"]].concat());
     assert!(describe.ok, "{describe}");
     let mv = feature_line(&describe.out, "metadata.version").expect("metadata.version");
@@ -128,7 +128,10 @@ fn kafkas_tools_with_bootstrap_controller_describe_and_change_a_single_node() {
     assert_eq!(field(&sv, "SupportedMinVersion:"), "0");
     assert_eq!(field(&sv, "SupportedMaxVersion:"), "2");
     assert_eq!(field(&sv, "FinalizedVersionLevel:"), "2", "{describe}");
-    assert_eq!(describe.out.lines().count(), 4, "{describe}");
+    let gv = feature_line(&describe.out, "group.version").expect("group.version");
+    assert_eq!(field(&gv, "SupportedMaxVersion:"), "1");
+    assert_eq!(field(&gv, "FinalizedVersionLevel:"), "1", "{describe}");
+    assert_eq!(describe.out.lines().count(), 5, "{describe}");
 
     // A dry run to the level in force is fine; a downgrade that loses metadata is refused.
     let upgrade = tool(
@@ -167,13 +170,15 @@ fn kafkas_tools_with_bootstrap_controller_describe_and_change_a_single_node() {
         FEATURES,
         &[
             &bootstrap[..],
-            &["upgrade", "--feature", "group.version=1", "--dry-run"],
+            &["upgrade", "--feature", "streams.version=1", "--dry-run"],
         ]
         .concat(),
     );
     assert!(!unknown.ok, "{unknown}");
     assert!(
-        unknown.out.contains("Can not upgrade group.version to 1."),
+        unknown
+            .out
+            .contains("Can not upgrade streams.version to 1."),
         "{unknown}"
     );
 

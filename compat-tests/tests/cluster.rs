@@ -182,6 +182,7 @@ fn the_controller_listener_serves_only_the_controller_apis_and_survives_bad_inpu
         finalized,
         vec![
             ("metadata.version".to_string(), 25),
+            ("group.version".to_string(), 1),
             ("share.version".to_string(), 2),
             ("transaction.version".to_string(), 2),
         ]
@@ -198,6 +199,7 @@ fn the_controller_listener_serves_only_the_controller_apis_and_survives_bad_inpu
         supported,
         vec![
             ("metadata.version".to_string(), 7, 25),
+            ("group.version".to_string(), 0, 1),
             ("share.version".to_string(), 0, 2),
             ("transaction.version".to_string(), 0, 2),
             ("kraft.version".to_string(), 0, 1)

@@ -32,6 +32,8 @@ pub struct LoadedPartition {
     pub pending: HashMap<i64, Vec<(String, String, i32, OffsetCommitValue)>>,
     /// Share groups (KIP-932) and their epochs, as last written.
     pub share_groups: HashMap<String, i32>,
+    /// KIP-848 consumer groups, rebuilt from their records.
+    pub consumer_groups: super::consumer::persist::Replay,
     pub records: u64,
     pub skipped: u64,
 }
@@ -115,6 +117,17 @@ impl LoadedPartition {
             }
             (RecordKey::ShareGroupMetadata { group }, None) => {
                 self.share_groups.remove(&group);
+            }
+            (RecordKey::Consumer(key), value) => {
+                let value = match value {
+                    Some(RecordValue::Consumer(v)) => Some(v),
+                    None => None,
+                    Some(_) => {
+                        self.skipped += 1;
+                        return;
+                    }
+                };
+                self.consumer_groups.apply(key, value);
             }
             // decode_record pairs keys with their own value type.
             _ => self.skipped += 1,

@@ -29,6 +29,7 @@
 
 pub mod consumer;
 pub mod load;
+pub mod modern;
 pub mod offsets;
 pub mod records;
 pub mod state;
@@ -87,6 +88,8 @@ impl GroupError {
             G::FencedInstanceId => E::FencedInstanceId,
             G::GroupIdNotFound => E::GroupIdNotFound,
             G::NonEmptyGroup => E::NonEmptyGroup,
+            G::StaleMemberEpoch => E::StaleMemberEpoch,
+            G::UnsupportedVersion => E::UnsupportedVersion,
             G::GroupSubscribedToTopic => E::GroupSubscribedToTopic,
             G::OffsetMetadataTooLarge => E::OffsetMetadataTooLarge,
             G::UnknownTopicOrPartition => E::UnknownTopicOrPartition,
@@ -236,6 +239,9 @@ pub struct GroupCoordinator {
     memory_bytes: AtomicI64,
     /// Groups holding pending transactional offsets, by producer id.
     txn_groups: Mutex<HashMap<i64, BTreeSet<String>>>,
+    /// KIP-848 consumer groups (their offsets are in `groups`, see [`modern`]).
+    consumer_groups: RwLock<HashMap<String, modern::ConsumerHandle>>,
+    consumer_timers: Mutex<Timers>,
 }
 
 impl GroupCoordinator {
@@ -277,6 +283,8 @@ impl GroupCoordinator {
             timer_wake: Notify::new(),
             memory_bytes: AtomicI64::new(0),
             txn_groups: Mutex::new(HashMap::new()),
+            consumer_groups: RwLock::new(HashMap::new()),
+            consumer_timers: Mutex::new(Timers::default()),
         }
     }
 
@@ -785,8 +793,21 @@ impl GroupCoordinator {
             self.check_loaded(&req.group_id)?;
         }
         let now = crate::util::now_ms();
+        // A KIP-848 consumer group checks its members' epochs; its offsets holder is created
+        // on the first commit.
+        let consumer = self.validate_consumer_commit(
+            &req.group_id,
+            &req.member_id,
+            req.generation_id,
+            producer.is_some(),
+            req.api_version,
+        );
+        if let Some(Err(e)) = consumer {
+            return Err(e);
+        }
         let group = match self.group(&req.group_id) {
             Some(g) => g,
+            None if consumer.is_some() => self.get_or_create(&req.group_id, now)?,
             // Consumers that manage partitions themselves (and admin tools) commit with
             // generation -1: their "simple" group is created on the first commit; Kafka
             // creates the group of a transactional commit in any case.
@@ -806,6 +827,7 @@ impl GroupCoordinator {
         let mut results = {
             let mut g = group.lock();
             match producer {
+                _ if consumer.is_some() => {}
                 None => g.validate_offset_commit(
                     &req.member_id,
                     req.group_instance_id.as_deref(),
@@ -953,7 +975,8 @@ impl GroupCoordinator {
             .iter()
             .filter_map(|h| {
                 let g = h.lock();
-                (g.state() != GroupState::Dead).then(|| ListedGroup {
+                let holder = self.is_consumer_group(&g.group_id);
+                (g.state() != GroupState::Dead && !holder).then(|| ListedGroup {
                     group_id: g.group_id.clone(),
                     protocol_type: g.protocol_type().unwrap_or_default().to_string(),
                     state: g.state(),
@@ -967,7 +990,13 @@ impl GroupCoordinator {
     /// DeleteGroups: an empty group's offsets and metadata are tombstoned, then forgotten.
     pub async fn delete_group(&self, node: &Node, group_id: &str) -> Result<(), GroupError> {
         self.check_loaded(group_id)?;
-        let group = self.group(group_id).ok_or(GroupError::GroupIdNotFound)?;
+        // A consumer group (KIP-848) must be empty; its records go with its offsets'.
+        let consumer = self.consumer_group_tombstones(group_id)?;
+        let group = match (self.group(group_id), &consumer) {
+            (Some(g), _) => g,
+            (None, Some(_)) => self.get_or_create(group_id, crate::util::now_ms())?,
+            (None, None) => return Err(GroupError::GroupIdNotFound),
+        };
         let now = crate::util::now_ms();
         let written = {
             let mut g = group.lock();
@@ -977,10 +1006,14 @@ impl GroupCoordinator {
                 .iter()
                 .map(|(t, p, _)| CoordinatorRecord::offset_tombstone(group_id, t, p))
                 .collect();
+            records.extend(consumer.iter().flatten().cloned());
             records.push(CoordinatorRecord::group_tombstone(group_id));
             let written = self.append(node, group_id, &records, now)?;
             g.mark_dead(now);
             self.drop_group(&g);
+            if consumer.is_some() {
+                self.forget_consumer_group(group_id);
+            }
             written
         };
         replicated(group_id, written).await
@@ -1001,8 +1034,14 @@ impl GroupCoordinator {
             g.validate_offset_delete()?;
             let mut results: PartitionResults = Vec::with_capacity(topics.len());
             let mut records = Vec::new();
+            let consumer_topics: BTreeSet<String> = self
+                .with_consumer_group(group_id, |c| {
+                    c.subscribed_topics().map(String::from).collect()
+                })
+                .unwrap_or_default();
             for (topic, partitions) in topics {
-                let subscribed = g.is_subscribed_to_topic(&topic);
+                let subscribed =
+                    g.is_subscribed_to_topic(&topic) || consumer_topics.contains(&topic);
                 let mut tr = Vec::with_capacity(partitions.len());
                 for p in partitions {
                     if subscribed {
@@ -1131,7 +1170,7 @@ impl GroupCoordinator {
                         )
                         .is_ok()
                     {
-                        groups_loaded += self.load_partition(p, shares);
+                        groups_loaded += self.load_partition(node, p, shares);
                         state.store(LOADED, Ordering::Release);
                         taken += 1;
                     }
@@ -1166,7 +1205,12 @@ impl GroupCoordinator {
     }
 
     /// Replays one partition into the coordinator; returns the groups it held.
-    fn load_partition(&self, p: &Partition, shares: &crate::share::ShareCoordinator) -> usize {
+    fn load_partition(
+        &self,
+        node: &Node,
+        p: &Partition,
+        shares: &crate::share::ShareCoordinator,
+    ) -> usize {
         let now = crate::util::now_ms();
         match load::load_partition(p) {
             Ok(mut loaded) => {
@@ -1176,7 +1220,9 @@ impl GroupCoordinator {
                 let share_groups = std::mem::take(&mut loaded.share_groups);
                 let share_count = share_groups.len();
                 shares.load_groups(share_groups);
-                self.install(loaded, now) + share_count
+                let consumer = std::mem::take(&mut loaded.consumer_groups.groups);
+                let consumer_count = self.install_consumer_groups(node, consumer, now);
+                self.install(loaded, now) + share_count + consumer_count
             }
             Err(e) => {
                 tracing::error!(partition = %p.tp, "cannot load groups: {e}");
@@ -1188,7 +1234,8 @@ impl GroupCoordinator {
     /// Forgets the groups of partition `index` (another broker coordinates them now); their
     /// members' waiting requests are answered NOT_COORDINATOR when they time out or retry.
     fn unload_partition(&self, index: i32, shares: &crate::share::ShareCoordinator) -> usize {
-        let share_count = shares.unload_groups(|g| self.partition_for(g) == index);
+        let share_count = shares.unload_groups(|g| self.partition_for(g) == index)
+            + self.unload_consumer_groups(index);
         let gone: Vec<GroupHandle> = {
             let mut groups = self.groups.write();
             let ids: Vec<String> = groups
@@ -1271,7 +1318,11 @@ impl GroupCoordinator {
     pub async fn run_timers(self: Arc<Self>, node: Arc<Node>) {
         loop {
             let now = crate::util::now_ms();
-            let next = self.timers.lock().queue.first().map(|(d, _)| *d);
+            let classic = self.timers.lock().queue.first().map(|(d, _)| *d);
+            let next = match (classic, self.next_consumer_deadline()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             // At least a millisecond, Kafka's timer tick: requests already on their way to a
             // group whose deadline is due (joins of a new group with no initial delay) get in
             // first.
@@ -1291,6 +1342,7 @@ impl GroupCoordinator {
                 };
                 self.operate(&node, &group, now, |g| ((), g.tick(&self.cfg, now)));
             }
+            self.tick_consumer_groups(&node, now);
         }
     }
 

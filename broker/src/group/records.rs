@@ -12,6 +12,8 @@
 //!   (nullable), currentStateTimestamp (v2+), members (memberId, groupInstanceId (v3+),
 //!   clientId, clientHost, rebalanceTimeout (v1+), sessionTimeout, subscription, assignment);
 //!   v4 is flexible. Written as v3, Kafka's highest non-flexible version.
+//! - The KIP-848 consumer group records (types 3-8 and 16), whose codec is
+//!   [`crate::group::consumer::records`].
 //!
 //! Decoding checks every length against the bytes present: a damaged record is an error,
 //! never a panic or an oversized allocation.
@@ -20,6 +22,8 @@ use bytes::{BufMut, Bytes};
 use kafka_protocol::records::{
     Compression as WireCompression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
+
+use super::consumer::records::{self as consumer, ConsumerRecordKey, ConsumerRecordValue};
 
 /// Key type prefixes (Kafka's coordinator record types).
 const OFFSET_COMMIT_KEY_V0: i16 = 0;
@@ -51,6 +55,8 @@ pub enum RecordKey {
     ShareGroupMetadata {
         group: String,
     },
+    /// A KIP-848 consumer group record.
+    Consumer(ConsumerRecordKey),
 }
 
 /// A committed offset as stored.
@@ -100,6 +106,8 @@ pub enum RecordValue {
     ShareGroupMetadata {
         epoch: i32,
     },
+    /// A KIP-848 consumer group record's value.
+    Consumer(ConsumerRecordValue),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,6 +154,14 @@ impl CoordinatorRecord {
                 group: group.to_string(),
             },
             value: epoch.map(|epoch| RecordValue::ShareGroupMetadata { epoch }),
+        }
+    }
+
+    /// A KIP-848 consumer group record; `None` is its tombstone.
+    pub fn consumer(key: ConsumerRecordKey, value: Option<ConsumerRecordValue>) -> Self {
+        CoordinatorRecord {
+            key: RecordKey::Consumer(key),
+            value: value.map(RecordValue::Consumer),
         }
     }
 
@@ -202,6 +218,7 @@ pub fn encode_key(key: &RecordKey) -> Vec<u8> {
             out.put_i16(SHARE_GROUP_METADATA_KEY);
             put_string(&mut out, group);
         }
+        RecordKey::Consumer(key) => return consumer::encode_key(key),
     }
     out
 }
@@ -209,6 +226,7 @@ pub fn encode_key(key: &RecordKey) -> Vec<u8> {
 pub fn encode_value(value: &RecordValue) -> Vec<u8> {
     let mut out = Vec::with_capacity(128);
     match value {
+        RecordValue::Consumer(v) => return consumer::encode_value(v),
         RecordValue::OffsetCommit(v) => {
             if let Some(expire) = v.expire_timestamp_ms {
                 out.put_i16(1);
@@ -425,6 +443,9 @@ pub fn decode_key(buf: &[u8]) -> Result<RecordKey, RecordError> {
         SHARE_GROUP_METADATA_KEY => Ok(RecordKey::ShareGroupMetadata {
             group: r.string(false)?,
         }),
+        t if consumer::is_consumer_record_type(t) => {
+            consumer::decode_key(t, &buf[2..]).map(RecordKey::Consumer)
+        }
         other => err(format!("unknown record type {other}")),
     }
 }
@@ -538,6 +559,9 @@ pub fn decode_record(key: &[u8], value: Option<&[u8]>) -> Result<CoordinatorReco
                 ));
             }
             Some(RecordValue::ShareGroupMetadata { epoch: r.i32()? })
+        }
+        (RecordKey::Consumer(k), Some(v)) => {
+            Some(RecordValue::Consumer(consumer::decode_value(k, v)?))
         }
     };
     Ok(CoordinatorRecord { key, value })
@@ -699,6 +723,35 @@ mod tests {
         assert!(decode_group_metadata_value(&huge).is_err());
         assert!(decode_key(&[0, 9, 0, 0]).is_err());
         assert!(decode_key(&[0]).is_err());
+    }
+
+    #[test]
+    fn consumer_group_records_pass_through_the_coordinator_record_codec() {
+        use crate::group::consumer::records::MetadataValue;
+        let r = CoordinatorRecord::consumer(
+            ConsumerRecordKey::Metadata { group: "g".into() },
+            Some(ConsumerRecordValue::Metadata(MetadataValue {
+                epoch: 3,
+                metadata_hash: 0,
+            })),
+        );
+        let key = encode_key(&r.key);
+        let value = encode_value(r.value.as_ref().unwrap());
+        assert_eq!(key, vec![0, 3, 0, 1, b'g']);
+        assert_eq!(value, vec![0, 0, 0, 0, 0, 3, 0]);
+        assert_eq!(decode_record(&key, Some(&value)).unwrap(), r);
+        let tomb = CoordinatorRecord::consumer(
+            ConsumerRecordKey::TargetAssignmentMember {
+                group: "g".into(),
+                member_id: "m".into(),
+            },
+            None,
+        );
+        assert_eq!(decode_record(&encode_key(&tomb.key), None).unwrap(), tomb);
+        // A damaged value is an error, as is a key of a type this broker does not know.
+        assert!(decode_record(&key, Some(&value[..4])).is_err());
+        assert!(decode_record(&[0, 17, 0, 1, b'g'], None).is_err());
+        assert!(!encode_batch(&[r, tomb], 0).is_empty());
     }
 
     #[test]

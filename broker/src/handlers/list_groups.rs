@@ -1,6 +1,7 @@
 //! ListGroups: every group this broker coordinates, with its protocol type, state (v4+,
-//! filtered by `states_filter`, case-insensitively) and type (v5+: "classic", or "share" for
-//! share groups, whose protocol type is "share"; `types_filter` selects them). While groups
+//! filtered by `states_filter`, case-insensitively) and type (v5+: "classic", "consumer" for
+//! KIP-848 consumer groups, or "share" for share groups, whose protocol types are "consumer" and
+//! "share"; `types_filter` selects them). While groups
 //! are loading the answer is COORDINATOR_LOAD_IN_PROGRESS. ACLs: every group with DESCRIBE on the cluster, else only the
 //! groups the caller may DESCRIBE.
 
@@ -13,6 +14,7 @@ use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 
 const GROUP_TYPE_CLASSIC: &str = "classic";
 const GROUP_TYPE_SHARE: &str = "share";
+const GROUP_TYPE_CONSUMER: &str = "consumer";
 
 pub fn handle(ctx: &Ctx<'_>, req: ListGroupsRequest) -> ListGroupsResponse {
     let mut resp = ListGroupsResponse::default();
@@ -59,6 +61,13 @@ pub fn handle(ctx: &Ctx<'_>, req: ListGroupsRequest) -> ListGroupsResponse {
                     g.state.as_str(),
                     GROUP_TYPE_CLASSIC,
                 );
+            }
+        }
+    }
+    if type_ok(GROUP_TYPE_CONSUMER) {
+        for (id, state) in ctx.groups().consumer_group_states() {
+            if visible(&id) && state_ok(state) {
+                listed(id, "consumer".to_string(), state, GROUP_TYPE_CONSUMER);
             }
         }
     }

@@ -12,6 +12,8 @@ pub mod alter_share_group_offsets;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
 mod authorize;
+pub mod consumer_group_describe;
+pub mod consumer_group_heartbeat;
 pub mod create_acls;
 pub mod create_delegation_token;
 pub mod create_partitions;
@@ -340,6 +342,12 @@ pub async fn handle_request(
         )),
         RequestKind::UpdateFeatures(r) => Some(ResponseKind::UpdateFeatures(
             update_features::handle(&ctx, r).await,
+        )),
+        RequestKind::ConsumerGroupHeartbeat(r) => Some(ResponseKind::ConsumerGroupHeartbeat(
+            consumer_group_heartbeat::handle(&ctx, r).await,
+        )),
+        RequestKind::ConsumerGroupDescribe(r) => Some(ResponseKind::ConsumerGroupDescribe(
+            consumer_group_describe::handle(&ctx, r),
         )),
         RequestKind::ShareGroupHeartbeat(r) => Some(ResponseKind::ShareGroupHeartbeat(
             share_group_heartbeat::handle(&ctx, r).await,

@@ -38,6 +38,13 @@ pub const TRANSACTION_VERSION_MAX: i16 = 2;
 pub const SHARE_VERSION_FEATURE: &str = "share.version";
 /// The highest `share.version` Samsa supports.
 pub const SHARE_VERSION_MAX: i16 = 2;
+/// KIP-848's `group.version`: 1 turns the consumer group protocol on (ConsumerGroupHeartbeat
+/// answers UNSUPPORTED_VERSION below it). Samsa supports 0 to 1 and finalizes 1 on a new
+/// cluster, as Kafka 4.x formats one; a log written before Samsa knew it has level 0 until
+/// `kafka-features upgrade --feature group.version=1`.
+pub const GROUP_VERSION_FEATURE: &str = "group.version";
+/// The highest `group.version` Samsa supports.
+pub const GROUP_VERSION_MAX: i16 = 1;
 
 /// The feature levels a Samsa node supports, `(name, min, max)`: what its controller accepts
 /// and its broker registers with (a feature not listed is supported at level 0 only).
@@ -48,6 +55,7 @@ pub fn samsa_supported_features() -> Vec<(String, i16, i16)> {
             METADATA_VERSION_MINIMUM,
             super::METADATA_VERSION_4_0_IV3,
         ),
+        (GROUP_VERSION_FEATURE.to_string(), 0, GROUP_VERSION_MAX),
         (SHARE_VERSION_FEATURE.to_string(), 0, SHARE_VERSION_MAX),
         (
             TRANSACTION_VERSION_FEATURE.to_string(),

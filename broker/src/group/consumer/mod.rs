@@ -6,5 +6,10 @@
 //! assignor (the plan is `docs/kip848-plan.md`). Not yet served: no handler answers
 //! ConsumerGroupHeartbeat, and ApiVersions does not advertise it.
 
+pub mod assignor;
+pub mod group;
+pub mod persist;
 pub mod range;
 pub mod reconcile;
+pub mod records;
+pub mod uniform;

@@ -5,36 +5,23 @@
 //! gives each the same ranges; when every member subscribes to the same topics and the topics
 //! have as many partitions each, every member gets the same partition numbers of every topic
 //! (co-partitioning, for joins).
+//!
+//! Not sticky: like Kafka 4.4's `RangeAssignor`, which never reads the current assignment, the
+//! ranges depend only on the members and the partition counts.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use uuid::Uuid;
 
+use super::assignor::{Subscriber, UnknownTopic};
 use super::reconcile::Partitions;
-
-/// What the assignor sees of one member.
-#[derive(Debug, Clone)]
-pub struct Member<'a> {
-    pub member_id: &'a str,
-    pub instance_id: Option<&'a str>,
-    /// The topics it subscribes to that exist (by id).
-    pub topics: &'a BTreeSet<Uuid>,
-}
-
-/// A member subscribes to a topic the assignor was not told the partitions of.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("member {member} is subscribed to a topic that does not exist ({topic})")]
-pub struct UnknownTopic {
-    pub member: String,
-    pub topic: Uuid,
-}
 
 /// Each member's partitions, by member id (members with nothing get an empty assignment).
 pub fn assign(
-    members: &[Member<'_>],
+    members: &[Subscriber<'_>],
     partitions: impl Fn(Uuid) -> Option<i32>,
 ) -> Result<BTreeMap<String, Partitions>, UnknownTopic> {
-    let mut order: Vec<&Member<'_>> = members.iter().collect();
+    let mut order: Vec<&Subscriber<'_>> = members.iter().collect();
     order.sort_by(|a, b| match (a.instance_id, b.instance_id) {
         (Some(x), Some(y)) => x.cmp(y),
         (Some(_), None) => std::cmp::Ordering::Less,
@@ -103,6 +90,8 @@ pub fn assign(
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
 
     fn t(n: u128) -> Uuid {
@@ -118,11 +107,12 @@ mod tests {
     }
 
     /// Members without instance ids, each subscribed to `topics`.
-    fn dynamic<'a>(ids: &'a [String], topics: &'a BTreeSet<Uuid>) -> Vec<Member<'a>> {
+    fn dynamic<'a>(ids: &'a [String], topics: &'a BTreeSet<Uuid>) -> Vec<Subscriber<'a>> {
         ids.iter()
-            .map(|id| Member {
+            .map(|id| Subscriber {
                 member_id: id,
                 instance_id: None,
+                rack: None,
                 topics,
             })
             .collect()
@@ -138,14 +128,16 @@ mod tests {
     fn equal_topics_are_co_partitioned_with_the_remainder_to_the_first_members() {
         let topics = set(&[1, 2]);
         let members = [
-            Member {
+            Subscriber {
                 member_id: "m1",
                 instance_id: None,
+                rack: None,
                 topics: &topics,
             },
-            Member {
+            Subscriber {
                 member_id: "m0",
                 instance_id: None,
+                rack: None,
                 topics: &topics,
             },
         ];
@@ -158,19 +150,22 @@ mod tests {
     fn static_members_come_first_in_instance_id_order() {
         let topics = set(&[1]);
         let members = [
-            Member {
+            Subscriber {
                 member_id: "a",
                 instance_id: None,
+                rack: None,
                 topics: &topics,
             },
-            Member {
+            Subscriber {
                 member_id: "z2",
                 instance_id: Some("i1"),
+                rack: None,
                 topics: &topics,
             },
-            Member {
+            Subscriber {
                 member_id: "z1",
                 instance_id: Some("i0"),
+                rack: None,
                 topics: &topics,
             },
         ];
@@ -185,19 +180,22 @@ mod tests {
         let both = set(&[1, 2]);
         let one = set(&[1]);
         let members = [
-            Member {
+            Subscriber {
                 member_id: "m0",
                 instance_id: None,
+                rack: None,
                 topics: &both,
             },
-            Member {
+            Subscriber {
                 member_id: "m1",
                 instance_id: None,
+                rack: None,
                 topics: &one,
             },
-            Member {
+            Subscriber {
                 member_id: "m2",
                 instance_id: None,
+                rack: None,
                 topics: &both,
             },
         ];
@@ -251,9 +249,10 @@ mod tests {
     #[test]
     fn a_topic_without_a_partition_count_is_refused() {
         let topics = set(&[9]);
-        let members = [Member {
+        let members = [Subscriber {
             member_id: "m0",
             instance_id: None,
+            rack: None,
             topics: &topics,
         }];
         assert_eq!(

@@ -49,6 +49,10 @@ pub enum GroupError {
     GroupIdNotFound,
     #[error("the group has members")]
     NonEmptyGroup,
+    #[error("the member epoch is not the member's current epoch")]
+    StaleMemberEpoch,
+    #[error("members of a consumer group commit with OffsetCommit version 9 or above")]
+    UnsupportedVersion,
     #[error("the group is subscribed to the topic")]
     GroupSubscribedToTopic,
     #[error("the offset metadata is larger than offset.metadata.max.bytes")]

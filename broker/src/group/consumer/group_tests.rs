@@ -1,0 +1,441 @@
+use super::*;
+
+struct Topics {
+    topics: BTreeMap<String, TopicMeta>,
+    version: u64,
+}
+
+impl Topics {
+    fn new(spec: &[(&str, u128, i32)]) -> Topics {
+        let mut t = Topics {
+            topics: BTreeMap::new(),
+            version: 1,
+        };
+        for (name, id, n) in spec {
+            t.add(name, *id, *n);
+        }
+        t
+    }
+
+    fn add(&mut self, name: &str, id: u128, partitions: i32) {
+        self.topics.insert(
+            name.to_string(),
+            TopicMeta {
+                id: Uuid::from_u128(id),
+                partitions,
+            },
+        );
+        self.version += 1;
+    }
+}
+
+impl TopicView for Topics {
+    fn topic(&self, name: &str) -> Option<TopicMeta> {
+        self.topics.get(name).copied()
+    }
+    fn names(&self) -> Vec<String> {
+        self.topics.keys().cloned().collect()
+    }
+    fn version(&self) -> u64 {
+        self.version
+    }
+}
+
+fn settings() -> Settings {
+    Settings {
+        session_timeout_ms: 45_000,
+        heartbeat_interval_ms: 5_000,
+        max_size: 10,
+        assignors: vec![Assignor::Uniform, Assignor::Range],
+    }
+}
+
+fn t(n: u128) -> Uuid {
+    Uuid::from_u128(n)
+}
+
+fn parts(spec: &[(u128, &[i32])]) -> Partitions {
+    spec.iter()
+        .filter(|(_, ps)| !ps.is_empty())
+        .map(|(topic, ps)| (t(*topic), ps.iter().copied().collect()))
+        .collect()
+}
+
+fn join(member: &str, topics: &[&str]) -> Heartbeat {
+    Heartbeat {
+        member_id: member.to_string(),
+        member_epoch: 0,
+        rebalance_timeout_ms: 30_000,
+        subscribed_names: Some(topics.iter().map(|s| s.to_string()).collect()),
+        owned: Some(Partitions::new()),
+        client_id: "c".into(),
+        client_host: "/127.0.0.1".into(),
+        ..Heartbeat::default()
+    }
+}
+
+fn beat(member: &str, epoch: i32, owned: Partitions) -> Heartbeat {
+    Heartbeat {
+        member_id: member.to_string(),
+        member_epoch: epoch,
+        rebalance_timeout_ms: -1,
+        owned: Some(owned),
+        client_id: "c".into(),
+        client_host: "/127.0.0.1".into(),
+        ..Heartbeat::default()
+    }
+}
+
+fn count(p: &Partitions) -> usize {
+    p.values().map(|s| s.len()).sum()
+}
+
+#[test]
+fn the_first_member_gets_every_partition_at_epoch_one_with_kafkas_records() {
+    let topics = Topics::new(&[("a", 1, 3)]);
+    let mut g = ConsumerGroup::new("g");
+    let (reply, records) = g
+        .heartbeat(join("m1", &["a"]), &topics, &settings(), 0)
+        .unwrap();
+    assert_eq!(reply.member_epoch, 1);
+    assert_eq!(reply.heartbeat_interval_ms, 5_000);
+    assert_eq!(reply.assignment, Some(parts(&[(1, &[0, 1, 2])])));
+    let kinds: Vec<&str> = records
+        .iter()
+        .map(|r| match r {
+            Record::Member(..) => "member",
+            Record::GroupEpoch(..) => "epoch",
+            Record::TargetMember(..) => "target-member",
+            Record::TargetEpoch(..) => "target-epoch",
+            Record::CurrentAssignment(..) => "current",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "member",
+            "epoch",
+            "target-member",
+            "target-epoch",
+            "current"
+        ]
+    );
+    assert_eq!(g.state(), State::Stable);
+    // A heartbeat with nothing new changes nothing and sends no assignment.
+    let (reply, records) = g
+        .heartbeat(
+            beat("m1", 1, parts(&[(1, &[0, 1, 2])])),
+            &topics,
+            &settings(),
+            10,
+        )
+        .unwrap();
+    assert_eq!((reply.member_epoch, reply.assignment), (1, None));
+    assert!(records.is_empty(), "{records:?}");
+}
+
+#[test]
+fn a_second_member_waits_for_the_first_to_revoke_before_it_gets_partitions() {
+    let topics = Topics::new(&[("a", 1, 4)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    g.heartbeat(join("m1", &["a"]), &topics, &s, 0).unwrap();
+    let (r2, _) = g.heartbeat(join("m2", &["a"]), &topics, &s, 1).unwrap();
+    // m2 is at epoch 2 but its partitions are still m1's.
+    assert_eq!(r2.member_epoch, 2);
+    assert_eq!(r2.assignment, Some(Partitions::new()));
+    assert_eq!(g.state(), State::Reconciling);
+    let target2 = g.target_of("m2").cloned().unwrap();
+    assert_eq!(count(&target2), 2);
+    // m1 is told to keep two; it stays at epoch 1 until it has revoked the others.
+    let (r1, _) = g
+        .heartbeat(beat("m1", 1, parts(&[(1, &[0, 1, 2, 3])])), &topics, &s, 2)
+        .unwrap();
+    assert_eq!(r1.member_epoch, 1);
+    let kept = r1.assignment.clone().unwrap();
+    assert_eq!(count(&kept), 2);
+    assert_eq!(
+        g.member("m1").unwrap().current.state,
+        MemberState::UnrevokedPartitions
+    );
+    // Still unreleased for m2.
+    let (r2, _) = g
+        .heartbeat(beat("m2", 2, Partitions::new()), &topics, &s, 3)
+        .unwrap();
+    assert_eq!(r2.assignment, None);
+    // m1 revokes: it moves to epoch 2; m2 then gets its partitions.
+    let (r1, _) = g
+        .heartbeat(beat("m1", 1, kept.clone()), &topics, &s, 4)
+        .unwrap();
+    assert_eq!((r1.member_epoch, r1.assignment), (2, None));
+    let (r2, _) = g
+        .heartbeat(beat("m2", 2, Partitions::new()), &topics, &s, 5)
+        .unwrap();
+    assert_eq!(r2.assignment, Some(target2));
+    assert_eq!(g.state(), State::Stable);
+}
+
+#[test]
+fn leaving_moves_the_partitions_to_the_others_at_a_new_epoch() {
+    let topics = Topics::new(&[("a", 1, 2)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    g.heartbeat(join("m1", &["a"]), &topics, &s, 0).unwrap();
+    g.heartbeat(join("m2", &["a"]), &topics, &s, 0).unwrap();
+    let (r1, _) = g
+        .heartbeat(beat("m1", 1, parts(&[(1, &[0, 1])])), &topics, &s, 0)
+        .unwrap();
+    g.heartbeat(beat("m1", 1, r1.assignment.unwrap()), &topics, &s, 0)
+        .unwrap();
+    let mut leave = beat("m2", LEAVE_EPOCH, Partitions::new());
+    leave.owned = None;
+    let (reply, records) = g.heartbeat(leave, &topics, &s, 1).unwrap();
+    assert_eq!(reply.member_epoch, LEAVE_EPOCH);
+    assert!(records.contains(&Record::Member("m2".into(), None)));
+    assert!(records.contains(&Record::GroupEpoch(Some(3))));
+    let (r1, _) = g
+        .heartbeat(
+            beat("m1", 2, g.member("m1").unwrap().current.assigned.clone()),
+            &topics,
+            &s,
+            2,
+        )
+        .unwrap();
+    assert_eq!(r1.member_epoch, 3);
+    assert_eq!(r1.assignment, Some(parts(&[(1, &[0, 1])])));
+}
+
+#[test]
+fn a_member_missing_its_session_is_fenced_and_one_holding_partitions_past_its_rebalance_timeout_too(
+) {
+    let topics = Topics::new(&[("a", 1, 2)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    g.heartbeat(join("m1", &["a"]), &topics, &s, 0).unwrap();
+    g.heartbeat(join("m2", &["a"]), &topics, &s, 0).unwrap();
+    // m1 is told to revoke (rebalance timeout 30 s) and never does.
+    g.heartbeat(beat("m1", 1, parts(&[(1, &[0, 1])])), &topics, &s, 1_000)
+        .unwrap();
+    assert_eq!(g.next_deadline(), Some(31_000));
+    // m2 keeps heartbeating; at 31 s m1 is fenced for the revocation.
+    g.heartbeat(beat("m2", 2, Partitions::new()), &topics, &s, 30_000)
+        .unwrap();
+    let (_, fenced) = g.tick(&topics, 31_000);
+    assert_eq!(
+        fenced,
+        vec![(
+            "m1".to_string(),
+            "the member did not revoke its partitions in time"
+        )]
+    );
+    let (r2, _) = g
+        .heartbeat(beat("m2", 2, Partitions::new()), &topics, &s, 31_001)
+        .unwrap();
+    assert_eq!(r2.assignment, Some(parts(&[(1, &[0, 1])])));
+    // m2 then misses its session.
+    let (_, fenced) = g.tick(&topics, 31_001 + 45_000);
+    assert_eq!(fenced.len(), 1);
+    assert_eq!(g.state(), State::Empty);
+    assert!(g.next_deadline().is_none());
+}
+
+#[test]
+fn epochs_the_coordinator_did_not_give_are_fenced_and_the_previous_one_is_accepted() {
+    let topics = Topics::new(&[("a", 1, 2)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    g.heartbeat(join("m1", &["a"]), &topics, &s, 0).unwrap();
+    let err = g
+        .heartbeat(beat("m1", 5, Partitions::new()), &topics, &s, 1)
+        .unwrap_err();
+    assert!(
+        matches!(err, HeartbeatError::FencedMemberEpoch(ref m) if m.contains("greater member epoch (5)")),
+        "{err:?}"
+    );
+    g.heartbeat(join("m2", &["a"]), &topics, &s, 0).unwrap();
+    g.heartbeat(join("m2", &["a"]), &topics, &s, 0).unwrap();
+    // m1 at epoch 1, m2 at 2: m2 heartbeating with 1 (its previous epoch was 0) is fenced.
+    let err = g
+        .heartbeat(beat("m2", 1, Partitions::new()), &topics, &s, 1)
+        .unwrap_err();
+    assert!(
+        matches!(err, HeartbeatError::FencedMemberEpoch(ref m) if m.contains("smaller member epoch (1)")),
+        "{err:?}"
+    );
+    let err = g
+        .heartbeat(beat("nobody", 1, Partitions::new()), &topics, &s, 1)
+        .unwrap_err();
+    assert_eq!(
+        err,
+        HeartbeatError::UnknownMemberId("Member nobody is not a member of group g.".into())
+    );
+    // A member whose answer was lost comes back with its previous epoch and a subset.
+    let (r1, _) = g
+        .heartbeat(beat("m1", 1, parts(&[(1, &[0, 1])])), &topics, &s, 2)
+        .unwrap();
+    let kept = r1.assignment.unwrap();
+    g.heartbeat(beat("m1", 1, kept.clone()), &topics, &s, 3)
+        .unwrap();
+    assert_eq!(g.member("m1").unwrap().current.member_epoch, 2);
+    let (r, _) = g.heartbeat(beat("m1", 1, kept), &topics, &s, 4).unwrap();
+    assert_eq!(r.member_epoch, 2);
+}
+
+#[test]
+fn a_static_member_that_leaves_to_come_back_keeps_its_partitions_without_a_new_epoch() {
+    let topics = Topics::new(&[("a", 1, 2)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    let mut j = join("m1", &["a"]);
+    j.instance_id = Some("i1".into());
+    g.heartbeat(j.clone(), &topics, &s, 0).unwrap();
+    let mut leave = beat("m1", LEAVE_STATIC_EPOCH, Partitions::new());
+    leave.instance_id = Some("i1".into());
+    let (r, _) = g.heartbeat(leave, &topics, &s, 1).unwrap();
+    assert_eq!(r.member_epoch, LEAVE_STATIC_EPOCH);
+    assert_eq!(g.group_epoch(), 1);
+    // Another process with the same instance id comes back under a new member id.
+    let mut back = join("m1b", &["a"]);
+    back.instance_id = Some("i1".into());
+    let (r, records) = g.heartbeat(back, &topics, &s, 2).unwrap();
+    assert_eq!(g.group_epoch(), 1, "{records:?}");
+    assert_eq!(r.member_epoch, 1);
+    assert_eq!(r.assignment, Some(parts(&[(1, &[0, 1])])));
+    assert!(g.member("m1").is_none());
+    assert!(records.contains(&Record::Member("m1".into(), None)));
+    // While m1b holds the instance id, a third process cannot take it.
+    let mut third = join("m1c", &["a"]);
+    third.instance_id = Some("i1".into());
+    let err = g.heartbeat(third, &topics, &s, 3).unwrap_err();
+    assert!(
+        matches!(err, HeartbeatError::UnreleasedInstanceId(_)),
+        "{err:?}"
+    );
+    // And the old member id is fenced.
+    let mut old = beat("m1", 1, Partitions::new());
+    old.instance_id = Some("i1".into());
+    let err = g.heartbeat(old, &topics, &s, 3).unwrap_err();
+    assert!(
+        matches!(err, HeartbeatError::FencedInstanceId(_)),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_regex_subscription_follows_topic_creation() {
+    let mut topics = Topics::new(&[("orders-1", 1, 1), ("other", 2, 1)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    let mut j = join("m1", &[]);
+    j.subscribed_names = None;
+    j.subscribed_regex = Some("orders-.*".into());
+    let (r, _) = g.heartbeat(j, &topics, &s, 0).unwrap();
+    assert_eq!(r.assignment, Some(parts(&[(1, &[0])])));
+    topics.add("orders-2", 3, 2);
+    let records = g.metadata_changed(&topics);
+    assert_eq!(records, vec![Record::GroupEpoch(Some(2))]);
+    let (r, _) = g
+        .heartbeat(beat("m1", 1, parts(&[(1, &[0])])), &topics, &s, 1)
+        .unwrap();
+    assert_eq!(r.member_epoch, 2);
+    assert_eq!(r.assignment, Some(parts(&[(1, &[0]), (3, &[0, 1])])));
+    // A topic that does not match changes nothing.
+    topics.add("unrelated", 4, 1);
+    assert!(g.metadata_changed(&topics).is_empty());
+    let mut bad = join("m2", &[]);
+    bad.subscribed_regex = Some("(".into());
+    assert!(matches!(
+        g.heartbeat(bad, &topics, &s, 2),
+        Err(HeartbeatError::InvalidRegularExpression(_))
+    ));
+}
+
+#[test]
+fn the_group_comes_back_from_its_records() {
+    let topics = Topics::new(&[("a", 1, 3), ("b", 2, 2)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    let mut log = Vec::new();
+    log.extend(
+        g.heartbeat(join("m1", &["a", "b"]), &topics, &s, 0)
+            .unwrap()
+            .1,
+    );
+    let mut j = join("m2", &["a"]);
+    j.instance_id = Some("i2".into());
+    log.extend(g.heartbeat(j, &topics, &s, 0).unwrap().1);
+    let (r1, rec) = g
+        .heartbeat(
+            beat("m1", 1, parts(&[(1, &[0, 1, 2]), (2, &[0, 1])])),
+            &topics,
+            &s,
+            1,
+        )
+        .unwrap();
+    log.extend(rec);
+    log.extend(
+        g.heartbeat(beat("m1", 1, r1.assignment.unwrap()), &topics, &s, 2)
+            .unwrap()
+            .1,
+    );
+    let mut back = ConsumerGroup::new("g");
+    for r in log {
+        back.replay(r);
+    }
+    back.loaded(&topics, 45_000, 10);
+    assert_eq!(back.group_epoch(), g.group_epoch());
+    assert_eq!(back.assignment_epoch(), g.assignment_epoch());
+    assert_eq!(back.state(), g.state());
+    for m in g.members() {
+        assert_eq!(back.member(&m.member_id), Some(m));
+        assert_eq!(back.target_of(&m.member_id), g.target_of(&m.member_id));
+    }
+    // The reloaded group carries on: m2 heartbeats and gets what was released.
+    let (r2, _) = back
+        .heartbeat(beat("m2", 2, Partitions::new()), &topics, &s, 11)
+        .unwrap();
+    assert_eq!(r2.member_epoch, 2);
+    assert!(r2.assignment.is_some_and(|a| count(&a) > 0));
+}
+
+#[test]
+fn joins_beyond_the_maximum_size_and_unknown_assignors_are_refused() {
+    let topics = Topics::new(&[("a", 1, 1)]);
+    let mut s = settings();
+    s.max_size = 1;
+    let mut g = ConsumerGroup::new("g");
+    g.heartbeat(join("m1", &["a"]), &topics, &s, 0).unwrap();
+    assert_eq!(
+        g.heartbeat(join("m2", &["a"]), &topics, &s, 0).unwrap_err(),
+        HeartbeatError::GroupMaxSizeReached(
+            "The consumer group has reached its maximum capacity of 1 members.".into()
+        )
+    );
+    // The member itself may rejoin.
+    g.heartbeat(join("m1", &["a"]), &topics, &s, 0).unwrap();
+    let mut j = join("m1", &["a"]);
+    j.server_assignor = Some("sticky".into());
+    assert_eq!(
+        g.heartbeat(j, &topics, &s, 0).unwrap_err(),
+        HeartbeatError::UnsupportedAssignor(
+            "ServerAssignor sticky is not supported. Supported assignors: uniform, range.".into()
+        )
+    );
+}
+
+#[test]
+fn the_range_assignor_is_used_when_members_ask_for_it() {
+    let topics = Topics::new(&[("a", 1, 4)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    let mut j = join("m1", &["a"]);
+    j.server_assignor = Some("range".into());
+    g.heartbeat(j, &topics, &s, 0).unwrap();
+    assert_eq!(g.assignor(&s), Assignor::Range);
+    let mut j = join("m2", &["a"]);
+    j.server_assignor = Some("range".into());
+    g.heartbeat(j, &topics, &s, 0).unwrap();
+    // Range: m1 the first half, m2 the second.
+    assert_eq!(g.target_of("m1"), Some(&parts(&[(1, &[0, 1])])));
+    assert_eq!(g.target_of("m2"), Some(&parts(&[(1, &[2, 3])])));
+}

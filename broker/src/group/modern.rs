@@ -1,0 +1,393 @@
+//! The coordinator's shell around KIP-848 consumer groups ([`consumer::group::ConsumerGroup`]):
+//! it runs a heartbeat on the group under the group's lock, writes the records the group asks
+//! for to `__consumer_offsets` and answers once the in-sync replicas have them, fences members
+//! whose deadlines pass, and rebuilds the groups when it loads a partition.
+//!
+//! A group id names one group: a consumer group's committed offsets live in the coordinator's
+//! offsets holder for the id (the classic [`Group`] of that id, which stays Empty and has no
+//! members), so OffsetFetch, offset expiry and transactional offsets work as for every group;
+//! the membership lives here. A classic group with members and a consumer group never share an
+//! id (Kafka's online migration between the two is not built yet: such a heartbeat is answered
+//! GROUP_ID_NOT_FOUND, "not a consumer group", as Kafka does with migration disabled).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::consumer::assignor::Assignor;
+use super::consumer::group::{
+    ConsumerGroup, Heartbeat, HeartbeatError, Record, Reply, Settings, TopicMeta, TopicView,
+};
+use super::records::CoordinatorRecord;
+use super::{replicated, GroupCoordinator, GroupError, GroupState};
+use crate::node::Node;
+
+pub(super) type ConsumerHandle = Arc<Mutex<ConsumerGroup>>;
+
+/// Why a heartbeat was refused: a coordinator error or the group's.
+#[derive(Debug)]
+pub enum HeartbeatFailure {
+    Coordinator(GroupError),
+    /// GROUP_ID_NOT_FOUND with its message.
+    GroupIdNotFound(String),
+    Group(HeartbeatError),
+}
+
+impl From<GroupError> for HeartbeatFailure {
+    fn from(e: GroupError) -> Self {
+        HeartbeatFailure::Coordinator(e)
+    }
+}
+
+/// The topics as this broker's registry knows them.
+pub struct NodeTopics<'a>(pub &'a Node);
+
+impl TopicView for NodeTopics<'_> {
+    fn topic(&self, name: &str) -> Option<TopicMeta> {
+        self.0.topics.get(name).map(|t| TopicMeta {
+            id: t.id,
+            partitions: t.partition_count,
+        })
+    }
+    fn names(&self) -> Vec<String> {
+        self.0
+            .topics
+            .all()
+            .into_iter()
+            .filter(|t| !t.is_internal())
+            .map(|t| t.name.clone())
+            .collect()
+    }
+    fn version(&self) -> u64 {
+        *self.0.topics.watch().borrow()
+    }
+}
+
+/// Whether the consumer group protocol is on: `group.version` 1 or above (Kafka's
+/// `GroupVersion.isConsumerRebalanceProtocolSupported`) and `consumer` listed in
+/// `group.coordinator.rebalance.protocols`.
+pub fn consumer_protocol_enabled(node: &Node) -> bool {
+    let level = node
+        .controller
+        .image()
+        .features()
+        .get(samsa_cluster::controller::GROUP_VERSION_FEATURE)
+        .copied()
+        .unwrap_or(0);
+    let listed = node
+        .dynamic_configs
+        .effective()
+        .list("group.coordinator.rebalance.protocols")
+        .iter()
+        .any(|p| p.trim().eq_ignore_ascii_case("consumer"));
+    level >= 1 && listed
+}
+
+/// The group's effective settings: its group configs over the broker's defaults.
+pub fn consumer_settings(node: &Node, group_id: &str) -> Settings {
+    let cfg = node.dynamic_configs.effective();
+    let image = node.controller.image();
+    let overrides = crate::config::dynamic::layer(
+        &image,
+        samsa_cluster::metadata::image::CONFIG_RESOURCE_GROUP,
+        group_id,
+    );
+    let get = |name: &str| {
+        let def = crate::config::defs::group_def(name).expect("a group config Samsa defines");
+        crate::config::group::effective(&cfg, &overrides, def).0
+    };
+    let int = |name: &str, default: i64| get(name).trim().parse::<i64>().unwrap_or(default);
+    let mut assignors: Vec<Assignor> = cfg
+        .list("group.consumer.assignors")
+        .iter()
+        .filter_map(|a| Assignor::by_name(a.trim()))
+        .collect();
+    if assignors.is_empty() {
+        assignors = vec![Assignor::Uniform, Assignor::Range];
+    }
+    Settings {
+        session_timeout_ms: int("consumer.session.timeout.ms", 45_000) as i32,
+        heartbeat_interval_ms: int("consumer.heartbeat.interval.ms", 5_000) as i32,
+        max_size: cfg.long("group.consumer.max.size").max(1) as usize,
+        assignors,
+    }
+}
+
+impl GroupCoordinator {
+    pub(super) fn consumer_group(&self, group_id: &str) -> Option<ConsumerHandle> {
+        self.consumer_groups.read().get(group_id).cloned()
+    }
+
+    /// Whether `group_id` is a consumer group here.
+    pub fn is_consumer_group(&self, group_id: &str) -> bool {
+        self.consumer_group(group_id).is_some()
+    }
+
+    /// ConsumerGroupHeartbeat, after the handler's checks.
+    pub async fn consumer_heartbeat(
+        &self,
+        node: &Node,
+        group_id: &str,
+        hb: Heartbeat,
+    ) -> Result<Reply, HeartbeatFailure> {
+        self.check_member_group(group_id)?;
+        self.offsets_partition(node, group_id)?;
+        let now = crate::util::now_ms();
+        if let Some(classic) = self.group(group_id) {
+            let g = classic.lock();
+            if g.state() != GroupState::Dead && (g.size() > 0 || g.protocol_type().is_some()) {
+                return Err(HeartbeatFailure::GroupIdNotFound(format!(
+                    "Group {group_id} is not a consumer group."
+                )));
+            }
+        }
+        let group = match self.consumer_group(group_id) {
+            Some(g) => g,
+            None if hb.member_epoch == 0 => {
+                self.check_budget(group_id, "a new group")?;
+                let mut groups = self.consumer_groups.write();
+                groups
+                    .entry(group_id.to_string())
+                    .or_insert_with(|| Arc::new(Mutex::new(ConsumerGroup::new(group_id))))
+                    .clone()
+            }
+            None => {
+                return Err(HeartbeatFailure::GroupIdNotFound(format!(
+                    "Consumer group {group_id} not found."
+                )))
+            }
+        };
+        let settings = consumer_settings(node, group_id);
+        let topics = NodeTopics(node);
+        let write = {
+            let mut g = group.lock();
+            let before = g.bytes();
+            let result = g.heartbeat(hb, &topics, &settings, now);
+            self.account(before, g.bytes());
+            let (reply, records) = result.map_err(HeartbeatFailure::Group)?;
+            self.schedule_consumer(&g);
+            let write = self.write_consumer_records(node, &mut g, records, now)?;
+            (reply, write)
+        };
+        let (reply, write) = write;
+        if let Some(w) = write {
+            replicated(group_id, w).await?;
+        }
+        Ok(reply)
+    }
+
+    /// Writes a group's records; on a failed append the group is forgotten here (its log is
+    /// what it was before this change) and reloaded with the partition.
+    fn write_consumer_records(
+        &self,
+        node: &Node,
+        g: &mut ConsumerGroup,
+        records: Vec<Record>,
+        now_ms: i64,
+    ) -> Result<Option<crate::coordinator_write::CoordinatorWrite>, GroupError> {
+        if records.is_empty() {
+            return Ok(None);
+        }
+        let encoded: Vec<CoordinatorRecord> = records
+            .into_iter()
+            .map(|r| super::consumer::persist::coordinator_record(&g.group_id, r))
+            .collect();
+        match self.append(node, &g.group_id, &encoded, now_ms) {
+            Ok(w) => Ok(Some(w)),
+            Err(e) => {
+                tracing::warn!(group = %g.group_id, "consumer group records not written ({e}); the group is dropped here until its partition is loaded again");
+                self.consumer_groups.write().remove(&g.group_id);
+                self.account(g.bytes(), 0);
+                self.consumer_timers.lock().set(&g.group_id, None);
+                Err(e)
+            }
+        }
+    }
+
+    fn schedule_consumer(&self, g: &ConsumerGroup) {
+        if self
+            .consumer_timers
+            .lock()
+            .set(&g.group_id, g.next_deadline())
+        {
+            self.timer_wake.notify_one();
+        }
+    }
+
+    /// Fires the due deadlines of consumer groups (session and rebalance timeouts).
+    pub(super) fn tick_consumer_groups(&self, node: &Node, now_ms: i64) {
+        let due = self.consumer_timers.lock().pop_due(now_ms);
+        for id in due {
+            let Some(group) = self.consumer_group(&id) else {
+                continue;
+            };
+            let mut g = group.lock();
+            let before = g.bytes();
+            let (records, fenced) = g.tick(&NodeTopics(node), now_ms);
+            self.account(before, g.bytes());
+            for (member, why) in &fenced {
+                tracing::info!(group = %id, member = %member, "consumer group member removed: {why}");
+            }
+            self.schedule_consumer(&g);
+            if let Ok(Some(w)) = self.write_consumer_records(node, &mut g, records, now_ms) {
+                let id = id.clone();
+                tokio::spawn(async move {
+                    let _ = replicated(&id, w).await;
+                });
+            }
+        }
+    }
+
+    /// The next consumer group deadline, for the timer task.
+    pub(super) fn next_consumer_deadline(&self) -> Option<i64> {
+        self.consumer_timers.lock().queue.first().map(|(d, _)| *d)
+    }
+
+    /// The consumer groups here with their states (ListGroups), by id.
+    pub fn consumer_group_states(&self) -> Vec<(String, &'static str)> {
+        let handles: Vec<ConsumerHandle> = self.consumer_groups.read().values().cloned().collect();
+        let mut out: Vec<(String, &'static str)> = handles
+            .iter()
+            .map(|h| {
+                let g = h.lock();
+                (g.group_id.clone(), g.state().as_str())
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// Runs `f` on the consumer group `group_id`, if it is one here.
+    pub fn with_consumer_group<R>(
+        &self,
+        group_id: &str,
+        f: impl FnOnce(&ConsumerGroup) -> R,
+    ) -> Option<R> {
+        self.consumer_group(group_id).map(|g| f(&g.lock()))
+    }
+
+    /// Checks an offset commit of a consumer group member (Kafka's
+    /// `ConsumerGroup.validateOffsetCommit`); `None` when `group_id` is not a consumer group.
+    pub(super) fn validate_consumer_commit(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        member_epoch: i32,
+        transactional: bool,
+        api_version: i16,
+    ) -> Option<Result<(), GroupError>> {
+        let group = self.consumer_group(group_id)?;
+        let g = group.lock();
+        // The admin client and consumers without group management commit with epoch -1, to a
+        // group without members.
+        if member_epoch < 0 && g.is_empty() {
+            return Some(Ok(()));
+        }
+        let Some(m) = g.member(member_id) else {
+            return Some(Err(GroupError::UnknownMemberId));
+        };
+        if !transactional && api_version < 9 {
+            return Some(Err(GroupError::UnsupportedVersion));
+        }
+        if member_epoch != m.current.member_epoch {
+            return Some(Err(GroupError::StaleMemberEpoch));
+        }
+        Some(Ok(()))
+    }
+
+    /// Checks an offset fetch of a consumer group member (Kafka's
+    /// `ConsumerGroup.validateOffsetFetch`): without a member id and epoch it is an admin's.
+    pub fn validate_consumer_fetch(
+        &self,
+        group_id: &str,
+        member_id: Option<&str>,
+        member_epoch: i32,
+    ) -> Result<(), GroupError> {
+        let Some(group) = self.consumer_group(group_id) else {
+            return Ok(());
+        };
+        let g = group.lock();
+        let Some(member_id) = member_id else {
+            if member_epoch < 0 {
+                return Ok(());
+            }
+            return Err(GroupError::UnknownMemberId);
+        };
+        let m = g.member(member_id).ok_or(GroupError::UnknownMemberId)?;
+        if member_epoch != m.current.member_epoch {
+            return Err(GroupError::StaleMemberEpoch);
+        }
+        Ok(())
+    }
+
+    /// Deletes an empty consumer group (its records are tombstoned by the caller's write).
+    pub(super) fn consumer_group_tombstones(
+        &self,
+        group_id: &str,
+    ) -> Result<Option<Vec<CoordinatorRecord>>, GroupError> {
+        let Some(group) = self.consumer_group(group_id) else {
+            return Ok(None);
+        };
+        let g = group.lock();
+        if !g.is_empty() {
+            return Err(GroupError::NonEmptyGroup);
+        }
+        let mut records = vec![super::consumer::persist::coordinator_record(
+            group_id,
+            Record::TargetEpoch(None),
+        )];
+        records.push(super::consumer::persist::coordinator_record(
+            group_id,
+            Record::GroupEpoch(None),
+        ));
+        Ok(Some(records))
+    }
+
+    pub(super) fn forget_consumer_group(&self, group_id: &str) {
+        if let Some(g) = self.consumer_groups.write().remove(group_id) {
+            self.account(g.lock().bytes(), 0);
+        }
+        self.consumer_timers.lock().set(group_id, None);
+    }
+
+    /// Installs the consumer groups a partition's log holds.
+    pub(super) fn install_consumer_groups(
+        &self,
+        node: &Node,
+        groups: HashMap<String, ConsumerGroup>,
+        now_ms: i64,
+    ) -> usize {
+        let count = groups.len();
+        for (id, mut g) in groups {
+            let settings = consumer_settings(node, &id);
+            g.loaded(&NodeTopics(node), settings.session_timeout_ms, now_ms);
+            self.account(0, g.bytes());
+            tracing::info!(group = %id, members = g.members().count(), epoch = g.group_epoch(), "loaded consumer group");
+            let handle = Arc::new(Mutex::new(g));
+            self.consumer_groups.write().insert(id, handle.clone());
+            self.schedule_consumer(&handle.lock());
+        }
+        count
+    }
+
+    /// Forgets the consumer groups of partition `index`.
+    pub(super) fn unload_consumer_groups(&self, index: i32) -> usize {
+        let gone: Vec<(String, ConsumerHandle)> = {
+            let mut groups = self.consumer_groups.write();
+            let ids: Vec<String> = groups
+                .keys()
+                .filter(|g| self.partition_for(g) == index)
+                .cloned()
+                .collect();
+            ids.into_iter()
+                .filter_map(|id| groups.remove(&id).map(|g| (id, g)))
+                .collect()
+        };
+        for (id, g) in &gone {
+            self.account(g.lock().bytes(), 0);
+            self.consumer_timers.lock().set(id, None);
+        }
+        gone.len()
+    }
+}
