@@ -51,11 +51,11 @@ impl TopicView for NodeTopics<'_> {
         })
     }
     fn names(&self) -> Vec<String> {
+        // Internal topics too: a regex that names one gets it, as on Kafka.
         self.0
             .topics
             .all()
             .into_iter()
-            .filter(|t| !t.is_internal())
             .map(|t| t.name.clone())
             .collect()
     }

@@ -40,8 +40,8 @@ pub struct TopicMeta {
 /// What the group sees of the cluster's topics.
 pub trait TopicView {
     fn topic(&self, name: &str) -> Option<TopicMeta>;
-    /// Every topic a regular expression may match (internal topics excluded), and a number
-    /// that changes whenever that list may have changed.
+    /// Every topic a regular expression may match (internal ones too, as on Kafka), and a
+    /// number that changes whenever that list may have changed.
     fn names(&self) -> Vec<String>;
     fn version(&self) -> u64;
 }

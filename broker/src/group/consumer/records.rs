@@ -4,16 +4,16 @@
 //! fields in the flexible encoding (compact strings and arrays, each struct ending with its
 //! tagged fields). A null value is a tombstone.
 //!
-//! | type | key                          | value (v0)                                         |
-//! |------|------------------------------|----------------------------------------------------|
-//! | 3    | group                        | epoch; tag 0: metadata hash (KIP-1101)              |
-//! | 4    | group                        | topics with partition racks (4.4 only deletes it)   |
-//! | 5    | group, member                | the member's subscription; tag 0: classic metadata |
-//! | 6    | group                        | assignment epoch; tag 0: assignment timestamp       |
-//! | 7    | group, member                | the member's target partitions                     |
-//! | 8    | group, member                | epochs, state, partitions; tag 0 per topic: the    |
-//! |      |                              | partitions' assignment epochs (KIP-1251)           |
-//! | 16   | group, regular expression    | the topics it resolved to, version, timestamp      |
+//! | type | key                       | value (v0)                                              |
+//! |------|---------------------------|---------------------------------------------------------|
+//! | 3    | group                     | epoch; tag 0: metadata hash (KIP-1101)                  |
+//! | 4    | group                     | topics and partition racks (4.4 writes only tombstones) |
+//! | 5    | group, member             | the member's subscription; tag 0: classic metadata      |
+//! | 6    | group                     | assignment epoch; tag 0: assignment timestamp           |
+//! | 7    | group, member             | the member's target partitions                          |
+//! | 8    | group, member             | epochs, state, partitions; per topic, tag 0: the        |
+//! |      |                           | partitions' assignment epochs (KIP-1251)                |
+//! | 16   | group, regular expression | the topics it matched, metadata version, timestamp      |
 //!
 //! Tagged fields this broker does not know are skipped. Kafka keeps them on the message it
 //! reads but rebuilds every record it writes from its in-memory group, so they do not survive a
@@ -431,6 +431,9 @@ pub fn encode_value(value: &ConsumerRecordValue) -> Vec<u8> {
 
 // ---- decoding ----
 
+/// The assignment epochs of one topic's partitions as read, if any.
+type Epochs = Option<Vec<i32>>;
+
 /// A bounds-checked reader over one key, value or tagged field.
 struct Reader<'a> {
     buf: &'a [u8],
@@ -589,8 +592,8 @@ impl<'a> Reader<'a> {
     fn topic_partitions(
         &mut self,
         field: &str,
-        mut tags: impl FnMut(u32, &mut Reader<'a>, &mut Option<Vec<i32>>) -> Result<bool, RecordError>,
-        mut each: impl FnMut(Uuid, Vec<i32>, Option<Vec<i32>>),
+        mut tags: impl FnMut(u32, &mut Reader<'a>, &mut Epochs) -> Result<bool, RecordError>,
+        mut each: impl FnMut(Uuid, Vec<i32>, Epochs),
     ) -> Result<(), RecordError> {
         // A topic takes at least its id, an array length and a tag count.
         let n = self.array_len(field, 18)?;
