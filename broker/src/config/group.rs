@@ -4,12 +4,14 @@
 //! exist. Each defaults to a broker key (`group.consumer.session.timeout.ms` for
 //! `consumer.session.timeout.ms`) and stays within the broker's bounds.
 //!
-//! They matter to KIP-848 consumer groups and KIP-932 share groups. Share groups read theirs
-//! (`crate::share::ShareCoordinator::settings`): timeouts, lock duration, delivery count limit,
-//! auto offset reset, isolation level and dead-letter topic (KIP-1191). Samsa serves no KIP-848
-//! consumer groups yet (classic members send their own session timeout) and no KIP-1071 streams
-//! groups, so the `consumer.*` and `streams.*` keys are validated and stored exactly as Kafka
-//! does, for admin tools and a later ConsumerGroupHeartbeat and StreamsGroupHeartbeat.
+//! They matter to KIP-848 consumer groups and KIP-932 share groups, which read theirs
+//! (`crate::group::modern::consumer_settings`, `crate::share::ShareCoordinator::settings`):
+//! session timeouts and heartbeat intervals, and for share groups the lock duration, delivery
+//! count limit, auto offset reset, isolation level and dead-letter topic (KIP-1191).
+//! `consumer.assignment.interval.ms` is stored and not used yet (a consumer group computes its
+//! target assignment at once), and KIP-1071 streams groups are not served, so the `streams.*`
+//! keys are validated and stored exactly as Kafka does, for admin tools and a later
+//! StreamsGroupHeartbeat.
 
 use std::collections::BTreeMap;
 

@@ -3,7 +3,7 @@
 //! their default.
 
 use super::types::ConfigType::*;
-use super::types::{inert, unsupported, ConfigDef};
+use super::types::{def, inert, unsupported, ConfigDef};
 
 /// Kafka's dynamic broker keys that tune what Samsa does not have.
 #[rustfmt::skip]
@@ -64,8 +64,8 @@ pub(super) const CATALOGUE: &[ConfigDef] = &[
     inert("fetch.max.bytes", Int, Some("57671680")),
     inert("fetch.purgatory.purge.interval.requests", Int, Some("1000")),
     inert("follower.fetch.last.tiered.offset.enable", Boolean, Some("false")).cluster_wide(),
-    inert("group.consumer.assignors", List, Some("uniform,range")),
-    inert("group.consumer.max.size", Int, Some("2147483647")),
+    def("group.consumer.assignors", List, Some("uniform,range"), "server-side assignors of consumer groups (KIP-848), the first the default"),
+    def("group.consumer.max.size", Int, Some("2147483647"), "members per consumer group (KIP-848)"),
     inert("group.consumer.migration.policy", String, Some("bidirectional")),
     inert("group.coordinator.append.linger.ms", Int, Some("-1")),
     inert("group.coordinator.background.threads", Int, Some("2")),
