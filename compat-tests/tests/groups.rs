@@ -90,10 +90,13 @@ impl Member {
     fn start(broker: &Broker, group: &str, topic: &str, extra: &[(&str, &str)]) -> Member {
         let mut c = ClientConfig::new();
         c.set("bootstrap.servers", broker.bootstrap())
-            .set("group.id", group)
-            .set("session.timeout.ms", SESSION_MS)
-            .set("heartbeat.interval.ms", "500")
-            .set("auto.offset.reset", "earliest")
+            .set("group.id", group);
+        // A KIP-848 member's session and heartbeat are the broker's to set.
+        if !extra.contains(&("group.protocol", "consumer")) {
+            c.set("session.timeout.ms", SESSION_MS)
+                .set("heartbeat.interval.ms", "500");
+        }
+        c.set("auto.offset.reset", "earliest")
             .set("enable.auto.commit", "true")
             .set("auto.commit.interval.ms", "500")
             .set("enable.partition.eof", "false");
@@ -1077,4 +1080,140 @@ fn group_apis_answer_with_kafkas_error_codes_on_the_wire() {
     let r: DescribeGroupsResponse = c.call(ApiKey::DescribeGroups, 6, &describe);
     assert_eq!(r.groups[0].error_code, E::GroupIdNotFound.code());
     assert_eq!(r.groups[0].group_state.as_str(), "Dead");
+}
+
+// ---- KIP-848: librdkafka members with group.protocol=consumer ----
+
+const CONSUMER_PROTOCOL: &[(&str, &str)] = &[("group.protocol", "consumer")];
+
+/// A broker whose consumer groups fence a silent member after 4 s and ask for heartbeats
+/// every 500 ms.
+fn kip848_broker() -> Broker {
+    Broker::start_with(
+        BrokerOptions::default()
+            .prop("group.consumer.min.session.timeout.ms", 1000)
+            .prop("group.consumer.session.timeout.ms", 4000)
+            .prop("group.consumer.min.heartbeat.interval.ms", 500)
+            .prop("group.consumer.heartbeat.interval.ms", 500),
+    )
+}
+
+/// The consumer group's epoch and each member's epoch, from ConsumerGroupDescribe.
+fn describe_consumer_group(broker: &Broker, group: &str) -> (String, i32, Vec<i32>) {
+    use kafka_protocol::messages::{
+        ApiKey, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, GroupId,
+    };
+    let mut req = ConsumerGroupDescribeRequest::default();
+    req.group_ids = vec![GroupId(group.to_string().into())];
+    let resp: ConsumerGroupDescribeResponse =
+        raw_request(broker, ApiKey::ConsumerGroupDescribe, 1, &req);
+    let g = &resp.groups[0];
+    assert_eq!(g.error_code, 0, "{g:?}");
+    let mut epochs: Vec<i32> = g.members.iter().map(|m| m.member_epoch).collect();
+    epochs.sort();
+    (g.group_state.to_string(), g.group_epoch, epochs)
+}
+
+#[test]
+fn consumer_protocol_members_split_the_partitions_and_the_survivor_takes_over_when_one_leaves() {
+    let broker = kip848_broker();
+    create_topic(&broker, "kip848-split", 4, &[]);
+    let a = Member::start(&broker, "kip848-split", "kip848-split", CONSUMER_PROTOCOL);
+    let b = Member::start(&broker, "kip848-split", "kip848-split", CONSUMER_PROTOCOL);
+    wait_until(
+        "each member has two partitions",
+        Duration::from_secs(60),
+        || a.assigned().len() == 2 && b.assigned().len() == 2,
+    );
+    let mut both: Vec<i32> = a.assigned().into_iter().chain(b.assigned()).collect();
+    both.sort();
+    assert_eq!(both, vec![0, 1, 2, 3]);
+    let first: BTreeSet<String> = produce_values(&broker, "kip848-split", 4, "first", 200)
+        .into_iter()
+        .collect();
+    wait_until("every record read", Duration::from_secs(60), || {
+        let mut got = values(&a.records());
+        got.extend(values(&b.records()));
+        first.is_subset(&got)
+    });
+    assert_eq!(
+        a.records().len() + b.records().len(),
+        200,
+        "each record read once"
+    );
+    let (state, _, epochs) = describe_consumer_group(&broker, "kip848-split");
+    assert_eq!(state, "Stable");
+    assert_eq!(epochs.len(), 2);
+    // b leaves (librdkafka sends epoch -1 when it closes): a takes every partition.
+    drop(b);
+    wait_until(
+        "the survivor has every partition",
+        Duration::from_secs(30),
+        || a.assigned() == vec![0, 1, 2, 3],
+    );
+    let second: BTreeSet<String> = produce_values(&broker, "kip848-split", 4, "second", 100)
+        .into_iter()
+        .collect();
+    wait_until("the survivor reads on", Duration::from_secs(60), || {
+        second.is_subset(&values(&a.records()))
+    });
+    assert!(a.errors().is_empty(), "{:?}", a.errors());
+}
+
+#[test]
+fn a_consumer_protocol_group_comes_back_from_its_records_after_a_broker_sigkill() {
+    let mut broker = kip848_broker();
+    create_topic(&broker, "kip848-survive", 3, &[]);
+    let member = Member::start(
+        &broker,
+        "kip848-survive",
+        "kip848-survive",
+        CONSUMER_PROTOCOL,
+    );
+    let before: BTreeSet<String> = produce_values(&broker, "kip848-survive", 3, "before", 150)
+        .into_iter()
+        .collect();
+    wait_until(
+        "the member read the first records",
+        Duration::from_secs(60),
+        || before.is_subset(&values(&member.records())),
+    );
+    // A second member comes and goes, so the group's epoch is one a new group would not have.
+    let other = Member::start(
+        &broker,
+        "kip848-survive",
+        "kip848-survive",
+        CONSUMER_PROTOCOL,
+    );
+    wait_until(
+        "the second member has a partition",
+        Duration::from_secs(60),
+        || !other.assigned().is_empty(),
+    );
+    drop(other);
+    wait_until(
+        "the first member has every partition again",
+        Duration::from_secs(30),
+        || member.assigned().len() == 3,
+    );
+    let (_, epoch, members) = describe_consumer_group(&broker, "kip848-survive");
+    assert!(epoch >= 3, "{epoch}");
+    assert_eq!(members, vec![epoch]);
+    std::thread::sleep(Duration::from_millis(1200));
+    broker.kill();
+    broker.restart();
+    let after: BTreeSet<String> = produce_values(&broker, "kip848-survive", 3, "after", 150)
+        .into_iter()
+        .collect();
+    wait_until(
+        "the member reads on after the restart",
+        Duration::from_secs(60),
+        || after.is_subset(&values(&member.records())),
+    );
+    // The group was loaded from __consumer_offsets: the same member at the same epoch, with no
+    // new epoch for a rejoin.
+    let (state, epoch_after, members_after) = describe_consumer_group(&broker, "kip848-survive");
+    assert_eq!((state.as_str(), epoch_after), ("Stable", epoch));
+    assert_eq!(members_after, vec![epoch]);
+    assert_eq!(member.assigned().len(), 3);
 }

@@ -649,6 +649,9 @@ impl GroupCoordinator {
         if let Err(e) = self.offsets_partition(node, group_id) {
             return refuse(e);
         }
+        if let Err(e) = self.make_way_for_classic(node, group_id).await {
+            return refuse(e);
+        }
         let group = if req.member_id.is_empty() {
             if let Err(e) = self.check_budget(group_id, "a new member") {
                 return refuse(e);

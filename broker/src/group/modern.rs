@@ -6,9 +6,10 @@
 //! A group id names one group: a consumer group's committed offsets live in the coordinator's
 //! offsets holder for the id (the classic [`Group`] of that id, which stays Empty and has no
 //! members), so OffsetFetch, offset expiry and transactional offsets work as for every group;
-//! the membership lives here. A classic group with members and a consumer group never share an
-//! id (Kafka's online migration between the two is not built yet: such a heartbeat is answered
-//! GROUP_ID_NOT_FOUND, "not a consumer group", as Kafka does with migration disabled).
+//! the membership lives here. An empty group changes kind when a member of the other protocol
+//! joins (its old metadata tombstoned, its offsets kept), as Kafka converts it; Kafka's online
+//! migration of a group with members is not built yet: such a heartbeat is GROUP_ID_NOT_FOUND
+//! and such a JoinGroup INCONSISTENT_GROUP_PROTOCOL, as Kafka answers with migration disabled.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -134,13 +135,9 @@ impl GroupCoordinator {
         self.check_member_group(group_id)?;
         self.offsets_partition(node, group_id)?;
         let now = crate::util::now_ms();
-        if let Some(classic) = self.group(group_id) {
-            let g = classic.lock();
-            if g.state() != GroupState::Dead && (g.size() > 0 || g.protocol_type().is_some()) {
-                return Err(HeartbeatFailure::GroupIdNotFound(format!(
-                    "Group {group_id} is not a consumer group."
-                )));
-            }
+        if self.consumer_group(group_id).is_none() {
+            self.convert_empty_classic_group(node, group_id, hb.member_epoch, now)
+                .await?;
         }
         let group = match self.consumer_group(group_id) {
             Some(g) => g,
@@ -175,6 +172,113 @@ impl GroupCoordinator {
             replicated(group_id, w).await?;
         }
         Ok(reply)
+    }
+
+    /// A join (epoch 0) to the id of a classic group: an empty one becomes a consumer group
+    /// (its classic metadata is tombstoned, its offsets stay), as Kafka converts it; one with
+    /// members is refused with Kafka's reasons, and with Samsa's own when Kafka would migrate
+    /// it online (not built yet). Any other epoch: not a consumer group.
+    async fn convert_empty_classic_group(
+        &self,
+        node: &Node,
+        group_id: &str,
+        member_epoch: i32,
+        now_ms: i64,
+    ) -> Result<(), HeartbeatFailure> {
+        let Some(classic) = self.group(group_id) else {
+            return Ok(());
+        };
+        let write = {
+            let mut g = classic.lock();
+            if g.state() == GroupState::Dead {
+                return Ok(());
+            }
+            let empty = g.size() == 0 && g.pending_members() == 0;
+            if member_epoch != 0 {
+                // A simple group's offsets alone are no group yet.
+                if empty && g.protocol_type().is_none() {
+                    return Ok(());
+                }
+                return Err(HeartbeatFailure::GroupIdNotFound(format!(
+                    "Group {group_id} is not a consumer group."
+                )));
+            }
+            if !empty {
+                return Err(HeartbeatFailure::GroupIdNotFound(
+                    self.upgrade_refusal(node, group_id, &g),
+                ));
+            }
+            if g.protocol_type().is_none() {
+                return Ok(());
+            }
+            let record = CoordinatorRecord::group_tombstone(group_id);
+            let write = self.append(node, group_id, &[record], now_ms)?;
+            let before = g.bytes();
+            g.forget_membership(now_ms);
+            self.account(before, g.bytes());
+            tracing::info!(
+                group = group_id,
+                "converted the empty classic group to a consumer group"
+            );
+            write
+        };
+        replicated(group_id, write).await?;
+        Ok(())
+    }
+
+    /// Why a classic group with members is not upgraded: Kafka's reasons in Kafka's words, and
+    /// where Kafka would migrate it online, that Samsa does not yet.
+    fn upgrade_refusal(&self, node: &Node, group_id: &str, g: &super::Group) -> String {
+        let policy = node
+            .dynamic_configs
+            .effective()
+            .get("group.consumer.migration.policy")
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let prefix = format!("Cannot upgrade classic group {group_id} to consumer group");
+        if !matches!(policy.as_str(), "upgrade" | "bidirectional") {
+            format!("{prefix} because online upgrade is disabled.")
+        } else if !g.uses_consumer_protocol() {
+            format!("{prefix} because the group does not use the consumer embedded protocol.")
+        } else if g.size() > consumer_settings(node, group_id).max_size {
+            format!("{prefix} because the group size exceeds the consumer group maximum size.")
+        } else {
+            format!("{prefix}: Samsa does not migrate a group with members online yet; stop its classic members first.")
+        }
+    }
+
+    /// A classic JoinGroup to the id of a consumer group: an empty one is removed (its records
+    /// tombstoned, its offsets kept), so the classic group can form, as Kafka converts it; one
+    /// with members is INCONSISTENT_GROUP_PROTOCOL (Kafka would migrate it online when
+    /// `group.consumer.migration.policy` allows; Samsa does not yet).
+    pub(super) async fn make_way_for_classic(
+        &self,
+        node: &Node,
+        group_id: &str,
+    ) -> Result<(), GroupError> {
+        let Some(group) = self.consumer_group(group_id) else {
+            return Ok(());
+        };
+        let write = {
+            let g = group.lock();
+            if !g.is_empty() {
+                tracing::info!(group = group_id, "a classic member cannot join the consumer group: online migration is not built");
+                return Err(GroupError::InconsistentGroupProtocol);
+            }
+            let records = vec![
+                super::consumer::persist::coordinator_record(group_id, Record::TargetEpoch(None)),
+                super::consumer::persist::coordinator_record(group_id, Record::GroupEpoch(None)),
+            ];
+            let write = self.append(node, group_id, &records, crate::util::now_ms())?;
+            drop(g);
+            self.forget_consumer_group(group_id);
+            tracing::info!(
+                group = group_id,
+                "converted the empty consumer group to a classic group"
+            );
+            write
+        };
+        replicated(group_id, write).await
     }
 
     /// Writes a group's records; on a failed append the group is forgotten here (its log is

@@ -66,7 +66,7 @@ pub(super) const CATALOGUE: &[ConfigDef] = &[
     inert("follower.fetch.last.tiered.offset.enable", Boolean, Some("false")).cluster_wide(),
     def("group.consumer.assignors", List, Some("uniform,range"), "server-side assignors of consumer groups (KIP-848), the first the default"),
     def("group.consumer.max.size", Int, Some("2147483647"), "members per consumer group (KIP-848)"),
-    inert("group.consumer.migration.policy", String, Some("bidirectional")),
+    def("group.consumer.migration.policy", String, Some("bidirectional"), "classic <-> consumer group conversions (KIP-848): empty groups convert; online migration of groups with members is not built"),
     inert("group.coordinator.append.linger.ms", Int, Some("-1")),
     inert("group.coordinator.background.threads", Int, Some("2")),
     inert("group.coordinator.cached.buffer.max.bytes", Int, Some("1048588")).cluster_wide(),

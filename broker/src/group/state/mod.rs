@@ -324,6 +324,23 @@ impl Group {
         self.state_timestamp_ms = Some(now_ms);
     }
 
+    /// Forgets the classic membership of an empty group (its protocol, generation, leader),
+    /// keeping its committed and pending offsets: the id becomes a consumer group's (KIP-848),
+    /// as Kafka converts an empty classic group.
+    pub fn forget_membership(&mut self, now_ms: i64) {
+        assert!(
+            self.members.is_empty() && self.pending_join.is_empty(),
+            "group {}: only an empty group's membership is forgotten",
+            self.group_id
+        );
+        let offsets = std::mem::take(&mut self.offsets);
+        let pending_txn = std::mem::take(&mut self.pending_txn);
+        *self = Group::new(&self.group_id, now_ms);
+        self.offsets = offsets;
+        self.pending_txn = pending_txn;
+        self.debug_check_invariants();
+    }
+
     /// Marks the group deleted; later operations on a stale handle see COORDINATOR_NOT_AVAILABLE.
     pub fn mark_dead(&mut self, now_ms: i64) {
         self.transition(GroupState::Dead, now_ms);

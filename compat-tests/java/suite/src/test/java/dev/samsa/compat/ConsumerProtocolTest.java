@@ -19,7 +19,7 @@ import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
-/** group.protocol=consumer (KIP-848): the broker assigns; skipped on Samsa until issue 41 (java-client-skip.txt). */
+/** group.protocol=consumer (KIP-848): the broker assigns. */
 class ConsumerProtocolTest extends SuiteBase {
     static Map<String, Object> consumerProtocol() {
         return Map.of("group.protocol", "consumer");
@@ -81,5 +81,36 @@ class ConsumerProtocolTest extends SuiteBase {
             });
             assertTrue(c.assignment().size() == 2);
         }
+    }
+    /** An empty classic group becomes a consumer group when a consumer-protocol member joins, and
+     *  back when a classic member joins the emptied consumer group; committed offsets carry over. */
+    @Test
+    void anEmptyGroupChangesProtocolBothWaysAndKeepsItsOffsets() throws Exception {
+        String topic = Env.name("kip848mig");
+        String group = Env.name("g-kip848mig");
+        Env.createTopic(admin, topic, 2);
+        Env.produce(topic, 30, "v");
+        List<String> seen = new java.util.ArrayList<>();
+        String[] protocols = {"classic", "consumer", "classic"};
+        GroupType[] types = {GroupType.CLASSIC, GroupType.CONSUMER, GroupType.CLASSIC};
+        for (int round = 0; round < 3; round++) {
+            int want = 10 * (round + 1);
+            try (KafkaConsumer<String, String> c = Env.consumer(group, Map.of("group.protocol", protocols[round],
+                "max.poll.records", 1))) {
+                c.subscribe(List.of(topic));
+                Env.waitUntil("round " + round + " consumed", () -> {
+                    c.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.value()));
+                    return seen.size() >= want;
+                });
+                // One record per poll: the positions are exactly what was read.
+                c.commitSync();
+                GroupListing l = admin.listGroups(ListGroupsOptions.forConsumerGroups()).all().get().stream()
+                    .filter(g -> g.groupId().equals(group)).findFirst().orElseThrow();
+                assertEquals(types[round], l.type().orElseThrow(), "round " + round);
+            }
+        }
+        // Every record came once across the three rounds: the offsets carried over.
+        assertEquals(30, seen.size(), seen.toString());
+        assertEquals(30, new HashSet<>(seen).size(), seen.toString());
     }
 }
