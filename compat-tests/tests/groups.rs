@@ -303,6 +303,17 @@ fn produce_values(
     vals
 }
 
+/// Produces 150 values over the three partitions of `topic` and waits until `member` has read
+/// them all (`what` names the wait).
+fn produce_and_read(broker: &Broker, member: &Member, topic: &str, prefix: &str, what: &str) {
+    let vals: BTreeSet<String> = produce_values(broker, topic, 3, prefix, 150)
+        .into_iter()
+        .collect();
+    wait_until(what, Duration::from_secs(60), || {
+        vals.is_subset(&values(&member.records()))
+    });
+}
+
 // ---- the tests ----
 
 #[test]
@@ -523,25 +534,23 @@ fn a_live_member_carries_on_across_a_broker_sigkill_and_restart() {
     let mut broker = group_broker();
     create_topic(&broker, "survive", 3, &[]);
     let member = Member::start(&broker, "survivors", "survive", &[]);
-    let before: BTreeSet<String> = produce_values(&broker, "survive", 3, "before", 150)
-        .into_iter()
-        .collect();
-    wait_until(
+    produce_and_read(
+        &broker,
+        &member,
+        "survive",
+        "before",
         "the member read the first records",
-        Duration::from_secs(60),
-        || before.is_subset(&values(&member.records())),
     );
     // Let an auto-commit land, then crash the broker under the live member.
     std::thread::sleep(Duration::from_millis(1200));
     broker.kill();
     broker.restart();
-    let after: BTreeSet<String> = produce_values(&broker, "survive", 3, "after", 150)
-        .into_iter()
-        .collect();
-    wait_until(
+    produce_and_read(
+        &broker,
+        &member,
+        "survive",
+        "after",
         "the member reads on after the restart",
-        Duration::from_secs(60),
-        || after.is_subset(&values(&member.records())),
     );
     // Its group and its commits came back from __consumer_offsets: nothing from before the
     // crash is read twice beyond the last auto-commit interval.
@@ -1170,13 +1179,12 @@ fn a_consumer_protocol_group_comes_back_from_its_records_after_a_broker_sigkill(
         "kip848-survive",
         CONSUMER_PROTOCOL,
     );
-    let before: BTreeSet<String> = produce_values(&broker, "kip848-survive", 3, "before", 150)
-        .into_iter()
-        .collect();
-    wait_until(
+    produce_and_read(
+        &broker,
+        &member,
+        "kip848-survive",
+        "before",
         "the member read the first records",
-        Duration::from_secs(60),
-        || before.is_subset(&values(&member.records())),
     );
     // A second member comes and goes, so the group's epoch is one a new group would not have.
     let other = Member::start(
@@ -1202,13 +1210,12 @@ fn a_consumer_protocol_group_comes_back_from_its_records_after_a_broker_sigkill(
     std::thread::sleep(Duration::from_millis(1200));
     broker.kill();
     broker.restart();
-    let after: BTreeSet<String> = produce_values(&broker, "kip848-survive", 3, "after", 150)
-        .into_iter()
-        .collect();
-    wait_until(
+    produce_and_read(
+        &broker,
+        &member,
+        "kip848-survive",
+        "after",
         "the member reads on after the restart",
-        Duration::from_secs(60),
-        || after.is_subset(&values(&member.records())),
     );
     // The group was loaded from __consumer_offsets: the same member at the same epoch, with no
     // new epoch for a rejoin.
