@@ -8,7 +8,8 @@
 //! advertised version's answer and fails on an empty string in such a field.
 //!
 //! The match is written from Kafka's response schemas: every nullable string field of these
-//! kinds (error messages, racks, instance ids, documentation, subscribed regexes). An empty
+//! kinds (error messages, racks, instance ids, documentation, subscribed regexes, except
+//! ConsumerGroupDescribe's, where Kafka sends "" for a member without one). An empty
 //! string there never carries information: Kafka refuses an empty `group.instance.id` and an
 //! empty rack, and an empty error message says nothing.
 
@@ -57,7 +58,7 @@ pub fn null_where_kafka_does(response: &mut ResponseKind, version: i16) {
                 for b in &mut a.members {
                     null_if_empty(&mut b.instance_id);
                     null_if_empty(&mut b.rack_id);
-                    null_if_empty(&mut b.subscribed_topic_regex);
+                    // A member without a regex: Kafka 4.4 sends "" here, not null.
                 }
             }
         }

@@ -798,16 +798,18 @@ impl GroupCoordinator {
         let now = crate::util::now_ms();
         // A KIP-848 consumer group checks its members' epochs; its offsets holder is created
         // on the first commit.
-        let consumer = self.validate_consumer_commit(
+        let consumer = match self.validate_consumer_commit(
             &req.group_id,
             &req.member_id,
+            req.group_instance_id.as_deref(),
             req.generation_id,
             producer.is_some(),
             req.api_version,
-        );
-        if let Some(Err(e)) = consumer {
-            return Err(e);
-        }
+        ) {
+            Some(Err(e)) => return Err(e),
+            Some(Ok(c)) => Some(c),
+            None => None,
+        };
         let group = match self.group(&req.group_id) {
             Some(g) => g,
             None if consumer.is_some() => self.get_or_create(&req.group_id, now)?,
@@ -849,10 +851,17 @@ impl GroupCoordinator {
             let mut records = Vec::new();
             for (topic, partitions) in &req.topics {
                 let mut tr = Vec::with_capacity(partitions.len());
+                let topic_id = node.topics.get(topic).map(|t| t.id);
                 for p in partitions {
                     let metadata = p.metadata.clone().unwrap_or_default();
+                    let allowed = match &consumer {
+                        Some(c) => c.check(topic_id, p.partition),
+                        None => Ok(()),
+                    };
                     let r = if metadata.len() > self.offset_metadata_max_bytes {
                         Err(GroupError::OffsetMetadataTooLarge)
+                    } else if let Err(e) = allowed {
+                        Err(e)
                     } else if g.offsets.get(topic, p.partition).is_none()
                         && budget
                             .get_or_insert_with(|| {

@@ -26,6 +26,32 @@ use crate::node::Node;
 
 pub(super) type ConsumerHandle = Arc<Mutex<ConsumerGroup>>;
 
+/// What a consumer group member's offset commit may commit.
+#[derive(Debug, Clone)]
+pub enum ConsumerCommit {
+    Any,
+    /// Committed with an older member epoch: only partitions given at or before it.
+    OlderEpoch {
+        epoch: i32,
+        epochs: super::consumer::group::AssignmentEpochs,
+    },
+}
+
+impl ConsumerCommit {
+    /// Whether partition `partition` of topic `topic_id` may be committed.
+    pub fn check(&self, topic_id: Option<uuid::Uuid>, partition: i32) -> Result<(), GroupError> {
+        match self {
+            ConsumerCommit::Any => Ok(()),
+            ConsumerCommit::OlderEpoch { epoch, epochs } => {
+                match topic_id.and_then(|t| epochs.get(&(t, partition))) {
+                    Some(given) if *given <= *epoch => Ok(()),
+                    _ => Err(GroupError::StaleMemberEpoch),
+                }
+            }
+        }
+    }
+}
+
 /// Why a heartbeat was refused: a coordinator error or the group's.
 #[derive(Debug)]
 pub enum HeartbeatFailure {
@@ -139,6 +165,7 @@ impl GroupCoordinator {
             self.convert_empty_classic_group(node, group_id, hb.member_epoch, now)
                 .await?;
         }
+        let created = self.consumer_group(group_id).is_none();
         let group = match self.consumer_group(group_id) {
             Some(g) => g,
             None if hb.member_epoch == 0 => {
@@ -162,7 +189,19 @@ impl GroupCoordinator {
             let before = g.bytes();
             let result = g.heartbeat(hb, &topics, &settings, now);
             self.account(before, g.bytes());
-            let (reply, records) = result.map_err(HeartbeatFailure::Group)?;
+            let (reply, records) = match result {
+                Ok(r) => r,
+                Err(e) => {
+                    // A refused join leaves no group behind (removed under the group's lock,
+                    // so no join can slip in between).
+                    if created && g.is_empty() {
+                        self.consumer_groups.write().remove(group_id);
+                        self.account(g.bytes(), 0);
+                        self.consumer_timers.lock().set(group_id, None);
+                    }
+                    return Err(HeartbeatFailure::Group(e));
+                }
+            };
             self.schedule_consumer(&g);
             let write = self.write_consumer_records(node, &mut g, records, now)?;
             (reply, write)
@@ -371,22 +410,33 @@ impl GroupCoordinator {
         self.consumer_group(group_id).map(|g| f(&g.lock()))
     }
 
-    /// Checks an offset commit of a consumer group member (Kafka's
+    /// Checks an offset commit of a consumer group member (Kafka 4.4's
     /// `ConsumerGroup.validateOffsetCommit`); `None` when `group_id` is not a consumer group.
+    /// A commit with the member's epoch may commit anything; one with an older epoch only
+    /// partitions the member was given at or before that epoch (KIP-1251), checked per
+    /// partition with [`ConsumerCommit::check`].
     pub(super) fn validate_consumer_commit(
         &self,
         group_id: &str,
         member_id: &str,
+        group_instance_id: Option<&str>,
         member_epoch: i32,
         transactional: bool,
         api_version: i16,
-    ) -> Option<Result<(), GroupError>> {
+    ) -> Option<Result<ConsumerCommit, GroupError>> {
         let group = self.consumer_group(group_id)?;
         let g = group.lock();
         // The admin client and consumers without group management commit with epoch -1, to a
-        // group without members.
+        // group without members; a transactional producer without a group's metadata too.
         if member_epoch < 0 && g.is_empty() {
-            return Some(Ok(()));
+            return Some(Ok(ConsumerCommit::Any));
+        }
+        if transactional
+            && member_epoch == -1
+            && member_id.is_empty()
+            && group_instance_id.is_none()
+        {
+            return Some(Ok(ConsumerCommit::Any));
         }
         let Some(m) = g.member(member_id) else {
             return Some(Err(GroupError::UnknownMemberId));
@@ -394,10 +444,15 @@ impl GroupCoordinator {
         if !transactional && api_version < 9 {
             return Some(Err(GroupError::UnsupportedVersion));
         }
-        if member_epoch != m.current.member_epoch {
-            return Some(Err(GroupError::StaleMemberEpoch));
-        }
-        Some(Ok(()))
+        let current = m.current.member_epoch;
+        Some(match member_epoch {
+            e if e == current => Ok(ConsumerCommit::Any),
+            e if e > current => Err(GroupError::StaleMemberEpoch),
+            e => Ok(ConsumerCommit::OlderEpoch {
+                epoch: e,
+                epochs: m.assignment_epochs.clone(),
+            }),
+        })
     }
 
     /// Checks an offset fetch of a consumer group member (Kafka's
@@ -449,7 +504,9 @@ impl GroupCoordinator {
     }
 
     pub(super) fn forget_consumer_group(&self, group_id: &str) {
-        if let Some(g) = self.consumer_groups.write().remove(group_id) {
+        // The map's lock is released before the group's is taken.
+        let removed = self.consumer_groups.write().remove(group_id);
+        if let Some(g) = removed {
             self.account(g.lock().bytes(), 0);
         }
         self.consumer_timers.lock().set(group_id, None);

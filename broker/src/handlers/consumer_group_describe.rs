@@ -94,8 +94,10 @@ pub fn handle(ctx: &Ctx<'_>, req: ConsumerGroupDescribeRequest) -> ConsumerGroup
                         .iter()
                         .map(|t| TopicName(StrBytes::from_string(t.clone())))
                         .collect();
-                    out.subscribed_topic_regex =
-                        m.subscribed_regex.clone().map(StrBytes::from_string);
+                    // "" for a member without one, as Kafka 4.4 answers.
+                    out.subscribed_topic_regex = Some(StrBytes::from_string(
+                        m.subscribed_regex.clone().unwrap_or_default(),
+                    ));
                     out.assignment = assignment(ctx, &m.current.assigned);
                     out.target_assignment =
                         assignment(ctx, g.target_of(&m.member_id).unwrap_or(&Partitions::new()));

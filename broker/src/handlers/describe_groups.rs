@@ -37,8 +37,11 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeGroupsRequest) -> DescribeGroupsRespon
         if ctx.version >= 3 && req.include_authorized_operations {
             g.authorized_operations = ctx.authorized_operations(ResourceType::Group, group_id);
         }
-        if ctx.shares().has_group(group_id) && !ctx.groups().exists(group_id) {
-            // Kafka answers so for a group of another type (share groups: ShareGroupDescribe):
+        if (ctx.shares().has_group(group_id) && !ctx.groups().exists(group_id))
+            || ctx.groups().is_consumer_group(group_id)
+        {
+            // Kafka answers so for a group of another type (share groups: ShareGroupDescribe,
+            // consumer groups: ConsumerGroupDescribe):
             // Dead, and GROUP_ID_NOT_FOUND from v6.
             g.group_state = StrBytes::from_static_str(GroupState::Dead.as_str());
             if ctx.version >= 6 {

@@ -71,6 +71,18 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
                 resp.groups.push(rg);
                 continue;
             }
+            // v9+: a consumer group member's fetch carries its id and epoch (KIP-848).
+            if ctx.version >= 9 {
+                if let Err(e) = ctx.groups().validate_consumer_fetch(
+                    g.group_id.as_str(),
+                    g.member_id.as_deref(),
+                    g.member_epoch,
+                ) {
+                    rg.error_code = e.code();
+                    resp.groups.push(rg);
+                    continue;
+                }
+            }
             let all_topics = topics.is_none();
             match ctx.groups().fetch_offsets(g.group_id.as_str(), topics) {
                 Ok(mut found) => {

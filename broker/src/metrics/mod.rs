@@ -78,6 +78,12 @@ struct StateLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TypeStateLabels {
+    r#type: &'static str,
+    state: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct AuthLabels {
     listener: String,
     result: &'static str,

@@ -349,7 +349,7 @@ fn sample_fetch_sessions(broker: &Broker, r: &mut Registry) {
     );
 }
 
-/// Group states, and per group and partition the committed offset and the lag behind the
+/// Group states (per type), and per group (classic and consumer) and partition the committed offset and the lag behind the
 /// high watermark: the number Kafka needs an external exporter for. Skipped (for this scrape)
 /// while the coordinator is still loading `__consumer_offsets`.
 fn sample_groups(broker: &Broker, r: &mut Registry) {
@@ -369,15 +369,73 @@ fn sample_groups(broker: &Broker, r: &mut Registry) {
             .get_or_create(&StateLabels { state: s.as_str() })
             .set(0);
     }
-    let committed = Family::<GroupPartitionLabels, Gauge>::default();
-    let lag = Family::<GroupPartitionLabels, Gauge>::default();
+    // Every group by type (Kafka's group-count per protocol) and state.
+    let by_type = Family::<TypeStateLabels, Gauge>::default();
+    for (kind, states) in [
+        (
+            "classic",
+            &[
+                "Empty",
+                "PreparingRebalance",
+                "CompletingRebalance",
+                "Stable",
+                "Dead",
+            ][..],
+        ),
+        (
+            "consumer",
+            &["Empty", "Assigning", "Reconciling", "Stable"][..],
+        ),
+        ("share", &["Empty", "Stable"][..]),
+    ] {
+        for state in states {
+            by_type
+                .get_or_create(&TypeStateLabels {
+                    r#type: kind,
+                    state,
+                })
+                .set(0);
+        }
+    }
+    let consumer_groups = broker.groups.consumer_group_states();
+    let mut ids: Vec<String> = Vec::with_capacity(groups.len() + consumer_groups.len());
     for g in &groups {
         states
             .get_or_create(&StateLabels {
                 state: g.state.as_str(),
             })
             .inc();
-        let Ok(offsets) = broker.groups.fetch_offsets(&g.group_id, None) else {
+        by_type
+            .get_or_create(&TypeStateLabels {
+                r#type: "classic",
+                state: g.state.as_str(),
+            })
+            .inc();
+        ids.push(g.group_id.clone());
+    }
+    for (id, state) in consumer_groups {
+        by_type
+            .get_or_create(&TypeStateLabels {
+                r#type: "consumer",
+                state,
+            })
+            .inc();
+        ids.push(id);
+    }
+    for group in broker.shares.known_groups() {
+        if let Some(state) = broker.shares.with_group(&group, false, |g| g.state()) {
+            by_type
+                .get_or_create(&TypeStateLabels {
+                    r#type: "share",
+                    state,
+                })
+                .inc();
+        }
+    }
+    let committed = Family::<GroupPartitionLabels, Gauge>::default();
+    let lag = Family::<GroupPartitionLabels, Gauge>::default();
+    for group_id in &ids {
+        let Ok(offsets) = broker.groups.fetch_offsets(group_id, None) else {
             continue;
         };
         for (topic, partitions) in offsets {
@@ -389,7 +447,7 @@ fn sample_groups(broker: &Broker, r: &mut Registry) {
                     continue;
                 };
                 let labels = GroupPartitionLabels {
-                    group: g.group_id.clone(),
+                    group: group_id.clone(),
                     topic: topic.clone(),
                     partition,
                 };
@@ -401,8 +459,13 @@ fn sample_groups(broker: &Broker, r: &mut Registry) {
     }
     r.register(
         "consumer_groups",
-        "Consumer groups coordinated here, per state",
+        "Classic groups coordinated here, per state",
         states,
+    );
+    r.register(
+        "groups",
+        "Groups coordinated here, per type (classic, consumer, share) and state",
+        by_type,
     );
     r.register(
         "consumer_group_committed_offset",

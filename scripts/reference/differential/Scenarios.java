@@ -15,6 +15,7 @@ final class Scenarios {
         ConfigScenarios.add(s);
         ClusterScenarios.add(s);
         GroupScenarios.add(s);
+        ConsumerGroupScenarios.add(s);
         TxnScenarios.add(s);
         ShareScenarios.add(s);
         TokenScenarios.add(s);

@@ -30,6 +30,10 @@ pub const LEAVE_EPOCH: i32 = -1;
 /// Epoch a static member leaves with, meaning to come back.
 pub const LEAVE_STATIC_EPOCH: i32 = -2;
 
+/// The member epoch at which each partition of a member's was given to it (KIP-1251): an
+/// offset commit from an older epoch is accepted for a partition given at or before it.
+pub type AssignmentEpochs = BTreeMap<(Uuid, i32), i32>;
+
 /// A topic as the metadata image knows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TopicMeta {
@@ -117,6 +121,8 @@ pub struct Member {
     pub server_assignor: Option<String>,
     pub rebalance_timeout_ms: i32,
     pub current: Current,
+    /// Of every partition in `current` (assigned or pending revocation).
+    pub assignment_epochs: AssignmentEpochs,
 }
 
 impl Member {
@@ -132,7 +138,34 @@ impl Member {
             server_assignor: None,
             rebalance_timeout_ms: -1,
             current: Current::joining(),
+            assignment_epochs: AssignmentEpochs::new(),
         }
+    }
+
+    /// Moves the member to `next`, keeping the assignment epoch of each partition it keeps and
+    /// giving the new ones the new member epoch.
+    fn advance(&mut self, next: Current) {
+        let mut epochs = AssignmentEpochs::new();
+        for (t, ps) in next.assigned.iter().chain(&next.pending_revocation) {
+            for p in ps {
+                let e = self
+                    .assignment_epochs
+                    .get(&(*t, *p))
+                    .copied()
+                    .unwrap_or(next.member_epoch);
+                epochs.insert((*t, *p), e);
+            }
+        }
+        self.assignment_epochs = epochs;
+        self.current = next;
+    }
+
+    /// The current-assignment record's value.
+    fn assignment_record(&self) -> Record {
+        Record::CurrentAssignment(
+            self.member_id.clone(),
+            Some((self.current.clone(), self.assignment_epochs.clone())),
+        )
     }
 
     /// The parts of the member its metadata record holds.
@@ -159,6 +192,7 @@ impl Member {
                 .sum::<usize>()
             + parts(&self.current.assigned)
             + parts(&self.current.pending_revocation)
+            + 32 * self.assignment_epochs.len()
     }
 }
 
@@ -174,8 +208,8 @@ pub enum Record {
     TargetMember(String, Option<Partitions>),
     /// ConsumerGroupTargetAssignmentMetadata: the assignment epoch.
     TargetEpoch(Option<i32>),
-    /// ConsumerGroupCurrentMemberAssignment.
-    CurrentAssignment(String, Option<Current>),
+    /// ConsumerGroupCurrentMemberAssignment, with the partitions' assignment epochs.
+    CurrentAssignment(String, Option<(Current, AssignmentEpochs)>),
 }
 
 /// Kafka's consumer group states.
@@ -229,10 +263,12 @@ pub struct ConsumerGroup {
 
 impl ConsumerGroup {
     pub fn new(group_id: &str) -> ConsumerGroup {
+        // A new group is at epoch 1 with an empty target (Kafka 4.4, KAFKA-20268): its first
+        // member joins at 2.
         ConsumerGroup {
             group_id: group_id.to_string(),
-            group_epoch: 0,
-            assignment_epoch: 0,
+            group_epoch: 1,
+            assignment_epoch: 1,
             members: BTreeMap::new(),
             static_members: BTreeMap::new(),
             target: BTreeMap::new(),
@@ -412,23 +448,23 @@ impl ConsumerGroup {
             }
             member.current.assigned = old.current.assigned.clone();
             member.current.pending_revocation = old.current.pending_revocation.clone();
+            member.assignment_epochs = old.assignment_epochs.clone();
             bump |= old.subscribed_names != member.subscribed_names
                 || old.subscribed_regex != member.subscribed_regex;
             records.push(Record::Member(
                 member.member_id.clone(),
                 Some(Box::new(member.clone())),
             ));
-            records.push(Record::CurrentAssignment(
-                member.member_id.clone(),
-                Some(member.current.clone()),
-            ));
+            records.push(member.assignment_record());
         } else if old.as_ref().is_none_or(|o| !o.same_metadata(&member)) {
             records.push(Record::Member(
                 member.member_id.clone(),
                 Some(Box::new(member.clone())),
             ));
+            // Only a subscription that changed moves the epoch (a new member counts as one
+            // that subscribed to nothing before).
             bump |= match &old {
-                None => true,
+                None => !member.subscribed_names.is_empty() || member.subscribed_regex.is_some(),
                 Some(o) => {
                     o.subscribed_names != member.subscribed_names
                         || o.subscribed_regex != member.subscribed_regex
@@ -469,10 +505,6 @@ impl ConsumerGroup {
         let next = next.expect("a member in an unknown state was refused above");
         let assigned_changed = next.assigned != member.current.assigned;
         if next != member.current {
-            records.push(Record::CurrentAssignment(
-                member_id.clone(),
-                Some(next.clone()),
-            ));
             let d = self.deadlines.entry(member_id.clone()).or_default();
             d.rebalance = (next.state == MemberState::UnrevokedPartitions).then(|| {
                 (
@@ -480,7 +512,8 @@ impl ConsumerGroup {
                     next.member_epoch,
                 )
             });
-            member.current = next;
+            member.advance(next);
+            records.push(member.assignment_record());
             self.put_member(member.clone());
         }
         self.deadlines
@@ -605,10 +638,7 @@ impl ConsumerGroup {
             let mut m = self.members[&member_id].clone();
             m.current.previous_member_epoch = m.current.member_epoch;
             m.current.member_epoch = LEAVE_STATIC_EPOCH;
-            records.push(Record::CurrentAssignment(
-                member_id.clone(),
-                Some(m.current.clone()),
-            ));
+            records.push(m.assignment_record());
             self.put_member(m);
             self.deadlines
                 .entry(member_id.clone())
@@ -637,6 +667,12 @@ impl ConsumerGroup {
         self.refresh_subscriptions(topics);
         self.group_epoch += 1;
         records.push(Record::GroupEpoch(Some(self.group_epoch)));
+        if self.members.is_empty() {
+            // Nothing to assign: the (empty) target is the new epoch's at once, as Kafka 4.4
+            // has it (KAFKA-20442).
+            self.assignment_epoch = self.group_epoch;
+            records.push(Record::TargetEpoch(Some(self.assignment_epoch)));
+        }
     }
 
     /// Fires due deadlines: members past their session timeout, or still holding partitions
@@ -904,7 +940,16 @@ impl ConsumerGroup {
                     .get(&id)
                     .map(|o| o.current.clone())
                     .unwrap_or_else(Current::joining);
-                self.put_member(Member { current, ..*m });
+                let epochs = self
+                    .members
+                    .get(&id)
+                    .map(|o| o.assignment_epochs.clone())
+                    .unwrap_or_default();
+                self.put_member(Member {
+                    current,
+                    assignment_epochs: epochs,
+                    ..*m
+                });
             }
             Record::Member(id, None) => {
                 if let Some(m) = self.members.remove(&id) {
@@ -912,13 +957,14 @@ impl ConsumerGroup {
                 }
                 self.deadlines.remove(&id);
             }
-            Record::CurrentAssignment(id, Some(c)) => {
+            Record::CurrentAssignment(id, Some((c, epochs))) => {
                 let mut m = self
                     .members
                     .get(&id)
                     .cloned()
                     .unwrap_or_else(|| Member::new(&id));
                 m.current = c;
+                m.assignment_epochs = epochs;
                 self.put_member(m);
             }
             Record::CurrentAssignment(_, None) => {}

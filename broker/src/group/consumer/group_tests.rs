@@ -91,13 +91,13 @@ fn count(p: &Partitions) -> usize {
 }
 
 #[test]
-fn the_first_member_gets_every_partition_at_epoch_one_with_kafkas_records() {
+fn the_first_member_gets_every_partition_at_epoch_two_with_kafkas_records() {
     let topics = Topics::new(&[("a", 1, 3)]);
     let mut g = ConsumerGroup::new("g");
     let (reply, records) = g
         .heartbeat(join("m1", &["a"]), &topics, &settings(), 0)
         .unwrap();
-    assert_eq!(reply.member_epoch, 1);
+    assert_eq!(reply.member_epoch, 2);
     assert_eq!(reply.heartbeat_interval_ms, 5_000);
     assert_eq!(reply.assignment, Some(parts(&[(1, &[0, 1, 2])])));
     let kinds: Vec<&str> = records
@@ -124,13 +124,13 @@ fn the_first_member_gets_every_partition_at_epoch_one_with_kafkas_records() {
     // A heartbeat with nothing new changes nothing and sends no assignment.
     let (reply, records) = g
         .heartbeat(
-            beat("m1", 1, parts(&[(1, &[0, 1, 2])])),
+            beat("m1", 2, parts(&[(1, &[0, 1, 2])])),
             &topics,
             &settings(),
             10,
         )
         .unwrap();
-    assert_eq!((reply.member_epoch, reply.assignment), (1, None));
+    assert_eq!((reply.member_epoch, reply.assignment), (2, None));
     assert!(records.is_empty(), "{records:?}");
 }
 
@@ -141,17 +141,17 @@ fn a_second_member_waits_for_the_first_to_revoke_before_it_gets_partitions() {
     let mut g = ConsumerGroup::new("g");
     g.heartbeat(join("m1", &["a"]), &topics, &s, 0).unwrap();
     let (r2, _) = g.heartbeat(join("m2", &["a"]), &topics, &s, 1).unwrap();
-    // m2 is at epoch 2 but its partitions are still m1's.
-    assert_eq!(r2.member_epoch, 2);
+    // m2 is at epoch 3 but its partitions are still m1's.
+    assert_eq!(r2.member_epoch, 3);
     assert_eq!(r2.assignment, Some(Partitions::new()));
     assert_eq!(g.state(), State::Reconciling);
     let target2 = g.target_of("m2").cloned().unwrap();
     assert_eq!(count(&target2), 2);
-    // m1 is told to keep two; it stays at epoch 1 until it has revoked the others.
+    // m1 is told to keep two; it stays at epoch 2 until it has revoked the others.
     let (r1, _) = g
-        .heartbeat(beat("m1", 1, parts(&[(1, &[0, 1, 2, 3])])), &topics, &s, 2)
+        .heartbeat(beat("m1", 2, parts(&[(1, &[0, 1, 2, 3])])), &topics, &s, 2)
         .unwrap();
-    assert_eq!(r1.member_epoch, 1);
+    assert_eq!(r1.member_epoch, 2);
     let kept = r1.assignment.clone().unwrap();
     assert_eq!(count(&kept), 2);
     assert_eq!(
@@ -160,16 +160,16 @@ fn a_second_member_waits_for_the_first_to_revoke_before_it_gets_partitions() {
     );
     // Still unreleased for m2.
     let (r2, _) = g
-        .heartbeat(beat("m2", 2, Partitions::new()), &topics, &s, 3)
+        .heartbeat(beat("m2", 3, Partitions::new()), &topics, &s, 3)
         .unwrap();
     assert_eq!(r2.assignment, None);
-    // m1 revokes: it moves to epoch 2; m2 then gets its partitions.
+    // m1 revokes: it moves to epoch 3; m2 then gets its partitions.
     let (r1, _) = g
-        .heartbeat(beat("m1", 1, kept.clone()), &topics, &s, 4)
+        .heartbeat(beat("m1", 2, kept.clone()), &topics, &s, 4)
         .unwrap();
-    assert_eq!((r1.member_epoch, r1.assignment), (2, None));
+    assert_eq!((r1.member_epoch, r1.assignment), (3, None));
     let (r2, _) = g
-        .heartbeat(beat("m2", 2, Partitions::new()), &topics, &s, 5)
+        .heartbeat(beat("m2", 3, Partitions::new()), &topics, &s, 5)
         .unwrap();
     assert_eq!(r2.assignment, Some(target2));
     assert_eq!(g.state(), State::Stable);
@@ -183,25 +183,25 @@ fn leaving_moves_the_partitions_to_the_others_at_a_new_epoch() {
     g.heartbeat(join("m1", &["a"]), &topics, &s, 0).unwrap();
     g.heartbeat(join("m2", &["a"]), &topics, &s, 0).unwrap();
     let (r1, _) = g
-        .heartbeat(beat("m1", 1, parts(&[(1, &[0, 1])])), &topics, &s, 0)
+        .heartbeat(beat("m1", 2, parts(&[(1, &[0, 1])])), &topics, &s, 0)
         .unwrap();
-    g.heartbeat(beat("m1", 1, r1.assignment.unwrap()), &topics, &s, 0)
+    g.heartbeat(beat("m1", 2, r1.assignment.unwrap()), &topics, &s, 0)
         .unwrap();
     let mut leave = beat("m2", LEAVE_EPOCH, Partitions::new());
     leave.owned = None;
     let (reply, records) = g.heartbeat(leave, &topics, &s, 1).unwrap();
     assert_eq!(reply.member_epoch, LEAVE_EPOCH);
     assert!(records.contains(&Record::Member("m2".into(), None)));
-    assert!(records.contains(&Record::GroupEpoch(Some(3))));
+    assert!(records.contains(&Record::GroupEpoch(Some(4))));
     let (r1, _) = g
         .heartbeat(
-            beat("m1", 2, g.member("m1").unwrap().current.assigned.clone()),
+            beat("m1", 3, g.member("m1").unwrap().current.assigned.clone()),
             &topics,
             &s,
             2,
         )
         .unwrap();
-    assert_eq!(r1.member_epoch, 3);
+    assert_eq!(r1.member_epoch, 4);
     assert_eq!(r1.assignment, Some(parts(&[(1, &[0, 1])])));
 }
 
@@ -214,11 +214,11 @@ fn a_member_missing_its_session_is_fenced_and_one_holding_partitions_past_its_re
     g.heartbeat(join("m1", &["a"]), &topics, &s, 0).unwrap();
     g.heartbeat(join("m2", &["a"]), &topics, &s, 0).unwrap();
     // m1 is told to revoke (rebalance timeout 30 s) and never does.
-    g.heartbeat(beat("m1", 1, parts(&[(1, &[0, 1])])), &topics, &s, 1_000)
+    g.heartbeat(beat("m1", 2, parts(&[(1, &[0, 1])])), &topics, &s, 1_000)
         .unwrap();
     assert_eq!(g.next_deadline(), Some(31_000));
     // m2 keeps heartbeating; at 31 s m1 is fenced for the revocation.
-    g.heartbeat(beat("m2", 2, Partitions::new()), &topics, &s, 30_000)
+    g.heartbeat(beat("m2", 3, Partitions::new()), &topics, &s, 30_000)
         .unwrap();
     let (_, fenced) = g.tick(&topics, 31_000);
     assert_eq!(
@@ -229,7 +229,7 @@ fn a_member_missing_its_session_is_fenced_and_one_holding_partitions_past_its_re
         )]
     );
     let (r2, _) = g
-        .heartbeat(beat("m2", 2, Partitions::new()), &topics, &s, 31_001)
+        .heartbeat(beat("m2", 3, Partitions::new()), &topics, &s, 31_001)
         .unwrap();
     assert_eq!(r2.assignment, Some(parts(&[(1, &[0, 1])])));
     // m2 then misses its session.
@@ -254,12 +254,12 @@ fn epochs_the_coordinator_did_not_give_are_fenced_and_the_previous_one_is_accept
     );
     g.heartbeat(join("m2", &["a"]), &topics, &s, 0).unwrap();
     g.heartbeat(join("m2", &["a"]), &topics, &s, 0).unwrap();
-    // m1 at epoch 1, m2 at 2: m2 heartbeating with 1 (its previous epoch was 0) is fenced.
+    // m1 at epoch 2, m2 at 3: m2 heartbeating with 2 (its previous epoch was 0) is fenced.
     let err = g
-        .heartbeat(beat("m2", 1, Partitions::new()), &topics, &s, 1)
+        .heartbeat(beat("m2", 2, Partitions::new()), &topics, &s, 1)
         .unwrap_err();
     assert!(
-        matches!(err, HeartbeatError::FencedMemberEpoch(ref m) if m.contains("smaller member epoch (1)")),
+        matches!(err, HeartbeatError::FencedMemberEpoch(ref m) if m.contains("smaller member epoch (2)")),
         "{err:?}"
     );
     let err = g
@@ -271,14 +271,14 @@ fn epochs_the_coordinator_did_not_give_are_fenced_and_the_previous_one_is_accept
     );
     // A member whose answer was lost comes back with its previous epoch and a subset.
     let (r1, _) = g
-        .heartbeat(beat("m1", 1, parts(&[(1, &[0, 1])])), &topics, &s, 2)
+        .heartbeat(beat("m1", 2, parts(&[(1, &[0, 1])])), &topics, &s, 2)
         .unwrap();
     let kept = r1.assignment.unwrap();
-    g.heartbeat(beat("m1", 1, kept.clone()), &topics, &s, 3)
+    g.heartbeat(beat("m1", 2, kept.clone()), &topics, &s, 3)
         .unwrap();
-    assert_eq!(g.member("m1").unwrap().current.member_epoch, 2);
-    let (r, _) = g.heartbeat(beat("m1", 1, kept), &topics, &s, 4).unwrap();
-    assert_eq!(r.member_epoch, 2);
+    assert_eq!(g.member("m1").unwrap().current.member_epoch, 3);
+    let (r, _) = g.heartbeat(beat("m1", 2, kept), &topics, &s, 4).unwrap();
+    assert_eq!(r.member_epoch, 3);
 }
 
 #[test]
@@ -293,13 +293,13 @@ fn a_static_member_that_leaves_to_come_back_keeps_its_partitions_without_a_new_e
     leave.instance_id = Some("i1".into());
     let (r, _) = g.heartbeat(leave, &topics, &s, 1).unwrap();
     assert_eq!(r.member_epoch, LEAVE_STATIC_EPOCH);
-    assert_eq!(g.group_epoch(), 1);
+    assert_eq!(g.group_epoch(), 2);
     // Another process with the same instance id comes back under a new member id.
     let mut back = join("m1b", &["a"]);
     back.instance_id = Some("i1".into());
     let (r, records) = g.heartbeat(back, &topics, &s, 2).unwrap();
-    assert_eq!(g.group_epoch(), 1, "{records:?}");
-    assert_eq!(r.member_epoch, 1);
+    assert_eq!(g.group_epoch(), 2, "{records:?}");
+    assert_eq!(r.member_epoch, 2);
     assert_eq!(r.assignment, Some(parts(&[(1, &[0, 1])])));
     assert!(g.member("m1").is_none());
     assert!(records.contains(&Record::Member("m1".into(), None)));
@@ -312,7 +312,7 @@ fn a_static_member_that_leaves_to_come_back_keeps_its_partitions_without_a_new_e
         "{err:?}"
     );
     // And the old member id is fenced.
-    let mut old = beat("m1", 1, Partitions::new());
+    let mut old = beat("m1", 2, Partitions::new());
     old.instance_id = Some("i1".into());
     let err = g.heartbeat(old, &topics, &s, 3).unwrap_err();
     assert!(
@@ -333,11 +333,11 @@ fn a_regex_subscription_follows_topic_creation() {
     assert_eq!(r.assignment, Some(parts(&[(1, &[0])])));
     topics.add("orders-2", 3, 2);
     let records = g.metadata_changed(&topics);
-    assert_eq!(records, vec![Record::GroupEpoch(Some(2))]);
+    assert_eq!(records, vec![Record::GroupEpoch(Some(3))]);
     let (r, _) = g
-        .heartbeat(beat("m1", 1, parts(&[(1, &[0])])), &topics, &s, 1)
+        .heartbeat(beat("m1", 2, parts(&[(1, &[0])])), &topics, &s, 1)
         .unwrap();
-    assert_eq!(r.member_epoch, 2);
+    assert_eq!(r.member_epoch, 3);
     assert_eq!(r.assignment, Some(parts(&[(1, &[0]), (3, &[0, 1])])));
     // A topic that does not match changes nothing.
     topics.add("unrelated", 4, 1);
@@ -366,7 +366,7 @@ fn the_group_comes_back_from_its_records() {
     log.extend(g.heartbeat(j, &topics, &s, 0).unwrap().1);
     let (r1, rec) = g
         .heartbeat(
-            beat("m1", 1, parts(&[(1, &[0, 1, 2]), (2, &[0, 1])])),
+            beat("m1", 2, parts(&[(1, &[0, 1, 2]), (2, &[0, 1])])),
             &topics,
             &s,
             1,
@@ -374,7 +374,7 @@ fn the_group_comes_back_from_its_records() {
         .unwrap();
     log.extend(rec);
     log.extend(
-        g.heartbeat(beat("m1", 1, r1.assignment.unwrap()), &topics, &s, 2)
+        g.heartbeat(beat("m1", 2, r1.assignment.unwrap()), &topics, &s, 2)
             .unwrap()
             .1,
     );
@@ -392,9 +392,9 @@ fn the_group_comes_back_from_its_records() {
     }
     // The reloaded group carries on: m2 heartbeats and gets what was released.
     let (r2, _) = back
-        .heartbeat(beat("m2", 2, Partitions::new()), &topics, &s, 11)
+        .heartbeat(beat("m2", 3, Partitions::new()), &topics, &s, 11)
         .unwrap();
-    assert_eq!(r2.member_epoch, 2);
+    assert_eq!(r2.member_epoch, 3);
     assert!(r2.assignment.is_some_and(|a| count(&a) > 0));
 }
 
@@ -438,4 +438,66 @@ fn the_range_assignor_is_used_when_members_ask_for_it() {
     // Range: m1 the first half, m2 the second.
     assert_eq!(g.target_of("m1"), Some(&parts(&[(1, &[0, 1])])));
     assert_eq!(g.target_of("m2"), Some(&parts(&[(1, &[2, 3])])));
+}
+
+#[test]
+fn a_member_subscribing_to_nothing_joins_without_a_new_epoch_and_an_emptied_group_catches_up() {
+    let topics = Topics::new(&[("a", 1, 2)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    assert_eq!((g.group_epoch(), g.assignment_epoch()), (1, 1));
+    let (r, _) = g.heartbeat(join("idle", &[]), &topics, &s, 0).unwrap();
+    assert_eq!((r.member_epoch, g.group_epoch()), (1, 1));
+    assert_eq!(g.state(), State::Stable);
+    g.heartbeat(join("m1", &["a"]), &topics, &s, 0).unwrap();
+    assert_eq!(g.group_epoch(), 2);
+    let mut leave = beat("m1", LEAVE_EPOCH, Partitions::new());
+    leave.owned = None;
+    g.heartbeat(leave, &topics, &s, 1).unwrap();
+    let mut leave = beat("idle", LEAVE_EPOCH, Partitions::new());
+    leave.owned = None;
+    let (_, records) = g.heartbeat(leave, &topics, &s, 1).unwrap();
+    // The last member gone: the (empty) target is the group epoch's.
+    assert_eq!(
+        records[records.len() - 2..],
+        [Record::GroupEpoch(Some(4)), Record::TargetEpoch(Some(4))]
+    );
+    assert_eq!((g.group_epoch(), g.assignment_epoch()), (4, 4));
+}
+
+#[test]
+fn each_partition_keeps_the_epoch_it_was_given_at() {
+    let topics = Topics::new(&[("a", 1, 2)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    g.heartbeat(join("m1", &["a"]), &topics, &s, 0).unwrap();
+    let epochs = |g: &ConsumerGroup| g.member("m1").unwrap().assignment_epochs.clone();
+    assert_eq!(
+        epochs(&g),
+        [((t(1), 0), 2), ((t(1), 1), 2)].into_iter().collect()
+    );
+    // m2 comes and goes: m1 keeps partition 0 from epoch 2 throughout; partition 1 comes
+    // back to it at epoch 4.
+    g.heartbeat(join("m2", &["a"]), &topics, &s, 0).unwrap();
+    let (r1, _) = g
+        .heartbeat(beat("m1", 2, parts(&[(1, &[0, 1])])), &topics, &s, 0)
+        .unwrap();
+    let kept = r1.assignment.unwrap();
+    g.heartbeat(beat("m1", 2, kept.clone()), &topics, &s, 0)
+        .unwrap();
+    let mut leave = beat("m2", LEAVE_EPOCH, Partitions::new());
+    leave.owned = None;
+    g.heartbeat(leave, &topics, &s, 1).unwrap();
+    g.heartbeat(beat("m1", 3, kept.clone()), &topics, &s, 2)
+        .unwrap();
+    let e = epochs(&g);
+    let (kept_p, _) = e
+        .iter()
+        .find(|(_, e)| **e == 2)
+        .map(|(k, e)| (*k, *e))
+        .unwrap();
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert_eq!(kept_p.0, t(1));
+    assert_eq!(e.values().filter(|e| **e == 4).count(), 1, "{e:?}");
+    assert_eq!(g.member("m1").unwrap().current.member_epoch, 4);
 }

@@ -3,11 +3,11 @@
 
 use std::collections::HashMap;
 
-use super::group::{ConsumerGroup, Member, Record};
-use super::reconcile::Current;
+use super::group::{AssignmentEpochs, ConsumerGroup, Member, Record};
+use super::reconcile::{Current, Partitions};
 use super::records::{
-    with_epoch, ConsumerRecordKey as K, ConsumerRecordValue as V, CurrentAssignmentValue,
-    MemberSubscriptionValue, MetadataValue, TargetAssignmentMetadataValue,
+    ConsumerRecordKey as K, ConsumerRecordValue as V, CurrentAssignmentValue,
+    MemberSubscriptionValue, MetadataValue, PartitionEpochs, TargetAssignmentMetadataValue,
 };
 use crate::group::records::CoordinatorRecord;
 
@@ -64,18 +64,36 @@ pub fn coordinator_record(group: &str, r: Record) -> CoordinatorRecord {
                 group: g,
                 member_id,
             },
-            c.map(|c| {
+            c.map(|(c, epochs)| {
                 V::CurrentMemberAssignment(CurrentAssignmentValue {
                     member_epoch: c.member_epoch,
                     previous_member_epoch: c.previous_member_epoch,
                     state: c.state,
-                    assigned: with_epoch(&c.assigned, c.member_epoch),
-                    pending_revocation: with_epoch(&c.pending_revocation, c.member_epoch),
+                    assigned: with_epochs(&c.assigned, &epochs, c.member_epoch),
+                    pending_revocation: with_epochs(&c.pending_revocation, &epochs, c.member_epoch),
                 })
             }),
         ),
     };
     CoordinatorRecord::consumer(key, value)
+}
+
+/// `partitions` with each one's assignment epoch (`default` for one without).
+fn with_epochs(
+    partitions: &Partitions,
+    epochs: &AssignmentEpochs,
+    default: i32,
+) -> PartitionEpochs {
+    partitions
+        .iter()
+        .map(|(t, ps)| {
+            let e = ps
+                .iter()
+                .map(|p| (*p, epochs.get(&(*t, *p)).copied().unwrap_or(default)))
+                .collect();
+            (*t, e)
+        })
+        .collect()
 }
 
 /// Consumer groups being rebuilt from one partition's log.
@@ -112,6 +130,7 @@ impl Replay {
                     server_assignor: v.server_assignor,
                     rebalance_timeout_ms: v.rebalance_timeout_ms,
                     current: Current::joining(),
+                    assignment_epochs: AssignmentEpochs::new(),
                 })),
             ),
             (K::MemberMetadata { member_id, .. }, None) => Record::Member(member_id, None),
@@ -122,15 +141,24 @@ impl Replay {
                 Record::TargetMember(member_id, None)
             }
             (K::CurrentMemberAssignment { member_id, .. }, Some(V::CurrentMemberAssignment(v))) => {
+                let epochs: AssignmentEpochs = v
+                    .assigned
+                    .iter()
+                    .chain(&v.pending_revocation)
+                    .flat_map(|(t, ps)| ps.iter().map(move |(p, e)| ((*t, *p), *e)))
+                    .collect();
                 Record::CurrentAssignment(
                     member_id,
-                    Some(Current {
-                        state: v.state,
-                        member_epoch: v.member_epoch,
-                        previous_member_epoch: v.previous_member_epoch,
-                        assigned: v.assigned_partitions(),
-                        pending_revocation: v.pending_revocation_partitions(),
-                    }),
+                    Some((
+                        Current {
+                            state: v.state,
+                            member_epoch: v.member_epoch,
+                            previous_member_epoch: v.previous_member_epoch,
+                            assigned: v.assigned_partitions(),
+                            pending_revocation: v.pending_revocation_partitions(),
+                        },
+                        epochs,
+                    )),
                 )
             }
             (K::CurrentMemberAssignment { member_id, .. }, None) => {
