@@ -1,6 +1,8 @@
 //! `samsa group ...`: the everyday jobs of Kafka's `kafka-consumer-groups.sh`, through the
 //! standard group APIs (FindCoordinator, ListGroups, DescribeGroups, OffsetFetch,
-//! OffsetCommit, DeleteGroups) so that they work against any Kafka-compatible broker.
+//! OffsetCommit, DeleteGroups) so that they work against any Kafka-compatible broker; a KIP-848
+//! consumer group is described with ConsumerGroupDescribe (its assignor, the group's and each
+//! member's epoch, current and target assignments).
 //!
 //! `reset-offsets` is a dry run unless `--execute`, and is refused while the group has
 //! members, as Kafka's tool does: a live consumer would overwrite the reset with its next
@@ -11,13 +13,15 @@ use std::collections::{BTreeMap, HashMap};
 
 use bytes::Bytes;
 use clap::Subcommand;
+use kafka_protocol::messages::consumer_group_describe_response;
 use kafka_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
 use kafka_protocol::messages::{
-    ConsumerProtocolAssignment, DeleteGroupsRequest, DescribeGroupsRequest, GroupId,
-    ListGroupsRequest, OffsetCommitRequest, OffsetFetchRequest, TopicName,
+    ConsumerGroupDescribeRequest, ConsumerProtocolAssignment, DeleteGroupsRequest,
+    DescribeGroupsRequest, GroupId, ListGroupsRequest, OffsetCommitRequest, OffsetFetchRequest,
+    TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
@@ -190,12 +194,14 @@ pub fn offset_commit(
     Ok(())
 }
 
-/// What DescribeGroups says about one group.
+/// What DescribeGroups (or ConsumerGroupDescribe) says about one group.
 struct Described {
     state: String,
     protocol_type: String,
     protocol: String,
     members: Vec<Member>,
+    /// A KIP-848 consumer group's epoch and target assignment epoch.
+    epochs: Option<(i32, i32)>,
 }
 
 struct Member {
@@ -205,6 +211,58 @@ struct Member {
     host: String,
     /// Assigned (topic, partition)s, decoded when the protocol type is "consumer".
     assignment: Vec<(String, i32)>,
+    /// A KIP-848 member's epoch and its target partitions.
+    epoch: Option<i32>,
+    target: Vec<(String, i32)>,
+}
+
+/// ConsumerGroupDescribe of a KIP-848 consumer group; `None` when the broker does not serve
+/// it or the group is of another kind.
+fn describe_consumer_group(
+    client: &mut Client,
+    coordinator: Node,
+    name: &str,
+) -> Option<Described> {
+    let (_, resp) = client
+        .call(coordinator, |_| {
+            let mut req = ConsumerGroupDescribeRequest::default();
+            req.group_ids = vec![group_id(name)];
+            req
+        })
+        .ok()?;
+    let g = resp.groups.into_iter().next()?;
+    if g.error_code != 0 {
+        return None;
+    }
+    let partitions = |a: &consumer_group_describe_response::Assignment| -> Vec<(String, i32)> {
+        a.topic_partitions
+            .iter()
+            .flat_map(|tp| {
+                tp.partitions
+                    .iter()
+                    .map(move |p| (tp.topic_name.to_string(), *p))
+            })
+            .collect()
+    };
+    Some(Described {
+        state: g.group_state.to_string(),
+        protocol_type: "consumer".into(),
+        protocol: g.assignor_name.to_string(),
+        epochs: Some((g.group_epoch, g.assignment_epoch)),
+        members: g
+            .members
+            .iter()
+            .map(|m| Member {
+                member_id: m.member_id.to_string(),
+                group_instance_id: m.instance_id.as_ref().map(|s| s.to_string()),
+                client_id: m.client_id.to_string(),
+                host: m.client_host.to_string(),
+                assignment: partitions(&m.assignment),
+                epoch: Some(m.member_epoch),
+                target: partitions(&m.target_assignment),
+            })
+            .collect(),
+    })
 }
 
 fn describe_group(
@@ -259,6 +317,8 @@ fn describe_group(
                 client_id: m.client_id.to_string(),
                 host: m.client_host.to_string(),
                 assignment: assigned,
+                epoch: None,
+                target: Vec::new(),
             }
         })
         .collect();
@@ -267,6 +327,7 @@ fn describe_group(
         protocol_type: g.protocol_type.to_string(),
         protocol: g.protocol_data.to_string(),
         members,
+        epochs: None,
     })
 }
 
@@ -336,7 +397,10 @@ fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<
     if let Some(share) = share_group::describe_share(client, coordinator, name)? {
         return share_group::describe(global, client, coordinator, name, share);
     }
-    let described = describe_group(client, coordinator, name)?;
+    let described = match describe_consumer_group(client, coordinator, name) {
+        Some(d) => d,
+        None => describe_group(client, coordinator, name)?,
+    };
     let committed = offset_fetch(client, coordinator, name, None)?;
     // Every partition that is committed or assigned gets a row.
     let mut partitions: BTreeMap<(String, i32), Option<String>> = BTreeMap::new();
@@ -380,12 +444,16 @@ fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<
         "state": described.state,
         "protocol_type": described.protocol_type,
         "protocol": described.protocol,
+        "group_epoch": described.epochs.map(|e| e.0),
+        "assignment_epoch": described.epochs.map(|e| e.1),
         "members": described.members.iter().map(|m| json!({
             "member_id": m.member_id,
             "group_instance_id": m.group_instance_id,
             "client_id": m.client_id,
             "host": m.host,
             "assignment": m.assignment.iter().map(|(t, p)| json!({"topic": t, "partition": p})).collect::<Vec<_>>(),
+            "member_epoch": m.epoch,
+            "target_assignment": described.epochs.map(|_| m.target.iter().map(|(t, p)| json!({"topic": t, "partition": p})).collect::<Vec<_>>()),
         })).collect::<Vec<_>>(),
         "offsets": rows.iter().map(|(t, p, c, e, lag, member)| json!({
             "topic": t,
@@ -405,13 +473,37 @@ fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<
                 s.to_string()
             }
         };
-        let mut out = format!(
-            "group {name}  state {}  protocol-type {}  protocol {}  members {}\n\n",
-            described.state,
-            or_dash(&described.protocol_type),
-            or_dash(&described.protocol),
-            described.members.len()
-        );
+        let mut out = match described.epochs {
+            // A KIP-848 consumer group: its assignor and epochs, and each member's.
+            Some((epoch, target)) => {
+                let mut out = format!(
+                    "group {name}  state {}  type consumer  assignor {}  epoch {epoch}  target-epoch {target}  members {}\n",
+                    described.state,
+                    or_dash(&described.protocol),
+                    described.members.len()
+                );
+                for m in &described.members {
+                    let list = |ps: &[(String, i32)]| {
+                        let v: Vec<String> = ps.iter().map(|(t, p)| format!("{t}-{p}")).collect();
+                        or_dash(&v.join(","))
+                    };
+                    out.push_str(&format!(
+                        "  member {}  epoch {}  target {}\n",
+                        m.member_id,
+                        m.epoch.unwrap_or(-1),
+                        list(&m.target)
+                    ));
+                }
+                out + "\n"
+            }
+            None => format!(
+                "group {name}  state {}  protocol-type {}  protocol {}  members {}\n\n",
+                described.state,
+                or_dash(&described.protocol_type),
+                or_dash(&described.protocol),
+                described.members.len()
+            ),
+        };
         out.push_str(&members_table(
             described
                 .members
