@@ -1219,3 +1219,52 @@ fn cluster_local_runs_a_three_node_cluster_from_one_command() {
     );
     assert!(pids.iter().all(|p| gone(*p)), "{}", launcher.output());
 }
+
+/// A KIP-848 consumer group (librdkafka with group.protocol=consumer): `group describe` shows
+/// its assignor, epochs, each member's epoch and target, and the committed offsets and lag.
+#[test]
+fn group_describe_shows_a_consumer_protocol_group_with_its_epochs() {
+    use rdkafka::consumer::Consumer;
+    let broker = Broker::start();
+    create_topic(&broker, "kip848-ledger", 2, &[]);
+    let producer = producer(&broker, &[]);
+    let records: Vec<_> = (0..4)
+        .map(|i| (None, format!("r{i}").into_bytes()))
+        .collect();
+    produce_all(&producer, "kip848-ledger", &records, Some(0));
+    produce_all(&producer, "kip848-ledger", &records, Some(1));
+    let mut c = client_config(&broker);
+    c.set("group.id", "kip848-billing")
+        .set("group.protocol", "consumer")
+        .set("enable.auto.commit", "false")
+        .set("auto.offset.reset", "earliest")
+        .set("enable.partition.eof", "false");
+    let consumer: rdkafka::consumer::BaseConsumer = c.create().expect("consumer");
+    consumer.subscribe(&["kip848-ledger"]).expect("subscribe");
+    let got = consume_n(&consumer, 8, Duration::from_secs(30));
+    assert_eq!(got.len(), 8);
+    commit(&consumer, "kip848-ledger", &[(0, 3), (1, 4)]);
+
+    let d = describe_until(&broker, "kip848-billing", |v| v["state"] == "Stable");
+    assert_eq!(d["protocol_type"], "consumer", "{d}");
+    assert_eq!(d["protocol"], "uniform", "{d}");
+    let epoch = d["group_epoch"].as_i64().expect("a group epoch");
+    assert_eq!(d["assignment_epoch"].as_i64(), Some(epoch), "{d}");
+    let members = d["members"].as_array().unwrap();
+    assert_eq!(members.len(), 1, "{d}");
+    assert_eq!(members[0]["member_epoch"].as_i64(), Some(epoch), "{d}");
+    assert_eq!(
+        members[0]["target_assignment"].as_array().unwrap().len(),
+        2,
+        "{d}"
+    );
+    assert_eq!(members[0]["assignment"].as_array().unwrap().len(), 2, "{d}");
+    let lags: Vec<Value> = offsets_of(&d).into_iter().map(|o| o.3).collect();
+    assert_eq!(lags, vec![Value::from(1), Value::from(0)], "{d}");
+    let (status, out, _) = samsa(&broker, &["group", "describe", "kip848-billing"]);
+    assert!(status.success());
+    assert!(
+        out.starts_with("group kip848-billing  state Stable  type consumer  assignor uniform"),
+        "{out}"
+    );
+}
