@@ -128,6 +128,16 @@ class TransactionsTest extends SuiteBase {
     @Test
     @Tag("quick")
     void consumeTransformProduceWithOffsetsInTheTransaction() throws Exception {
+        consumeTransformProduce("classic");
+    }
+
+    /** The same with a KIP-848 consumer: TxnOffsetCommit carries its member id and epoch. */
+    @Test
+    void consumeTransformProduceWithAConsumerProtocolMember() throws Exception {
+        consumeTransformProduce("consumer");
+    }
+
+    private void consumeTransformProduce(String protocol) throws Exception {
         String in = Env.name("ctp-in"), out = Env.name("ctp-out");
         String group = Env.name("g-ctp");
         Env.createTopic(admin, in, 1);
@@ -135,7 +145,8 @@ class TransactionsTest extends SuiteBase {
         Env.produce(in, 10, "in");
         TopicPartition inTp = new TopicPartition(in, 0);
         try (KafkaProducer<String, String> p = transactional(Env.name("ctp-id"));
-             KafkaConsumer<String, String> c = Env.consumer(group, Map.of("isolation.level", "read_committed"))) {
+             KafkaConsumer<String, String> c = Env.consumer(group, Map.of("isolation.level", "read_committed",
+                 "group.protocol", protocol))) {
             c.subscribe(List.of(in));
             List<ConsumerRecord<String, String>> got = Env.pollCount(c, 10);
             p.beginTransaction();
