@@ -1,0 +1,216 @@
+//! A KIP-848 consumer group across its coordinator's crash, on three real nodes: two
+//! librdkafka 2.12 members (`group.protocol=consumer`) split a replicated topic, the node that
+//! coordinates their group is SIGKILLed, and the node that takes its partition of
+//! `__consumer_offsets` over rebuilds the group from the records the old one replicated: the
+//! members carry on at the same group epoch (no rejoin, no new assignment), and every record
+//! produced before and after the crash is read.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use common::*;
+use compat_tests::BrokerOptions;
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::StrBytes;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::Message;
+
+const TOPIC: &str = "kip848-failover";
+const GROUP: &str = "kip848-failover-group";
+const PARTITIONS: i32 = 6;
+
+/// A consumer-protocol member polling in its own thread: the values it read and its partitions.
+struct Member {
+    values: Arc<Mutex<Vec<String>>>,
+    assigned: Arc<Mutex<usize>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Member {
+    fn start(bootstrap: &str) -> Member {
+        let consumer: BaseConsumer = rdkafka::config::ClientConfig::new()
+            .set("bootstrap.servers", bootstrap)
+            .set("group.id", GROUP)
+            .set("group.protocol", "consumer")
+            .set("auto.offset.reset", "earliest")
+            .set("enable.auto.commit", "true")
+            .set("auto.commit.interval.ms", "500")
+            .create()
+            .expect("consumer");
+        consumer.subscribe(&[TOPIC]).expect("subscribe");
+        let values = Arc::new(Mutex::new(Vec::new()));
+        let assigned = Arc::new(Mutex::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (v, a, s) = (values.clone(), assigned.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                if let Some(Ok(m)) = consumer.poll(Duration::from_millis(100)) {
+                    if let Some(payload) = m.payload() {
+                        v.lock()
+                            .unwrap()
+                            .push(String::from_utf8_lossy(payload).into_owned());
+                    }
+                }
+                if let Ok(tpl) = consumer.assignment() {
+                    *a.lock().unwrap() = tpl.count();
+                }
+            }
+        });
+        Member {
+            values,
+            assigned,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn values(&self) -> BTreeSet<String> {
+        self.values.lock().unwrap().iter().cloned().collect()
+    }
+
+    fn assigned(&self) -> usize {
+        *self.assigned.lock().unwrap()
+    }
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The node that coordinates GROUP, as `node` answers.
+fn coordinator(node: &compat_tests::Broker) -> Option<i32> {
+    let mut req = FindCoordinatorRequest::default();
+    req.key = StrBytes::from_static_str(GROUP);
+    let r: FindCoordinatorResponse =
+        try_raw_request_to(&node.bootstrap(), ApiKey::FindCoordinator, 3, &req).ok()?;
+    (r.error_code == 0).then_some(r.node_id.0)
+}
+
+/// The group's state, epoch and member epochs, as its coordinator describes it.
+fn describe_group(node: &compat_tests::Broker) -> Option<(String, i32, Vec<i32>)> {
+    let mut req = ConsumerGroupDescribeRequest::default();
+    req.group_ids = vec![GroupId(StrBytes::from_static_str(GROUP))];
+    let r: ConsumerGroupDescribeResponse =
+        try_raw_request_to(&node.bootstrap(), ApiKey::ConsumerGroupDescribe, 1, &req).ok()?;
+    let g = r.groups.into_iter().next()?;
+    if g.error_code != 0 {
+        return None;
+    }
+    let mut epochs: Vec<i32> = g.members.iter().map(|m| m.member_epoch).collect();
+    epochs.sort();
+    Some((g.group_state.to_string(), g.group_epoch, epochs))
+}
+
+fn produce_values(bootstrap: &str, prefix: &str, n: usize) -> BTreeSet<String> {
+    let producer: rdkafka::producer::FutureProducer = rdkafka::config::ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("acks", "all")
+        .set("message.timeout.ms", "60000")
+        .create()
+        .expect("producer");
+    let values: Vec<String> = (0..n).map(|i| format!("{prefix}-{i}")).collect();
+    let records: Vec<_> = values
+        .iter()
+        .map(|v| (None, v.clone().into_bytes()))
+        .collect();
+    produce_all(&producer, TOPIC, &records, None);
+    values.into_iter().collect()
+}
+
+#[test]
+fn a_consumer_group_carries_on_at_its_epoch_when_its_coordinator_is_killed() {
+    let mut cluster = start_quick_cluster(BrokerOptions::default());
+    create_topic_in(
+        &cluster.bootstrap(),
+        TOPIC,
+        PARTITIONS,
+        rdkafka::admin::TopicReplication::Fixed(3),
+        &[],
+    );
+    let bootstrap = cluster.bootstrap();
+    let a = Member::start(&bootstrap);
+    let b = Member::start(&bootstrap);
+    wait_until(
+        "both members have partitions",
+        Duration::from_secs(60),
+        || {
+            a.assigned() > 0
+                && b.assigned() > 0
+                && a.assigned() + b.assigned() == PARTITIONS as usize
+        },
+    );
+    let before = produce_values(&bootstrap, "before", 300);
+    wait_until("every record read", Duration::from_secs(60), || {
+        let mut got = a.values();
+        got.extend(b.values());
+        before.is_subset(&got)
+    });
+    let old = (1..=3)
+        .find_map(|_| coordinator(&cluster.nodes[0]))
+        .expect("a coordinator");
+    let (state, epoch, members) = describe_group(cluster.node(old)).expect("the group");
+    assert_eq!((state.as_str(), members.len()), ("Stable", 2));
+    // Let the members' last heartbeats and commits land, then crash the coordinator.
+    std::thread::sleep(Duration::from_millis(1500));
+    cluster.node(old).kill();
+    let survivor = (1..=3).find(|&n| n != old).unwrap();
+    let mut new = None;
+    wait_until(
+        "another node coordinates the group",
+        Duration::from_secs(60),
+        || {
+            new = coordinator(cluster.node(survivor)).filter(|&c| c != old);
+            new.is_some()
+        },
+    );
+    let new = new.unwrap();
+    let mut described = None;
+    wait_until(
+        "the new coordinator has loaded the group",
+        Duration::from_secs(60),
+        || {
+            described = describe_group(cluster.node(new));
+            described.is_some()
+        },
+    );
+    let survivors: String = (1..=3)
+        .filter(|&n| n != old)
+        .map(|n| cluster.node(n).bootstrap())
+        .collect::<Vec<_>>()
+        .join(",");
+    let after = produce_values(&survivors, "after", 300);
+    wait_until("the members read on", Duration::from_secs(90), || {
+        let mut got = a.values();
+        got.extend(b.values());
+        after.is_subset(&got)
+    });
+    // The group came back from its records at the epoch it had: the members were not fenced
+    // and did not rejoin.
+    let (state, epoch_after, members_after) =
+        describe_group(cluster.node(new)).expect("the group on its new coordinator");
+    assert_eq!((state.as_str(), epoch_after), ("Stable", epoch));
+    assert_eq!(members_after, members);
+    assert_eq!(a.assigned() + b.assigned(), PARTITIONS as usize);
+    drop(a);
+    drop(b);
+    cluster.node(old).restart();
+}
