@@ -257,6 +257,9 @@ pub struct ConsumerGroup {
     /// Each regular expression in use and the topics it matched at `regex_version`.
     regexes: BTreeMap<String, BTreeSet<String>>,
     regex_version: Option<u64>,
+    /// A load found the target computed from other topic metadata than the topics have now
+    /// (they changed while no coordinator watched): the next heartbeat starts a new epoch.
+    stale_metadata: bool,
     deadlines: BTreeMap<String, Deadlines>,
     members_bytes: usize,
 }
@@ -276,6 +279,7 @@ impl ConsumerGroup {
             subscribed: BTreeMap::new(),
             regexes: BTreeMap::new(),
             regex_version: None,
+            stale_metadata: false,
             deadlines: BTreeMap::new(),
             members_bytes: 0,
         }
@@ -438,8 +442,10 @@ impl ConsumerGroup {
         if let Some(old_id) = &replaced {
             let old = old.as_ref().expect("replaced a member");
             self.remove_member(old_id, &mut records);
-            // The newcomer inherits the target and the partitions of the instance.
+            // The newcomer inherits the target and the partitions of the instance (the old
+            // member's target is tombstoned, as Kafka does, or a load would bring it back).
             if let Some(t) = self.target.remove(old_id) {
+                records.push(Record::TargetMember(old_id.clone(), None));
                 records.push(Record::TargetMember(
                     member.member_id.clone(),
                     Some(t.clone()),
@@ -477,6 +483,7 @@ impl ConsumerGroup {
         if bump || self.regex_version != Some(topics.version()) {
             bump |= self.refresh_subscriptions(topics);
         }
+        bump |= std::mem::take(&mut self.stale_metadata);
         if bump {
             self.group_epoch += 1;
             records.push(Record::GroupEpoch(Some(self.group_epoch)));
@@ -665,6 +672,7 @@ impl ConsumerGroup {
             records.push(Record::TargetMember(member_id.to_string(), None));
         }
         self.refresh_subscriptions(topics);
+        self.stale_metadata = false;
         self.group_epoch += 1;
         records.push(Record::GroupEpoch(Some(self.group_epoch)));
         if self.members.is_empty() {
@@ -727,7 +735,8 @@ impl ConsumerGroup {
     /// records to write.
     pub fn metadata_changed(&mut self, topics: &dyn TopicView) -> Vec<Record> {
         let mut records = Vec::new();
-        if !self.members.is_empty() && self.refresh_subscriptions(topics) {
+        let stale = std::mem::take(&mut self.stale_metadata);
+        if !self.members.is_empty() && (self.refresh_subscriptions(topics) || stale) {
             self.group_epoch += 1;
             records.push(Record::GroupEpoch(Some(self.group_epoch)));
         }
@@ -971,16 +980,43 @@ impl ConsumerGroup {
         }
     }
 
-    /// After a replay: members must heartbeat within their session timeout; the subscribed
-    /// topics are read from the metadata now (without a new epoch: the next heartbeat decides).
+    /// After a replay: members must heartbeat within their session timeout, and those still
+    /// revoking must revoke within their rebalance timeout; the subscribed topics are read from
+    /// the metadata now, and when they changed since the target was computed, the next
+    /// heartbeat starts a new epoch.
     pub fn loaded(&mut self, topics: &dyn TopicView, session_timeout_ms: i32, now_ms: i64) {
         self.target.retain(|_, p| !p.is_empty());
-        let ids: Vec<String> = self.members.keys().cloned().collect();
-        for id in ids {
-            self.deadlines.entry(id).or_default().session_ms =
-                Some(now_ms + session_timeout_ms.max(0) as i64);
+        for (id, m) in &self.members {
+            let d = self.deadlines.entry(id.clone()).or_default();
+            d.session_ms = Some(now_ms + session_timeout_ms.max(0) as i64);
+            // A member still revoking gets its rebalance timeout again, as on Kafka's load:
+            // otherwise one that keeps heartbeating without revoking would hold its partitions
+            // for ever.
+            if m.current.state == MemberState::UnrevokedPartitions {
+                d.rebalance = Some((
+                    now_ms + m.rebalance_timeout_ms.max(0) as i64,
+                    m.current.member_epoch,
+                ));
+            }
         }
         self.refresh_subscriptions(topics);
+        // The records do not say which metadata the target was computed from; it assigns every
+        // partition of the subscribed topics, so partitions it misses or has too many of mean the
+        // topics changed since.
+        if self.group_epoch == self.assignment_epoch {
+            let mut targeted: BTreeMap<Uuid, BTreeSet<i32>> = BTreeMap::new();
+            for (t, ps) in self.target.values().flatten() {
+                targeted.entry(*t).or_default().extend(ps);
+            }
+            let subscribed: BTreeMap<Uuid, BTreeSet<i32>> = self
+                .subscribed
+                .values()
+                .flatten()
+                .filter(|t| t.partitions > 0)
+                .map(|t| (t.id, (0..t.partitions).collect()))
+                .collect();
+            self.stale_metadata = targeted != subscribed;
+        }
         self.debug_check_invariants();
     }
 

@@ -501,3 +501,130 @@ fn each_partition_keeps_the_epoch_it_was_given_at() {
     assert_eq!(e.values().filter(|e| **e == 4).count(), 1, "{e:?}");
     assert_eq!(g.member("m1").unwrap().current.member_epoch, 4);
 }
+
+/// Rebuilds a group from the records `log` holds, as a coordinator loading it at `now_ms`.
+fn reload(log: &[Record], topics: &Topics, now_ms: i64) -> ConsumerGroup {
+    let mut g = ConsumerGroup::new("g");
+    for r in log {
+        g.replay(r.clone());
+    }
+    g.loaded(topics, 45_000, now_ms);
+    g
+}
+
+#[test]
+fn a_member_still_revoking_when_the_group_is_loaded_is_fenced_after_its_rebalance_timeout() {
+    let topics = Topics::new(&[("a", 1, 2)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    let mut log = Vec::new();
+    log.extend(g.heartbeat(join("m1", &["a"]), &topics, &s, 0).unwrap().1);
+    log.extend(g.heartbeat(join("m2", &["a"]), &topics, &s, 0).unwrap().1);
+    // m1 is told to revoke one partition, and never does.
+    log.extend(
+        g.heartbeat(beat("m1", 2, parts(&[(1, &[0, 1])])), &topics, &s, 1_000)
+            .unwrap()
+            .1,
+    );
+    assert_eq!(
+        g.member("m1").unwrap().current.state,
+        MemberState::UnrevokedPartitions
+    );
+    // The coordinator moves; m1 keeps heartbeating without revoking.
+    let mut g = reload(&log, &topics, 10_000);
+    assert_eq!(
+        g.next_deadline(),
+        Some(40_000),
+        "the rebalance timeout again"
+    );
+    for now in [15_000, 20_000, 25_000, 30_000, 35_000] {
+        g.heartbeat(beat("m1", 2, parts(&[(1, &[0, 1])])), &topics, &s, now)
+            .unwrap();
+        g.heartbeat(beat("m2", 3, Partitions::new()), &topics, &s, now)
+            .unwrap();
+    }
+    let (_, fenced) = g.tick(&topics, 40_000);
+    assert_eq!(
+        fenced,
+        vec![(
+            "m1".to_string(),
+            "the member did not revoke its partitions in time"
+        )]
+    );
+    let (r2, _) = g
+        .heartbeat(beat("m2", 3, Partitions::new()), &topics, &s, 40_001)
+        .unwrap();
+    assert_eq!(r2.assignment, Some(parts(&[(1, &[0, 1])])));
+}
+
+#[test]
+fn topics_that_changed_while_the_group_was_not_loaded_start_a_new_epoch_at_the_next_heartbeat() {
+    let mut topics = Topics::new(&[("a", 1, 2), ("orders-1", 2, 1)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    let mut j = join("m1", &["a"]);
+    j.subscribed_regex = Some("orders-.*".into());
+    let (r, log) = g.heartbeat(j, &topics, &s, 0).unwrap();
+    assert_eq!(r.assignment, Some(parts(&[(1, &[0, 1]), (2, &[0])])));
+    let owned = r.assignment.unwrap();
+    // Unchanged topics: the reloaded group carries on at its epoch.
+    let mut back = reload(&log, &topics, 10);
+    let (r, records) = back
+        .heartbeat(beat("m1", 2, owned.clone()), &topics, &s, 11)
+        .unwrap();
+    assert_eq!((r.member_epoch, r.assignment), (2, None));
+    assert!(records.is_empty(), "{records:?}");
+    // While no coordinator has the group, "a" grows and a topic matching the regex appears.
+    topics.add("a", 1, 4);
+    topics.add("orders-2", 3, 1);
+    let mut back = reload(&log, &topics, 20);
+    let (r, records) = back
+        .heartbeat(beat("m1", 2, owned.clone()), &topics, &s, 21)
+        .unwrap();
+    assert!(
+        records.contains(&Record::GroupEpoch(Some(3))),
+        "{records:?}"
+    );
+    assert_eq!(r.member_epoch, 3);
+    assert_eq!(
+        r.assignment,
+        Some(parts(&[(1, &[0, 1, 2, 3]), (2, &[0]), (3, &[0])]))
+    );
+    // The new epoch is written: a group loaded from the records knows it.
+    let mut all = log.clone();
+    all.extend(records);
+    let again = reload(&all, &topics, 30);
+    assert_eq!((again.group_epoch(), again.assignment_epoch()), (3, 3));
+    let (r, records) = back
+        .heartbeat(beat("m1", 3, r.assignment.unwrap()), &topics, &s, 31)
+        .unwrap();
+    assert_eq!((r.member_epoch, r.assignment), (3, None));
+    assert!(records.is_empty(), "{records:?}");
+}
+
+#[test]
+fn a_static_member_taken_over_under_a_new_member_id_leaves_no_target_in_the_records() {
+    let topics = Topics::new(&[("a", 1, 2)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    let mut log = Vec::new();
+    let mut j = join("m1", &["a"]);
+    j.instance_id = Some("i1".into());
+    log.extend(g.heartbeat(j, &topics, &s, 0).unwrap().1);
+    let mut leave = beat("m1", LEAVE_STATIC_EPOCH, Partitions::new());
+    leave.instance_id = Some("i1".into());
+    log.extend(g.heartbeat(leave, &topics, &s, 1).unwrap().1);
+    let mut back = join("m1b", &["a"]);
+    back.instance_id = Some("i1".into());
+    let (_, records) = g.heartbeat(back, &topics, &s, 2).unwrap();
+    assert!(
+        records.contains(&Record::TargetMember("m1".into(), None)),
+        "{records:?}"
+    );
+    log.extend(records);
+    let loaded = reload(&log, &topics, 3);
+    assert_eq!(loaded.target_of("m1"), None);
+    assert_eq!(loaded.target_of("m1b"), Some(&parts(&[(1, &[0, 1])])));
+    assert_eq!(loaded.group_epoch(), 2);
+    assert!(loaded.member("m1").is_none());
+}
