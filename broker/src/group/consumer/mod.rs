@@ -20,3 +20,6 @@ pub mod range;
 pub mod reconcile;
 pub mod records;
 pub mod uniform;
+
+#[cfg(test)]
+mod sim_tests;
