@@ -1279,8 +1279,9 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
 
 # Sections of BENCHMARKS.md that other scripts write, between `<!-- NAME:start ... -->` and
 # `<!-- NAME:end -->` lines: scripts/bench/metadata writes "metadata-at-scale",
-# scripts/bench/replication writes "replication", scripts/bench/tls writes "tls".
-KEPT_SECTIONS = ("metadata-at-scale", "replication", "tls")
+# scripts/bench/replication writes "replication", scripts/bench/tls writes "tls",
+# scripts/bench/share writes "share-groups", scripts/bench/groups writes "group-rebalance".
+KEPT_SECTIONS = ("metadata-at-scale", "replication", "tls", "share-groups", "group-rebalance")
 
 
 def marked_section(text, name):
