@@ -13,6 +13,9 @@
 #   scripts/compat/librdkafka.sh --tests 0001,0012
 #   scripts/compat/librdkafka.sh --subset security --security sasl_ssl --cluster 3
 #       # the SSL/SASL tests (librdkafka-security.txt) over SASL_SSL, as CI runs them
+#   scripts/compat/librdkafka.sh --kafka --tests 0089 [--cluster 3]
+#       # the same tests against the reference Kafka 4.4 (scripts/reference/kafka, Samsa's
+#       # settings, PLAINTEXT only; no racks): is a failure Samsa's or the test's own?
 #
 # --security ssl|sasl_plaintext|sasl_ssl runs the tests over a listener of that protocol
 # (test.conf names it; certificates made with openssl, a SCRAM-SHA-256 user made through the
@@ -72,7 +75,9 @@ if [ ! -x "$DEST/tests/test-runner" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$BU
 fi
 
 SAMSA_BIN="${TEST_SAMSA_BIN:-target/debug/samsa}"
-if [ -z "${TEST_SAMSA_BIN:-}" ]; then
+AGAINST_KAFKA=""
+for arg in "$@"; do [ "$arg" = "--kafka" ] && AGAINST_KAFKA=1; done
+if [ -z "${TEST_SAMSA_BIN:-}" ] && [ -z "$AGAINST_KAFKA" ]; then
   cargo build --quiet -p samsa-broker --bin samsa
 fi
 exec python3 scripts/compat/run_librdkafka.py --runner-dir "$DEST/tests" --samsa "$SAMSA_BIN" "$@"
