@@ -257,6 +257,10 @@ pub struct ConsumerGroup {
     /// Each regular expression in use and the topics it matched at `regex_version`.
     regexes: BTreeMap<String, BTreeSet<String>>,
     regex_version: Option<u64>,
+    /// Regular expressions a heartbeat brought that the next heartbeat resolves: as on Kafka,
+    /// whose coordinator resolves them off the heartbeat, a member subscribing to names and a
+    /// regex gets the named topics first and the matched ones one heartbeat later.
+    pending_regexes: BTreeSet<String>,
     /// A load found the target computed from other topic metadata than the topics have now
     /// (they changed while no coordinator watched): the next heartbeat starts a new epoch.
     stale_metadata: bool,
@@ -279,6 +283,7 @@ impl ConsumerGroup {
             subscribed: BTreeMap::new(),
             regexes: BTreeMap::new(),
             regex_version: None,
+            pending_regexes: BTreeSet::new(),
             stale_metadata: false,
             deadlines: BTreeMap::new(),
             members_bytes: 0,
@@ -478,9 +483,18 @@ impl ConsumerGroup {
             };
         }
         self.put_member(member.clone());
+        // Regexes a previous heartbeat brought are resolved now; one this heartbeat brings, at
+        // the next.
+        let resolve = !self.pending_regexes.is_empty();
+        self.pending_regexes.clear();
+        if let Some(r) = &member.subscribed_regex {
+            if !resolve && !self.regexes.contains_key(r) {
+                self.pending_regexes.insert(r.clone());
+            }
+        }
         // The subscribed topics and their metadata, when a subscription or the topics changed:
         // a change is a new epoch.
-        if bump || self.regex_version != Some(topics.version()) {
+        if bump || resolve || self.regex_version != Some(topics.version()) {
             bump |= self.refresh_subscriptions(topics);
         }
         bump |= std::mem::take(&mut self.stale_metadata);
@@ -761,12 +775,23 @@ impl ConsumerGroup {
         } else {
             Vec::new()
         };
+        // A regex that matches other topics than before changes its members' subscriptions,
+        // even when other members subscribed to those topics already.
+        let mut regex_changed = false;
         for r in &regexes {
+            if self.pending_regexes.contains(r) {
+                continue;
+            }
             if stale || !self.regexes.contains_key(r) {
-                let matched = match compile(r) {
+                let matched: BTreeSet<String> = match compile(r) {
                     Ok(re) => names.iter().filter(|n| re.is_match(n)).cloned().collect(),
                     Err(_) => BTreeSet::new(),
                 };
+                // (A regex new to the group matched nothing before.)
+                regex_changed |= self
+                    .regexes
+                    .get(r)
+                    .map_or(!matched.is_empty(), |before| *before != matched);
                 self.regexes.insert(r.clone(), matched);
             }
         }
@@ -789,7 +814,7 @@ impl ConsumerGroup {
         for (name, meta) in subscribed.iter_mut() {
             *meta = topics.topic(name);
         }
-        let changed = subscribed != self.subscribed;
+        let changed = subscribed != self.subscribed || regex_changed;
         self.subscribed = subscribed;
         changed
     }

@@ -329,15 +329,28 @@ fn a_regex_subscription_follows_topic_creation() {
     let mut j = join("m1", &[]);
     j.subscribed_names = None;
     j.subscribed_regex = Some("orders-.*".into());
+    // As on Kafka, the regex is resolved after the heartbeat that brought it: the member joins
+    // with nothing and gets the matched topics at its next heartbeat, at a new epoch.
     let (r, _) = g.heartbeat(j, &topics, &s, 0).unwrap();
-    assert_eq!(r.assignment, Some(parts(&[(1, &[0])])));
+    assert_eq!((r.member_epoch, r.assignment), (2, Some(Partitions::new())));
+    let (r, records) = g
+        .heartbeat(beat("m1", 2, Partitions::new()), &topics, &s, 1)
+        .unwrap();
+    assert!(
+        records.contains(&Record::GroupEpoch(Some(3))),
+        "{records:?}"
+    );
+    assert_eq!(
+        (r.member_epoch, r.assignment),
+        (3, Some(parts(&[(1, &[0])])))
+    );
     topics.add("orders-2", 3, 2);
     let records = g.metadata_changed(&topics);
-    assert_eq!(records, vec![Record::GroupEpoch(Some(3))]);
+    assert_eq!(records, vec![Record::GroupEpoch(Some(4))]);
     let (r, _) = g
-        .heartbeat(beat("m1", 2, parts(&[(1, &[0])])), &topics, &s, 1)
+        .heartbeat(beat("m1", 3, parts(&[(1, &[0])])), &topics, &s, 1)
         .unwrap();
-    assert_eq!(r.member_epoch, 3);
+    assert_eq!(r.member_epoch, 4);
     assert_eq!(r.assignment, Some(parts(&[(1, &[0]), (3, &[0, 1])])));
     // A topic that does not match changes nothing.
     topics.add("unrelated", 4, 1);
@@ -564,28 +577,35 @@ fn topics_that_changed_while_the_group_was_not_loaded_start_a_new_epoch_at_the_n
     let mut g = ConsumerGroup::new("g");
     let mut j = join("m1", &["a"]);
     j.subscribed_regex = Some("orders-.*".into());
-    let (r, log) = g.heartbeat(j, &topics, &s, 0).unwrap();
+    let (r, mut log) = g.heartbeat(j, &topics, &s, 0).unwrap();
+    // The named topic at once, the matched one at the next heartbeat.
+    assert_eq!(r.assignment, Some(parts(&[(1, &[0, 1])])));
+    let (r, more) = g
+        .heartbeat(beat("m1", 2, parts(&[(1, &[0, 1])])), &topics, &s, 1)
+        .unwrap();
+    log.extend(more);
+    assert_eq!(r.member_epoch, 3);
     assert_eq!(r.assignment, Some(parts(&[(1, &[0, 1]), (2, &[0])])));
     let owned = r.assignment.unwrap();
     // Unchanged topics: the reloaded group carries on at its epoch.
     let mut back = reload(&log, &topics, 10);
     let (r, records) = back
-        .heartbeat(beat("m1", 2, owned.clone()), &topics, &s, 11)
+        .heartbeat(beat("m1", 3, owned.clone()), &topics, &s, 11)
         .unwrap();
-    assert_eq!((r.member_epoch, r.assignment), (2, None));
+    assert_eq!((r.member_epoch, r.assignment), (3, None));
     assert!(records.is_empty(), "{records:?}");
     // While no coordinator has the group, "a" grows and a topic matching the regex appears.
     topics.add("a", 1, 4);
     topics.add("orders-2", 3, 1);
     let mut back = reload(&log, &topics, 20);
     let (r, records) = back
-        .heartbeat(beat("m1", 2, owned.clone()), &topics, &s, 21)
+        .heartbeat(beat("m1", 3, owned.clone()), &topics, &s, 21)
         .unwrap();
     assert!(
-        records.contains(&Record::GroupEpoch(Some(3))),
+        records.contains(&Record::GroupEpoch(Some(4))),
         "{records:?}"
     );
-    assert_eq!(r.member_epoch, 3);
+    assert_eq!(r.member_epoch, 4);
     assert_eq!(
         r.assignment,
         Some(parts(&[(1, &[0, 1, 2, 3]), (2, &[0]), (3, &[0])]))
@@ -594,11 +614,11 @@ fn topics_that_changed_while_the_group_was_not_loaded_start_a_new_epoch_at_the_n
     let mut all = log.clone();
     all.extend(records);
     let again = reload(&all, &topics, 30);
-    assert_eq!((again.group_epoch(), again.assignment_epoch()), (3, 3));
+    assert_eq!((again.group_epoch(), again.assignment_epoch()), (4, 4));
     let (r, records) = back
-        .heartbeat(beat("m1", 3, r.assignment.unwrap()), &topics, &s, 31)
+        .heartbeat(beat("m1", 4, r.assignment.unwrap()), &topics, &s, 31)
         .unwrap();
-    assert_eq!((r.member_epoch, r.assignment), (3, None));
+    assert_eq!((r.member_epoch, r.assignment), (4, None));
     assert!(records.is_empty(), "{records:?}");
 }
 
