@@ -15,7 +15,8 @@
 #
 # --quick runs what scripts/test runs instead, a few minutes a suite: each suite's quick subset
 # (scripts/compat/<suite>-ci.txt or the runner's --quick) on the default engine and on epoll,
-# librdkafka's against three nodes and its security tests over SASL_SSL on three, and the
+# librdkafka's against three nodes (also with group.protocol=consumer) and its security tests
+# over SASL_SSL on three, and the
 # reference clients' and tools' --quick runs on one node (java-client, kafka-tools,
 # kafka-workloads, franz-go, sarama: about ten minutes together); it stops at
 # the first suite that fails and leaves COMPATIBILITY.md alone.
@@ -46,6 +47,8 @@ if $quick; then
   done
   echo "== librdkafka's quick subset against a cluster of three nodes" >&2
   scripts/compat/librdkafka.sh --subset ci --cluster 3
+  echo "== librdkafka's quick subset with group.protocol=consumer (KIP-848), three nodes" >&2
+  scripts/compat/librdkafka.sh --subset ci --consumer-protocol --cluster 3
   echo "== librdkafka's SSL and SASL tests over SASL_SSL, three nodes" >&2
   scripts/compat/librdkafka.sh --subset security --security sasl_ssl --cluster 3
   echo "== the reference clients and tools, quick subsets" >&2

@@ -13,6 +13,12 @@
 #   scripts/compat/librdkafka.sh --tests 0001,0012
 #   scripts/compat/librdkafka.sh --subset security --security sasl_ssl --cluster 3
 #       # the SSL/SASL tests (librdkafka-security.txt) over SASL_SSL, as CI runs them
+#   scripts/compat/librdkafka.sh --consumer-protocol --subset ci [--cluster 3]
+#       # the consumer tests with group.protocol=consumer (KIP-848: TEST_CONSUMER_GROUP_PROTOCOL);
+#       # the group tests in full mode take about 11 minutes:
+#       # --full --tests 0018,0019,0022,0026,0029,0030,0033,0034,0040,0045,0049,0050,0051,0056,
+#       #   0061,0069,0084,0089,0091,0099,0102,0106,0112,0116,0118,0120,0122,0127,0130,0132,0137,
+#       #   0140,0153 (0113 in quick mode)
 #   scripts/compat/librdkafka.sh --kafka --tests 0089 [--cluster 3]
 #       # the same tests against the reference Kafka 4.4 (scripts/reference/kafka, Samsa's
 #       # settings, PLAINTEXT only; no racks): is a failure Samsa's or the test's own?

@@ -661,7 +661,7 @@ def t_groups_active(c):
     return "a live member: Stable, range, 3 partitions; delete and reset refused while it is there"
 
 
-@test("groups.consumer-protocol")
+@test("groups.consumer-protocol", quick=True)
 def t_groups_consumer_protocol(c):
     group = "kt-group-848"
     res = c.run("kafka-console-consumer.sh", "--bootstrap-server", c.b, "--topic", GROUP_TOPIC, "--group", group,

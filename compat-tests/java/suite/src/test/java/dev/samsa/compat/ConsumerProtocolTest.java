@@ -17,6 +17,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** group.protocol=consumer (KIP-848): the broker assigns. */
@@ -26,6 +27,7 @@ class ConsumerProtocolTest extends SuiteBase {
     }
 
     @Test
+    @Tag("quick")
     void twoMembersSplitThePartitionsAndCommit() throws Exception {
         String topic = Env.name("kip848");
         String group = Env.name("g-kip848");
@@ -64,6 +66,7 @@ class ConsumerProtocolTest extends SuiteBase {
     }
 
     @Test
+    @Tag("quick")
     void serverSideAssignorAndRegex() throws Exception {
         String prefix = Env.name("kip848re");
         String group = Env.name("g-kip848re");
@@ -85,6 +88,7 @@ class ConsumerProtocolTest extends SuiteBase {
     /** An empty classic group becomes a consumer group when a consumer-protocol member joins, and
      *  back when a classic member joins the emptied consumer group; committed offsets carry over. */
     @Test
+    @Tag("quick")
     void anEmptyGroupChangesProtocolBothWaysAndKeepsItsOffsets() throws Exception {
         String topic = Env.name("kip848mig");
         String group = Env.name("g-kip848mig");

@@ -133,6 +133,7 @@ class TransactionsTest extends SuiteBase {
 
     /** The same with a KIP-848 consumer: TxnOffsetCommit carries its member id and epoch. */
     @Test
+    @Tag("quick")
     void consumeTransformProduceWithAConsumerProtocolMember() throws Exception {
         consumeTransformProduce("consumer");
     }
