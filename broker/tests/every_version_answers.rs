@@ -651,6 +651,24 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
         }
         // Share groups (KIP-932): a member joins, describes, fetches and acknowledges; the
         // share coordinator's RPCs and the admin APIs on another group.
+        // A KIP-848 member joins (a new group per version: v0 lets the coordinator name the
+        // member, v1 does not), and the group and an unknown one are described.
+        ApiKey::ConsumerGroupHeartbeat => {
+            let mut r = ConsumerGroupHeartbeatRequest::default();
+            r.group_id = GroupId(s(&format!("g-consumer-v{version}")));
+            r.member_id = s("consumer-member-1");
+            r.member_epoch = 0;
+            r.rebalance_timeout_ms = 30_000;
+            r.subscribed_topic_names = Some(vec![name("t"), name("missing")]);
+            r.topic_partitions = Some(Vec::new());
+            RequestKind::ConsumerGroupHeartbeat(r)
+        }
+        ApiKey::ConsumerGroupDescribe => {
+            let mut r = ConsumerGroupDescribeRequest::default();
+            r.group_ids = vec![GroupId(s("g-consumer-v1")), GroupId(s("missing"))];
+            r.include_authorized_operations = true;
+            RequestKind::ConsumerGroupDescribe(r)
+        }
         ApiKey::ShareGroupHeartbeat => {
             let mut r = ShareGroupHeartbeatRequest::default();
             r.group_id = GroupId(s("g-share"));
@@ -942,7 +960,8 @@ const KAFKA_SENDS_EMPTY_AT: &[&str] = &["Coordinator.error_message"];
 
 /// Fields of one API's answer where Kafka 4.4 sends "" when nothing went wrong (the schema's
 /// default), as the differential run shows: DescribeQuorum's messages,
-/// DescribeUserScramCredentials', DescribeConfigs' results and its loggers' documentation.
+/// DescribeUserScramCredentials', DescribeConfigs' results and its loggers' documentation,
+/// ConsumerGroupDescribe's regex of a member that subscribes without one.
 fn kafka_sends_empty_in(key: ApiKey, path: &str) -> bool {
     matches!(
         (key, path),
@@ -956,6 +975,9 @@ fn kafka_sends_empty_in(key: ApiKey, path: &str) -> bool {
             ApiKey::DescribeUserScramCredentials,
             "DescribeUserScramCredentialsResponse.error_message"
                 | "DescribeUserScramCredentialsResult.error_message"
+        ) | (
+            ApiKey::ConsumerGroupDescribe,
+            "Member.subscribed_topic_regex"
         )
     )
 }
