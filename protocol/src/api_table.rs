@@ -94,12 +94,12 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::UnregisterBroker, 0, 0),
     api(ApiKey::DescribeTransactions, 0, 0),
     api(ApiKey::ListTransactions, 0, 2),
-    api(ApiKey::ListConfigResources, 0, 1),
-    api(ApiKey::DescribeTopicPartitions, 0, 0),
     // KIP-848 consumer groups (advertised always, as Kafka 4.4 does; they answer
     // UNSUPPORTED_VERSION while `group.version` is below 1).
     api(ApiKey::ConsumerGroupHeartbeat, 0, 1),
     api(ApiKey::ConsumerGroupDescribe, 0, 1),
+    api(ApiKey::ListConfigResources, 0, 1),
+    api(ApiKey::DescribeTopicPartitions, 0, 0),
     // KIP-932 share groups, at the versions Kafka 4.1+ and librdkafka send (advertised always, as
     // Kafka 4.4 does; they answer UNSUPPORTED_VERSION while `share.version` is below 1);
     // ShareFetch and ShareAcknowledge 2 (KIP-1206, KIP-1222) are translated.
