@@ -29,8 +29,10 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * <ul>
  *   <li>{@code record-limit}: share.acquire.mode=record_limit with max.poll.records=3 (KIP-1206).
  *       Ten records are produced in one batch; member A's first poll gets exactly three of them,
- *       and while A still holds them member B of the same group gets the other seven: the broker
- *       acquired three records inside the batch, not the batch. Every record is delivered once.
+ *       and while A still holds them member B of the same group gets records of the same batch:
+ *       the broker acquired three records inside the batch, not the batch. A's client may have
+ *       fetched the next three ahead; once A accepts its three and closes, B gets the rest.
+ *       Every record is delivered to the application once.
  *   <li>{@code renew}: explicit acknowledgement with AcknowledgeType.RENEW (KIP-1222). The group's
  *       record lock lasts LOCK_MS; A holds its records for three locks' time, renewing them every
  *       tenth of one, and B is never given them; then A accepts them and they are done. The
@@ -117,6 +119,26 @@ public final class ShareAcquireModeAndRenew {
         return null;
     }
 
+    /**
+     * B polls until it has accepted `want` records: none of them one A held, none twice, never
+     * more than max.poll.records (3) in a poll.
+     */
+    static void pollB(KafkaShareConsumer<String, String> b, List<ConsumerRecord<String, String>> held,
+                      TreeSet<Long> seenByB, int want) {
+        long deadline = System.nanoTime() + AWAIT.toNanos();
+        while (seenByB.size() < want && System.nanoTime() < deadline) {
+            List<ConsumerRecord<String, String>> got = list(b.poll(Duration.ofMillis(500)));
+            if (got.size() > 3) fail("B's poll returned " + got.size() + " records with max.poll.records=3");
+            for (ConsumerRecord<String, String> r : got) {
+                if (offsets(held).contains(r.offset())) fail("B got offset " + r.offset() + " which A held");
+                if (!seenByB.add(r.offset())) fail("B got offset " + r.offset() + " twice");
+                b.acknowledge(r, AcknowledgeType.ACCEPT);
+            }
+            if (!got.isEmpty()) b.commitSync();
+        }
+        if (seenByB.size() < want) fail("B got " + seenByB + " within " + AWAIT + ", not " + want + " records");
+    }
+
     static void recordLimit(String bootstrap, String topic, String group) {
         produceOneBatch(bootstrap, topic, 10);
         Map<String, String> limit = Map.of(ConsumerConfig.SHARE_ACQUIRE_MODE_CONFIG, "record_limit",
@@ -127,26 +149,21 @@ public final class ShareAcquireModeAndRenew {
             b.subscribe(List.of(topic));
             List<ConsumerRecord<String, String>> held = firstRecords(a, "A");
             if (held.size() != 3) fail("A's first poll: " + offsets(held) + ", not three records");
-            // A holds its three (no acknowledgement, no poll): B gets the other seven of the batch.
+            // A holds its three (no acknowledgement, no poll): B gets records of the same batch
+            // meanwhile. A's client may have fetched ahead (its background thread acquires the
+            // next three before the application polls again), so B is only sure to get some of
+            // the other seven while A lives; A's close releases what it fetched ahead.
             TreeSet<Long> seenByB = new TreeSet<>();
-            long deadline = System.nanoTime() + AWAIT.toNanos();
-            while (seenByB.size() < 7 && System.nanoTime() < deadline) {
-                List<ConsumerRecord<String, String>> got = list(b.poll(Duration.ofMillis(500)));
-                if (got.size() > 3) fail("B's poll returned " + got.size() + " records with max.poll.records=3");
-                for (ConsumerRecord<String, String> r : got) {
-                    if (offsets(held).contains(r.offset())) fail("B got offset " + r.offset() + " while A holds it");
-                    if (!seenByB.add(r.offset())) fail("B got offset " + r.offset() + " twice");
-                    b.acknowledge(r, AcknowledgeType.ACCEPT);
-                }
-                if (!got.isEmpty()) b.commitSync();
-            }
+            pollB(b, held, seenByB, 1);
+            for (ConsumerRecord<String, String> r : held) a.acknowledge(r, AcknowledgeType.ACCEPT);
+            a.commitSync().forEach((tp, error) -> error.ifPresent(e -> fail("A's accept of " + tp + ": " + e)));
+            a.close();
+            pollB(b, held, seenByB, 7);
             TreeSet<Long> all = new TreeSet<>(seenByB);
             all.addAll(offsets(held));
             if (seenByB.size() != 7 || all.size() != 10 || all.first() != 0 || all.last() != 9) {
                 fail("A held " + offsets(held) + " and B got " + seenByB + ": not the ten records once each");
             }
-            for (ConsumerRecord<String, String> r : held) a.acknowledge(r, AcknowledgeType.ACCEPT);
-            a.commitSync().forEach((tp, error) -> error.ifPresent(e -> fail("A's accept of " + tp + ": " + e)));
             System.out.println("record_limit: A " + offsets(held) + ", B " + seenByB);
         }
     }

@@ -717,7 +717,9 @@ fn run_java(broker: &Broker, class: &str, args: &[&str]) -> String {
 
 /// Kafka 4.4's KafkaShareConsumer with share.acquire.mode=record_limit and max.poll.records=3
 /// (ShareFetch v2, KIP-1206): of ten records in one batch a member acquires exactly three, and
-/// another member of the group gets the other seven while the first still holds its three.
+/// another member of the group gets records of that batch while the first still holds its three,
+/// and the other seven once each in the end (the first member's client may fetch ahead; its
+/// close releases what it did not deliver).
 #[test]
 fn kafkas_share_consumer_acquires_record_limit_records_inside_a_batch() {
     let broker = broker();
