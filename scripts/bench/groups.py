@@ -28,10 +28,10 @@ poll, so a figure may be late by up to one poll (100 ms).
 Settings: each broker's defaults (group.initial.rebalance.delay.ms 3000 on both: it delays
 only the first rebalance of an empty group, the group's forming, not the rounds measured),
 except the replication factors of the internal topics, 1 for one node, and
-group.consumer.assignment.interval.ms=0 on both: Kafka 4.4 recomputes a consumer group's
-target assignment at most once per this interval (1000 ms by default) while Samsa computes it
-at once when the group changes, which is Kafka's behaviour with 0 (--kafka-assignment-interval
-sets Kafka's to another value; Samsa stores the key and does not use it).
+group.consumer.assignment.interval.ms=0 on both (--assignment-interval sets another): both
+brokers recompute a consumer group's target assignment at most once per this interval (KIP-1263,
+1000 ms by default), so with the default a change is assigned at a member's first heartbeat a
+second after the last one, a wait that depends on the heartbeats' phase more than on the broker.
 
 Prints GBENCH lines (medians), GBENCH-RATIO lines (Samsa over Kafka, below 1 is faster) and
 rewrites the "Group rebalance" section of BENCHMARKS.md between its marker comments (appended
@@ -96,12 +96,13 @@ def build_harness(libs):
 
 def shared_settings(args):
     """The settings both brokers get: one node's replication factors, the assignment interval."""
+    interval = str(args.assignment_interval)
     return {"offsets.topic.replication.factor": "1",
             "transaction.state.log.replication.factor": "1",
             "transaction.state.log.min.isr": "1",
             "share.coordinator.state.topic.replication.factor": "1",
             "share.coordinator.state.topic.min.isr": "1",
-            "group.consumer.assignment.interval.ms": "0"}
+            "group.consumer.assignment.interval.ms": interval}
 
 
 class Samsa:
@@ -225,8 +226,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5, help="joins and leaves per group")
     ap.add_argument("--members", type=int, default=100)
     ap.add_argument("--partitions", type=int, default=200)
-    ap.add_argument("--kafka-assignment-interval", type=int, default=0,
-                    help="Kafka's group.consumer.assignment.interval.ms (Samsa computes at once)")
+    ap.add_argument("--assignment-interval", type=int, default=0,
+                    help="group.consumer.assignment.interval.ms of both brokers")
     ap.add_argument("--brokers", default=",".join(BROKERS),
                     help="a subset to try things out (the section is written only with both)")
     ap.add_argument("--protocols", default=",".join(PROTOCOLS))
@@ -251,7 +252,6 @@ def main():
     work = tempfile.mkdtemp(prefix="groups-", dir=data_root)
     settings = shared_settings(args)
     kafka_settings = dict(settings)
-    kafka_settings["group.consumer.assignment.interval.ms"] = str(args.kafka_assignment_interval)
     samples = {(b, p): {"form": [], "join": [], "leave": []} for b in BROKERS for p in PROTOCOLS}
     statuses = {(b, p): "ok" for b in BROKERS for p in PROTOCOLS}
     failed = False
@@ -338,10 +338,9 @@ def main():
         "target assignment reached). Views are read after each 100 ms poll, so a figure may be "
         "late by one poll. Both brokers run their defaults (group.initial.rebalance.delay.ms "
         "3000, which delays only the group's forming) except the internal topics' replication "
-        "factors (1) and group.consumer.assignment.interval.ms: Samsa computes a consumer "
-        "group's target assignment as soon as the group changes, Kafka 4.4 at most once per "
-        f"that interval (1000 ms by default), set to {args.kafka_assignment_interval} here on "
-        "Kafka so that both do the same (Samsa is given 0 too; it stores the key). Both "
+        "factors (1) and group.consumer.assignment.interval.ms, set to "
+        f"{args.assignment_interval} on both (both recompute a consumer group's target at most "
+        "once per that interval, 1000 ms by default, at a member's first heartbeat after it). Both "
         "protocols wait on the clients' heartbeats more than on the broker: a classic rebalance "
         "starts for the other members at their next heartbeat (every 3 s, in step since the "
         "last rebalance), and a consumer group is STABLE only when every member has heartbeated "

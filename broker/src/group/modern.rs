@@ -138,6 +138,7 @@ pub fn consumer_settings(node: &Node, group_id: &str) -> Settings {
         heartbeat_interval_ms: int("consumer.heartbeat.interval.ms", 5_000) as i32,
         max_size: cfg.long("group.consumer.max.size").max(1) as usize,
         assignors,
+        assignment_interval_ms: int("consumer.assignment.interval.ms", 1_000) as i32,
     }
 }
 

@@ -58,6 +58,9 @@ pub struct Settings {
     pub max_size: usize,
     /// `group.consumer.assignors`, the first being the default.
     pub assignors: Vec<Assignor>,
+    /// `consumer.assignment.interval.ms` (KIP-1263): a new target assignment is computed at most
+    /// this often; a change within it waits for a heartbeat after it (0: at once).
+    pub assignment_interval_ms: i32,
 }
 
 /// A ConsumerGroupHeartbeat, as validated by the handler (Kafka's `GroupCoordinatorService`
@@ -206,8 +209,9 @@ pub enum Record {
     Member(String, Option<Box<Member>>),
     /// ConsumerGroupTargetAssignmentMember.
     TargetMember(String, Option<Partitions>),
-    /// ConsumerGroupTargetAssignmentMetadata: the assignment epoch.
-    TargetEpoch(Option<i32>),
+    /// ConsumerGroupTargetAssignmentMetadata: the assignment epoch and when it was computed
+    /// (0: to be computed again at once).
+    TargetEpoch(Option<(i32, i64)>),
     /// ConsumerGroupCurrentMemberAssignment, with the partitions' assignment epochs.
     CurrentAssignment(String, Option<(Current, AssignmentEpochs)>),
 }
@@ -245,6 +249,9 @@ pub struct ConsumerGroup {
     pub group_id: String,
     group_epoch: i32,
     assignment_epoch: i32,
+    /// When the target of `assignment_epoch` was computed (0: never, or the group emptied):
+    /// the next is computed `consumer.assignment.interval.ms` after it at the earliest.
+    assignment_ms: i64,
     members: BTreeMap<String, Member>,
     /// Instance id -> member id.
     static_members: BTreeMap<String, String>,
@@ -268,6 +275,13 @@ pub struct ConsumerGroup {
     members_bytes: usize,
 }
 
+/// Whether a new target may be computed at `now_ms`, the last one computed at `last_ms` (0:
+/// never) with an assignment interval of `interval_ms` (Kafka's
+/// `canComputeNextTargetAssignment`).
+fn may_assign(last_ms: i64, interval_ms: i32, now_ms: i64) -> bool {
+    last_ms == 0 || interval_ms <= 0 || now_ms >= last_ms.saturating_add(interval_ms as i64)
+}
+
 impl ConsumerGroup {
     pub fn new(group_id: &str) -> ConsumerGroup {
         // A new group is at epoch 1 with an empty target (Kafka 4.4, KAFKA-20268): its first
@@ -276,6 +290,7 @@ impl ConsumerGroup {
             group_id: group_id.to_string(),
             group_epoch: 1,
             assignment_epoch: 1,
+            assignment_ms: 0,
             members: BTreeMap::new(),
             static_members: BTreeMap::new(),
             target: BTreeMap::new(),
@@ -502,8 +517,12 @@ impl ConsumerGroup {
             self.group_epoch += 1;
             records.push(Record::GroupEpoch(Some(self.group_epoch)));
         }
-        if self.group_epoch > self.assignment_epoch {
-            self.assign(settings, &mut records);
+        // Kafka 4.4 (KIP-1263): at most one new target per assignment interval; within it the
+        // members keep reconciling towards the last one, and a heartbeat after it computes.
+        if self.group_epoch > self.assignment_epoch
+            && may_assign(self.assignment_ms, settings.assignment_interval_ms, now_ms)
+        {
+            self.assign(settings, now_ms, &mut records);
         }
         // Reconcile the member towards its target.
         let target = self.target.get(&hb.member_id).cloned().unwrap_or_default();
@@ -693,7 +712,8 @@ impl ConsumerGroup {
             // Nothing to assign: the (empty) target is the new epoch's at once, as Kafka 4.4
             // has it (KAFKA-20442).
             self.assignment_epoch = self.group_epoch;
-            records.push(Record::TargetEpoch(Some(self.assignment_epoch)));
+            self.assignment_ms = 0;
+            records.push(Record::TargetEpoch(Some((self.assignment_epoch, 0))));
         }
     }
 
@@ -836,7 +856,7 @@ impl ConsumerGroup {
     }
 
     /// A new target assignment for the group epoch.
-    fn assign(&mut self, settings: &Settings, records: &mut Vec<Record>) {
+    fn assign(&mut self, settings: &Settings, now_ms: i64, records: &mut Vec<Record>) {
         let assignor = self.assignor(settings);
         type Seen = (String, Option<String>, Option<String>, BTreeSet<Uuid>);
         let topic_sets: Vec<Seen> = self
@@ -891,7 +911,8 @@ impl ConsumerGroup {
         }
         self.target = target;
         self.assignment_epoch = self.group_epoch;
-        records.push(Record::TargetEpoch(Some(self.assignment_epoch)));
+        self.assignment_ms = now_ms;
+        records.push(Record::TargetEpoch(Some((self.assignment_epoch, now_ms))));
     }
 
     /// Inserts or replaces a member, keeping the indexes (owners, static ids, bytes).
@@ -960,8 +981,14 @@ impl ConsumerGroup {
         match record {
             Record::GroupEpoch(Some(e)) => self.group_epoch = e,
             Record::GroupEpoch(None) => *self = ConsumerGroup::new(&self.group_id),
-            Record::TargetEpoch(Some(e)) => self.assignment_epoch = e,
-            Record::TargetEpoch(None) => self.assignment_epoch = 0,
+            Record::TargetEpoch(Some((e, at))) => {
+                self.assignment_epoch = e;
+                self.assignment_ms = at;
+            }
+            Record::TargetEpoch(None) => {
+                self.assignment_epoch = 0;
+                self.assignment_ms = 0;
+            }
             Record::TargetMember(id, Some(p)) => {
                 self.target.insert(id, p);
             }

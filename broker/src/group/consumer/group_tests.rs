@@ -47,6 +47,7 @@ fn settings() -> Settings {
         heartbeat_interval_ms: 5_000,
         max_size: 10,
         assignors: vec![Assignor::Uniform, Assignor::Range],
+        assignment_interval_ms: 0,
     }
 }
 
@@ -473,7 +474,10 @@ fn a_member_subscribing_to_nothing_joins_without_a_new_epoch_and_an_emptied_grou
     // The last member gone: the (empty) target is the group epoch's.
     assert_eq!(
         records[records.len() - 2..],
-        [Record::GroupEpoch(Some(4)), Record::TargetEpoch(Some(4))]
+        [
+            Record::GroupEpoch(Some(4)),
+            Record::TargetEpoch(Some((4, 0)))
+        ]
     );
     assert_eq!((g.group_epoch(), g.assignment_epoch()), (4, 4));
 }
@@ -647,4 +651,68 @@ fn a_static_member_taken_over_under_a_new_member_id_leaves_no_target_in_the_reco
     assert_eq!(loaded.target_of("m1b"), Some(&parts(&[(1, &[0, 1])])));
     assert_eq!(loaded.group_epoch(), 2);
     assert!(loaded.member("m1").is_none());
+}
+
+#[test]
+fn a_new_target_is_computed_at_most_once_per_assignment_interval_and_a_load_keeps_its_time() {
+    // KIP-1263 (Kafka 4.4's default consumer.assignment.interval.ms, 1 s).
+    let topics = Topics::new(&[("a", 1, 4)]);
+    let s = Settings {
+        assignment_interval_ms: 1_000,
+        ..settings()
+    };
+    let mut g = ConsumerGroup::new("g");
+    let mut log = Vec::new();
+    // The first target is computed at once, and says when.
+    let (r1, records) = g
+        .heartbeat(join("m1", &["a"]), &topics, &s, 10_000)
+        .unwrap();
+    assert_eq!((r1.member_epoch, count(&r1.assignment.unwrap())), (2, 4));
+    assert!(records.contains(&Record::TargetEpoch(Some((2, 10_000)))));
+    log.extend(records);
+    // A join 400 ms later moves the group epoch but not the target: m2 is at the target's
+    // epoch with nothing, m1 keeps everything.
+    let (r2, records) = g
+        .heartbeat(join("m2", &["a"]), &topics, &s, 10_400)
+        .unwrap();
+    assert_eq!((g.group_epoch(), g.assignment_epoch()), (3, 2));
+    assert_eq!(
+        (r2.member_epoch, r2.assignment),
+        (2, Some(Partitions::new()))
+    );
+    assert!(!records.iter().any(|r| matches!(r, Record::TargetEpoch(_))));
+    log.extend(records);
+    let all = parts(&[(1, &[0, 1, 2, 3])]);
+    let (r1, records) = g
+        .heartbeat(beat("m1", 2, all.clone()), &topics, &s, 10_999)
+        .unwrap();
+    assert_eq!((r1.member_epoch, r1.assignment), (2, None));
+    assert_eq!(g.assignment_epoch(), 2);
+    log.extend(records);
+    // The first heartbeat once the interval has passed computes it.
+    let (r1, records) = g
+        .heartbeat(beat("m1", 2, all.clone()), &topics, &s, 11_000)
+        .unwrap();
+    assert_eq!(g.assignment_epoch(), 3);
+    assert_eq!(count(&r1.assignment.unwrap()), 2);
+    assert!(records.contains(&Record::TargetEpoch(Some((3, 11_000)))));
+    log.extend(records);
+    // Reloaded, the group remembers when: a join within the interval waits, one after it not.
+    let mut g = reload(&log, &topics, 11_100);
+    let (_, records) = g
+        .heartbeat(join("m3", &["a"]), &topics, &s, 11_500)
+        .unwrap();
+    assert_eq!((g.group_epoch(), g.assignment_epoch()), (4, 3));
+    assert!(!records.iter().any(|r| matches!(r, Record::TargetEpoch(_))));
+    g.heartbeat(beat("m3", 3, Partitions::new()), &topics, &s, 12_000)
+        .unwrap();
+    assert_eq!(g.assignment_epoch(), 4);
+    // With 0 every change is assigned at once.
+    let s0 = Settings {
+        assignment_interval_ms: 0,
+        ..settings()
+    };
+    g.heartbeat(join("m4", &["a"]), &topics, &s0, 12_001)
+        .unwrap();
+    assert_eq!((g.group_epoch(), g.assignment_epoch()), (5, 5));
 }

@@ -26,10 +26,10 @@ pub fn coordinator_record(group: &str, r: Record) -> CoordinatorRecord {
         ),
         Record::TargetEpoch(epoch) => (
             K::TargetAssignmentMetadata { group: g },
-            epoch.map(|assignment_epoch| {
+            epoch.map(|(assignment_epoch, assignment_timestamp_ms)| {
                 V::TargetAssignmentMetadata(TargetAssignmentMetadataValue {
                     assignment_epoch,
-                    assignment_timestamp_ms: 0,
+                    assignment_timestamp_ms,
                 })
             }),
         ),
@@ -114,7 +114,9 @@ impl Replay {
         let record = match (key, value) {
             (K::Metadata { .. }, Some(V::Metadata(v))) => Record::GroupEpoch(Some(v.epoch)),
             (K::TargetAssignmentMetadata { .. }, v) => Record::TargetEpoch(match v {
-                Some(V::TargetAssignmentMetadata(v)) => Some(v.assignment_epoch),
+                Some(V::TargetAssignmentMetadata(v)) => {
+                    Some((v.assignment_epoch, v.assignment_timestamp_ms))
+                }
                 _ => None,
             }),
             (K::MemberMetadata { member_id, .. }, Some(V::MemberMetadata(v))) => Record::Member(

@@ -415,6 +415,8 @@ impl Sim {
             heartbeat_interval_ms: INTERVAL_MS,
             max_size: 1_000,
             assignors,
+            // KIP-1263's batching: Kafka's default (1 s), off, or shorter than a heartbeat.
+            assignment_interval_ms: [0, 300, 1_000][rng.below(3) as usize],
         };
         let group_sub = rng.below(SUBSCRIPTIONS as u64) as usize;
         let mut sim = Sim {
