@@ -351,6 +351,34 @@ mod tests {
     }
 
     #[test]
+    fn a_member_that_revoked_while_the_target_moved_again_revokes_more_at_the_next_epoch() {
+        // Kafka's CurrentAssignmentBuilder: having revoked, the member goes on from its epoch
+        // plus one; a target that now takes another of its partitions is a new revocation there.
+        let m = Current {
+            state: MemberState::UnrevokedPartitions,
+            member_epoch: 5,
+            previous_member_epoch: 4,
+            assigned: parts(&[(1, &[0, 2])]),
+            pending_revocation: parts(&[(1, &[1])]),
+        };
+        let owned = parts(&[(1, &[0, 2])]);
+        let next = reconcile(&m, 7, &parts(&[(1, &[0])]), Some(&owned), free).unwrap();
+        assert_eq!(next.state, MemberState::UnrevokedPartitions);
+        assert_eq!((next.member_epoch, next.previous_member_epoch), (6, 5));
+        assert_eq!(next.assigned, parts(&[(1, &[0])]));
+        assert_eq!(next.pending_revocation, parts(&[(1, &[2])]));
+    }
+
+    #[test]
+    fn assigned_and_pending_partitions_are_told_apart() {
+        assert!(disjoint(
+            &parts(&[(1, &[0, 1])]),
+            &parts(&[(1, &[2]), (2, &[0])])
+        ));
+        assert!(!disjoint(&parts(&[(1, &[0, 1])]), &parts(&[(1, &[1])])));
+    }
+
+    #[test]
     fn states_keep_their_record_codes() {
         for s in [
             MemberState::Stable,
