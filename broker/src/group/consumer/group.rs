@@ -24,6 +24,7 @@ use uuid::Uuid;
 
 use super::assignor::{self, Assignor, Subscriber};
 use super::reconcile::{reconcile, Current, MemberState, Partitions};
+pub use super::records::ClassicMemberMetadata;
 
 /// Epoch a member leaves with.
 pub const LEAVE_EPOCH: i32 = -1;
@@ -126,6 +127,9 @@ pub struct Member {
     pub current: Current,
     /// Of every partition in `current` (assigned or pending revocation).
     pub assignment_epochs: AssignmentEpochs,
+    /// Set for a member that joined with the classic protocol (JoinGroup) and lives in this
+    /// consumer group: its session timeout and protocols.
+    pub classic: Option<ClassicMemberMetadata>,
 }
 
 impl Member {
@@ -142,7 +146,21 @@ impl Member {
             rebalance_timeout_ms: -1,
             current: Current::joining(),
             assignment_epochs: AssignmentEpochs::new(),
+            classic: None,
         }
+    }
+
+    /// Whether the member joined with the classic protocol.
+    pub fn uses_classic_protocol(&self) -> bool {
+        self.classic.is_some()
+    }
+
+    /// How long the member's session lasts: its classic session timeout, or the group's.
+    fn session_timeout_ms(&self, settings_ms: i32) -> i64 {
+        self.classic
+            .as_ref()
+            .map_or(settings_ms, |c| c.session_timeout_ms)
+            .max(0) as i64
     }
 
     /// Moves the member to `next`, keeping the assignment epoch of each partition it keeps and
@@ -181,6 +199,7 @@ impl Member {
             && self.subscribed_regex == other.subscribed_regex
             && self.server_assignor == other.server_assignor
             && self.rebalance_timeout_ms == other.rebalance_timeout_ms
+            && self.classic == other.classic
     }
 
     fn bytes(&self) -> usize {
@@ -196,6 +215,12 @@ impl Member {
             + parts(&self.current.assigned)
             + parts(&self.current.pending_revocation)
             + 32 * self.assignment_epochs.len()
+            + self.classic.as_ref().map_or(0, |c| {
+                c.supported_protocols
+                    .iter()
+                    .map(|(n, m)| 32 + n.len() + m.len())
+                    .sum::<usize>()
+            })
     }
 }
 
@@ -241,6 +266,10 @@ struct Deadlines {
     session_ms: Option<i64>,
     /// (deadline, the member epoch it revokes at).
     rebalance: Option<(i64, i32)>,
+    /// A classic member told to rejoin must JoinGroup by then (its rebalance timeout).
+    join_ms: Option<i64>,
+    /// A classic member that joined must SyncGroup by then (its rebalance timeout).
+    sync_ms: Option<i64>,
 }
 
 /// A consumer group.
@@ -372,7 +401,13 @@ impl ConsumerGroup {
     pub fn next_deadline(&self) -> Option<i64> {
         self.deadlines
             .values()
-            .flat_map(|d| d.session_ms.into_iter().chain(d.rebalance.map(|r| r.0)))
+            .flat_map(|d| {
+                d.session_ms
+                    .into_iter()
+                    .chain(d.rebalance.map(|r| r.0))
+                    .chain(d.join_ms)
+                    .chain(d.sync_ms)
+            })
             .min()
     }
 
@@ -410,6 +445,22 @@ impl ConsumerGroup {
             }
         }
         let existing = self.existing_member(&hb, settings)?;
+        self.apply_member(hb, existing, None, topics, settings, now_ms)
+    }
+
+    /// A heartbeat or a classic join from a member whose checks passed (`existing`: the member
+    /// it is from, `None` for a new one): the member is updated, a changed subscription moves
+    /// the group epoch, the target is computed when due, and the member reconciles.
+    fn apply_member(
+        &mut self,
+        hb: Heartbeat,
+        existing: Option<Member>,
+        classic: Option<ClassicMemberMetadata>,
+        topics: &dyn TopicView,
+        settings: &Settings,
+        now_ms: i64,
+    ) -> Result<(Reply, Vec<Record>), HeartbeatError> {
+        let mut records = Vec::new();
         let old = existing.clone();
         let mut member = existing.unwrap_or_else(|| Member::new(&hb.member_id));
         // A static member coming back under a new member id takes its predecessor's place.
@@ -446,6 +497,11 @@ impl ConsumerGroup {
         }
         member.client_id = hb.client_id.clone();
         member.client_host = hb.client_host.clone();
+        if classic.is_some() {
+            // A classic member names no server assignor (Kafka clears it).
+            member.server_assignor = None;
+            member.classic = classic;
+        }
 
         // A member in a state this version cannot reconcile must come back empty-handed.
         if member.current.state == MemberState::Unknown
@@ -559,7 +615,7 @@ impl ConsumerGroup {
         self.deadlines
             .entry(member_id.clone())
             .or_default()
-            .session_ms = Some(now_ms + settings.session_timeout_ms.max(0) as i64);
+            .session_ms = Some(now_ms + member.session_timeout_ms(settings.session_timeout_ms));
         let full = hb.rebalance_timeout_ms != -1
             && (hb.subscribed_names.is_some() || hb.subscribed_regex.is_some())
             && hb.owned.is_some();
@@ -704,6 +760,12 @@ impl ConsumerGroup {
         if self.target.remove(member_id).is_some() {
             records.push(Record::TargetMember(member_id.to_string(), None));
         }
+        self.after_removal(topics, records);
+    }
+
+    /// After members were removed: the subscriptions are recomputed and the group moves to a
+    /// new epoch (an emptied one's target takes it at once).
+    fn after_removal(&mut self, topics: &dyn TopicView, records: &mut Vec<Record>) {
         self.refresh_subscriptions(topics);
         self.stale_metadata = false;
         self.group_epoch += 1;
@@ -735,6 +797,12 @@ impl ConsumerGroup {
                     return Some((id.clone(), "the member session expired"));
                 }
                 let member = self.members.get(id)?;
+                if d.join_ms.is_some_and(|at| at <= now_ms) {
+                    return Some((id.clone(), "the classic member did not rejoin in time"));
+                }
+                if d.sync_ms.is_some_and(|at| at <= now_ms) {
+                    return Some((id.clone(), "the classic member did not sync in time"));
+                }
                 match d.rebalance {
                     Some((at, epoch))
                         if at <= now_ms
@@ -1040,7 +1108,7 @@ impl ConsumerGroup {
         self.target.retain(|_, p| !p.is_empty());
         for (id, m) in &self.members {
             let d = self.deadlines.entry(id.clone()).or_default();
-            d.session_ms = Some(now_ms + session_timeout_ms.max(0) as i64);
+            d.session_ms = Some(now_ms + m.session_timeout_ms(session_timeout_ms));
             // A member still revoking gets its rebalance timeout again, as on Kafka's load:
             // otherwise one that keeps heartbeating without revoking would hold its partitions
             // for ever.
@@ -1169,3 +1237,10 @@ pub fn compile(regex: &str) -> Result<regex::Regex, regex::Error> {
 #[cfg(test)]
 #[path = "group_tests.rs"]
 mod tests;
+
+#[path = "classic.rs"]
+pub mod classic;
+
+#[cfg(test)]
+#[path = "classic_tests.rs"]
+mod classic_tests;

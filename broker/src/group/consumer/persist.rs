@@ -48,7 +48,7 @@ pub fn coordinator_record(group: &str, r: Record) -> CoordinatorRecord {
                     subscribed_topic_regex: m.subscribed_regex,
                     rebalance_timeout_ms: m.rebalance_timeout_ms,
                     server_assignor: m.server_assignor,
-                    classic_member_metadata: None,
+                    classic_member_metadata: m.classic,
                 })
             }),
         ),
@@ -133,6 +133,7 @@ impl Replay {
                     rebalance_timeout_ms: v.rebalance_timeout_ms,
                     current: Current::joining(),
                     assignment_epochs: AssignmentEpochs::new(),
+                    classic: v.classic_member_metadata,
                 })),
             ),
             (K::MemberMetadata { member_id, .. }, None) => Record::Member(member_id, None),

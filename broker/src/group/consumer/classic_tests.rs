@@ -1,0 +1,352 @@
+use super::classic::*;
+use super::*;
+
+struct Topics(BTreeMap<String, TopicMeta>);
+
+impl TopicView for Topics {
+    fn topic(&self, name: &str) -> Option<TopicMeta> {
+        self.0.get(name).copied()
+    }
+    fn names(&self) -> Vec<String> {
+        self.0.keys().cloned().collect()
+    }
+    fn version(&self) -> u64 {
+        1
+    }
+}
+
+fn topics() -> Topics {
+    Topics(BTreeMap::from([(
+        "a".to_string(),
+        TopicMeta {
+            id: Uuid::from_u128(1),
+            partitions: 4,
+        },
+    )]))
+}
+
+fn settings() -> Settings {
+    Settings {
+        session_timeout_ms: 45_000,
+        heartbeat_interval_ms: 5_000,
+        max_size: 10,
+        assignors: vec![Assignor::Uniform, Assignor::Range],
+        assignment_interval_ms: 0,
+    }
+}
+
+fn parts(ps: &[i32]) -> Partitions {
+    match ps {
+        [] => Partitions::new(),
+        _ => Partitions::from([(Uuid::from_u128(1), ps.iter().copied().collect())]),
+    }
+}
+
+fn join_new(g: &mut ConsumerGroup, member: &str, now: i64) -> i32 {
+    let hb = Heartbeat {
+        member_id: member.to_string(),
+        member_epoch: 0,
+        rebalance_timeout_ms: 30_000,
+        subscribed_names: Some(vec!["a".to_string()]),
+        owned: Some(Partitions::new()),
+        ..Heartbeat::default()
+    };
+    g.heartbeat(hb, &topics(), &settings(), now)
+        .unwrap()
+        .0
+        .member_epoch
+}
+
+fn beat(g: &mut ConsumerGroup, member: &str, epoch: i32, owned: &[i32], now: i64) -> Reply {
+    let hb = Heartbeat {
+        member_id: member.to_string(),
+        member_epoch: epoch,
+        rebalance_timeout_ms: -1,
+        owned: Some(parts(owned)),
+        ..Heartbeat::default()
+    };
+    g.heartbeat(hb, &topics(), &settings(), now).unwrap().0
+}
+
+fn classic(member_id: &str, protocol: &str, owned: &[i32]) -> ClassicJoin {
+    ClassicJoin {
+        member_id: member_id.to_string(),
+        new_member_id: "c-new".to_string(),
+        instance_id: None,
+        requires_known_member_id: false,
+        session_timeout_ms: 10_000,
+        rebalance_timeout_ms: 20_000,
+        protocol_type: CONSUMER_PROTOCOL_TYPE.to_string(),
+        protocols: vec![(protocol.to_string(), bytes::Bytes::from_static(&[0, 3]))],
+        topics: vec!["a".to_string()],
+        owned: parts(owned),
+        rack: None,
+        client_id: "classic".to_string(),
+        client_host: "/127.0.0.1".to_string(),
+    }
+}
+
+fn joined(r: (ClassicJoined, Vec<Record>)) -> (String, i32, String) {
+    match r.0 {
+        ClassicJoined::Joined {
+            member_id,
+            generation,
+            protocol_name,
+        } => (member_id, generation, protocol_name),
+        other => panic!("not joined: {other:?}"),
+    }
+}
+
+#[test]
+fn a_classic_member_joins_a_consumer_group_and_gets_its_share_once_released() {
+    let (t, s) = (topics(), settings());
+    let mut g = ConsumerGroup::new("g");
+    assert_eq!(join_new(&mut g, "m1", 1_000), 2);
+    // JoinGroup v4+ without a member id: told to come back with one.
+    let first = ClassicJoin {
+        member_id: String::new(),
+        requires_known_member_id: true,
+        ..classic("", "range", &[])
+    };
+    let (r, records) = g.classic_join(first, &t, &s, 1_100).unwrap();
+    assert_eq!(r, ClassicJoined::MemberIdRequired("c-new".into()));
+    assert!(records.is_empty() && g.classic_members() == 0);
+    // Joined: a new epoch; its partitions are still m1's, so it has none yet.
+    let (id, generation, protocol) = joined(
+        g.classic_join(classic("c-new", "range", &[]), &t, &s, 1_200)
+            .unwrap(),
+    );
+    assert_eq!(
+        (id.as_str(), generation, protocol.as_str()),
+        ("c-new", 3, "range")
+    );
+    assert_eq!(g.group_epoch(), 3);
+    let sync = g
+        .classic_sync(
+            "c-new",
+            None,
+            3,
+            (Some("consumer"), Some("range")),
+            &s,
+            1_300,
+        )
+        .unwrap();
+    assert_eq!(sync.assigned, Partitions::new());
+    assert_eq!(&sync.first_protocol_metadata[..], &[0, 3]);
+    // Nothing released yet: no rejoin.
+    assert_eq!(g.classic_heartbeat("c-new", None, 3, &s, 1_400), Ok(()));
+    // m1 revokes two: c-new is told to rejoin, and gets them.
+    let r1 = beat(&mut g, "m1", 2, &[0, 1, 2, 3], 1_500);
+    let kept: Vec<i32> = r1.assignment.unwrap()[&Uuid::from_u128(1)]
+        .iter()
+        .copied()
+        .collect();
+    assert_eq!(kept.len(), 2);
+    beat(&mut g, "m1", 2, &kept, 1_600);
+    assert!(matches!(
+        g.classic_heartbeat("c-new", None, 3, &s, 1_700),
+        Err(ClassicError::RebalanceInProgress(_))
+    ));
+    let (_, generation, _) = joined(
+        g.classic_join(classic("c-new", "range", &[]), &t, &s, 1_800)
+            .unwrap(),
+    );
+    assert_eq!(generation, 3);
+    let sync = g
+        .classic_sync(
+            "c-new",
+            None,
+            3,
+            (Some("consumer"), Some("range")),
+            &s,
+            1_900,
+        )
+        .unwrap();
+    assert_eq!(sync.assigned.values().map(|p| p.len()).sum::<usize>(), 2);
+    assert_eq!(g.state(), State::Stable);
+    // Its metadata record says it is a classic member, and a reload keeps it so.
+    let member = g.member("c-new").unwrap().clone();
+    assert_eq!(member.classic.as_ref().unwrap().session_timeout_ms, 10_000);
+    assert_eq!(member.server_assignor, None);
+}
+
+#[test]
+fn classic_requests_are_checked_as_kafka_checks_them() {
+    let (t, s) = (topics(), settings());
+    let mut g = ConsumerGroup::new("g");
+    join_new(&mut g, "m1", 1_000);
+    joined(
+        g.classic_join(classic("c1", "range", &[]), &t, &s, 1_100)
+            .unwrap(),
+    );
+    let sync = |g: &mut ConsumerGroup, id: &str, generation, name| {
+        g.classic_sync(
+            id,
+            None,
+            generation,
+            (Some("consumer"), Some(name)),
+            &s,
+            1_200,
+        )
+    };
+    assert!(matches!(
+        sync(&mut g, "c1", 2, "range"),
+        Err(ClassicError::IllegalGeneration(_))
+    ));
+    assert!(matches!(
+        sync(&mut g, "c1", 3, "roundrobin"),
+        Err(ClassicError::InconsistentGroupProtocol(_))
+    ));
+    assert!(matches!(
+        sync(&mut g, "m1", 2, "range"),
+        Err(ClassicError::UnknownMemberId(m)) if m.contains("does not use the classic protocol")
+    ));
+    assert!(matches!(
+        g.classic_heartbeat("nobody", None, 3, &s, 1_200),
+        Err(ClassicError::UnknownMemberId(_))
+    ));
+    // A protocol the classic members do not all support, or another protocol type.
+    assert!(matches!(
+        g.classic_join(classic("c2", "roundrobin", &[]), &t, &s, 1_300),
+        Err(ClassicError::InconsistentGroupProtocol(_))
+    ));
+    let other = ClassicJoin {
+        protocol_type: "connect".into(),
+        ..classic("c2", "range", &[])
+    };
+    assert!(matches!(
+        g.classic_join(other, &t, &s, 1_300),
+        Err(ClassicError::InconsistentGroupProtocol(_))
+    ));
+    // The group's size.
+    let small = Settings {
+        max_size: 2,
+        ..settings()
+    };
+    assert!(matches!(
+        g.classic_join(classic("c2", "range", &[]), &t, &small, 1_300),
+        Err(ClassicError::GroupMaxSizeReached(_))
+    ));
+    // LeaveGroup: a consumer-protocol member is not for it; the classic one leaves.
+    let before = g.group_epoch();
+    let (results, records) = g.classic_leave(
+        &[("m1".into(), None), ("c1".into(), None), ("x".into(), None)],
+        &t,
+    );
+    assert!(matches!(&results[0], Err(ClassicError::UnknownMemberId(_))));
+    assert_eq!(results[1], Ok("c1".to_string()));
+    assert!(matches!(&results[2], Err(ClassicError::UnknownMemberId(_))));
+    assert_eq!(g.group_epoch(), before + 1);
+    assert!(records.contains(&Record::Member("c1".into(), None)));
+    assert_eq!(g.classic_members(), 0);
+}
+
+#[test]
+fn a_classic_member_lives_by_its_own_session_and_must_sync_and_rejoin_in_time() {
+    let (t, s) = (topics(), settings());
+    let mut g = ConsumerGroup::new("g");
+    join_new(&mut g, "m1", 1_000);
+    // Joined, but no SyncGroup within its rebalance timeout (5 s here): fenced.
+    let quick = ClassicJoin {
+        rebalance_timeout_ms: 5_000,
+        ..classic("c1", "range", &[])
+    };
+    joined(g.classic_join(quick, &t, &s, 1_000).unwrap());
+    let (_, fenced) = g.tick(&t, 5_999);
+    assert!(fenced.is_empty());
+    let (_, fenced) = g.tick(&t, 6_000);
+    assert_eq!(
+        fenced,
+        vec![("c1".to_string(), "the classic member did not sync in time")]
+    );
+    // Synced, its session is its classic one (10 s), not the group's (45 s).
+    joined(
+        g.classic_join(classic("c2", "range", &[]), &t, &s, 30_000)
+            .unwrap(),
+    );
+    let generation = g.member("c2").unwrap().current.member_epoch;
+    g.classic_sync("c2", None, generation, (None, None), &s, 30_100)
+        .unwrap();
+    let e1 = g.member("m1").unwrap().current.member_epoch;
+    beat(&mut g, "m1", e1, &[0, 1, 2, 3], 39_000);
+    let (_, fenced) = g.tick(&t, 40_100);
+    assert_eq!(
+        fenced,
+        vec![("c2".to_string(), "the member session expired")]
+    );
+    // Told to rejoin and not rejoining within the rebalance timeout: fenced.
+    joined(
+        g.classic_join(classic("c3", "range", &[]), &t, &s, 50_000)
+            .unwrap(),
+    );
+    let generation = g.member("c3").unwrap().current.member_epoch;
+    g.classic_sync("c3", None, generation, (None, None), &s, 50_100)
+        .unwrap();
+    join_new(&mut g, "m2", 50_200);
+    assert!(matches!(
+        g.classic_heartbeat("c3", None, generation, &s, 50_300),
+        Err(ClassicError::RebalanceInProgress(_))
+    ));
+    for now in [55_000, 60_000, 65_000] {
+        let _ = g.classic_heartbeat("c3", None, generation, &s, now);
+        for m in ["m1", "m2"] {
+            let e = g.member(m).unwrap().current.member_epoch;
+            let owned: Vec<i32> = g
+                .member(m)
+                .unwrap()
+                .current
+                .assigned
+                .values()
+                .flatten()
+                .copied()
+                .collect();
+            beat(&mut g, m, e, &owned, now);
+        }
+        assert!(g.tick(&t, now).1.is_empty());
+    }
+    let (_, fenced) = g.tick(&t, 70_300);
+    assert_eq!(
+        fenced,
+        vec![(
+            "c3".to_string(),
+            "the classic member did not rejoin in time"
+        )]
+    );
+}
+
+#[test]
+fn a_classic_member_comes_back_from_the_records() {
+    let (t, s) = (topics(), settings());
+    let mut g = ConsumerGroup::new("g");
+    let mut log = Vec::new();
+    let hb = Heartbeat {
+        member_id: "m1".into(),
+        member_epoch: 0,
+        rebalance_timeout_ms: 30_000,
+        subscribed_names: Some(vec!["a".into()]),
+        owned: Some(Partitions::new()),
+        ..Heartbeat::default()
+    };
+    log.extend(g.heartbeat(hb, &t, &s, 1_000).unwrap().1);
+    let (r, records) = g
+        .classic_join(classic("c1", "range", &[]), &t, &s, 1_100)
+        .unwrap();
+    log.extend(records);
+    let (_, generation, _) = joined((r, Vec::new()));
+    let mut back = ConsumerGroup::new("g");
+    for r in &log {
+        back.replay(r.clone());
+    }
+    back.loaded(&t, 45_000, 2_000);
+    let c1 = back.member("c1").unwrap();
+    assert!(c1.uses_classic_protocol());
+    assert_eq!(c1.classic, g.member("c1").unwrap().classic);
+    assert_eq!(
+        back.classic_sync("c1", None, generation, (None, Some("range")), &s, 2_100)
+            .map(|s| s.assigned),
+        Ok(Partitions::new())
+    );
+    // Its session after the load is its own 10 s.
+    let (_, fenced) = back.tick(&t, 12_100);
+    assert!(fenced.iter().any(|(id, _)| id == "c1"));
+}
