@@ -649,6 +649,10 @@ impl GroupCoordinator {
         if let Err(e) = self.offsets_partition(node, group_id) {
             return refuse(e);
         }
+        // A consumer group with members takes the member in with the classic protocol.
+        if let Some(reply) = self.classic_join_consumer(node, group_id, &req).await {
+            return reply;
+        }
         if let Err(e) = self.make_way_for_classic(node, group_id).await {
             return refuse(e);
         }
@@ -698,6 +702,9 @@ impl GroupCoordinator {
             }
             Err(e) => return SyncReply::error(e),
         }
+        if let Some(reply) = self.classic_sync_consumer(node, group_id, &req) {
+            return reply;
+        }
         let Some(group) = self.group(group_id) else {
             return SyncReply::error(GroupError::UnknownMemberId);
         };
@@ -726,6 +733,11 @@ impl GroupCoordinator {
             // The group is loading: answer blindly, as Kafka does.
             Err(GroupError::CoordinatorLoadInProgress) => return Ok(()),
             Err(e) => return Err(e),
+        }
+        if let Some(result) =
+            self.classic_heartbeat_consumer(group_id, member_id, group_instance_id, generation_id)
+        {
+            return result;
         }
         let group = self.group(group_id).ok_or(GroupError::UnknownMemberId)?;
         let mut g = group.lock();

@@ -553,3 +553,6 @@ impl GroupCoordinator {
         gone.len()
     }
 }
+
+#[path = "modern_classic.rs"]
+mod classic;

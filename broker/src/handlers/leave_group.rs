@@ -12,7 +12,7 @@ use super::ctx::Ctx;
 use crate::acl::{AclOperation, ResourceType};
 use kafka_protocol::ResponseError;
 
-pub fn handle(ctx: &Ctx<'_>, req: LeaveGroupRequest) -> LeaveGroupResponse {
+pub async fn handle(ctx: &Ctx<'_>, req: LeaveGroupRequest) -> LeaveGroupResponse {
     if !ctx.authorize(AclOperation::Read, ResourceType::Group, &req.group_id) {
         let mut resp = LeaveGroupResponse::default();
         resp.error_code = ResponseError::GroupAuthorizationFailed.code();
@@ -31,9 +31,21 @@ pub fn handle(ctx: &Ctx<'_>, req: LeaveGroupRequest) -> LeaveGroupResponse {
     } else {
         vec![(req.member_id.to_string(), None)]
     };
-    let result = ctx
-        .groups()
-        .leave(ctx.node(), req.group_id.as_str(), &members);
+    // Members of a consumer group that use the classic protocol (online migration).
+    let consumer = match ctx.groups().check_member_group(req.group_id.as_str()) {
+        Ok(()) => {
+            ctx.groups()
+                .classic_leave_consumer(ctx.node(), req.group_id.as_str(), &members)
+                .await
+        }
+        Err(_) => None,
+    };
+    let result = match consumer {
+        Some(r) => r,
+        None => ctx
+            .groups()
+            .leave(ctx.node(), req.group_id.as_str(), &members),
+    };
     let mut resp = LeaveGroupResponse::default();
     match result {
         Err(e) => resp.error_code = e.code(),

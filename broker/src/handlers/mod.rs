@@ -265,7 +265,6 @@ pub async fn handle_request(
             Some(ResponseKind::SyncGroup(sync_group::handle(&ctx, r).await))
         }
         RequestKind::Heartbeat(r) => Some(ResponseKind::Heartbeat(heartbeat::handle(&ctx, r))),
-        RequestKind::LeaveGroup(r) => Some(ResponseKind::LeaveGroup(leave_group::handle(&ctx, r))),
         RequestKind::OffsetCommit(r) => Some(ResponseKind::OffsetCommit(
             offset_commit::handle(&ctx, r).await,
         )),
@@ -343,6 +342,9 @@ pub async fn handle_request(
         RequestKind::UpdateFeatures(r) => Some(ResponseKind::UpdateFeatures(
             update_features::handle(&ctx, r).await,
         )),
+        RequestKind::LeaveGroup(r) => {
+            Some(ResponseKind::LeaveGroup(leave_group::handle(&ctx, r).await))
+        }
         RequestKind::ConsumerGroupHeartbeat(r) => Some(ResponseKind::ConsumerGroupHeartbeat(
             consumer_group_heartbeat::handle(&ctx, r).await,
         )),

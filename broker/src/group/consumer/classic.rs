@@ -201,7 +201,6 @@ impl ConsumerGroup {
         instance_id: Option<&str>,
         generation: i32,
         protocol: (Option<&str>, Option<&str>),
-        settings: &Settings,
         now_ms: i64,
     ) -> Result<ClassicSync, ClassicError> {
         let m = self.classic_member(member_id, instance_id, generation)?;
@@ -222,7 +221,7 @@ impl ConsumerGroup {
             )));
         }
         let (id, epoch, state) = (m.member_id.clone(), m.current.member_epoch, m.current.state);
-        let session = m.session_timeout_ms(settings.session_timeout_ms);
+        let session = m.session_timeout_ms(0);
         let rebalance = m.rebalance_timeout_ms.max(0) as i64;
         let assigned = m.current.assigned.clone();
         let d = self.deadlines.entry(id.clone()).or_default();
@@ -247,12 +246,11 @@ impl ConsumerGroup {
         member_id: &str,
         instance_id: Option<&str>,
         generation: i32,
-        settings: &Settings,
         now_ms: i64,
     ) -> Result<(), ClassicError> {
         let m = self.classic_member(member_id, instance_id, generation)?;
         let id = m.member_id.clone();
-        let session = m.session_timeout_ms(settings.session_timeout_ms);
+        let session = m.session_timeout_ms(0);
         let rebalance = m.rebalance_timeout_ms.max(0) as i64;
         let rejoin = m.current.member_epoch < self.group_epoch
             || m.current.state == MemberState::UnrevokedPartitions

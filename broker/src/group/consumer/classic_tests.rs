@@ -122,19 +122,12 @@ fn a_classic_member_joins_a_consumer_group_and_gets_its_share_once_released() {
     );
     assert_eq!(g.group_epoch(), 3);
     let sync = g
-        .classic_sync(
-            "c-new",
-            None,
-            3,
-            (Some("consumer"), Some("range")),
-            &s,
-            1_300,
-        )
+        .classic_sync("c-new", None, 3, (Some("consumer"), Some("range")), 1_300)
         .unwrap();
     assert_eq!(sync.assigned, Partitions::new());
     assert_eq!(&sync.first_protocol_metadata[..], &[0, 3]);
     // Nothing released yet: no rejoin.
-    assert_eq!(g.classic_heartbeat("c-new", None, 3, &s, 1_400), Ok(()));
+    assert_eq!(g.classic_heartbeat("c-new", None, 3, 1_400), Ok(()));
     // m1 revokes two: c-new is told to rejoin, and gets them.
     let r1 = beat(&mut g, "m1", 2, &[0, 1, 2, 3], 1_500);
     let kept: Vec<i32> = r1.assignment.unwrap()[&Uuid::from_u128(1)]
@@ -144,7 +137,7 @@ fn a_classic_member_joins_a_consumer_group_and_gets_its_share_once_released() {
     assert_eq!(kept.len(), 2);
     beat(&mut g, "m1", 2, &kept, 1_600);
     assert!(matches!(
-        g.classic_heartbeat("c-new", None, 3, &s, 1_700),
+        g.classic_heartbeat("c-new", None, 3, 1_700),
         Err(ClassicError::RebalanceInProgress(_))
     ));
     let (_, generation, _) = joined(
@@ -153,14 +146,7 @@ fn a_classic_member_joins_a_consumer_group_and_gets_its_share_once_released() {
     );
     assert_eq!(generation, 3);
     let sync = g
-        .classic_sync(
-            "c-new",
-            None,
-            3,
-            (Some("consumer"), Some("range")),
-            &s,
-            1_900,
-        )
+        .classic_sync("c-new", None, 3, (Some("consumer"), Some("range")), 1_900)
         .unwrap();
     assert_eq!(sync.assigned.values().map(|p| p.len()).sum::<usize>(), 2);
     assert_eq!(g.state(), State::Stable);
@@ -180,14 +166,7 @@ fn classic_requests_are_checked_as_kafka_checks_them() {
             .unwrap(),
     );
     let sync = |g: &mut ConsumerGroup, id: &str, generation, name| {
-        g.classic_sync(
-            id,
-            None,
-            generation,
-            (Some("consumer"), Some(name)),
-            &s,
-            1_200,
-        )
+        g.classic_sync(id, None, generation, (Some("consumer"), Some(name)), 1_200)
     };
     assert!(matches!(
         sync(&mut g, "c1", 2, "range"),
@@ -202,7 +181,7 @@ fn classic_requests_are_checked_as_kafka_checks_them() {
         Err(ClassicError::UnknownMemberId(m)) if m.contains("does not use the classic protocol")
     ));
     assert!(matches!(
-        g.classic_heartbeat("nobody", None, 3, &s, 1_200),
+        g.classic_heartbeat("nobody", None, 3, 1_200),
         Err(ClassicError::UnknownMemberId(_))
     ));
     // A protocol the classic members do not all support, or another protocol type.
@@ -265,7 +244,7 @@ fn a_classic_member_lives_by_its_own_session_and_must_sync_and_rejoin_in_time() 
             .unwrap(),
     );
     let generation = g.member("c2").unwrap().current.member_epoch;
-    g.classic_sync("c2", None, generation, (None, None), &s, 30_100)
+    g.classic_sync("c2", None, generation, (None, None), 30_100)
         .unwrap();
     let e1 = g.member("m1").unwrap().current.member_epoch;
     beat(&mut g, "m1", e1, &[0, 1, 2, 3], 39_000);
@@ -280,15 +259,15 @@ fn a_classic_member_lives_by_its_own_session_and_must_sync_and_rejoin_in_time() 
             .unwrap(),
     );
     let generation = g.member("c3").unwrap().current.member_epoch;
-    g.classic_sync("c3", None, generation, (None, None), &s, 50_100)
+    g.classic_sync("c3", None, generation, (None, None), 50_100)
         .unwrap();
     join_new(&mut g, "m2", 50_200);
     assert!(matches!(
-        g.classic_heartbeat("c3", None, generation, &s, 50_300),
+        g.classic_heartbeat("c3", None, generation, 50_300),
         Err(ClassicError::RebalanceInProgress(_))
     ));
     for now in [55_000, 60_000, 65_000] {
-        let _ = g.classic_heartbeat("c3", None, generation, &s, now);
+        let _ = g.classic_heartbeat("c3", None, generation, now);
         for m in ["m1", "m2"] {
             let e = g.member(m).unwrap().current.member_epoch;
             let owned: Vec<i32> = g
@@ -342,7 +321,7 @@ fn a_classic_member_comes_back_from_the_records() {
     assert!(c1.uses_classic_protocol());
     assert_eq!(c1.classic, g.member("c1").unwrap().classic);
     assert_eq!(
-        back.classic_sync("c1", None, generation, (None, Some("range")), &s, 2_100)
+        back.classic_sync("c1", None, generation, (None, Some("range")), 2_100)
             .map(|s| s.assigned),
         Ok(Partitions::new())
     );
