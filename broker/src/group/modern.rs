@@ -34,6 +34,8 @@ pub enum ConsumerCommit {
     OlderEpoch {
         epoch: i32,
         epochs: super::consumer::group::AssignmentEpochs,
+        /// A classic member's refusal is ILLEGAL_GENERATION (its epoch is its generation).
+        classic: bool,
     },
 }
 
@@ -42,12 +44,15 @@ impl ConsumerCommit {
     pub fn check(&self, topic_id: Option<uuid::Uuid>, partition: i32) -> Result<(), GroupError> {
         match self {
             ConsumerCommit::Any => Ok(()),
-            ConsumerCommit::OlderEpoch { epoch, epochs } => {
-                match topic_id.and_then(|t| epochs.get(&(t, partition))) {
-                    Some(given) if *given <= *epoch => Ok(()),
-                    _ => Err(GroupError::StaleMemberEpoch),
-                }
-            }
+            ConsumerCommit::OlderEpoch {
+                epoch,
+                epochs,
+                classic,
+            } => match topic_id.and_then(|t| epochs.get(&(t, partition))) {
+                Some(given) if *given <= *epoch => Ok(()),
+                _ if *classic => Err(GroupError::IllegalGeneration),
+                _ => Err(GroupError::StaleMemberEpoch),
+            },
         }
     }
 }
@@ -442,16 +447,20 @@ impl GroupCoordinator {
         let Some(m) = g.member(member_id) else {
             return Some(Err(GroupError::UnknownMemberId));
         };
-        if !transactional && api_version < 9 {
+        // A classic member (online migration) commits with its generation at any version.
+        let classic = m.uses_classic_protocol();
+        if !transactional && api_version < 9 && !classic {
             return Some(Err(GroupError::UnsupportedVersion));
         }
         let current = m.current.member_epoch;
         Some(match member_epoch {
             e if e == current => Ok(ConsumerCommit::Any),
+            e if e > current && classic => Err(GroupError::IllegalGeneration),
             e if e > current => Err(GroupError::StaleMemberEpoch),
             e => Ok(ConsumerCommit::OlderEpoch {
                 epoch: e,
                 epochs: m.assignment_epochs.clone(),
+                classic,
             }),
         })
     }
@@ -476,7 +485,10 @@ impl GroupCoordinator {
         };
         let m = g.member(member_id).ok_or(GroupError::UnknownMemberId)?;
         if member_epoch != m.current.member_epoch {
-            return Err(GroupError::StaleMemberEpoch);
+            return Err(match m.uses_classic_protocol() {
+                true => GroupError::IllegalGeneration,
+                false => GroupError::StaleMemberEpoch,
+            });
         }
         Ok(())
     }

@@ -105,7 +105,10 @@ impl GroupCoordinator {
             member_id: req.member_id.clone(),
             new_member_id: req.new_member_id.clone(),
             instance_id: req.group_instance_id.clone(),
-            requires_known_member_id: req.require_known_member_id,
+            // Kafka's `JoinGroupRequest.requiresKnownMemberId`: v4+, a dynamic member, no id.
+            requires_known_member_id: req.require_known_member_id
+                && req.member_id.is_empty()
+                && req.group_instance_id.is_none(),
             session_timeout_ms: req.session_timeout_ms,
             rebalance_timeout_ms: req.rebalance_timeout_ms,
             protocol_type: req.protocol_type.clone(),

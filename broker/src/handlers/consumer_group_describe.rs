@@ -19,8 +19,9 @@ use crate::acl::{AclOperation, ResourceType};
 use crate::group::consumer::reconcile::Partitions;
 use crate::group::modern::consumer_settings;
 
-/// Kafka's member type of a consumer-protocol member (a classic member in a consumer group is 0).
+/// Kafka's member types: a consumer-protocol member, and a classic member in a consumer group.
 const MEMBER_TYPE_CONSUMER: i8 = 1;
+const MEMBER_TYPE_CLASSIC: i8 = 0;
 
 fn assignment(ctx: &Ctx<'_>, partitions: &Partitions) -> Assignment {
     let mut a = Assignment::default();
@@ -101,7 +102,10 @@ pub fn handle(ctx: &Ctx<'_>, req: ConsumerGroupDescribeRequest) -> ConsumerGroup
                     out.assignment = assignment(ctx, &m.current.assigned);
                     out.target_assignment =
                         assignment(ctx, g.target_of(&m.member_id).unwrap_or(&Partitions::new()));
-                    out.member_type = MEMBER_TYPE_CONSUMER;
+                    out.member_type = match m.uses_classic_protocol() {
+                        true => MEMBER_TYPE_CLASSIC,
+                        false => MEMBER_TYPE_CONSUMER,
+                    };
                     out
                 })
                 .collect();

@@ -246,6 +246,7 @@ final class ConsumerGroupScenarios {
 
     static void add(List<Scenario> s) {
         addHeartbeat(s);
+        addClassicMember(s);
         addDescribe(s);
         addOffsets(s);
         addListAndDelete(s);
@@ -393,6 +394,57 @@ final class ConsumerGroupScenarios {
             c.observe("offsets-only-group-describe", Route.node(no), ApiKeys.CONSUMER_GROUP_DESCRIBE, DESCRIBE, describe(offsets));
             c.observe("offsets-only-group-offsets", Route.node(no), ApiKeys.OFFSET_FETCH, (short) 9,
                 GroupScenarios.fetchOffsets(c, (short) 9, offsets, t, 0));
+        }));
+    }
+
+    /** A classic member inside a consumer group (KIP-848's migration path): a consumer-protocol
+     *  member holds both partitions of a topic; a static classic member joins (JoinGroup at the
+     *  version compared), syncs with nothing yet, heartbeats; the consumer member gives one up and
+     *  the classic member is told to rejoin, rejoins and gets it; wrong generations, the consumer
+     *  member through the classic APIs, a commit and the leave. */
+    static void addClassicMember(List<Scenario> s) {
+        s.add(Scenario.of("consumer-groups.classic-member", ApiKeys.JOIN_GROUP, 5, 9, c -> {
+            String t = c.topic();
+            c.createTopic(t, 2);
+            String g = c.name("mixed");
+            int n = prepare(c, g);
+            Member a = oneMember(c, n, g, t);
+            String instance = c.name("classic-instance");
+            short v = c.version;
+            JoinGroupRequestData j = GroupScenarios.join(v, g, "", instance, GroupScenarios.TYPE, GroupScenarios.PROTOCOL,
+                GroupScenarios.subscription(t), GroupScenarios.SESSION_MS);
+            Observation joined = c.observe("classic-join", Route.node(n), ApiKeys.JOIN_GROUP, v, j);
+            JoinGroupResponseData r = (JoinGroupResponseData) joined.answer.message();
+            if (r.errorCode() != 0) throw new Ctx.ScenarioFailure("classic JoinGroup to consumer group " + g + ": error " + r.errorCode());
+            String id = r.memberId();
+            c.observe("classic-sync", Route.node(n), ApiKeys.SYNC_GROUP, (short) 5,
+                GroupScenarios.sync((short) 5, g, r.generationId(), id, instance, Map.of()));
+            c.observe("classic-sync-wrong-generation", Route.node(n), ApiKeys.SYNC_GROUP, (short) 5,
+                GroupScenarios.sync((short) 5, g, r.generationId() + 1, id, instance, Map.of()));
+            c.observe("classic-heartbeat-before", Route.node(n), ApiKeys.HEARTBEAT, (short) 4,
+                GroupScenarios.heartbeat((short) 4, g, r.generationId(), id, instance));
+            c.observe("consumer-member-classic-heartbeat", Route.node(n), ApiKeys.HEARTBEAT, (short) 4,
+                GroupScenarios.heartbeat((short) 4, g, a.epoch, a.id, null));
+            // a gives up the partition the target moves (it reports what it keeps).
+            settle(c, n, a);
+            c.observe("classic-heartbeat-released", Route.node(n), ApiKeys.HEARTBEAT, (short) 4,
+                GroupScenarios.heartbeat((short) 4, g, r.generationId(), id, instance));
+            JoinGroupRequestData again = GroupScenarios.join(v, g, id, instance, GroupScenarios.TYPE, GroupScenarios.PROTOCOL,
+                GroupScenarios.subscription(t), GroupScenarios.SESSION_MS);
+            JoinGroupResponseData r2 = (JoinGroupResponseData) c.observe("classic-rejoin", Route.node(n), ApiKeys.JOIN_GROUP, v, again)
+                .answer.message();
+            c.observe("classic-sync-assigned", Route.node(n), ApiKeys.SYNC_GROUP, (short) 5,
+                GroupScenarios.sync((short) 5, g, r2.generationId(), id, instance, Map.of()));
+            c.observe("classic-heartbeat-stable", Route.node(n), ApiKeys.HEARTBEAT, (short) 4,
+                GroupScenarios.heartbeat((short) 4, g, r2.generationId(), id, instance));
+            c.observe("describe-mixed", Route.node(n), ApiKeys.CONSUMER_GROUP_DESCRIBE, DESCRIBE, describe(g));
+            c.observe("classic-commit-wrong-generation", Route.node(n), ApiKeys.OFFSET_COMMIT, (short) 8,
+                GroupScenarios.commit(c, (short) 8, g, r2.generationId() + 1, id, t, 1, "m", 0, 1));
+            c.observe("consumer-member-classic-leave", Route.node(n), ApiKeys.LEAVE_GROUP, (short) 4,
+                GroupScenarios.leave((short) 4, g, a.id));
+            c.observe("classic-leave", Route.node(n), ApiKeys.LEAVE_GROUP, (short) 4,
+                GroupScenarios.leave((short) 4, g, id, instance));
+            c.observe("describe-after-leave", Route.node(n), ApiKeys.CONSUMER_GROUP_DESCRIBE, DESCRIBE, describe(g));
         }));
     }
 

@@ -12,7 +12,8 @@
 //! - Heartbeat says REBALANCE_IN_PROGRESS when it must rejoin: the group epoch is above its
 //!   epoch, it has partitions to revoke, or the partitions it waited for were released; it must
 //!   then JoinGroup within its rebalance timeout.
-//! - Its session is its classic session timeout. LeaveGroup removes it and moves the epoch.
+//! - Its session is its classic session timeout. LeaveGroup removes it (or any member) and moves
+//!   the epoch.
 //!
 //! The checks are Kafka's, with its errors: a consumer-protocol member is UNKNOWN_MEMBER_ID to
 //! these APIs, a generation other than the member epoch ILLEGAL_GENERATION.
@@ -265,8 +266,9 @@ impl ConsumerGroup {
         Ok(())
     }
 
-    /// LeaveGroup for classic members (member id, instance id; an instance id with an empty
-    /// member id removes that instance): each is removed or refused; one new epoch for all.
+    /// LeaveGroup (member id, instance id; an instance id with an empty member id removes that
+    /// instance): each member is removed, whichever protocol it uses (as Kafka 4.4 does), or
+    /// refused; one new epoch for all.
     pub fn classic_leave(
         &mut self,
         leaving: &[(String, Option<String>)],
@@ -294,13 +296,8 @@ impl ConsumerGroup {
                     Some(held) => Ok(&self.members[held]),
                 },
             }
-            .and_then(|m| match m.uses_classic_protocol() {
-                true => Ok(m.member_id.clone()),
-                false => Err(ClassicError::UnknownMemberId(format!(
-                    "Member {} does not use the classic protocol.",
-                    m.member_id
-                ))),
-            });
+            // Kafka 4.4 removes a consumer-protocol member named here too.
+            .map(|m| m.member_id.clone());
             if let Ok(id) = &found {
                 self.remove_member(id, &mut records);
                 if self.target.remove(id).is_some() {

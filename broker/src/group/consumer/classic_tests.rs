@@ -206,18 +206,20 @@ fn classic_requests_are_checked_as_kafka_checks_them() {
         g.classic_join(classic("c2", "range", &[]), &t, &small, 1_300),
         Err(ClassicError::GroupMaxSizeReached(_))
     ));
-    // LeaveGroup: a consumer-protocol member is not for it; the classic one leaves.
+    // LeaveGroup removes the classic member and a consumer-protocol one alike (Kafka 4.4), an
+    // unknown one is refused, and the epoch moves once.
     let before = g.group_epoch();
     let (results, records) = g.classic_leave(
         &[("m1".into(), None), ("c1".into(), None), ("x".into(), None)],
         &t,
     );
-    assert!(matches!(&results[0], Err(ClassicError::UnknownMemberId(_))));
+    assert_eq!(results[0], Ok("m1".to_string()));
     assert_eq!(results[1], Ok("c1".to_string()));
     assert!(matches!(&results[2], Err(ClassicError::UnknownMemberId(_))));
     assert_eq!(g.group_epoch(), before + 1);
     assert!(records.contains(&Record::Member("c1".into(), None)));
-    assert_eq!(g.classic_members(), 0);
+    assert!(records.contains(&Record::Member("m1".into(), None)));
+    assert!(g.is_empty());
 }
 
 #[test]

@@ -59,6 +59,51 @@ class ConsumerProtocolTest extends SuiteBase {
         assertEquals(40, offsets.values().stream().mapToLong(OffsetAndMetadata::offset).sum());
     }
 
+    /**
+     * A classic member (JoinGroup/SyncGroup, eager range) joins a group the consumer protocol
+     * runs: it lives in the consumer group beside the other member (KIP-848's migration path),
+     * both get two partitions, every record is read once; when it leaves, the other gets all.
+     */
+    @Test
+    @Tag("quick")
+    void aClassicMemberJoinsAConsumerGroupAndLeavesIt() throws Exception {
+        String topic = Env.name("kip848mixed");
+        String group = Env.name("g-kip848mixed");
+        Env.createTopic(admin, topic, 4);
+        Env.produce(topic, 40, "v");
+        Set<String> seen = new HashSet<>();
+        try (KafkaConsumer<String, String> a = Env.consumer(group, consumerProtocol())) {
+            a.subscribe(List.of(topic));
+            Env.waitUntil("the consumer-protocol member has every partition", () -> {
+                a.poll(Duration.ofMillis(100));
+                return a.assignment().size() == 4;
+            });
+            try (KafkaConsumer<String, String> b = Env.consumer(group, Map.of("group.protocol", "classic"))) {
+                b.subscribe(List.of(topic));
+                Env.waitUntil("both members assigned and every record consumed", () -> {
+                    // Records a read before the partitions moved are read again by b (nothing
+                    // was committed yet): at least once, each counted once.
+                    a.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.partition() + "@" + r.offset()));
+                    b.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.partition() + "@" + r.offset()));
+                    return seen.size() == 40 && a.assignment().size() == 2 && b.assignment().size() == 2
+                        && atEnd(a) && atEnd(b);
+                });
+                a.commitSync();
+                b.commitSync();
+                ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+                assertEquals(GroupType.CONSUMER, d.type());
+                assertEquals(2, d.members().size());
+            }
+            Env.waitUntil("the consumer-protocol member has every partition again", () -> {
+                a.poll(Duration.ofMillis(100));
+                return a.assignment().size() == 4;
+            });
+            assertEquals(1, admin.describeConsumerGroups(List.of(group)).all().get().get(group).members().size());
+        }
+        Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+        assertEquals(40, offsets.values().stream().mapToLong(OffsetAndMetadata::offset).sum());
+    }
+
     /** Every assigned partition read to its end (a member may own partitions the other one read before). */
     static boolean atEnd(KafkaConsumer<String, String> c) {
         Map<TopicPartition, Long> ends = c.endOffsets(c.assignment());
