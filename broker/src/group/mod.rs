@@ -649,12 +649,17 @@ impl GroupCoordinator {
         if let Err(e) = self.offsets_partition(node, group_id) {
             return refuse(e);
         }
-        // A consumer group with members takes the member in with the classic protocol.
-        if let Some(reply) = self.classic_join_consumer(node, group_id, &req).await {
-            return reply;
-        }
-        if let Err(e) = self.make_way_for_classic(node, group_id).await {
-            return refuse(e);
+        // A consumer group with members takes the member in with the classic protocol; an
+        // empty one gives way to a classic group (once more if a member came meanwhile).
+        for again in [false, true] {
+            if let Some(reply) = self.classic_join_consumer(node, group_id, &req).await {
+                return reply;
+            }
+            match self.make_way_for_classic(node, group_id).await {
+                Ok(()) => break,
+                Err(GroupError::InconsistentGroupProtocol) if !again => continue,
+                Err(e) => return refuse(e),
+            }
         }
         let group = if req.member_id.is_empty() {
             if let Err(e) = self.check_budget(group_id, "a new member") {

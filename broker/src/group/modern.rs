@@ -292,10 +292,10 @@ impl GroupCoordinator {
         }
     }
 
-    /// A classic JoinGroup to the id of a consumer group: an empty one is removed (its records
-    /// tombstoned, its offsets kept), so the classic group can form, as Kafka converts it; one
-    /// with members is INCONSISTENT_GROUP_PROTOCOL (Kafka would migrate it online when
-    /// `group.consumer.migration.policy` allows; Samsa does not yet).
+    /// A classic JoinGroup to the id of an empty consumer group: it is removed (its records
+    /// tombstoned, its offsets kept), so the classic group can form, as Kafka converts it. One
+    /// that has members again is INCONSISTENT_GROUP_PROTOCOL: the caller then joins the member
+    /// into it (`classic_join_consumer`).
     pub(super) async fn make_way_for_classic(
         &self,
         node: &Node,
@@ -307,7 +307,8 @@ impl GroupCoordinator {
         let write = {
             let g = group.lock();
             if !g.is_empty() {
-                tracing::info!(group = group_id, "a classic member cannot join the consumer group: online migration is not built");
+                // A member joined since the caller looked: the caller takes the classic member
+                // into the consumer group instead.
                 return Err(GroupError::InconsistentGroupProtocol);
             }
             let records = vec![
