@@ -80,6 +80,25 @@ pub enum ClassicError {
     Heartbeat(HeartbeatError),
 }
 
+/// A member of a classic group being upgraded (its JoinGroup state, the subscription and
+/// assignment bytes read by the shell).
+#[derive(Debug, Clone, Default)]
+pub struct ClassicGroupMember {
+    pub member_id: String,
+    pub instance_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub session_timeout_ms: i32,
+    pub rebalance_timeout_ms: i32,
+    /// (name, metadata) in the member's order of preference.
+    pub protocols: Vec<(String, bytes::Bytes)>,
+    /// From the group's protocol's ConsumerProtocolSubscription.
+    pub topics: Vec<String>,
+    pub rack: Option<String>,
+    /// From its ConsumerProtocolAssignment, by topic id.
+    pub assigned: Partitions,
+}
+
 /// What SyncGroup answers a classic member.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClassicSync {
@@ -89,6 +108,86 @@ pub struct ClassicSync {
 }
 
 impl ConsumerGroup {
+    /// A classic group with members becomes a consumer group (Kafka's
+    /// `ConsumerGroup.fromClassicGroup`, the online upgrade): the group and assignment epochs are
+    /// its generation; each member keeps its assignment as its current and target one, Stable
+    /// at that epoch, as a classic member inside the consumer group. A partition two members
+    /// claim stays with the first. Their sessions start at `now_ms`. Returns the group and the records that create it (Kafka's
+    /// `createConsumerGroupRecords`: members, group epoch, targets, target epoch, current
+    /// assignments); the caller tombstones the classic group's metadata.
+    pub fn from_classic(
+        group_id: &str,
+        generation: i32,
+        members: Vec<ClassicGroupMember>,
+        topics: &dyn TopicView,
+        now_ms: i64,
+    ) -> (ConsumerGroup, Vec<Record>) {
+        let mut g = ConsumerGroup::new(group_id);
+        g.group_epoch = generation;
+        g.assignment_epoch = generation;
+        let mut claimed: BTreeSet<(Uuid, i32)> = BTreeSet::new();
+        for c in members {
+            let mut assigned = Partitions::new();
+            for (t, ps) in &c.assigned {
+                for p in ps {
+                    if claimed.insert((*t, *p)) {
+                        assigned.entry(*t).or_default().insert(*p);
+                    }
+                }
+            }
+            let mut names = c.topics.clone();
+            names.sort();
+            names.dedup();
+            let mut m = Member::new(&c.member_id);
+            m.instance_id = c.instance_id;
+            m.rack_id = c.rack;
+            m.client_id = c.client_id;
+            m.client_host = c.client_host;
+            m.subscribed_names = names;
+            m.rebalance_timeout_ms = c.rebalance_timeout_ms;
+            m.classic = Some(ClassicMemberMetadata {
+                session_timeout_ms: c.session_timeout_ms,
+                supported_protocols: c.protocols,
+            });
+            m.current = Current {
+                state: MemberState::Stable,
+                member_epoch: generation,
+                previous_member_epoch: generation,
+                assigned: assigned.clone(),
+                pending_revocation: Partitions::new(),
+            };
+            m.assignment_epochs = assigned
+                .iter()
+                .flat_map(|(t, ps)| ps.iter().map(move |p| ((*t, *p), generation)))
+                .collect();
+            if !assigned.is_empty() {
+                g.target.insert(m.member_id.clone(), assigned);
+            }
+            // Each member's session runs on, with its classic session timeout.
+            g.deadlines
+                .entry(m.member_id.clone())
+                .or_default()
+                .session_ms = Some(now_ms + m.session_timeout_ms(0));
+            g.put_member(m);
+        }
+        g.refresh_subscriptions(topics);
+        let mut records: Vec<Record> = g
+            .members
+            .values()
+            .map(|m| Record::Member(m.member_id.clone(), Some(Box::new(m.clone()))))
+            .collect();
+        records.push(Record::GroupEpoch(Some(generation)));
+        records.extend(
+            g.target
+                .iter()
+                .map(|(id, p)| Record::TargetMember(id.clone(), Some(p.clone()))),
+        );
+        records.push(Record::TargetEpoch(Some((generation, 0))));
+        records.extend(g.members.values().map(|m| m.assignment_record()));
+        g.debug_check_invariants();
+        (g, records)
+    }
+
     /// The classic members of the group.
     pub fn classic_members(&self) -> usize {
         self.members

@@ -331,3 +331,98 @@ fn a_classic_member_comes_back_from_the_records() {
     let (_, fenced) = back.tick(&t, 12_100);
     assert!(fenced.iter().any(|(id, _)| id == "c1"));
 }
+
+#[test]
+fn a_classic_group_becomes_a_consumer_group_at_its_generation_and_its_members_rejoin() {
+    let (t, s) = (topics(), settings());
+    let member = |id: &str, ps: &[i32]| ClassicGroupMember {
+        member_id: id.to_string(),
+        client_id: "classic".into(),
+        client_host: "/127.0.0.1".into(),
+        session_timeout_ms: 10_000,
+        rebalance_timeout_ms: 20_000,
+        protocols: vec![("range".into(), bytes::Bytes::from_static(&[0, 3]))],
+        topics: vec!["a".into()],
+        assigned: parts(ps),
+        ..ClassicGroupMember::default()
+    };
+    // Generation 7, two members with two partitions each (one of them claimed twice).
+    let (mut g, records) = ConsumerGroup::from_classic(
+        "g",
+        7,
+        vec![member("c1", &[0, 1]), member("c2", &[1, 2, 3])],
+        &t,
+        0,
+    );
+    assert_eq!((g.group_epoch(), g.assignment_epoch()), (7, 7));
+    assert_eq!(g.state(), State::Stable);
+    assert_eq!(g.classic_members(), 2);
+    assert_eq!(g.member("c2").unwrap().current.assigned, parts(&[2, 3]));
+    assert_eq!(g.target_of("c1"), Some(&parts(&[0, 1])));
+    // Kafka's order of records: members, group epoch, targets, target epoch, assignments.
+    let kinds: Vec<&str> = records
+        .iter()
+        .map(|r| match r {
+            Record::Member(..) => "member",
+            Record::GroupEpoch(..) => "epoch",
+            Record::TargetMember(..) => "target",
+            Record::TargetEpoch(..) => "target-epoch",
+            Record::CurrentAssignment(..) => "current",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "member",
+            "member",
+            "epoch",
+            "target",
+            "target",
+            "target-epoch",
+            "current",
+            "current"
+        ]
+    );
+    // The classic members go on as they were: a heartbeat at generation 7 is fine.
+    assert_eq!(g.classic_heartbeat("c1", None, 7, 100), Ok(()));
+    // A consumer-protocol member joins: a new epoch; the classic members are told to rejoin,
+    // and rejoin with what they own, giving up what the new target takes.
+    let hb = Heartbeat {
+        member_id: "m1".into(),
+        member_epoch: 0,
+        rebalance_timeout_ms: 30_000,
+        subscribed_names: Some(vec!["a".into()]),
+        owned: Some(Partitions::new()),
+        ..Heartbeat::default()
+    };
+    g.heartbeat(hb, &t, &s, 200).unwrap();
+    assert_eq!(g.group_epoch(), 8);
+    assert!(matches!(
+        g.classic_heartbeat("c1", None, 7, 300),
+        Err(ClassicError::RebalanceInProgress(_))
+    ));
+    let rejoin = ClassicJoin {
+        owned: parts(&[0, 1]),
+        ..classic("c1", "range", &[0, 1])
+    };
+    joined(g.classic_join(rejoin, &t, &s, 400).unwrap());
+    let c1 = g.member("c1").unwrap();
+    assert!(c1.uses_classic_protocol());
+    let total: usize = ["c1", "c2", "m1"]
+        .iter()
+        .filter_map(|m| g.target_of(m))
+        .map(|p| p.values().map(|s| s.len()).sum::<usize>())
+        .sum();
+    assert_eq!(total, 4);
+    assert!(g.target_of("m1").is_some_and(|p| !p.is_empty()));
+    // A reload from the records is the same group.
+    let mut back = ConsumerGroup::new("g");
+    for r in records {
+        back.replay(r);
+    }
+    back.loaded(&t, 45_000, 500);
+    assert_eq!((back.group_epoch(), back.assignment_epoch()), (7, 7));
+    assert_eq!(back.classic_members(), 2);
+    // c2, silent since the upgrade, is fenced by its own 10 s session.
+    assert!(g.tick(&t, 10_000).1.iter().any(|(id, _)| id == "c2"));
+}
