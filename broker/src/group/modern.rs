@@ -249,31 +249,65 @@ impl GroupCoordinator {
                 )));
             }
             if !empty {
-                return Err(HeartbeatFailure::GroupIdNotFound(
-                    self.upgrade_refusal(node, group_id, &g),
-                ));
+                if let Some(why) = self.upgrade_refusal(node, group_id, &g) {
+                    return Err(HeartbeatFailure::GroupIdNotFound(why));
+                }
+                // The online upgrade: the members go on as classic members of a consumer
+                // group at the group's generation; the join is then processed as any.
+                let members = classic::classic_group_members(node, &g).map_err(|()| {
+                    HeartbeatFailure::GroupIdNotFound(format!("Cannot upgrade the classic group {group_id} to consumer group because the embedded consumer protocol is malformed."))
+                })?;
+                let (consumer, records) = ConsumerGroup::from_classic(
+                    group_id,
+                    g.generation_id(),
+                    members,
+                    &NodeTopics(node),
+                    now_ms,
+                );
+                let mut encoded = vec![CoordinatorRecord::group_tombstone(group_id)];
+                encoded.extend(
+                    records
+                        .into_iter()
+                        .map(|r| super::consumer::persist::coordinator_record(group_id, r)),
+                );
+                let write = self.append(node, group_id, &encoded, now_ms)?;
+                let before = g.bytes();
+                let (_, join, sync) = g.hand_over_membership(now_ms);
+                self.account(before, g.bytes());
+                self.send(join, sync);
+                self.account(0, consumer.bytes());
+                self.schedule_consumer(&consumer);
+                self.consumer_groups
+                    .write()
+                    .insert(group_id.to_string(), Arc::new(Mutex::new(consumer)));
+                tracing::info!(
+                    group = group_id,
+                    "upgraded the classic group to a consumer group online"
+                );
+                write
+            } else {
+                if g.protocol_type().is_none() {
+                    return Ok(());
+                }
+                let record = CoordinatorRecord::group_tombstone(group_id);
+                let write = self.append(node, group_id, &[record], now_ms)?;
+                let before = g.bytes();
+                g.forget_membership(now_ms);
+                self.account(before, g.bytes());
+                tracing::info!(
+                    group = group_id,
+                    "converted the empty classic group to a consumer group"
+                );
+                write
             }
-            if g.protocol_type().is_none() {
-                return Ok(());
-            }
-            let record = CoordinatorRecord::group_tombstone(group_id);
-            let write = self.append(node, group_id, &[record], now_ms)?;
-            let before = g.bytes();
-            g.forget_membership(now_ms);
-            self.account(before, g.bytes());
-            tracing::info!(
-                group = group_id,
-                "converted the empty classic group to a consumer group"
-            );
-            write
         };
         replicated(group_id, write).await?;
         Ok(())
     }
 
-    /// Why a classic group with members is not upgraded: Kafka's reasons in Kafka's words, and
-    /// where Kafka would migrate it online, that Samsa does not yet.
-    fn upgrade_refusal(&self, node: &Node, group_id: &str, g: &super::Group) -> String {
+    /// Why a classic group with members is not upgraded online (Kafka's reasons in its words),
+    /// or `None` when it is.
+    fn upgrade_refusal(&self, node: &Node, group_id: &str, g: &super::Group) -> Option<String> {
         let policy = node
             .dynamic_configs
             .effective()
@@ -282,13 +316,17 @@ impl GroupCoordinator {
             .to_ascii_lowercase();
         let prefix = format!("Cannot upgrade classic group {group_id} to consumer group");
         if !matches!(policy.as_str(), "upgrade" | "bidirectional") {
-            format!("{prefix} because online upgrade is disabled.")
+            Some(format!("{prefix} because online upgrade is disabled."))
         } else if !g.uses_consumer_protocol() {
-            format!("{prefix} because the group does not use the consumer embedded protocol.")
+            Some(format!(
+                "{prefix} because the group does not use the consumer embedded protocol."
+            ))
         } else if g.size() > consumer_settings(node, group_id).max_size {
-            format!("{prefix} because the group size exceeds the consumer group maximum size.")
+            Some(format!(
+                "{prefix} because the group size exceeds the consumer group maximum size."
+            ))
         } else {
-            format!("{prefix}: Samsa does not migrate a group with members online yet; stop its classic members first.")
+            None
         }
     }
 

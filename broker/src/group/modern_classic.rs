@@ -10,7 +10,9 @@ use kafka_protocol::messages::{ConsumerProtocolAssignment, ConsumerProtocolSubsc
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
 use super::{consumer_settings, NodeTopics};
-use crate::group::consumer::group::classic::{ClassicError, ClassicJoin, ClassicJoined};
+use crate::group::consumer::group::classic::{
+    ClassicError, ClassicGroupMember, ClassicJoin, ClassicJoined,
+};
 use crate::group::consumer::group::TopicView;
 use crate::group::consumer::reconcile::Partitions;
 use crate::group::{replicated, GroupCoordinator, GroupError};
@@ -49,6 +51,52 @@ fn subscription(metadata: &[u8]) -> Option<ConsumerProtocolSubscription> {
         return None;
     }
     ConsumerProtocolSubscription::decode(&mut b, version.min(CONSUMER_PROTOCOL_MAX_VERSION)).ok()
+}
+
+/// The members of a classic group as a consumer group takes them (the upgrade), their
+/// subscriptions and assignments read from the group's protocol; `Err` when one does not parse
+/// (Kafka refuses the upgrade then).
+pub(super) fn classic_group_members(
+    node: &Node,
+    g: &crate::group::Group,
+) -> Result<Vec<ClassicGroupMember>, ()> {
+    let topics = NodeTopics(node);
+    let protocol = g.protocol_name().unwrap_or_default().to_string();
+    g.members()
+        .map(|m| {
+            let sub = subscription(&m.metadata(&protocol)).ok_or(())?;
+            let mut b = m.assignment.clone();
+            let mut assigned = Partitions::new();
+            if b.len() >= 2 {
+                let version = b.get_i16().clamp(0, CONSUMER_PROTOCOL_MAX_VERSION);
+                let a = ConsumerProtocolAssignment::decode(&mut b, version).map_err(|_| ())?;
+                for tp in &a.assigned_partitions {
+                    if let Some(t) = topics.topic(tp.topic.as_str()) {
+                        assigned
+                            .entry(t.id)
+                            .or_default()
+                            .extend(tp.partitions.iter().copied().filter(|p| *p < t.partitions));
+                    }
+                }
+            }
+            Ok(ClassicGroupMember {
+                member_id: m.member_id.clone(),
+                instance_id: m.group_instance_id.clone(),
+                client_id: m.client_id.clone(),
+                client_host: m.client_host.clone(),
+                session_timeout_ms: m.session_timeout_ms,
+                rebalance_timeout_ms: m.rebalance_timeout_ms,
+                protocols: m
+                    .protocols
+                    .iter()
+                    .map(|p| (p.name.clone(), p.metadata.clone()))
+                    .collect(),
+                topics: sub.topics.iter().map(|t| t.to_string()).collect(),
+                rack: sub.rack_id.as_ref().map(|r| r.to_string()),
+                assigned,
+            })
+        })
+        .collect()
 }
 
 /// `assigned` as a ConsumerProtocolAssignment at the version of `first_metadata` (the member's

@@ -341,6 +341,38 @@ impl Group {
         self.debug_check_invariants();
     }
 
+    /// The online upgrade (KIP-848): the members leave this classic group for a consumer group.
+    /// Their waiting JoinGroup and SyncGroup calls are answered REBALANCE_IN_PROGRESS (returned
+    /// for the caller to send), as Kafka completes them; the group keeps its offsets, like an
+    /// empty group that forgot its membership.
+    #[allow(clippy::type_complexity)]
+    pub fn hand_over_membership(
+        &mut self,
+        now_ms: i64,
+    ) -> (
+        Vec<Member>,
+        Vec<(WaiterId, JoinReply)>,
+        Vec<(WaiterId, SyncReply)>,
+    ) {
+        let members: Vec<Member> = std::mem::take(&mut self.members).into_values().collect();
+        let mut join = Vec::new();
+        let mut sync = Vec::new();
+        for m in &members {
+            if let Some(w) = m.join_waiter {
+                join.push((
+                    w,
+                    JoinReply::error(&m.member_id, GroupError::RebalanceInProgress),
+                ));
+            }
+            if let Some(w) = m.sync_waiter {
+                sync.push((w, SyncReply::error(GroupError::RebalanceInProgress)));
+            }
+        }
+        self.pending_join.clear();
+        self.forget_membership(now_ms);
+        (members, join, sync)
+    }
+
     /// Marks the group deleted; later operations on a stale handle see COORDINATOR_NOT_AVAILABLE.
     pub fn mark_dead(&mut self, now_ms: i64) {
         self.transition(GroupState::Dead, now_ms);

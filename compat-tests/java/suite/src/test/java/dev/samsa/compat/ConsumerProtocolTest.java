@@ -104,6 +104,48 @@ class ConsumerProtocolTest extends SuiteBase {
         assertEquals(40, offsets.values().stream().mapToLong(OffsetAndMetadata::offset).sum());
     }
 
+    /**
+     * The online upgrade (KIP-848, group.consumer.migration.policy=bidirectional): a classic
+     * group of two members is converted when a consumer-protocol member joins it; the classic
+     * members go on inside the consumer group, the three share the partitions, every record is
+     * read, and the group is a consumer group of three.
+     */
+    @Test
+    @Tag("quick")
+    void aClassicGroupUpgradesOnlineWhenAConsumerProtocolMemberJoins() throws Exception {
+        String topic = Env.name("kip848up");
+        String group = Env.name("g-kip848up");
+        Env.createTopic(admin, topic, 4);
+        Env.produce(topic, 40, "v");
+        Set<String> seen = new HashSet<>();
+        Map<String, Object> classic = Map.of("group.protocol", "classic");
+        try (KafkaConsumer<String, String> b = Env.consumer(group, classic);
+             KafkaConsumer<String, String> c = Env.consumer(group, classic)) {
+            b.subscribe(List.of(topic));
+            c.subscribe(List.of(topic));
+            Env.waitUntil("the classic group shares the partitions", () -> {
+                b.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.partition() + "@" + r.offset()));
+                c.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.partition() + "@" + r.offset()));
+                return b.assignment().size() == 2 && c.assignment().size() == 2;
+            });
+            assertEquals(GroupType.CLASSIC, admin.describeConsumerGroups(List.of(group)).all().get().get(group).type());
+            try (KafkaConsumer<String, String> a = Env.consumer(group, consumerProtocol())) {
+                a.subscribe(List.of(topic));
+                Env.waitUntil("three members share the partitions and every record is read", () -> {
+                    for (KafkaConsumer<String, String> k : List.of(a, b, c)) {
+                        k.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.partition() + "@" + r.offset()));
+                    }
+                    return seen.size() == 40 && a.assignment().size() >= 1 && b.assignment().size() >= 1
+                        && c.assignment().size() >= 1
+                        && a.assignment().size() + b.assignment().size() + c.assignment().size() == 4;
+                });
+                ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+                assertEquals(GroupType.CONSUMER, d.type());
+                assertEquals(3, d.members().size());
+            }
+        }
+    }
+
     /** Every assigned partition read to its end (a member may own partitions the other one read before). */
     static boolean atEnd(KafkaConsumer<String, String> c) {
         Map<TopicPartition, Long> ends = c.endOffsets(c.assignment());
