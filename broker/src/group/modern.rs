@@ -221,8 +221,9 @@ impl GroupCoordinator {
 
     /// A join (epoch 0) to the id of a classic group: an empty one becomes a consumer group
     /// (its classic metadata is tombstoned, its offsets stay), as Kafka converts it; one with
-    /// members is refused with Kafka's reasons, and with Samsa's own when Kafka would migrate
-    /// it online (not built yet). Any other epoch: not a consumer group.
+    /// members is upgraded online when `group.consumer.migration.policy` allows (its members
+    /// become classic members of the consumer group), else refused with Kafka's reasons. Any
+    /// other epoch: not a consumer group.
     async fn convert_empty_classic_group(
         &self,
         node: &Node,
