@@ -1040,11 +1040,11 @@ impl GroupCoordinator {
             let written = self.append(node, group_id, &records, now)?;
             g.mark_dead(now);
             self.drop_group(&g);
-            if consumer.is_some() {
-                self.forget_consumer_group(group_id);
-            }
             written
         };
+        if consumer.is_some() {
+            self.forget_consumer_group(group_id); // after the classic group's lock
+        }
         replicated(group_id, written).await
     }
 
@@ -1058,16 +1058,17 @@ impl GroupCoordinator {
         self.check_member_group(group_id)?;
         let group = self.group(group_id).ok_or(GroupError::GroupIdNotFound)?;
         let now = crate::util::now_ms();
+        // Before the classic group's lock: a consumer group's comes first (see `downgrade`).
+        let consumer_topics: BTreeSet<String> = self
+            .with_consumer_group(group_id, |c| {
+                c.subscribed_topics().map(String::from).collect()
+            })
+            .unwrap_or_default();
         let (mut results, written) = {
             let mut g = group.lock();
             g.validate_offset_delete()?;
             let mut results: PartitionResults = Vec::with_capacity(topics.len());
             let mut records = Vec::new();
-            let consumer_topics: BTreeSet<String> = self
-                .with_consumer_group(group_id, |c| {
-                    c.subscribed_topics().map(String::from).collect()
-                })
-                .unwrap_or_default();
             for (topic, partitions) in topics {
                 let subscribed =
                     g.is_subscribed_to_topic(&topic) || consumer_topics.contains(&topic);

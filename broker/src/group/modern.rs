@@ -7,9 +7,14 @@
 //! offsets holder for the id (the classic [`Group`] of that id, which stays Empty and has no
 //! members), so OffsetFetch, offset expiry and transactional offsets work as for every group;
 //! the membership lives here. An empty group changes kind when a member of the other protocol
-//! joins (its old metadata tombstoned, its offsets kept), as Kafka converts it; Kafka's online
-//! migration of a group with members is not built yet: such a heartbeat is GROUP_ID_NOT_FOUND
-//! and such a JoinGroup INCONSISTENT_GROUP_PROTOCOL, as Kafka answers with migration disabled.
+//! joins (its old metadata tombstoned, its offsets kept), as Kafka converts it. A group with
+//! members migrates online (KIP-848, as `group.consumer.migration.policy` allows): a
+//! consumer-protocol member joining a classic group upgrades it, its classic members going on
+//! inside the consumer group ([`classic`]); the last consumer-protocol member leaving a group
+//! of classic members downgrades it back to a classic group, which rebalances.
+//!
+//! Locks: a consumer group's lock is taken before its offsets holder's (the downgrade moves
+//! the members under both), never the other way round.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,11 +22,13 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::consumer::assignor::Assignor;
+use super::consumer::group::classic::Downgraded;
 use super::consumer::group::{
     ConsumerGroup, Heartbeat, HeartbeatError, Record, Reply, Settings, TopicMeta, TopicView,
 };
 use super::records::CoordinatorRecord;
-use super::{replicated, GroupCoordinator, GroupError, GroupState};
+use super::state::ReturningMember;
+use super::{replicated, GroupCoordinator, GroupError, GroupState, Protocol};
 use crate::node::Node;
 
 pub(super) type ConsumerHandle = Arc<Mutex<ConsumerGroup>>;
@@ -116,6 +123,30 @@ pub fn consumer_protocol_enabled(node: &Node) -> bool {
     level >= 1 && listed
 }
 
+/// `group.consumer.migration.policy`: which way a group with members may change protocol
+/// online (KIP-848).
+pub struct MigrationPolicy(String);
+
+impl MigrationPolicy {
+    pub fn allows_upgrade(&self) -> bool {
+        matches!(self.0.as_str(), "upgrade" | "bidirectional")
+    }
+    pub fn allows_downgrade(&self) -> bool {
+        matches!(self.0.as_str(), "downgrade" | "bidirectional")
+    }
+}
+
+pub fn migration_policy(node: &Node) -> MigrationPolicy {
+    MigrationPolicy(
+        node.dynamic_configs
+            .effective()
+            .get("group.consumer.migration.policy")
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase(),
+    )
+}
+
 /// The group's effective settings: its group configs over the broker's defaults.
 pub fn consumer_settings(node: &Node, group_id: &str) -> Settings {
     let cfg = node.dynamic_configs.effective();
@@ -144,6 +175,9 @@ pub fn consumer_settings(node: &Node, group_id: &str) -> Settings {
         max_size: cfg.long("group.consumer.max.size").max(1) as usize,
         assignors,
         assignment_interval_ms: int("consumer.assignment.interval.ms", 1_000) as i32,
+        downgrade_max_size: migration_policy(node)
+            .allows_downgrade()
+            .then(|| cfg.long("group.max.size").max(1) as usize),
     }
 }
 
@@ -192,6 +226,13 @@ impl GroupCoordinator {
         let topics = NodeTopics(node);
         let write = {
             let mut g = group.lock();
+            if !self.is_current(group_id, &group) {
+                // Downgraded or deleted meanwhile: the client asks again and finds what the id
+                // is now.
+                return Err(HeartbeatFailure::Coordinator(
+                    GroupError::CoordinatorNotAvailable,
+                ));
+            }
             let before = g.bytes();
             let result = g.heartbeat(hb, &topics, &settings, now);
             self.account(before, g.bytes());
@@ -217,6 +258,15 @@ impl GroupCoordinator {
             replicated(group_id, w).await?;
         }
         Ok(reply)
+    }
+
+    /// Whether `handle` is still the group of `group_id` (a downgrade or a deletion leaves
+    /// stale handles to callers that waited for its lock).
+    pub(super) fn is_current(&self, group_id: &str, handle: &ConsumerHandle) -> bool {
+        self.consumer_groups
+            .read()
+            .get(group_id)
+            .is_some_and(|h| Arc::ptr_eq(h, handle))
     }
 
     /// A join (epoch 0) to the id of a classic group: an empty one becomes a consumer group
@@ -309,14 +359,8 @@ impl GroupCoordinator {
     /// Why a classic group with members is not upgraded online (Kafka's reasons in its words),
     /// or `None` when it is.
     fn upgrade_refusal(&self, node: &Node, group_id: &str, g: &super::Group) -> Option<String> {
-        let policy = node
-            .dynamic_configs
-            .effective()
-            .get("group.consumer.migration.policy")
-            .unwrap_or_default()
-            .to_ascii_lowercase();
         let prefix = format!("Cannot upgrade classic group {group_id} to consumer group");
-        if !matches!(policy.as_str(), "upgrade" | "bidirectional") {
+        if !migration_policy(node).allows_upgrade() {
             Some(format!("{prefix} because online upgrade is disabled."))
         } else if !g.uses_consumer_protocol() {
             Some(format!(
@@ -367,7 +411,8 @@ impl GroupCoordinator {
     }
 
     /// Writes a group's records; on a failed append the group is forgotten here (its log is
-    /// what it was before this change) and reloaded with the partition.
+    /// what it was before this change) and reloaded with the partition. A group the change
+    /// downgraded becomes the classic group of its id in the same write.
     fn write_consumer_records(
         &self,
         node: &Node,
@@ -382,16 +427,112 @@ impl GroupCoordinator {
             .into_iter()
             .map(|r| super::consumer::persist::coordinator_record(&g.group_id, r))
             .collect();
+        if let Some(d) = g.take_downgraded() {
+            return self.downgrade(node, g, d, encoded, now_ms).map(Some);
+        }
         match self.append(node, &g.group_id, &encoded, now_ms) {
             Ok(w) => Ok(Some(w)),
             Err(e) => {
-                tracing::warn!(group = %g.group_id, "consumer group records not written ({e}); the group is dropped here until its partition is loaded again");
-                self.consumer_groups.write().remove(&g.group_id);
-                self.account(g.bytes(), 0);
-                self.consumer_timers.lock().set(&g.group_id, None);
+                self.drop_consumer_group(g, &e);
                 Err(e)
             }
         }
+    }
+
+    /// Forgets a consumer group whose records could not be written (its partition's next
+    /// load brings back what its log holds), under its lock.
+    fn drop_consumer_group(&self, g: &ConsumerGroup, e: &GroupError) {
+        tracing::warn!(group = %g.group_id, "consumer group records not written ({e}); the group is dropped here until its partition is loaded again");
+        self.consumer_groups.write().remove(&g.group_id);
+        self.account(g.bytes(), 0);
+        self.consumer_timers.lock().set(&g.group_id, None);
+    }
+
+    /// The online downgrade's write (Kafka's `convertToClassicGroup`): the consumer group's
+    /// tombstones (`encoded`) and the classic group's metadata go in one write; the members
+    /// come back to the classic group of the id (its offsets holder), which then prepares a
+    /// rebalance, and the consumer group is forgotten. Under the consumer group's lock.
+    fn downgrade(
+        &self,
+        node: &Node,
+        g: &mut ConsumerGroup,
+        d: Downgraded,
+        mut encoded: Vec<CoordinatorRecord>,
+        now_ms: i64,
+    ) -> Result<crate::coordinator_write::CoordinatorWrite, GroupError> {
+        let group_id = g.group_id.clone();
+        let holder = match self.get_or_create(&group_id, now_ms) {
+            Ok(h) => h,
+            Err(e) => {
+                self.drop_consumer_group(g, &e);
+                return Err(e);
+            }
+        };
+        let mut h = holder.lock();
+        if h.state() == GroupState::Dead || h.size() > 0 || h.pending_members() > 0 {
+            // Not reachable while the consumer group lives (its holder has no members), but
+            // never merge two memberships.
+            let e = GroupError::CoordinatorNotAvailable;
+            self.drop_consumer_group(g, &e);
+            return Err(e);
+        }
+        let assigned: HashMap<String, super::consumer::reconcile::Partitions> = d
+            .members
+            .iter()
+            .map(|m| (m.member_id.clone(), m.assigned.clone()))
+            .collect();
+        let returning: Vec<ReturningMember> = d
+            .members
+            .into_iter()
+            .map(|m| ReturningMember {
+                member_id: m.member_id,
+                instance_id: m.instance_id,
+                client_id: m.client_id,
+                client_host: m.client_host,
+                rebalance_timeout_ms: m.rebalance_timeout_ms,
+                session_timeout_ms: m.session_timeout_ms,
+                protocols: m
+                    .protocols
+                    .into_iter()
+                    .map(|(name, metadata)| Protocol { name, metadata })
+                    .collect(),
+            })
+            .collect();
+        let before = h.bytes();
+        let (value, fx) = h.take_members_back(
+            d.generation,
+            returning,
+            |r, metadata| classic::assignment_bytes(node, &assigned[&r.member_id], metadata),
+            &self.cfg,
+            now_ms,
+        );
+        encoded.push(CoordinatorRecord::group_metadata(&group_id, value));
+        let write = match self.append(node, &group_id, &encoded, now_ms) {
+            Ok(w) => w,
+            Err(e) => {
+                let _ = h.hand_over_membership(now_ms);
+                self.account(before, h.bytes());
+                self.drop_consumer_group(g, &e);
+                return Err(e);
+            }
+        };
+        let out = self.settle(node, &mut h, fx, now_ms);
+        debug_assert!(
+            out.stores.is_empty(),
+            "preparing a rebalance writes nothing"
+        );
+        self.send(out.join, out.sync);
+        self.account(before, h.bytes());
+        drop(h);
+        self.consumer_groups.write().remove(&group_id);
+        self.account(g.bytes(), 0);
+        self.consumer_timers.lock().set(&group_id, None);
+        tracing::info!(
+            group = %group_id,
+            generation = d.generation,
+            "downgraded the consumer group to a classic group: its last consumer-protocol member is gone"
+        );
+        Ok(write)
     }
 
     fn schedule_consumer(&self, g: &ConsumerGroup) {
@@ -411,9 +552,13 @@ impl GroupCoordinator {
             let Some(group) = self.consumer_group(&id) else {
                 continue;
             };
+            let settings = consumer_settings(node, &id);
             let mut g = group.lock();
+            if !self.is_current(&id, &group) {
+                continue;
+            }
             let before = g.bytes();
-            let (records, fenced) = g.tick(&NodeTopics(node), now_ms);
+            let (records, fenced) = g.tick(&NodeTopics(node), &settings, now_ms);
             self.account(before, g.bytes());
             for (member, why) in &fenced {
                 tracing::info!(group = %id, member = %member, "consumer group member removed: {why}");

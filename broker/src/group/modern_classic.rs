@@ -101,7 +101,7 @@ pub(super) fn classic_group_members(
 
 /// `assigned` as a ConsumerProtocolAssignment at the version of `first_metadata` (the member's
 /// first protocol's subscription), as Kafka answers a classic member's SyncGroup.
-fn assignment_bytes(node: &Node, assigned: &Partitions, first_metadata: &[u8]) -> Bytes {
+pub(super) fn assignment_bytes(node: &Node, assigned: &Partitions, first_metadata: &[u8]) -> Bytes {
     let version = match first_metadata {
         [a, b, ..] => i16::from_be_bytes([*a, *b]).clamp(0, CONSUMER_PROTOCOL_MAX_VERSION),
         _ => 0,
@@ -180,8 +180,9 @@ impl GroupCoordinator {
         let refuse = |e: GroupError| Some(JoinReply::error(&req.member_id, e));
         let (joined, write) = {
             let mut g = group.lock();
-            if g.is_empty() {
-                // An empty consumer group gives way to a classic group instead.
+            if g.is_empty() || !self.is_current(group_id, &group) {
+                // An empty consumer group gives way to a classic group instead; a downgraded
+                // one is a classic group already.
                 return None;
             }
             if sub.is_none() && req.protocol_type == "consumer" {
@@ -241,6 +242,9 @@ impl GroupCoordinator {
     ) -> Option<SyncReply> {
         let group = self.consumer_group(group_id)?;
         let mut g = group.lock();
+        if !self.is_current(group_id, &group) {
+            return None;
+        }
         let result = g.classic_sync(
             &req.member_id,
             req.group_instance_id.as_deref(),
@@ -270,6 +274,9 @@ impl GroupCoordinator {
     ) -> Option<Result<(), GroupError>> {
         let group = self.consumer_group(group_id)?;
         let mut g = group.lock();
+        if !self.is_current(group_id, &group) {
+            return None;
+        }
         let result = g.classic_heartbeat(member_id, instance_id, generation, crate::util::now_ms());
         self.schedule_consumer(&g);
         Some(result.map_err(|e| group_error(&e)))
@@ -284,10 +291,14 @@ impl GroupCoordinator {
     ) -> Option<Result<Vec<Result<(), GroupError>>, GroupError>> {
         let group = self.consumer_group(group_id)?;
         let now = crate::util::now_ms();
+        let settings = consumer_settings(node, group_id);
         let (results, write) = {
             let mut g = group.lock();
+            if !self.is_current(group_id, &group) {
+                return None;
+            }
             let before = g.bytes();
-            let (results, records) = g.classic_leave(members, &NodeTopics(node));
+            let (results, records) = g.classic_leave(members, &NodeTopics(node), &settings);
             self.account(before, g.bytes());
             for id in results.iter().flatten() {
                 tracing::info!(group = group_id, member = %id, "classic member left the consumer group");

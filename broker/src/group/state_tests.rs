@@ -1216,3 +1216,70 @@ fn random_operations_keep_the_invariants_and_answer_every_parked_request() {
         );
     }
 }
+
+// ---- the online downgrade (KIP-848) ----
+
+#[test]
+fn members_back_from_a_consumer_group_rejoin_at_the_next_generation_with_their_assignments() {
+    let mut t = T::new(cfg());
+    t.now = 1_000;
+    let back = |id: &str, protocols: Vec<Protocol>| ReturningMember {
+        member_id: id.into(),
+        instance_id: None,
+        client_id: "client".into(),
+        client_host: "/127.0.0.1".into(),
+        rebalance_timeout_ms: REBALANCE_MS,
+        session_timeout_ms: SESSION_MS,
+        protocols,
+    };
+    let both = vec![
+        Protocol {
+            name: "cooperative-sticky".into(),
+            metadata: subscription(&["t"]),
+        },
+        range(&["t"]).remove(0),
+    ];
+    let (value, fx) = t.g.take_members_back(
+        7,
+        vec![back("c1", both), back("c2", range(&["t"]))],
+        |r, metadata| {
+            assert_eq!(metadata, &subscription(&["t"])[..]);
+            Bytes::from(format!("{} assigned", r.member_id))
+        },
+        &t.cfg,
+        t.now,
+    );
+    // Written as Kafka writes it: Stable at the consumer group's epoch, the protocol every
+    // member supports, the first member leading, the assignments the consumer group had.
+    assert_eq!(value.generation, 7);
+    assert_eq!(value.protocol_type, "consumer");
+    assert_eq!(value.protocol.as_deref(), Some("range"));
+    assert_eq!(value.leader.as_deref(), Some("c1"));
+    assert_eq!(value.members.len(), 2);
+    assert_eq!(value.members[0].assignment, Bytes::from("c1 assigned"));
+    assert_eq!(value.members[1].session_timeout_ms, SESSION_MS);
+    t.apply(fx);
+    // Then a rebalance: the members hear it on their heartbeat and rejoin.
+    assert_eq!(t.g.state(), GroupState::PreparingRebalance);
+    assert_eq!(t.heartbeat("c1", 7), Err(GroupError::RebalanceInProgress));
+    let w1 = t.join("c1", "");
+    let w2 = t.join("c2", "");
+    assert_eq!(t.joined(w1).generation_id, 8);
+    assert_eq!(t.joined(w1).leader, "c1");
+    assert_eq!(t.joined(w2).generation_id, 8);
+    assert_eq!(t.g.state(), GroupState::CompletingRebalance);
+    // A member that does not rejoin within the rebalance timeout is gone, as in any rebalance.
+    let mut t2 = T::new(cfg());
+    let (_, fx) = t2.g.take_members_back(
+        3,
+        vec![back("c1", range(&["t"])), back("c2", range(&["t"]))],
+        |_, _| Bytes::new(),
+        &t2.cfg,
+        0,
+    );
+    t2.apply(fx);
+    let w = t2.join("c1", "");
+    t2.advance_to(REBALANCE_MS as i64);
+    assert_eq!(t2.joined(w).generation_id, 4);
+    assert_eq!(t2.g.size(), 1);
+}

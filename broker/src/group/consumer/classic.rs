@@ -7,13 +7,18 @@
 //!   the group epoch, and it reconciles with the partitions it says it owns; its generation is
 //!   its member epoch, its protocol the first it names. It must SyncGroup within its rebalance
 //!   timeout.
-//! - SyncGroup hands it its assigned partitions (REBALANCE_IN_PROGRESS when the group moved on
-//!   and it is not still revoking).
-//! - Heartbeat says REBALANCE_IN_PROGRESS when it must rejoin: the group epoch is above its
-//!   epoch, it has partitions to revoke, or the partitions it waited for were released; it must
-//!   then JoinGroup within its rebalance timeout.
+//! - SyncGroup hands it its assigned partitions (REBALANCE_IN_PROGRESS when a newer target
+//!   was computed and it is not still revoking).
+//! - Heartbeat says REBALANCE_IN_PROGRESS when it must rejoin: the assignment epoch is above its
+//!   epoch (a group epoch whose target is not computed yet does not count: KIP-1263's
+//!   batching), it has partitions to revoke, or the partitions it waited for were released; it
+//!   must then JoinGroup within its rebalance timeout.
 //! - Its session is its classic session timeout. LeaveGroup removes it (or any member) and moves
 //!   the epoch.
+//! - The online downgrade: when the last consumer-protocol member leaves or is fenced and only
+//!   classic members remain (and `group.consumer.migration.policy` allows it), the group's
+//!   records are tombstoned and its members handed back for a classic group at the group epoch,
+//!   with their target partitions; the classic group then rebalances.
 //!
 //! The checks are Kafka's, with its errors: a consumer-protocol member is UNKNOWN_MEMBER_ID to
 //! these APIs, a generation other than the member epoch ILLEGAL_GENERATION.
@@ -96,6 +101,31 @@ pub struct ClassicGroupMember {
     pub topics: Vec<String>,
     pub rack: Option<String>,
     /// From its ConsumerProtocolAssignment, by topic id.
+    pub assigned: Partitions,
+}
+
+/// A consumer group downgraded to a classic group: what the classic group is built of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Downgraded {
+    /// The classic group's generation: the consumer group's epoch.
+    pub generation: i32,
+    /// In member id order.
+    pub members: Vec<DowngradedMember>,
+}
+
+/// A classic member that goes on in the downgraded group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DowngradedMember {
+    pub member_id: String,
+    pub instance_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub rebalance_timeout_ms: i32,
+    pub session_timeout_ms: i32,
+    /// (name, metadata) in the member's order of preference.
+    pub protocols: Vec<(String, bytes::Bytes)>,
+    /// Its target partitions: Kafka hands over the target, which the member may not have
+    /// reached yet; the classic rebalance that follows settles the rest.
     pub assigned: Partitions,
 }
 
@@ -325,7 +355,9 @@ impl ConsumerGroup {
         let rebalance = m.rebalance_timeout_ms.max(0) as i64;
         let assigned = m.current.assigned.clone();
         let d = self.deadlines.entry(id.clone()).or_default();
-        if self.group_epoch > epoch && state != MemberState::UnrevokedPartitions {
+        // The assignment epoch, not the group epoch: a target not computed yet (KIP-1263's
+        // batching) has nothing new for the member to rejoin for.
+        if self.assignment_epoch > epoch && state != MemberState::UnrevokedPartitions {
             d.join_ms.get_or_insert(now_ms + rebalance);
             return Err(ClassicError::RebalanceInProgress(format!(
                 "A new rebalance is triggered in group {} and member {id} should rejoin to catch up.",
@@ -352,7 +384,7 @@ impl ConsumerGroup {
         let id = m.member_id.clone();
         let session = m.session_timeout_ms(0);
         let rebalance = m.rebalance_timeout_ms.max(0) as i64;
-        let rejoin = m.current.member_epoch < self.group_epoch
+        let rejoin = m.current.member_epoch < self.assignment_epoch
             || m.current.state == MemberState::UnrevokedPartitions
             || (m.current.state == MemberState::UnreleasedPartitions
                 && !self.waiting_on_unreleased(m));
@@ -367,49 +399,156 @@ impl ConsumerGroup {
 
     /// LeaveGroup (member id, instance id; an instance id with an empty member id removes that
     /// instance): each member is removed, whichever protocol it uses (as Kafka 4.4 does), or
-    /// refused; one new epoch for all.
+    /// refused; one new epoch for all. When the classic members are all that is left, the group
+    /// is downgraded instead (`settings.downgrade_max_size`).
     pub fn classic_leave(
         &mut self,
         leaving: &[(String, Option<String>)],
         topics: &dyn TopicView,
+        settings: &Settings,
     ) -> (Vec<Result<String, ClassicError>>, Vec<Record>) {
         let mut records = Vec::new();
-        let mut results = Vec::new();
-        for (member_id, instance_id) in leaving {
-            let found = match instance_id {
-                None => self.members.get(member_id).ok_or_else(|| {
-                    ClassicError::UnknownMemberId(format!(
-                        "Member {member_id} is not a member of group {}.",
-                        self.group_id
-                    ))
-                }),
-                Some(instance) => match self.static_members.get(instance) {
-                    None => Err(ClassicError::UnknownMemberId(format!(
-                        "Instance id {instance} is unknown."
-                    ))),
-                    Some(held) if !member_id.is_empty() && held != member_id => {
-                        Err(ClassicError::FencedInstanceId(format!(
-                            "Static member {member_id} with instance id {instance} was fenced by member {held}."
-                        )))
-                    }
-                    Some(held) => Ok(&self.members[held]),
-                },
-            }
-            // Kafka 4.4 removes a consumer-protocol member named here too.
-            .map(|m| m.member_id.clone());
-            if let Ok(id) = &found {
-                self.remove_member(id, &mut records);
-                if self.target.remove(id).is_some() {
-                    records.push(Record::TargetMember(id.clone(), None));
+        let results: Vec<Result<String, ClassicError>> = leaving
+            .iter()
+            .map(|(member_id, instance_id)| {
+                match instance_id {
+                    None => self.members.get(member_id).ok_or_else(|| {
+                        ClassicError::UnknownMemberId(format!(
+                            "Member {member_id} is not a member of group {}.",
+                            self.group_id
+                        ))
+                    }),
+                    Some(instance) => match self.static_members.get(instance) {
+                        None => Err(ClassicError::UnknownMemberId(format!(
+                            "Instance id {instance} is unknown."
+                        ))),
+                        Some(held) if !member_id.is_empty() && held != member_id => {
+                            Err(ClassicError::FencedInstanceId(format!(
+                                "Static member {member_id} with instance id {instance} was fenced by member {held}."
+                            )))
+                        }
+                        Some(held) => Ok(&self.members[held]),
+                    },
                 }
-            }
-            results.push(found);
-        }
-        if !records.is_empty() {
-            self.after_removal(topics, &mut records);
+                // Kafka 4.4 removes a consumer-protocol member named here too.
+                .map(|m| m.member_id.clone())
+            })
+            .collect();
+        let mut ids: Vec<&str> = results.iter().flatten().map(String::as_str).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        if !ids.is_empty() {
+            self.fence_or_downgrade(&ids, topics, settings, &mut records);
         }
         self.debug_check_invariants();
         (results, records)
+    }
+
+    /// Removes members that left or were fenced and moves the group to a new epoch; or, when
+    /// only classic members would remain and the policy allows it, downgrades the group
+    /// instead (Kafka's `consumerGroupFenceMembers`).
+    pub(super) fn fence_or_downgrade(
+        &mut self,
+        member_ids: &[&str],
+        topics: &dyn TopicView,
+        settings: &Settings,
+        records: &mut Vec<Record>,
+    ) {
+        let leaving: BTreeSet<&str> = member_ids
+            .iter()
+            .copied()
+            .filter(|id| self.members.contains_key(*id))
+            .collect();
+        if leaving.is_empty() {
+            return;
+        }
+        if self.may_downgrade(&leaving, settings) {
+            self.downgrade(&leaving, records);
+            return;
+        }
+        for id in &leaving {
+            self.remove_member(id, records);
+            if self.target.remove(*id).is_some() {
+                records.push(Record::TargetMember(id.to_string(), None));
+            }
+        }
+        self.after_removal(topics, records);
+    }
+
+    /// Kafka's `validateOnlineDowngradeWithFencedMembers`: every member but the leaving ones
+    /// uses the classic protocol, some remain, the policy allows the downgrade, and they fit
+    /// in a classic group.
+    fn may_downgrade(&self, leaving: &BTreeSet<&str>, settings: &Settings) -> bool {
+        let Some(max_size) = settings.downgrade_max_size else {
+            return false;
+        };
+        let mut remaining = self
+            .members
+            .values()
+            .filter(|m| !leaving.contains(m.member_id.as_str()))
+            .peekable();
+        let count = self.members.len() - leaving.len();
+        remaining.peek().is_some()
+            && count <= max_size
+            && remaining.all(Member::uses_classic_protocol)
+    }
+
+    /// The online downgrade (Kafka's `convertToClassicGroup` and
+    /// `ClassicGroup.fromConsumerGroup`): the group's records are tombstoned (Kafka's
+    /// `createGroupTombstoneRecords` order) and the members that stay are handed out for a
+    /// classic group at the group epoch, each with its target partitions; this group is then
+    /// empty and gone ([`take_downgraded`](Self::take_downgraded)).
+    fn downgrade(&mut self, leaving: &BTreeSet<&str>, records: &mut Vec<Record>) {
+        records.extend(
+            self.members
+                .keys()
+                .map(|id| Record::CurrentAssignment(id.clone(), None)),
+        );
+        records.extend(
+            self.target
+                .keys()
+                .map(|id| Record::TargetMember(id.clone(), None)),
+        );
+        records.push(Record::TargetEpoch(None));
+        records.extend(
+            self.members
+                .keys()
+                .map(|id| Record::Member(id.clone(), None)),
+        );
+        records.push(Record::GroupEpoch(None));
+        let members = self
+            .members
+            .values()
+            .filter(|m| !leaving.contains(m.member_id.as_str()))
+            .map(|m| {
+                let classic = m
+                    .classic
+                    .as_ref()
+                    .expect("only classic members remain in a downgraded group");
+                DowngradedMember {
+                    member_id: m.member_id.clone(),
+                    instance_id: m.instance_id.clone(),
+                    client_id: m.client_id.clone(),
+                    client_host: m.client_host.clone(),
+                    rebalance_timeout_ms: m.rebalance_timeout_ms,
+                    session_timeout_ms: classic.session_timeout_ms,
+                    protocols: classic.supported_protocols.clone(),
+                    assigned: self.target.get(&m.member_id).cloned().unwrap_or_default(),
+                }
+            })
+            .collect();
+        let downgraded = Downgraded {
+            generation: self.group_epoch,
+            members,
+        };
+        *self = ConsumerGroup::new(&self.group_id);
+        self.downgraded = Some(downgraded);
+    }
+
+    /// What the group was downgraded to, once: the caller builds the classic group of it and
+    /// forgets this one.
+    pub fn take_downgraded(&mut self) -> Option<Downgraded> {
+        self.downgraded.take()
     }
 
     /// The classic member a SyncGroup or Heartbeat is from, checked as Kafka checks it.

@@ -32,6 +32,7 @@ fn settings() -> Settings {
         max_size: 10,
         assignors: vec![Assignor::Uniform, Assignor::Range],
         assignment_interval_ms: 0,
+        downgrade_max_size: None,
     }
 }
 
@@ -212,6 +213,7 @@ fn classic_requests_are_checked_as_kafka_checks_them() {
     let (results, records) = g.classic_leave(
         &[("m1".into(), None), ("c1".into(), None), ("x".into(), None)],
         &t,
+        &settings(),
     );
     assert_eq!(results[0], Ok("m1".to_string()));
     assert_eq!(results[1], Ok("c1".to_string()));
@@ -233,9 +235,9 @@ fn a_classic_member_lives_by_its_own_session_and_must_sync_and_rejoin_in_time() 
         ..classic("c1", "range", &[])
     };
     joined(g.classic_join(quick, &t, &s, 1_000).unwrap());
-    let (_, fenced) = g.tick(&t, 5_999);
+    let (_, fenced) = g.tick(&t, &settings(), 5_999);
     assert!(fenced.is_empty());
-    let (_, fenced) = g.tick(&t, 6_000);
+    let (_, fenced) = g.tick(&t, &settings(), 6_000);
     assert_eq!(
         fenced,
         vec![("c1".to_string(), "the classic member did not sync in time")]
@@ -250,7 +252,7 @@ fn a_classic_member_lives_by_its_own_session_and_must_sync_and_rejoin_in_time() 
         .unwrap();
     let e1 = g.member("m1").unwrap().current.member_epoch;
     beat(&mut g, "m1", e1, &[0, 1, 2, 3], 39_000);
-    let (_, fenced) = g.tick(&t, 40_100);
+    let (_, fenced) = g.tick(&t, &settings(), 40_100);
     assert_eq!(
         fenced,
         vec![("c2".to_string(), "the member session expired")]
@@ -283,9 +285,9 @@ fn a_classic_member_lives_by_its_own_session_and_must_sync_and_rejoin_in_time() 
                 .collect();
             beat(&mut g, m, e, &owned, now);
         }
-        assert!(g.tick(&t, now).1.is_empty());
+        assert!(g.tick(&t, &settings(), now).1.is_empty());
     }
-    let (_, fenced) = g.tick(&t, 70_300);
+    let (_, fenced) = g.tick(&t, &settings(), 70_300);
     assert_eq!(
         fenced,
         vec![(
@@ -328,7 +330,7 @@ fn a_classic_member_comes_back_from_the_records() {
         Ok(Partitions::new())
     );
     // Its session after the load is its own 10 s.
-    let (_, fenced) = back.tick(&t, 12_100);
+    let (_, fenced) = back.tick(&t, &settings(), 12_100);
     assert!(fenced.iter().any(|(id, _)| id == "c1"));
 }
 
@@ -424,5 +426,228 @@ fn a_classic_group_becomes_a_consumer_group_at_its_generation_and_its_members_re
     assert_eq!((back.group_epoch(), back.assignment_epoch()), (7, 7));
     assert_eq!(back.classic_members(), 2);
     // c2, silent since the upgrade, is fenced by its own 10 s session.
-    assert!(g.tick(&t, 10_000).1.iter().any(|(id, _)| id == "c2"));
+    assert!(g
+        .tick(&t, &settings(), 10_000)
+        .1
+        .iter()
+        .any(|(id, _)| id == "c2"));
+}
+
+/// A group of a consumer-protocol member ("m1") and two classic ones ("c1", "c2"), reconciled:
+/// each holds its target share of the four partitions.
+fn mixed_group(s: &Settings) -> ConsumerGroup {
+    let t = topics();
+    let mut g = ConsumerGroup::new("g");
+    join_new(&mut g, "m1", 1_000);
+    let join = |g: &mut ConsumerGroup, id: &str, owned: &[i32], now: i64| {
+        let (_, generation, _) = joined(
+            g.classic_join(classic(id, "range", owned), &t, s, now)
+                .unwrap(),
+        );
+        // Syncs at once, or is told to rejoin (it still has partitions to give up).
+        let _ = g.classic_sync(id, None, generation, (Some("consumer"), Some("range")), now);
+    };
+    for (id, now) in [("c1", 1_100), ("c2", 1_200)] {
+        join(&mut g, id, &[], now);
+    }
+    let held = |g: &ConsumerGroup, id: &str| -> Vec<i32> {
+        let m = g.member(id).unwrap();
+        m.current.assigned.values().flatten().copied().collect()
+    };
+    for now in (1_300..2_000).step_by(100) {
+        let epoch = g.member("m1").unwrap().current.member_epoch;
+        let owned = held(&g, "m1");
+        beat(&mut g, "m1", epoch, &owned, now);
+        for id in ["c1", "c2"] {
+            let epoch = g.member(id).unwrap().current.member_epoch;
+            if g.classic_heartbeat(id, None, epoch, now).is_err() {
+                let owned = held(&g, id);
+                join(&mut g, id, &owned, now);
+            }
+        }
+    }
+    for id in ["m1", "c1", "c2"] {
+        let m = g.member(id).unwrap();
+        assert_eq!(m.current.member_epoch, g.group_epoch(), "{id} reconciled");
+        assert!(!m.current.assigned.is_empty(), "{id} holds partitions");
+    }
+    g
+}
+
+fn downgrading() -> Settings {
+    Settings {
+        downgrade_max_size: Some(10),
+        ..settings()
+    }
+}
+
+#[test]
+fn the_last_consumer_protocol_member_leaving_downgrades_the_group_to_its_classic_members() {
+    let (t, s) = (topics(), downgrading());
+    let mut g = mixed_group(&s);
+    let epoch = g.group_epoch();
+    let targets: BTreeMap<String, Partitions> = ["c1", "c2"]
+        .iter()
+        .map(|id| (id.to_string(), g.target_of(id).cloned().unwrap_or_default()))
+        .collect();
+    assert!(targets.values().all(|p| !p.is_empty()), "{targets:?}");
+    let leave = Heartbeat {
+        member_id: "m1".to_string(),
+        member_epoch: LEAVE_EPOCH,
+        ..Heartbeat::default()
+    };
+    let (reply, records) = g.heartbeat(leave, &t, &s, 2_000).unwrap();
+    assert_eq!(reply.member_epoch, LEAVE_EPOCH);
+    // Kafka's tombstones, in its order, and nothing else.
+    let mut expected: Vec<Record> = ["c1", "c2", "m1"]
+        .iter()
+        .map(|id| Record::CurrentAssignment(id.to_string(), None))
+        .collect();
+    expected.extend(
+        ["c1", "c2", "m1"]
+            .iter()
+            .map(|id| Record::TargetMember(id.to_string(), None)),
+    );
+    expected.push(Record::TargetEpoch(None));
+    expected.extend(
+        ["c1", "c2", "m1"]
+            .iter()
+            .map(|id| Record::Member(id.to_string(), None)),
+    );
+    expected.push(Record::GroupEpoch(None));
+    assert_eq!(records, expected);
+    let d = g.take_downgraded().expect("downgraded");
+    assert_eq!(
+        d.generation, epoch,
+        "the classic generation is the group epoch"
+    );
+    let ids: Vec<&str> = d.members.iter().map(|m| m.member_id.as_str()).collect();
+    assert_eq!(ids, ["c1", "c2"]);
+    for m in &d.members {
+        assert_eq!(m.assigned, targets[&m.member_id]);
+        assert_eq!(m.session_timeout_ms, 10_000, "the classic session timeout");
+        assert_eq!(m.rebalance_timeout_ms, 20_000);
+        assert_eq!(m.protocols[0].0, "range");
+        assert_eq!(m.client_id, "classic");
+    }
+    assert!(g.is_empty());
+    assert_eq!(g.next_deadline(), None);
+    assert_eq!(g.take_downgraded(), None, "handed out once");
+}
+
+#[test]
+fn no_downgrade_without_the_policy_above_the_classic_size_or_while_a_consumer_member_stays() {
+    let t = topics();
+    let leave = |g: &mut ConsumerGroup, s: &Settings| {
+        let hb = Heartbeat {
+            member_id: "m1".to_string(),
+            member_epoch: LEAVE_EPOCH,
+            ..Heartbeat::default()
+        };
+        g.heartbeat(hb, &t, s, 2_000).unwrap().1
+    };
+    // The policy does not allow it (`upgrade`, `disabled`): m1 is just removed.
+    let mut g = mixed_group(&settings());
+    let epoch = g.group_epoch();
+    let records = leave(&mut g, &settings());
+    assert!(records.contains(&Record::GroupEpoch(Some(epoch + 1))));
+    assert_eq!(g.take_downgraded(), None);
+    assert_eq!(g.members().count(), 2);
+    // Two classic members do not fit in a classic group of one.
+    let one = Settings {
+        downgrade_max_size: Some(1),
+        ..settings()
+    };
+    let mut g = mixed_group(&one);
+    leave(&mut g, &one);
+    assert_eq!(g.take_downgraded(), None);
+    assert_eq!(g.members().count(), 2);
+    // A classic member leaving while the consumer-protocol member stays.
+    let s = downgrading();
+    let mut g = mixed_group(&s);
+    let (results, _) = g.classic_leave(&[("c1".into(), None)], &t, &s);
+    assert_eq!(results, vec![Ok("c1".to_string())]);
+    assert_eq!(g.take_downgraded(), None);
+    assert!(g.member("m1").is_some());
+    // The only member leaving empties the group; nothing to downgrade to.
+    let mut g = ConsumerGroup::new("g");
+    join_new(&mut g, "m1", 1_000);
+    leave(&mut g, &s);
+    assert_eq!(g.take_downgraded(), None);
+    assert!(g.is_empty());
+}
+
+#[test]
+fn a_fenced_or_classic_leaving_last_consumer_member_downgrades_the_group_too() {
+    let (t, s) = (topics(), downgrading());
+    // Its session expires (the classic members keep theirs alive).
+    let mut g = mixed_group(&s);
+    let epoch = g.group_epoch();
+    // m1's last heartbeat was at 1.9 s.
+    let expiry = 1_900 + 45_000;
+    let mut now = 1_900;
+    while now + 5_000 < expiry {
+        now += 5_000;
+        for id in ["c1", "c2"] {
+            let e = g.member(id).unwrap().current.member_epoch;
+            g.classic_heartbeat(id, None, e, now).unwrap();
+        }
+        let (_, fenced) = g.tick(&t, &s, now);
+        assert!(fenced.is_empty(), "{fenced:?} at {now}");
+    }
+    let (records, fenced) = g.tick(&t, &s, expiry);
+    assert_eq!(
+        fenced,
+        vec![("m1".to_string(), "the member session expired")]
+    );
+    assert_eq!(records.last(), Some(&Record::GroupEpoch(None)));
+    let d = g.take_downgraded().expect("downgraded");
+    assert_eq!((d.generation, d.members.len()), (epoch, 2));
+    // LeaveGroup naming the consumer-protocol member (and a classic one): the one left stays.
+    let mut g = mixed_group(&s);
+    let (results, records) = g.classic_leave(&[("m1".into(), None), ("c2".into(), None)], &t, &s);
+    assert!(results.iter().all(Result::is_ok));
+    assert_eq!(records.last(), Some(&Record::GroupEpoch(None)));
+    let d = g.take_downgraded().expect("downgraded");
+    assert_eq!(d.members.len(), 1);
+    assert_eq!(d.members[0].member_id, "c1");
+}
+
+#[test]
+fn a_classic_member_is_told_to_rejoin_only_once_the_new_target_is_computed() {
+    let t = topics();
+    let s = Settings {
+        assignment_interval_ms: 1_000,
+        ..settings()
+    };
+    let mut g = ConsumerGroup::new("g");
+    let hb = |member: &str, epoch: i32| Heartbeat {
+        member_id: member.to_string(),
+        member_epoch: epoch,
+        rebalance_timeout_ms: 30_000,
+        subscribed_names: (epoch == 0).then(|| vec!["a".to_string()]),
+        owned: Some(Partitions::new()),
+        ..Heartbeat::default()
+    };
+    g.heartbeat(hb("m1", 0), &t, &s, 1_000).unwrap();
+    let (_, generation, _) = joined(
+        g.classic_join(classic("c1", "range", &[]), &t, &s, 3_000)
+            .unwrap(),
+    );
+    assert_eq!(g.assignment_epoch(), generation);
+    g.classic_sync("c1", None, generation, (None, None), 3_000)
+        .unwrap();
+    // m2 joins within the interval: a new group epoch, its target not computed yet.
+    g.heartbeat(hb("m2", 0), &t, &s, 3_500).unwrap();
+    assert_eq!(g.group_epoch(), generation + 1);
+    assert_eq!(g.assignment_epoch(), generation);
+    assert_eq!(g.classic_heartbeat("c1", None, generation, 3_600), Ok(()));
+    // Once a heartbeat past the interval computes it, c1 must rejoin.
+    let m1 = g.member("m1").unwrap().current.member_epoch;
+    g.heartbeat(hb("m1", m1), &t, &s, 4_100).unwrap();
+    assert_eq!(g.assignment_epoch(), generation + 1);
+    assert!(matches!(
+        g.classic_heartbeat("c1", None, generation, 4_200),
+        Err(ClassicError::RebalanceInProgress(_))
+    ));
 }

@@ -62,6 +62,9 @@ pub struct Settings {
     /// `consumer.assignment.interval.ms` (KIP-1263): a new target assignment is computed at most
     /// this often; a change within it waits for a heartbeat after it (0: at once).
     pub assignment_interval_ms: i32,
+    /// The classic `group.max.size` when `group.consumer.migration.policy` allows the online
+    /// downgrade (`downgrade`, `bidirectional`); `None` when it does not.
+    pub downgrade_max_size: Option<usize>,
 }
 
 /// A ConsumerGroupHeartbeat, as validated by the handler (Kafka's `GroupCoordinatorService`
@@ -302,6 +305,9 @@ pub struct ConsumerGroup {
     stale_metadata: bool,
     deadlines: BTreeMap<String, Deadlines>,
     members_bytes: usize,
+    /// Set when the group became a classic group (the online downgrade): what the shell builds
+    /// the classic group of. The group itself is then empty and gone.
+    downgraded: Option<classic::Downgraded>,
 }
 
 /// Whether a new target may be computed at `now_ms`, the last one computed at `last_ms` (0:
@@ -331,6 +337,7 @@ impl ConsumerGroup {
             stale_metadata: false,
             deadlines: BTreeMap::new(),
             members_bytes: 0,
+            downgraded: None,
         }
     }
 
@@ -424,7 +431,7 @@ impl ConsumerGroup {
     ) -> Result<(Reply, Vec<Record>), HeartbeatError> {
         let mut records = Vec::new();
         if hb.member_epoch == LEAVE_EPOCH || hb.member_epoch == LEAVE_STATIC_EPOCH {
-            let reply = self.leave(&hb, topics, now_ms, &mut records)?;
+            let reply = self.leave(&hb, topics, settings, &mut records)?;
             self.debug_check_invariants();
             return Ok((reply, records));
         }
@@ -697,15 +704,15 @@ impl ConsumerGroup {
         }
     }
 
-    /// Epoch -1 (leave) or -2 (a static member leaving to come back).
+    /// Epoch -1 (leave) or -2 (a static member leaving to come back). The last
+    /// consumer-protocol member leaving a group of classic members downgrades it.
     fn leave(
         &mut self,
         hb: &Heartbeat,
         topics: &dyn TopicView,
-        now_ms: i64,
+        settings: &Settings,
         records: &mut Vec<Record>,
     ) -> Result<Reply, HeartbeatError> {
-        let _ = now_ms;
         let member_id = match &hb.instance_id {
             Some(instance) => {
                 let id = self.static_members.get(instance).cloned().ok_or_else(|| {
@@ -741,7 +748,7 @@ impl ConsumerGroup {
                 .or_default()
                 .rebalance = None;
         } else {
-            self.fence(&member_id, topics, records);
+            self.fence_or_downgrade(&[member_id.as_str()], topics, settings, records);
         }
         Ok(Reply {
             member_id,
@@ -749,18 +756,6 @@ impl ConsumerGroup {
             heartbeat_interval_ms: 0,
             assignment: None,
         })
-    }
-
-    /// Removes a member (it left, or was fenced) and moves the group to a new epoch.
-    fn fence(&mut self, member_id: &str, topics: &dyn TopicView, records: &mut Vec<Record>) {
-        if !self.members.contains_key(member_id) {
-            return;
-        }
-        self.remove_member(member_id, records);
-        if self.target.remove(member_id).is_some() {
-            records.push(Record::TargetMember(member_id.to_string(), None));
-        }
-        self.after_removal(topics, records);
     }
 
     /// After members were removed: the subscriptions are recomputed and the group moves to a
@@ -780,11 +775,13 @@ impl ConsumerGroup {
     }
 
     /// Fires due deadlines: members past their session timeout, or still holding partitions
-    /// they must revoke past their rebalance timeout, are fenced. Returns the records and the
+    /// they must revoke past their rebalance timeout, are fenced (the last consumer-protocol
+    /// member fenced in a group of classic members downgrades it). Returns the records and the
     /// members fenced (with why).
     pub fn tick(
         &mut self,
         topics: &dyn TopicView,
+        settings: &Settings,
         now_ms: i64,
     ) -> (Vec<Record>, Vec<(String, &'static str)>) {
         let mut records = Vec::new();
@@ -819,8 +816,11 @@ impl ConsumerGroup {
             })
             .collect();
         for (id, why) in due {
-            self.fence(&id, topics, &mut records);
+            self.fence_or_downgrade(&[id.as_str()], topics, settings, &mut records);
             fenced.push((id, why));
+            if self.downgraded.is_some() {
+                break;
+            }
         }
         // Deadlines that passed without cause (a rebalance timer of a member that revoked).
         for d in self.deadlines.values_mut() {

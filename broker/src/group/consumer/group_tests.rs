@@ -48,6 +48,7 @@ fn settings() -> Settings {
         max_size: 10,
         assignors: vec![Assignor::Uniform, Assignor::Range],
         assignment_interval_ms: 0,
+        downgrade_max_size: None,
     }
 }
 
@@ -221,7 +222,7 @@ fn a_member_missing_its_session_is_fenced_and_one_holding_partitions_past_its_re
     // m2 keeps heartbeating; at 31 s m1 is fenced for the revocation.
     g.heartbeat(beat("m2", 3, Partitions::new()), &topics, &s, 30_000)
         .unwrap();
-    let (_, fenced) = g.tick(&topics, 31_000);
+    let (_, fenced) = g.tick(&topics, &s, 31_000);
     assert_eq!(
         fenced,
         vec![(
@@ -234,7 +235,7 @@ fn a_member_missing_its_session_is_fenced_and_one_holding_partitions_past_its_re
         .unwrap();
     assert_eq!(r2.assignment, Some(parts(&[(1, &[0, 1])])));
     // m2 then misses its session.
-    let (_, fenced) = g.tick(&topics, 31_001 + 45_000);
+    let (_, fenced) = g.tick(&topics, &s, 31_001 + 45_000);
     assert_eq!(fenced.len(), 1);
     assert_eq!(g.state(), State::Empty);
     assert!(g.next_deadline().is_none());
@@ -560,7 +561,7 @@ fn a_member_still_revoking_when_the_group_is_loaded_is_fenced_after_its_rebalanc
         g.heartbeat(beat("m2", 3, Partitions::new()), &topics, &s, now)
             .unwrap();
     }
-    let (_, fenced) = g.tick(&topics, 40_000);
+    let (_, fenced) = g.tick(&topics, &s, 40_000);
     assert_eq!(
         fenced,
         vec![(
@@ -659,6 +660,7 @@ fn a_new_target_is_computed_at_most_once_per_assignment_interval_and_a_load_keep
     let topics = Topics::new(&[("a", 1, 4)]);
     let s = Settings {
         assignment_interval_ms: 1_000,
+        downgrade_max_size: None,
         ..settings()
     };
     let mut g = ConsumerGroup::new("g");
@@ -710,6 +712,7 @@ fn a_new_target_is_computed_at_most_once_per_assignment_interval_and_a_load_keep
     // With 0 every change is assigned at once.
     let s0 = Settings {
         assignment_interval_ms: 0,
+        downgrade_max_size: None,
         ..settings()
     };
     g.heartbeat(join("m4", &["a"]), &topics, &s0, 12_001)

@@ -417,6 +417,7 @@ impl Sim {
             assignors,
             // KIP-1263's batching: Kafka's default (1 s), off, or shorter than a heartbeat.
             assignment_interval_ms: [0, 300, 1_000][rng.below(3) as usize],
+            downgrade_max_size: None,
         };
         let group_sub = rng.below(SUBSCRIPTIONS as u64) as usize;
         let mut sim = Sim {
@@ -902,7 +903,7 @@ impl Sim {
             let due = self.group.next_deadline().is_some_and(|d| d <= self.now);
             if due || self.rng.chance(5) {
                 self.group_changed = true;
-                let (records, fenced) = self.group.tick(&self.topics, self.now);
+                let (records, fenced) = self.group.tick(&self.topics, &self.settings, self.now);
                 if fenced.is_empty() {
                     assert!(
                         records.is_empty(),

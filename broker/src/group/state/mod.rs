@@ -138,6 +138,19 @@ pub struct Group {
     pub pending_txn: PendingTxnOffsets,
 }
 
+/// A member coming back from a consumer group (the online downgrade).
+#[derive(Debug, Clone)]
+pub struct ReturningMember {
+    pub member_id: String,
+    pub instance_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub rebalance_timeout_ms: i32,
+    pub session_timeout_ms: i32,
+    /// In the member's order of preference.
+    pub protocols: Vec<Protocol>,
+}
+
 /// Bytes of a group besides its members and offsets.
 const GROUP_OVERHEAD_BYTES: usize = 512;
 /// Bytes of one pending member id besides the id itself.
@@ -371,6 +384,69 @@ impl Group {
         self.pending_join.clear();
         self.forget_membership(now_ms);
         (members, join, sync)
+    }
+
+    /// The online downgrade (KIP-848, Kafka's `ClassicGroup.fromConsumerGroup`): the classic
+    /// members of a consumer group come back to this empty group at `generation`, with the
+    /// protocol type `consumer`, their protocols, and their partitions as assignments
+    /// (`assignment` serializes a member's, given the metadata of the protocol the group
+    /// selected); Stable, the first member the leader, each member's session from `now_ms`.
+    /// Returns the metadata to write, then prepares a rebalance so that they rejoin through
+    /// the classic protocol (Kafka writes the Stable group, then prepares the rebalance).
+    pub fn take_members_back(
+        &mut self,
+        generation: i32,
+        members: Vec<ReturningMember>,
+        mut assignment: impl FnMut(&ReturningMember, &[u8]) -> Bytes,
+        cfg: &GroupConfig,
+        now_ms: i64,
+    ) -> (GroupMetadataValue, Effects) {
+        assert!(
+            self.members.is_empty() && self.pending_join.is_empty(),
+            "group {}: members come back only to an empty group",
+            self.group_id
+        );
+        assert!(!members.is_empty(), "a downgrade brings members back");
+        self.forget_membership(now_ms);
+        self.generation_id = generation;
+        for r in &members {
+            self.add(Member {
+                member_id: r.member_id.clone(),
+                group_instance_id: r.instance_id.clone(),
+                client_id: r.client_id.clone(),
+                client_host: r.client_host.clone(),
+                rebalance_timeout_ms: r.rebalance_timeout_ms,
+                session_timeout_ms: r.session_timeout_ms,
+                protocol_type: CONSUMER_PROTOCOL_TYPE.to_string(),
+                protocols: r.protocols.clone(),
+                assignment: Bytes::new(),
+                join_waiter: None,
+                sync_waiter: None,
+                is_new: false,
+                heartbeat_deadline_ms: Some(now_ms + r.session_timeout_ms.max(0) as i64),
+            });
+        }
+        // Created Stable, as Kafka creates it (no rebalance led here).
+        self.previous_state = self.state;
+        self.state = GroupState::Stable;
+        self.state_timestamp_ms = Some(now_ms);
+        self.protocol_name = self.select_protocol();
+        let protocol = self.protocol_name.clone().unwrap_or_default();
+        for r in &members {
+            let metadata = self.members[&r.member_id].metadata(&protocol);
+            self.set_assignment(&r.member_id, assignment(r, &metadata));
+        }
+        self.subscribed_topics = self.compute_subscribed_topics();
+        let value = self.metadata_value(None);
+        let mut fx = Effects::default();
+        self.prepare_rebalance(
+            "the group was downgraded from a consumer group",
+            cfg,
+            now_ms,
+            &mut fx,
+        );
+        self.debug_check_invariants();
+        (value, fx)
     }
 
     /// Marks the group deleted; later operations on a stale handle see COORDINATOR_NOT_AVAILABLE.

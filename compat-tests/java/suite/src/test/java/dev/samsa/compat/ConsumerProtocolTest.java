@@ -146,6 +146,104 @@ class ConsumerProtocolTest extends SuiteBase {
         }
     }
 
+    /**
+     * KIP-848's rolling migration both ways, under load: a classic group of three whose members
+     * restart one by one with group.protocol=consumer (the group is upgraded when the first
+     * comes, and runs its classic members beside the new ones), then one by one back with
+     * group.protocol=classic (the group is downgraded when the last consumer-protocol member
+     * leaves); a producer writes throughout, and every record it had acknowledged is read.
+     */
+    @Test
+    @Tag("quick")
+    void aRollingMigrationToTheConsumerProtocolAndBackLosesNothing() throws Exception {
+        String topic = Env.name("kip848roll");
+        String group = Env.name("g-kip848roll");
+        Env.createTopic(admin, topic, 4);
+        Set<String> acked = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicReference<Exception> failed = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread producer = new Thread(() -> {
+            try (org.apache.kafka.clients.producer.KafkaProducer<String, String> p = Env.producer()) {
+                for (int i = 0; !stop.get(); i++) {
+                    String v = "r" + i;
+                    p.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic, v, v), (md, e) -> {
+                        if (e == null) {
+                            acked.add(v);
+                        }
+                    });
+                    Thread.sleep(5);
+                }
+                p.flush();
+            } catch (Exception e) {
+                failed.set(e);
+            }
+        });
+        producer.start();
+        Map<String, Object> autoCommit = Map.of("enable.auto.commit", "true", "auto.commit.interval.ms", "200");
+        java.util.function.Function<String, KafkaConsumer<String, String>> member = protocol -> {
+            Map<String, Object> config = new java.util.HashMap<>(autoCommit);
+            config.put("group.protocol", protocol);
+            KafkaConsumer<String, String> k = Env.consumer(group, config);
+            k.subscribe(List.of(topic));
+            return k;
+        };
+        List<KafkaConsumer<String, String>> members = new java.util.ArrayList<>();
+        java.util.function.Consumer<String> settle = what -> Env.waitUntil(what, () -> {
+            int total = 0;
+            boolean each = true;
+            for (KafkaConsumer<String, String> k : members) {
+                k.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.value()));
+                total += k.assignment().size();
+                each &= !k.assignment().isEmpty();
+            }
+            return total == 4 && each;
+        });
+        try {
+            for (int i = 0; i < 3; i++) {
+                members.add(member.apply("classic"));
+            }
+            settle.accept("the classic group of three shares the partitions");
+            assertEquals(GroupType.CLASSIC, describe(group).type());
+            for (int i = 0; i < 3; i++) {
+                members.get(i).close();
+                members.set(i, member.apply("consumer"));
+                settle.accept("member " + i + " upgraded and the partitions shared");
+                assertEquals(GroupType.CONSUMER, describe(group).type(), "after member " + i + " upgraded");
+            }
+            assertEquals(3, describe(group).members().size());
+            for (int i = 0; i < 3; i++) {
+                members.get(i).close();
+                members.set(i, member.apply("classic"));
+                settle.accept("member " + i + " downgraded and the partitions shared");
+                GroupType expected = i < 2 ? GroupType.CONSUMER : GroupType.CLASSIC;
+                assertEquals(expected, describe(group).type(), "after member " + i + " downgraded");
+            }
+            ConsumerGroupDescription d = describe(group);
+            assertEquals(3, d.members().size());
+            assertEquals(GroupState.STABLE, d.groupState());
+            stop.set(true);
+            producer.join();
+            assertEquals(null, failed.get());
+            assertTrue(acked.size() > 100, "the producer ran: " + acked.size());
+            Env.waitUntil(() -> "every acknowledged record read: " + acked.size() + " acknowledged, "
+                + acked.stream().filter(v -> !seen.contains(v)).count() + " not read", () -> {
+                    for (KafkaConsumer<String, String> k : members) {
+                        k.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.value()));
+                    }
+                    return seen.containsAll(acked);
+                });
+        } finally {
+            stop.set(true);
+            producer.join();
+            members.forEach(KafkaConsumer::close);
+        }
+    }
+
+    ConsumerGroupDescription describe(String group) throws Exception {
+        return admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+    }
+
     /** Every assigned partition read to its end (a member may own partitions the other one read before). */
     static boolean atEnd(KafkaConsumer<String, String> c) {
         Map<TopicPartition, Long> ends = c.endOffsets(c.assignment());
