@@ -503,6 +503,7 @@ impl GroupCoordinator {
             d.generation,
             returning,
             |r, metadata| classic::assignment_bytes(node, &assigned[&r.member_id], metadata),
+            d.rebalance,
             &self.cfg,
             now_ms,
         );

@@ -1246,6 +1246,7 @@ fn members_back_from_a_consumer_group_rejoin_at_the_next_generation_with_their_a
             assert_eq!(metadata, &subscription(&["t"])[..]);
             Bytes::from(format!("{} assigned", r.member_id))
         },
+        true,
         &t.cfg,
         t.now,
     );
@@ -1274,6 +1275,7 @@ fn members_back_from_a_consumer_group_rejoin_at_the_next_generation_with_their_a
         3,
         vec![back("c1", range(&["t"])), back("c2", range(&["t"]))],
         |_, _| Bytes::new(),
+        true,
         &t2.cfg,
         0,
     );

@@ -109,6 +109,9 @@ pub struct ClassicGroupMember {
 pub struct Downgraded {
     /// The classic group's generation: the consumer group's epoch.
     pub generation: i32,
+    /// Whether the classic group rebalances at once (always after members left; after a
+    /// static member's replacement only when the targets are stale).
+    pub rebalance: bool,
     /// In member id order.
     pub members: Vec<DowngradedMember>,
 }
@@ -290,6 +293,21 @@ impl ConsumerGroup {
             },
         };
         let protocol_name = names.first().map(|n| n.to_string()).unwrap_or_default();
+        if let Some(replaced) = existing.as_ref().filter(|_| join.instance_id.is_some()) {
+            if self.may_downgrade_replacing(&replaced.member_id, settings) {
+                let replaced = replaced.member_id.clone();
+                let (generation, records) =
+                    self.downgrade_replacing(&replaced, member_id.clone(), join);
+                return Ok((
+                    ClassicJoined::Joined {
+                        member_id,
+                        generation,
+                        protocol_name,
+                    },
+                    records,
+                ));
+            }
+        }
         let hb = Heartbeat {
             member_id: member_id.clone(),
             member_epoch: existing.as_ref().map_or(0, |m| m.current.member_epoch),
@@ -463,7 +481,7 @@ impl ConsumerGroup {
             return;
         }
         if self.may_downgrade(&leaving, settings) {
-            self.downgrade(&leaving, records);
+            self.downgrade(&leaving, None, self.group_epoch, true, records);
             return;
         }
         for id in &leaving {
@@ -498,7 +516,14 @@ impl ConsumerGroup {
     /// `createGroupTombstoneRecords` order) and the members that stay are handed out for a
     /// classic group at the group epoch, each with its target partitions; this group is then
     /// empty and gone ([`take_downgraded`](Self::take_downgraded)).
-    fn downgrade(&mut self, leaving: &BTreeSet<&str>, records: &mut Vec<Record>) {
+    fn downgrade(
+        &mut self,
+        leaving: &BTreeSet<&str>,
+        joining: Option<DowngradedMember>,
+        generation: i32,
+        rebalance: bool,
+        records: &mut Vec<Record>,
+    ) {
         records.extend(
             self.members
                 .keys()
@@ -536,13 +561,74 @@ impl ConsumerGroup {
                     assigned: self.target.get(&m.member_id).cloned().unwrap_or_default(),
                 }
             })
+            .chain(joining)
             .collect();
         let downgraded = Downgraded {
-            generation: self.group_epoch,
+            generation,
+            rebalance,
             members,
         };
         *self = ConsumerGroup::new(&self.group_id);
         self.downgraded = Some(downgraded);
+    }
+
+    /// Kafka's `validateOnlineDowngradeWithReplacedMember`: a static classic member takes the
+    /// place of `replaced`, every other member uses the classic protocol, the policy allows the
+    /// downgrade, and the members fit in a classic group.
+    fn may_downgrade_replacing(&self, replaced: &str, settings: &Settings) -> bool {
+        settings
+            .downgrade_max_size
+            .is_some_and(|max_size| self.members.len() <= max_size)
+            && self
+                .members
+                .values()
+                .all(|m| m.member_id == replaced || m.uses_classic_protocol())
+    }
+
+    /// A static classic member takes the place of `replaced`, the last consumer-protocol
+    /// member, and the group becomes a classic group at once (Kafka's downgrade "with stale
+    /// assignment"): the joining member gets the replaced member's target; a changed
+    /// subscription moves the group epoch and the classic group rebalances when its targets are
+    /// then stale. Returns the generation the JoinGroup answers (the member epoch Kafka's
+    /// reconciliation gives it: the assignment epoch, or the replaced member's epoch when a
+    /// rebalance follows) and the records.
+    fn downgrade_replacing(
+        &mut self,
+        replaced: &str,
+        member_id: String,
+        join: ClassicJoin,
+    ) -> (i32, Vec<Record>) {
+        let old = &self.members[replaced];
+        let mut names = join.topics.clone();
+        names.sort();
+        names.dedup();
+        let changed = names != old.subscribed_names || old.subscribed_regex.is_some();
+        let group_epoch = self.group_epoch + i32::from(changed);
+        let rebalance = self.assignment_epoch < group_epoch;
+        let generation = match rebalance {
+            true => old.current.member_epoch,
+            false => self.assignment_epoch,
+        };
+        let joining = DowngradedMember {
+            member_id,
+            instance_id: join.instance_id,
+            client_id: join.client_id,
+            client_host: join.client_host,
+            rebalance_timeout_ms: join.rebalance_timeout_ms,
+            session_timeout_ms: join.session_timeout_ms,
+            protocols: join.protocols,
+            assigned: self.target.get(replaced).cloned().unwrap_or_default(),
+        };
+        let mut records = Vec::new();
+        let leaving = BTreeSet::from([replaced]);
+        self.downgrade(
+            &leaving,
+            Some(joining),
+            group_epoch,
+            rebalance,
+            &mut records,
+        );
+        (generation, records)
     }
 
     /// What the group was downgraded to, once: the caller builds the classic group of it and

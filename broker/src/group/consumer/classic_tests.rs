@@ -436,9 +436,23 @@ fn a_classic_group_becomes_a_consumer_group_at_its_generation_and_its_members_re
 /// A group of a consumer-protocol member ("m1") and two classic ones ("c1", "c2"), reconciled:
 /// each holds its target share of the four partitions.
 fn mixed_group(s: &Settings) -> ConsumerGroup {
+    mixed_group_of(s, None)
+}
+
+/// `mixed_group`, m1 static with `instance` when given.
+fn mixed_group_of(s: &Settings, instance: Option<&str>) -> ConsumerGroup {
     let t = topics();
     let mut g = ConsumerGroup::new("g");
-    join_new(&mut g, "m1", 1_000);
+    let hb = Heartbeat {
+        member_id: "m1".to_string(),
+        member_epoch: 0,
+        instance_id: instance.map(String::from),
+        rebalance_timeout_ms: 30_000,
+        subscribed_names: Some(vec!["a".to_string()]),
+        owned: Some(Partitions::new()),
+        ..Heartbeat::default()
+    };
+    g.heartbeat(hb, &t, s, 1_000).unwrap();
     let join = |g: &mut ConsumerGroup, id: &str, owned: &[i32], now: i64| {
         let (_, generation, _) = joined(
             g.classic_join(classic(id, "range", owned), &t, s, now)
@@ -649,5 +663,100 @@ fn a_classic_member_is_told_to_rejoin_only_once_the_new_target_is_computed() {
     assert!(matches!(
         g.classic_heartbeat("c1", None, generation, 4_200),
         Err(ClassicError::RebalanceInProgress(_))
+    ));
+}
+
+#[test]
+fn a_static_classic_member_replacing_the_last_consumer_protocol_member_downgrades_the_group() {
+    let t = topics();
+    let s = downgrading();
+    let static_join = |topics: &[&str]| ClassicJoin {
+        member_id: String::new(),
+        new_member_id: "c-new".to_string(),
+        instance_id: Some("i1".to_string()),
+        topics: topics.iter().map(|t| t.to_string()).collect(),
+        ..classic("", "range", &[])
+    };
+    // The same subscription: the group becomes a classic group at once, Stable, the joining
+    // member with the replaced member's target, at the assignment epoch.
+    let mut g = mixed_group_of(&s, Some("i1"));
+    let (epoch, target) = (g.group_epoch(), g.target_of("m1").cloned().unwrap());
+    let (joined_as, records) = g.classic_join(static_join(&["a"]), &t, &s, 3_000).unwrap();
+    assert_eq!(
+        joined_as,
+        ClassicJoined::Joined {
+            member_id: "c-new".to_string(),
+            generation: epoch,
+            protocol_name: "range".to_string(),
+        }
+    );
+    assert_eq!(records.last(), Some(&Record::GroupEpoch(None)));
+    assert!(records.contains(&Record::Member("m1".into(), None)));
+    let d = g.take_downgraded().expect("downgraded");
+    assert_eq!((d.generation, d.rebalance), (epoch, false));
+    let ids: Vec<&str> = d.members.iter().map(|m| m.member_id.as_str()).collect();
+    assert_eq!(ids, ["c1", "c2", "c-new"]);
+    let joining = &d.members[2];
+    assert_eq!(joining.assigned, target);
+    assert_eq!(joining.instance_id.as_deref(), Some("i1"));
+    assert!(g.is_empty());
+    // A changed subscription: a new epoch whose targets are stale, so the classic group
+    // rebalances; the member is answered with the replaced member's epoch.
+    let mut g = mixed_group_of(&s, Some("i1"));
+    let (epoch, m1_epoch) = (
+        g.group_epoch(),
+        g.member("m1").unwrap().current.member_epoch,
+    );
+    let (joined_as, _) = g
+        .classic_join(static_join(&["a", "b"]), &t, &s, 3_000)
+        .unwrap();
+    assert!(
+        matches!(joined_as, ClassicJoined::Joined { generation, .. } if generation == m1_epoch)
+    );
+    let d = g.take_downgraded().expect("downgraded");
+    assert_eq!((d.generation, d.rebalance), (epoch + 1, true));
+    // Without the policy the member replaces m1 inside the consumer group, as before.
+    let mut g = mixed_group_of(&settings(), Some("i1"));
+    g.classic_join(static_join(&["a"]), &t, &settings(), 3_000)
+        .unwrap();
+    assert_eq!(g.take_downgraded(), None);
+    assert!(g.member("c-new").is_some() && g.member("m1").is_none());
+}
+
+#[test]
+fn a_consumer_protocol_member_takes_a_classic_static_members_place_unreleased_and_is_no_classic_member(
+) {
+    let (t, s) = (topics(), settings());
+    let mut g = ConsumerGroup::new("g");
+    join_new(&mut g, "m1", 1_000);
+    let static_classic = ClassicJoin {
+        instance_id: Some("i1".to_string()),
+        ..classic("c1", "range", &[])
+    };
+    joined(g.classic_join(static_classic, &t, &s, 1_100).unwrap());
+    // The classic member never leaves (Kafka's classic static members do not): its place is
+    // taken all the same, by a consumer-protocol member (Kafka refuses that only between two
+    // consumer-protocol members, UNRELEASED_INSTANCE_ID).
+    let hb = Heartbeat {
+        member_id: "m2".to_string(),
+        member_epoch: 0,
+        instance_id: Some("i1".to_string()),
+        rebalance_timeout_ms: 30_000,
+        subscribed_names: Some(vec!["a".to_string()]),
+        owned: Some(Partitions::new()),
+        ..Heartbeat::default()
+    };
+    g.heartbeat(hb.clone(), &t, &s, 1_200).unwrap();
+    assert!(g.member("c1").is_none());
+    assert!(!g.member("m2").unwrap().uses_classic_protocol());
+    assert_eq!(g.classic_members(), 0);
+    // Between two consumer-protocol members the instance must be released first.
+    let again = Heartbeat {
+        member_id: "m3".to_string(),
+        ..hb
+    };
+    assert!(matches!(
+        g.heartbeat(again, &t, &s, 1_300),
+        Err(HeartbeatError::UnreleasedInstanceId(_))
     ));
 }

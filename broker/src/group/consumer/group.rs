@@ -507,8 +507,10 @@ impl ConsumerGroup {
         if classic.is_some() {
             // A classic member names no server assignor (Kafka clears it).
             member.server_assignor = None;
-            member.classic = classic;
         }
+        // A consumer-protocol heartbeat makes the member (or the static member whose place it
+        // takes) a consumer-protocol one, as Kafka clears the classic metadata.
+        member.classic = classic;
 
         // A member in a state this version cannot reconcile must come back empty-handed.
         if member.current.state == MemberState::Unknown
@@ -680,7 +682,12 @@ impl ConsumerGroup {
                             Ok(self.members.get(&hb.member_id).cloned())
                         }
                         Some(e) if e.member_id == hb.member_id => Ok(Some(e.clone())),
-                        Some(e) if e.current.member_epoch != LEAVE_STATIC_EPOCH => {
+                        // A classic member's place is taken whether it left or not (it
+                        // never says so: Kafka's classic static members do not leave).
+                        Some(e)
+                            if e.current.member_epoch != LEAVE_STATIC_EPOCH
+                                && !e.uses_classic_protocol() =>
+                        {
                             Err(HeartbeatError::UnreleasedInstanceId(format!(
                                 "Static member {} with instance id {instance} cannot join the group because the instance id is owned by {} member.",
                                 hb.member_id, e.member_id

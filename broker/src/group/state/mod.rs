@@ -391,13 +391,15 @@ impl Group {
     /// protocol type `consumer`, their protocols, and their partitions as assignments
     /// (`assignment` serializes a member's, given the metadata of the protocol the group
     /// selected); Stable, the first member the leader, each member's session from `now_ms`.
-    /// Returns the metadata to write, then prepares a rebalance so that they rejoin through
-    /// the classic protocol (Kafka writes the Stable group, then prepares the rebalance).
+    /// Returns the metadata to write; with `rebalance`, a rebalance is then prepared so that
+    /// they rejoin through the classic protocol (Kafka writes the Stable group, then prepares
+    /// the rebalance).
     pub fn take_members_back(
         &mut self,
         generation: i32,
         members: Vec<ReturningMember>,
         mut assignment: impl FnMut(&ReturningMember, &[u8]) -> Bytes,
+        rebalance: bool,
         cfg: &GroupConfig,
         now_ms: i64,
     ) -> (GroupMetadataValue, Effects) {
@@ -439,12 +441,14 @@ impl Group {
         self.subscribed_topics = self.compute_subscribed_topics();
         let value = self.metadata_value(None);
         let mut fx = Effects::default();
-        self.prepare_rebalance(
-            "the group was downgraded from a consumer group",
-            cfg,
-            now_ms,
-            &mut fx,
-        );
+        if rebalance {
+            self.prepare_rebalance(
+                "the group was downgraded from a consumer group",
+                cfg,
+                now_ms,
+                &mut fx,
+            );
+        }
         self.debug_check_invariants();
         (value, fx)
     }

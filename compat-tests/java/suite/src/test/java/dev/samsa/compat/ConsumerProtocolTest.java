@@ -156,6 +156,21 @@ class ConsumerProtocolTest extends SuiteBase {
     @Test
     @Tag("quick")
     void aRollingMigrationToTheConsumerProtocolAndBackLosesNothing() throws Exception {
+        rollingMigration(false);
+    }
+
+    /**
+     * The same with static members (group.instance.id): each restarted member takes its own
+     * place without leaving (classic static members never leave), and the classic member that
+     * takes the last consumer-protocol member's place downgrades the group.
+     */
+    @Test
+    @Tag("quick")
+    void aRollingMigrationOfStaticMembersToTheConsumerProtocolAndBackLosesNothing() throws Exception {
+        rollingMigration(true);
+    }
+
+    void rollingMigration(boolean staticMembers) throws Exception {
         String topic = Env.name("kip848roll");
         String group = Env.name("g-kip848roll");
         Env.createTopic(admin, topic, 4);
@@ -181,9 +196,12 @@ class ConsumerProtocolTest extends SuiteBase {
         });
         producer.start();
         Map<String, Object> autoCommit = Map.of("enable.auto.commit", "true", "auto.commit.interval.ms", "200");
-        java.util.function.Function<String, KafkaConsumer<String, String>> member = protocol -> {
+        java.util.function.BiFunction<String, Integer, KafkaConsumer<String, String>> member = (protocol, i) -> {
             Map<String, Object> config = new java.util.HashMap<>(autoCommit);
             config.put("group.protocol", protocol);
+            if (staticMembers) {
+                config.put("group.instance.id", group + "-" + i);
+            }
             KafkaConsumer<String, String> k = Env.consumer(group, config);
             k.subscribe(List.of(topic));
             return k;
@@ -201,20 +219,20 @@ class ConsumerProtocolTest extends SuiteBase {
         });
         try {
             for (int i = 0; i < 3; i++) {
-                members.add(member.apply("classic"));
+                members.add(member.apply("classic", i));
             }
             settle.accept("the classic group of three shares the partitions");
             assertEquals(GroupType.CLASSIC, describe(group).type());
             for (int i = 0; i < 3; i++) {
                 members.get(i).close();
-                members.set(i, member.apply("consumer"));
+                members.set(i, member.apply("consumer", i));
                 settle.accept("member " + i + " upgraded and the partitions shared");
                 assertEquals(GroupType.CONSUMER, describe(group).type(), "after member " + i + " upgraded");
             }
             assertEquals(3, describe(group).members().size());
             for (int i = 0; i < 3; i++) {
                 members.get(i).close();
-                members.set(i, member.apply("classic"));
+                members.set(i, member.apply("classic", i));
                 settle.accept("member " + i + " downgraded and the partitions shared");
                 GroupType expected = i < 2 ? GroupType.CONSUMER : GroupType.CLASSIC;
                 assertEquals(expected, describe(group).type(), "after member " + i + " downgraded");
