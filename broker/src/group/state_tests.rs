@@ -1102,7 +1102,7 @@ fn a_loaded_group_over_the_size_limit_rebalances() {
 // ---- description ----
 
 #[test]
-fn describe_shows_member_metadata_only_when_stable() {
+fn describe_shows_member_metadata_only_when_stable_and_the_assignment_always() {
     let mut t = T::new(cfg());
     t.stable_pair();
     let d = t.g.describe();
@@ -1116,10 +1116,9 @@ fn describe_shows_member_metadata_only_when_stable() {
     let d = t.g.describe();
     assert_eq!(d.state.as_str(), "PreparingRebalance");
     assert_eq!(d.protocol_data, "");
-    assert!(d
-        .members
-        .iter()
-        .all(|m| m.assignment.is_empty() && m.metadata.is_empty()));
+    // No metadata outside Stable, but the last assignment (Kafka's `describeNoMetadata`).
+    assert!(d.members.iter().all(|m| m.metadata.is_empty()));
+    assert_eq!(d.members[0].assignment, Bytes::from("a1"));
 }
 
 #[test]

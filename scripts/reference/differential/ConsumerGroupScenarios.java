@@ -401,7 +401,8 @@ final class ConsumerGroupScenarios {
      *  member holds both partitions of a topic; a static classic member joins (JoinGroup at the
      *  version compared), syncs with nothing yet, heartbeats; the consumer member gives one up and
      *  the classic member is told to rejoin, rejoins and gets it; wrong generations, the consumer
-     *  member through the classic APIs, a commit and the leave. */
+     *  member through the classic APIs, a commit; the consumer member leaves, which downgrades
+     *  the group to a classic one, where the classic member rejoins, syncs and leaves. */
     static void addClassicMember(List<Scenario> s) {
         s.add(Scenario.of("consumer-groups.classic-member", ApiKeys.JOIN_GROUP, 5, 9, c -> {
             String t = c.topic();
@@ -442,6 +443,20 @@ final class ConsumerGroupScenarios {
                 GroupScenarios.commit(c, (short) 8, g, r2.generationId() + 1, id, t, 1, "m", 0, 1));
             c.observe("consumer-member-classic-leave", Route.node(n), ApiKeys.LEAVE_GROUP, (short) 4,
                 GroupScenarios.leave((short) 4, g, a.id));
+            // The last consumer-protocol member is gone: the group is downgraded to a classic
+            // group at the group epoch, preparing a rebalance; the classic member hears it,
+            // rejoins (alone, it completes the rebalance at once), leads and syncs.
+            c.observe("describe-groups-downgraded", Route.node(n), ApiKeys.DESCRIBE_GROUPS, (short) 5,
+                GroupScenarios.describe(g));
+            c.observe("describe-after-downgrade", Route.node(n), ApiKeys.CONSUMER_GROUP_DESCRIBE, DESCRIBE, describe(g));
+            c.observe("classic-heartbeat-downgraded", Route.node(n), ApiKeys.HEARTBEAT, (short) 4,
+                GroupScenarios.heartbeat((short) 4, g, r2.generationId(), id, instance));
+            JoinGroupResponseData r3 = (JoinGroupResponseData) c.observe("classic-rejoin-downgraded", Route.node(n),
+                ApiKeys.JOIN_GROUP, v, again).answer.message();
+            c.observe("classic-sync-downgraded", Route.node(n), ApiKeys.SYNC_GROUP, (short) 5,
+                GroupScenarios.sync((short) 5, g, r3.generationId(), id, instance, Map.of(id, new byte[0])));
+            c.observe("describe-groups-classic", Route.node(n), ApiKeys.DESCRIBE_GROUPS, (short) 5,
+                GroupScenarios.describe(g));
             c.observe("classic-leave", Route.node(n), ApiKeys.LEAVE_GROUP, (short) 4,
                 GroupScenarios.leave((short) 4, g, id, instance));
             c.observe("describe-after-leave", Route.node(n), ApiKeys.CONSUMER_GROUP_DESCRIBE, DESCRIBE, describe(g));

@@ -760,3 +760,105 @@ fn a_consumer_protocol_member_takes_a_classic_static_members_place_unreleased_an
         Err(HeartbeatError::UnreleasedInstanceId(_))
     ));
 }
+
+/// m1 (consumer protocol, 45 s session) holds the four partitions; c1 (classic, 10 s session,
+/// 20 s rebalance timeout) joins at 1.1 s (generation 3) and syncs at 1.2 s.
+fn synced_pair() -> ConsumerGroup {
+    let (t, s) = (topics(), settings());
+    let mut g = ConsumerGroup::new("g");
+    join_new(&mut g, "m1", 1_000);
+    let (_, generation, _) = joined(
+        g.classic_join(classic("c1", "range", &[]), &t, &s, 1_100)
+            .unwrap(),
+    );
+    assert_eq!(generation, 3);
+    g.classic_sync("c1", None, 3, (None, None), 1_200).unwrap();
+    g
+}
+
+#[test]
+fn a_classic_sync_restarts_the_members_session() {
+    let (t, s) = (topics(), settings());
+    let mut g = synced_pair();
+    // Joined at 1.1 s, synced at 1.2 s: its 10 s session runs from the sync.
+    assert!(g.tick(&t, &s, 11_150).1.is_empty());
+    let (_, fenced) = g.tick(&t, &s, 11_200);
+    assert_eq!(
+        fenced,
+        vec![("c1".to_string(), "the member session expired")]
+    );
+}
+
+#[test]
+fn a_classic_sync_behind_a_newer_target_is_told_to_rejoin_within_its_rebalance_timeout() {
+    let (t, s) = (topics(), settings());
+    let mut g = synced_pair();
+    join_new(&mut g, "m2", 2_000);
+    assert_eq!(g.assignment_epoch(), 4);
+    assert!(matches!(
+        g.classic_sync("c1", None, 3, (None, None), 2_100),
+        Err(ClassicError::RebalanceInProgress(_))
+    ));
+    // It keeps its session alive but does not rejoin: fenced 20 s after it was told.
+    for now in (7_100..22_100).step_by(5_000) {
+        let _ = g.classic_heartbeat("c1", None, 3, now);
+        assert!(g.tick(&t, &s, now).1.is_empty(), "at {now}");
+    }
+    assert!(g.tick(&t, &s, 22_099).1.is_empty());
+    let (_, fenced) = g.tick(&t, &s, 22_100);
+    assert_eq!(
+        fenced,
+        vec![(
+            "c1".to_string(),
+            "the classic member did not rejoin in time"
+        )]
+    );
+}
+
+#[test]
+fn a_classic_heartbeat_behind_a_newer_target_gives_the_member_its_rebalance_timeout_to_rejoin() {
+    let (t, s) = (topics(), settings());
+    let mut g = synced_pair();
+    join_new(&mut g, "m2", 2_000);
+    assert!(matches!(
+        g.classic_heartbeat("c1", None, 3, 2_500),
+        Err(ClassicError::RebalanceInProgress(_))
+    ));
+    for now in (7_500..22_500).step_by(5_000) {
+        let _ = g.classic_heartbeat("c1", None, 3, now);
+    }
+    assert!(g.tick(&t, &s, 22_499).1.is_empty());
+    let (_, fenced) = g.tick(&t, &s, 22_500);
+    assert_eq!(
+        fenced,
+        vec![(
+            "c1".to_string(),
+            "the classic member did not rejoin in time"
+        )]
+    );
+}
+
+#[test]
+fn a_classic_member_still_revoking_may_sync_behind_a_newer_target() {
+    let (t, s) = (topics(), settings());
+    let mut g = mixed_group(&s);
+    let c1 = g.member("c1").unwrap().clone();
+    let owned: Vec<i32> = c1.current.assigned.values().flatten().copied().collect();
+    assert!(!owned.is_empty());
+    // c1 rejoins subscribed to nothing: a new target without its partitions, which it must
+    // revoke first (after its SyncGroup, as the classic protocol does).
+    let nothing = ClassicJoin {
+        topics: Vec::new(),
+        ..classic("c1", "range", &owned)
+    };
+    let (_, generation, _) = joined(g.classic_join(nothing, &t, &s, 3_000).unwrap());
+    assert!(g.assignment_epoch() > generation);
+    assert_eq!(
+        g.member("c1").unwrap().current.state,
+        MemberState::UnrevokedPartitions
+    );
+    let synced = g
+        .classic_sync("c1", None, generation, (None, None), 3_100)
+        .unwrap();
+    assert_eq!(synced.assigned, Partitions::new());
+}

@@ -925,11 +925,8 @@ impl Group {
                     } else {
                         Bytes::new()
                     },
-                    assignment: if stable {
-                        m.assignment.clone()
-                    } else {
-                        Bytes::new()
-                    },
+                    // Kafka's `describeNoMetadata` keeps the assignment outside Stable too.
+                    assignment: m.assignment.clone(),
                 })
                 .collect(),
         }
