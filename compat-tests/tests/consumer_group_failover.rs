@@ -34,10 +34,15 @@ struct Member {
 
 impl Member {
     fn start(bootstrap: &str) -> Member {
+        Member::start_in(bootstrap, GROUP, "consumer")
+    }
+
+    /// A member of `group` with `group.protocol=protocol`.
+    fn start_in(bootstrap: &str, group: &str, protocol: &str) -> Member {
         let consumer: BaseConsumer = rdkafka::config::ClientConfig::new()
             .set("bootstrap.servers", bootstrap)
-            .set("group.id", GROUP)
-            .set("group.protocol", "consumer")
+            .set("group.id", group)
+            .set("group.protocol", protocol)
             .set("auto.offset.reset", "earliest")
             .set("enable.auto.commit", "true")
             .set("auto.commit.interval.ms", "500")
@@ -98,8 +103,12 @@ fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
 
 /// The node that coordinates GROUP, as `node` answers.
 fn coordinator(node: &compat_tests::Broker) -> Option<i32> {
+    coordinator_of(node, GROUP)
+}
+
+fn coordinator_of(node: &compat_tests::Broker, group: &str) -> Option<i32> {
     let mut req = FindCoordinatorRequest::default();
-    req.key = StrBytes::from_static_str(GROUP);
+    req.key = StrBytes::from_string(group.to_string());
     let r: FindCoordinatorResponse =
         try_raw_request_to(&node.bootstrap(), ApiKey::FindCoordinator, 3, &req).ok()?;
     (r.error_code == 0).then_some(r.node_id.0)
@@ -107,8 +116,12 @@ fn coordinator(node: &compat_tests::Broker) -> Option<i32> {
 
 /// The group's state, epoch and member epochs, as its coordinator describes it.
 fn describe_group(node: &compat_tests::Broker) -> Option<(String, i32, Vec<i32>)> {
+    describe_group_of(node, GROUP)
+}
+
+fn describe_group_of(node: &compat_tests::Broker, group: &str) -> Option<(String, i32, Vec<i32>)> {
     let mut req = ConsumerGroupDescribeRequest::default();
-    req.group_ids = vec![GroupId(StrBytes::from_static_str(GROUP))];
+    req.group_ids = vec![GroupId(StrBytes::from_string(group.to_string()))];
     let r: ConsumerGroupDescribeResponse =
         try_raw_request_to(&node.bootstrap(), ApiKey::ConsumerGroupDescribe, 1, &req).ok()?;
     let g = r.groups.into_iter().next()?;
@@ -213,4 +226,119 @@ fn a_consumer_group_carries_on_at_its_epoch_when_its_coordinator_is_killed() {
     drop(a);
     drop(b);
     cluster.node(old).restart();
+}
+
+/// A classic group as its coordinator describes it: state, protocol type and members.
+fn describe_classic(node: &compat_tests::Broker, group: &str) -> Option<(String, String, usize)> {
+    let mut req = DescribeGroupsRequest::default();
+    req.groups = vec![GroupId(StrBytes::from_string(group.to_string()))];
+    let r: DescribeGroupsResponse =
+        try_raw_request_to(&node.bootstrap(), ApiKey::DescribeGroups, 5, &req).ok()?;
+    let g = r.groups.into_iter().next()?;
+    (g.error_code == 0).then(|| {
+        (
+            g.group_state.to_string(),
+            g.protocol_type.to_string(),
+            g.members.len(),
+        )
+    })
+}
+
+/// KIP-848's online migration on three real nodes with librdkafka 2.12: a classic member's
+/// group is upgraded when a consumer-protocol member joins, downgraded when that member
+/// leaves (the classic member then has every partition), and the classic group survives its
+/// coordinator's SIGKILL: the node that takes over loads it from the records (the consumer
+/// group's tombstones and the classic metadata, written together), and the member reads on.
+#[test]
+fn a_group_migrated_online_and_back_survives_its_coordinators_crash() {
+    const GROUP: &str = "kip848-migration-group";
+    let mut cluster = start_quick_cluster(BrokerOptions::default());
+    create_topic_in(
+        &cluster.bootstrap(),
+        TOPIC,
+        PARTITIONS,
+        rdkafka::admin::TopicReplication::Fixed(3),
+        &[],
+    );
+    let bootstrap = cluster.bootstrap();
+    let classic = Member::start_in(&bootstrap, GROUP, "classic");
+    wait_until(
+        "the classic member has every partition",
+        Duration::from_secs(60),
+        || classic.assigned() == PARTITIONS as usize,
+    );
+    let at = (1..=3)
+        .find_map(|_| coordinator_of(&cluster.nodes[0], GROUP))
+        .expect("a coordinator");
+    assert_eq!(
+        describe_classic(cluster.node(at), GROUP).map(|d| d.1),
+        Some("consumer".to_string())
+    );
+    let modern = Member::start_in(&bootstrap, GROUP, "consumer");
+    wait_until(
+        "the two members share the partitions",
+        Duration::from_secs(60),
+        || {
+            classic.assigned() > 0
+                && modern.assigned() > 0
+                && classic.assigned() + modern.assigned() == PARTITIONS as usize
+        },
+    );
+    let (state, _, members) = describe_group_of(cluster.node(at), GROUP).expect("a consumer group");
+    assert_eq!((state.as_str(), members.len()), ("Stable", 2));
+    let before = produce_values(&bootstrap, "mixed", 300);
+    wait_until("every record read", Duration::from_secs(60), || {
+        let mut got = classic.values();
+        got.extend(modern.values());
+        before.is_subset(&got)
+    });
+    // The consumer-protocol member leaves: the group is a classic group again.
+    drop(modern);
+    wait_until(
+        "the classic member has every partition again",
+        Duration::from_secs(60),
+        || {
+            classic.assigned() == PARTITIONS as usize
+                && describe_classic(cluster.node(at), GROUP)
+                    .is_some_and(|(state, _, members)| state == "Stable" && members == 1)
+        },
+    );
+    assert!(
+        describe_group_of(cluster.node(at), GROUP).is_none(),
+        "no consumer group left"
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    cluster.node(at).kill();
+    let survivor = (1..=3).find(|&n| n != at).unwrap();
+    let mut new = None;
+    wait_until(
+        "another node coordinates the group",
+        Duration::from_secs(60),
+        || {
+            new = coordinator_of(cluster.node(survivor), GROUP).filter(|&c| c != at);
+            new.is_some()
+        },
+    );
+    let new = new.unwrap();
+    wait_until(
+        "the new coordinator has loaded the classic group",
+        Duration::from_secs(60),
+        || {
+            describe_classic(cluster.node(new), GROUP)
+                .is_some_and(|(_, protocol, members)| protocol == "consumer" && members == 1)
+        },
+    );
+    let survivors: String = (1..=3)
+        .filter(|&n| n != at)
+        .map(|n| cluster.node(n).bootstrap())
+        .collect::<Vec<_>>()
+        .join(",");
+    let after = produce_values(&survivors, "classic-again", 300);
+    wait_until(
+        "the classic member reads on",
+        Duration::from_secs(90),
+        || after.is_subset(&classic.values()),
+    );
+    drop(classic);
+    cluster.node(at).restart();
 }
