@@ -862,3 +862,40 @@ fn a_classic_member_still_revoking_may_sync_behind_a_newer_target() {
         .unwrap();
     assert_eq!(synced.assigned, Partitions::new());
 }
+
+#[test]
+fn leave_group_by_instance_id_removes_the_static_member_holding_it_and_fences_another() {
+    let (t, s) = (topics(), settings());
+    let mut g = ConsumerGroup::new("g");
+    join_new(&mut g, "m1", 1_000);
+    for (id, instance) in [("c1", "i1"), ("c2", "i2")] {
+        let join = ClassicJoin {
+            instance_id: Some(instance.to_string()),
+            ..classic(id, "range", &[])
+        };
+        joined(g.classic_join(join, &t, &s, 1_100).unwrap());
+    }
+    let (results, _) = g.classic_leave(
+        &[
+            // The instance's holder under another member id: fenced, stays.
+            ("c9".into(), Some("i1".into())),
+            // An instance nobody holds.
+            ("c3".into(), Some("i3".into())),
+            // By instance id alone.
+            ("".into(), Some("i2".into())),
+        ],
+        &t,
+        &s,
+    );
+    assert!(matches!(
+        &results[0],
+        Err(ClassicError::FencedInstanceId(_))
+    ));
+    assert!(matches!(&results[1], Err(ClassicError::UnknownMemberId(_))));
+    assert_eq!(results[2], Ok("c2".to_string()));
+    assert!(g.member("c1").is_some() && g.member("c2").is_none());
+    // By member and instance id.
+    let (results, _) = g.classic_leave(&[("c1".into(), Some("i1".into()))], &t, &s);
+    assert_eq!(results, vec![Ok("c1".to_string())]);
+    assert!(g.member("c1").is_none());
+}
