@@ -576,6 +576,14 @@ fn no_downgrade_without_the_policy_above_the_classic_size_or_while_a_consumer_me
     leave(&mut g, &one);
     assert_eq!(g.take_downgraded(), None);
     assert_eq!(g.members().count(), 2);
+    // In one of two they fit (the limit counts those that stay).
+    let two = Settings {
+        downgrade_max_size: Some(2),
+        ..settings()
+    };
+    let mut g = mixed_group(&two);
+    leave(&mut g, &two);
+    assert_eq!(g.take_downgraded().map(|d| d.members.len()), Some(2));
     // A classic member leaving while the consumer-protocol member stays.
     let s = downgrading();
     let mut g = mixed_group(&s);
