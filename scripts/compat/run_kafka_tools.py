@@ -673,6 +673,36 @@ def t_groups_consumer_protocol(c):
     return "group.protocol=consumer: 10 records; kafka-groups lists a Consumer group"
 
 
+@test("groups.consumer-protocol-describe", quick=True)
+def t_groups_consumer_protocol_describe(c):
+    group = "kt-group-848-live"
+    proc = c.start("live-848-consumer", "kafka-console-consumer.sh", "--bootstrap-server", c.b, "--topic",
+                   GROUP_TOPIC, "--group", group, "--from-beginning", "--consumer-property", "group.protocol=consumer",
+                   "--consumer-property", "client.id=kt-848")
+
+    def member():
+        if proc.poll() is not None:
+            raise Failure("the console consumer exited")
+        res = c.run("kafka-consumer-groups.sh", "--bootstrap-server", c.b, "--describe", "--group", group,
+                    "--members", "--verbose", ok=False)
+        rows = table(res, "GROUP") if res.rc == 0 and "CURRENT-EPOCH" in res.out else []
+        return rows and rows[0].get("#PARTITIONS") == "3" and rows[0].get("CURRENT-EPOCH") == rows[0].get(
+            "TARGET-EPOCH") and (rows, res)
+    rows, res = wait_for("a member with its 3 partitions at the target epoch", member)
+    row = rows[0]
+    expect(len(rows) == 1 and row["CLIENT-ID"] == "kt-848" and int(row["CURRENT-EPOCH"]) >= 1, res.brief())
+    # --verbose lists the current and target assignments (topic:partitions).
+    expect(res.out.count("%s:0,1,2" % GROUP_TOPIC) == 2, res.brief())
+    res = c.run("kafka-consumer-groups.sh", "--bootstrap-server", c.b, "--describe", "--group", group, "--state",
+                "--verbose")
+    st = table(res, "GROUP")[0]
+    expect(st.get("STATE") == "Stable" and st.get("ASSIGNMENT-STRATEGY") == "uniform"
+           and st.get("GROUP-EPOCH") == st.get("TARGET-ASSIGNMENT-EPOCH") == row["CURRENT-EPOCH"], res.brief())
+    c.stop_background()
+    return "a consumer-protocol member: Stable, uniform, epochs %s, its current and target assignments" % (
+        row["CURRENT-EPOCH"])
+
+
 @test("groups.streams-list")
 def t_groups_streams(c):
     res = c.run("kafka-streams-groups.sh", "--bootstrap-server", c.b, "--list")
