@@ -258,6 +258,66 @@ class ConsumerProtocolTest extends SuiteBase {
         }
     }
 
+    /**
+     * A consumer-protocol member SIGKILLed (in a JVM of its own): it cannot leave, so the group
+     * fences it when its session (group.consumer.session.timeout.ms, 45 s) expires, and the
+     * member left gets its partitions and reads what was produced after the kill.
+     */
+    @Test
+    void aKilledMemberIsFencedAtItsSessionTimeoutAndTheOtherTakesOver() throws Exception {
+        String topic = Env.name("kip848kill");
+        String group = Env.name("g-kip848kill");
+        Env.createTopic(admin, topic, 4);
+        Process child = new ProcessBuilder(
+            java.nio.file.Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
+            "-cp", System.getProperty("java.class.path"), ChildConsumer.class.getName(),
+            Env.BOOTSTRAP, group, topic, "consumer")
+            .redirectErrorStream(true).start();
+        java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(child.getInputStream()));
+        java.util.concurrent.atomic.AtomicInteger childAssigned = new java.util.concurrent.atomic.AtomicInteger();
+        Thread reader = new Thread(() -> {
+            try {
+                for (String line; (line = out.readLine()) != null; ) {
+                    if (line.startsWith("assigned ")) {
+                        childAssigned.set(Integer.parseInt(line.substring(9).trim()));
+                    }
+                }
+            } catch (java.io.IOException e) {
+                // The child is gone.
+            }
+        });
+        reader.setDaemon(true);
+        reader.start();
+        Set<String> seen = new HashSet<>();
+        try (KafkaConsumer<String, String> a = Env.consumer(group, consumerProtocol())) {
+            a.subscribe(List.of(topic));
+            Env.waitUntil(() -> "the two members share the partitions: " + a.assignment().size() + " + "
+                + childAssigned.get(), () -> {
+                    a.poll(Duration.ofMillis(100));
+                    return a.assignment().size() >= 1 && childAssigned.get() >= 1
+                        && a.assignment().size() + childAssigned.get() == 4;
+                });
+            assertEquals(2, describe(group).members().size());
+            child.destroyForcibly().waitFor();
+            Env.produce(topic, 40, "after");
+            long killed = System.nanoTime();
+            long limit = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+            while (!(a.assignment().size() == 4 && seen.size() == 40)) {
+                a.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.value()));
+                assertTrue(System.nanoTime() < limit, "the survivor has " + a.assignment().size()
+                    + " partitions and read " + seen.size() + " records");
+            }
+            long tookMs = Duration.ofNanos(System.nanoTime() - killed).toMillis();
+            // Not before the session timeout: a member that said nothing is not fenced early.
+            assertTrue(tookMs > 30_000, "took over after " + tookMs + " ms");
+            ConsumerGroupDescription d = describe(group);
+            assertEquals(1, d.members().size());
+            assertEquals(4, d.members().iterator().next().assignment().topicPartitions().size());
+        } finally {
+            child.destroyForcibly();
+        }
+    }
+
     ConsumerGroupDescription describe(String group) throws Exception {
         return admin.describeConsumerGroups(List.of(group)).all().get().get(group);
     }
