@@ -785,12 +785,21 @@ fn synced_pair() -> ConsumerGroup {
 }
 
 #[test]
-fn a_classic_sync_restarts_the_members_session() {
+fn a_classic_sync_and_each_classic_heartbeat_restart_the_members_session() {
     let (t, s) = (topics(), settings());
     let mut g = synced_pair();
     // Joined at 1.1 s, synced at 1.2 s: its 10 s session runs from the sync.
     assert!(g.tick(&t, &s, 11_150).1.is_empty());
     let (_, fenced) = g.tick(&t, &s, 11_200);
+    assert_eq!(
+        fenced,
+        vec![("c1".to_string(), "the member session expired")]
+    );
+    // And from each heartbeat.
+    let mut g = synced_pair();
+    g.classic_heartbeat("c1", None, 3, 5_000).unwrap();
+    assert!(g.tick(&t, &s, 14_999).1.is_empty());
+    let (_, fenced) = g.tick(&t, &s, 15_000);
     assert_eq!(
         fenced,
         vec![("c1".to_string(), "the member session expired")]
