@@ -916,3 +916,71 @@ fn leave_group_by_instance_id_removes_the_static_member_holding_it_and_fences_an
     assert_eq!(results, vec![Ok("c1".to_string())]);
     assert!(g.member("c1").is_none());
 }
+
+#[test]
+fn upgraded_classic_members_live_by_their_classic_sessions_from_the_upgrade() {
+    let (t, s) = (topics(), settings());
+    let member = |id: &str, session_ms: i32| ClassicGroupMember {
+        member_id: id.to_string(),
+        session_timeout_ms: session_ms,
+        rebalance_timeout_ms: 20_000,
+        protocols: vec![("range".into(), bytes::Bytes::from_static(&[0, 3]))],
+        topics: vec!["a".into()],
+        ..ClassicGroupMember::default()
+    };
+    let (mut g, _) = ConsumerGroup::from_classic(
+        "g",
+        3,
+        vec![member("c1", 10_000), member("c2", 30_000)],
+        &t,
+        5_000,
+    );
+    assert!(g.tick(&t, &s, 14_999).1.is_empty());
+    let (_, fenced) = g.tick(&t, &s, 15_000);
+    assert_eq!(
+        fenced,
+        vec![("c1".to_string(), "the member session expired")]
+    );
+    assert!(g.tick(&t, &s, 34_999).1.is_empty());
+    assert_eq!(g.tick(&t, &s, 35_000).1.len(), 1);
+}
+
+#[test]
+fn classic_protocols_are_checked_against_an_empty_group_too() {
+    let (t, s) = (topics(), settings());
+    // Kafka's supportsClassicProtocols: any protocol will do in an empty group, none will not.
+    let mut g = ConsumerGroup::new("g");
+    let none = ClassicJoin {
+        protocols: Vec::new(),
+        ..classic("c1", "range", &[])
+    };
+    assert!(matches!(
+        g.classic_join(none, &t, &s, 1_000),
+        Err(ClassicError::InconsistentGroupProtocol(_))
+    ));
+    joined(
+        g.classic_join(classic("c1", "range", &[]), &t, &s, 1_000)
+            .unwrap(),
+    );
+}
+
+#[test]
+fn a_static_classic_member_rejoins_under_its_id_and_another_id_for_its_instance_is_fenced() {
+    let (t, s) = (topics(), settings());
+    let mut g = ConsumerGroup::new("g");
+    join_new(&mut g, "m1", 1_000);
+    let static_join = |member_id: &str| ClassicJoin {
+        instance_id: Some("i1".to_string()),
+        ..classic(member_id, "range", &[])
+    };
+    let (_, generation, _) = joined(g.classic_join(static_join("c1"), &t, &s, 1_100).unwrap());
+    // The same member again: still itself, at its epoch.
+    let (id, again, _) = joined(g.classic_join(static_join("c1"), &t, &s, 1_200).unwrap());
+    assert_eq!((id.as_str(), again), ("c1", generation));
+    // A known member id that does not hold the instance: fenced; the holder stays.
+    assert!(matches!(
+        g.classic_join(static_join("c7"), &t, &s, 1_300),
+        Err(ClassicError::FencedInstanceId(_))
+    ));
+    assert!(g.member("c1").is_some() && g.member("c7").is_none());
+}
