@@ -983,4 +983,17 @@ fn a_static_classic_member_rejoins_under_its_id_and_another_id_for_its_instance_
         Err(ClassicError::FencedInstanceId(_))
     ));
     assert!(g.member("c1").is_some() && g.member("c7").is_none());
+    // Heartbeats and syncs are checked the same way.
+    assert_eq!(
+        g.classic_heartbeat("c1", Some("i1"), generation, 1_400),
+        Ok(())
+    );
+    assert!(matches!(
+        g.classic_heartbeat("c7", Some("i1"), generation, 1_400),
+        Err(ClassicError::FencedInstanceId(_))
+    ));
+    assert!(matches!(
+        g.classic_heartbeat("c1", Some("i9"), generation, 1_400),
+        Err(ClassicError::UnknownMemberId(_))
+    ));
 }
