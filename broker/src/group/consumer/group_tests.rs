@@ -719,3 +719,45 @@ fn a_new_target_is_computed_at_most_once_per_assignment_interval_and_a_load_keep
         .unwrap();
     assert_eq!((g.group_epoch(), g.assignment_epoch()), (5, 5));
 }
+
+#[test]
+fn the_assignor_most_members_ask_for_wins_and_the_group_reads_back_its_state() {
+    let topics = Topics::new(&[("a", 1, 4)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    assert!(g.is_empty());
+    for (id, assignor) in [("m1", "uniform"), ("m2", "range"), ("m3", "uniform")] {
+        let mut j = join(id, &["a"]);
+        j.server_assignor = Some(assignor.into());
+        g.heartbeat(j, &topics, &s, 0).unwrap();
+    }
+    // Two ask for uniform, one for range (a tie would go to the first name).
+    assert_eq!(g.assignor(&s), Assignor::Uniform);
+    assert!(!g.is_empty());
+    assert_eq!(g.subscribed_topics().collect::<Vec<_>>(), ["a"]);
+}
+
+#[test]
+fn a_group_whose_epoch_moved_before_its_target_is_assigning() {
+    let topics = Topics::new(&[("a", 1, 4)]);
+    let s = Settings {
+        assignment_interval_ms: 1_000,
+        ..settings()
+    };
+    let mut g = ConsumerGroup::new("g");
+    g.heartbeat(join("m1", &["a"]), &topics, &s, 1_000).unwrap();
+    g.heartbeat(join("m2", &["a"]), &topics, &s, 1_500).unwrap();
+    assert!(g.group_epoch() > g.assignment_epoch());
+    assert_eq!(g.state(), State::Assigning);
+}
+
+#[test]
+fn a_target_is_computed_at_most_once_per_interval() {
+    // Never computed, or no interval: at once.
+    assert!(may_assign(0, 1_000, 500));
+    assert!(may_assign(1_000, 0, 1_001));
+    assert!(may_assign(1_000, -1, 1_000));
+    // Else from the last computation plus the interval.
+    assert!(!may_assign(1_000, 1_000, 1_999));
+    assert!(may_assign(1_000, 1_000, 2_000));
+}
