@@ -761,3 +761,26 @@ fn a_target_is_computed_at_most_once_per_interval() {
     assert!(!may_assign(1_000, 1_000, 1_999));
     assert!(may_assign(1_000, 1_000, 2_000));
 }
+
+#[test]
+fn a_member_in_a_state_this_version_does_not_know_must_come_back_empty_handed() {
+    let topics = Topics::new(&[("a", 1, 4)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    g.heartbeat(join("m1", &["a"]), &topics, &s, 0).unwrap();
+    // Its current assignment as a newer Kafka wrote it (a state code unknown here).
+    let mut m = g.member("m1").unwrap().clone();
+    m.current.state = MemberState::Unknown;
+    g.replay(Record::CurrentAssignment(
+        "m1".into(),
+        Some((m.current.clone(), m.assignment_epochs.clone())),
+    ));
+    let epoch = m.current.member_epoch;
+    assert!(matches!(
+        g.heartbeat(beat("m1", epoch, parts(&[(1, &[0])])), &topics, &s, 100),
+        Err(HeartbeatError::FencedMemberEpoch(_))
+    ));
+    // Owning nothing (topics listed without partitions count as nothing) it goes on.
+    g.heartbeat(beat("m1", epoch, parts(&[(1, &[])])), &topics, &s, 200)
+        .unwrap();
+}
