@@ -781,6 +781,54 @@ fn a_member_in_a_state_this_version_does_not_know_must_come_back_empty_handed() 
         Err(HeartbeatError::FencedMemberEpoch(_))
     ));
     // Owning nothing (topics listed without partitions count as nothing) it goes on.
-    g.heartbeat(beat("m1", epoch, parts(&[(1, &[])])), &topics, &s, 200)
+    let listed_empty: Partitions = [(t(1), Default::default())].into_iter().collect();
+    g.heartbeat(beat("m1", epoch, listed_empty), &topics, &s, 200)
         .unwrap();
+}
+
+#[test]
+fn only_a_changed_subscription_moves_the_epoch_and_a_full_heartbeat_gets_the_assignment() {
+    let topics = Topics::new(&[("a", 1, 4), ("b", 2, 2)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    let (r, _) = g.heartbeat(join("m1", &["a"]), &topics, &s, 0).unwrap();
+    let epoch = g.group_epoch();
+    let owned = r.assignment.clone().unwrap();
+    // A new rack is new metadata, not a new subscription: no new epoch.
+    let rack = Heartbeat {
+        rack_id: Some("r1".into()),
+        ..beat("m1", r.member_epoch, owned.clone())
+    };
+    let (plain, records) = g.heartbeat(rack, &topics, &s, 100).unwrap();
+    assert_eq!(g.group_epoch(), epoch);
+    assert!(records.iter().any(|r| matches!(r, Record::Member(..))));
+    // A heartbeat that is not full, with nothing new, carries no assignment; a full one (the
+    // rebalance timeout, the subscription and the owned partitions, as a client sends after
+    // an error) does.
+    assert_eq!(plain.assignment, None);
+    let names_no_timeout = Heartbeat {
+        subscribed_names: Some(vec!["a".into()]),
+        ..beat("m1", r.member_epoch, owned.clone())
+    };
+    assert_eq!(
+        g.heartbeat(names_no_timeout, &topics, &s, 150)
+            .unwrap()
+            .0
+            .assignment,
+        None
+    );
+    let full = Heartbeat {
+        rebalance_timeout_ms: 30_000,
+        subscribed_names: Some(vec!["a".into()]),
+        ..beat("m1", r.member_epoch, owned.clone())
+    };
+    let (full_reply, _) = g.heartbeat(full, &topics, &s, 200).unwrap();
+    assert_eq!(full_reply.assignment, Some(owned.clone()));
+    // A regex alone changing is a new subscription: a new epoch.
+    let regex = Heartbeat {
+        subscribed_regex: Some("b".into()),
+        ..beat("m1", r.member_epoch, owned)
+    };
+    g.heartbeat(regex, &topics, &s, 300).unwrap();
+    assert_eq!(g.group_epoch(), epoch + 1);
 }
