@@ -832,3 +832,25 @@ fn only_a_changed_subscription_moves_the_epoch_and_a_full_heartbeat_gets_the_ass
     g.heartbeat(regex, &topics, &s, 300).unwrap();
     assert_eq!(g.group_epoch(), epoch + 1);
 }
+
+#[test]
+fn a_static_member_rejoins_under_its_own_id_and_leaving_with_minus_one_leaves_for_good() {
+    let topics = Topics::new(&[("a", 1, 4)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    let static_join = || Heartbeat {
+        instance_id: Some("i1".into()),
+        ..join("m1", &["a"])
+    };
+    g.heartbeat(static_join(), &topics, &s, 0).unwrap();
+    // Epoch 0 again under its own member id (a client starting over): still its place.
+    g.heartbeat(static_join(), &topics, &s, 100).unwrap();
+    assert_eq!(g.members().count(), 1);
+    // -1 from a static member is a leave for good, not -2's leave to come back.
+    let leave = Heartbeat {
+        instance_id: Some("i1".into()),
+        ..beat("m1", LEAVE_EPOCH, Partitions::new())
+    };
+    g.heartbeat(leave, &topics, &s, 200).unwrap();
+    assert!(g.is_empty());
+}
