@@ -854,3 +854,31 @@ fn a_static_member_rejoins_under_its_own_id_and_leaving_with_minus_one_leaves_fo
     g.heartbeat(leave, &topics, &s, 200).unwrap();
     assert!(g.is_empty());
 }
+
+#[test]
+fn a_regex_matching_topics_others_already_subscribe_to_still_moves_the_epoch() {
+    let topics = Topics::new(&[("orders-1", 1, 2)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    g.heartbeat(join("a", &["orders-1"]), &topics, &s, 0)
+        .unwrap();
+    let b = Heartbeat {
+        subscribed_names: None,
+        subscribed_regex: Some("orders-.*".into()),
+        ..join("b", &[])
+    };
+    let (r, _) = g.heartbeat(b, &topics, &s, 100).unwrap();
+    // The regex is resolved off the join, at the next heartbeat; it matches a topic `a`
+    // subscribes to already, so the subscribed topics do not change, but b's subscription
+    // does: a new epoch, and b gets a partition.
+    let before = g.group_epoch();
+    g.heartbeat(
+        beat("b", r.member_epoch, Partitions::new()),
+        &topics,
+        &s,
+        200,
+    )
+    .unwrap();
+    assert_eq!(g.group_epoch(), before + 1);
+    assert_eq!(g.target_of("b").map(count), Some(1));
+}
