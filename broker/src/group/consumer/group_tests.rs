@@ -882,3 +882,47 @@ fn a_regex_matching_topics_others_already_subscribe_to_still_moves_the_epoch() {
     assert_eq!(g.group_epoch(), before + 1);
     assert_eq!(g.target_of("b").map(count), Some(1));
 }
+
+#[test]
+fn a_member_record_read_back_keeps_the_assignment_epochs_its_assignment_record_gave() {
+    let topics = Topics::new(&[("a", 1, 4)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    let (_, log) = g.heartbeat(join("m1", &["a"]), &topics, &s, 0).unwrap();
+    let epochs = g.member("m1").unwrap().assignment_epochs.clone();
+    assert!(!epochs.is_empty());
+    let mut back = ConsumerGroup::new("g");
+    for r in log {
+        back.replay(r);
+    }
+    // A later metadata record, as read from its bytes (Kafka's member metadata holds no
+    // assignment epochs), must not drop them.
+    let mut later = g.member("m1").unwrap().clone();
+    later.rack_id = Some("r1".into());
+    later.assignment_epochs = AssignmentEpochs::new();
+    back.replay(Record::Member("m1".into(), Some(Box::new(later))));
+    assert_eq!(back.member("m1").unwrap().assignment_epochs, epochs);
+}
+
+#[test]
+fn a_subscribed_topic_without_partitions_does_not_make_a_loaded_target_stale() {
+    let topics = Topics::new(&[("a", 1, 0)]);
+    let s = settings();
+    let mut g = ConsumerGroup::new("g");
+    let (_, log) = g.heartbeat(join("m1", &["a"]), &topics, &s, 0).unwrap();
+    let mut back = ConsumerGroup::new("g");
+    for r in log {
+        back.replay(r);
+    }
+    back.loaded(&topics, 45_000, 10);
+    assert_eq!(back.metadata_changed(&topics), Vec::new());
+}
+
+#[test]
+#[should_panic(expected = "above group epoch")]
+fn the_invariants_catch_an_assignment_epoch_above_the_group_epoch() {
+    let mut g = ConsumerGroup::new("g");
+    g.replay(Record::GroupEpoch(Some(3)));
+    g.replay(Record::TargetEpoch(Some((5, 0))));
+    g.check_invariants();
+}
