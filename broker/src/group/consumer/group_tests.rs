@@ -884,7 +884,7 @@ fn a_regex_matching_topics_others_already_subscribe_to_still_moves_the_epoch() {
 }
 
 #[test]
-fn a_member_record_read_back_keeps_the_assignment_epochs_its_assignment_record_gave() {
+fn a_member_record_read_back_keeps_the_assignment_and_epochs_its_assignment_record_gave() {
     let topics = Topics::new(&[("a", 1, 4)]);
     let s = settings();
     let mut g = ConsumerGroup::new("g");
@@ -900,8 +900,13 @@ fn a_member_record_read_back_keeps_the_assignment_epochs_its_assignment_record_g
     let mut later = g.member("m1").unwrap().clone();
     later.rack_id = Some("r1".into());
     later.assignment_epochs = AssignmentEpochs::new();
+    later.current = Current::joining();
     back.replay(Record::Member("m1".into(), Some(Box::new(later))));
     assert_eq!(back.member("m1").unwrap().assignment_epochs, epochs);
+    assert_eq!(
+        back.member("m1").unwrap().current,
+        g.member("m1").unwrap().current
+    );
 }
 
 #[test]
