@@ -133,6 +133,30 @@ fn describe_group_of(node: &compat_tests::Broker, group: &str) -> Option<(String
     Some((g.group_state.to_string(), g.group_epoch, epochs))
 }
 
+/// Lets the members' last heartbeats and commits land, SIGKILLs node `old` (the coordinator of
+/// `group`), and waits until another node coordinates it. Returns that node and the bootstrap
+/// servers of the nodes left.
+fn kill_coordinator(cluster: &mut compat_tests::Cluster, group: &str, old: i32) -> (i32, String) {
+    std::thread::sleep(Duration::from_millis(1500));
+    cluster.node(old).kill();
+    let survivor = (1..=3).find(|&n| n != old).unwrap();
+    let mut new = None;
+    wait_until(
+        "another node coordinates the group",
+        Duration::from_secs(60),
+        || {
+            new = coordinator_of(cluster.node(survivor), group).filter(|&c| c != old);
+            new.is_some()
+        },
+    );
+    let survivors = (1..=3)
+        .filter(|&n| n != old)
+        .map(|n| cluster.node(n).bootstrap())
+        .collect::<Vec<_>>()
+        .join(",");
+    (new.unwrap(), survivors)
+}
+
 fn produce_values(bootstrap: &str, prefix: &str, n: usize) -> BTreeSet<String> {
     let producer: rdkafka::producer::FutureProducer = rdkafka::config::ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
@@ -182,20 +206,7 @@ fn a_consumer_group_carries_on_at_its_epoch_when_its_coordinator_is_killed() {
         .expect("a coordinator");
     let (state, epoch, members) = describe_group(cluster.node(old)).expect("the group");
     assert_eq!((state.as_str(), members.len()), ("Stable", 2));
-    // Let the members' last heartbeats and commits land, then crash the coordinator.
-    std::thread::sleep(Duration::from_millis(1500));
-    cluster.node(old).kill();
-    let survivor = (1..=3).find(|&n| n != old).unwrap();
-    let mut new = None;
-    wait_until(
-        "another node coordinates the group",
-        Duration::from_secs(60),
-        || {
-            new = coordinator(cluster.node(survivor)).filter(|&c| c != old);
-            new.is_some()
-        },
-    );
-    let new = new.unwrap();
+    let (new, survivors) = kill_coordinator(&mut cluster, GROUP, old);
     let mut described = None;
     wait_until(
         "the new coordinator has loaded the group",
@@ -205,11 +216,6 @@ fn a_consumer_group_carries_on_at_its_epoch_when_its_coordinator_is_killed() {
             described.is_some()
         },
     );
-    let survivors: String = (1..=3)
-        .filter(|&n| n != old)
-        .map(|n| cluster.node(n).bootstrap())
-        .collect::<Vec<_>>()
-        .join(",");
     let after = produce_values(&survivors, "after", 300);
     wait_until("the members read on", Duration::from_secs(90), || {
         let mut got = a.values();
@@ -307,19 +313,7 @@ fn a_group_migrated_online_and_back_survives_its_coordinators_crash() {
         describe_group_of(cluster.node(at), GROUP).is_none(),
         "no consumer group left"
     );
-    std::thread::sleep(Duration::from_millis(1500));
-    cluster.node(at).kill();
-    let survivor = (1..=3).find(|&n| n != at).unwrap();
-    let mut new = None;
-    wait_until(
-        "another node coordinates the group",
-        Duration::from_secs(60),
-        || {
-            new = coordinator_of(cluster.node(survivor), GROUP).filter(|&c| c != at);
-            new.is_some()
-        },
-    );
-    let new = new.unwrap();
+    let (new, survivors) = kill_coordinator(&mut cluster, GROUP, at);
     wait_until(
         "the new coordinator has loaded the classic group",
         Duration::from_secs(60),
@@ -328,11 +322,6 @@ fn a_group_migrated_online_and_back_survives_its_coordinators_crash() {
                 .is_some_and(|(_, protocol, members)| protocol == "consumer" && members == 1)
         },
     );
-    let survivors: String = (1..=3)
-        .filter(|&n| n != at)
-        .map(|n| cluster.node(n).bootstrap())
-        .collect::<Vec<_>>()
-        .join(",");
     let after = produce_values(&survivors, "classic-again", 300);
     wait_until(
         "the classic member reads on",
