@@ -124,6 +124,8 @@ pub enum Value {
     Bytes(Option<Vec<u8>>),
     Array(Option<Vec<Value>>),
     Struct(Record),
+    /// A null struct (a nullable struct field, written as the marker -1).
+    Null,
 }
 
 impl Value {
@@ -174,11 +176,32 @@ impl Value {
         Value::Str(s.map(Into::into))
     }
 
+    /// An array of integers.
+    pub fn ints<T: Into<i64> + Copy>(items: impl IntoIterator<Item = T>) -> Value {
+        Value::Array(Some(
+            items.into_iter().map(|i| Value::Int(i.into())).collect(),
+        ))
+    }
+    /// An array of strings.
+    pub fn strs<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> Value {
+        Value::Array(Some(
+            items
+                .into_iter()
+                .map(|s| Value::Str(Some(s.as_ref().to_string())))
+                .collect(),
+        ))
+    }
+    /// A nullable struct: [`Value::Null`] or the record.
+    pub fn nullable_struct(record: Option<Record>) -> Value {
+        record.map_or(Value::Null, Value::Struct)
+    }
+
     fn default_of(field: &Field) -> Value {
         match field.default {
             Default::Null => match field.ty {
                 Type::String => Value::Str(None),
                 Type::Bytes => Value::Bytes(None),
+                Type::Struct(_) => Value::Null,
                 _ => Value::Array(None),
             },
             Default::Int(i) => Value::Int(i),
@@ -241,6 +264,61 @@ impl Record {
     }
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty() && self.unknown_tags.is_empty()
+    }
+
+    // Typed getters, for structs built from a record [`read`] gave: a field the version
+    // lacks (or a tagged field the body left out) reads as `default`.
+
+    /// The integer field `name`, `default` when absent.
+    pub fn int(&self, name: &str, default: i64) -> i64 {
+        self.get(name).and_then(Value::as_i64).unwrap_or(default)
+    }
+    /// The bool field `name`, `default` when absent.
+    pub fn bool(&self, name: &str, default: bool) -> bool {
+        self.get(name).and_then(Value::as_bool).unwrap_or(default)
+    }
+    /// The nullable string `name`: `None` when null or absent.
+    pub fn opt_string(&self, name: &str) -> Option<String> {
+        self.get(name).and_then(Value::as_str).map(str::to_string)
+    }
+    /// The string `name`, "" when null or absent.
+    pub fn string(&self, name: &str) -> String {
+        self.opt_string(name).unwrap_or_default()
+    }
+    /// The array of strings `name` (empty when null or absent).
+    pub fn strings(&self, name: &str) -> Vec<String> {
+        self.items(name)
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect()
+    }
+    /// The array of integers `name` (empty when null or absent).
+    pub fn ints(&self, name: &str) -> Vec<i64> {
+        self.items(name).iter().filter_map(Value::as_i64).collect()
+    }
+    /// The nullable array `name`: `None` when null or absent, else its elements.
+    pub fn opt_items(&self, name: &str) -> Option<&[Value]> {
+        match self.get(name) {
+            Some(Value::Array(Some(items))) => Some(items),
+            _ => None,
+        }
+    }
+    /// The array of structs `name`, each mapped by `f` (empty when null or absent).
+    pub fn structs<T>(&self, name: &str, f: impl Fn(&Record) -> T) -> Vec<T> {
+        self.items(name)
+            .iter()
+            .filter_map(Value::as_record)
+            .map(f)
+            .collect()
+    }
+    /// The nullable array of structs `name`, each mapped by `f`.
+    pub fn opt_structs<T>(&self, name: &str, f: impl Fn(&Record) -> T) -> Option<Vec<T>> {
+        self.opt_items(name)
+            .map(|items| items.iter().filter_map(Value::as_record).map(f).collect())
+    }
+    /// The struct field `name`; `None` when null or absent.
+    pub fn record(&self, name: &str) -> Option<&Record> {
+        self.get(name).and_then(Value::as_record)
     }
 
     /// Sets the fields of `added` in `self`; an array of structs in both is merged element by
@@ -369,6 +447,10 @@ impl<'a> Reader<'a> {
             Type::String => match self.length(name, false)? {
                 None if nullable => Value::Str(None),
                 None => return Err(self.invalid(name, "null in a non-nullable string")),
+                // Kafka's readers refuse longer strings, and its writers cannot write them.
+                Some(n) if n > i16::MAX as usize => {
+                    return Err(self.invalid(name, format!("string of {n} bytes")))
+                }
                 Some(n) => {
                     let bytes = self.take(n, name)?;
                     let s = std::str::from_utf8(bytes)
@@ -385,13 +467,20 @@ impl<'a> Reader<'a> {
                 None if nullable => Value::Array(None),
                 None => return Err(self.invalid(name, "null in a non-nullable array")),
                 Some(n) => {
+                    // Elements are never null (and a struct element has no marker).
+                    let item = Field {
+                        nullable: Versions::NONE,
+                        ..*f
+                    };
                     let mut items = Vec::with_capacity(n);
                     for _ in 0..n {
-                        items.push(self.value(f, elem)?);
+                        items.push(self.value(&item, elem)?);
                     }
                     Value::Array(Some(items))
                 }
             },
+            // A nullable struct starts with a marker: -1 null, 1 present.
+            Type::Struct(_) if nullable && (self.fixed::<1>(name)?[0] as i8) < 0 => Value::Null,
             Type::Struct(fields) => Value::Struct(self.record(fields)?),
         })
     }
@@ -480,7 +569,7 @@ impl Writer<'_> {
         let nullable = f.nullable.contains(self.version);
         let null = matches!(
             value,
-            Value::Str(None) | Value::Bytes(None) | Value::Array(None)
+            Value::Str(None) | Value::Bytes(None) | Value::Array(None) | Value::Null
         );
         if null && !nullable {
             return Err(self.invalid(name, "null where this version does not allow it"));
@@ -508,11 +597,21 @@ impl Writer<'_> {
             }
             (Type::Array(elem), Value::Array(items)) => {
                 self.length(items.as_ref().map(Vec::len), true);
+                let element = Field {
+                    nullable: Versions::NONE,
+                    ..*f
+                };
                 for item in items.iter().flatten() {
-                    self.value(f, elem, item)?;
+                    self.value(&element, elem, item)?;
                 }
             }
-            (Type::Struct(fields), Value::Struct(r)) => self.record(fields, r)?,
+            (Type::Struct(_), Value::Null) => self.out.put_i8(-1),
+            (Type::Struct(fields), Value::Struct(r)) => {
+                if nullable {
+                    self.out.put_i8(1);
+                }
+                self.record(fields, r)?
+            }
             (ty, v) => return Err(self.invalid(name, format!("{v:?} is not a {ty:?}"))),
         }
         Ok(())
@@ -520,14 +619,13 @@ impl Writer<'_> {
 
     fn record(&mut self, fields: &'static [Field], record: &Record) -> Result<(), CodecError> {
         let v = self.version;
-        let default_values: Vec<Value>;
         let value_of = |f: &Field, defaults: &[Value], i: usize| -> Value {
             record
                 .get(f.name)
                 .cloned()
                 .unwrap_or_else(|| defaults[i].clone())
         };
-        default_values = fields.iter().map(Value::default_of).collect();
+        let default_values: Vec<Value> = fields.iter().map(Value::default_of).collect();
         let mut tagged: Vec<(i32, Vec<u8>)> = Vec::new();
         for (i, f) in fields.iter().enumerate() {
             if !f.versions.contains(v) {
@@ -759,6 +857,37 @@ mod tests {
             Some(&Value::Str(None))
         );
         assert!(lost.item("Items", 0).unwrap().get("A").is_none());
+    }
+
+    #[test]
+    fn a_nullable_struct_has_a_marker_and_array_elements_have_none() {
+        static POINT: [Field; 1] = [Field::new("X", Type::Int16, Versions::from(0))];
+        static NULLABLE: [Field; 2] = [
+            Field::new("P", Type::Struct(&POINT), Versions::from(0))
+                .nullable(Versions::from(0))
+                .default(Default::Null),
+            Field::new("Ps", Type::Array(&Type::Struct(&POINT)), Versions::from(0))
+                .nullable(Versions::from(0))
+                .default(Default::Null),
+        ];
+        static M: Message = Message {
+            name: "Nullable",
+            flexible: Versions::from(0),
+            fields: &NULLABLE,
+        };
+        // null struct: marker -1; null array: 0; tags
+        assert_eq!(write(&M, &Record::new(), 0).unwrap(), [0xff, 0, 0]);
+        let point = Record::new().with("X", Value::Int(5));
+        let record = Record::new()
+            .with("P", Value::Struct(point.clone()))
+            .with("Ps", Value::records([point]));
+        let bytes = write(&M, &record, 0).unwrap();
+        assert_eq!(bytes, [1, 0, 5, 0, 2, 0, 5, 0, 0]);
+        assert_eq!(read(&M, &bytes, 0).unwrap(), record);
+        assert_eq!(
+            read(&M, &[0xff, 0, 0], 0).unwrap().get("P"),
+            Some(&Value::Null)
+        );
     }
 
     #[test]

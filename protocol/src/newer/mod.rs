@@ -23,6 +23,7 @@
 
 pub mod codec;
 pub mod schemas;
+pub mod streams_schemas;
 
 pub use codec::{CodecError, Record, Value};
 
