@@ -1032,6 +1032,24 @@ mod tests {
         assert_eq!(back[1].assignment_epochs, Some(vec![]));
     }
 
+    proptest::proptest! {
+        /// Whatever a key or value holds, decoding answers and never panics.
+        #[test]
+        fn arbitrary_records_never_panic(
+            record_type in 15i16..25,
+            key in proptest::collection::vec(proptest::num::u8::ANY, 0..64),
+            value in proptest::collection::vec(proptest::num::u8::ANY, 0..128),
+        ) {
+            let mut k = record_type.to_be_bytes().to_vec();
+            k.extend_from_slice(&key);
+            let mut v = vec![0, 0];
+            v.extend_from_slice(&value);
+            if let Ok(record) = StreamsRecord::decode(&k, Some(&v)) {
+                let _ = record.encode();
+            }
+        }
+    }
+
     #[test]
     fn unknown_tags_survive() {
         // MetadataValue v0: epoch 1, hash 0, one tag 9 of two bytes.
