@@ -299,3 +299,31 @@ fn over_long_strings_are_cut_so_encoding_cannot_fail() {
     body.extend(std::iter::repeat_n(b'x', 32768));
     assert!(StreamsGroupHeartbeatResponse::decode(&body, 1).is_err());
 }
+
+proptest::proptest! {
+    /// Whatever follows a streams header prefix, decoding answers (an error or a request) and
+    /// never panics or allocates what the bytes do not hold.
+    #[test]
+    fn arbitrary_frames_never_panic(
+        key in proptest::sample::select(vec![88i16, 89, 93]),
+        version in 0i16..2,
+        tail in proptest::collection::vec(proptest::num::u8::ANY, 0..256),
+    ) {
+        let mut frame = encode_request_frame(key, version, 1, Some("c"), &[]);
+        frame.truncate(crate::header::HEADER_PREFIX_BYTES);
+        frame.extend_from_slice(&tail);
+        let _ = decode_frame(&frame);
+    }
+
+    /// A heartbeat body with any of its bytes flipped decodes or fails, never panics; what
+    /// decodes encodes again.
+    #[test]
+    fn damaged_heartbeats_never_panic(at in 0usize..200, byte in proptest::num::u8::ANY) {
+        let mut body = full_heartbeat().encode(1);
+        let at = at % body.len();
+        body[at] = byte;
+        if let Ok(request) = StreamsGroupHeartbeatRequest::decode(&body, 1) {
+            let _ = request.encode(1);
+        }
+    }
+}
