@@ -34,6 +34,8 @@
 
 mod java_order;
 #[cfg(test)]
+mod kafka_vectors;
+#[cfg(test)]
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
