@@ -144,6 +144,16 @@ impl InvalidTopology {
         }
     }
 
+    /// The heartbeat's error message: this one, except for [`InvalidTopologyKind::Internal`],
+    /// where Kafka's coordinator answers `UNKNOWN_SERVER_ERROR` with a null message (it logs
+    /// the exception's text instead).
+    pub fn heartbeat_message(&self) -> Option<&str> {
+        match self.kind {
+            InvalidTopologyKind::Internal => None,
+            _ => Some(&self.message),
+        }
+    }
+
     fn invalid(message: impl Into<String>) -> Failure {
         Failure::Invalid(InvalidTopology {
             kind: InvalidTopologyKind::InvalidTopology,

@@ -616,6 +616,7 @@ fn an_invalid_internal_topic_name_is_an_invalid_topic() {
     let err = configure(&t, &Topics::of(&[("input", 1)])).unwrap_err();
     assert_eq!(err.kind, InvalidTopologyKind::InvalidTopic);
     assert_eq!(err.error_code(), 17);
+    assert_eq!(err.heartbeat_message(), Some(err.message.as_str()));
     assert_eq!(
         err.message,
         "Topic name is invalid: 'app store' contains one or more characters other than ASCII \
@@ -641,6 +642,7 @@ fn a_copartition_index_out_of_range_fails_before_the_source_check() {
     assert_eq!(err.kind, InvalidTopologyKind::Internal);
     assert_eq!(err.message, "Index 1 out of bounds for length 1");
     assert_eq!(err.error_code(), -1);
+    assert_eq!(err.heartbeat_message(), None);
 }
 
 #[test]
