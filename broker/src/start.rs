@@ -322,9 +322,9 @@ fn controller_config(
             * 1_000
     });
     c.delete_topic_enable = config.bool("delete.topic.enable");
-    // A new cluster starts with group version 1 (KIP-848 consumer groups), transaction
-    // version 2 and share version 2 (share groups with dead-letter queues), as Kafka 4.4
-    // formats one.
+    // A new cluster starts with group version 1 (KIP-848 consumer groups), streams version 1
+    // (KIP-1071 streams groups), transaction version 2 and share version 2 (share groups with
+    // dead-letter queues), as Kafka 4.4 formats one.
     c.bootstrap_features = vec![
         (
             samsa_cluster::controller::GROUP_VERSION_FEATURE.to_string(),
@@ -333,6 +333,10 @@ fn controller_config(
         (
             samsa_cluster::controller::SHARE_VERSION_FEATURE.to_string(),
             samsa_cluster::controller::SHARE_VERSION_MAX,
+        ),
+        (
+            samsa_cluster::controller::STREAMS_VERSION_FEATURE.to_string(),
+            samsa_cluster::controller::STREAMS_VERSION_MAX,
         ),
         (
             samsa_cluster::controller::TRANSACTION_VERSION_FEATURE.to_string(),

@@ -14,7 +14,11 @@ target/compat/kafka-workloads/classes. The tests:
   streams-eos-app-sigkill     the same, the application SIGKILLed mid-run and started again.
   streams-eos-broker-sigkill  the same, the group coordinator's broker SIGKILLed mid-run and
                               started again (one node: the broker; three: that node).
-  streams-group-protocol      the same application with group.protocol=streams (KIP-1071).
+  streams-group-protocol      the same application with group.protocol=streams (KIP-1071), two
+                              instances.
+  streams-group-protocol-app-sigkill     the same with one of the two instances SIGKILLed mid-run and
+                              started again.
+  streams-group-protocol-broker-sigkill  the same with the group coordinator's broker SIGKILLed.
   connect-file                Connect in distributed mode (config, offset and status topics on the
                               broker), FileStreamSource -> topic -> FileStreamSink, driven over REST:
                               every line arrives once, in order.
@@ -31,7 +35,7 @@ target/compat/kafka-workloads/classes. The tests:
                               at the translated offsets (no reset) and reads exactly the new ones.
   mirrormaker2-samsa-to-kafka the same flow back, in the same MirrorMaker process.
 
---quick runs streams-eos and connect-file only (smaller input). Skips on Samsa (features with
+--quick runs streams-eos, streams-group-protocol and connect-file only (smaller input). Skips on Samsa (features with
 issues of their own) are listed in kafka-workloads-skip.txt, each with its reason."""
 import argparse
 import importlib.machinery
@@ -248,41 +252,50 @@ def wait_for(what, check, timeout=WAIT_S, procs=()):
 # ---------------------------------------------------------------- Streams
 
 
-def streams_test(ctx, name, n, kill=None, protocol="classic"):
+def streams_test(ctx, name, n, kill=None, protocol="classic", instances=1):
     """`kill`: None, "app" or "broker": once the application has committed a quarter of the
-    input, the second half is produced at 1000 records a second, and the kill comes 3 s into it."""
+    input, the second half is produced at 1000 records a second, and the kill comes 3 s into it.
+    `instances`: application instances (one process each, state directories of their own); an
+    "app" kill SIGKILLs the first and starts it again."""
     java, target = ctx["java"], ctx["target"]
     prefix = name
     app_id = name + "-app"
-    state = os.path.join(ctx["workdir"], name + "-state")
     java.tool("create-topics", target.bootstrap, target.nodes, prefix + "-input:3", prefix + "-totals:3",
               prefix + "-windowed:3")
     half = n // 2
     java.tool("produce-streams", target.bootstrap, prefix + "-input", 0, half)
-    args = (target.bootstrap, app_id, prefix, state, protocol)
-    app = java.start(name + "-app", "samsa.workloads.StreamsApp", *args)
+
+    def start(i):
+        state = os.path.join(ctx["workdir"], "%s-state%s" % (name, "" if i == 0 else "-%d" % i))
+        label = name + "-app" + ("" if i == 0 else "-%d" % i)
+        return java.start(label, "samsa.workloads.StreamsApp", target.bootstrap, app_id, prefix, state, protocol)
+    apps = [start(i) for i in range(instances)]
 
     def running():
-        with open(app.out_path) as f:
-            return "STATE RUNNING" in f.read()
+        for app in apps:
+            with open(app.out_path) as f:
+                if "STATE RUNNING" not in f.read():
+                    return False
+        return True
     killed = ""
     producing = None
     try:
-        wait_for("the application in state RUNNING", running, procs=[app])
+        wait_for("the application in state RUNNING", running, procs=apps)
         if kill:
             def progressed():
                 done = int(java.tool("progress", target.bootstrap, app_id).splitlines()[-1])
                 return done >= n // 4 and done
-            done = wait_for("progress of the application", progressed, procs=[app])
+            done = wait_for("progress of the application", progressed, procs=apps)
             # The rest of the input flows while the kill happens: the application is mid-transaction.
             producing = java.start_tool(name + "-producer", "produce-streams", target.bootstrap, prefix + "-input",
                                         half, n, 1000)
             time.sleep(3)
             if kill == "app":
-                kill_process(app)
-                app = java.start(name + "-app", "samsa.workloads.StreamsApp", *args)
-                killed = "; the application SIGKILLed mid-stream (%d records committed before, input and repartition " \
-                         "topics) and started again" % done
+                kill_process(apps[0])
+                apps[0] = start(0)
+                killed = "; %s SIGKILLed mid-stream (%d records committed before, input and repartition " \
+                         "topics) and started again" % (
+                             "the application" if instances == 1 else "one of %d instances" % instances, done)
             else:
                 node = int(java.tool("coordinator", target.bootstrap, app_id).splitlines()[-1])
                 target.crash_and_restart(node)
@@ -293,15 +306,19 @@ def streams_test(ctx, name, n, kill=None, protocol="classic"):
         else:
             java.tool("produce-streams", target.bootstrap, prefix + "-input", half, n)
         out = java.tool("verify-streams", target.bootstrap, prefix, n, WAIT_S)
-        if app.poll() is not None:
-            raise Failure("the application exited (%s); see %s" % (app.returncode, app.out_path))
-        with open(app.out_path) as f:
-            errors = [l.strip() for l in f if l.startswith("THREAD-ERROR")]
+        errors = []
+        for app in apps:
+            if app.poll() is not None:
+                raise Failure("the application exited (%s); see %s" % (app.returncode, app.out_path))
+            with open(app.out_path) as f:
+                errors += [l.strip() for l in f if l.startswith("THREAD-ERROR")]
         return out.splitlines()[-1] + killed + (
+            "; %d instances" % instances if instances > 1 else "") + (
             "; stream threads replaced after: %s" % "; ".join(errors) if errors else "")
     finally:
         kill_process(producing)
-        stop_process(app)
+        for app in apps:
+            stop_process(app)
 
 
 # ---------------------------------------------------------------- Connect
@@ -550,13 +567,18 @@ def main():
     skips = {} if args.kafka else read_list(os.path.join(HERE, "kafka-workloads-skip.txt"))
     n = 4000 if args.quick else 20000
     tests = [("streams-eos", lambda c: streams_test(c, "streams-eos", n)),
+             ("streams-group-protocol", lambda c: streams_test(c, "streams-group-protocol", n // 4,
+                                                               protocol="streams", instances=2)),
              ("connect-file", lambda c: connect_test(c, "connect-file", 500, restart=False))]
     if not args.quick:
         tests += [("streams-eos-app-sigkill", lambda c: streams_test(c, "streams-eos-app-sigkill", n, kill="app")),
                   ("streams-eos-broker-sigkill", lambda c: streams_test(c, "streams-eos-broker-sigkill", n,
                                                                         kill="broker")),
-                  ("streams-group-protocol", lambda c: streams_test(c, "streams-group-protocol", n // 4,
-                                                                    protocol="streams")),
+                  ("streams-group-protocol-app-sigkill", lambda c: streams_test(
+                      c, "streams-group-protocol-app-sigkill", n, kill="app", protocol="streams", instances=2)),
+                  ("streams-group-protocol-broker-sigkill", lambda c: streams_test(
+                      c, "streams-group-protocol-broker-sigkill", n, kill="broker", protocol="streams",
+                      instances=2)),
                   ("connect-file-worker-restart", lambda c: connect_test(c, "connect-file-worker-restart", 500,
                                                                          restart=True)),
                   ("mirrormaker2", None)]

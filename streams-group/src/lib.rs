@@ -14,6 +14,7 @@
 //! modules share.
 
 pub mod assignor;
+pub mod group;
 pub mod reconcile;
 pub mod records;
 pub mod topology;

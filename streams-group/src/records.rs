@@ -494,8 +494,8 @@ impl TaskEpochs {
 pub struct CurrentMemberAssignmentValue {
     pub member_epoch: i32,
     pub previous_member_epoch: i32,
-    /// The member's state code (Kafka's `MemberState`: 0 stable, 1 unrevoked tasks,
-    /// 2 unreleased tasks, 127 unknown).
+    /// The member's state code (Kafka's `MemberState`: 1 stable, 2 unrevoked tasks,
+    /// 3 unreleased tasks, 127 unknown).
     pub state: i8,
     pub active_tasks: Vec<TaskEpochs>,
     pub standby_tasks: Vec<TaskEpochs>,

@@ -34,6 +34,8 @@ pub struct LoadedPartition {
     pub share_groups: HashMap<String, i32>,
     /// KIP-848 consumer groups, rebuilt from their records.
     pub consumer_groups: super::consumer::persist::Replay,
+    /// KIP-1071 streams groups, rebuilt from their records.
+    pub streams_groups: super::streams_persist::Replay,
     pub records: u64,
     pub skipped: u64,
 }
@@ -128,6 +130,17 @@ impl LoadedPartition {
                     }
                 };
                 self.consumer_groups.apply(key, value);
+            }
+            (RecordKey::Streams(key), value) => {
+                let value = match value {
+                    Some(RecordValue::Streams(v)) => Some(v),
+                    None => None,
+                    Some(_) => {
+                        self.skipped += 1;
+                        return;
+                    }
+                };
+                self.streams_groups.apply(key, value);
             }
             // decode_record pairs keys with their own value type.
             _ => self.skipped += 1,

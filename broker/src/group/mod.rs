@@ -33,6 +33,10 @@ pub mod modern;
 pub mod offsets;
 pub mod records;
 pub mod state;
+mod streams_persist;
+pub mod streams_shell;
+mod streams_topics;
+mod timers;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, Ordering};
@@ -51,6 +55,7 @@ pub use self::state::{
     GroupConfig, GroupDescription, GroupError, GroupState, JoinReply, JoinRequest, Protocol,
     SyncReply, SyncRequest, WaiterId,
 };
+use self::timers::Timers;
 use crate::config::topic::TopicOverrides;
 use crate::config::BrokerConfig;
 use crate::coordinator_write::{CoordinatorWrite, WriteError};
@@ -162,45 +167,6 @@ pub struct ListedGroup {
     pub state: GroupState,
 }
 
-/// Scheduled group deadlines, earliest first.
-#[derive(Default)]
-struct Timers {
-    queue: BTreeSet<(i64, String)>,
-    at: HashMap<String, i64>,
-}
-
-impl Timers {
-    /// Sets a group's next deadline; true when it became the earliest one.
-    fn set(&mut self, group_id: &str, deadline: Option<i64>) -> bool {
-        if let Some(old) = self.at.get(group_id).copied() {
-            if Some(old) == deadline {
-                return false;
-            }
-            self.queue.remove(&(old, group_id.to_string()));
-            self.at.remove(group_id);
-        }
-        let Some(d) = deadline else {
-            return false;
-        };
-        self.queue.insert((d, group_id.to_string()));
-        self.at.insert(group_id.to_string(), d);
-        self.queue.first().map(|(f, _)| *f) == Some(d)
-    }
-
-    fn pop_due(&mut self, now_ms: i64) -> Vec<String> {
-        let mut due = Vec::new();
-        while let Some((d, _)) = self.queue.first() {
-            if *d > now_ms {
-                break;
-            }
-            let (_, id) = self.queue.pop_first().expect("non-empty");
-            self.at.remove(&id);
-            due.push(id);
-        }
-        due
-    }
-}
-
 /// Replies that an operation produced, and the group records it wrote whose outcome the group
 /// has not heard yet ([`Group::stored`] once they are replicated, or not), delivered after the
 /// group lock is released.
@@ -242,6 +208,8 @@ pub struct GroupCoordinator {
     /// KIP-848 consumer groups (their offsets are in `groups`, see [`modern`]).
     consumer_groups: RwLock<HashMap<String, modern::ConsumerHandle>>,
     consumer_timers: Mutex<Timers>,
+    /// KIP-1071 streams groups (their offsets are in `groups` too, see [`streams_shell`]).
+    streams: streams_shell::StreamsGroups,
 }
 
 impl GroupCoordinator {
@@ -285,6 +253,7 @@ impl GroupCoordinator {
             txn_groups: Mutex::new(HashMap::new()),
             consumer_groups: RwLock::new(HashMap::new()),
             consumer_timers: Mutex::new(Timers::default()),
+            streams: Default::default(),
         }
     }
 
@@ -1004,7 +973,8 @@ impl GroupCoordinator {
             .iter()
             .filter_map(|h| {
                 let g = h.lock();
-                let holder = self.is_consumer_group(&g.group_id);
+                let holder =
+                    self.is_consumer_group(&g.group_id) || self.is_streams_group(&g.group_id);
                 (g.state() != GroupState::Dead && !holder).then(|| ListedGroup {
                     group_id: g.group_id.clone(),
                     protocol_type: g.protocol_type().unwrap_or_default().to_string(),
@@ -1020,7 +990,10 @@ impl GroupCoordinator {
     pub async fn delete_group(&self, node: &Node, group_id: &str) -> Result<(), GroupError> {
         self.check_loaded(group_id)?;
         // A consumer group (KIP-848) must be empty; its records go with its offsets'.
-        let consumer = self.consumer_group_tombstones(group_id)?;
+        let consumer = match self.consumer_group_tombstones(group_id)? {
+            None => self.streams_group_tombstones(group_id)?,
+            c => c,
+        };
         let group = match (self.group(group_id), &consumer) {
             (Some(g), _) => g,
             (None, Some(_)) => self.get_or_create(group_id, crate::util::now_ms())?,
@@ -1044,6 +1017,7 @@ impl GroupCoordinator {
         };
         if consumer.is_some() {
             self.forget_consumer_group(group_id); // after the classic group's lock
+            self.forget_streams_group(group_id);
         }
         replicated(group_id, written).await
     }
@@ -1251,7 +1225,8 @@ impl GroupCoordinator {
                 let share_count = share_groups.len();
                 shares.load_groups(share_groups);
                 let consumer = std::mem::take(&mut loaded.consumer_groups.groups);
-                let consumer_count = self.install_consumer_groups(node, consumer, now);
+                let consumer_count = self.install_consumer_groups(node, consumer, now)
+                    + self.install_streams_groups(node, loaded.streams_groups.take(), now);
                 self.install(loaded, now) + share_count + consumer_count
             }
             Err(e) => {
@@ -1265,7 +1240,8 @@ impl GroupCoordinator {
     /// members' waiting requests are answered NOT_COORDINATOR when they time out or retry.
     fn unload_partition(&self, index: i32, shares: &crate::share::ShareCoordinator) -> usize {
         let share_count = shares.unload_groups(|g| self.partition_for(g) == index)
-            + self.unload_consumer_groups(index);
+            + self.unload_consumer_groups(index)
+            + self.unload_streams_groups(index);
         let gone: Vec<GroupHandle> = {
             let mut groups = self.groups.write();
             let ids: Vec<String> = groups
@@ -1349,10 +1325,14 @@ impl GroupCoordinator {
         loop {
             let now = crate::util::now_ms();
             let classic = self.timers.lock().queue.first().map(|(d, _)| *d);
-            let next = match (classic, self.next_consumer_deadline()) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            let next = [
+                classic,
+                self.next_consumer_deadline(),
+                self.next_streams_deadline(),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
             // At least a millisecond, Kafka's timer tick: requests already on their way to a
             // group whose deadline is due (joins of a new group with no initial delay) get in
             // first.
@@ -1373,6 +1353,7 @@ impl GroupCoordinator {
                 self.operate(&node, &group, now, |g| ((), g.tick(&self.cfg, now)));
             }
             self.tick_consumer_groups(&node, now);
+            self.tick_streams_groups(&node, now);
         }
     }
 

@@ -201,6 +201,11 @@ impl GroupCoordinator {
         self.check_member_group(group_id)?;
         self.offsets_partition(node, group_id)?;
         let now = crate::util::now_ms();
+        if self.is_streams_group(group_id) {
+            return Err(HeartbeatFailure::GroupIdNotFound(format!(
+                "Group {group_id} is not a consumer group."
+            )));
+        }
         if self.consumer_group(group_id).is_none() {
             self.convert_empty_classic_group(node, group_id, hb.member_epoch, now)
                 .await?;
@@ -384,6 +389,7 @@ impl GroupCoordinator {
         node: &Node,
         group_id: &str,
     ) -> Result<(), GroupError> {
+        self.streams_make_way_for_classic(node, group_id).await?;
         let Some(group) = self.consumer_group(group_id) else {
             return Ok(());
         };
@@ -603,7 +609,8 @@ impl GroupCoordinator {
     }
 
     /// Checks an offset commit of a consumer group member (Kafka 4.4's
-    /// `ConsumerGroup.validateOffsetCommit`); `None` when `group_id` is not a consumer group.
+    /// `ConsumerGroup.validateOffsetCommit`); `None` when `group_id` is neither a consumer nor
+    /// a streams group.
     /// A commit with the member's epoch may commit anything; one with an older epoch only
     /// partitions the member was given at or before that epoch (KIP-1251), checked per
     /// partition with [`ConsumerCommit::check`].
@@ -616,7 +623,16 @@ impl GroupCoordinator {
         transactional: bool,
         api_version: i16,
     ) -> Option<Result<ConsumerCommit, GroupError>> {
-        let group = self.consumer_group(group_id)?;
+        let Some(group) = self.consumer_group(group_id) else {
+            // A streams group checks its members' epochs the same way (KIP-1071).
+            return self.validate_streams_commit(
+                group_id,
+                member_id,
+                member_epoch,
+                transactional,
+                api_version,
+            );
+        };
         let g = group.lock();
         // The admin client and consumers without group management commit with epoch -1, to a
         // group without members; a transactional producer without a group's metadata too.

@@ -24,6 +24,7 @@ use kafka_protocol::records::{
 };
 
 use super::consumer::records::{self as consumer, ConsumerRecordKey, ConsumerRecordValue};
+use samsa_streams_group::records::{StreamsRecordKey, StreamsRecordValue};
 
 /// Key type prefixes (Kafka's coordinator record types).
 const OFFSET_COMMIT_KEY_V0: i16 = 0;
@@ -57,6 +58,8 @@ pub enum RecordKey {
     },
     /// A KIP-848 consumer group record.
     Consumer(ConsumerRecordKey),
+    /// A KIP-1071 streams group record (types 17, 19-23).
+    Streams(StreamsRecordKey),
 }
 
 /// A committed offset as stored.
@@ -108,6 +111,8 @@ pub enum RecordValue {
     },
     /// A KIP-848 consumer group record's value.
     Consumer(ConsumerRecordValue),
+    /// A KIP-1071 streams group record's value.
+    Streams(StreamsRecordValue),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,6 +170,14 @@ impl CoordinatorRecord {
         }
     }
 
+    /// A KIP-1071 streams group record; `None` is its tombstone.
+    pub fn streams(key: StreamsRecordKey, value: Option<StreamsRecordValue>) -> Self {
+        CoordinatorRecord {
+            key: RecordKey::Streams(key),
+            value: value.map(RecordValue::Streams),
+        }
+    }
+
     pub fn group_tombstone(group: &str) -> Self {
         CoordinatorRecord {
             key: RecordKey::GroupMetadata {
@@ -219,6 +232,7 @@ pub fn encode_key(key: &RecordKey) -> Vec<u8> {
             put_string(&mut out, group);
         }
         RecordKey::Consumer(key) => return consumer::encode_key(key),
+        RecordKey::Streams(key) => return key.encode(),
     }
     out
 }
@@ -227,6 +241,7 @@ pub fn encode_value(value: &RecordValue) -> Vec<u8> {
     let mut out = Vec::with_capacity(128);
     match value {
         RecordValue::Consumer(v) => return consumer::encode_value(v),
+        RecordValue::Streams(v) => return v.encode(),
         RecordValue::OffsetCommit(v) => {
             if let Some(expire) = v.expire_timestamp_ms {
                 out.put_i16(1);
@@ -446,6 +461,11 @@ pub fn decode_key(buf: &[u8]) -> Result<RecordKey, RecordError> {
         t if consumer::is_consumer_record_type(t) => {
             consumer::decode_key(t, &buf[2..]).map(RecordKey::Consumer)
         }
+        t if samsa_streams_group::records::is_streams_record_type(t) => {
+            StreamsRecordKey::decode(buf)
+                .map(RecordKey::Streams)
+                .map_err(|e| RecordError(e.to_string()))
+        }
         other => err(format!("unknown record type {other}")),
     }
 }
@@ -563,6 +583,10 @@ pub fn decode_record(key: &[u8], value: Option<&[u8]>) -> Result<CoordinatorReco
         (RecordKey::Consumer(k), Some(v)) => {
             Some(RecordValue::Consumer(consumer::decode_value(k, v)?))
         }
+        (RecordKey::Streams(k), Some(v)) => Some(RecordValue::Streams(
+            StreamsRecordValue::decode(k.record_type(), v)
+                .map_err(|e| RecordError(e.to_string()))?,
+        )),
     };
     Ok(CoordinatorRecord { key, value })
 }
@@ -748,9 +772,11 @@ mod tests {
             None,
         );
         assert_eq!(decode_record(&encode_key(&tomb.key), None).unwrap(), tomb);
-        // A damaged value is an error, as is a key of a type this broker does not know.
+        // A damaged value is an error, as is a key of a type this broker does not know (18;
+        // 17 is a streams group's metadata, which it knows).
         assert!(decode_record(&key, Some(&value[..4])).is_err());
-        assert!(decode_record(&[0, 17, 0, 1, b'g'], None).is_err());
+        assert!(decode_record(&[0, 18, 0, 1, b'g'], None).is_err());
+        assert!(decode_record(&[0, 17, 0, 1, b'g'], None).is_ok());
         assert!(!encode_batch(&[r, tomb], 0).is_empty());
     }
 

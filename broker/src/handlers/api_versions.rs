@@ -69,7 +69,18 @@ fn names_another_node(
 }
 
 fn served() -> Vec<ApiVersion> {
-    samsa_protocol::api_table::api_versions(SUPPORTED_APIS)
+    let mut apis = samsa_protocol::api_table::api_versions(SUPPORTED_APIS);
+    // The streams group APIs, outside `kafka-protocol`'s table (advertised whatever
+    // `streams.version` is, as Kafka 4.4 does; below level 1 they answer UNSUPPORTED_VERSION).
+    for (key, min, max) in super::streams_dispatch::SERVED {
+        let mut a = ApiVersion::default();
+        a.api_key = key;
+        a.min_version = min;
+        a.max_version = max;
+        apis.push(a);
+    }
+    apis.sort_by_key(|a| a.api_key);
+    apis
 }
 
 #[cfg(test)]

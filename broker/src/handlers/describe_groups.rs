@@ -39,9 +39,10 @@ pub fn handle(ctx: &Ctx<'_>, req: DescribeGroupsRequest) -> DescribeGroupsRespon
         }
         if (ctx.shares().has_group(group_id) && !ctx.groups().exists(group_id))
             || ctx.groups().is_consumer_group(group_id)
+            || ctx.groups().is_streams_group(group_id)
         {
             // Kafka answers so for a group of another type (share groups: ShareGroupDescribe,
-            // consumer groups: ConsumerGroupDescribe):
+            // consumer groups: ConsumerGroupDescribe, streams groups: StreamsGroupDescribe):
             // Dead, and GROUP_ID_NOT_FOUND from v6.
             g.group_state = StrBytes::from_static_str(GroupState::Dead.as_str());
             if ctx.version >= 6 {

@@ -1,7 +1,7 @@
 //! ListGroups: every group this broker coordinates, with its protocol type, state (v4+,
 //! filtered by `states_filter`, case-insensitively) and type (v5+: "classic", "consumer" for
-//! KIP-848 consumer groups, or "share" for share groups, whose protocol types are "consumer" and
-//! "share"; `types_filter` selects them). While groups
+//! KIP-848 consumer groups, "streams" for KIP-1071 streams groups, or "share" for share groups,
+//! whose protocol types are "consumer", "streams" and "share"; `types_filter` selects them). While groups
 //! are loading the answer is COORDINATOR_LOAD_IN_PROGRESS. ACLs: every group with DESCRIBE on the cluster, else only the
 //! groups the caller may DESCRIBE.
 
@@ -15,6 +15,7 @@ use crate::acl::{AclOperation, ResourceType, CLUSTER_NAME};
 const GROUP_TYPE_CLASSIC: &str = "classic";
 const GROUP_TYPE_SHARE: &str = "share";
 const GROUP_TYPE_CONSUMER: &str = "consumer";
+const GROUP_TYPE_STREAMS: &str = "streams";
 
 pub fn handle(ctx: &Ctx<'_>, req: ListGroupsRequest) -> ListGroupsResponse {
     let mut resp = ListGroupsResponse::default();
@@ -68,6 +69,18 @@ pub fn handle(ctx: &Ctx<'_>, req: ListGroupsRequest) -> ListGroupsResponse {
         for (id, state) in ctx.groups().consumer_group_states() {
             if visible(&id) && state_ok(state) {
                 listed(id, "consumer".to_string(), state, GROUP_TYPE_CONSUMER);
+            }
+        }
+    }
+    if type_ok(GROUP_TYPE_STREAMS) {
+        for (id, state) in ctx.groups().streams_group_states() {
+            if visible(&id) && state_ok(state) {
+                listed(
+                    id,
+                    GROUP_TYPE_STREAMS.to_string(),
+                    state,
+                    GROUP_TYPE_STREAMS,
+                );
             }
         }
     }

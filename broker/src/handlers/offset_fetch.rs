@@ -71,13 +71,18 @@ pub fn handle(ctx: &Ctx<'_>, req: OffsetFetchRequest) -> OffsetFetchResponse {
                 resp.groups.push(rg);
                 continue;
             }
-            // v9+: a consumer group member's fetch carries its id and epoch (KIP-848).
+            // v9+: a consumer or streams group member's fetch carries its id and epoch
+            // (KIP-848, KIP-1071).
             if ctx.version >= 9 {
-                if let Err(e) = ctx.groups().validate_consumer_fetch(
-                    g.group_id.as_str(),
-                    g.member_id.as_deref(),
-                    g.member_epoch,
-                ) {
+                let (id, member) = (g.group_id.as_str(), g.member_id.as_deref());
+                let checked = ctx
+                    .groups()
+                    .validate_consumer_fetch(id, member, g.member_epoch)
+                    .and_then(|()| {
+                        ctx.groups()
+                            .validate_streams_fetch(id, member, g.member_epoch)
+                    });
+                if let Err(e) = checked {
                     rg.error_code = e.code();
                     resp.groups.push(rg);
                     continue;

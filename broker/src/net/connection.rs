@@ -366,6 +366,12 @@ async fn decode_and_handle(
     conn: &Rc<Connection>,
     frame: Bytes,
 ) -> Result<Reply, String> {
+    // The streams group APIs are outside `kafka-protocol`'s key table: routed by key first.
+    if let Some((key, _, _)) = samsa_protocol::header::peek_prefix(&frame) {
+        if handlers::streams_dispatch::serves(key) {
+            return handlers::streams_dispatch::handle_frame(broker, conn, &frame).await;
+        }
+    }
     match samsa_protocol::decode_request(frame) {
         Ok(req) => handlers::handle_request(broker, conn, req).await,
         Err(RequestError::UnsupportedVersion {

@@ -45,6 +45,15 @@ pub const SHARE_VERSION_MAX: i16 = 2;
 pub const GROUP_VERSION_FEATURE: &str = "group.version";
 /// The highest `group.version` Samsa supports.
 pub const GROUP_VERSION_MAX: i16 = 1;
+/// KIP-1071's `streams.version`: 1 turns streams groups on (StreamsGroupHeartbeat and
+/// StreamsGroupDescribe answer UNSUPPORTED_VERSION below it). Samsa supports 0 to 1 and
+/// finalizes 1 on a new cluster, as Kafka 4.4 formats one; a log written before Samsa knew it
+/// has level 0 until `kafka-features upgrade --feature streams.version=1`. (Kafka makes level 1
+/// depend on a `metadata.version` newer than Samsa's records; Samsa's streams groups need no
+/// metadata record of their own, so it does not.)
+pub const STREAMS_VERSION_FEATURE: &str = "streams.version";
+/// The highest `streams.version` Samsa supports.
+pub const STREAMS_VERSION_MAX: i16 = 1;
 
 /// The feature levels a Samsa node supports, `(name, min, max)`: what its controller accepts
 /// and its broker registers with (a feature not listed is supported at level 0 only).
@@ -57,6 +66,7 @@ pub fn samsa_supported_features() -> Vec<(String, i16, i16)> {
         ),
         (GROUP_VERSION_FEATURE.to_string(), 0, GROUP_VERSION_MAX),
         (SHARE_VERSION_FEATURE.to_string(), 0, SHARE_VERSION_MAX),
+        (STREAMS_VERSION_FEATURE.to_string(), 0, STREAMS_VERSION_MAX),
         (
             TRANSACTION_VERSION_FEATURE.to_string(),
             0,

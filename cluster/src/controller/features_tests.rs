@@ -240,11 +240,11 @@ fn every_registered_broker_must_support_the_level() {
 #[test]
 fn this_controller_must_support_and_know_the_feature() {
     let mut h = controller_at(25);
-    let (_, result) = run(&mut h, vec![upgrade("streams.version", 1)]);
+    let (_, result) = run(&mut h, vec![upgrade("eligible.leader.replicas.version", 1)]);
     assert_refused(
         &result,
-        "Invalid update version 1 for feature streams.version. Local controller 1 does not support \
-         this feature.",
+        "Invalid update version 1 for feature eligible.leader.replicas.version. Local controller 1 \
+         does not support this feature.",
     );
     let (_, result) = run(&mut h, vec![upgrade(GROUP_VERSION, 2)]);
     assert_refused(
@@ -252,11 +252,11 @@ fn this_controller_must_support_and_know_the_feature() {
         "Invalid update version 2 for feature group.version. Local controller 1 only supports \
          versions 0-1",
     );
-    let (_, result) = run(&mut h, vec![upgrade("streams.version", 0)]);
+    let (_, result) = run(&mut h, vec![upgrade("eligible.leader.replicas.version", 0)]);
     assert_refused(
         &result,
-        "Invalid update version 0 for feature streams.version. This controller does not know the \
-         feature.",
+        "Invalid update version 0 for feature eligible.leader.replicas.version. This controller \
+         does not know the feature.",
     );
     h.ctl.cfg.supported_features.push(("a".into(), 3, 3));
     h.ctl.cfg.supported_features.push(("b".into(), 1, i16::MAX));

@@ -83,7 +83,8 @@ pub use features::{
     samsa_supported_features, FeatureDependency, FeatureUpdate, FeatureUpgradeType,
     UpdateFeaturesResult, GROUP_VERSION_FEATURE, GROUP_VERSION_MAX, KRAFT_VERSION_FEATURE,
     METADATA_VERSION_CONTROLLER_REGISTRATION, SHARE_VERSION_FEATURE, SHARE_VERSION_MAX,
-    TRANSACTION_VERSION_FEATURE, TRANSACTION_VERSION_MAX,
+    STREAMS_VERSION_FEATURE, STREAMS_VERSION_MAX, TRANSACTION_VERSION_FEATURE,
+    TRANSACTION_VERSION_MAX,
 };
 pub use partitions::{
     AlterPartitionData, AlterPartitionPartitionResult, AlterPartitionRequest, AlterPartitionTopic,

@@ -197,7 +197,13 @@ public final class Workload {
 
     static boolean coordinator(String[] a) throws Exception {
         try (Admin admin = Admin.create(common(a[0]))) {
-            System.out.println(admin.describeConsumerGroups(List.of(a[1])).all().get().get(a[1]).coordinator().id());
+            try {
+                System.out.println(admin.describeConsumerGroups(List.of(a[1])).all().get().get(a[1]).coordinator().id());
+            } catch (java.util.concurrent.ExecutionException e) {
+                // A streams group (group.protocol=streams) is not a consumer group.
+                if (!(e.getCause() instanceof org.apache.kafka.common.errors.GroupIdNotFoundException)) throw e;
+                System.out.println(admin.describeStreamsGroups(List.of(a[1])).all().get().get(a[1]).coordinator().id());
+            }
         }
         return true;
     }
