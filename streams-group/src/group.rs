@@ -489,6 +489,8 @@ impl StreamsGroup {
             return Ok((reply, records));
         }
         let joining = hb.member_epoch == 0;
+        let hb_epoch = hb.member_epoch;
+        let owned_report = hb.owned.clone();
         if !joining && self.members.is_empty() && self.topology.is_none() {
             return Err(HeartbeatError::GroupIdNotFound(format!(
                 "Streams group {} not found.",
@@ -736,10 +738,21 @@ impl StreamsGroup {
             self.shutdown_requested_by = Some(member.member_id.clone());
         }
 
-        // The answer.
+        // The answer. Kafka sends the tasks to a joining member and when they changed; Samsa
+        // also when the client evidently missed an answer (a lost response): it heartbeats
+        // with the member's previous epoch, or reports owning less than the group gave it.
+        // Otherwise it would never learn what that answer gave it (docs/design-notes.md).
         let changed = before.assigned != member.current.assigned;
-        let tasks = (joining || changed).then(|| member.current.assigned.tasks());
-        if tasks.is_some() && member.user_endpoint.is_some() {
+        let assigned = member.current.assigned.tasks();
+        let missed = !joining
+            && (hb_epoch < before.member_epoch
+                || owned_report.as_ref().is_some_and(|o| {
+                    !subset(&assigned.active, &o.active)
+                        || !subset(&assigned.standby, &o.standby)
+                        || !subset(&assigned.warmup, &o.warmup)
+                }));
+        let tasks = (joining || changed || missed).then(|| member.current.assigned.tasks());
+        if (joining || changed) && member.user_endpoint.is_some() {
             self.endpoint_information_epoch += 1;
         }
         let partitions_by_user_endpoint = (self.endpoint_information_epoch
@@ -1096,7 +1109,8 @@ impl StreamsGroup {
 
     // ---- loading ----
 
-    /// Applies one record read back from `__consumer_offsets` (in log order).
+    /// Applies one record read back from `__consumer_offsets` (in log order); [`loaded`]
+    /// (Self::loaded) follows the last.
     pub fn replay(&mut self, record: Record) {
         match record {
             Record::Metadata(Some(m)) => {
@@ -1109,18 +1123,15 @@ impl StreamsGroup {
             Record::Member(id, Some(m)) => {
                 let mut m = *m;
                 if let Some(old) = self.members.remove(&id) {
-                    self.members_bytes -= old.bytes();
                     m.current = old.current;
                 }
                 if let Some(i) = &m.instance_id {
                     self.static_members.insert(i.clone(), id.clone());
                 }
-                self.members_bytes += m.bytes();
                 self.members.insert(id, m);
             }
             Record::Member(id, None) => {
                 if let Some(m) = self.members.remove(&id) {
-                    self.members_bytes -= m.bytes();
                     if let Some(i) = &m.instance_id {
                         if self.static_members.get(i) == Some(&id) {
                             self.static_members.remove(i);
@@ -1156,6 +1167,9 @@ impl StreamsGroup {
 
     /// After the last record: rebuilds who holds what, and gives every member a session.
     pub fn loaded(&mut self, topics: &dyn TopicView, settings: &Settings, now_ms: i64) {
+        // Replay does not count members' bytes as it goes (a member's record and its
+        // assignment's come apart): counted once here.
+        self.members_bytes = self.members.values().map(Member::bytes).sum();
         self.holders = Holders::default();
         for m in self.members.values() {
             self.holders.add(&m.current.assigned, &m.process_id);

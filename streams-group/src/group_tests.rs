@@ -359,3 +359,30 @@ fn owned_tasks_outside_the_topology_are_refused() {
     let err = g.heartbeat(beat("m1", 2, &bad), &t, &s, 1).unwrap_err();
     assert!(matches!(err, HeartbeatError::InvalidRequest(_)), "{err:?}");
 }
+
+#[test]
+fn a_client_that_missed_an_answer_gets_its_tasks_again() {
+    let mut g = StreamsGroup::new("app");
+    let t = topics(&[("in", 2)]);
+    let s = settings();
+    // The join's answer (epoch 2, both tasks) is lost: the client reports owning nothing.
+    g.heartbeat(join("m1", "p1"), &t, &s, 0).unwrap();
+    let (reply, _) = g
+        .heartbeat(beat("m1", 2, &Tasks::default()), &t, &s, 10)
+        .unwrap();
+    assert_eq!(active(reply.tasks.as_ref().unwrap()), vec![0, 1]);
+    // Reporting what it has: no tasks in the answer, as Kafka's.
+    let owned = reply.tasks.unwrap();
+    let (reply, _) = g.heartbeat(beat("m1", 2, &owned), &t, &s, 20).unwrap();
+    assert_eq!(reply.tasks, None);
+    // Still owning more than it keeps while revoking is no missed answer either.
+    g.heartbeat(join("m2", "p2"), &t, &s, 30).unwrap();
+    let (reply, _) = g.heartbeat(beat("m1", 2, &owned), &t, &s, 40).unwrap();
+    assert_eq!(
+        active(reply.tasks.as_ref().unwrap()).len(),
+        1,
+        "told to revoke one"
+    );
+    let (reply, _) = g.heartbeat(beat("m1", 2, &owned), &t, &s, 50).unwrap();
+    assert_eq!(reply.tasks, None);
+}

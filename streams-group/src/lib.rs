@@ -19,6 +19,9 @@ pub mod reconcile;
 pub mod records;
 pub mod topology;
 
+#[cfg(test)]
+mod sim_tests;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Tasks of one kind: subtopology id -> the partitions (task numbers) of it.
