@@ -47,6 +47,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use crate::{TaskId, TaskSet, Tasks};
 
 #[cfg(test)]
+mod kafka_diff;
+#[cfg(test)]
 mod tests;
 
 /// The name clients and the `group.streams.assignors` setting know this assignor by.
@@ -182,19 +184,31 @@ pub enum AssignError {
 /// Every member's target active and standby tasks (warm-ups always empty in 4.4); every member
 /// of the spec is in the answer, those with nothing with an empty [`Tasks`].
 pub fn assign(spec: &GroupSpec) -> Result<BTreeMap<String, Tasks>, AssignError> {
+    assign_counting_ties(spec).0
+}
+
+/// [`assign`], with the number of choices between equally loaded processes or members it made
+/// (where Kafka's heap order may choose otherwise): without any, Kafka 4.4 given the members in
+/// id order assigns the same.
+pub(crate) fn assign_counting_ties(
+    spec: &GroupSpec,
+) -> (Result<BTreeMap<String, Tasks>, AssignError>, usize) {
     let mut state = State::new(spec);
-    state.assign_active()?;
+    if let Err(e) = state.assign_active() {
+        return (Err(e), state.ties.get());
+    }
     if state.num_standby_replicas > 0 {
         state.assign_standby();
     }
+    let ties = state.ties.get();
     let result = state.into_assignment();
     if let Err(e) = check_assignment(spec, &result) {
         if cfg!(debug_assertions) {
             panic!("{e}");
         }
-        return Err(AssignError::Invariant(e));
+        return (Err(AssignError::Invariant(e)), ties);
     }
-    Ok(result)
+    (Ok(result), ties)
 }
 
 /// The invariants of an assignment, checked in O(tasks): every task of the topology active on
@@ -318,6 +332,8 @@ struct State<'a> {
     members_with_capacity: i64,
     active_tasks_per_member: i64,
     total_tasks_per_member: i64,
+    /// Choices between equals (see [`assign_counting_ties`]).
+    ties: std::cell::Cell<usize>,
 }
 
 /// Kafka's `computeTasksPerMember`: the ceiling of tasks over members, 0 without members.
@@ -447,6 +463,7 @@ impl<'a> State<'a> {
             members_with_capacity: member_count,
             active_tasks_per_member: tasks_per_member(total_active_tasks, member_count),
             total_tasks_per_member: tasks_per_member(total_tasks, member_count),
+            ties: std::cell::Cell::new(0),
         }
     }
 
@@ -473,24 +490,43 @@ impl<'a> State<'a> {
         task: usize,
         active: bool,
     ) -> Option<i64> {
-        let member = *self.processes[process]
-            .members
+        let members = &self.processes[process].members;
+        let member = *members
             .iter()
             .min_by_key(|&&m| (self.members[m].count, m))?;
+        let least = self.members[member].count;
+        if members.len() > 1
+            && members
+                .iter()
+                .filter(|&&m| self.members[m].count == least)
+                .count()
+                > 1
+        {
+            self.ties.set(self.ties.get() + 1);
+        }
         Some(self.add(member, task, active))
     }
 
     /// The least loaded process, among those for which `eligible` holds (ties: smallest id).
     fn least_loaded_process(&self, eligible: impl Fn(&Process) -> bool) -> Option<usize> {
         let mut best: Option<(usize, f64)> = None;
+        let mut tied = false;
         for (i, p) in self.processes.iter().enumerate() {
             if !eligible(p) {
                 continue;
             }
             let load = p.load();
-            if best.is_none_or(|(_, l)| load < l) {
-                best = Some((i, load));
+            match best {
+                Some((_, l)) if load == l => tied = true,
+                Some((_, l)) if load > l => {}
+                _ => {
+                    best = Some((i, load));
+                    tied = false;
+                }
             }
+        }
+        if tied {
+            self.ties.set(self.ties.get() + 1);
         }
         best.map(|(i, _)| i)
     }

@@ -2,7 +2,7 @@ use super::*;
 use proptest::prelude::*;
 
 /// A spec with these subtopologies (id, tasks, stateful) and standby replicas, no members.
-fn spec(subtopologies: &[(&str, i32, bool)], standbys: i32) -> GroupSpec {
+pub(super) fn spec(subtopologies: &[(&str, i32, bool)], standbys: i32) -> GroupSpec {
     GroupSpec {
         members: BTreeMap::new(),
         subtopologies: subtopologies
@@ -24,7 +24,11 @@ fn task_set(tasks: &[(&str, i32)]) -> TaskSet {
     set
 }
 
-fn add_member<'a>(spec: &'a mut GroupSpec, id: &str, process: &str) -> &'a mut MemberSpec {
+pub(super) fn add_member<'a>(
+    spec: &'a mut GroupSpec,
+    id: &str,
+    process: &str,
+) -> &'a mut MemberSpec {
     spec.members.insert(
         id.to_string(),
         MemberSpec {
@@ -39,7 +43,7 @@ fn count(set: &TaskSet) -> usize {
     set.values().map(BTreeSet::len).sum()
 }
 
-fn flat(set: &TaskSet) -> BTreeSet<(String, i32)> {
+pub(super) fn flat(set: &TaskSet) -> BTreeSet<(String, i32)> {
     set.iter()
         .flat_map(|(s, ps)| ps.iter().map(move |p| (s.clone(), *p)))
         .collect()
@@ -380,7 +384,7 @@ fn the_invariant_check_catches_broken_assignments() {
 
 /// A group: (member -> process), subtopologies, standbys, and a previous state made of
 /// arbitrary (possibly inconsistent) current tasks and offsets.
-fn arb_group() -> impl Strategy<Value = GroupSpec> {
+pub(super) fn arb_group() -> impl Strategy<Value = GroupSpec> {
     (
         prop::collection::vec(0usize..8, 1..24),
         prop::collection::vec((0i32..16, any::<bool>()), 1..5),
