@@ -33,18 +33,24 @@
 //!   absent from the 4.4 jar); client tags only matter to the heartbeat's
 //!   `MISSING_CLIENT_TAGS` status, which the group computes.
 //!
-//! Orders: Kafka iterates members and processes through `HashMap`s and breaks ties between
-//! equally loaded processes and members in heap order, which depends on hash codes. Here,
-//! members are iterated in member id order, processes in process id order, and ties go to the
-//! smallest id. Where Kafka's result depends on those orders (a tie in load, two members
-//! claiming the same active task, two state holders with the same rank), Samsa's is
-//! deterministic but may pick a different, equally valid, member. Task orders are Kafka's:
+//! Orders: Kafka's result depends on the order it meets members and processes in, through
+//! Java `HashMap`s and `PriorityQueue`s (ties between equally loaded processes or members, two
+//! members claiming the same active task, state holders of the same rank). Samsa reproduces
+//! them (`assignor/java.rs`: `String.hashCode`, the map's buckets and resizes, the heap's sifts), so it
+//! assigns exactly what Kafka 4.4 does, with one input it cannot know: Kafka puts the members
+//! into its map in its group's own (hash table) order, Samsa in member id order, which matters
+//! only for member ids sharing a bucket. The ignored test in `kafka_diff.rs` runs Kafka's own
+//! assignor on random groups and finds the same assignments. Task orders are Kafka's too;
 //! subtopology ids compare as strings (Samsa by UTF-8 bytes, Java by UTF-16 units: the same
 //! for ids below U+E000).
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::{TaskId, TaskSet, Tasks};
+
+mod java;
+use java::{hash_map_order, Heap, Insert};
 
 #[cfg(test)]
 mod kafka_diff;
@@ -184,31 +190,19 @@ pub enum AssignError {
 /// Every member's target active and standby tasks (warm-ups always empty in 4.4); every member
 /// of the spec is in the answer, those with nothing with an empty [`Tasks`].
 pub fn assign(spec: &GroupSpec) -> Result<BTreeMap<String, Tasks>, AssignError> {
-    assign_counting_ties(spec).0
-}
-
-/// [`assign`], with the number of choices between equally loaded processes or members it made
-/// (where Kafka's heap order may choose otherwise): without any, Kafka 4.4 given the members in
-/// id order assigns the same.
-pub(crate) fn assign_counting_ties(
-    spec: &GroupSpec,
-) -> (Result<BTreeMap<String, Tasks>, AssignError>, usize) {
     let mut state = State::new(spec);
-    if let Err(e) = state.assign_active() {
-        return (Err(e), state.ties.get());
-    }
+    state.assign_active()?;
     if state.num_standby_replicas > 0 {
         state.assign_standby();
     }
-    let ties = state.ties.get();
     let result = state.into_assignment();
     if let Err(e) = check_assignment(spec, &result) {
         if cfg!(debug_assertions) {
             panic!("{e}");
         }
-        return (Err(AssignError::Invariant(e)), ties);
+        return Err(AssignError::Invariant(e));
     }
-    (Ok(result), ties)
+    Ok(result)
 }
 
 /// The invariants of an assignment, checked in O(tasks): every task of the topology active on
@@ -283,7 +277,7 @@ struct Task<'a> {
     stateful: bool,
 }
 
-/// A member (an index into `State::members`, in member id order).
+/// A member (an index into `State::members`, in Kafka's order of the group's members).
 struct Member<'a> {
     id: &'a str,
     process: usize,
@@ -293,10 +287,15 @@ struct Member<'a> {
     standby: Vec<usize>,
 }
 
-/// A process (an index into `State::processes`, in process id order; Kafka's `ProcessState`).
+/// A process (an index into `State::processes`, in Kafka's order of its `processIdToState`;
+/// Kafka's `ProcessState`).
 struct Process {
-    /// Its members, in member id order; their number is the process's capacity.
+    /// Its members, in Kafka's order of its `memberToTaskCounts`; their number is the
+    /// process's capacity.
     members: Vec<usize>,
+    /// Kafka's `membersByLoad`: its members by task count, built when a task goes to the least
+    /// loaded member, dropped when a task goes to a given member.
+    members_by_load: Option<Heap>,
     /// Active and standby tasks assigned to its members.
     task_count: i64,
     /// The tasks it holds, active or standby.
@@ -332,8 +331,6 @@ struct State<'a> {
     members_with_capacity: i64,
     active_tasks_per_member: i64,
     total_tasks_per_member: i64,
-    /// Choices between equals (see [`assign_counting_ties`]).
-    ties: std::cell::Cell<usize>,
 }
 
 /// Kafka's `computeTasksPerMember`: the ceiling of tasks over members, 0 without members.
@@ -342,6 +339,21 @@ fn tasks_per_member(tasks: i64, members: i64) -> i64 {
         return 0;
     }
     tasks / members + i64::from(tasks % members > 0)
+}
+
+/// Processes by load (Kafka's `comparingDouble(ProcessState::load)`).
+fn by_load(processes: &[Process]) -> impl Fn(usize, usize) -> Ordering + '_ {
+    |a, b| {
+        processes[a]
+            .load()
+            .partial_cmp(&processes[b].load())
+            .unwrap_or(Ordering::Equal)
+    }
+}
+
+/// Members by task count (Kafka's `Map.Entry.comparingByValue()` over `memberToTaskCounts`).
+fn by_count<'m>(members: &'m [Member<'_>]) -> impl Fn(usize, usize) -> Ordering + 'm {
+    |a, b| members[a].count.cmp(&members[b].count)
 }
 
 impl<'a> State<'a> {
@@ -368,20 +380,35 @@ impl<'a> State<'a> {
         }
         let member_count = spec.members.len() as i64;
 
-        let process_ids: BTreeSet<&str> = spec
-            .members
-            .values()
-            .map(|m| m.process_id.as_str())
-            .collect();
-        let process_index: HashMap<&str, usize> = process_ids
+        // Kafka's members come in the order of the `HashMap` its `TargetAssignmentBuilder`
+        // puts them into; they are put here in member id order.
+        let ids: Vec<&str> = spec.members.keys().map(String::as_str).collect();
+        let specs: Vec<&MemberSpec> = spec.members.values().collect();
+        let member_order = hash_map_order(&ids, None, Insert::Put);
+        // Processes as `initialize` meets them, into `new HashMap<>(members)`.
+        let mut process_ids: Vec<&str> = Vec::new();
+        let mut seen = HashSet::new();
+        for &i in &member_order {
+            let p = specs[i].process_id.as_str();
+            if seen.insert(p) {
+                process_ids.push(p);
+            }
+        }
+        let process_order = hash_map_order(
+            &process_ids,
+            Some(spec.members.len()),
+            Insert::ComputeIfAbsent,
+        );
+        let process_index: HashMap<&str, usize> = process_order
             .iter()
             .enumerate()
-            .map(|(i, p)| (*p, i))
+            .map(|(position, &i)| (process_ids[i], position))
             .collect();
-        let mut processes: Vec<Process> = process_ids
+        let mut processes: Vec<Process> = process_order
             .iter()
             .map(|_| Process {
                 members: Vec::new(),
+                members_by_load: None,
                 task_count: 0,
                 held: HashSet::new(),
             })
@@ -392,11 +419,12 @@ impl<'a> State<'a> {
         // Per task: (member, holds it as standby now, reported offset sum), in the order Kafka
         // gathers them (member by member: standbys, then other tasks with offsets).
         let mut candidates: Vec<Vec<(usize, bool, i64)>> = vec![Vec::new(); tasks.len()];
-        for (m, (member_id, spec_member)) in spec.members.iter().enumerate() {
+        for (m, &i) in member_order.iter().enumerate() {
+            let spec_member = specs[i];
             let process = process_index[spec_member.process_id.as_str()];
             processes[process].members.push(m);
             members.push(Member {
-                id: member_id,
+                id: ids[i],
                 process,
                 count: 0,
                 active: Vec::new(),
@@ -441,6 +469,12 @@ impl<'a> State<'a> {
                 }
             }
         }
+        // A process's members, as its `memberToTaskCounts` (a `new HashMap<>()`) iterates them.
+        for p in &mut processes {
+            let member_ids: Vec<&str> = p.members.iter().map(|&m| members[m].id).collect();
+            let order = hash_map_order(&member_ids, None, Insert::Put);
+            p.members = order.iter().map(|&i| p.members[i]).collect();
+        }
         // Standbys first, then the highest offset sum; a stable sort, as Java's.
         let prev_holders = candidates
             .into_iter()
@@ -463,12 +497,11 @@ impl<'a> State<'a> {
             members_with_capacity: member_count,
             active_tasks_per_member: tasks_per_member(total_active_tasks, member_count),
             total_tasks_per_member: tasks_per_member(total_tasks, member_count),
-            ties: std::cell::Cell::new(0),
         }
     }
 
-    /// Kafka's `ProcessState.addTask`: the member's task count after.
-    fn add(&mut self, member: usize, task: usize, active: bool) -> i64 {
+    /// Kafka's `ProcessState.addTaskInternal`: the member's task count after.
+    fn add_internal(&mut self, member: usize, task: usize, active: bool) -> i64 {
         let m = &mut self.members[member];
         m.count += 1;
         if active {
@@ -482,53 +515,42 @@ impl<'a> State<'a> {
         m.count
     }
 
+    /// Kafka's `ProcessState.addTask`: to a given member, which drops the process's members by
+    /// load.
+    fn add(&mut self, member: usize, task: usize, active: bool) -> i64 {
+        self.processes[self.members[member].process].members_by_load = None;
+        self.add_internal(member, task, active)
+    }
+
     /// Kafka's `ProcessState.addTaskToLeastLoadedMember`: to the process's member with the
-    /// fewest tasks (ties: the smallest member id); `None` for a process without members.
+    /// fewest tasks; `None` for a process without members.
     fn add_to_least_loaded_member(
         &mut self,
         process: usize,
         task: usize,
         active: bool,
     ) -> Option<i64> {
-        let members = &self.processes[process].members;
-        let member = *members
-            .iter()
-            .min_by_key(|&&m| (self.members[m].count, m))?;
-        let least = self.members[member].count;
-        if members.len() > 1
-            && members
-                .iter()
-                .filter(|&&m| self.members[m].count == least)
-                .count()
-                > 1
-        {
-            self.ties.set(self.ties.get() + 1);
-        }
-        Some(self.add(member, task, active))
-    }
-
-    /// The least loaded process, among those for which `eligible` holds (ties: smallest id).
-    fn least_loaded_process(&self, eligible: impl Fn(&Process) -> bool) -> Option<usize> {
-        let mut best: Option<(usize, f64)> = None;
-        let mut tied = false;
-        for (i, p) in self.processes.iter().enumerate() {
-            if !eligible(p) {
-                continue;
+        let p = &mut self.processes[process];
+        match p.members.len() {
+            0 => return None,
+            1 => {
+                let member = p.members[0];
+                return Some(self.add_internal(member, task, active));
             }
-            let load = p.load();
-            match best {
-                Some((_, l)) if load == l => tied = true,
-                Some((_, l)) if load > l => {}
-                _ => {
-                    best = Some((i, load));
-                    tied = false;
-                }
+            _ => {}
+        }
+        let mut heap = p.members_by_load.take().unwrap_or_else(|| {
+            let mut heap = Heap::default();
+            for &m in &self.processes[process].members {
+                heap.offer(m, by_count(&self.members));
             }
-        }
-        if tied {
-            self.ties.set(self.ties.get() + 1);
-        }
-        best.map(|(i, _)| i)
+            heap
+        });
+        let member = heap.poll(by_count(&self.members))?;
+        let count = self.add_internal(member, task, active);
+        heap.offer(member, by_count(&self.members));
+        self.processes[process].members_by_load = Some(heap);
+        Some(count)
     }
 
     fn has_active_quota(&self, member: usize) -> bool {
@@ -583,6 +605,16 @@ impl<'a> State<'a> {
         best.map(|(m, _, _)| m)
     }
 
+    /// The processes in a fresh queue by load (Kafka's `PriorityQueue` over its
+    /// `processIdToState.values()`).
+    fn processes_by_load(&self) -> Heap {
+        let mut heap = Heap::default();
+        for p in 0..self.processes.len() {
+            heap.offer(p, by_load(&self.processes));
+        }
+        heap
+    }
+
     /// Kafka's `assignActive`, over every task, stateful or not.
     fn assign_active(&mut self) -> Result<(), AssignError> {
         let mut order: Vec<usize> = (0..self.tasks.len()).collect();
@@ -618,18 +650,19 @@ impl<'a> State<'a> {
             }
         }
 
-        // 3. By subtopology, then partition, to the least loaded process.
+        // 3. By subtopology, then partition, to the least loaded process (no quota).
         rest.sort_by(|&a, &b| {
             let (a, b) = (&self.tasks[a], &self.tasks[b]);
             (a.subtopology, a.partition).cmp(&(b.subtopology, b.partition))
         });
+        let mut heap = self.processes_by_load();
         for t in rest {
             let no_process = AssignError::NoProcess(TaskId {
                 subtopology: self.tasks[t].subtopology.to_string(),
                 partition: self.tasks[t].partition,
             });
-            let process = self
-                .least_loaded_process(|_| true)
+            let process = heap
+                .poll(by_load(&self.processes))
                 .ok_or(no_process.clone())?;
             // Every process has a member, so this cannot fail.
             let count = self
@@ -637,6 +670,7 @@ impl<'a> State<'a> {
                 .ok_or(no_process)?;
             self.maybe_update_active_quota(count);
             self.maybe_update_total_quota(count);
+            heap.offer(process, by_load(&self.processes));
         }
         Ok(())
     }
@@ -687,17 +721,36 @@ impl<'a> State<'a> {
             let (a, b) = (&self.tasks[a], &self.tasks[b]);
             (b.subtopology, b.partition).cmp(&(a.subtopology, a.partition))
         });
+        let mut heap = self.processes_by_load();
         for (t, replicas) in to_assign {
             for _ in 0..replicas {
-                let Some(process) = self.least_loaded_process(|p| !p.held.contains(&t)) else {
+                if !self.assign_standby_to_member_with_least_load(&mut heap, t) {
                     break;
-                };
-                match self.add_to_least_loaded_member(process, t, false) {
-                    Some(count) => self.maybe_update_total_quota(count),
-                    None => break,
                 }
             }
         }
+    }
+
+    /// Kafka's `assignStandbyToMemberWithLeastLoad`, its recursion unrolled: processes come
+    /// off the queue until one does not hold the task, which takes it; they go back in the
+    /// reverse order.
+    fn assign_standby_to_member_with_least_load(&mut self, heap: &mut Heap, task: usize) -> bool {
+        let mut polled = Vec::new();
+        let mut found = false;
+        while let Some(process) = heap.poll(by_load(&self.processes)) {
+            polled.push(process);
+            if !self.processes[process].held.contains(&task) {
+                if let Some(count) = self.add_to_least_loaded_member(process, task, false) {
+                    found = true;
+                    self.maybe_update_total_quota(count);
+                }
+                break;
+            }
+        }
+        for process in polled.into_iter().rev() {
+            heap.offer(process, by_load(&self.processes));
+        }
+        found
     }
 
     fn into_assignment(self) -> BTreeMap<String, Tasks> {
