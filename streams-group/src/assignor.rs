@@ -385,26 +385,26 @@ impl<'a> State<'a> {
         let ids: Vec<&str> = spec.members.keys().map(String::as_str).collect();
         let specs: Vec<&MemberSpec> = spec.members.values().collect();
         let member_order = hash_map_order(&ids, None, Insert::Put);
-        // Processes as `initialize` meets them, into `new HashMap<>(members)`.
-        let mut process_ids: Vec<&str> = Vec::new();
-        let mut seen = HashSet::new();
-        for &i in &member_order {
-            let p = specs[i].process_id.as_str();
-            if seen.insert(p) {
-                process_ids.push(p);
-            }
-        }
-        let process_order = hash_map_order(
-            &process_ids,
+        // Processes as `initialize` meets them, member after member, into
+        // `new HashMap<>(members)` with `computeIfAbsent`.
+        let member_processes: Vec<&str> = member_order
+            .iter()
+            .map(|&i| specs[i].process_id.as_str())
+            .collect();
+        let process_ids: Vec<&str> = hash_map_order(
+            &member_processes,
             Some(spec.members.len()),
             Insert::ComputeIfAbsent,
-        );
-        let process_index: HashMap<&str, usize> = process_order
+        )
+        .into_iter()
+        .map(|call| member_processes[call])
+        .collect();
+        let process_index: HashMap<&str, usize> = process_ids
             .iter()
             .enumerate()
-            .map(|(position, &i)| (process_ids[i], position))
+            .map(|(position, &p)| (p, position))
             .collect();
-        let mut processes: Vec<Process> = process_order
+        let mut processes: Vec<Process> = process_ids
             .iter()
             .map(|_| Process {
                 members: Vec::new(),

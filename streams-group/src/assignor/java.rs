@@ -30,27 +30,39 @@ pub(super) enum Insert {
     ComputeIfAbsent,
 }
 
-/// The order a `java.util.HashMap` iterates these distinct keys in, inserted in this order:
-/// by bucket of the final table, and in a bucket by insertion (`put`) or the reverse
-/// (`computeIfAbsent`); a resize splits buckets keeping their order. `initial_capacity` is the
-/// constructor's argument (`None`: `new HashMap<>()`). Buckets turned into trees (a ninth key
-/// in one bucket of a table of 64 or more) are taken as lists, which Java does not quite keep;
-/// no group of real member ids gets there.
+/// The order a `java.util.HashMap` iterates its keys in, given every call that went into it
+/// (a key may come again: `computeIfAbsent` checks the size before looking the key up, so even
+/// a call for a key already there can grow the table): by bucket of the final table, and in a
+/// bucket by insertion (`put`) or the reverse (`computeIfAbsent`); a resize splits buckets
+/// keeping their order. `initial_capacity` is the constructor's argument (`None`:
+/// `new HashMap<>()`). The answer: for each distinct key in iteration order, the index of its
+/// first call. Buckets turned into trees (a ninth key in one bucket of a table of 64 or more)
+/// are taken as lists, which Java does not quite keep; no group of real ids gets there.
 pub(super) fn hash_map_order(
-    keys: &[&str],
+    calls: &[&str],
     initial_capacity: Option<usize>,
     insert: Insert,
 ) -> Vec<usize> {
-    let hashes: Vec<u32> = keys.iter().map(|k| spread(string_hash(k))).collect();
+    let mut seen = std::collections::HashSet::new();
+    // The distinct keys, as (index of the first call, spread hash).
+    let mut keys: Vec<(usize, u32)> = Vec::new();
     let mut table = Table {
         cap: 0,
         threshold: initial_capacity.map_or(0, table_size_for),
         buckets: Vec::new(),
     };
-    for (size, &h) in hashes.iter().enumerate() {
+    for (call, key) in calls.iter().enumerate() {
+        let size = keys.len();
+        let hashes = || keys.iter().map(|&(_, h)| h);
         if table.cap == 0 || (insert == Insert::ComputeIfAbsent && size > table.threshold) {
-            table.resize(&hashes[..size]);
+            table.resize(hashes());
         }
+        if !seen.insert(*key) {
+            continue;
+        }
+        let h = spread(string_hash(key));
+        keys.push((call, h));
+        let hashes = || keys.iter().map(|&(_, h)| h);
         let bucket = h as usize & (table.cap - 1);
         let before = table.buckets[bucket];
         table.buckets[bucket] += 1;
@@ -60,22 +72,26 @@ pub(super) fn hash_map_order(
             Insert::ComputeIfAbsent => before >= 7,
         };
         if treeify && table.cap < 64 {
-            table.resize(&hashes[..=size]);
+            table.resize(hashes());
         }
         if insert == Insert::Put && size + 1 > table.threshold {
-            table.resize(&hashes[..=size]);
+            table.resize(hashes());
         }
     }
-    let mut order: Vec<usize> = (0..keys.len()).collect();
     let cap = table.cap.max(1);
-    order.sort_by_key(|&i| {
-        let bucket = hashes[i] as usize & (cap - 1);
-        match insert {
-            Insert::Put => (bucket, i as isize),
-            Insert::ComputeIfAbsent => (bucket, -(i as isize)),
-        }
-    });
-    order
+    let mut order: Vec<(usize, isize, usize)> = keys
+        .iter()
+        .enumerate()
+        .map(|(seq, &(call, h))| {
+            let seq = match insert {
+                Insert::Put => seq as isize,
+                Insert::ComputeIfAbsent => -(seq as isize),
+            };
+            (h as usize & (cap - 1), seq, call)
+        })
+        .collect();
+    order.sort_unstable();
+    order.into_iter().map(|(_, _, call)| call).collect()
 }
 
 /// A `HashMap`'s table: its capacity (0: not allocated yet), resize threshold and the number
@@ -88,7 +104,7 @@ struct Table {
 
 impl Table {
     /// `HashMap.resize`, with the keys in the map so far.
-    fn resize(&mut self, hashes: &[u32]) {
+    fn resize(&mut self, hashes: impl Iterator<Item = u32>) {
         let (old_cap, old_threshold) = (self.cap, self.threshold);
         let mut threshold = 0;
         if old_cap > 0 {
@@ -108,7 +124,7 @@ impl Table {
         }
         self.threshold = threshold;
         self.buckets = vec![0; self.cap];
-        for &h in hashes {
+        for h in hashes {
             self.buckets[h as usize & (self.cap - 1)] += 1;
         }
     }
@@ -217,6 +233,31 @@ mod tests {
         assert_eq!(
             hash_map_order(&keys[..13], Some(5), Insert::ComputeIfAbsent),
             order("11,6,5,8,2,0,3,1,12,10,4,9,7")
+        );
+    }
+
+    #[test]
+    fn compute_if_absent_grows_the_table_even_for_a_key_already_there() {
+        // A JVM's order for `new HashMap<>(8)` after these 8 computeIfAbsent calls (the last a
+        // repeat, which grows the table from 8 to 16 before finding its key).
+        let calls = [
+            "e45ab691-5c69-4ea9-a408-c90d822abae1",
+            "d2f8ceb6-fc16-4924-aa1b-d702d59f8d48",
+            "d02d914d-949e-4cf9-a520-1309ecaea2ad",
+            "64c6fb07-948b-4669-a4e4-e3eb34c59b3e",
+            "97039f8d-4645-4127-a9ba-e1ec569022d2",
+            "e5790c91-dc75-4c32-a086-d4f8819be951",
+            "a3db663b-0767-4f1c-ad34-4b653732471e",
+            "64c6fb07-948b-4669-a4e4-e3eb34c59b3e",
+        ];
+        assert_eq!(
+            hash_map_order(&calls, Some(8), Insert::ComputeIfAbsent),
+            vec![3, 4, 0, 2, 1, 6, 5]
+        );
+        // Without the repeat, the table stays at 8.
+        assert_eq!(
+            hash_map_order(&calls[..7], Some(8), Insert::ComputeIfAbsent),
+            vec![2, 3, 1, 6, 4, 0, 5]
         );
     }
 

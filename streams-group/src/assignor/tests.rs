@@ -388,11 +388,12 @@ fn the_invariant_check_catches_broken_assignments() {
 /// arbitrary (possibly inconsistent) current tasks and offsets.
 pub(super) fn arb_group() -> impl Strategy<Value = GroupSpec> {
     (
-        prop::collection::vec(0usize..8, 1..24),
+        prop::collection::vec(0usize..10, 1..40),
         prop::collection::vec((0i32..16, any::<bool>()), 1..5),
         0i32..4,
+        prop::option::of(any::<u64>()),
     )
-        .prop_flat_map(|(processes, subs, standbys)| {
+        .prop_flat_map(|(processes, subs, standbys, salt)| {
             let n = processes.len();
             // The topology's tasks, and two outside it.
             let mut tasks: Vec<(String, i32)> = subs
@@ -412,11 +413,11 @@ pub(super) fn arb_group() -> impl Strategy<Value = GroupSpec> {
                 Just(processes),
                 Just(subs),
                 Just(standbys),
-                Just(tasks),
+                Just((tasks, salt)),
                 prop::collection::vec(member_state, n..=n),
             )
         })
-        .prop_map(|(processes, subs, standbys, tasks, states)| {
+        .prop_map(|(processes, subs, standbys, (tasks, salt), states)| {
             let mut s = GroupSpec {
                 members: BTreeMap::new(),
                 subtopologies: subs
@@ -432,7 +433,26 @@ pub(super) fn arb_group() -> impl Strategy<Value = GroupSpec> {
                 },
             };
             for (i, (p, (active, standby, offsets))) in processes.iter().zip(states).enumerate() {
-                let m = add_member(&mut s, &format!("m{i:02}"), &format!("p{p}"));
+                // Short ids, or random ones shaped as Kafka Streams' (member ids of 22
+                // characters, process ids as UUIDs), which share hash buckets more.
+                let (member, process) = match salt {
+                    None => (format!("m{i:02}"), format!("p{p}")),
+                    Some(salt) => {
+                        let member = format!("{:016x}{:06x}", mix(salt ^ i as u64), i);
+                        let u = mix(salt.wrapping_add(*p as u64 + 1_000));
+                        let v = mix(u);
+                        let process = format!(
+                            "{:08x}-{:04x}-4{:03x}-a{:03x}-{:012x}",
+                            u >> 32,
+                            (u >> 16) & 0xffff,
+                            u & 0xfff,
+                            v >> 52,
+                            v & 0xffff_ffff_ffff
+                        );
+                        (member, process)
+                    }
+                };
+                let m = add_member(&mut s, &member, &process);
                 for a in active {
                     let (sub, p) = &tasks[a];
                     m.current.active.entry(sub.clone()).or_default().insert(*p);
@@ -448,6 +468,14 @@ pub(super) fn arb_group() -> impl Strategy<Value = GroupSpec> {
             }
             s
         })
+}
+
+/// SplitMix64's finalizer: a well-spread 64-bit value.
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 proptest! {
