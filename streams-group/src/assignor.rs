@@ -33,19 +33,27 @@
 //!   absent from the 4.4 jar); client tags only matter to the heartbeat's
 //!   `MISSING_CLIENT_TAGS` status, which the group computes.
 //!
-//! Orders: Kafka iterates members and processes through `HashMap`s and breaks ties between
-//! equally loaded processes and members in heap order, which depends on hash codes. Here,
-//! members are iterated in member id order, processes in process id order, and ties go to the
-//! smallest id. Where Kafka's result depends on those orders (a tie in load, two members
-//! claiming the same active task, two state holders with the same rank), Samsa's is
-//! deterministic but may pick a different, equally valid, member. Task orders are Kafka's:
+//! Orders: Kafka's result depends on the order it meets members and processes in, through
+//! Java `HashMap`s and `PriorityQueue`s (ties between equally loaded processes or members, two
+//! members claiming the same active task, state holders of the same rank). Samsa reproduces
+//! them (`assignor/java.rs`: `String.hashCode`, the map's buckets and resizes, the heap's sifts), so it
+//! assigns exactly what Kafka 4.4 does, with one input it cannot know: Kafka puts the members
+//! into its map in its group's own (hash table) order, Samsa in member id order, which matters
+//! only for member ids sharing a bucket. The ignored test in `kafka_diff.rs` runs Kafka's own
+//! assignor on random groups and finds the same assignments. Task orders are Kafka's too;
 //! subtopology ids compare as strings (Samsa by UTF-8 bytes, Java by UTF-16 units: the same
 //! for ids below U+E000).
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::{TaskId, TaskSet, Tasks};
 
+mod java;
+use java::{hash_map_order, Heap, Insert};
+
+#[cfg(test)]
+mod kafka_diff;
 #[cfg(test)]
 mod tests;
 
@@ -269,7 +277,7 @@ struct Task<'a> {
     stateful: bool,
 }
 
-/// A member (an index into `State::members`, in member id order).
+/// A member (an index into `State::members`, in Kafka's order of the group's members).
 struct Member<'a> {
     id: &'a str,
     process: usize,
@@ -279,10 +287,15 @@ struct Member<'a> {
     standby: Vec<usize>,
 }
 
-/// A process (an index into `State::processes`, in process id order; Kafka's `ProcessState`).
+/// A process (an index into `State::processes`, in Kafka's order of its `processIdToState`;
+/// Kafka's `ProcessState`).
 struct Process {
-    /// Its members, in member id order; their number is the process's capacity.
+    /// Its members, in Kafka's order of its `memberToTaskCounts`; their number is the
+    /// process's capacity.
     members: Vec<usize>,
+    /// Kafka's `membersByLoad`: its members by task count, built when a task goes to the least
+    /// loaded member, dropped when a task goes to a given member.
+    members_by_load: Option<Heap>,
     /// Active and standby tasks assigned to its members.
     task_count: i64,
     /// The tasks it holds, active or standby.
@@ -328,6 +341,21 @@ fn tasks_per_member(tasks: i64, members: i64) -> i64 {
     tasks / members + i64::from(tasks % members > 0)
 }
 
+/// Processes by load (Kafka's `comparingDouble(ProcessState::load)`).
+fn by_load(processes: &[Process]) -> impl Fn(usize, usize) -> Ordering + '_ {
+    |a, b| {
+        processes[a]
+            .load()
+            .partial_cmp(&processes[b].load())
+            .unwrap_or(Ordering::Equal)
+    }
+}
+
+/// Members by task count (Kafka's `Map.Entry.comparingByValue()` over `memberToTaskCounts`).
+fn by_count<'m>(members: &'m [Member<'_>]) -> impl Fn(usize, usize) -> Ordering + 'm {
+    |a, b| members[a].count.cmp(&members[b].count)
+}
+
 impl<'a> State<'a> {
     fn new(spec: &'a GroupSpec) -> Self {
         let num_standby_replicas = spec.configs.num_standby_replicas;
@@ -352,20 +380,35 @@ impl<'a> State<'a> {
         }
         let member_count = spec.members.len() as i64;
 
-        let process_ids: BTreeSet<&str> = spec
-            .members
-            .values()
-            .map(|m| m.process_id.as_str())
+        // Kafka's members come in the order of the `HashMap` its `TargetAssignmentBuilder`
+        // puts them into; they are put here in member id order.
+        let ids: Vec<&str> = spec.members.keys().map(String::as_str).collect();
+        let specs: Vec<&MemberSpec> = spec.members.values().collect();
+        let member_order = hash_map_order(&ids, None, Insert::Put);
+        // Processes as `initialize` meets them, member after member, into
+        // `new HashMap<>(members)` with `computeIfAbsent`.
+        let member_processes: Vec<&str> = member_order
+            .iter()
+            .map(|&i| specs[i].process_id.as_str())
             .collect();
+        let process_ids: Vec<&str> = hash_map_order(
+            &member_processes,
+            Some(spec.members.len()),
+            Insert::ComputeIfAbsent,
+        )
+        .into_iter()
+        .map(|call| member_processes[call])
+        .collect();
         let process_index: HashMap<&str, usize> = process_ids
             .iter()
             .enumerate()
-            .map(|(i, p)| (*p, i))
+            .map(|(position, &p)| (p, position))
             .collect();
         let mut processes: Vec<Process> = process_ids
             .iter()
             .map(|_| Process {
                 members: Vec::new(),
+                members_by_load: None,
                 task_count: 0,
                 held: HashSet::new(),
             })
@@ -376,11 +419,12 @@ impl<'a> State<'a> {
         // Per task: (member, holds it as standby now, reported offset sum), in the order Kafka
         // gathers them (member by member: standbys, then other tasks with offsets).
         let mut candidates: Vec<Vec<(usize, bool, i64)>> = vec![Vec::new(); tasks.len()];
-        for (m, (member_id, spec_member)) in spec.members.iter().enumerate() {
+        for (m, &i) in member_order.iter().enumerate() {
+            let spec_member = specs[i];
             let process = process_index[spec_member.process_id.as_str()];
             processes[process].members.push(m);
             members.push(Member {
-                id: member_id,
+                id: ids[i],
                 process,
                 count: 0,
                 active: Vec::new(),
@@ -425,6 +469,12 @@ impl<'a> State<'a> {
                 }
             }
         }
+        // A process's members, as its `memberToTaskCounts` (a `new HashMap<>()`) iterates them.
+        for p in &mut processes {
+            let member_ids: Vec<&str> = p.members.iter().map(|&m| members[m].id).collect();
+            let order = hash_map_order(&member_ids, None, Insert::Put);
+            p.members = order.iter().map(|&i| p.members[i]).collect();
+        }
         // Standbys first, then the highest offset sum; a stable sort, as Java's.
         let prev_holders = candidates
             .into_iter()
@@ -450,8 +500,8 @@ impl<'a> State<'a> {
         }
     }
 
-    /// Kafka's `ProcessState.addTask`: the member's task count after.
-    fn add(&mut self, member: usize, task: usize, active: bool) -> i64 {
+    /// Kafka's `ProcessState.addTaskInternal`: the member's task count after.
+    fn add_internal(&mut self, member: usize, task: usize, active: bool) -> i64 {
         let m = &mut self.members[member];
         m.count += 1;
         if active {
@@ -465,34 +515,42 @@ impl<'a> State<'a> {
         m.count
     }
 
+    /// Kafka's `ProcessState.addTask`: to a given member, which drops the process's members by
+    /// load.
+    fn add(&mut self, member: usize, task: usize, active: bool) -> i64 {
+        self.processes[self.members[member].process].members_by_load = None;
+        self.add_internal(member, task, active)
+    }
+
     /// Kafka's `ProcessState.addTaskToLeastLoadedMember`: to the process's member with the
-    /// fewest tasks (ties: the smallest member id); `None` for a process without members.
+    /// fewest tasks; `None` for a process without members.
     fn add_to_least_loaded_member(
         &mut self,
         process: usize,
         task: usize,
         active: bool,
     ) -> Option<i64> {
-        let member = *self.processes[process]
-            .members
-            .iter()
-            .min_by_key(|&&m| (self.members[m].count, m))?;
-        Some(self.add(member, task, active))
-    }
-
-    /// The least loaded process, among those for which `eligible` holds (ties: smallest id).
-    fn least_loaded_process(&self, eligible: impl Fn(&Process) -> bool) -> Option<usize> {
-        let mut best: Option<(usize, f64)> = None;
-        for (i, p) in self.processes.iter().enumerate() {
-            if !eligible(p) {
-                continue;
+        let p = &mut self.processes[process];
+        match p.members.len() {
+            0 => return None,
+            1 => {
+                let member = p.members[0];
+                return Some(self.add_internal(member, task, active));
             }
-            let load = p.load();
-            if best.is_none_or(|(_, l)| load < l) {
-                best = Some((i, load));
-            }
+            _ => {}
         }
-        best.map(|(i, _)| i)
+        let mut heap = p.members_by_load.take().unwrap_or_else(|| {
+            let mut heap = Heap::default();
+            for &m in &self.processes[process].members {
+                heap.offer(m, by_count(&self.members));
+            }
+            heap
+        });
+        let member = heap.poll(by_count(&self.members))?;
+        let count = self.add_internal(member, task, active);
+        heap.offer(member, by_count(&self.members));
+        self.processes[process].members_by_load = Some(heap);
+        Some(count)
     }
 
     fn has_active_quota(&self, member: usize) -> bool {
@@ -547,6 +605,16 @@ impl<'a> State<'a> {
         best.map(|(m, _, _)| m)
     }
 
+    /// The processes in a fresh queue by load (Kafka's `PriorityQueue` over its
+    /// `processIdToState.values()`).
+    fn processes_by_load(&self) -> Heap {
+        let mut heap = Heap::default();
+        for p in 0..self.processes.len() {
+            heap.offer(p, by_load(&self.processes));
+        }
+        heap
+    }
+
     /// Kafka's `assignActive`, over every task, stateful or not.
     fn assign_active(&mut self) -> Result<(), AssignError> {
         let mut order: Vec<usize> = (0..self.tasks.len()).collect();
@@ -582,18 +650,19 @@ impl<'a> State<'a> {
             }
         }
 
-        // 3. By subtopology, then partition, to the least loaded process.
+        // 3. By subtopology, then partition, to the least loaded process (no quota).
         rest.sort_by(|&a, &b| {
             let (a, b) = (&self.tasks[a], &self.tasks[b]);
             (a.subtopology, a.partition).cmp(&(b.subtopology, b.partition))
         });
+        let mut heap = self.processes_by_load();
         for t in rest {
             let no_process = AssignError::NoProcess(TaskId {
                 subtopology: self.tasks[t].subtopology.to_string(),
                 partition: self.tasks[t].partition,
             });
-            let process = self
-                .least_loaded_process(|_| true)
+            let process = heap
+                .poll(by_load(&self.processes))
                 .ok_or(no_process.clone())?;
             // Every process has a member, so this cannot fail.
             let count = self
@@ -601,6 +670,7 @@ impl<'a> State<'a> {
                 .ok_or(no_process)?;
             self.maybe_update_active_quota(count);
             self.maybe_update_total_quota(count);
+            heap.offer(process, by_load(&self.processes));
         }
         Ok(())
     }
@@ -651,17 +721,36 @@ impl<'a> State<'a> {
             let (a, b) = (&self.tasks[a], &self.tasks[b]);
             (b.subtopology, b.partition).cmp(&(a.subtopology, a.partition))
         });
+        let mut heap = self.processes_by_load();
         for (t, replicas) in to_assign {
             for _ in 0..replicas {
-                let Some(process) = self.least_loaded_process(|p| !p.held.contains(&t)) else {
+                if !self.assign_standby_to_member_with_least_load(&mut heap, t) {
                     break;
-                };
-                match self.add_to_least_loaded_member(process, t, false) {
-                    Some(count) => self.maybe_update_total_quota(count),
-                    None => break,
                 }
             }
         }
+    }
+
+    /// Kafka's `assignStandbyToMemberWithLeastLoad`, its recursion unrolled: processes come
+    /// off the queue until one does not hold the task, which takes it; they go back in the
+    /// reverse order.
+    fn assign_standby_to_member_with_least_load(&mut self, heap: &mut Heap, task: usize) -> bool {
+        let mut polled = Vec::new();
+        let mut found = false;
+        while let Some(process) = heap.poll(by_load(&self.processes)) {
+            polled.push(process);
+            if !self.processes[process].held.contains(&task) {
+                if let Some(count) = self.add_to_least_loaded_member(process, task, false) {
+                    found = true;
+                    self.maybe_update_total_quota(count);
+                }
+                break;
+            }
+        }
+        for process in polled.into_iter().rev() {
+            heap.offer(process, by_load(&self.processes));
+        }
+        found
     }
 
     fn into_assignment(self) -> BTreeMap<String, Tasks> {
