@@ -386,6 +386,10 @@ fn sample_groups(broker: &Broker, r: &mut Registry) {
             "consumer",
             &["Empty", "Assigning", "Reconciling", "Stable"][..],
         ),
+        (
+            "streams",
+            &["Empty", "NotReady", "Assigning", "Reconciling", "Stable"][..],
+        ),
         ("share", &["Empty", "Stable"][..]),
     ] {
         for state in states {
@@ -417,6 +421,15 @@ fn sample_groups(broker: &Broker, r: &mut Registry) {
         by_type
             .get_or_create(&TypeStateLabels {
                 r#type: "consumer",
+                state,
+            })
+            .inc();
+        ids.push(id);
+    }
+    for (id, state) in broker.groups.streams_group_states() {
+        by_type
+            .get_or_create(&TypeStateLabels {
+                r#type: "streams",
                 state,
             })
             .inc();
