@@ -1280,8 +1280,10 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
 # Sections of BENCHMARKS.md that other scripts write, between `<!-- NAME:start ... -->` and
 # `<!-- NAME:end -->` lines: scripts/bench/metadata writes "metadata-at-scale",
 # scripts/bench/replication writes "replication", scripts/bench/tls writes "tls",
-# scripts/bench/share writes "share-groups", scripts/bench/groups writes "group-rebalance".
-KEPT_SECTIONS = ("metadata-at-scale", "replication", "tls", "share-groups", "group-rebalance")
+# scripts/bench/share writes "share-groups", scripts/bench/groups writes "group-rebalance",
+# scripts/bench/streams writes "streams-start".
+KEPT_SECTIONS = ("metadata-at-scale", "replication", "tls", "share-groups", "group-rebalance",
+                 "streams-start")
 
 
 def marked_section(text, name):

@@ -19,7 +19,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 VERSION=4.4.0
-POM=compat-tests/java/workloads/pom.xml
 LIBS=".tools/kafka-workloads-$VERSION/libs"
 # Compiled per run, so that runs at the same time (one node, three) do not share a folder.
 CLASSES="target/compat/kafka-workloads/classes-$$"
@@ -27,16 +26,8 @@ CLASSES="target/compat/kafka-workloads/classes-$$"
 for tool in java javac mvn; do
   command -v "$tool" >/dev/null || { echo "kafka-workloads.sh: $tool is not on PATH (Java 17 and Maven)" >&2; exit 1; }
 done
-# The jars, once per version of the pom (the marker holds its checksum).
-WANT="$(sha256sum "$POM" | cut -d' ' -f1)"
-if [ "$(cat "$LIBS/.complete" 2>/dev/null)" != "$WANT" ]; then
-  echo "kafka-workloads.sh: copying Kafka Streams, Connect and MirrorMaker 2 $VERSION from Maven Central into $LIBS" >&2
-  rm -rf "$LIBS.partial"
-  mvn -q -B -f "$POM" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$PWD/$LIBS.partial"
-  rm -rf "$LIBS"
-  mv "$LIBS.partial" "$LIBS"
-  echo "$WANT" >"$LIBS/.complete"
-fi
+# The jars, once per version of the pom.
+scripts/compat/workloads-libs >/dev/null
 # The programs (and the two shims the 4.3.1 plugins need, see the pom), compiled each run.
 mkdir -p "$CLASSES"
 trap 'rm -rf "$CLASSES"' EXIT

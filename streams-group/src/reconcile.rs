@@ -132,15 +132,6 @@ impl MemberState {
             _ => MemberState::Unknown,
         }
     }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MemberState::Stable => "stable",
-            MemberState::UnrevokedTasks => "unrevoked_tasks",
-            MemberState::UnreleasedTasks => "unreleased_tasks",
-            MemberState::Unknown => "unknown",
-        }
-    }
 }
 
 /// A member's current assignment (record 22's content).

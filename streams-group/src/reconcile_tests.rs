@@ -271,3 +271,131 @@ fn member_state_codes_are_kafkas() {
     assert_eq!(MemberState::Stable.code(), 1);
     assert_eq!(MemberState::Unknown.code(), 127);
 }
+
+#[test]
+fn a_joining_member_is_at_epoch_zero_with_no_previous_epoch() {
+    let j = Current::joining();
+    assert_eq!((j.member_epoch, j.previous_member_epoch), (0, -1));
+    assert_eq!(j.state, MemberState::Stable);
+    assert!(j.assigned.is_empty() && j.pending_revocation.is_empty());
+}
+
+#[test]
+fn converting_one_replica_keeps_the_others_of_its_subtopology() {
+    let cur = stable(3, tasks(&[], &[("0", &[1, 2])], &[]));
+    let target = tasks(&[], &[("0", &[2])], &[("0", &[1])]);
+    let next = reconcile(
+        &cur,
+        "p1",
+        4,
+        &target,
+        Some(&cur.assigned.tasks()),
+        &Held::default(),
+    )
+    .unwrap();
+    assert_eq!(next.assigned.tasks(), target);
+    assert_eq!(next.state, MemberState::Stable);
+}
+
+#[test]
+fn an_unacknowledged_standby_revocation_is_still_owned() {
+    // Pending: an active and a standby task; the member reports only the standby still owned.
+    let cur = stable(3, tasks(&[("0", &[0])], &[("1", &[0])], &[]));
+    let target = Tasks::default();
+    let next = reconcile(
+        &cur,
+        "p1",
+        4,
+        &target,
+        Some(&cur.assigned.tasks()),
+        &Held::default(),
+    )
+    .unwrap();
+    assert_eq!(next.state, MemberState::UnrevokedTasks);
+    let standby_only = tasks(&[], &[("1", &[0])], &[]);
+    let after = reconcile(
+        &next,
+        "p1",
+        4,
+        &target,
+        Some(&standby_only),
+        &Held::default(),
+    )
+    .unwrap();
+    assert_eq!(after, next, "the standby is still there: no progress");
+}
+
+#[test]
+fn a_member_that_revoked_for_an_older_target_moves_one_epoch_and_revokes_again() {
+    // At epoch 3 it was told to give up task 1 for the target of epoch 5; meanwhile the target
+    // of epoch 6 takes task 2 as well.
+    let cur = stable(3, tasks(&[("0", &[0, 1, 2])], &[], &[]));
+    let t5 = tasks(&[("0", &[0, 2])], &[], &[]);
+    let revoking = reconcile(
+        &cur,
+        "p1",
+        5,
+        &t5,
+        Some(&cur.assigned.tasks()),
+        &Held::default(),
+    )
+    .unwrap();
+    assert_eq!(revoking.member_epoch, 3);
+    let t6 = tasks(&[("0", &[0])], &[], &[]);
+    let acked = tasks(&[("0", &[0, 2])], &[], &[]);
+    let next = reconcile(&revoking, "p1", 6, &t6, Some(&acked), &Held::default()).unwrap();
+    assert_eq!(next.state, MemberState::UnrevokedTasks);
+    assert_eq!(
+        next.member_epoch, 4,
+        "the epoch after the one it acknowledged"
+    );
+    assert_eq!(next.previous_member_epoch, 3);
+    assert_eq!(
+        next.pending_revocation.tasks(),
+        tasks(&[("0", &[2])], &[], &[])
+    );
+}
+
+/// Another member of the member's own process holds the task: in each role, which of the
+/// member's roles it blocks.
+#[test]
+fn a_task_held_by_another_member_of_the_same_process_blocks_each_role() {
+    let join = Current::joining();
+    let empty = Tasks::default();
+    let blocked = |held: &Held, target: &Tasks| {
+        reconcile(&join, "p1", 2, target, Some(&empty), held)
+            .unwrap()
+            .state
+            == MemberState::UnreleasedTasks
+    };
+    let active = tasks(&[("0", &[0])], &[], &[]);
+    let standby = tasks(&[], &[("0", &[0])], &[]);
+    let warmup = tasks(&[], &[], &[("0", &[0])]);
+    let mut standby_here = Held::default();
+    standby_here.standby.insert(("0".into(), 0, "p1".into()));
+    let mut warmup_here = Held::default();
+    warmup_here.warmup.insert(("0".into(), 0, "p1".into()));
+    let mut active_here = Held::default();
+    active_here.active.insert(("0".into(), 0), "p1".into());
+    let mut standby_elsewhere = Held::default();
+    standby_elsewhere
+        .standby
+        .insert(("0".into(), 0, "p2".into()));
+    let mut warmup_elsewhere = Held::default();
+    warmup_elsewhere.warmup.insert(("0".into(), 0, "p2".into()));
+
+    assert!(blocked(&standby_here, &active));
+    assert!(blocked(&warmup_here, &active));
+    assert!(!blocked(&standby_elsewhere, &active));
+    assert!(!blocked(&warmup_elsewhere, &active));
+
+    assert!(blocked(&active_here, &standby));
+    assert!(blocked(&standby_here, &standby));
+    assert!(blocked(&warmup_here, &standby));
+    assert!(!blocked(&warmup_elsewhere, &standby));
+
+    assert!(blocked(&active_here, &warmup));
+    assert!(blocked(&standby_here, &warmup));
+    assert!(blocked(&warmup_here, &warmup));
+    assert!(!blocked(&standby_elsewhere, &warmup));
+}
