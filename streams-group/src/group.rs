@@ -427,6 +427,10 @@ impl StreamsGroup {
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
     }
+    /// The topology as configured against the topics at the last heartbeat.
+    pub fn configured_topology(&self) -> Option<&ConfiguredTopology> {
+        self.configured.as_ref()
+    }
     pub fn topology(&self) -> Option<&Topology> {
         self.topology.as_ref()
     }
@@ -491,6 +495,9 @@ impl StreamsGroup {
         let joining = hb.member_epoch == 0;
         let hb_epoch = hb.member_epoch;
         let owned_report = hb.owned.clone();
+        // A group this heartbeat creates (Kafka 4.4 keeps it apart from its groups until the
+        // heartbeat's records are replayed, see the endpoint epoch below).
+        let created = self.group_epoch == 0 && self.members.is_empty() && self.topology.is_none();
         if !joining && self.members.is_empty() && self.topology.is_none() {
             return Err(HeartbeatError::GroupIdNotFound(format!(
                 "Streams group {} not found.",
@@ -752,12 +759,22 @@ impl StreamsGroup {
                         || !subset(&assigned.warmup, &o.warmup)
                 }));
         let tasks = (joining || changed || missed).then(|| member.current.assigned.tasks());
-        if (joining || changed) && member.user_endpoint.is_some() {
-            self.endpoint_information_epoch += 1;
+        // The endpoint epoch moves when the member's endpoint changed, or its tasks did and it
+        // has an endpoint (Kafka's rule).
+        let old_endpoint = old.as_ref().and_then(|o| o.user_endpoint.as_ref());
+        let mut endpoint_epoch = self.endpoint_information_epoch;
+        if old_endpoint != member.user_endpoint.as_ref()
+            || (changed && member.user_endpoint.is_some())
+        {
+            endpoint_epoch += 1;
         }
-        let partitions_by_user_endpoint = (self.endpoint_information_epoch
-            != hb.endpoint_information_epoch)
+        let partitions_by_user_endpoint = (endpoint_epoch != hb.endpoint_information_epoch)
             .then(|| self.endpoint_partitions(&configured, topics));
+        // Kafka 4.4 moves the endpoint epoch of a group the heartbeat creates on an object it
+        // then drops (the group is rebuilt from the records, and the epoch is not in them), and
+        // answers 0: the group starts at 0 after its first heartbeat.
+        let endpoint_epoch = if created { 0 } else { endpoint_epoch };
+        self.endpoint_information_epoch = endpoint_epoch;
         let mut topics_to_create = Vec::new();
         if let Some(err) = &configured.error {
             topics_to_create = configured.internal_topics_to_create.clone();
@@ -780,7 +797,7 @@ impl StreamsGroup {
                 task_offset_interval_ms: settings.task_offset_interval_ms,
                 status,
                 tasks,
-                endpoint_information_epoch: self.endpoint_information_epoch,
+                endpoint_information_epoch: endpoint_epoch,
                 partitions_by_user_endpoint,
                 topics_to_create,
             },
@@ -938,6 +955,13 @@ impl StreamsGroup {
         }
         self.group_epoch += 1;
         records.push(Record::Metadata(Some(self.meta())));
+        if self.members.is_empty() {
+            // The last member gone: the (empty) assignment is at the group epoch, as Kafka
+            // writes it (with timestamp 0).
+            self.assignment_epoch = self.group_epoch;
+            self.assignment_ms = 0;
+            records.push(Record::TargetEpoch(Some((self.group_epoch, 0))));
+        }
     }
 
     fn remove_member(&mut self, member_id: &str, records: &mut Vec<Record>) {
@@ -1205,6 +1229,49 @@ impl StreamsGroup {
         Ok(())
     }
 
+    /// An offset commit of a streams member (Kafka's `validateOffsetCommit`): `None` when
+    /// the epoch is the member's own; for an older epoch, the epoch at which the member was
+    /// given the active task of each source partition it holds or is revoking, by topic and
+    /// partition (a partition missing, or given after the epoch, is refused: KIP-1251's rule,
+    /// as Kafka applies it to streams groups); a newer epoch is stale.
+    pub fn offset_commit_epochs(
+        &self,
+        member_id: &str,
+        member_epoch: i32,
+    ) -> Result<Option<TaskEpochs>, OffsetError> {
+        let m = self
+            .members
+            .get(member_id)
+            .ok_or(OffsetError::UnknownMemberId)?;
+        if member_epoch == m.current.member_epoch {
+            return Ok(None);
+        }
+        if member_epoch > m.current.member_epoch {
+            return Err(OffsetError::StaleMemberEpoch);
+        }
+        let topology = self
+            .topology
+            .as_ref()
+            .ok_or(OffsetError::StaleMemberEpoch)?;
+        let mut epochs = BTreeMap::new();
+        for s in &topology.subtopologies {
+            let topics: Vec<&String> = s
+                .source_topics
+                .iter()
+                .chain(s.repartition_source_topics.iter().map(|r| &r.name))
+                .collect();
+            // A task the member holds wins over one it is revoking.
+            for held in [&m.current.pending_revocation, &m.current.assigned] {
+                for (p, e) in held.active.get(&s.id).into_iter().flatten() {
+                    for t in &topics {
+                        epochs.insert(((*t).clone(), *p), *e);
+                    }
+                }
+            }
+        }
+        Ok(Some(epochs))
+    }
+
     /// Records that delete the group (DeleteGroups on an empty group).
     pub fn tombstones(&self) -> Vec<Record> {
         let mut records = Vec::new();
@@ -1252,6 +1319,10 @@ impl StreamsGroup {
         assert!(self.assignment_epoch <= self.group_epoch || self.members.is_empty());
     }
 }
+
+/// The epoch at which a member was given the active task of each source partition, by topic
+/// name and partition.
+pub type TaskEpochs = BTreeMap<(String, i32), i32>;
 
 /// Why an offset commit from a streams member is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -272,6 +272,111 @@ fn leaving_removes_the_member_and_moves_the_epoch() {
     assert!(records
         .iter()
         .any(|r| matches!(r, Record::Metadata(Some(m)) if m.epoch == 3)));
+    // The last member gone, the (empty) assignment is at the new group epoch, as Kafka writes
+    // it (timestamp 0).
+    assert_eq!(g.assignment_epoch(), 3);
+    assert!(records.contains(&Record::TargetEpoch(Some((3, 0)))));
+}
+
+#[test]
+fn a_member_leaving_a_group_that_keeps_members_leaves_the_assignment_epoch() {
+    let mut g = StreamsGroup::new("app");
+    let t = topics(&[("in", 2)]);
+    let s = settings();
+    g.heartbeat(join("m1", "p1"), &t, &s, 0).unwrap();
+    g.heartbeat(join("m2", "p2"), &t, &s, 0).unwrap();
+    let (_, records) = g
+        .heartbeat(beat("m2", -1, &Tasks::default()), &t, &s, 1)
+        .unwrap();
+    assert_eq!((g.group_epoch(), g.assignment_epoch()), (4, 3));
+    assert!(!records.iter().any(|r| matches!(r, Record::TargetEpoch(_))));
+}
+
+fn endpoint(host: &str) -> Option<Endpoint> {
+    Some(Endpoint {
+        host: host.into(),
+        port: 8080,
+    })
+}
+
+#[test]
+fn the_endpoint_epoch_moves_as_kafka_moves_it() {
+    let mut g = StreamsGroup::new("app");
+    let t = topics(&[("in", 2)]);
+    let s = settings();
+    // The heartbeat that creates the group answers 0 (Kafka drops what it moved then), with
+    // the endpoints since the client's epoch 0 is not the moved one.
+    let (r, _) = g
+        .heartbeat(
+            Heartbeat {
+                user_endpoint: endpoint("a"),
+                ..join("m1", "p1")
+            },
+            &t,
+            &s,
+            0,
+        )
+        .unwrap();
+    assert_eq!(r.endpoint_information_epoch, 0);
+    assert_eq!(
+        r.partitions_by_user_endpoint.as_ref().map(Vec::len),
+        Some(1)
+    );
+    let owned = g.member("m1").unwrap().current.assigned.tasks();
+    let (r, _) = g.heartbeat(beat("m1", 2, &owned), &t, &s, 1).unwrap();
+    assert_eq!(r.endpoint_information_epoch, 0);
+    assert_eq!(r.partitions_by_user_endpoint, None);
+    // A new endpoint moves it though the member's tasks stay as they are (none yet).
+    let (r, _) = g
+        .heartbeat(
+            Heartbeat {
+                user_endpoint: endpoint("b"),
+                ..join("m2", "p2")
+            },
+            &t,
+            &s,
+            2,
+        )
+        .unwrap();
+    assert!(r.tasks.as_ref().unwrap().is_empty());
+    assert_eq!(r.endpoint_information_epoch, 1);
+    assert_eq!(
+        r.partitions_by_user_endpoint.as_ref().map(Vec::len),
+        Some(2)
+    );
+    // Tasks of a member without an endpoint do not move it.
+    let (r, _) = g.heartbeat(join("m3", "p3"), &t, &s, 3).unwrap();
+    assert_eq!(r.endpoint_information_epoch, 1);
+}
+
+#[test]
+fn an_offset_commit_with_an_older_epoch_is_checked_per_task() {
+    let mut g = StreamsGroup::new("app");
+    let t = topics(&[("in", 2)]);
+    let s = settings();
+    g.heartbeat(join("m1", "p1"), &t, &s, 0).unwrap();
+    g.heartbeat(join("m2", "p2"), &t, &s, 0).unwrap();
+    let all = g.member("m1").unwrap().current.assigned.tasks();
+    let (r, _) = g.heartbeat(beat("m1", 2, &all), &t, &s, 1).unwrap();
+    let kept = r.tasks.unwrap();
+    g.heartbeat(beat("m1", 2, &kept), &t, &s, 2).unwrap();
+    g.heartbeat(beat("m2", 3, &Tasks::default()), &t, &s, 3)
+        .unwrap();
+    assert_eq!(g.offset_commit_epochs("m1", 3), Ok(None));
+    assert_eq!(
+        g.offset_commit_epochs("m1", 4),
+        Err(OffsetError::StaleMemberEpoch)
+    );
+    assert_eq!(
+        g.offset_commit_epochs("nobody", 3),
+        Err(OffsetError::UnknownMemberId)
+    );
+    // m1 holds its kept task since epoch 2; m2 got its task at epoch 3.
+    let k = active(&kept)[0];
+    let m1 = g.offset_commit_epochs("m1", 2).unwrap().unwrap();
+    assert_eq!(m1, BTreeMap::from([(("in".to_string(), k), 2)]));
+    let m2 = g.offset_commit_epochs("m2", 2).unwrap().unwrap();
+    assert_eq!(m2, BTreeMap::from([(("in".to_string(), 1 - k), 3)]));
 }
 
 #[test]

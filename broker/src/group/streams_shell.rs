@@ -32,6 +32,9 @@ pub(super) type StreamsHandle = Arc<Mutex<StreamsGroup>>;
 pub(super) struct StreamsGroups {
     groups: RwLock<HashMap<String, StreamsHandle>>,
     timers: Mutex<Timers>,
+    /// The ids of the topics streams groups read, by name, as the heartbeats found them: an
+    /// offset commit with an older member epoch is checked per partition by topic id.
+    topic_ids: RwLock<HashMap<String, uuid::Uuid>>,
 }
 
 /// Why a streams heartbeat was refused.
@@ -180,6 +183,20 @@ impl GroupCoordinator {
                 }
             };
             self.schedule_streams(&g);
+            if let Some(t) = g.topology() {
+                let mut ids = self.streams.topic_ids.write();
+                for s in &t.subtopologies {
+                    let names = s
+                        .source_topics
+                        .iter()
+                        .chain(s.repartition_source_topics.iter().map(|r| &r.name));
+                    for name in names {
+                        if let Some(topic) = node.topics.get(name) {
+                            ids.insert(name.clone(), topic.id);
+                        }
+                    }
+                }
+            }
             let write = self.write_streams_records(node, &g, records, now)?;
             (reply, write)
         };
@@ -395,11 +412,21 @@ impl GroupCoordinator {
         if !transactional && api_version < 9 {
             return Some(Err(GroupError::UnsupportedVersion));
         }
-        Some(
-            g.validate_offset_commit(member_id, member_epoch)
-                .map(|()| ConsumerCommit::Any)
-                .map_err(streams_offset_error),
-        )
+        Some(match g.offset_commit_epochs(member_id, member_epoch) {
+            Ok(None) => Ok(ConsumerCommit::Any),
+            Ok(Some(by_name)) => {
+                let ids = self.streams.topic_ids.read();
+                Ok(ConsumerCommit::OlderEpoch {
+                    epoch: member_epoch,
+                    epochs: by_name
+                        .into_iter()
+                        .filter_map(|((t, p), e)| ids.get(&t).map(|id| ((*id, p), e)))
+                        .collect(),
+                    classic: false,
+                })
+            }
+            Err(e) => Err(streams_offset_error(e)),
+        })
     }
 
     /// Checks an offset fetch of a streams group member (Kafka's

@@ -1,11 +1,11 @@
-//! StreamsGroupDescribe (KIP-1071, API key 89): each streams group's state, group and
-//! assignment epochs, topology (as its members sent it) and members (epochs, process, endpoint,
+//! StreamsGroupDescribe (KIP-1071, API key 89): each streams group's state, group and assignment
+//! epochs, topology (as configured against the topics once nothing is missing, with the internal
+//! topics' partition counts; as its members sent it before) and members (epochs, process, endpoint,
 //! client tags, the task offsets they last reported, current and target tasks); v1 adds the
-//! assignor's name and the topology description, which Samsa does not store (no description
-//! plugin: NOT_STORED when asked for, as Kafka without one). A group id that is not a streams
-//! group here is GROUP_ID_NOT_FOUND ("Group g is not a streams group." when another kind of
-//! group has it, "Streams group g not found." otherwise), as Kafka answers. ACLs: DESCRIBE on
-//! each group.
+//! assignor's name and the topology description, which Samsa does not store (no description plugin:
+//! NOT_STORED when asked for, as Kafka without one). A group id that is not a streams group here is
+//! GROUP_ID_NOT_FOUND ("Group g is not a streams group." when another kind of group has it,
+//! "Streams group g not found." otherwise), as Kafka answers. ACLs: DESCRIBE on each group.
 
 use kafka_protocol::ResponseError;
 use samsa_protocol::streams::{
@@ -13,6 +13,7 @@ use samsa_protocol::streams::{
     DescribedTopology, KeyValue, StreamsGroupDescribeRequest, StreamsGroupDescribeResponse,
     TaskIds, TaskOffset,
 };
+use samsa_streams_group::topology::ConfiguredInternalTopic;
 use samsa_streams_group::{TaskSet, Tasks, TopicInfo};
 
 use super::ctx::Ctx;
@@ -108,32 +109,77 @@ pub fn handle(ctx: &Ctx<'_>, req: StreamsGroupDescribeRequest) -> StreamsGroupDe
             d.group_epoch = g.group_epoch();
             d.assignment_epoch = g.assignment_epoch();
             d.assignor_name = Some("sticky".to_string());
-            d.topology = g.topology().map(|t| {
-                let mut subtopologies: Vec<DescribedSubtopology> = t
-                    .subtopologies
-                    .iter()
-                    .map(|s| DescribedSubtopology {
-                        subtopology_id: s.id.clone(),
-                        source_topics: s.source_topics.clone(),
-                        repartition_sink_topics: s.repartition_sink_topics.clone(),
-                        state_changelog_topics: s
-                            .state_changelog_topics
+            // A topology configured against the topics (nothing missing) is shown as configured,
+            // with the partition counts it decided for the internal topics, as Kafka shows it.
+            let configured = g
+                .configured_topology()
+                .filter(|c| c.is_ready())
+                .and_then(|c| c.subtopologies.as_ref().map(|s| (c.epoch, s)));
+            if let Some((epoch, subtopologies)) = configured {
+                let internal = |m: &std::collections::BTreeMap<String, ConfiguredInternalTopic>| {
+                    m.values()
+                        .map(|t| samsa_protocol::streams::TopicInfo {
+                            name: t.name.clone(),
+                            partitions: t.partitions,
+                            replication_factor: t.replication_factor,
+                            topic_configs: t
+                                .configs
+                                .iter()
+                                .map(|(k, v)| KeyValue {
+                                    key: k.clone(),
+                                    value: v.clone(),
+                                })
+                                .collect(),
+                        })
+                        .collect()
+                };
+                d.topology = Some(DescribedTopology {
+                    epoch,
+                    subtopologies: Some(
+                        subtopologies
                             .iter()
-                            .map(topic_info)
+                            .map(|(id, s)| DescribedSubtopology {
+                                subtopology_id: id.clone(),
+                                source_topics: s.source_topics.iter().cloned().collect(),
+                                repartition_sink_topics: s
+                                    .repartition_sink_topics
+                                    .iter()
+                                    .cloned()
+                                    .collect(),
+                                state_changelog_topics: internal(&s.state_changelog_topics),
+                                repartition_source_topics: internal(&s.repartition_source_topics),
+                            })
                             .collect(),
-                        repartition_source_topics: s
-                            .repartition_source_topics
-                            .iter()
-                            .map(topic_info)
-                            .collect(),
-                    })
-                    .collect();
-                subtopologies.sort_by(|a, b| a.subtopology_id.cmp(&b.subtopology_id));
-                DescribedTopology {
-                    epoch: t.epoch,
-                    subtopologies: Some(subtopologies),
-                }
-            });
+                    ),
+                });
+            } else {
+                d.topology = g.topology().map(|t| {
+                    let mut subtopologies: Vec<DescribedSubtopology> = t
+                        .subtopologies
+                        .iter()
+                        .map(|s| DescribedSubtopology {
+                            subtopology_id: s.id.clone(),
+                            source_topics: s.source_topics.clone(),
+                            repartition_sink_topics: s.repartition_sink_topics.clone(),
+                            state_changelog_topics: s
+                                .state_changelog_topics
+                                .iter()
+                                .map(topic_info)
+                                .collect(),
+                            repartition_source_topics: s
+                                .repartition_source_topics
+                                .iter()
+                                .map(topic_info)
+                                .collect(),
+                        })
+                        .collect();
+                    subtopologies.sort_by(|a, b| a.subtopology_id.cmp(&b.subtopology_id));
+                    DescribedTopology {
+                        epoch: t.epoch,
+                        subtopologies: Some(subtopologies),
+                    }
+                });
+            }
             d.members = g
                 .members()
                 .map(|m| {

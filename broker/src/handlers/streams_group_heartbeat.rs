@@ -58,7 +58,8 @@ fn invalid(req: &StreamsGroupHeartbeatRequest) -> Option<(i16, String)> {
     if req.rack_id.as_ref().is_some_and(|r| r.is_empty()) {
         return bad("RackId can't be empty.");
     }
-    let non_empty = |t: &Option<Vec<TaskIds>>| t.as_ref().is_some_and(|t| !t.is_empty());
+    // On a join a task list must be there and empty: null is refused too, as Kafka does.
+    let non_empty = |t: &Option<Vec<TaskIds>>| t.as_ref().is_none_or(|t| !t.is_empty());
     if req.member_epoch == 0 {
         if req.rebalance_timeout_ms == -1 {
             return bad("RebalanceTimeoutMs must be provided in first request.");
@@ -255,6 +256,7 @@ pub async fn handle(
         client_host: format!("/{}", ctx.conn.peer.ip()),
     };
     let joining = req.member_epoch == 0;
+    let leaving = req.member_epoch < 0;
     let reply = match ctx.groups().streams_heartbeat(node, group_id, hb).await {
         Ok(r) => r,
         Err(StreamsFailure::Coordinator(e)) => return error(e.response_error().code(), None),
@@ -279,6 +281,15 @@ pub async fn handle(
     };
     if joining {
         tracing::debug!(group = group_id, member = %reply.member_id, epoch = reply.member_epoch, "streams group member joined");
+    }
+    if leaving {
+        // Kafka answers a leave with the member and its epoch only.
+        return StreamsGroupHeartbeatResponse {
+            member_id: reply.member_id,
+            member_epoch: reply.member_epoch,
+            status: Some(Vec::new()),
+            ..Default::default()
+        };
     }
     let lag = reply.acceptable_recovery_lag;
     StreamsGroupHeartbeatResponse {

@@ -16,6 +16,7 @@ final class Scenarios {
         ClusterScenarios.add(s);
         GroupScenarios.add(s);
         ConsumerGroupScenarios.add(s);
+        StreamsGroupScenarios.add(s);
         TxnScenarios.add(s);
         ShareScenarios.add(s);
         TokenScenarios.add(s);
