@@ -79,7 +79,7 @@ pub fn streams_protocol_enabled(node: &Node) -> bool {
 }
 
 /// The group's effective settings: its group configs (`streams.*`) over the broker's
-/// (`group.streams.*`); the warm-up settings are Kafka 4.4's defaults.
+/// (`group.streams.*`).
 pub fn streams_settings(node: &Node, group_id: &str) -> Settings {
     let cfg = node.dynamic_configs.effective();
     let image = node.controller.image();
@@ -98,7 +98,6 @@ pub fn streams_settings(node: &Node, group_id: &str) -> Settings {
         .map(|t| t.trim().to_string())
         .filter(|t| !t.is_empty())
         .collect();
-    let defaults = Settings::default();
     Settings {
         session_timeout_ms: int("streams.session.timeout.ms", 45_000) as i32,
         heartbeat_interval_ms: int("streams.heartbeat.interval.ms", 5_000) as i32,
@@ -109,7 +108,9 @@ pub fn streams_settings(node: &Node, group_id: &str) -> Settings {
         },
         initial_rebalance_delay_ms: int("streams.initial.rebalance.delay.ms", 3_000) as i32,
         assignment_interval_ms: int("streams.assignment.interval.ms", 1_000) as i32,
-        ..defaults
+        task_offset_interval_ms: int("streams.task.offset.interval.ms", 60_000) as i32,
+        num_warmup_replicas: int("streams.num.warmup.replicas", 2) as i32,
+        acceptable_recovery_lag: int("streams.acceptable.recovery.lag", 10_000),
     }
 }
 

@@ -72,7 +72,6 @@ pub(super) const CATALOGUE: &[ConfigDef] = &[
     inert("group.coordinator.cached.buffer.max.bytes", Int, Some("1048588")).cluster_wide(),
     inert("group.coordinator.threads", Int, Some("4")),
     inert("group.share.assignors", List, Some("simple")),
-    inert("group.streams.max.size", Int, Some("2147483647")),
     inert("group.streams.topology.description.plugin.class", Class, None),
     inert("initial.broker.registration.timeout.ms", Int, Some("60000")),
     inert("kafka.metrics.polling.interval.secs", Int, Some("10")),
