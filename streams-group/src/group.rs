@@ -16,7 +16,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::reconcile::{self, Assigned, Current, MemberState, Owners};
+use crate::holders::Holders;
+use crate::reconcile::{self, Assigned, Current, MemberState};
+use crate::target::{compute_target, metadata_hash, normalize};
 use crate::topology::{self, ConfiguredTopology};
 use crate::{assignor, Status, StatusDetail, TaskSet, Tasks, TopicInfo, TopicView, Topology};
 
@@ -274,83 +276,6 @@ struct Deadlines {
 pub struct TaskOffsets {
     pub offsets: BTreeMap<(String, i32), i64>,
     pub end_offsets: BTreeMap<(String, i32), i64>,
-}
-
-/// Who holds each task now (from every member's assigned and pending-revocation tasks).
-#[derive(Debug, Clone, Default)]
-struct Holders {
-    active: BTreeMap<(String, i32), String>,
-    standby: BTreeMap<(String, i32), BTreeSet<String>>,
-    warmup: BTreeMap<(String, i32), BTreeSet<String>>,
-}
-
-impl Owners for Holders {
-    fn active_process(&self, s: &str, p: i32) -> Option<&str> {
-        self.active.get(&(s.to_string(), p)).map(String::as_str)
-    }
-    fn standby_on(&self, s: &str, p: i32, process: &str) -> bool {
-        self.standby
-            .get(&(s.to_string(), p))
-            .is_some_and(|x| x.contains(process))
-    }
-    fn warmup_on(&self, s: &str, p: i32, process: &str) -> bool {
-        self.warmup
-            .get(&(s.to_string(), p))
-            .is_some_and(|x| x.contains(process))
-    }
-}
-
-impl Holders {
-    fn add(&mut self, a: &Assigned, process: &str) {
-        for (s, parts) in &a.active {
-            for &p in parts.keys() {
-                self.active.insert((s.clone(), p), process.to_string());
-            }
-        }
-        add_set(&mut self.standby, &a.standby, process);
-        add_set(&mut self.warmup, &a.warmup, process);
-    }
-
-    fn remove(&mut self, a: &Assigned, process: &str) {
-        for (s, parts) in &a.active {
-            for &p in parts.keys() {
-                let key = (s.clone(), p);
-                if self.active.get(&key).is_some_and(|x| x == process) {
-                    self.active.remove(&key);
-                }
-            }
-        }
-        remove_set(&mut self.standby, &a.standby, process);
-        remove_set(&mut self.warmup, &a.warmup, process);
-    }
-}
-
-fn add_set(into: &mut BTreeMap<(String, i32), BTreeSet<String>>, tasks: &TaskSet, process: &str) {
-    for (s, parts) in tasks {
-        for &p in parts {
-            into.entry((s.clone(), p))
-                .or_default()
-                .insert(process.to_string());
-        }
-    }
-}
-
-fn remove_set(
-    from: &mut BTreeMap<(String, i32), BTreeSet<String>>,
-    tasks: &TaskSet,
-    process: &str,
-) {
-    for (s, parts) in tasks {
-        for &p in parts {
-            let key = (s.clone(), p);
-            if let Some(x) = from.get_mut(&key) {
-                x.remove(process);
-                if x.is_empty() {
-                    from.remove(&key);
-                }
-            }
-        }
-    }
 }
 
 /// A streams group.
@@ -1331,20 +1256,6 @@ pub enum OffsetError {
     StaleMemberEpoch,
 }
 
-fn normalize(t: &Tasks) -> Tasks {
-    let clean = |s: &TaskSet| -> TaskSet {
-        s.iter()
-            .filter(|(_, p)| !p.is_empty())
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect()
-    };
-    Tasks {
-        active: clean(&t.active),
-        standby: clean(&t.standby),
-        warmup: clean(&t.warmup),
-    }
-}
-
 /// Kafka's `throwIfStreamsGroupMemberEpochIsInvalid`.
 fn check_epoch(member: &Member, hb: &Heartbeat) -> Result<(), HeartbeatError> {
     let known = member.current.member_epoch;
@@ -1394,75 +1305,6 @@ fn check_tasks(configured: &ConfiguredTopology, owned: &Tasks) -> Result<(), Hea
         }
     }
     Ok(())
-}
-
-/// A hash of what the topology's configuration depends on: every topic it names or matches,
-/// with its partition count (absent topics count too). Kafka hashes the topics' metadata the
-/// same way in spirit (its value is its own; this one only has to change when they do).
-fn metadata_hash(topology: &Topology, topics: &dyn TopicView) -> i64 {
-    // FNV-1a, stable across builds: the hash is persisted (record 17) and compared after a
-    // restart.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |bytes: &[u8]| {
-        for b in bytes {
-            h ^= *b as u64;
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    };
-    for n in topology::required_topics(topology, topics) {
-        eat(n.as_bytes());
-        eat(&[0]);
-        eat(&topics.partitions(&n).unwrap_or(-1).to_be_bytes());
-    }
-    // Never 0, the hash of a group that has not seen its topics.
-    (h as i64) | 1
-}
-
-/// The assignor over the group's members (Kafka's `TargetAssignmentBuilder`): each member's
-/// process, tags and current tasks, each subtopology's task count and whether it has state.
-fn compute_target(
-    members: &BTreeMap<String, Member>,
-    configured: &ConfiguredTopology,
-    settings: &Settings,
-    offsets: &BTreeMap<String, TaskOffsets>,
-) -> Result<BTreeMap<String, Tasks>, assignor::AssignError> {
-    let by_task = |m: &BTreeMap<(String, i32), i64>| {
-        let mut out: assignor::TaskOffsets = BTreeMap::new();
-        for ((s, p), o) in m {
-            out.entry(s.clone()).or_default().insert(*p, *o);
-        }
-        out
-    };
-    let spec = assignor::GroupSpec {
-        members: members
-            .iter()
-            .map(|(id, m)| {
-                let o = offsets.get(id);
-                (
-                    id.clone(),
-                    assignor::MemberSpec {
-                        process_id: m.process_id.clone(),
-                        instance_id: m.instance_id.clone(),
-                        rack_id: m.rack_id.clone(),
-                        client_tags: m.client_tags.clone(),
-                        current: m.current.assigned.tasks(),
-                        task_offsets: o.map(|o| by_task(&o.offsets)).unwrap_or_default(),
-                        task_end_offsets: o.map(|o| by_task(&o.end_offsets)).unwrap_or_default(),
-                    },
-                )
-            })
-            .collect(),
-        subtopologies: configured
-            .tasks()
-            .into_iter()
-            .map(|(s, n)| {
-                let stateful = configured.is_stateful(&s);
-                (s, assignor::SubtopologySpec { tasks: n, stateful })
-            })
-            .collect(),
-        configs: settings.assignment.clone(),
-    };
-    assignor::assign(&spec)
 }
 
 #[cfg(test)]

@@ -15,8 +15,10 @@
 
 pub mod assignor;
 pub mod group;
+mod holders;
 pub mod reconcile;
 pub mod records;
+mod target;
 pub mod topology;
 
 #[cfg(test)]

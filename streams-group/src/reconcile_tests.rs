@@ -404,7 +404,15 @@ fn a_task_held_by_another_member_of_the_same_process_blocks_each_role() {
 fn every_replica_of_a_subtopology_converts_at_once() {
     let cur = stable(3, tasks(&[], &[("0", &[1, 2])], &[]));
     let target = tasks(&[], &[], &[("0", &[1, 2])]);
-    let next = reconcile(&cur, "p1", 4, &target, Some(&cur.assigned.tasks()), &Held::default()).unwrap();
+    let next = reconcile(
+        &cur,
+        "p1",
+        4,
+        &target,
+        Some(&cur.assigned.tasks()),
+        &Held::default(),
+    )
+    .unwrap();
     assert_eq!(next.assigned.tasks(), target);
     assert!(next.pending_revocation.is_empty());
     assert_eq!(next.state, MemberState::Stable);
