@@ -1032,10 +1032,20 @@ impl GroupCoordinator {
         self.check_member_group(group_id)?;
         let group = self.group(group_id).ok_or(GroupError::GroupIdNotFound)?;
         let now = crate::util::now_ms();
-        // Before the classic group's lock: a consumer group's comes first (see `downgrade`).
+        // Before the classic group's lock: a consumer group's comes first (see `downgrade`), and
+        // a streams group's: the topics its topology reads while it has members.
         let consumer_topics: BTreeSet<String> = self
             .with_consumer_group(group_id, |c| {
                 c.subscribed_topics().map(String::from).collect()
+            })
+            .or_else(|| {
+                self.with_streams_group(group_id, |s| {
+                    topics
+                        .iter()
+                        .filter(|(t, _)| s.is_subscribed_to_topic(t))
+                        .map(|(t, _)| t.clone())
+                        .collect()
+                })
             })
             .unwrap_or_default();
         let (mut results, written) = {
