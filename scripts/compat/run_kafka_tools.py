@@ -15,6 +15,10 @@ with the first JIT tier and the serial collector, and KAFKA_OPTS with a class-da
 run makes first, which take a tool's start from ~2 s of CPU to ~0.5 s; --plain-jvm runs them with
 the scripts' defaults. Nothing of the tools themselves changes.
 
+The groups.streams-* tests run a Kafka Streams 4.4 application with group.protocol=streams (the
+StreamsApp of compat-tests/java/workloads, compiled once a run against the workloads' jars that
+kafka-tools.sh copies, --workload-libs) in the background, and stop it by its pid.
+
 Skips on Samsa (features with issues of their own) are listed in kafka-tools-skip.txt, each with
 its reason: in a full run they are run all the same and reported SKIPPED with the reason when
 they fail (PASSED when they pass: then the line should go); --quick does not run them."""
@@ -196,7 +200,8 @@ class Ctx:
                         "appender.file.layout.pattern = [%d] %p [%t] %m (%c)%n\n"
                         "rootLogger.level = INFO\nrootLogger.appenderRef.file.ref = FILE\n")
             self.streams_classes = classes
-        argv = ["java", "-Xmx256m", "-Dlog4j2.configurationFile=" + os.path.join(self.workdir, "streams-log4j2.properties"),
+        log4j = os.path.join(self.workdir, "streams-log4j2.properties")
+        argv = ["java", "-Xmx256m", "-Dlog4j2.configurationFile=" + log4j,
                 "-Dstreams.log=" + os.path.join(self.workdir, name + ".log"),
                 "-cp", self.streams_classes + ":" + os.path.join(self.workload_libs, "*"),
                 "samsa.workloads.StreamsApp", self.b, app_id, prefix, state_dir, "streams"]
@@ -743,7 +748,8 @@ STREAMS_APP = STREAMS_PREFIX + "-app"  # the application.id, which is the group'
 STREAMS_INPUT = STREAMS_PREFIX + "-input"
 # StreamsApp's internal topics: groupByKey's repartition topic and its two stores' changelogs.
 STREAMS_REPARTITION = STREAMS_APP + "-by-user-repartition"
-STREAMS_INTERNAL = sorted([STREAMS_REPARTITION, STREAMS_APP + "-totals-changelog", STREAMS_APP + "-windowed-changelog"])
+STREAMS_INTERNAL = sorted([STREAMS_REPARTITION, STREAMS_APP + "-totals-changelog",
+                           STREAMS_APP + "-windowed-changelog"])
 STREAMS_RECORDS = 30
 STREAMS_TASKS = re.compile(r"(?<![\w-])((?:TARGET-)?(?:ACTIVE|STANDBY|WARMUP)): ((?:\S+:\[[\d,]*\]; )+)")
 
@@ -782,9 +788,7 @@ def streams_stop(c, proc):
 
 
 def streams_running(procs):
-    for p in procs:
-        if p.poll() is not None:
-            raise Failure("the application exited (%s); see %s" % (p.returncode, p.out_path))
+    """A check for wait_for: every instance has printed STATE RUNNING (Failure once one exited)."""
     def check():
         for p in procs:
             if p.poll() is not None:
@@ -794,6 +798,17 @@ def streams_running(procs):
                     return False
         return True
     return check
+
+
+def raise_failure(message):
+    raise Failure(message)
+
+
+def streams_internal_gone(c):
+    """A check for wait_for: kafka-topics --list shows none of the internal topics."""
+    res = c.run("kafka-topics.sh", "--bootstrap-server", c.b, "--list")
+    left = [t for t in STREAMS_INTERNAL if t in res.lines]
+    return not left or raise_failure("internal topics left: %s" % left)
 
 
 def streams_listed(c):
@@ -873,6 +888,7 @@ def t_groups_streams_describe(c):
     # One standby replica per stateful task (a group config of KIP-1071), two instances.
     res = c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--entity-type", "groups", "--entity-name",
                 STREAMS_APP, "--alter", "--add-config", "streams.num.standby.replicas=1")
+    expect("Completed updating config for group %s." % STREAMS_APP in res.out, res.brief())
     apps = [streams_start(c, "a"), streams_start(c, "b")]
     wait_for("both instances RUNNING", streams_running(apps))
 
@@ -891,7 +907,8 @@ def t_groups_streams_describe(c):
            res.brief())
     active = sorted(t for r in rows for t in streams_task_set(r["tasks"].get("ACTIVE", {})))
     standby = sorted(t for r in rows for t in streams_task_set(r["tasks"].get("STANDBY", {})))
-    expect(active == sorted((s, p) for s in ("0", "1") for p in range(3)), "active tasks %s: %s" % (active, res.brief()))
+    expect(active == sorted((s, p) for s in ("0", "1") for p in range(3)),
+           "active tasks %s: %s" % (active, res.brief()))
     expect(standby == [("1", p) for p in range(3)], "standby tasks %s: %s" % (standby, res.brief()))
     for r in rows:
         expect(not set(streams_task_set(r["tasks"].get("ACTIVE", {}))) & set(
@@ -922,8 +939,9 @@ def t_groups_streams_describe(c):
     for p, end in ends.items():
         r = offsets[(STREAMS_INPUT, p)]
         expect(r["CURRENT-OFFSET"] == r["LOG-END-OFFSET"] == str(end), "input partition %d: %s" % (p, res.brief()))
-    plain, res = streams_offsets(c)
-    expect({k: r["OFFSET-LAG"] for k, r in plain.items()} == {k: "0" for k in offsets}, res.brief())
+    for how in ([], ["--offsets"]):
+        plain, res = streams_offsets(c, *how)
+        expect({k: r["OFFSET-LAG"] for k, r in plain.items()} == {k: "0" for k in offsets}, res.brief())
 
     # A live group is neither reset nor deleted.
     res = streams_groups(c, "--reset-offsets", "--group", STREAMS_APP, "--all-input-topics", "--to-earliest",
@@ -969,18 +987,25 @@ def t_groups_streams_reset(c):
     expect(got == ends, "the dry run changed offsets: " + res.brief())
     got, res = streams_reset(c, "--input-topic", STREAMS_INPUT + ":1", "--to-offset", 1, "--execute")
     expect(got == {(STREAMS_INPUT, 1): 1}, "--to-offset 1 on partition 1: " + res.brief())
+    got, res = streams_reset(c, "--input-topic", STREAMS_INPUT + ":0", "--shift-by", -2, "--execute")
+    expect(got == {(STREAMS_INPUT, 0): ends[(STREAMS_INPUT, 0)] - 2}, "--shift-by -2 on partition 0: " + res.brief())
     got, res = streams_reset(c, "--all-input-topics", "--to-current", "--dry-run")
-    expect(got == {**ends, (STREAMS_INPUT, 1): 1}, "after --to-offset: " + res.brief())
+    moved = {**ends, (STREAMS_INPUT, 1): 1, (STREAMS_INPUT, 0): ends[(STREAMS_INPUT, 0)] - 2}
+    expect(got == moved, "after --to-offset and --shift-by: " + res.brief())
+    got, res = streams_reset(c, "--all-input-topics", "--to-latest", "--dry-run")
+    expect(got == ends, "--to-latest --dry-run: " + res.brief())
+    # Every record is younger than 2000: the first offsets (ListOffsets by timestamp).
+    got, res = streams_reset(c, "--all-input-topics", "--to-datetime", "2000-01-01T00:00:00.000", "--dry-run")
+    expect(got == {k: 0 for k in ends}, "--to-datetime --dry-run: " + res.brief())
+    res = streams_groups(c, "--reset-offsets", "--group", STREAMS_APP, "--all-input-topics", "--to-current",
+                         "--dry-run", "--export")
+    expect(sorted(res.lines) == sorted("%s,%d,%d" % (t, p, o) for (t, p), o in moved.items()), res.brief())
     # --execute with --delete-all-internal-topics: the offsets go back to the start, and the
     # repartition and changelog topics are deleted, as an application reset wants.
     got, res = streams_reset(c, "--all-input-topics", "--to-earliest", "--execute", "--delete-all-internal-topics")
     expect(got == {k: 0 for k in ends}, "--to-earliest --execute: " + res.brief())
 
-    def gone():
-        res = c.run("kafka-topics.sh", "--bootstrap-server", c.b, "--list")
-        left = [t for t in STREAMS_INTERNAL if t in res.lines]
-        return not left or raise_failure("internal topics left: %s" % left)
-    wait_for("the internal topics deleted", gone)
+    wait_for("the internal topics deleted", lambda: streams_internal_gone(c))
     # The application started again reprocesses its input from the start, its internal topics
     # made anew (a fresh state directory, as after a reset).
     app = streams_start(c, "after-reset")
@@ -996,12 +1021,9 @@ def t_groups_streams_reset(c):
     expect(all(t in res.lines for t in STREAMS_INTERNAL), "internal topics: " + res.brief())
     streams_stop(c, app)
     wait_for("the group Empty", lambda: streams_listed(c).get(STREAMS_APP) == "Empty")
-    return ("--to-earliest and --to-current dry runs, --to-offset 1 on one partition, --to-earliest --execute "
-            "with --delete-all-internal-topics; restarted, the application reprocessed %d records" % STREAMS_RECORDS)
-
-
-def raise_failure(message):
-    raise Failure(message)
+    return ("dry runs (--to-earliest, --to-current, --to-latest, --to-datetime, --export), --to-offset and "
+            "--shift-by on one partition each, --to-earliest --execute with --delete-all-internal-topics; "
+            "restarted, the application reprocessed its %d records" % STREAMS_RECORDS)
 
 
 @test("groups.streams-delete")
@@ -1018,11 +1040,7 @@ def t_groups_streams_delete(c):
            and "Deletion of associated internal topics of the streams groups ('%s') was successful." % STREAMS_APP
            in res.out, res.brief())
 
-    def gone():
-        res = c.run("kafka-topics.sh", "--bootstrap-server", c.b, "--list")
-        left = [t for t in STREAMS_INTERNAL if t in res.lines]
-        return not left or raise_failure("internal topics left: %s" % left)
-    wait_for("the internal topics deleted", gone)
+    wait_for("the internal topics deleted", lambda: streams_internal_gone(c))
     res = streams_groups(c, "--list")
     expect(STREAMS_APP not in res.lines, res.brief())
     res = streams_groups(c, "--delete", "--group", STREAMS_APP)
