@@ -192,6 +192,8 @@ pub fn publish(
         }
         if let Err(e) = node.topics.remove_managed(&id) {
             tracing::warn!(topic = %name, id = %id, error = %e, "cannot delete a topic the metadata image removed");
+        } else if let Some((groups, _)) = followers.groups_and_shares {
+            groups.delete_topic_offsets(node, &name);
         }
     }
     state.last = Some(image.clone());

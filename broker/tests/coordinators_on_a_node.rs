@@ -287,3 +287,34 @@ fn the_share_coordinator_on_a_node_keeps_a_share_partitions_state_across_a_resta
         "3 and 4 accepted, 5 rejected (archived): the start moved past them"
     );
 }
+
+#[test]
+fn a_deleted_topics_committed_offsets_go_with_it_also_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime();
+    {
+        let node = open(dir.path(), GROUPS);
+        node.node()
+            .topics
+            .create("t", 1, 1, Default::default())
+            .unwrap();
+        let groups = node.groups();
+        let results = rt
+            .block_on(groups.commit_offsets(node.node(), commit_request("g", "", -1, 7)))
+            .unwrap();
+        assert_eq!(results[0].1[0].1, Ok(()));
+        assert_eq!(committed(&node, "g"), Some(7));
+        node.node().topics.delete("t").unwrap();
+        // Kafka's onPartitionsDeleted: the offsets go, tombstoned; other topics' stay.
+        assert_eq!(groups.delete_topic_offsets(node.node(), "t"), 1);
+        assert_eq!(groups.delete_topic_offsets(node.node(), "t"), 0);
+        assert_eq!(committed(&node, "g"), None);
+    }
+    // A topic made again under the name starts without them, also after a restart.
+    let node = open(dir.path(), GROUPS);
+    node.node()
+        .topics
+        .create("t", 1, 1, Default::default())
+        .unwrap();
+    assert_eq!(committed(&node, "g"), None);
+}

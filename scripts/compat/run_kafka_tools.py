@@ -15,6 +15,10 @@ with the first JIT tier and the serial collector, and KAFKA_OPTS with a class-da
 run makes first, which take a tool's start from ~2 s of CPU to ~0.5 s; --plain-jvm runs them with
 the scripts' defaults. Nothing of the tools themselves changes.
 
+The groups.streams-* tests run a Kafka Streams 4.4 application with group.protocol=streams (the
+StreamsApp of compat-tests/java/workloads, compiled once a run against the workloads' jars that
+kafka-tools.sh copies, --workload-libs) in the background, and stop it by its pid.
+
 Skips on Samsa (features with issues of their own) are listed in kafka-tools-skip.txt, each with
 its reason: in a full run they are run all the same and reported SKIPPED with the reason when
 they fail (PASSED when they pass: then the line should go); --quick does not run them."""
@@ -120,8 +124,11 @@ class Result:
 class Ctx:
     """The run: the target, the tools, a log of every command and its output."""
 
-    def __init__(self, target, home, workdir, env, quick):
+    def __init__(self, target, home, workdir, env, quick, workload_libs=None):
         self.target = target
+        self.workload_libs = workload_libs
+        self.streams_classes = None
+        self.streams_input = None  # {partition: records} of the groups.streams-* tests' input
         self.b = target.bootstrap
         self.nodes = target.nodes
         self.rf = target.nodes
@@ -160,14 +167,45 @@ class Ctx:
 
     def start(self, name, script, *args):
         """A tool in the background (stopped at the end of its test); output to a file."""
+        return self.start_process(name, self.cmd(script, *args))
+
+    def start_process(self, name, argv):
+        """A program in the background, its output in WORKDIR/NAME.out; killed at the end of its
+        test if still running."""
         path = os.path.join(self.workdir, name + ".out")
         out = open(path, "w")
-        proc = subprocess.Popen(self.cmd(script, *args), env=self.env, stdout=out, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(argv, env=self.env, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
         out.close()
         proc.out_path = path
         self.background.append(proc)
         return proc
+
+    def streams_app(self, name, app_id, prefix, state_dir):
+        """compat-tests/java/workloads' StreamsApp (Kafka Streams 4.4, exactly-once v2,
+        group.protocol=streams, Streams' defaults otherwise) in the background, compiled once a
+        run against the workloads' jars; its log4j output in WORKDIR/NAME.log."""
+        if self.streams_classes is None:
+            classes = os.path.join(self.workdir, "streams-classes")
+            os.makedirs(classes, exist_ok=True)
+            done = subprocess.run(["javac", "-nowarn", "-d", classes, "-cp", os.path.join(self.workload_libs, "*"),
+                                   os.path.join(ROOT, "compat-tests", "java", "workloads", "src", "samsa", "workloads",
+                                                "StreamsApp.java")],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if done.returncode != 0:
+                raise Failure("javac StreamsApp.java (jars in %s): %s" % (self.workload_libs, done.stdout[-1500:]))
+            with open(os.path.join(self.workdir, "streams-log4j2.properties"), "w") as f:
+                f.write("status = warn\nappender.file.type = File\nappender.file.name = FILE\n"
+                        "appender.file.fileName = ${sys:streams.log}\nappender.file.layout.type = PatternLayout\n"
+                        "appender.file.layout.pattern = [%d] %p [%t] %m (%c)%n\n"
+                        "rootLogger.level = INFO\nrootLogger.appenderRef.file.ref = FILE\n")
+            self.streams_classes = classes
+        log4j = os.path.join(self.workdir, "streams-log4j2.properties")
+        argv = ["java", "-Xmx256m", "-Dlog4j2.configurationFile=" + log4j,
+                "-Dstreams.log=" + os.path.join(self.workdir, name + ".log"),
+                "-cp", self.streams_classes + ":" + os.path.join(self.workload_libs, "*"),
+                "samsa.workloads.StreamsApp", self.b, app_id, prefix, state_dir, "streams"]
+        return self.start_process(name, argv)
 
     def stop_background(self):
         for proc in self.background:
@@ -703,11 +741,320 @@ def t_groups_consumer_protocol_describe(c):
         row["CURRENT-EPOCH"])
 
 
-@test("groups.streams-list")
-def t_groups_streams(c):
-    res = c.run("kafka-streams-groups.sh", "--bootstrap-server", c.b, "--list")
-    expect(res.lines == [], res.brief())
-    return "no streams groups"
+# kafka-streams-groups (KIP-1071): Kafka Streams applications with group.protocol=streams
+
+STREAMS_PREFIX = "kt-streams"
+STREAMS_APP = STREAMS_PREFIX + "-app"  # the application.id, which is the group's id
+STREAMS_INPUT = STREAMS_PREFIX + "-input"
+# StreamsApp's internal topics: groupByKey's repartition topic and its two stores' changelogs.
+STREAMS_REPARTITION = STREAMS_APP + "-by-user-repartition"
+STREAMS_INTERNAL = sorted([STREAMS_REPARTITION, STREAMS_APP + "-totals-changelog",
+                           STREAMS_APP + "-windowed-changelog"])
+STREAMS_RECORDS = 30
+STREAMS_TASKS = re.compile(r"(?<![\w-])((?:TARGET-)?(?:ACTIVE|STANDBY|WARMUP)): ((?:\S+:\[[\d,]*\]; )+)")
+
+
+def streams_groups(c, *args, ok=True):
+    return c.run("kafka-streams-groups.sh", "--bootstrap-server", c.b, *args, ok=ok)
+
+
+def streams_setup(c):
+    """The application's topics (3 partitions each) and its input: 30 keyed records, which the
+    default partitioner places alike on both brokers. {partition: records}."""
+    if c.streams_input is None:
+        for t in (STREAMS_INPUT, STREAMS_PREFIX + "-totals", STREAMS_PREFIX + "-windowed"):
+            c.create_topic(t, 3)
+        c.produce(STREAMS_INPUT, ["r%d:user%d" % (i, i % 7) for i in range(STREAMS_RECORDS)],
+                  "parse.key=true", "key.separator=:")
+        ends = c.offsets(STREAMS_INPUT)
+        expect(sum(ends.values()) == STREAMS_RECORDS and all(ends.values()), "input offsets %s" % ends)
+        c.streams_input = ends
+    return c.streams_input
+
+
+def streams_start(c, instance):
+    """Instance `instance` of the application, with a state directory of its own."""
+    return c.streams_app("streams-app-%s" % instance, STREAMS_APP, STREAMS_PREFIX,
+                         os.path.join(c.workdir, "streams-state-%s" % instance))
+
+
+def streams_stop(c, proc):
+    """SIGTERM to the application's pid: Kafka Streams closes, its member leaves the group."""
+    os.kill(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(90)
+    except subprocess.TimeoutExpired:
+        raise Failure("the application (pid %d) did not stop within 90 s; see %s" % (proc.pid, proc.out_path))
+
+
+def streams_running(procs):
+    """A check for wait_for: every instance has printed STATE RUNNING (Failure once one exited)."""
+    def check():
+        for p in procs:
+            if p.poll() is not None:
+                raise Failure("the application exited (%s); see %s" % (p.returncode, p.out_path))
+            with open(p.out_path) as f:
+                if "STATE RUNNING" not in f.read():
+                    return False
+        return True
+    return check
+
+
+def raise_failure(message):
+    raise Failure(message)
+
+
+def streams_internal_gone(c):
+    """A check for wait_for: kafka-topics --list shows none of the internal topics."""
+    res = c.run("kafka-topics.sh", "--bootstrap-server", c.b, "--list")
+    left = [t for t in STREAMS_INTERNAL if t in res.lines]
+    return not left or raise_failure("internal topics left: %s" % left)
+
+
+def streams_listed(c):
+    """{group: state} from kafka-streams-groups --list --state."""
+    res = streams_groups(c, "--list", "--state")
+    return {r["GROUP"]: r["STATE"] for r in table(res, "GROUP")}
+
+
+def streams_members(res):
+    """The rows of --describe --members [--verbose]: the columns before ASSIGNMENTS, and
+    `tasks`: {kind: {subtopology: [partitions]}} for ACTIVE, STANDBY, WARMUP and the TARGET-
+    ones (--verbose)."""
+    lines = res.out.splitlines()
+    start = [i for i, l in enumerate(lines) if l.split()[:1] == ["GROUP"]]
+    expect(len(start) == 1, "no members table: " + res.brief())
+    header = lines[start[0]].split()
+    rows = []
+    for line in lines[start[0] + 1:]:
+        if not line.strip():
+            break
+        cells = line.split(None, len(header) - 1)
+        row = dict(zip(header[:-1], cells))
+        rest = cells[len(header) - 1] + " " if len(cells) == len(header) else ""
+        row["tasks"] = {}
+        for kind, items in STREAMS_TASKS.findall(rest):
+            row["tasks"][kind] = {s: [int(p) for p in ps.split(",") if p]
+                                  for s, ps in re.findall(r"(\S+?):\[([\d,]*)\];", items)}
+        rows.append(row)
+    return rows
+
+
+def streams_task_set(tasks):
+    return sorted((s, p) for s, ps in tasks.items() for p in ps)
+
+
+def streams_offset_errors(res):
+    """--delete-offsets' rows of the input that failed: {partition: exception: message}."""
+    found = re.findall(r"^%s +(\d+) +Error: org\.apache\.kafka\.common\.errors\.(.*?)\s*$" % STREAMS_INPUT,
+                       res.out, re.M)
+    return {int(p): e for p, e in found}
+
+
+def streams_offsets(c, *extra):
+    """The rows of --describe [--verbose]: {(topic, partition): row}."""
+    res = streams_groups(c, "--describe", "--group", STREAMS_APP, *extra)
+    return {(r["TOPIC"], int(r["PARTITION"])): r for r in table(res, "GROUP")}, res
+
+
+def streams_reset(c, *how):
+    """kafka-streams-groups --reset-offsets: {(topic, partition): new offset}."""
+    res = streams_groups(c, "--reset-offsets", "--group", STREAMS_APP, *how)
+    return {(r["TOPIC"], int(r["PARTITION"])): int(r["NEW-OFFSET"]) for r in table(res, "GROUP")}, res
+
+
+@test("groups.streams-list", quick=True)
+def t_groups_streams_list(c):
+    streams_setup(c)
+    app = streams_start(c, "list")
+    wait_for("the application RUNNING", streams_running([app]))
+    wait_for("the group Stable", lambda: streams_listed(c).get(STREAMS_APP) == "Stable")
+    res = streams_groups(c, "--list")
+    expect(res.lines == [STREAMS_APP], res.brief())
+    res = streams_groups(c, "--list", "--state", "Stable,Empty")
+    expect(table(res, "GROUP") == [{"GROUP": STREAMS_APP, "STATE": "Stable"}], res.brief())
+    res = streams_groups(c, "--list", "--state", "Empty")
+    expect(table(res, "GROUP") == [], res.brief())
+    res = c.run("kafka-groups.sh", "--bootstrap-server", c.b, "--list")
+    expect({"GROUP": STREAMS_APP, "TYPE": "Streams", "PROTOCOL": "streams"} in table(res, "GROUP"), res.brief())
+    streams_stop(c, app)
+    wait_for("the group Empty", lambda: streams_listed(c).get(STREAMS_APP) == "Empty")
+    return "a Streams application running: --list, --list --state Stable; kafka-groups: Streams; stopped: Empty"
+
+
+@test("groups.streams-describe")
+def t_groups_streams_describe(c):
+    ends = streams_setup(c)
+    # One standby replica per stateful task (a group config of KIP-1071), two instances.
+    res = c.run("kafka-configs.sh", "--bootstrap-server", c.b, "--entity-type", "groups", "--entity-name",
+                STREAMS_APP, "--alter", "--add-config", "streams.num.standby.replicas=1")
+    expect("Completed updating config for group %s." % STREAMS_APP in res.out, res.brief())
+    apps = [streams_start(c, "a"), streams_start(c, "b")]
+    wait_for("both instances RUNNING", streams_running(apps))
+
+    def settled():
+        streams_running(apps)()
+        res = streams_groups(c, "--describe", "--group", STREAMS_APP, "--members", "--verbose")
+        rows = streams_members(res)
+        epochs = {r["TARGET-ASSIGNMENT-EPOCH"] for r in rows} | {r["MEMBER-EPOCH"] for r in rows}
+        same = all(r["tasks"].get(k) == r["tasks"].get("TARGET-" + k) for r in rows
+                   for k in ("ACTIVE", "STANDBY", "WARMUP"))
+        return len(rows) == 2 and len(epochs) == 1 and same and (rows, res)
+    rows, res = wait_for("two members at the target assignment", settled)
+    # Subtopology 0 reads the input, subtopology 1 the repartition topic and holds the stores:
+    # six active tasks in all, three stateful ones with one standby each, on the other member.
+    expect({r["MEMBER-PROTOCOL"] for r in rows} == {"streams"} and len({r["PROCESS"] for r in rows}) == 2,
+           res.brief())
+    active = sorted(t for r in rows for t in streams_task_set(r["tasks"].get("ACTIVE", {})))
+    standby = sorted(t for r in rows for t in streams_task_set(r["tasks"].get("STANDBY", {})))
+    expect(active == sorted((s, p) for s in ("0", "1") for p in range(3)),
+           "active tasks %s: %s" % (active, res.brief()))
+    expect(standby == [("1", p) for p in range(3)], "standby tasks %s: %s" % (standby, res.brief()))
+    for r in rows:
+        expect(not set(streams_task_set(r["tasks"].get("ACTIVE", {}))) & set(
+            streams_task_set(r["tasks"].get("STANDBY", {}))), "a task active and standby on one member: " + res.brief())
+        expect(len(streams_task_set(r["tasks"].get("ACTIVE", {}))) == 3, "unbalanced: " + res.brief())
+        expect(r["PROCESS"] in r["CLIENT-ID"], res.brief())
+    epoch = rows[0]["MEMBER-EPOCH"]
+    res = streams_groups(c, "--describe", "--group", STREAMS_APP, "--members")
+    plain = streams_members(res)
+    expect(sorted((r["MEMBER"], r["PROCESS"], r["CLIENT-ID"], str(r["tasks"])) for r in plain) == sorted(
+        (r["MEMBER"], r["PROCESS"], r["CLIENT-ID"], str({k: v for k, v in r["tasks"].items() if "TARGET" not in k}))
+        for r in rows), res.brief())
+    res = streams_groups(c, "--describe", "--group", STREAMS_APP, "--state")
+    st = table(res, "GROUP")
+    expect(len(st) == 1 and st[0]["STATE"] == "Stable" and st[0]["#MEMBERS"] == "2" and st[0]["ASSIGNOR"] == "sticky",
+           res.brief())
+    res = streams_groups(c, "--describe", "--group", STREAMS_APP, "--state", "--verbose")
+    st = table(res, "GROUP")[0]
+    expect(st["GROUP-EPOCH"] == st["TARGET-ASSIGNMENT-EPOCH"] == epoch, res.brief())
+
+    # Offsets: the input's and the repartition topic's partitions, all consumed (lag 0).
+    def caught_up():
+        rows, res = streams_offsets(c, "--verbose")
+        return all(r["OFFSET-LAG"] == "0" for r in rows.values()) and (rows, res)
+    offsets, res = wait_for("lag 0 everywhere", caught_up)
+    expect(sorted(offsets) == sorted((t, p) for t in (STREAMS_INPUT, STREAMS_REPARTITION) for p in range(3)),
+           res.brief())
+    for p, end in ends.items():
+        r = offsets[(STREAMS_INPUT, p)]
+        expect(r["CURRENT-OFFSET"] == r["LOG-END-OFFSET"] == str(end), "input partition %d: %s" % (p, res.brief()))
+    for how in ([], ["--offsets"]):
+        plain, res = streams_offsets(c, *how)
+        expect({k: r["OFFSET-LAG"] for k, r in plain.items()} == {k: "0" for k in offsets}, res.brief())
+
+    # A live group is neither reset nor deleted.
+    res = streams_groups(c, "--reset-offsets", "--group", STREAMS_APP, "--all-input-topics", "--to-earliest",
+                         "--execute")
+    expect("Assignments can only be reset if the group '%s' is inactive, but the current state is Stable."
+           % STREAMS_APP in res.out, res.brief())
+    res = streams_groups(c, "--delete", "--group", STREAMS_APP)
+    expect("* Group '%s' could not be deleted due to: org.apache.kafka.common.errors.GroupNotEmptyException: "
+           "Streams group '%s' is not EMPTY." % (STREAMS_APP, STREAMS_APP) in res.out, res.brief())
+
+    res = streams_groups(c, "--delete-offsets", "--group", STREAMS_APP, "--input-topic", STREAMS_INPUT)
+    expect("Error: Encountered some partition-level error, see the follow-up details." in res.out
+           and streams_offset_errors(res) == {p: "GroupSubscribedToTopicException: Deleting offsets of a topic is "
+                                              "forbidden while the consumer group is actively subscribed to it."
+                                              for p in range(3)}, res.brief())
+    # No topology description plugin on either broker.
+    res = streams_groups(c, "--describe", "--group", STREAMS_APP, "--topology", ok=False)
+    expect(res.rc == 1 and "Error: No topology description is stored for streams group '%s'." % STREAMS_APP
+           in res.out, res.brief())
+
+    for app in apps:
+        streams_stop(c, app)
+    wait_for("the group Empty", lambda: streams_listed(c).get(STREAMS_APP) == "Empty")
+    # Without members, --describe (offsets) and --members print nothing.
+    for how in ([], ["--members"]):
+        res = streams_groups(c, "--describe", "--group", STREAMS_APP, *how)
+        expect(res.lines == [], res.brief())
+    res = streams_groups(c, "--describe", "--group", STREAMS_APP, "--state")
+    st = table(res, "GROUP")
+    expect("has no active members." in res.out and len(st) == 1 and st[0]["STATE"] == "Empty"
+           and st[0]["#MEMBERS"] == "0", res.brief())
+    return ("two instances, one standby replica: 2 members of 2 processes, 3 active tasks each, 3 standby; "
+            "Stable at epoch %s, sticky; lag 0 on %d partitions; reset and delete refused; stopped: Empty"
+            % (epoch, len(offsets)))
+
+
+@test("groups.streams-reset-offsets")
+def t_groups_streams_reset(c):
+    ends = {(STREAMS_INPUT, p): e for p, e in streams_setup(c).items()}
+    got, res = streams_reset(c, "--all-input-topics", "--to-earliest", "--dry-run")
+    expect(got == {k: 0 for k in ends}, "--to-earliest --dry-run: " + res.brief())
+    got, res = streams_reset(c, "--input-topic", STREAMS_INPUT, "--to-current", "--dry-run")
+    expect(got == ends, "the dry run changed offsets: " + res.brief())
+    got, res = streams_reset(c, "--input-topic", STREAMS_INPUT + ":1", "--to-offset", 1, "--execute")
+    expect(got == {(STREAMS_INPUT, 1): 1}, "--to-offset 1 on partition 1: " + res.brief())
+    got, res = streams_reset(c, "--input-topic", STREAMS_INPUT + ":0", "--shift-by", -2, "--execute")
+    expect(got == {(STREAMS_INPUT, 0): ends[(STREAMS_INPUT, 0)] - 2}, "--shift-by -2 on partition 0: " + res.brief())
+    got, res = streams_reset(c, "--all-input-topics", "--to-current", "--dry-run")
+    moved = {**ends, (STREAMS_INPUT, 1): 1, (STREAMS_INPUT, 0): ends[(STREAMS_INPUT, 0)] - 2}
+    expect(got == moved, "after --to-offset and --shift-by: " + res.brief())
+    got, res = streams_reset(c, "--all-input-topics", "--to-latest", "--dry-run")
+    expect(got == ends, "--to-latest --dry-run: " + res.brief())
+    # Every record is younger than 2000: the first offsets (ListOffsets by timestamp).
+    got, res = streams_reset(c, "--all-input-topics", "--to-datetime", "2000-01-01T00:00:00.000", "--dry-run")
+    expect(got == {k: 0 for k in ends}, "--to-datetime --dry-run: " + res.brief())
+    res = streams_groups(c, "--reset-offsets", "--group", STREAMS_APP, "--all-input-topics", "--to-current",
+                         "--dry-run", "--export")
+    expect(sorted(res.lines) == sorted("%s,%d,%d" % (t, p, o) for (t, p), o in moved.items()), res.brief())
+    # --execute with --delete-all-internal-topics: the offsets go back to the start, and the
+    # repartition and changelog topics are deleted, as an application reset wants.
+    got, res = streams_reset(c, "--all-input-topics", "--to-earliest", "--execute", "--delete-all-internal-topics")
+    expect(got == {k: 0 for k in ends}, "--to-earliest --execute: " + res.brief())
+
+    wait_for("the internal topics deleted", lambda: streams_internal_gone(c))
+    # The application started again reprocesses its input from the start, its internal topics
+    # made anew (a fresh state directory, as after a reset).
+    app = streams_start(c, "after-reset")
+    wait_for("the application RUNNING", streams_running([app]))
+
+    def caught_up():
+        rows, res = streams_offsets(c, "--verbose")
+        done = {k: int(r["CURRENT-OFFSET"]) for k, r in rows.items() if k[0] == STREAMS_INPUT
+                and r["CURRENT-OFFSET"] != "-"}
+        return done == ends and all(r["OFFSET-LAG"] == "0" for r in rows.values()) and rows
+    rows = wait_for("the input reprocessed", caught_up)
+    res = c.run("kafka-topics.sh", "--bootstrap-server", c.b, "--list")
+    expect(all(t in res.lines for t in STREAMS_INTERNAL), "internal topics: " + res.brief())
+    streams_stop(c, app)
+    wait_for("the group Empty", lambda: streams_listed(c).get(STREAMS_APP) == "Empty")
+    return ("dry runs (--to-earliest, --to-current, --to-latest, --to-datetime, --export), --to-offset and "
+            "--shift-by on one partition each, --to-earliest --execute with --delete-all-internal-topics; "
+            "restarted, the application reprocessed its %d records" % STREAMS_RECORDS)
+
+
+@test("groups.streams-delete")
+def t_groups_streams_delete(c):
+    res = streams_groups(c, "--delete-offsets", "--group", STREAMS_APP, "--input-topic", STREAMS_INPUT)
+    expect("Request succeeded for deleting offsets from group %s." % STREAMS_APP in res.out, res.brief())
+    rows = table(res, "TOPIC")
+    expect(sorted((r["TOPIC"], r["PARTITION"], r["STATUS"]) for r in rows) ==
+           [(STREAMS_INPUT, str(p), "Successful") for p in range(3)], res.brief())
+    got, res = streams_reset(c, "--all-input-topics", "--to-current", "--dry-run")
+    expect(got == {}, "offsets left on the input: " + res.brief())
+    res = streams_groups(c, "--delete", "--group", STREAMS_APP, "--delete-all-internal-topics")
+    expect("Deletion of requested streams groups ('%s') was successful." % STREAMS_APP in res.out
+           and "Deletion of associated internal topics of the streams groups ('%s') was successful." % STREAMS_APP
+           in res.out, res.brief())
+
+    wait_for("the internal topics deleted", lambda: streams_internal_gone(c))
+    res = streams_groups(c, "--list")
+    expect(STREAMS_APP not in res.lines, res.brief())
+    res = streams_groups(c, "--delete", "--group", STREAMS_APP)
+    expect("* Group '%s' could not be deleted due to: java.lang.IllegalArgumentException: Group '%s' does not "
+           "exist or is not a streams group." % (STREAMS_APP, STREAMS_APP) in res.out, res.brief())
+    res = streams_groups(c, "--describe", "--group", STREAMS_APP, ok=False)
+    expect("GroupIdNotFoundException: Group %s not found." % STREAMS_APP in res.out, res.brief())
+    got, res = streams_reset(c, "--input-topic", STREAMS_INPUT, "--to-earliest", "--execute")
+    expect(got == {} and "Error: One or more topics are not part of the group '%s'." % STREAMS_APP in res.out,
+           res.brief())
+    res = streams_groups(c, "--delete-offsets", "--group", STREAMS_APP, "--input-topic", STREAMS_INPUT)
+    expect("Error: The group id does not exist." in res.out and streams_offset_errors(res) == {
+        p: "GroupIdNotFoundException: The group id does not exist." for p in range(3)}, res.brief())
+    return "offsets of the input deleted; the group and its 3 internal topics deleted; again: no such group"
 
 
 # kafka-share-groups, kafka-console-share-consumer
@@ -1274,7 +1621,10 @@ def main():
     p.add_argument("--cluster", type=int, default=1)
     p.add_argument("--kafka", action="store_true", help="against the reference Kafka 4.4 instead of Samsa")
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--only", help="comma-separated test names (prefixes: groups.)")
+    p.add_argument("--only", help="comma-separated test names, or prefixes: groups. (ending in '.') or "
+                   "groups.streams (groups.streams-*)")
+    p.add_argument("--workload-libs", default=os.path.join(ROOT, ".tools", "kafka-workloads-" + VERSION, "libs"),
+                   help="Kafka Streams' jars (kafka-workloads.sh copies them) for the groups.streams-* tests")
     p.add_argument("--plain-jvm", action="store_true", help="the tools' JVMs with Kafka's scripts' default flags")
     args = p.parse_args()
 
@@ -1290,7 +1640,8 @@ def main():
     tests = [t for t in TESTS if (nodes > 1 or not t[3]) and (t[2] or not args.quick)]
     if args.only:
         wanted = [w.strip() for w in args.only.split(",") if w.strip()]
-        tests = [t for t in tests if any(t[0] == w or (w.endswith(".") and t[0].startswith(w)) for w in wanted)]
+        tests = [t for t in tests if any(t[0] == w or (w.endswith(".") and t[0].startswith(w))
+                                         or t[0].startswith(w + "-") for w in wanted)]
 
     home = subprocess.run([sys.executable, REFERENCE, "bin"], check=True, stdout=subprocess.PIPE,
                           text=True).stdout.strip().splitlines()[-1]
@@ -1315,7 +1666,7 @@ def main():
             cds = make_cds_archive(home, env, workdir, target.bootstrap)
             if cds:
                 env["KAFKA_OPTS"] = "-XX:SharedArchiveFile=" + cds + " -Xlog:cds=off -Xlog:cds+dynamic=off"
-        ctx = Ctx(target, home, workdir, env, args.quick)
+        ctx = Ctx(target, home, workdir, env, args.quick, args.workload_libs)
         logs = os.path.join(workdir, "tests")
         os.makedirs(logs, exist_ok=True)
         for name, fn, _, _ in tests:

@@ -359,6 +359,18 @@ impl StreamsGroup {
     pub fn topology(&self) -> Option<&Topology> {
         self.topology.as_ref()
     }
+    /// Whether OffsetDelete must refuse `topic` with GROUP_SUBSCRIBED_TO_TOPIC (Kafka 4.4's
+    /// `StreamsGroup.isSubscribedToTopic`): the group has members and its topology reads the
+    /// topic, as a source topic or a repartition source topic. An empty group reads nothing.
+    pub fn is_subscribed_to_topic(&self, topic: &str) -> bool {
+        !self.members.is_empty()
+            && self.topology.as_ref().is_some_and(|t| {
+                t.subtopologies.iter().any(|s| {
+                    s.source_topics.iter().any(|n| n == topic)
+                        || s.repartition_source_topics.iter().any(|r| r.name == topic)
+                })
+            })
+    }
     pub fn target_of(&self, member_id: &str) -> Option<&Tasks> {
         self.target.get(member_id)
     }

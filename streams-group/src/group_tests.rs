@@ -491,3 +491,37 @@ fn a_client_that_missed_an_answer_gets_its_tasks_again() {
     let (reply, _) = g.heartbeat(beat("m1", 2, &owned), &t, &s, 50).unwrap();
     assert_eq!(reply.tasks, None);
 }
+
+#[test]
+fn offsets_of_the_topics_it_reads_are_kept_while_the_group_has_members() {
+    let mut g = StreamsGroup::new("app");
+    let t = topics(&[("in", 2), ("app-r-repartition", 2)]);
+    let mut topo = topology(1);
+    topo.subtopologies.push(Subtopology {
+        id: "1".into(),
+        repartition_source_topics: vec![crate::TopicInfo {
+            name: "app-r-repartition".into(),
+            partitions: 2,
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    assert!(!g.is_subscribed_to_topic("in"), "no topology yet");
+    let hb = Heartbeat {
+        topology: Some(topo),
+        ..join("m1", "p1")
+    };
+    g.heartbeat(hb, &t, &settings(), 0).unwrap();
+    assert!(g.is_subscribed_to_topic("in"));
+    assert!(g.is_subscribed_to_topic("app-r-repartition"));
+    assert!(!g.is_subscribed_to_topic("out"));
+    // Once the last member left, the group (Empty) reads nothing: its offsets may go.
+    let leave = Heartbeat {
+        member_epoch: -1,
+        ..beat("m1", -1, &Tasks::default())
+    };
+    g.heartbeat(leave, &t, &settings(), 10).unwrap();
+    assert_eq!(g.state(), State::Empty);
+    assert!(g.topology().is_some());
+    assert!(!g.is_subscribed_to_topic("in"));
+}

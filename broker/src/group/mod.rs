@@ -1032,10 +1032,20 @@ impl GroupCoordinator {
         self.check_member_group(group_id)?;
         let group = self.group(group_id).ok_or(GroupError::GroupIdNotFound)?;
         let now = crate::util::now_ms();
-        // Before the classic group's lock: a consumer group's comes first (see `downgrade`).
+        // Before the classic group's lock: a consumer group's comes first (see `downgrade`), and
+        // a streams group's: the topics its topology reads while it has members.
         let consumer_topics: BTreeSet<String> = self
             .with_consumer_group(group_id, |c| {
                 c.subscribed_topics().map(String::from).collect()
+            })
+            .or_else(|| {
+                self.with_streams_group(group_id, |s| {
+                    topics
+                        .iter()
+                        .filter(|(t, _)| s.is_subscribed_to_topic(t))
+                        .map(|(t, _)| t.clone())
+                        .collect()
+                })
             })
             .unwrap_or_default();
         let (mut results, written) = {
@@ -1378,6 +1388,58 @@ impl GroupCoordinator {
 
     /// One expiry pass: tombstones expired offsets, and deletes empty groups left without
     /// offsets (Kafka's `cleanupGroupMetadata`). Returns (offsets expired, groups deleted).
+    /// A topic was deleted (Kafka's `onPartitionsDeleted`): the committed offsets of its
+    /// partitions go from every group this broker coordinates, tombstoned, so that a topic made
+    /// again under the name (a Streams application's repartition topic after a reset) is read
+    /// from where the consumer's reset policy says, not from the old topic's offsets. Nobody
+    /// waits for the writes. The number of offsets removed.
+    pub fn delete_topic_offsets(&self, node: &Node, topic: &str) -> usize {
+        let handles: Vec<GroupHandle> = self.groups.read().values().cloned().collect();
+        let now_ms = crate::util::now_ms();
+        let mut removed = 0;
+        for handle in handles {
+            let mut g = handle.lock();
+            if g.state() == GroupState::Dead || self.check_loaded(&g.group_id).is_err() {
+                continue;
+            }
+            let partitions: Vec<i32> = g
+                .offsets
+                .iter()
+                .filter(|(t, _, _)| *t == topic)
+                .map(|(_, p, _)| p)
+                .collect();
+            if partitions.is_empty() {
+                continue;
+            }
+            let records: Vec<CoordinatorRecord> = partitions
+                .iter()
+                .map(|p| CoordinatorRecord::offset_tombstone(&g.group_id, topic, *p))
+                .collect();
+            let group_id = g.group_id.clone();
+            match self.append(node, &group_id, &records, now_ms) {
+                Ok(written) => drop(written),
+                Err(e) => {
+                    tracing::warn!(group = %group_id, topic, "cannot delete a deleted topic's offsets: {e}");
+                    continue;
+                }
+            }
+            let before = g.bytes();
+            for p in &partitions {
+                g.offsets.remove(topic, *p);
+            }
+            self.account(before, g.bytes());
+            removed += partitions.len();
+        }
+        if removed > 0 {
+            tracing::info!(
+                topic,
+                offsets = removed,
+                "deleted the committed offsets of a deleted topic"
+            );
+        }
+        removed
+    }
+
     pub fn expire_offsets(&self, node: &Node, now_ms: i64, retention_ms: i64) -> (usize, usize) {
         let handles: Vec<GroupHandle> = self.groups.read().values().cloned().collect();
         let (mut offsets_expired, mut groups_deleted) = (0, 0);

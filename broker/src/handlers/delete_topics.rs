@@ -116,13 +116,17 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResp
             Some(t) => {
                 r.name = Some(TopicName(StrBytes::from_string(t.name.clone())));
                 r.topic_id = t.id;
-                node.topics.delete(&t.name).map(|_| ()).map_err(|e| {
+                let deleted = node.topics.delete(&t.name).map(|_| ()).map_err(|e| {
                     (
                         ResponseError::try_from_code(e.code())
                             .unwrap_or(ResponseError::UnknownServerError),
                         e.to_string(),
                     )
-                })
+                });
+                if deleted.is_ok() {
+                    ctx.groups().delete_topic_offsets(node, &t.name);
+                }
+                deleted
             }
         };
         if let Err((code, message)) = result {

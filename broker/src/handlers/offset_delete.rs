@@ -1,6 +1,7 @@
 //! OffsetDelete: removes a group's committed offsets for some partitions (KIP-496). Allowed
 //! for an empty group, or for a consumer group on topics it no longer subscribes to (those
-//! it does get GROUP_SUBSCRIBED_TO_TOPIC); a group with members of another protocol type
+//! it does get GROUP_SUBSCRIBED_TO_TOPIC; a streams group with members, the source and
+//! repartition source topics of its topology, as Kafka 4.4); a group with members of another protocol type
 //! gets NON_EMPTY_GROUP. Partitions of unknown topics get UNKNOWN_TOPIC_OR_PARTITION. ACLs:
 //! DELETE on the group (GROUP_AUTHORIZATION_FAILED) and READ on each topic
 //! (TOPIC_AUTHORIZATION_FAILED).

@@ -2,10 +2,11 @@
 //! epochs, topology (as configured against the topics once nothing is missing, with the internal
 //! topics' partition counts; as its members sent it before) and members (epochs, process, endpoint,
 //! client tags, the task offsets they last reported, current and target tasks); v1 adds the
-//! assignor's name and the topology description, which Samsa does not store (no description plugin:
-//! NOT_STORED when asked for, as Kafka without one). A group id that is not a streams group here is
-//! GROUP_ID_NOT_FOUND ("Group g is not a streams group." when another kind of group has it,
-//! "Streams group g not found." otherwise), as Kafka answers. ACLs: DESCRIBE on each group.
+//! assignor's name and the topology description, which Samsa does not store (no description
+//! plugin: NOT_STORED when asked for, as Kafka without one). A group id that is not a streams
+//! group here is GROUP_ID_NOT_FOUND ("Group g is not a streams group." when another kind of
+//! group has it, "Group g not found." otherwise), as Kafka answers. ACLs: DESCRIBE on
+//! each group.
 
 use kafka_protocol::ResponseError;
 use samsa_protocol::streams::{
@@ -61,6 +62,16 @@ fn task_offsets(m: &std::collections::BTreeMap<(String, i32), i64>) -> Vec<TaskO
             offset: *o,
         })
         .collect()
+}
+
+/// GROUP_ID_NOT_FOUND's message for `group_id`: `other` when another kind of group has the id.
+/// Kafka's describe says "Group g not found." (its heartbeat, "Streams group g not found.").
+fn not_found_message(group_id: &str, other: bool) -> String {
+    if other {
+        format!("Group {group_id} is not a streams group.")
+    } else {
+        format!("Group {group_id} not found.")
+    }
 }
 
 pub fn handle(ctx: &Ctx<'_>, req: StreamsGroupDescribeRequest) -> StreamsGroupDescribeResponse {
@@ -226,14 +237,29 @@ pub fn handle(ctx: &Ctx<'_>, req: StreamsGroupDescribeRequest) -> StreamsGroupDe
             let other = ctx.groups().exists(group_id)
                 || ctx.groups().is_consumer_group(group_id)
                 || ctx.shares().has_group(group_id);
-            let message = if other {
-                format!("Group {group_id} is not a streams group.")
-            } else {
-                format!("Streams group {group_id} not found.")
-            };
-            refuse(&mut d, ResponseError::GroupIdNotFound, Some(message));
+            refuse(
+                &mut d,
+                ResponseError::GroupIdNotFound,
+                Some(not_found_message(group_id, other)),
+            );
         }
         resp.groups.push(d);
     }
     resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::not_found_message;
+
+    #[test]
+    fn not_found_messages_are_kafkas() {
+        // kafka-streams-groups --describe of a deleted group prints Kafka 4.4's
+        // "GroupIdNotFoundException: Group g not found."
+        assert_eq!(not_found_message("g", false), "Group g not found.");
+        assert_eq!(
+            not_found_message("g", true),
+            "Group g is not a streams group."
+        );
+    }
 }
