@@ -1322,3 +1322,7 @@ fn check_tasks(configured: &ConfiguredTopology, owned: &Tasks) -> Result<(), Hea
 #[cfg(test)]
 #[path = "group_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "group_more_tests.rs"]
+mod more_tests;
