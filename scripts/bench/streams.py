@@ -62,6 +62,8 @@ class Java:
     def __init__(self, libs, classes, work):
         self.cp = classes + ":" + os.path.join(libs, "*")
         self.work = work
+        # The workloads' records carry timestamps from this base (Workload.BASE_TS).
+        self.env = dict(os.environ, WORKLOAD_BASE_TS=str(int(time.time()) // 10 * 10000))
         self.log4j = os.path.join(work, "log4j2.properties")
         with open(self.log4j, "w") as f:
             f.write("status = warn\nappender.file.type = File\nappender.file.name = FILE\n"
@@ -76,8 +78,10 @@ class Java:
                     str(a) for a in args]
 
     def tool(self, *args):
-        subprocess.run(self.cmd("tools", "samsa.workloads.Workload", *args), check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out = os.path.join(self.work, "tools.out")
+        with open(out, "a") as f:
+            subprocess.run(self.cmd("tools", "samsa.workloads.Workload", *args), check=True,
+                           stdout=f, stderr=subprocess.STDOUT, env=self.env)
 
 
 def one_round(java, broker, protocol, app_id, partitions, work):
@@ -95,7 +99,7 @@ def one_round(java, broker, protocol, app_id, partitions, work):
             procs.append(subprocess.Popen(
                 java.cmd(f"{app_id}-{i}", "samsa.workloads.StreamsApp", broker.bootstrap, app_id, prefix,
                          os.path.join(work, f"{app_id}-state-{i}"), protocol),
-                stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+                stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=java.env))
     running = [None] * INSTANCES
     try:
         deadline = started + 120
@@ -197,7 +201,8 @@ def main():
             r = ratio(p)
             print(f"SBENCH-RATIO protocol={p} of=kafka-4.4 all_running={'-' if r is None else f'{r:.2f}'}",
                   flush=True)
-    if args.no_write:
+    if args.no_write or failed:
+        # A failed round leaves the section as it was: its figures would be partial.
         return 1 if failed else 0
     took = time.time() - started
     lines = [

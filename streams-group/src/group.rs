@@ -191,13 +191,13 @@ impl Member {
             && self.client_tags == o.client_tags
     }
 
-    /// What the assignment depends on changed (Kafka's `hasEpochRelevantMemberConfigChanged`).
+    /// What the assignment depends on changed (Kafka's `hasEpochRelevantMemberConfigChanged`:
+    /// topology epoch, rack, client tags, process).
     fn epoch_relevant_change(&self, o: &Member) -> bool {
-        self.rack_id != o.rack_id
-            || self.process_id != o.process_id
+        self.topology_epoch != o.topology_epoch
+            || self.rack_id != o.rack_id
             || self.client_tags != o.client_tags
-            || self.topology_epoch != o.topology_epoch
-            || self.instance_id != o.instance_id
+            || self.process_id != o.process_id
     }
 
     fn bytes(&self) -> usize {

@@ -487,3 +487,40 @@ fn the_invariants_check_catches_a_task_active_twice() {
     }
     copy.loaded(&t, &s, 10);
 }
+
+#[test]
+fn a_rejoin_with_another_topology_epoch_moves_the_group_epoch() {
+    let t = topics(&[("in", 2)]);
+    let s = settings();
+    let mut g = StreamsGroup::new("app");
+    g.heartbeat(join("m1", "p1"), &t, &s, 0).unwrap();
+    let mut older = join("m1", "p1");
+    older.topology = Some(Topology {
+        epoch: 0,
+        ..topology()
+    });
+    let (r, records) = g.heartbeat(older, &t, &s, 10).unwrap();
+    assert!(bumped(&records));
+    assert_eq!(r.status[0].status, Status::StaleTopology);
+}
+
+#[test]
+fn each_byte_of_a_members_strings_is_counted_once() {
+    let t = topics(&[("in", 2)]);
+    let s = settings();
+    let size = |client_id: &str, process: &str| {
+        let mut g = StreamsGroup::new("app");
+        let mut j = join("m1", process);
+        j.client_id = client_id.into();
+        j.client_host = format!("/{client_id}");
+        g.heartbeat(j, &t, &s, 0).unwrap();
+        g.bytes()
+    };
+    let base = size("c", "p");
+    assert_eq!(
+        size(&"c".repeat(101), "p"),
+        base + 2 * 100,
+        "client id and host"
+    );
+    assert_eq!(size("c", &"p".repeat(51)), base + 50, "process id");
+}
