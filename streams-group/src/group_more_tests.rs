@@ -524,3 +524,82 @@ fn each_byte_of_a_members_strings_is_counted_once() {
     );
     assert_eq!(size("c", &"p".repeat(51)), base + 50, "process id");
 }
+
+#[test]
+fn a_member_in_an_unknown_state_must_come_back_empty_handed() {
+    let t = topics(&[("in", 2)]);
+    let s = settings();
+    let mut g = StreamsGroup::new("app");
+    let (_, mut records) = g.heartbeat(join("m1", "p1"), &t, &s, 0).unwrap();
+    // A state this version does not know (a newer coordinator wrote it).
+    let mut c = g.member("m1").unwrap().current.clone();
+    c.state = MemberState::Unknown;
+    records.push(Record::CurrentAssignment("m1".into(), Some(c)));
+    let mut copy = StreamsGroup::new("app");
+    for r in records {
+        copy.replay(r);
+    }
+    copy.loaded(&t, &s, 10);
+    let o = owned(&g, "m1");
+    assert!(matches!(
+        copy.heartbeat(beat("m1", 2, &o), &t, &s, 20),
+        Err(HeartbeatError::FencedMemberEpoch(_))
+    ));
+    let (r, _) = copy
+        .heartbeat(beat("m1", 2, &Tasks::default()), &t, &s, 30)
+        .unwrap();
+    assert_eq!(r.member_epoch, 2);
+    assert_eq!(r.tasks.unwrap().active["0"].len(), 2);
+}
+
+#[test]
+fn a_static_member_back_on_another_process_moves_the_epoch() {
+    let t = topics(&[("in", 2)]);
+    let s = settings();
+    let mut g = StreamsGroup::new("app");
+    let mut j = join("m1", "p1");
+    j.instance_id = Some("i1".into());
+    g.heartbeat(j, &t, &s, 0).unwrap();
+    let mut leave = beat("m1", -2, &Tasks::default());
+    leave.instance_id = Some("i1".into());
+    g.heartbeat(leave, &t, &s, 10).unwrap();
+    let epoch = g.group_epoch();
+    let mut back = join("m2", "p2");
+    back.instance_id = Some("i1".into());
+    let (_, records) = g.heartbeat(back, &t, &s, 20).unwrap();
+    assert!(bumped(&records));
+    assert_eq!(g.group_epoch(), epoch + 1);
+}
+
+#[test]
+fn a_member_waiting_for_the_next_target_keeps_its_tasks() {
+    let t = topics(&[("in", 2)]);
+    let s = Settings {
+        assignment_interval_ms: 1_000,
+        ..settings()
+    };
+    let mut g = StreamsGroup::new("app");
+    g.heartbeat(join("m1", "p1"), &t, &s, 10_000).unwrap();
+    g.heartbeat(join("m2", "p2"), &t, &s, 10_100).unwrap();
+    let o = owned(&g, "m1");
+    let (r, _) = g.heartbeat(beat("m1", 2, &o), &t, &s, 10_200).unwrap();
+    assert_eq!(r.tasks, None, "nothing to revoke before the next target");
+    assert_eq!(owned(&g, "m1"), o);
+}
+
+#[test]
+#[should_panic(expected = "beyond the group's")]
+fn the_invariants_check_catches_a_member_ahead_of_the_group() {
+    let t = topics(&[("in", 2)]);
+    let s = settings();
+    let mut g = StreamsGroup::new("app");
+    let (_, mut records) = g.heartbeat(join("m1", "p1"), &t, &s, 0).unwrap();
+    let mut c = g.member("m1").unwrap().current.clone();
+    c.member_epoch = 99;
+    records.push(Record::CurrentAssignment("m1".into(), Some(c)));
+    let mut copy = StreamsGroup::new("app");
+    for r in records {
+        copy.replay(r);
+    }
+    copy.loaded(&t, &s, 10);
+}
