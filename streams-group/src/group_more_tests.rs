@@ -603,3 +603,20 @@ fn the_invariants_check_catches_a_member_ahead_of_the_group() {
     }
     copy.loaded(&t, &s, 10);
 }
+
+#[test]
+fn only_a_new_group_waits_for_the_initial_delay() {
+    let t = topics(&[("in", 2)]);
+    let s = Settings {
+        initial_rebalance_delay_ms: 3_000,
+        ..settings()
+    };
+    let mut g = StreamsGroup::new("app");
+    g.heartbeat(join("m1", "p1"), &t, &s, 1_000).unwrap();
+    g.tick(&s, 4_000);
+    assert_eq!(g.assignment_epoch(), g.group_epoch());
+    // A member joining the formed group is assigned at once, no delay.
+    let (r, _) = g.heartbeat(join("m2", "p2"), &t, &s, 5_000).unwrap();
+    assert!(r.status.is_empty(), "{:?}", r.status);
+    assert_eq!(g.assignment_epoch(), g.group_epoch());
+}
