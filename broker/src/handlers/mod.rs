@@ -70,6 +70,7 @@ pub mod share_group_heartbeat;
 pub mod streams_dispatch;
 pub mod streams_group_describe;
 pub mod streams_group_heartbeat;
+pub mod streams_group_topology_description_update;
 pub mod sync_group;
 pub mod txn_offset_commit;
 pub mod unregister_broker;

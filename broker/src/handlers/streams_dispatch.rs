@@ -1,10 +1,8 @@
-//! The streams group APIs (KIP-1071: StreamsGroupHeartbeat 88, StreamsGroupDescribe 89),
-//! whose keys `kafka-protocol` 0.18 does not know: the connection routes their frames here by
-//! key before the generic decoder (`samsa_protocol::streams` reads and writes them), and this
-//! builds the handler's [`Ctx`] from their header as for every other request.
-//! StreamsGroupTopologyDescriptionUpdate (93) is not advertised: it stores a topology
-//! description through a plugin, and Samsa has none (Kafka without one does not store them
-//! either; StreamsGroupDescribe answers NOT_STORED).
+//! The streams group APIs (KIP-1071: StreamsGroupHeartbeat 88, StreamsGroupDescribe 89,
+//! StreamsGroupTopologyDescriptionUpdate 93), whose keys `kafka-protocol` 0.18 does not know:
+//! the connection routes their frames here by key before the generic decoder
+//! (`samsa_protocol::streams` reads and writes them), and this builds the handler's [`Ctx`]
+//! from their header as for every other request.
 
 use std::rc::Rc;
 use std::sync::Arc;
@@ -16,13 +14,20 @@ use samsa_protocol::streams::{StreamsRequest, StreamsResponse};
 use samsa_protocol::Chunk;
 
 use super::ctx::{Connection, Ctx, Reply};
-use super::{streams_group_describe, streams_group_heartbeat};
+use super::{
+    streams_group_describe, streams_group_heartbeat, streams_group_topology_description_update,
+};
 use crate::broker::Broker;
 
 /// The streams APIs this broker serves, `(key, min, max)`, for ApiVersions.
-pub const SERVED: [(i16, i16, i16); 2] = [
+pub const SERVED: [(i16, i16, i16); 3] = [
     (samsa_protocol::streams::STREAMS_GROUP_HEARTBEAT, 0, 1),
     (samsa_protocol::streams::STREAMS_GROUP_DESCRIBE, 0, 1),
+    (
+        samsa_protocol::streams::STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE,
+        0,
+        0,
+    ),
 ];
 
 /// Whether a frame of `key` is one of the streams APIs served here.
@@ -58,11 +63,10 @@ pub async fn handle_frame(
         StreamsRequest::Describe(_, r) => {
             StreamsResponse::Describe(streams_group_describe::handle(&ctx, r))
         }
-        StreamsRequest::TopologyDescriptionUpdate(..) => {
-            return Err(format!(
-                "api key {} is not served (no topology description plugin)",
-                h.api_key
-            ))
+        StreamsRequest::TopologyDescriptionUpdate(_, r) => {
+            StreamsResponse::TopologyDescriptionUpdate(
+                streams_group_topology_description_update::handle(&ctx, r),
+            )
         }
     };
     let mut out = BytesMut::new();

@@ -12,6 +12,7 @@ import org.apache.kafka.common.message.ListGroupsRequestData;
 import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.message.StreamsGroupDescribeRequestData;
 import org.apache.kafka.common.message.StreamsGroupHeartbeatRequestData;
+import org.apache.kafka.common.message.StreamsGroupTopologyDescriptionUpdateRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 
 /**
@@ -635,6 +636,19 @@ final class StreamsGroupScenarios {
             describeAt(c, "several", node, c.version, describe(g, missing, classic, consumer));
             c.observe("none", Route.node(node), ApiKeys.STREAMS_GROUP_DESCRIBE, describe());
             ConsumerGroupScenarios.leaveQuietly(c, nc, cm);
+        }));
+        // A member pushes its topology's description (KIP-1331) to a broker without a
+        // description plugin: both answer that none is configured.
+        s.add(Scenario.of("streams-groups.topology-description-update", ApiKeys.STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE, 0, 0, c -> {
+            String t = c.topic();
+            c.createTopic(t, 1);
+            String g = c.name("group");
+            int node = prepare(c, g);
+            Member a = oneMember(c, node, g, t);
+            StreamsGroupTopologyDescriptionUpdateRequestData r = new StreamsGroupTopologyDescriptionUpdateRequestData()
+                .setGroupId(g).setMemberId(a.id).setTopologyEpoch(0);
+            c.observe("push", Route.node(node), ApiKeys.STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE, r);
+            leaveQuietly(c, node, a);
         }));
     }
 
