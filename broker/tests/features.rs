@@ -99,6 +99,7 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
             ("metadata.version".to_string(), 7, 25),
             ("group.version".to_string(), 0, 1),
             ("share.version".to_string(), 0, 2),
+            ("streams.version".to_string(), 0, 1),
             ("transaction.version".to_string(), 0, 2),
             ("kraft.version".to_string(), 0, 1)
         ]
@@ -110,6 +111,7 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
             ("metadata.version".to_string(), 25),
             ("group.version".to_string(), 1),
             ("share.version".to_string(), 2),
+            ("streams.version".to_string(), 1),
             ("transaction.version".to_string(), 2),
         ]
     );
@@ -124,6 +126,7 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
             ("metadata.version".to_string(), 24),
             ("group.version".to_string(), 1),
             ("share.version".to_string(), 2),
+            ("streams.version".to_string(), 1),
             ("transaction.version".to_string(), 2),
         ]
     );
@@ -148,6 +151,7 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
             ("metadata.version".to_string(), 25),
             ("group.version".to_string(), 1),
             ("share.version".to_string(), 2),
+            ("streams.version".to_string(), 1),
             ("transaction.version".to_string(), 2),
         ]
     );
@@ -167,6 +171,7 @@ fn update_features_changes_the_finalized_levels_api_versions_reports() {
             ("metadata.version".to_string(), 25),
             ("group.version".to_string(), 1),
             ("share.version".to_string(), 2),
+            ("streams.version".to_string(), 1),
             ("transaction.version".to_string(), 2),
         ]
     );

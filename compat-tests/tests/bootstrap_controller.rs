@@ -104,8 +104,8 @@ fn kafkas_tools_with_bootstrap_controller_describe_and_change_a_single_node() {
 
     // kafka-features: the features this controller supports and the levels finalized, as
     // ApiVersions on the controller listener reports them. Samsa claims metadata.version up to
-    // 4.0-IV3, kraft.version, group.version, share.version and transaction.version, nothing
-    // else (no streams.version, ...).
+    // 4.0-IV3, kraft.version, group.version, share.version, streams.version and
+    // transaction.version, nothing else (no eligible.leader.replicas.version, ...).
     let describe = tool(FEATURES, &[&bootstrap[..], &["describe"]].concat());
     assert!(describe.ok, "{describe}");
     let mv = feature_line(&describe.out, "metadata.version").expect("metadata.version");
@@ -131,7 +131,10 @@ fn kafkas_tools_with_bootstrap_controller_describe_and_change_a_single_node() {
     let gv = feature_line(&describe.out, "group.version").expect("group.version");
     assert_eq!(field(&gv, "SupportedMaxVersion:"), "1");
     assert_eq!(field(&gv, "FinalizedVersionLevel:"), "1", "{describe}");
-    assert_eq!(describe.out.lines().count(), 5, "{describe}");
+    let stv = feature_line(&describe.out, "streams.version").expect("streams.version");
+    assert_eq!(field(&stv, "SupportedMaxVersion:"), "1");
+    assert_eq!(field(&stv, "FinalizedVersionLevel:"), "1", "{describe}");
+    assert_eq!(describe.out.lines().count(), 6, "{describe}");
 
     // A dry run to the level in force is fine; a downgrade that loses metadata is refused.
     let upgrade = tool(
@@ -170,7 +173,12 @@ fn kafkas_tools_with_bootstrap_controller_describe_and_change_a_single_node() {
         FEATURES,
         &[
             &bootstrap[..],
-            &["upgrade", "--feature", "streams.version=1", "--dry-run"],
+            &[
+                "upgrade",
+                "--feature",
+                "eligible.leader.replicas.version=1",
+                "--dry-run",
+            ],
         ]
         .concat(),
     );
@@ -178,7 +186,7 @@ fn kafkas_tools_with_bootstrap_controller_describe_and_change_a_single_node() {
     assert!(
         unknown
             .out
-            .contains("Can not upgrade streams.version to 1."),
+            .contains("Can not upgrade eligible.leader.replicas.version to 1."),
         "{unknown}"
     );
 

@@ -184,6 +184,7 @@ fn the_controller_listener_serves_only_the_controller_apis_and_survives_bad_inpu
             ("metadata.version".to_string(), 25),
             ("group.version".to_string(), 1),
             ("share.version".to_string(), 2),
+            ("streams.version".to_string(), 1),
             ("transaction.version".to_string(), 2),
         ]
     );
@@ -201,6 +202,7 @@ fn the_controller_listener_serves_only_the_controller_apis_and_survives_bad_inpu
             ("metadata.version".to_string(), 7, 25),
             ("group.version".to_string(), 0, 1),
             ("share.version".to_string(), 0, 2),
+            ("streams.version".to_string(), 0, 1),
             ("transaction.version".to_string(), 0, 2),
             ("kraft.version".to_string(), 0, 1)
         ]
