@@ -295,7 +295,7 @@ fn group_configs_describe_defaults_even_for_a_group_that_does_not_exist() {
     names.sort();
     assert_eq!(
         names,
-        // Kafka 4.4's group configs.
+        // Kafka 4.4's group configs (as it describes them).
         vec![
             "consumer.assignment.interval.ms",
             "consumer.heartbeat.interval.ms",
@@ -311,17 +311,13 @@ fn group_configs_describe_defaults_even_for_a_group_that_does_not_exist() {
             "share.record.lock.duration.ms",
             "share.renew.acknowledge.enable",
             "share.session.timeout.ms",
-            "streams.acceptable.recovery.lag",
             "streams.assignment.interval.ms",
             "streams.assignor.name",
-            "streams.assignor.offload.enable",
             "streams.heartbeat.interval.ms",
             "streams.initial.rebalance.delay.ms",
             "streams.num.standby.replicas",
-            "streams.num.warmup.replicas",
             "streams.rack.aware.assignment.tags",
             "streams.session.timeout.ms",
-            "streams.task.offset.interval.ms",
         ]
     );
     // The broker's default, from where the broker key got it (as Kafka reports it: the

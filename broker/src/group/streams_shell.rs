@@ -108,9 +108,11 @@ pub fn streams_settings(node: &Node, group_id: &str) -> Settings {
         },
         initial_rebalance_delay_ms: int("streams.initial.rebalance.delay.ms", 3_000) as i32,
         assignment_interval_ms: int("streams.assignment.interval.ms", 1_000) as i32,
-        task_offset_interval_ms: int("streams.task.offset.interval.ms", 60_000) as i32,
-        num_warmup_replicas: int("streams.num.warmup.replicas", 2) as i32,
-        acceptable_recovery_lag: int("streams.acceptable.recovery.lag", 10_000),
+        // Kafka 4.4 takes these as group configs but does not describe them; Samsa keeps
+        // the broker's (hidden) defaults.
+        task_offset_interval_ms: cfg.long("group.streams.task.offset.interval.ms") as i32,
+        num_warmup_replicas: cfg.long("group.streams.num.warmup.replicas") as i32,
+        acceptable_recovery_lag: cfg.long("group.streams.acceptable.recovery.lag"),
     }
 }
 

@@ -237,12 +237,12 @@ pub(super) const GROUP_DEFAULTS: &[ConfigDef] = &[
     def("group.streams.max.standby.replicas", Int, Some("2"), "largest streams.num.standby.replicas a group may set"),
     def("group.streams.rack.aware.assignment.tags", List, Some(""), "default streams.rack.aware.assignment.tags of groups"),
     def("group.streams.max.size", Int, Some("2147483647"), "most members a streams group may have (GROUP_MAX_SIZE_REACHED beyond)"),
-    def("group.streams.task.offset.interval.ms", Int, Some("60000"), "default streams.task.offset.interval.ms of groups"),
-    def("group.streams.min.task.offset.interval.ms", Int, Some("15000"), "smallest streams.task.offset.interval.ms a group may set"),
-    def("group.streams.num.warmup.replicas", Int, Some("2"), "default streams.num.warmup.replicas of groups"),
-    def("group.streams.max.warmup.replicas", Int, Some("20"), "largest streams.num.warmup.replicas a group may set"),
-    def("group.streams.acceptable.recovery.lag", Long, Some("10000"), "default streams.acceptable.recovery.lag of groups"),
-    def("group.streams.assignor.offload.enable", Boolean, Some("true"), "default streams.assignor.offload.enable of groups (Samsa assigns within the heartbeat either way)"),
+    def("group.streams.task.offset.interval.ms", Int, Some("60000"), "default streams.task.offset.interval.ms of groups").hidden(),
+    def("group.streams.min.task.offset.interval.ms", Int, Some("15000"), "smallest streams.task.offset.interval.ms a group may set").hidden(),
+    def("group.streams.num.warmup.replicas", Int, Some("2"), "default streams.num.warmup.replicas of groups").hidden(),
+    def("group.streams.max.warmup.replicas", Int, Some("20"), "largest streams.num.warmup.replicas a group may set").hidden(),
+    def("group.streams.acceptable.recovery.lag", Long, Some("10000"), "default streams.acceptable.recovery.lag of groups").hidden(),
+    def("group.streams.assignor.offload.enable", Boolean, Some("true"), "default streams.assignor.offload.enable of groups (Samsa assigns within the heartbeat either way)").hidden(),
 ];
 
 /// A group config (KIP-848 `GroupConfig`): a per-group override of a broker default.
@@ -495,39 +495,6 @@ pub const GROUP_CONFIGS: &[GroupConfigDef] = &[
         Some("group.streams.assignors"),
         "",
         "the task assignor of a streams group, one of group.streams.assignors (KIP-1071)",
-    ),
-    group_int(
-        "streams.task.offset.interval.ms",
-        "group.streams.task.offset.interval.ms",
-        "60000",
-        1,
-        (Some("group.streams.min.task.offset.interval.ms"), None),
-        "how often the members of a streams group report their tasks' offsets (KIP-1071)",
-    ),
-    group_int(
-        "streams.num.warmup.replicas",
-        "group.streams.num.warmup.replicas",
-        "2",
-        0,
-        (None, Some("group.streams.max.warmup.replicas")),
-        "warm-up replicas a streams group may place while tasks move; Kafka 4.4's assignor \
-         places none (KIP-1071)",
-    ),
-    group_other(
-        "streams.acceptable.recovery.lag",
-        Long,
-        Some("group.streams.acceptable.recovery.lag"),
-        "10000",
-        "records a task's state may lag and still count as caught up, told to the members \
-         (KIP-1071)",
-    ),
-    group_other(
-        "streams.assignor.offload.enable",
-        Boolean,
-        Some("group.streams.assignor.offload.enable"),
-        "true",
-        "whether a streams group's assignment runs off the heartbeat; Samsa assigns within it \
-         either way (KIP-1071)",
     ),
     group_other(
         "streams.rack.aware.assignment.tags",
