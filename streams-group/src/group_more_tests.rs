@@ -3,66 +3,12 @@
 //! timing, static members, memory accounting, and what the broker reads of the group.
 
 use super::*;
-use crate::Subtopology;
 
-struct Topics(BTreeMap<String, i32>);
+use super::tests::{beat, join, settings, topics};
 
-impl TopicView for Topics {
-    fn partitions(&self, name: &str) -> Option<i32> {
-        self.0.get(name).copied()
-    }
-    fn names(&self) -> Vec<String> {
-        self.0.keys().cloned().collect()
-    }
-}
-
-fn topics(list: &[(&str, i32)]) -> Topics {
-    Topics(list.iter().map(|(n, p)| (n.to_string(), *p)).collect())
-}
-
+/// The topology the shared helpers join with (one stateless subtopology reading `in`).
 fn topology() -> Topology {
-    Topology {
-        epoch: 1,
-        subtopologies: vec![Subtopology {
-            id: "0".into(),
-            source_topics: vec!["in".into()],
-            ..Default::default()
-        }],
-    }
-}
-
-fn settings() -> Settings {
-    Settings {
-        initial_rebalance_delay_ms: 0,
-        assignment_interval_ms: 0,
-        ..Settings::default()
-    }
-}
-
-fn join(member: &str, process: &str) -> Heartbeat {
-    Heartbeat {
-        member_id: member.into(),
-        member_epoch: 0,
-        rebalance_timeout_ms: 30_000,
-        topology: Some(topology()),
-        owned: Some(Tasks::default()),
-        process_id: Some(process.into()),
-        client_id: "c".into(),
-        client_host: "/127.0.0.1".into(),
-        ..Default::default()
-    }
-}
-
-fn beat(member: &str, epoch: i32, owned: &Tasks) -> Heartbeat {
-    Heartbeat {
-        member_id: member.into(),
-        member_epoch: epoch,
-        rebalance_timeout_ms: -1,
-        owned: Some(owned.clone()),
-        client_id: "c".into(),
-        client_host: "/127.0.0.1".into(),
-        ..Default::default()
-    }
+    super::tests::topology(1)
 }
 
 fn owned(g: &StreamsGroup, m: &str) -> Tasks {

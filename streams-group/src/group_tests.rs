@@ -1,7 +1,7 @@
 use super::*;
 use crate::Subtopology;
 
-struct Topics(BTreeMap<String, i32>);
+pub(super) struct Topics(BTreeMap<String, i32>);
 
 impl TopicView for Topics {
     fn partitions(&self, name: &str) -> Option<i32> {
@@ -12,12 +12,12 @@ impl TopicView for Topics {
     }
 }
 
-fn topics(list: &[(&str, i32)]) -> Topics {
+pub(super) fn topics(list: &[(&str, i32)]) -> Topics {
     Topics(list.iter().map(|(n, p)| (n.to_string(), *p)).collect())
 }
 
 /// One stateless subtopology reading `in`.
-fn topology(epoch: i32) -> Topology {
+pub(super) fn topology(epoch: i32) -> Topology {
     Topology {
         epoch,
         subtopologies: vec![Subtopology {
@@ -28,7 +28,7 @@ fn topology(epoch: i32) -> Topology {
     }
 }
 
-fn settings() -> Settings {
+pub(super) fn settings() -> Settings {
     Settings {
         initial_rebalance_delay_ms: 0,
         assignment_interval_ms: 0,
@@ -36,7 +36,7 @@ fn settings() -> Settings {
     }
 }
 
-fn join(member: &str, process: &str) -> Heartbeat {
+pub(super) fn join(member: &str, process: &str) -> Heartbeat {
     Heartbeat {
         member_id: member.into(),
         member_epoch: 0,
@@ -50,7 +50,7 @@ fn join(member: &str, process: &str) -> Heartbeat {
     }
 }
 
-fn beat(member: &str, epoch: i32, owned: &Tasks) -> Heartbeat {
+pub(super) fn beat(member: &str, epoch: i32, owned: &Tasks) -> Heartbeat {
     Heartbeat {
         member_id: member.into(),
         member_epoch: epoch,
