@@ -14,6 +14,12 @@ without an acknowledgement when a partition's leader dies or shuts down.
   or SIGTERM (a controlled shutdown moves its leadership first). Each delivery report's time
   is recorded: the longest time between two acknowledgements, and every error the
   application was told (failed deliveries, and the client's error callback).
+- Against Apache Kafka 4.4 (--kafka, the default when scripts/reference/kafka has installed
+  it): the same cost figures on a three-node Kafka cluster (RF=3) and a one-node one (RF=1),
+  CPU and RSS summed over the JVMs, and the same SIGKILL failovers, Kafka's nodes started with
+  scripts/bench/kafka-rf3.properties (Kafka's defaults, with the session, heartbeat and quorum
+  timeouts Samsa's nodes run with in the same run). Samsa's and Kafka's rounds alternate, one
+  system's cluster at a time; every Samsa figure is also given as a ratio of Kafka's.
 
 Every figure is printed as one parseable line:
 
@@ -42,6 +48,7 @@ import threading
 import time
 
 import bench  # scripts/bench/bench.py: load generator runs, /proc readings, BENCHMARKS.md
+import kafka_cluster  # scripts/bench/kafka_cluster.py: Apache Kafka 4.4 clusters
 import metadata  # scripts/bench/metadata.py: clusters, Metadata and DescribeQuorum, lines
 
 ROOT = bench.ROOT
@@ -51,6 +58,10 @@ RECORD_BYTES = 1024
 CPU_RATIO_MAX = 3.3
 P99_MS_MAX = 2.0
 CONTROLLED_GAP_S_MAX = 1.0
+# Against Apache Kafka 4.4 in the same run (--kafka): RF=3 records per broker CPU-second at
+# least this many times Kafka's, and the longest gap after a leader's SIGKILL (median over the
+# runs) no longer than Kafka's with the same broker.session.timeout.ms.
+KAFKA_CPU_EFFICIENCY_MIN = 1.5
 # SIGKILL: the leader is fenced after broker.session.timeout.ms, then a new one is elected and
 # the client finds it; what that may add on top of the session timeout before the gap counts
 # as too long (an election is one metadata record; the client's metadata refresh backs off
@@ -71,6 +82,47 @@ def log(msg):
 
 def emit(results, test, target, **figures):
     return metadata.emit(results, test, target, tag="RBENCH", **figures)
+
+
+def broker_default(key):
+    """The default of a numeric broker property in the configuration table the binary was built
+    from (broker/src/config/defs/*.rs, one file per area; metadata.broker_default still reads
+    the single defs.rs it replaced), as a string, or None."""
+    config = os.path.join(ROOT, "broker", "src", "config")
+    paths = [os.path.join(config, "defs.rs")] + sorted(
+        os.path.join(config, "defs", n) for n in (os.listdir(os.path.join(config, "defs"))
+                                                  if os.path.isdir(os.path.join(config, "defs"))
+                                                  else []) if n.endswith(".rs"))
+    rx = re.compile(r'"' + re.escape(key) + r'",\s*\w+,\s*Some\("(\d+)"\)')
+    for path in paths:
+        if os.path.exists(path):
+            m = rx.search(open(path).read())
+            if m:
+                return m.group(1)
+    return None
+
+
+QUORUM_KEYS = ("controller.quorum.fetch.timeout.ms", "controller.quorum.election.timeout.ms",
+               "controller.quorum.election.backoff.max.ms", "broker.session.timeout.ms")
+
+
+def target_of(system, rf):
+    """The RBENCH target of a cost figure: rf1/rf3 for Samsa, kafka-rf1/kafka-rf3 for Kafka."""
+    return f"rf{rf}" if system == "samsa" else f"kafka-rf{rf}"
+
+
+def new_cluster(args, system, directory, out_path, nodes):
+    if system == "kafka":
+        return kafka_cluster.KafkaCluster(directory, out_path, nodes=nodes,
+                                          overrides=args.kafka_overrides)
+    return metadata.Cluster(args.samsa, directory, out_path, nodes=nodes, extra=args.node_args)
+
+
+def keep_logs(system, cluster, run_dir, name):
+    if system == "kafka":
+        kafka_cluster.keep_logs(cluster, run_dir, name)
+    else:
+        metadata.keep_logs(cluster.dir, run_dir)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -168,14 +220,15 @@ def node_cpu(cluster):
 # Replication cost
 
 
-def cost_run(results, args, work, run_dir, rf, run):
-    """One cluster of `rf` nodes: idle CPU, a scratch write-and-delete, then throughput and
-    fixed-rate latency on fresh topics of replication factor `rf`."""
-    name = f"rf{rf}-{run}"
-    cluster = metadata.Cluster(args.samsa, os.path.join(work, name),
-                               os.path.join(run_dir, f"{name}.out"), nodes=rf,
-                               extra=args.node_args)
-    cluster.start(timeout_s=120)
+def cost_run(results, args, work, run_dir, rf, run, system="samsa"):
+    """One cluster of `rf` nodes of `system` (samsa or kafka): idle CPU, a scratch
+    write-and-delete, then throughput and fixed-rate latency on fresh topics of replication
+    factor `rf`."""
+    target = target_of(system, rf)
+    name = f"{target}-{run}"
+    cluster = new_cluster(args, system, os.path.join(work, name),
+                          os.path.join(run_dir, f"{name}.out"), rf)
+    cluster.start(timeout_s=180 if system == "kafka" else 120)
     try:
         bootstrap = bootstrap_of(cluster)
         time.sleep(1.0)
@@ -183,7 +236,7 @@ def cost_run(results, args, work, run_dir, rf, run):
         time.sleep(args.idle_s)
         idle_cpu_per_s = (sum(node_cpu(cluster).values()) - before) / args.idle_s
 
-        recycle(args, cluster, rf, run)
+        recycle(args, cluster, rf, run, name)
 
         topic = f"rbench-throughput-rf{rf}-{run}"
         create_topic(bootstrap, topic, rf, extra_config=bounded_log(args))
@@ -195,6 +248,7 @@ def cost_run(results, args, work, run_dir, rf, run):
                            + args.perf_arg),
             args.cap_s, f"{name}.throughput")
         cpu1 = node_cpu(cluster)
+        rss = sum(bench.rss_mib(pid) or 0 for pid in cluster.alive().values())
         p = bench.parse_produced(out)
         if p is None or p["delivered"] == 0:
             raise RuntimeError(f"{name}: rdkafka_performance delivered nothing (see "
@@ -202,7 +256,7 @@ def cost_run(results, args, work, run_dir, rf, run):
         after = partition_state(cluster.client_port(state[0]), topic)
         cpu = {i: cpu1[i] - cpu0[i] for i in cpu1}
         per_m = 1e6 / p["delivered"]
-        thr = emit(results, "throughput.1KiB.acks_all", f"rf{rf}", run=run, nodes=rf,
+        thr = emit(results, "throughput.1KiB.acks_all", target, run=run, nodes=rf,
                    msgs_per_s=p["msgs_per_s"], MB_per_s=p["MB_per_s"],
                    delivered=p["delivered"], failed=p["failed"], seconds=took,
                    broker_cpu_s=sum(cpu.values()),
@@ -214,6 +268,8 @@ def cost_run(results, args, work, run_dir, rf, run):
                    follower_cpu_s_per_M=[cpu[i] * per_m for i in sorted(cpu) if i != state[0]]
                    or None,
                    idle_cpu_pct=idle_cpu_per_s * 100,
+                   # Every node's resident memory summed, just after the run.
+                   rss_mib=rss,
                    isr_after=len(after[3]) if after else None)
 
         topic = f"rbench-latency-rf{rf}-{run}"
@@ -232,7 +288,7 @@ def cost_run(results, args, work, run_dir, rf, run):
         if kv is None or kv.get("produce_p99_ms", "-") == "-":
             raise RuntimeError(f"{name}: no latency figures (see {run_dir}/{name}.latency.out)")
         num = lambda k: None if kv.get(k, "-") == "-" else float(kv[k])  # noqa: E731
-        lat = emit(results, "latency.1KiB.rate_1000", f"rf{rf}", run=run, nodes=rf,
+        lat = emit(results, "latency.1KiB.rate_1000", target, run=run, nodes=rf,
                    produced=int(kv["produced"]), failed=kv["failed"],
                    produce_p50_ms=num("produce_p50_ms"), produce_p99_ms=num("produce_p99_ms"),
                    produce_p999_ms=num("produce_p999_ms"), e2e_p50_ms=num("e2e_p50_ms"),
@@ -242,7 +298,7 @@ def cost_run(results, args, work, run_dir, rf, run):
         return thr, lat
     finally:
         cluster.stop()
-        metadata.keep_logs(cluster.dir, run_dir)
+        keep_logs(system, cluster, run_dir, name)
         shutil.rmtree(cluster.dir, ignore_errors=True)
 
 
@@ -261,7 +317,7 @@ def bounded_log(args):
             "file.delete.delay.ms": "0"}
 
 
-def recycle(args, cluster, rf, run):
+def recycle(args, cluster, rf, run, name):
     """Writes as much as a throughput run to a scratch topic of the same replication factor
     and deletes it, outside the measured time, so that the measured writes reuse page-cache
     memory the nodes' own deleted segments freed (see bench.py's `recycle_page_cache`: memory
@@ -274,7 +330,7 @@ def recycle(args, cluster, rf, run):
     wait_in_sync(cluster, topic, rf)
     bench.run_tool(bench.perf_cmd(args, bootstrap_of(cluster), "-P", topic,
                                   ["-s", str(RECORD_BYTES), "-a", "-1", "-c", str(args.count)]),
-                   args.cap_s, f"rf{rf}-{run}.recycle")
+                   args.cap_s, f"{name}.recycle")
     if not delete_topic(cluster, topic):
         log(f"rf{rf}: the scratch topic's directories were not all deleted within 60 s")
     time.sleep(0.5)
@@ -282,11 +338,12 @@ def recycle(args, cluster, rf, run):
 
 def cost(results, args, work, run_dir):
     """RF=1 and RF=3 alternately, `--cost-runs` times each, so that a shared machine's drift
-    touches both alike."""
+    touches both alike; with --kafka, a Samsa round and a Kafka round alternately too."""
     for run in range(args.cost_runs):
-        for rf in (1, 3):
-            log(f"cost: replication factor {rf}, run {run + 1} of {args.cost_runs}")
-            cost_run(results, args, work, run_dir, rf, run)
+        for system in args.systems:
+            for rf in (1, 3):
+                log(f"cost: {system}, replication factor {rf}, run {run + 1} of {args.cost_runs}")
+                cost_run(results, args, work, run_dir, rf, run, system)
         kernel_floor(results, args, work, run)
         latency_floor(results, args, run, run_dir)
 
@@ -409,8 +466,9 @@ def gaps(acks, kill_us, end_us=None):
         max_latency_s=max(a - s for s, a in acks) / 1e6)
 
 
-def failover_run(args, cluster, run_dir, case, run):
+def failover_run(args, cluster, run_dir, case, run, system="samsa"):
     sig, with_controller = FAILOVER_CASES[case]
+    label = f"{'kafka-' if system == 'kafka' else ''}failover-{case}-{run}"
     controller = quorum_leader(cluster)
     others = sorted(i for i in cluster.pids if i != controller)
     victim = controller if with_controller else others[run % len(others)]
@@ -419,7 +477,7 @@ def failover_run(args, cluster, run_dir, case, run):
     create_topic(bootstrap_of(cluster), topic, 3, assignment)
     wait_in_sync(cluster, topic, 3, leader=victim)
 
-    journal = os.path.join(run_dir, f"failover-{case}-{run}.deliveries")
+    journal = os.path.join(run_dir, f"{label}.deliveries")
     after_s = args.session_timeout_ms / 1000 + 10 if sig == signal.SIGKILL else 10
     seconds = args.kill_after_s + after_s
     proc, out_log = bench.start_tool(
@@ -428,7 +486,7 @@ def failover_run(args, cluster, run_dir, case, run):
          "--size", str(RECORD_BYTES), "--acks", "all", "--linger-ms", str(args.linger_ms),
          "--idempotence", "--no-consumer", "--deliveries", journal]
         + [x for kv in args.producer_arg for x in ("-X", kv)],
-        f"failover-{case}-{run}")
+        label)
     time.sleep(args.kill_after_s)
     if proc.poll() is not None:
         raise RuntimeError(f"failover {case} run {run}: the producer exited before the signal "
@@ -490,60 +548,108 @@ def failover_run(args, cluster, run_dir, case, run):
                 victim_exit_s=exited_s, **g)
 
 
-def failover(results, args, work, run_dir):
-    cluster = metadata.Cluster(args.samsa, os.path.join(work, "failover"),
-                               os.path.join(run_dir, "failover.out"), nodes=3,
-                               extra=args.node_args)
-    cluster.start(timeout_s=120)
+def log_run(system, case, run, r):
+    log(f"failover {system} {case} run {run + 1}: node {r['victim']} (controller: node "
+        f"{r['controller']}); longest gap {r['longest_gap_s']:.3f} s, starting "
+        f"{r['gap_starts_s']:+.3f} s from the signal; new leader after "
+        f"{fmt(r['new_leader_s'], 3)} s; {r['unacknowledged']} records never "
+        f"acknowledged; delivery errors {r['delivery_errors']}, client errors "
+        f"{r['client_errors']} {r['client_error_kinds']}")
+
+
+def samsa_failover_round(args, cluster, run_dir, run, each):
+    """Run `run` of every Samsa case, each from the cluster (re)started with all in sync."""
+    for case, runs in args.failover_runs.items():
+        if run >= runs:
+            continue
+        log(f"failover: samsa {case}, run {run + 1} of {runs}")
+        cluster.start(timeout_s=120)
+        try:
+            r = failover_run(args, cluster, run_dir, case, run)
+        finally:
+            cluster.stop()
+        log_run("samsa", case, run, r)
+        each.setdefault(case, []).append(r)
+        if r["unacknowledged"]:
+            # The nodes' data as the stall left it, for whoever looks into it.
+            kept = os.path.join(run_dir, f"failover-{case}-{run}-data")
+            # Segments included (*.log); the nodes' own logs are kept beside already.
+            shutil.copytree(cluster.dir, kept, ignore=shutil.ignore_patterns("node-*.log"))
+            log(f"failover {case} run {run + 1}: the partition stalled; the nodes' data "
+                f"is kept in {kept}")
+
+
+def kafka_failover_round(args, cluster, run_dir, run, each):
+    """Run `run` of the SIGKILL case on Kafka: the killed node is started again afterwards and
+    the partition waited for until all three replicas are back in its ISR (`victim_back_s`,
+    from the restart), so that the cluster is whole again."""
+    runs = args.failover_runs.get("sigkill", 0)
+    if run >= runs:
+        return
+    log(f"failover: kafka sigkill, run {run + 1} of {runs}")
+    cluster.start(timeout_s=180)
     try:
-        for case, runs in args.failover_runs.items():
-            each = []
-            for run in range(runs):
-                log(f"failover: {case}, run {run + 1} of {runs}")
-                r = failover_run(args, cluster, run_dir, case, run)
-                log(f"failover {case} run {run + 1}: node {r['victim']} (controller: node "
-                    f"{r['controller']}); longest gap {r['longest_gap_s']:.3f} s, starting "
-                    f"{r['gap_starts_s']:+.3f} s from the signal; new leader after "
-                    f"{fmt(r['new_leader_s'], 3)} s; {r['unacknowledged']} records never "
-                    f"acknowledged; delivery errors {r['delivery_errors']}, client errors "
-                    f"{r['client_errors']} {r['client_error_kinds']}")
-                each.append(r)
-                # Back to three nodes, all in sync, for the next run.
-                cluster.stop()
-                if r["unacknowledged"]:
-                    # The nodes' data as the stall left it, for whoever looks into it.
-                    kept = os.path.join(run_dir, f"failover-{case}-{run}-data")
-                    # Segments included (*.log); the nodes' own logs are kept beside already.
-                    shutil.copytree(cluster.dir, kept, ignore=shutil.ignore_patterns("node-*.log"))
-                    log(f"failover {case} run {run + 1}: the partition stalled; the nodes' data "
-                        f"is kept in {kept}")
-                cluster.start(timeout_s=120)
-            if not each:
-                continue
-            gap = [r["longest_gap_s"] for r in each]
-            emit(results, f"failover.{case}", "cluster3", runs=runs, rate=args.rate,
-                 session_timeout_ms=args.session_timeout_ms,
-                 longest_gap_s_median=statistics.median(gap), longest_gap_s_max=max(gap),
-                 longest_gap_s=gap,
-                 gap_starts_s=[r["gap_starts_s"] for r in each],
-                 resumed_s=[r["resumed_s"] for r in each],
-                 new_leader_s=[r["new_leader_s"] for r in each],
-                 leader_to_ack_s=[r["leader_to_ack_s"] for r in each],
-                 victim_exit_s=[r["victim_exit_s"] for r in each],
-                 max_latency_s=max(r["max_latency_s"] for r in each),
-                 victim_was_controller=[int(r["victim"] == r["controller"]) for r in each],
-                 produced=sum(r["produced"] for r in each), acked=sum(r["acked"] for r in each),
-                 unacknowledged=[r["unacknowledged"] for r in each],
-                 delivery_errors=sum(r["delivery_errors"] for r in each),
-                 delivery_error_kinds=sorted({k for r in each for k in r["delivery_error_kinds"]})
-                 or "none",
-                 client_errors=sum(r["client_errors"] for r in each),
-                 client_error_kinds="|".join(sorted({k for r in each
-                                                     for k in r["client_error_kinds"]}))
-                 .replace(" ", "_") or "none")
+        r = failover_run(args, cluster, run_dir, "sigkill", run, "kafka")
+        began = time.monotonic()
+        cluster.restart_node(r["victim"])
+        wait_in_sync(cluster, f"rbench-failover-sigkill-{run}", 3, timeout_s=120)
+        r["victim_back_s"] = time.monotonic() - began
     finally:
         cluster.stop()
-        metadata.keep_logs(cluster.dir, run_dir)
+    log_run("kafka", "sigkill", run, r)
+    log(f"failover kafka sigkill run {run + 1}: node {r['victim']} restarted and back in the "
+        f"ISR after {r['victim_back_s']:.1f} s")
+    each.setdefault("sigkill", []).append(r)
+
+
+def failover(results, args, work, run_dir):
+    """Rounds: run k of every Samsa case, then (with --kafka) run k of Kafka's SIGKILL case, one
+    system's cluster running at a time."""
+    clusters = {system: new_cluster(args, system, os.path.join(work, f"{system}-failover"),
+                                    os.path.join(run_dir, f"{system}-failover.out"), 3)
+                for system in args.systems}
+    each = {system: {} for system in args.systems}
+    try:
+        for run in range(max(args.failover_runs.values(), default=0)):
+            for system in args.systems:
+                if system == "kafka":
+                    kafka_failover_round(args, clusters[system], run_dir, run, each[system])
+                else:
+                    samsa_failover_round(args, clusters[system], run_dir, run, each[system])
+    finally:
+        for system, cluster in clusters.items():
+            if cluster.pids:
+                if system == "kafka" or cluster.proc is not None and cluster.proc.poll() is None:
+                    cluster.stop()
+                keep_logs(system, cluster, run_dir, f"{system}-failover")
+    for system in args.systems:
+        for case, rs in each[system].items():
+            emit_failover(results, args, case, "kafka3" if system == "kafka" else "cluster3", rs)
+
+
+def emit_failover(results, args, case, target, each):
+    gap = [r["longest_gap_s"] for r in each]
+    back = [r["victim_back_s"] for r in each if "victim_back_s" in r]
+    emit(results, f"failover.{case}", target, runs=len(each), rate=args.rate,
+         session_timeout_ms=args.session_timeout_ms,
+         longest_gap_s_median=statistics.median(gap), longest_gap_s_max=max(gap),
+         longest_gap_s=gap,
+         gap_starts_s=[r["gap_starts_s"] for r in each],
+         resumed_s=[r["resumed_s"] for r in each],
+         new_leader_s=[r["new_leader_s"] for r in each],
+         leader_to_ack_s=[r["leader_to_ack_s"] for r in each],
+         victim_exit_s=[r["victim_exit_s"] for r in each],
+         max_latency_s=max(r["max_latency_s"] for r in each),
+         victim_was_controller=[int(r["victim"] == r["controller"]) for r in each],
+         produced=sum(r["produced"] for r in each), acked=sum(r["acked"] for r in each),
+         unacknowledged=[r["unacknowledged"] for r in each],
+         delivery_errors=sum(r["delivery_errors"] for r in each),
+         delivery_error_kinds=sorted({k for r in each for k in r["delivery_error_kinds"]})
+         or "none",
+         client_errors=sum(r["client_errors"] for r in each),
+         client_error_kinds="|".join(sorted({k for r in each for k in r["client_error_kinds"]}))
+         .replace(" ", "_") or "none",
+         **({"victim_back_s": back} if back else {}))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -563,16 +669,16 @@ def ratio(a, b):
     return a / b if a is not None and b else None
 
 
-def summary(results):
-    """Medians per replication factor and the ratios RF=3 over RF=1."""
+def summary(results, system="samsa"):
+    """Medians per replication factor and the ratios RF=3 over RF=1, of `system`."""
     out = {}
     for rf in (1, 3):
-        thr = find_all(results, "throughput.1KiB.acks_all", f"rf{rf}")
-        lat = find_all(results, "latency.1KiB.rate_1000", f"rf{rf}")
+        thr = find_all(results, "throughput.1KiB.acks_all", target_of(system, rf))
+        lat = find_all(results, "latency.1KiB.rate_1000", target_of(system, rf))
         out[rf] = dict(runs=len(thr),
                        **{k: median_of(thr, k) for k in (
                            "msgs_per_s", "MB_per_s", "cpu_s_per_M", "net_cpu_s_per_M",
-                           "leader_cpu_s_per_M", "idle_cpu_pct")},
+                           "leader_cpu_s_per_M", "idle_cpu_pct", "rss_mib")},
                        **{k: median_of(lat, k) for k in (
                            "produce_p50_ms", "produce_p99_ms", "produce_p999_ms", "e2e_p99_ms")})
         followers = [x for r in thr for x in r.get("follower_cpu_s_per_M") or []]
@@ -588,10 +694,58 @@ def summary(results):
     return out
 
 
+def against_kafka(results):
+    """[(figure, replication, Samsa, Kafka, Samsa as a ratio of Kafka, what the ratio is)] of
+    what both systems measured in this run; a ratio above 1 is Samsa's advantage except where
+    `what` says otherwise."""
+    s, k = summary(results, "samsa"), summary(results, "kafka")
+    rows = []
+    for rf in (1, 3):
+        if not (s[rf]["runs"] and k[rf]["runs"]):
+            continue
+        rows += [
+            ("records/s (1 KiB, acks=all)", rf, s[rf]["msgs_per_s"], k[rf]["msgs_per_s"],
+             ratio(s[rf]["msgs_per_s"], k[rf]["msgs_per_s"]), "Samsa / Kafka"),
+            ("broker CPU s per M records", rf, s[rf]["cpu_s_per_M"], k[rf]["cpu_s_per_M"],
+             ratio(k[rf]["cpu_s_per_M"], s[rf]["cpu_s_per_M"]),
+             "Kafka / Samsa: Samsa's records per CPU-second over Kafka's"),
+            ("without idle", rf, s[rf]["net_cpu_s_per_M"], k[rf]["net_cpu_s_per_M"],
+             ratio(k[rf]["net_cpu_s_per_M"], s[rf]["net_cpu_s_per_M"]), "Kafka / Samsa"),
+            ("RSS MiB, nodes summed", rf, s[rf]["rss_mib"], k[rf]["rss_mib"],
+             ratio(s[rf]["rss_mib"], k[rf]["rss_mib"]), "Samsa / Kafka (lower is Samsa's)"),
+            ("produce p99 ms at 1,000 records/s", rf, s[rf]["produce_p99_ms"],
+             k[rf]["produce_p99_ms"], ratio(s[rf]["produce_p99_ms"], k[rf]["produce_p99_ms"]),
+             "Samsa / Kafka (lower is Samsa's)")]
+    fs = find_all(results, "failover.sigkill", "cluster3")
+    fk = find_all(results, "failover.sigkill", "kafka3")
+    if fs and fk:
+        for key, what in (("longest_gap_s_median", "median"), ("longest_gap_s_max", "max")):
+            rows.append((f"SIGKILL of the leader: longest gap s, {what}", 3, fs[0][key],
+                         fk[0][key], ratio(fs[0][key], fk[0][key]),
+                         "Samsa / Kafka (lower is Samsa's)"))
+    return rows
+
+
+def emit_comparison(results):
+    """One RBENCH line per figure both systems measured: Samsa's as a ratio of Kafka's."""
+    names = {"records/s (1 KiB, acks=all)": "throughput_ratio",
+             "broker CPU s per M records": "cpu_per_record_kafka_over_samsa",
+             "without idle": "net_cpu_per_record_kafka_over_samsa",
+             "RSS MiB, nodes summed": "rss_ratio",
+             "produce p99 ms at 1,000 records/s": "p99_ratio"}
+    by_rf = {}
+    for figure, rf, _, _, r, _ in against_kafka(results):
+        key = names.get(figure) or ("sigkill_gap_median_ratio" if "median" in figure
+                                    else "sigkill_gap_max_ratio")
+        by_rf.setdefault(rf, {})[key] = r
+    for rf, figures in sorted(by_rf.items()):
+        emit(results, "samsa_over_kafka", f"rf{rf}", **figures)
+
+
 def targets(results, args):
     """(target, figure, met) for what this run measured."""
     s = summary(results)
-    checks = []
+    checks = kafka_targets(results, args)
     r = s["ratio"]
     if r["cpu_s_per_M"] is not None:
         floor = s["floor"]
@@ -634,8 +788,63 @@ def targets(results, args):
     return checks
 
 
+def kafka_targets(results, args):
+    """Issue 46's targets against Kafka 4.4 measured in the same run."""
+    checks = []
+    s, k = summary(results, "samsa"), summary(results, "kafka")
+    if s[3]["cpu_s_per_M"] and k[3]["cpu_s_per_M"]:
+        r = k[3]["cpu_s_per_M"] / s[3]["cpu_s_per_M"]
+        checks.append((f"RF=3 records per broker CPU-second at least "
+                       f"{KAFKA_CPU_EFFICIENCY_MIN:g} x Kafka 4.4's",
+                       f"{r:.2f} x (broker CPU s per million records, nodes summed: Samsa "
+                       f"{s[3]['cpu_s_per_M']:.3f}, Kafka {k[3]['cpu_s_per_M']:.3f}; without "
+                       f"idle CPU {fmt(ratio(k[3]['net_cpu_s_per_M'], s[3]['net_cpu_s_per_M']), 2)}"
+                       " x)", r >= KAFKA_CPU_EFFICIENCY_MIN))
+    fs = find_all(results, "failover.sigkill", "cluster3")
+    fk = find_all(results, "failover.sigkill", "kafka3")
+    if fs and fk:
+        a, b = fs[0], fk[0]
+        checks.append((f"SIGKILL of the leader at RF=3: longest gap no longer than Kafka 4.4's "
+                       f"(medians; broker.session.timeout.ms={args.session_timeout_ms} on both)",
+                       f"Samsa {a['longest_gap_s_median']:.3f} s (max "
+                       f"{a['longest_gap_s_max']:.3f}), Kafka {b['longest_gap_s_median']:.3f} s "
+                       f"(max {b['longest_gap_s_max']:.3f}); {a['delivery_errors']} and "
+                       f"{b['delivery_errors']} delivery errors",
+                       a["longest_gap_s_median"] <= b["longest_gap_s_median"]))
+    return checks
+
+
 def fmt(v, digits=1):
     return metadata.f(v, digits)
+
+
+def kafka_section(results, args):
+    """The comparison with Apache Kafka 4.4 measured in the same run, when there is one."""
+    rows = against_kafka(results)
+    if not rows:
+        return []
+    q = args.kafka_overrides
+    L = ["### Against Apache Kafka 4.4", "",
+         f"The same figures, measured in the same run, of Apache Kafka {kafka_cluster.VERSION} "
+         "(`scripts/reference/kafka start --nodes 3`, or 1 for RF=1: KRaft nodes that are broker "
+         "and controller each, one JVM per node with the 1 GiB heap and G1 flags of Kafka's own "
+         "scripts), started with `scripts/bench/kafka-rf3.properties`: Kafka's defaults, with a "
+         "deleted topic's files removed at once (for the scratch write-and-delete before each "
+         "throughput run), and the timeouts Samsa's nodes had in this run: "
+         + ", ".join(f"`{key}`={q[key]}" for key in sorted(q)) + ". Samsa's and Kafka's "
+         "rounds alternate (Samsa RF=1 and RF=3, then Kafka RF=1 and RF=3, and again; in the "
+         "failovers, run k of each Samsa case, then run k of Kafka's), one system's cluster "
+         "running at a time. Kafka's CPU is every JVM's user + system time (its JIT compiler "
+         "and garbage collector included), its RSS the JVMs' resident memory summed. Its "
+         "failovers are the SIGKILL case below, the victim started again after each run until "
+         "it is back in the partition's ISR.", "",
+         "| figure | replication | Samsa | Kafka 4.4 | ratio | ratio is |",
+         "|---|---|---|---|---|---|"]
+    for figure, rf, a, b, r, what in rows:
+        digits = 0 if "records/s" in figure or "RSS" in figure else 3
+        L.append(f"| {figure} | RF={rf} | {fmt(a, digits)} | {fmt(b, digits)} | "
+                 f"{fmt(r, 2)} x | {what} |")
+    return L + [""]
 
 
 def section(results, args, machine, took_s):
@@ -654,7 +863,9 @@ def section(results, args, machine, took_s):
         L += ["| target | figure | met |", "|---|---|---|"]
         L += [f"| {t} | {f} | {'yes' if ok else 'no'} |" for t, f, ok in checks]
         L.append("")
+    L += kafka_section(results, args)
     s = summary(results)
+    k = summary(results, "kafka")
     if s[1]["runs"] or s[3]["runs"]:
         L += ["### Replication cost", "",
               "One partition, 1 KiB records, acks=all. `RF=1`: one node; `RF=3`: three nodes, "
@@ -681,23 +892,27 @@ def section(results, args, machine, took_s):
                  "(`bounded_log` in replication.py)" if args.retention_bytes else "")
               + ". Medians over the runs.", "",
               "| replication | runs | records/s | MB/s | broker CPU s per M records | without "
-              "idle | leader | each follower | nodes idle, % of a core | produce p50 ms | p99 ms "
-              "| p99.9 ms | e2e p99 ms |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        for rf in (1, 3):
-            x = s[rf]
-            L.append(f"| RF={rf} ({rf} node{'s' if rf > 1 else ''}) | {x['runs']} | "
+              "idle | leader | each follower | nodes idle, % of a core | RSS MiB | produce p50 "
+              "ms | p99 ms | p99.9 ms | e2e p99 ms |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for system, rf in [("samsa", 1), ("samsa", 3)] + (
+                [("kafka", 1), ("kafka", 3)] if k[1]["runs"] or k[3]["runs"] else []):
+            x = (s if system == "samsa" else k)[rf]
+            who = "" if system == "samsa" else "Kafka 4.4 "
+            L.append(f"| {who}RF={rf} ({rf} node{'s' if rf > 1 else ''}) | {x['runs']} | "
                      f"{fmt(x['msgs_per_s'], 0)} | {fmt(x['MB_per_s'])} | "
                      f"{fmt(x['cpu_s_per_M'], 3)} | {fmt(x['net_cpu_s_per_M'], 3)} | "
                      f"{fmt(x['leader_cpu_s_per_M'], 3)} | "
                      f"{fmt(x['follower_cpu_s_per_M'], 3) if rf > 1 else '-'} | "
-                     f"{fmt(x['idle_cpu_pct'])} | {fmt(x['produce_p50_ms'], 3)} | "
+                     f"{fmt(x['idle_cpu_pct'])} | {fmt(x['rss_mib'], 0)} | "
+                     f"{fmt(x['produce_p50_ms'], 3)} | "
                      f"{fmt(x['produce_p99_ms'], 3)} | {fmt(x['produce_p999_ms'], 3)} | "
                      f"{fmt(x['e2e_p99_ms'], 3)} |")
-        r = s["ratio"]
-        L.append(f"| RF=3 / RF=1 | | {fmt(r['msgs_per_s'], 2)} x | | "
-                 f"{fmt(r['cpu_s_per_M'], 2)} x | {fmt(r['net_cpu_s_per_M'], 2)} x | | | | "
-                 f"{fmt(r['produce_p50_ms'], 2)} x | {fmt(r['produce_p99_ms'], 2)} x | | |")
+        for who, x in [("", s)] + ([("Kafka 4.4 ", k)] if k[1]["runs"] and k[3]["runs"] else []):
+            r = x["ratio"]
+            L.append(f"| {who}RF=3 / RF=1 | | {fmt(r['msgs_per_s'], 2)} x | | "
+                     f"{fmt(r['cpu_s_per_M'], 2)} x | {fmt(r['net_cpu_s_per_M'], 2)} x | | | | | "
+                     f"{fmt(r['produce_p50_ms'], 2)} x | {fmt(r['produce_p99_ms'], 2)} x | | |")
         L += ["", f"Target: RF=3's CPU per record at most {CPU_RATIO_MAX:g} times RF=1's (each "
               "replica's write plus the leader's serving of the followers' fetches, nothing "
               f"more) and its p99 at 1,000 records/s under {P99_MS_MAX:g} ms.", ""]
@@ -798,7 +1013,12 @@ def section(results, args, machine, took_s):
 
         for r in fo:
             L.append(
-                f"| {r['test'].split('.', 1)[1].upper()} | {r['runs']} | "
+                f"| {r['test'].split('.', 1)[1].upper()}"
+                + (" (**Kafka 4.4**; the victim back in the ISR "
+                   f"{each(r['victim_back_s'], 1)} s after its restart)"
+                   if r["target"] == "kafka3" and r.get("victim_back_s") else
+                   " (**Kafka 4.4**)" if r["target"] == "kafka3" else "")
+                + f" | {r['runs']} | "
                 f"{r['longest_gap_s_median']:.3f}, {r['longest_gap_s_max']:.3f} "
                 f"({each(r['longest_gap_s'])}) | {each(r['gap_starts_s'])} | "
                 f"{each(r['resumed_s'])} | {each(r['new_leader_s'])} | "
@@ -815,10 +1035,12 @@ def section(results, args, machine, took_s):
     L += metadata.section_end(
         results, SECTION,
         "Rerun: `scripts/bench/replication` (default: 3 cost runs, 5 failover runs per signal, "
-        "about 20 minutes once built), `--quick` (a few minutes: 1 cost run, 2 failover runs per "
-        "signal, shorter), `--skip cost|failover`, `--cases sigkill,sigterm,sigkill-controller`, "
+        "about 35 minutes once built, Kafka included), `--quick` (1 cost run, 2 failover runs "
+        "per signal, shorter), `--skip cost|failover`, `--cases sigkill,sigterm,sigkill-controller`, "
         "`--session-timeout-ms N` (passed to every node), `--rate N`, `--producer-arg "
-        "debug=msg,protocol` (the failover producer's librdkafka log), `--no-write`. Raw tool "
+        "debug=msg,protocol` (the failover producer's librdkafka log), `--no-kafka` (Samsa "
+        "only; `--kafka` is the default once `scripts/reference/kafka install` has run), "
+        "`--no-write`. Raw tool "
         "output, each failover run's delivery journal and the nodes' logs are under "
         "`.tools/bench-runs/replication-*/`.")
     return "\n".join(L)
@@ -863,7 +1085,13 @@ def main():
                          "unbounded); see bounded_log()")
     ap.add_argument("--no-recycle", action="store_true",
                     help="skip the scratch write-and-delete before each throughput run")
+    ap.add_argument("--kafka", action=argparse.BooleanOptionalAction, default=None,
+                    help="the same figures on Apache Kafka 4.4 (three nodes and one), Samsa's "
+                         "as ratios of Kafka's (default: on when scripts/reference/kafka has "
+                         "installed it)")
     ap.add_argument("--data-root", default=os.path.join(ROOT, ".tools", "bench-data"))
+    ap.add_argument("--runs-root", default=os.path.join(ROOT, ".tools", "bench-runs"),
+                    help="where the run's logs go (a replication-<time> folder in it)")
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--no-write", action="store_true", help="print the figures only")
     ap.add_argument("--command", default="scripts/bench/replication")
@@ -883,16 +1111,33 @@ def main():
     args.cap_s = 5.0 if args.quick else 15.0
     args.latency_s = 5 if args.quick else 30
     args.idle_s = 3.0 if args.quick else 5.0
-    args.heartbeat_ms = metadata.broker_default("broker.heartbeat.interval.ms")
-    args.quorum = metadata.quorum_settings()
+    args.heartbeat_ms = broker_default("broker.heartbeat.interval.ms")
+    args.quorum = {key: broker_default(key) for key in QUORUM_KEYS}
     args.node_args = list(args.samsa_arg)
     if args.session_timeout_ms:
         args.node_args.append(f"--broker.session.timeout.ms={args.session_timeout_ms}")
     else:
-        args.session_timeout_ms = int(metadata.broker_default("broker.session.timeout.ms"))
+        args.session_timeout_ms = int(broker_default("broker.session.timeout.ms"))
+    if args.kafka is None:
+        args.kafka = kafka_cluster.installed()
+        if not args.kafka:
+            log(f"Apache Kafka {kafka_cluster.VERSION} is not installed (scripts/reference/kafka "
+                "install): Samsa only")
+    elif args.kafka and not kafka_cluster.installed():
+        ap.error(f"--kafka: Apache Kafka {kafka_cluster.VERSION} is not installed "
+                 "(scripts/reference/kafka install)")
+    args.systems = ["samsa", "kafka"] if args.kafka else ["samsa"]
+    # Kafka's nodes get the timeouts Samsa's have in this run (--samsa-arg ones included).
+    args.kafka_overrides = {k: v for k, v in args.quorum.items() if v is not None}
+    args.kafka_overrides["broker.heartbeat.interval.ms"] = args.heartbeat_ms
+    args.kafka_overrides["broker.session.timeout.ms"] = str(args.session_timeout_ms)
+    for a in args.samsa_arg:
+        key, _, value = a.lstrip("-").partition("=")
+        if key in args.kafka_overrides:
+            args.kafka_overrides[key] = value
 
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    run_dir = os.path.join(ROOT, ".tools", "bench-runs", f"replication-{stamp}")
+    run_dir = os.path.join(args.runs_root, f"replication-{stamp}")
     os.makedirs(run_dir, exist_ok=True)
     bench.RUN_DIR = run_dir  # where bench.run_tool keeps the load generators' output
     os.makedirs(args.data_root, exist_ok=True)
@@ -903,6 +1148,7 @@ def main():
     def stop(*_):
         bench.stop_tools()
         metadata.stop_everything()
+        kafka_cluster.stop_all()
         sys.exit(130)
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -917,12 +1163,15 @@ def main():
     finally:
         bench.stop_tools()
         metadata.stop_everything()
+        kafka_cluster.stop_all()
         shutil.rmtree(work, ignore_errors=True)
+    emit_comparison(results)
     took = time.monotonic() - began
     with open(os.path.join(run_dir, "results.json"), "w") as fh:
         json.dump(results, fh, indent=1)
     for t, figure, ok in targets(results, args):
-        print(f"RBENCH-TARGET met={'yes' if ok else 'no'} {t}: {figure}", flush=True)
+        print(f"RBENCH-TARGET met={'yes' if ok else 'no'} {'PASS' if ok else 'MISS'} {t}: "
+              f"{figure}", flush=True)
     if args.no_write:
         return
     machine = bench.machine_description(argparse.Namespace(data_root=args.data_root,
