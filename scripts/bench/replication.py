@@ -607,24 +607,29 @@ def kafka_failover_round(args, cluster, run_dir, run, each):
 
 def failover(results, args, work, run_dir):
     """Rounds: run k of every Samsa case, then (with --kafka) run k of Kafka's SIGKILL case, one
-    system's cluster running at a time."""
-    clusters = {system: new_cluster(args, system, os.path.join(work, f"{system}-failover"),
-                                    os.path.join(run_dir, f"{system}-failover.out"), 3)
-                for system in args.systems}
+    system's cluster running at a time. Each round gets a new cluster on ports free then: a
+    stopped cluster's fixed ports may meanwhile be taken (by the other system's clients'
+    ephemeral ports, say) and it could not start again."""
     each = {system: {} for system in args.systems}
-    try:
-        for run in range(max(args.failover_runs.values(), default=0)):
-            for system in args.systems:
+    for run in range(max(args.failover_runs.values(), default=0)):
+        for system in args.systems:
+            if system == "kafka" and run >= args.failover_runs.get("sigkill", 0) or \
+                    system == "samsa" and all(run >= n for n in args.failover_runs.values()):
+                continue
+            name = f"{system}-failover-{run}"
+            cluster = new_cluster(args, system, os.path.join(work, name),
+                                  os.path.join(run_dir, f"{name}.out"), 3)
+            try:
                 if system == "kafka":
-                    kafka_failover_round(args, clusters[system], run_dir, run, each[system])
+                    kafka_failover_round(args, cluster, run_dir, run, each[system])
                 else:
-                    samsa_failover_round(args, clusters[system], run_dir, run, each[system])
-    finally:
-        for system, cluster in clusters.items():
-            if cluster.pids:
+                    samsa_failover_round(args, cluster, run_dir, run, each[system])
+            finally:
                 if system == "kafka" or cluster.proc is not None and cluster.proc.poll() is None:
                     cluster.stop()
-                keep_logs(system, cluster, run_dir, f"{system}-failover")
+                if cluster.pids:
+                    keep_logs(system, cluster, run_dir, name)
+                shutil.rmtree(cluster.dir, ignore_errors=True)
     for system in args.systems:
         for case, rs in each[system].items():
             emit_failover(results, args, case, "kafka3" if system == "kafka" else "cluster3", rs)
