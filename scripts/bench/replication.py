@@ -25,6 +25,10 @@ Every figure is printed as one parseable line:
 
   RBENCH test=<name> target=<rf1|rf3|cluster3> <key>=<value> ...
 
+(Kafka's: target=kafka-rf1, kafka-rf3 and kafka3; `test=samsa_over_kafka target=rf1|rf3` holds
+Samsa's figures as ratios of Kafka's), then one `RBENCH-TARGET met=yes|no PASS|MISS ...` line
+per target,
+
 and the "Replication" section of BENCHMARKS.md (between its marker comments) is rewritten; the
 rest of the file is left as it is (scripts/bench/run and scripts/bench/metadata keep this
 section when they rewrite theirs).
