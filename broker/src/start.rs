@@ -166,6 +166,12 @@ impl Broker {
     /// Opens the log directory (recovering every partition) and builds the shared state,
     /// without any network. `run` serves it; tests drive handlers on it directly.
     pub fn open(config: BrokerConfig, io_engine: IoEngine) -> anyhow::Result<Arc<Broker>> {
+        let tail_cache = config.long("log.tail.cache.bytes");
+        if tail_cache < 0 {
+            anyhow::bail!("log.tail.cache.bytes={tail_cache}: must be 0 (no cache) or more");
+        }
+        // Before the logs open: one budget for every partition's tail cache in this process.
+        samsa_storage::set_tail_cache_budget(tail_cache as u64);
         let node = open_node(config)?;
         let config = &node.config;
         let groups = group_coordinator(&node);

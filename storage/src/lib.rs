@@ -136,6 +136,7 @@ mod retention;
 mod segment;
 mod slice;
 mod tail_cache;
+pub use tail_cache::{process_cached_bytes, set_process_budget as set_tail_cache_budget};
 #[doc(hidden)]
 pub mod test_support;
 pub mod txn_index;

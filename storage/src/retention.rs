@@ -62,7 +62,7 @@ impl Log {
     }
 
     /// Periodic work, every tick: segments wholly below the log start offset go, `flush.ms`
-    /// flushes, idle producers expire. Time and size retention is `retention`, on its own
+    /// flushes, idle producers expire, the tail cache gives back what is over its share. Time and size retention is `retention`, on its own
     /// interval (`log.retention.check.interval.ms`), as in Kafka; `segment.ms` rolls at append
     /// (`Segment::should_roll`).
     pub fn maintenance(&mut self, now_ms: i64) -> Result<MaintenanceReport, LogError> {
@@ -77,6 +77,8 @@ impl Log {
             report.flush_submitted = self.request_flush(now_ms);
         }
         self.expire_producers(now_ms);
+        // A cache that has not appended since other caches filled holds more than its share.
+        self.tail.shrink_to_share();
         report.log_start_offset = self.log_start_offset;
         Ok(report)
     }

@@ -3,9 +3,17 @@
 //!
 //! Invariants: entries are contiguous and end at the log end offset (every append pushes one
 //! entry; truncation clears the cache); the cached bytes never exceed the configured limit
-//! except for the newest entry, which is always kept.
+//! except for the newest entry, which is kept unless the process-wide budget is spent.
+//!
+//! The budget: every log's cache is also held to an equal share of one process-wide limit
+//! ([`set_process_budget`], the broker's `log.tail.cache.bytes`), the limit divided by the
+//! number of caches holding anything. Without it a broker with many active partitions kept
+//! 4 MiB of produced batches for each (measured: 64 producers to 64 partitions took the
+//! broker from 34 MB to 295 MB of RSS), which page-cache reads of the same bytes do not need:
+//! consumers a little behind the tail read the segment file at nearly the same CPU.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::{Bytes, BytesMut};
 
@@ -19,11 +27,45 @@ struct Entry {
 /// The largest append the cache keeps (see `push`).
 pub(crate) const APPEND_MAX_BYTES: usize = 256 * 1024;
 
+/// The tail caches of one process share this budget (bytes; `u64::MAX` until set).
+static BUDGET_BYTES: AtomicU64 = AtomicU64::new(u64::MAX);
+/// Bytes held by every tail cache of the process.
+static USED_BYTES: AtomicU64 = AtomicU64::new(0);
+/// Tail caches of the process holding at least one entry.
+static HOLDING: AtomicU64 = AtomicU64::new(0);
+
+/// Sets the memory all tail caches of this process share (the broker's
+/// `log.tail.cache.bytes`); 0 turns the caches off. Caches over their share shrink at their
+/// next append.
+pub fn set_process_budget(bytes: u64) {
+    BUDGET_BYTES.store(bytes, Ordering::Relaxed);
+}
+
+/// Bytes held by every tail cache of this process (a metric).
+pub fn process_cached_bytes() -> u64 {
+    USED_BYTES.load(Ordering::Relaxed)
+}
+
+/// One cache's share of the process budget: the budget over the caches holding something.
+fn process_share() -> u64 {
+    let budget = BUDGET_BYTES.load(Ordering::Relaxed);
+    if budget == u64::MAX {
+        return u64::MAX;
+    }
+    budget / HOLDING.load(Ordering::Relaxed).max(1)
+}
+
 #[derive(Default)]
 pub(crate) struct TailCache {
     entries: VecDeque<Entry>,
     bytes: u64,
     limit_bytes: u64,
+}
+
+impl Drop for TailCache {
+    fn drop(&mut self) {
+        self.clear();
+    }
 }
 
 /// What a read asks for (shared by the cache and the file path).
@@ -50,6 +92,10 @@ impl TailCache {
     }
 
     pub fn clear(&mut self) {
+        if !self.entries.is_empty() {
+            HOLDING.fetch_sub(1, Ordering::Relaxed);
+        }
+        USED_BYTES.fetch_sub(self.bytes, Ordering::Relaxed);
         self.entries.clear();
         self.bytes = 0;
     }
@@ -67,6 +113,10 @@ impl TailCache {
             self.clear();
             return;
         }
+        if self.entries.is_empty() {
+            HOLDING.fetch_add(1, Ordering::Relaxed);
+        }
+        USED_BYTES.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         self.bytes += bytes.len() as u64;
         self.entries.push_back(Entry { base_offset, bytes });
         self.evict();
@@ -74,11 +124,36 @@ impl TailCache {
 
     fn evict(&mut self) {
         while self.bytes > self.limit_bytes && self.entries.len() > 1 {
-            let e = self.entries.pop_front().expect("non-empty");
-            self.bytes -= e.bytes.len() as u64;
+            self.pop_oldest();
+        }
+        let share = process_share();
+        while self.bytes > share && !self.entries.is_empty() {
+            self.pop_oldest();
         }
         if self.limit_bytes == 0 {
             self.clear();
+        }
+        debug_assert_eq!(
+            self.bytes,
+            self.entries
+                .iter()
+                .map(|e| e.bytes.len() as u64)
+                .sum::<u64>()
+        );
+    }
+
+    /// Gives back what is over this cache's share of the process budget (an idle log's cache
+    /// filled while fewer caches held anything).
+    pub fn shrink_to_share(&mut self) {
+        self.evict();
+    }
+
+    fn pop_oldest(&mut self) {
+        let e = self.entries.pop_front().expect("non-empty");
+        self.bytes -= e.bytes.len() as u64;
+        USED_BYTES.fetch_sub(e.bytes.len() as u64, Ordering::Relaxed);
+        if self.entries.is_empty() {
+            HOLDING.fetch_sub(1, Ordering::Relaxed);
         }
     }
 

@@ -211,6 +211,13 @@ impl TopicSums {
 
 /// The process-wide cache of open segment files (`log.open.files.max`).
 fn sample_open_files(r: &mut Registry) {
+    let tail = Gauge::<i64>::default();
+    tail.set(samsa_storage::process_cached_bytes().min(i64::MAX as u64) as i64);
+    r.register(
+        "log_tail_cache_bytes",
+        "Bytes of produced batches the partitions' tail caches hold (log.tail.cache.bytes bounds them)",
+        tail,
+    );
     let stats = samsa_storage::file_cache::FileCache::global().stats();
     let open = Gauge::<i64>::default();
     open.set(stats.open as i64);

@@ -158,6 +158,12 @@ pub(super) const NODE: &[ConfigDef] = &[
         Some("false"),
         "answer produce only after an fsync shared by concurrent writes (group commit)",
     ),
+    def(
+        "log.tail.cache.bytes",
+        Long,
+        Some("16777216"),
+        "memory all partitions share for their newest produced batches, served to consumers at the tail without a read (at most 4 MiB each); 0 = none",
+    ),
 ];
 
 /// Network and I/O threads, socket buffers, and the threads that recover logs at start.
