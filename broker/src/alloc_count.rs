@@ -70,6 +70,39 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
     }
 }
 
+/// Allocations in one second below which a shard counts as idle (a broker serving nothing
+/// makes a few hundred: timers, heartbeats, scrapes).
+const IDLE_ALLOCATIONS_PER_SECOND: u64 = 2_000;
+
+unsafe extern "C" {
+    /// mimalloc's `mi_collect`: frees what the calling thread's heap holds unused; with `force`,
+    /// returns it to the kernel now.
+    fn mi_collect(force: bool);
+}
+
+/// Runs on each shard: once the process has been idle for a second, gives the memory this
+/// thread's heap freed back to the kernel. mimalloc purges freed pages lazily, when the thread
+/// allocates again, so a burst (64 producers' request buffers) otherwise stays in the RSS of an
+/// idle broker (measured: 119 MB of anonymous memory after the burst, 53 MB with this). Purging
+/// eagerly under load costs much more: mimalloc's purge delay set to 0 tripled the broker's
+/// CPU per produced record.
+pub async fn give_back_memory_when_idle() {
+    let mut last = allocations();
+    let mut busy = true;
+    loop {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        let now = allocations();
+        let idle = now.saturating_sub(last) < IDLE_ALLOCATIONS_PER_SECOND;
+        if idle && busy {
+            // SAFETY: mimalloc's collect takes no pointers; it is safe to call from any thread
+            // at any time (whatever the global allocator is, it touches mimalloc's heaps only).
+            unsafe { mi_collect(true) };
+        }
+        busy = !idle;
+        last = allocations();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

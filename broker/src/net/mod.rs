@@ -76,6 +76,7 @@ fn run_epoll(broker: Arc<Broker>, listeners: Vec<(TcpListener, Arc<ListenerSecur
         .expect("tokio runtime");
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
+        tokio::task::spawn_local(crate::alloc_count::give_back_memory_when_idle());
         let loops: Vec<_> = listeners
             .into_iter()
             .map(|(l, sec)| {
@@ -100,6 +101,7 @@ fn run_uring(broker: Arc<Broker>, listeners: Vec<(TcpListener, Arc<ListenerSecur
         }
     };
     rt.block_on(async move {
+        tokio_uring::spawn(crate::alloc_count::give_back_memory_when_idle());
         let loops: Vec<_> = listeners
             .into_iter()
             .map(|(l, sec)| {

@@ -161,7 +161,7 @@ pub(super) const NODE: &[ConfigDef] = &[
     def(
         "log.tail.cache.bytes",
         Long,
-        Some("16777216"),
+        Some("4194304"),
         "memory all partitions share for their newest produced batches, served to consumers at the tail without a read (at most 4 MiB each); 0 = none",
     ),
 ];
