@@ -18,8 +18,10 @@ the last acknowledgement).
 
   python many.py create BOOTSTRAP TOPIC PARTITIONS
 
-creates the topic and prints `CREATED <s> <s>`: seconds until CreateTopics answered, and until
-Metadata shows every partition with a leader (timed in this process, after its first Metadata).
+creates the topic and prints `CREATED <s> <s> <steps>`: seconds until CreateTopics answered, and
+until Metadata shows every partition with a leader (timed in this process, after its first
+Metadata); steps is 2 when the broker refused them all at once (Kafka's controller: at most
+10,000 records per operation), and half were created, then the rest added by CreatePartitions.
 """
 
 import multiprocessing
@@ -57,12 +59,24 @@ def worker(bootstrap, topic, index, connections, records, size, barrier, results
 
 
 def create(bootstrap, topic, partitions):
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
     a = AdminClient({"bootstrap.servers": bootstrap})
     a.list_topics(timeout=30)
     t0 = time.time()
-    for f in a.create_topics([NewTopic(topic, partitions, 1)], operation_timeout=300).values():
-        f.result(timeout=300)
+    steps = 1
+    try:
+        a.create_topics([NewTopic(topic, partitions, 1)], operation_timeout=300)[topic].result(300)
+    except KafkaException as e:
+        # Kafka's controller takes at most 10,000 records per operation (a topic record and
+        # one per partition): it refuses 10,000 partitions at once with POLICY_VIOLATION. Then
+        # half are created and CreatePartitions adds the rest, timed together.
+        if e.args[0].code() != KafkaError.POLICY_VIOLATION:
+            raise
+        steps = 2
+        a.create_topics([NewTopic(topic, partitions // 2, 1)], operation_timeout=300)[topic].result(300)
+        a.create_partitions([NewPartitions(topic, partitions)],
+                            operation_timeout=300)[topic].result(300)
     t1 = time.time()
     while time.time() - t0 < 300:
         t = a.list_topics(topic, timeout=30).topics[topic]
@@ -70,7 +84,7 @@ def create(bootstrap, topic, partitions):
                 all(p.leader >= 0 and p.error is None for p in t.partitions.values()):
             break
         time.sleep(0.1)
-    print(f"CREATED {t1 - t0:.3f} {time.time() - t0:.3f}", flush=True)
+    print(f"CREATED {t1 - t0:.3f} {time.time() - t0:.3f} {steps}", flush=True)
 
 
 def main(argv):
