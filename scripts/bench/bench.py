@@ -537,10 +537,12 @@ class Runner:
                        check=True, timeout=timeout_s * 4, capture_output=True, text=True)
 
     def create_topics(self, target, topics):
-        """CreateTopics (auto-creation would give every topic the same partition count)."""
+        """CreateTopics (auto-creation would give every topic the same partition count), then
+        until Metadata shows each partition with a leader (Kafka answers before that)."""
         self.admin(target, "a.create_topics([NewTopic(n, p, 1) for n, p in arg], "
                            "operation_timeout=10)", topics)
-        time.sleep(0.2)
+        subprocess.run([self.args.python, MANY, "ready", target.bootstrap]
+                       + [n for n, _ in topics], timeout=60, check=False)
 
     def create_timed(self, target, topic, partitions):
         """Creates a big topic: (seconds until CreateTopics answered, seconds until Metadata
@@ -758,7 +760,7 @@ class Runner:
         def body():
             out, _ = run_tool([self.args.e2e, "--bootstrap", target.bootstrap, "--topic", topic,
                                "--rate", str(s["rate"]), "--seconds", str(seconds),
-                               "--warmup-seconds", "1", "--size", str(s["size"]),
+                               "--warmup-seconds", "3", "--size", str(s["size"]),
                                "--acks", "all", "--linger-ms", "0"],
                               seconds + 1 + 60, f"{target.name}.{s['name']}")
             kv = parse_e2e(out)
@@ -910,20 +912,20 @@ class Runner:
         raise ValueError(kind)
 
     def start_target(self, make, brokers):
-        """A started target; its start-to-serving time, and (for the first `--repeat` starts
-        of each broker) its RSS 2 s after serving, before any load."""
+        """A started target; its start-to-serving time, (the first `--repeat` starts of each
+        broker) its RSS 2 s after serving, before any load; its group coordinator primed."""
         t = make()
         if t.name not in brokers:
             brokers[t.name] = t.description
             print(f"== {t.name} ({t.bootstrap})", flush=True)
-        if t.pid() is None:
-            return t
-        seen = self.starts.setdefault(t.name, [])
+        seen = self.starts.setdefault(t.name, []) if t.pid() else []
         idle = None
-        if sum(1 for x in seen if x[1] is not None) < self.args.repeat:
+        if t.pid() and sum(1 for x in seen if x[1] is not None) < self.args.repeat:
             time.sleep(2.0)
             idle = rss_mib(t.pid()) if t.pid() else None
         seen.append((t.serve_s, idle))
+        if t.kind in STORING:  # outside the measured time, as a broker that has served groups
+            subprocess.run([self.args.python, MANY, "prime", t.bootstrap], timeout=60, check=False)
         print(f"START broker={t.name} serve_s={fmt(t.serve_s, 3)} idle_rss_MiB={fmt(idle, 1)}",
               flush=True)
         return t

@@ -16,6 +16,14 @@ that each carry their own produce stream, with 8 interpreter processes' worth of
 Prints `MANY delivered=N failed=N seconds=S` (from the moment every client has its metadata to
 the last acknowledgement).
 
+  python many.py prime BOOTSTRAP
+
+asks for a group coordinator until one answers (Kafka creates __consumer_offsets then).
+
+  python many.py ready BOOTSTRAP TOPIC...
+
+exits 0 once Metadata shows every partition of the topics with a leader (1 after 30 s).
+
   python many.py create BOOTSTRAP TOPIC PARTITIONS
 
 creates the topic and prints `CREATED <s> <s> <steps>`: seconds until CreateTopics answered, and
@@ -87,7 +95,42 @@ def create(bootstrap, topic, partitions):
     print(f"CREATED {t1 - t0:.3f} {time.time() - t0:.3f} {steps}", flush=True)
 
 
+def ready(bootstrap, topics):
+    """Exit status 0 once Metadata shows every partition of the topics with a leader (30 s)."""
+    from confluent_kafka.admin import AdminClient
+    a = AdminClient({"bootstrap.servers": bootstrap})
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        md = a.list_topics(timeout=10).topics
+        if all(t in md and md[t].error is None and md[t].partitions and
+               all(p.leader >= 0 and p.error is None for p in md[t].partitions.values())
+               for t in topics):
+            return 0
+        time.sleep(0.05)
+    return 1
+
+
+def prime(bootstrap):
+    """Asks for a group's coordinator until one answers (30 s at most): a fresh Kafka creates
+    its __consumer_offsets topic (50 partitions) on the first FindCoordinator, which would
+    otherwise happen inside the first measured scenario that has a group id."""
+    from confluent_kafka.admin import AdminClient
+    a = AdminClient({"bootstrap.servers": bootstrap})
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            a.describe_consumer_groups(["bench-prime"])["bench-prime"].result(10)
+            return 0
+        except Exception:  # noqa: BLE001 - COORDINATOR_NOT_AVAILABLE while it is created
+            time.sleep(0.1)
+    return 1
+
+
 def main(argv):
+    if argv[0] == "prime":
+        sys.exit(prime(argv[1]))
+    if argv[0] == "ready":
+        sys.exit(ready(argv[1], argv[2:]))
     if argv[0] == "create":
         return create(argv[1], argv[2], int(argv[3]))
     argv = argv[1:]
