@@ -116,8 +116,8 @@ def scenarios():
 OTHER_ENGINE = {"produce.100B.acks_all.p1", "produce.1KiB.acks_all.p1", "produce.1KiB.acks_1.p1",
                 "consume.1KiB.assigned", "e2e.100B.rate_1000", "producers_8.1KiB.acks_all.p8"}
 SINK_KINDS = {"produce", "consume", "multi"}
-# Quick mode's rows for Kafka 4.4 (full mode: every row), and the durability pair's rows
-# (samsa --log.durable=true against Kafka with log.flush.interval.messages=1).
+# Kafka 4.4's rows in quick mode (full: all), and the durability pair's (samsa
+# --log.durable=true against Kafka with log.flush.interval.messages=1).
 NEW_ROWS = {"producers_64.1KiB.acks_all.p64", "produce.1KiB.acks_all.p10000.linger5",
             "kt.produce.1KiB.acks_all.p1", "kt.consume.1KiB"}
 KAFKA_QUICK = OTHER_ENGINE | NEW_ROWS | {"consume.1KiB.group", "produce.1KiB.acks_all.p1.linger5"}
@@ -164,8 +164,7 @@ def free_port():
 
 
 def wait_serving(bootstrap, proc, what, timeout_s=30.0):
-    """Waits until the broker answers ApiVersions, asking every 5 ms (False: it only accepts
-    connections)."""
+    """Waits until the broker answers ApiVersions, asked every 5 ms (False: it only listens)."""
     deadline = time.time() + timeout_s
     while time.time() < deadline and proc.poll() is None:
         if advertised_api_keys(bootstrap) is not None:
