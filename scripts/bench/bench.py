@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
 """Samsa's benchmark harness: runs librdkafka's rdkafka_performance against Samsa (one or both
-I/O engines), the discard sink (the load generator's own ceiling on this machine), optionally a
-baseline broker or a broker already running elsewhere on loopback, measures the machine's
-limits in the same run, and writes BENCHMARKS.md with a table and an SVG chart.
+I/O engines), the discard sink (the load generator's own ceiling on this machine), optionally
+Apache Kafka 4.4 (`--baseline`, scripts/bench/kafka_target.py), Tansu (`--tansu`) or a broker
+already running elsewhere on loopback, measures the machine's limits in the same run, and writes
+BENCHMARKS.md with a table and an SVG chart. With `--repeat N` the targets alternate: round 1
+runs on every target, then round 2, and so on; each row is the median of its broker's rounds.
 
 Every scenario prints one parseable line:
 
   BENCH test=<scenario> broker=<target> msgs_per_s=.. MB_per_s=.. p50_ms=.. p99_ms=..
         p999_ms=.. broker_cpu_s=.. broker_rss_MiB=.. cpu_s_per_M=.. of_sink=.. limit=..
         of_limit=.. status=ok|failed:<reason>
+
+and every broker start one `START broker=.. serve_s=.. idle_rss_MiB=..` line (process start
+until it answers ApiVersions; RSS 2 s later, before any load), summed up by one `BROKER` line
+per broker (medians) at the end.
 
 Unknown figures are "-". Latency is what the scenario names: delivery latency (produce call to
 acknowledgement, as rdkafka_performance -l measures it) for produce scenarios, produce
@@ -35,7 +41,12 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kafka_target as kafka  # noqa: E402 - beside this file
+import targets  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+MANY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "many.py")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE_MIB = 1.0 / 1024.0  # VmRSS is in KiB
 
@@ -87,6 +98,17 @@ def scenarios():
     out.append(dict(name="tail.1KiB.acks_1", kind="tail", size=1024, quick=True))
     out.append(dict(name="producers_8.1KiB.acks_all.p8", kind="multi", size=1024, producers=8,
                     quick=True))
+    # 64 connections: 8 processes x 8 librdkafka clients (scripts/bench/many.py says
+    # why), one partition each.
+    out.append(dict(name="producers_64.1KiB.acks_all.p64", kind="many", size=1024, producers=64,
+                    quick=True))
+    # One topic of 10,000 partitions, created (timed) and produced across (random partitioner;
+    # 5x the time cap of the other rows: the first write to each partition costs more).
+    out.append(produce(1024, -1, 10000, quick=True, linger_ms=5))
+    # Kafka's own perf tools as the load generator (only the broker's CPU is measured).
+    out.append(dict(name="kt.produce.1KiB.acks_all.p1", kind="ktproduce", size=1024, quick=True))
+    out.append(dict(name="kt.consume.1KiB", kind="consume", size=1024, group=True, tool="kt",
+                    quick=True))
     return out
 
 
@@ -94,6 +116,14 @@ def scenarios():
 OTHER_ENGINE = {"produce.100B.acks_all.p1", "produce.1KiB.acks_all.p1", "produce.1KiB.acks_1.p1",
                 "consume.1KiB.assigned", "e2e.100B.rate_1000", "producers_8.1KiB.acks_all.p8"}
 SINK_KINDS = {"produce", "consume", "multi"}
+# Kafka 4.4's rows in quick mode (full: all), and the durability pair's (samsa
+# --log.durable=true against Kafka with log.flush.interval.messages=1).
+NEW_ROWS = {"producers_64.1KiB.acks_all.p64", "produce.1KiB.acks_all.p10000.linger5",
+            "kt.produce.1KiB.acks_all.p1", "kt.consume.1KiB"}
+KAFKA_QUICK = OTHER_ENGINE | NEW_ROWS | {"consume.1KiB.group", "produce.1KiB.acks_all.p1.linger5"}
+DURABLE = {"produce.1KiB.acks_all.p1", "producers_8.1KiB.acks_all.p8",
+           "producers_64.1KiB.acks_all.p64"}
+STORING = ("samsa", "baseline", "kafka")  # kinds started afresh per scenario group
 
 
 # ---------------------------------------------------------------------------------------------
@@ -131,6 +161,17 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def wait_serving(bootstrap, proc, what, timeout_s=30.0):
+    """Waits until the broker answers ApiVersions, asked every 5 ms (False: it only listens)."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline and proc.poll() is None:
+        if advertised_api_keys(bootstrap) is not None:
+            return True
+        time.sleep(0.005)
+    wait_listening(int(bootstrap.rsplit(":", 1)[1]), proc, what, 1.0)
+    return False
 
 
 def wait_listening(port, proc, what, timeout_s=30.0):
@@ -171,14 +212,17 @@ class Target:
         self.data_dir = None
         self.log = None
         self.metrics_url = None
+        self.serve_s = None
 
     def start(self, cmd, port, cwd=None, env=None):
         self.log = open(os.path.join(RUN_DIR, f"{self.name}.log"), "a")
+        began = time.time()
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, cwd=cwd,
                                      env=env, start_new_session=True)
         STARTED.append(self)
-        wait_listening(port, self.proc, self.name)
         self.bootstrap = f"127.0.0.1:{port}"
+        if wait_serving(self.bootstrap, self.proc, self.name):
+            self.serve_s = time.time() - began
 
     def stop(self):
         if self.proc is not None and self.proc.poll() is None:
@@ -304,7 +348,7 @@ def sink_target(args):
     return t
 
 
-#: The baseline's storage engines, each measured as a broker of its own (one build has both):
+#: Tansu's storage engines, each measured as a broker of its own (one build has both):
 #: name -> (--storage-engine URL, description).
 BASELINE_ENGINES = {
     # Its sqlite URL is a path relative to the working directory (the broker's data directory).
@@ -315,17 +359,17 @@ BASELINE_ENGINES = {
 }
 
 
-def baseline_target(args, engine):
+def tansu_target(args, engine):
     url_engine, what = BASELINE_ENGINES[engine]
     t = Target(f"tansu-{engine}", "baseline",
-               f"Tansu {args.baseline_version} (crates.io, release), {what}")
+               f"Tansu {args.tansu_version} (crates.io, release), {what}")
     t.data_dir = tempfile.mkdtemp(prefix=f"bench-tansu-{engine}-", dir=args.data_root)
     port = free_port()
     url = f"tcp://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items()
            if k not in ("CLUSTER_ID", "LISTENER_URL", "ADVERTISED_LISTENER_URL", "STORAGE_ENGINE")}
     env["RUST_LOG"] = "warn"
-    t.start([args.baseline, "broker", "--listener-url", url, "--advertised-listener-url", url,
+    t.start([args.tansu, "broker", "--listener-url", url, "--advertised-listener-url", url,
              "--storage-engine", url_engine], port, cwd=t.data_dir, env=env)
     return t
 
@@ -443,10 +487,11 @@ def percentiles(path, skip=0):
 
 def stored_bytes(target, topic):
     """Bytes in the topic's partition directories, for brokers with Kafka's on-disk layout."""
-    if target.kind != "samsa" or not target.data_dir:
+    log_dir = getattr(target, "log_dir", None) or target.data_dir
+    if target.kind not in ("samsa", "kafka") or not log_dir:
         return None
     total = 0
-    for entry in os.scandir(target.data_dir):
+    for entry in os.scandir(log_dir):
         if entry.is_dir() and entry.name.rsplit("-", 1)[0] == topic:
             for f in os.scandir(entry.path):
                 if f.name.endswith(".log"):
@@ -469,12 +514,13 @@ class Runner:
         self.limits = {}
         self.topic_seq = 0
         self.cap_s = 3.0 if args.mode == "quick" else 15.0
+        self.starts = {}  # broker -> [(start-to-serving s, idle RSS MiB or None)]
 
     def topic(self, target, base):
         self.topic_seq += 1
         return f"bench-{base}-{self.topic_seq}".replace(".", "-")
 
-    def admin(self, target, call, arg):
+    def admin(self, target, call, arg, timeout_s=15):
         """Runs `call` (an expression over `a`, a confluent-kafka AdminClient, and `arg`, the
         JSON-decoded argument) and waits for every future it returns: librdkafka's admin
         client, which every broker here answers."""
@@ -484,16 +530,28 @@ class Runner:
             "a = AdminClient({'bootstrap.servers': sys.argv[1]})\n"
             "arg = json.loads(sys.argv[2])\n"
             f"for f in ({call}).values():\n"
-            "    f.result(timeout=15)\n"
+            f"    f.result(timeout={timeout_s})\n"
         )
         subprocess.run([self.args.python, "-c", script, target.bootstrap, json.dumps(arg)],
-                       check=True, timeout=60, capture_output=True, text=True)
+                       check=True, timeout=timeout_s * 4, capture_output=True, text=True)
 
     def create_topics(self, target, topics):
-        """CreateTopics (auto-creation would give every topic the same partition count)."""
+        """CreateTopics (auto-creation would give every topic the same partition count), then
+        until Metadata shows each partition with a leader (Kafka answers before that)."""
         self.admin(target, "a.create_topics([NewTopic(n, p, 1) for n, p in arg], "
                            "operation_timeout=10)", topics)
-        time.sleep(0.2)
+        subprocess.run([self.args.python, MANY, "ready", target.bootstrap]
+                       + [n for n, _ in topics], timeout=60, check=False)
+
+    def create_timed(self, target, topic, partitions):
+        """Creates a big topic: (seconds until CreateTopics answered, seconds until Metadata
+        shows every partition with a leader, requests it took), timed in the client process."""
+        done = subprocess.run([self.args.python, MANY, "create", target.bootstrap, topic,
+                               str(partitions)], timeout=700, capture_output=True, text=True)
+        out = done.stdout.split()
+        if done.returncode != 0 or not out:
+            raise RuntimeError((done.stderr.strip().splitlines() or ["?"])[-1])
+        return float(out[1]), float(out[2]), int(out[3])
 
     def delete_topics(self, target, topics):
         self.admin(target, "a.delete_topics(arg, operation_timeout=10)", topics)
@@ -507,7 +565,7 @@ class Runner:
         about ten times the CPU of reusing one (measured here: 1.35-1.94 CPU s per GiB of
         buffered writes after 8 s idle against 0.14-0.15 s straight after freeing the same
         amount), which would make every broker figure depend on how long the machine idled."""
-        if self.args.no_recycle or target.kind not in ("samsa", "baseline"):
+        if self.args.no_recycle or target.kind not in STORING:
             return
         topic = self.topic(target, "recycle")
         try:
@@ -586,7 +644,15 @@ class Runner:
 
     def run_produce(self, target, s):
         topic = self.topic(target, s["name"])
-        self.create_topics(target, [(topic, s["partitions"])])
+        created = None
+        if s["partitions"] >= 1000:
+            try:
+                created = self.create_timed(target, topic, s["partitions"])
+            except Exception as e:  # noqa: BLE001
+                return self.record(s, target, None, None, None,
+                                   f"failed:create:{type(e).__name__}:{e}"[:160].replace(" ", "_"))
+        else:
+            self.create_topics(target, [(topic, s["partitions"])])
         lat = os.path.join(RUN_DIR, f"{target.name}.{s['name']}.lat")
 
         def body():
@@ -594,12 +660,14 @@ class Runner:
             out, _ = run_tool(perf_cmd(self.args, target.bootstrap, "-P", topic,
                                        self.produce_args(s, count, lat if self.args.latency else None,
                                                          linger_ms=s.get("linger_ms"))),
-                              self.cap_s, f"{target.name}.{s['name']}")
+                              self.cap_s * (5 if created else 1), f"{target.name}.{s['name']}")
             p = parse_produced(out)
             if p is None:
                 return None, "failed:no-summary", None
             figures = dict(msgs_per_s=p["msgs_per_s"], MB_per_s=p["MB_per_s"],
                            msgs_total=p["delivered"])
+            if created:
+                figures["create_s"], figures["ready_s"], figures["create_steps"] = created
             figures.update(percentiles(lat) or {})
             stored = stored_bytes(target, topic)
             if stored is not None and p["delivered"]:
@@ -608,7 +676,7 @@ class Runner:
                 figures["stored_ratio"] = stored / (p["delivered"] * s["size"])
             status = "ok" if p["failed"] == 0 and p["delivered"] > 0 else \
                 f"failed:{p['failed']}-undelivered"
-            return figures, status, "produce"
+            return figures, status, "durable" if target.name.endswith("durable") else "produce"
 
         return self.measure(target, s, body)
 
@@ -636,6 +704,8 @@ class Runner:
     def run_consume(self, target, s):
         if s["group"] and target.kind == "sink":
             return None
+        if s.get("tool") == "kt" and not kafka.tool("kafka-consumer-perf-test.sh"):
+            return self.record(s, target, None, None, None, "skipped:no-kafka-tools")
         if s["group"]:
             keys = advertised_api_keys(target.bootstrap)
             if keys is not None and JOIN_GROUP not in keys:
@@ -646,6 +716,16 @@ class Runner:
             if loaded == 0:
                 return None, "failed:preload-produced-nothing", None
             extra = ["-c", str(loaded)]
+            if s.get("tool") == "kt":
+                out, _ = run_tool(kafka.consumer_cmd(target.bootstrap, topic, loaded,
+                                                     f"bench-kt-{self.topic_seq}"),
+                                  self.cap_s * 20, f"{target.name}.{s['name']}")
+                c = kafka.parse_consumer(out)
+                if c is None or c["msgs"] == 0:
+                    return None, "failed:no-summary", None
+                status = "ok" if c["msgs"] >= loaded else f"partial:{c['msgs']}-of-{loaded}"
+                return dict(msgs_per_s=c["fetch_msgs_per_s"], MB_per_s=c["fetch_MB_per_s"],
+                            msgs_total=c["msgs"], join_ms=c["rebalance_ms"]), status, "consume"
             if s["group"]:
                 mode = "-G"
                 extra = ["-c", str(loaded), "-X", "auto.offset.reset=earliest",
@@ -679,7 +759,7 @@ class Runner:
         def body():
             out, _ = run_tool([self.args.e2e, "--bootstrap", target.bootstrap, "--topic", topic,
                                "--rate", str(s["rate"]), "--seconds", str(seconds),
-                               "--warmup-seconds", "1", "--size", str(s["size"]),
+                               "--warmup-seconds", "3", "--size", str(s["size"]),
                                "--acks", "all", "--linger-ms", "0"],
                               seconds + 1 + 60, f"{target.name}.{s['name']}")
             kv = parse_e2e(out)
@@ -769,10 +849,55 @@ class Runner:
 
         return self.measure(target, s, body)
 
+    def run_many(self, target, s):
+        """64 producer connections: scripts/bench/many.py (8 processes x 8 clients)."""
+        topic = self.topic(target, s["name"])
+        n = s["producers"]
+        self.create_topics(target, [(topic, n)])
+        per = self.produce_count(s) // n
+
+        def body():
+            out, _ = run_tool([self.args.python, MANY, "produce", target.bootstrap, topic, "8",
+                               str(n // 8), str(per), str(s["size"])],
+                              self.cap_s * 40, f"{target.name}.{s['name']}")
+            line = [x for x in out.splitlines() if x.startswith("MANY ")]
+            if not line:
+                return None, "failed:no-summary", None
+            kv = dict(p.split("=", 1) for p in line[-1].split()[1:])
+            delivered, failed = int(kv["delivered"]), int(kv["failed"])
+            rate = delivered / max(1e-3, float(kv["seconds"]))
+            return dict(msgs_per_s=int(rate), MB_per_s=rate * s["size"] / 1e6,
+                        msgs_total=delivered), "ok" if failed == 0 else f"failed:{failed}-undelivered", \
+                "durable" if target.name.endswith("durable") else "produce"
+
+        return self.measure(target, s, body)
+
+    def run_kt_produce(self, target, s):
+        """kafka-producer-perf-test.sh: 1 KiB records, acks=all, one partition, no rate limit."""
+        if not kafka.tool("kafka-producer-perf-test.sh"):
+            return self.record(s, target, None, None, None, "skipped:no-kafka-tools")
+        topic = self.topic(target, s["name"])
+        self.create_topics(target, [(topic, 1)])
+
+        def body():
+            out, _ = run_tool(kafka.producer_cmd(target.bootstrap, topic, self.produce_count(s),
+                                                 s["size"]),
+                              self.cap_s * 20, f"{target.name}.{s['name']}")
+            p = kafka.parse_producer(out)
+            if p is None:
+                return None, "failed:no-summary", None
+            return p, "ok", "produce"
+
+        return self.measure(target, s, body)
+
     def run(self, target, s):
         kind = s["kind"]
-        if kind in ("produce", "tail", "multi"):
+        if kind in ("produce", "tail", "multi", "many", "ktproduce"):
             self.recycle_page_cache(target, s)
+        if kind == "many":
+            return self.run_many(target, s)
+        if kind == "ktproduce":
+            return self.run_kt_produce(target, s)
         if kind == "produce":
             return self.run_produce(target, s)
         if kind == "consume":
@@ -785,8 +910,27 @@ class Runner:
             return self.run_multi(target, s)
         raise ValueError(kind)
 
-    def run_all(self, make, wanted, brokers):
-        """Runs the scenarios against targets from `make`. A broker that stores data is
+    def start_target(self, make, brokers):
+        """A started target; its start-to-serving time, (the first `--repeat` starts of each
+        broker) its RSS 2 s after serving, before any load; its group coordinator primed."""
+        t = make()
+        if t.name not in brokers:
+            brokers[t.name] = t.description
+            print(f"== {t.name} ({t.bootstrap})", flush=True)
+        seen = self.starts.setdefault(t.name, []) if t.pid() else []
+        idle = None
+        if t.pid() and sum(1 for x in seen if x[1] is not None) < self.args.repeat:
+            time.sleep(2.0)
+            idle = rss_mib(t.pid()) if t.pid() else None
+        seen.append((t.serve_s, idle))
+        if t.kind in STORING:  # outside the measured time, as a broker that has served groups
+            subprocess.run([self.args.python, MANY, "prime", t.bootstrap], timeout=60, check=False)
+        print(f"START broker={t.name} serve_s={fmt(t.serve_s, 3)} idle_rss_MiB={fmt(idle, 1)}",
+              flush=True)
+        return t
+
+    def run_round(self, make, wanted, runs, brokers, rnd):
+        """One round of the scenarios against targets from `make`. A broker that stores data is
         started afresh (new data directory) for every scenario, the consume scenarios sharing
         one with their preloaded topic: on this kind of machine (a VM) writing to the page
         cache gets several times dearer in CPU once a few GB are cached (measured: 0.5 s of
@@ -800,29 +944,44 @@ class Runner:
         target = None
         try:
             for group in groups:
-                runs = {s["name"]: [] for s in group}
-                for _ in range(self.args.repeat):
-                    if target is None or target.kind in ("samsa", "baseline"):
-                        if target is not None:
-                            target.stop()
-                        target = make()
-                        if target.name not in brokers:
-                            brokers[target.name] = target.description
-                            print(f"== {target.name} ({target.bootstrap})", flush=True)
-                    self.preloaded = {}
-                    for s in group:
-                        r = self.run(target, s)
-                        if r is not None:
-                            runs[s["name"]].append(r)
-                for name, rs in runs.items():
-                    if rs:
-                        r = median_run(rs)
-                        r["runs"] = len(rs)
-                        self.results.append(r)
-                        print(bench_line(r), flush=True)
+                if target is None or target.kind in STORING:
+                    if target is not None:
+                        target.stop()
+                    target = self.start_target(make, brokers)
+                self.preloaded = {}
+                for s in group:
+                    r = self.run(target, s)
+                    if r is not None:
+                        runs.setdefault((target.name, s["name"]), []).append(r)
+                        print(f"   round {rnd + 1}/{self.args.repeat} {target.name} {s['name']}: "
+                              f"{fmt(r.get('msgs_per_s'))} records/s, {r['status']}", flush=True)
         finally:
             if target is not None:
                 target.stop()
+
+    def run_plan(self, plan, brokers):
+        """Every target's scenarios, round by round: with --repeat N, round 1 on every target,
+        then round 2 on every target, ..., so that the machine's slow spells (it is shared)
+        fall on all brokers alike; then the median per scenario and broker."""
+        runs = {}
+        for rnd in range(self.args.repeat):
+            for make, wanted in plan:
+                if wanted:
+                    self.run_round(make, wanted, runs, brokers, rnd)
+        for rs in runs.values():
+            r = median_run(rs)
+            r["runs"] = len(rs)
+            annotate(r, self.results, self.limits)  # the sink's medians come first
+            self.results.append(r)
+            print(bench_line(r), flush=True)
+        for name, seen in self.starts.items():
+            print(f"BROKER broker={name} serve_s={fmt(median(x[0] for x in seen), 3)} "
+                  f"idle_rss_MiB={fmt(median(x[1] for x in seen), 1)} starts={len(seen)}", flush=True)
+
+
+def median(values):
+    values = sorted(v for v in values if v is not None)
+    return values[len(values) // 2] if values else None
 
 
 def median_run(rs):
@@ -856,6 +1015,8 @@ def bench_line(r):
                   f"produce_p999_ms={fmt(r['produce_p999_ms'], 3)}"]
     if r.get("broker_produce_p99_ms") is not None:
         parts.append(f"broker_produce_p99_le_ms={fmt(r['broker_produce_p99_ms'], 3)}")
+    if r.get("create_s") is not None:
+        parts.append(f"create_s={fmt(r['create_s'], 2)} ready_s={fmt(r['ready_s'], 2)}")
     if r.get("stored_ratio") is not None:
         parts.append(f"stored_ratio={fmt(r['stored_ratio'], 3)}")
     if r.get("allocs_per_req") is not None:
@@ -959,8 +1120,12 @@ def machine_description(args):
 
 def write_svg(path, results, brokers):
     """Two panels of horizontal bars: throughput per scenario, latency per latency scenario."""
-    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
-    colours = {b: palette[i % len(palette)] for i, b in enumerate(brokers)}
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+               "#bcbd22"]
+    # Kafka's bars in reds, whatever else the run measured.
+    colours = {b: palette[i % len(palette)] for i, b in
+               enumerate(b for b in brokers if not b.startswith("kafka"))}
+    colours.update({"kafka": "#d62728", "kafka-durable": "#ff9896"})
     ok = [r for r in results if r.get("msgs_per_s") and not r["status"].startswith("failed")]
     thr_tests = [t for t in dict.fromkeys(r["test"] for r in ok if r["kind"] != "e2e")]
     lat_rows = [r for r in ok if r.get("p99_ms") is not None and r["kind"] in ("e2e", "tail")]
@@ -1022,124 +1187,6 @@ def write_svg(path, results, brokers):
         f.write(svg)
 
 
-def cpu_floor(results, limits, test):
-    """What any broker that writes records into the page cache must spend per million records
-    of `test` on this machine: the discard sink's CPU per million records of that size
-    (receive, decode, acknowledge; the median over its uncompressed produce scenarios of that
-    size, which all do the same work per record, because single sink figures swing by 2x on
-    this VM) plus the append-shaped buffered-write probe's CPU for the bytes stored. None when
-    the run lacks either."""
-    size_name = test.split(".")[1]
-    size = {"1KiB": 1024, "100B": 100}.get(size_name)
-    sink = sorted(r["cpu_s_per_M"] for r in results
-                  if r["broker"] == "discard-sink" and r.get("cpu_s_per_M") is not None
-                  and r["test"].startswith(("produce.", "producers_"))
-                  and r["test"].split(".")[1] == size_name
-                  and not r["test"].endswith((".lz4", ".zstd")))
-    write = limits.get("disk_write_buffered_appends", {}).get("cpu_s_per_GiB")
-    if not sink or write is None or size is None:
-        return None
-    return sink[len(sink) // 2], write * size * 1e6 / (1 << 30)
-
-
-#: The probes that move a loopback stream into a file in different ways (samsa-bench-limits).
-MOVE_PROBES = ("copy", "splice", "mmap", "direct")
-
-
-def move_floor(limits, test):
-    """The CPU the cheapest way this machine has of moving a loopback stream into a file
-    (`socket_to_file_{copy,splice,mmap,direct}`, receiver at full speed, best of three passes
-    each) spends on the payload bytes of a million records of `test`, before any broker work:
-    (CPU seconds, the way's name), or None when the run lacks the probes."""
-    size = {"1KiB": 1024, "100B": 100}.get(test.split(".")[1])
-    ways = [(limits[f"socket_to_file_{w}"]["cpu_s_per_GiB"], w) for w in MOVE_PROBES
-            if "cpu_s_per_GiB" in limits.get(f"socket_to_file_{w}", {})]
-    if not ways or size is None:
-        return None
-    per_gib, way = min(ways)
-    return per_gib * size * 1e6 / (1 << 30), way
-
-
-def target_checks(results, limits=None):
-    """The issue's targets for the broker, checked against this run: (target, broker, figure,
-    met). Only what the run measured is checked."""
-    def find(test, broker):
-        for r in results:
-            if r["test"] == test and r["broker"] == broker and r.get("msgs_per_s") \
-                    and not r["status"].startswith("failed"):
-                return r
-        return None
-
-    checks = []
-    samsa = [b for b in dict.fromkeys(r["broker"] for r in results)
-             if b.startswith("samsa-") and not b.endswith("-durable")]
-    baseline = [b for b in dict.fromkeys(r["broker"] for r in results) if b.startswith("tansu")]
-    for b in samsa:
-        for test in ("produce.1KiB.acks_all.p1", "produce.100B.acks_all.p1",
-                     "produce.1KiB.acks_all.p1.linger5", "produce.100B.acks_all.p1.linger5"):
-            r = find(test, b)
-            if r and r.get("of_sink") is not None:
-                checks.append((f"{test} at >= 90% of the discard sink", b,
-                               f"{r['of_sink']:.0%}", r["of_sink"] >= 0.9))
-        r = find("consume.1KiB.assigned", b)
-        if r:
-            figure = f"{r['msgs_per_s']:,}"
-            sink = find("consume.1KiB.assigned", "discard-sink")
-            if sink:
-                # The consumer's own ceiling here: above it no broker can be measured.
-                figure += f" (discard sink {sink['msgs_per_s']:,})"
-            checks.append(("consume 1 KiB records at >= 2M records/s", b,
-                           figure, r["msgs_per_s"] >= 2_000_000))
-        for r in (find("produce.1KiB.acks_all.p1", b), find("produce.1KiB.acks_all.p1.linger5", b)):
-            if not r or r.get("cpu_s_per_M") is None:
-                continue
-            figure = f"{r['cpu_s_per_M']:.2f} s"
-            floor = cpu_floor(results, limits or {}, r["test"])
-            notes = []
-            if floor:
-                notes.append(f"floor {sum(floor):.2f}: sink {floor[0]:.2f} + page-cache "
-                             f"writes {floor[1]:.2f}")
-            moved = move_floor(limits or {}, r["test"])
-            if moved:
-                notes.append(f"moving the bytes alone, cheapest way ({moved[1]}): "
-                             f"{moved[0]:.2f}")
-            if notes:
-                figure += " (" + "; ".join(notes) + ")"
-            checks.append((f"{r['test']}: broker CPU < 0.3 s per million 1 KiB records", b,
-                           figure, r["cpu_s_per_M"] < 0.3))
-        for rate, bound in ((1000, 1.0), (50000, 5.0)):
-            r = find(f"e2e.100B.rate_{rate}", b)
-            if r and r.get("produce_p99_ms") is not None:
-                figure = f"{r['produce_p99_ms']:.2f} ms"
-                if r.get("broker_produce_p99_ms") is not None:
-                    figure += f" (the broker's own handling: p99 <= {r['broker_produce_p99_ms']:g} ms)"
-                checks.append((f"produce p99 at {rate:,} records/s (acks=all, linger 0) < "
-                               f"{bound:g} ms", b, figure, r["produce_p99_ms"] < bound))
-        durable = find("producers_8.1KiB.acks_all.p8", f"{b}-durable")
-        default = find("producers_8.1KiB.acks_all.p8", b)
-        if durable and default:
-            frac = durable["msgs_per_s"] / default["msgs_per_s"]
-            checks.append(("durable mode >= 70% of default throughput, 8 producers", b,
-                           f"{frac:.0%}", frac >= 0.7))
-        for base in baseline:
-            behind = []
-            for r in results:
-                if r["broker"] != b or not r.get("msgs_per_s"):
-                    continue
-                other = find(r["test"], base)
-                if not other:
-                    continue
-                if r["kind"] == "e2e":
-                    if (r.get("p99_ms") or 0) > (other.get("p99_ms") or float("inf")):
-                        behind.append(r["test"])
-                elif r["msgs_per_s"] < other["msgs_per_s"]:
-                    behind.append(r["test"])
-            checks.append((f"every figure ahead of {base}", b,
-                           "behind in " + ", ".join(behind) if behind else "ahead in all",
-                           not behind))
-    return checks
-
-
 def notes(results):
     """Things a reader should not miss, found in the results themselves."""
     out = []
@@ -1155,7 +1202,8 @@ def notes(results):
     return out
 
 
-def write_markdown(path, svg_name, args, results, limits, machine, brokers, command, took_s):
+def write_markdown(path, svg_name, args, results, limits, machine, brokers, command, took_s,
+                   starts=None):
     lines = ["# Samsa benchmarks", ""]
     lines += [f"Measured {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')} in {took_s:.0f} s "
               f"with `{command}` ({args.mode} mode). Everything runs on one machine over "
@@ -1166,8 +1214,14 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
     lines += ["", "Limits measured in the same run (`samsa-bench-limits`):", ""]
     for name, kv in limits.items():
         lines.append(f"- {name}: " + ", ".join(f"{k}={v:g}" for k, v in kv.items()))
-    lines += ["", "## Brokers", ""]
-    lines += [f"- `{b}`: {d}" for b, d in brokers.items()]
+    lines += ["", "## Brokers", "", "Start to serving: from the process's start (for Kafka the JVM's, "
+              "after its storage format) until it answers ApiVersions; idle RSS: 2 s later, "
+              "before any load (medians over the starts).", "",
+              "| broker | what | start to serving s | idle RSS MiB | starts |", "|---|---|---|---|---|"]
+    for b, d in brokers.items():
+        seen = (starts or {}).get(b, [])
+        lines.append(f"| `{b}` | {d} | {fmt(median(x[0] for x in seen), 2)} | "
+                     f"{fmt(median(x[1] for x in seen), 1)} | {len(seen) or '-'} |")
     lines += ["", f"![throughput and latency per scenario]({svg_name})", ""]
     lines += ["## Results", "",
               "`of_sink` is the broker's records/s over the discard sink's in the same scenario; "
@@ -1179,24 +1233,44 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
               "`CPU s/M`: broker CPU seconds per million records. `allocs/req`: the broker's "
               "heap allocations per request served during the scenario (its allocator counts "
               "them; samsa only). `stored`: bytes the broker's log "
-              "holds over the payload bytes produced (samsa only; shows whether a codec reached "
-              "the log).", ""]
+              "holds over the payload bytes produced (samsa and Kafka; shows whether a codec "
+              "reached the log). `×K` columns, samsa rows only, against Kafka's same row "
+              "(`samsa-*-durable` against `kafka-durable`): `rec/s` samsa's records/s over "
+              "Kafka's, `CPU` Kafka's CPU per record over samsa's (records per CPU-second, "
+              "samsa over Kafka), `RSS` samsa's over Kafka's, `p99` samsa's over Kafka's.", ""]
     lines.append("| test | broker | records/s | MB/s | p50 ms | p99 ms | p99.9 ms | broker CPU s "
-                 "| CPU s/M | RSS MiB | allocs/req | of_sink | of_limit (limit) | stored | status |")
-    lines.append("|" + "---|" * 15)
+                 "| CPU s/M | RSS MiB | allocs/req | of_sink | of_limit (limit) | stored | status "
+                 "| ×K rec/s | ×K CPU | ×K RSS | ×K p99 |")
+    lines.append("|" + "---|" * 19)
     for r in results:
+        vs = targets.versus(r, results) or (None,) * 4
         lines.append("| " + " | ".join([
             r["test"], r["broker"], fmt(r.get("msgs_per_s")), fmt(r.get("MB_per_s"), 1),
             fmt(r.get("p50_ms"), 3), fmt(r.get("p99_ms"), 3), fmt(r.get("p999_ms"), 3),
             fmt(r.get("broker_cpu_s")), fmt(r.get("cpu_s_per_M"), 3),
             fmt(r.get("broker_rss_MiB"), 1), fmt(r.get("allocs_per_req"), 1), fmt(r.get("of_sink")),
             f"{fmt(r.get('of_limit'), 3)} ({r.get('limit') or '-'})",
-            fmt(r.get("stored_ratio"), 3), r["status"]]) + " |")
-    checks = target_checks(results, limits)
+            fmt(r.get("stored_ratio"), 3), r["status"]] + [targets.x(v) for v in vs]) + " |")
+    checks = targets.target_checks(results, limits)
     if checks:
         lines += ["", "## Targets (issue 7) in this run", "",
                   "| target | broker | figure | met |", "|---|---|---|---|"]
         lines += [f"| {t} | {b} | {f} | {'yes' if ok else 'no'} |" for t, b, f, ok in checks]
+    against = targets.checks(results)
+    if against:
+        lines += ["", "## Targets against Kafka 4.4 (issue 46) in this run", "",
+                  "| target | broker | figures (samsa's over Kafka's) | met |", "|---|---|---|---|"]
+        lines += [f"| {t} | {b} | {f} | {'pass' if ok else 'miss'} |" for t, b, f, ok in against]
+    created = [r for r in results if r.get("create_s") is not None]
+    if created:
+        lines += ["", "Topic creation in the many-partition rows: until the create answered; "
+                  "until Metadata showed every partition with a leader. Kafka refuses 10,000 "
+                  "partitions in one CreateTopics (its controller takes at most 10,000 records "
+                  "per operation: POLICY_VIOLATION); it gets half in CreateTopics and the rest "
+                  "in CreatePartitions, timed together (2 requests):", ""]
+        lines += [f"- `{r['test']}` on `{r['broker']}`: {r['create_s']:.2f} s; "
+                  f"{r['ready_s']:.2f} s ({r.get('create_steps', 1)} request"
+                  f"{'s' if r.get('create_steps', 1) > 1 else ''})" for r in created]
     found = notes(results)
     if found:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in found]
@@ -1216,14 +1290,16 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
                          f"{'<= ' + fmt(own, 3) if own is not None else '-'} |")
     lines += ["", "## Raw lines", "", "```"] + [bench_line(r) for r in results] + ["```", ""]
     lines += ["## How to read and rerun", "",
-              "- `scripts/bench/run` (quick, under 5 minutes), `scripts/bench/run --full`, "
-              "`--baseline` to build and measure the baseline broker too (Tansu, with its SQLite "
-              "and its in-memory storage engines, `tansu-sqlite` and `tansu-memory`; "
-              "`--baseline-engine sqlite|memory` for one of them), `--engine "
+              "- `scripts/bench/run` (quick), `scripts/bench/run --full`, "
+              "`--baseline` to measure Apache Kafka 4.4 too (`kafka`, default flushing, and "
+              "`kafka-durable`, log.flush.interval.messages=1, on the durability rows), `--tansu` "
+              "to build and measure Tansu (its SQLite and in-memory storage engines, "
+              "`tansu-sqlite` and `tansu-memory`; `--tansu-engine sqlite|memory` for one), `--engine "
               "uring|epoll|both`, `--bootstrap HOST:PORT` to measure a broker already running "
               "on loopback (no CPU/RSS figures then), `--only REGEX` to pick scenarios, `--repeat N` "
               "to report the median of N runs (use it for before/after comparisons: single runs "
-              "on this shared 2-core machine vary by tens of percent).",
+              "on this shared 2-core machine vary by tens of percent); the targets alternate, "
+              "round 1 on every broker, then round 2, and so on.",
               "- Every scenario gets a fresh broker and data directory (the consume scenarios "
               "share one with their preloaded topic): on this VM, page-cache writes get several "
               "times dearer once a few GB are cached, so a shared broker would make late "
@@ -1264,8 +1340,17 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
               "least CPU; `consume.<size>.<assigned|group>` reads a 1M-record topic; "
               "`e2e.<size>.rate_<n>` produces at a fixed rate with acks=all and linger.ms=0 while "
               "a consumer tails the partition; `tail` is the same at full speed with acks=1; "
-              "`producers_8` runs 8 producer processes at once (one partition each), which "
-              "`samsa-*-durable` (log.durable=true) runs too.", ""]
+              "`producers_8` runs 8 producer processes at once (one partition each); "
+              "`producers_64` 64 producer connections (8 processes of 8 librdkafka clients, "
+              "scripts/bench/many.py, one partition each, linger.ms=5); "
+              "`produce.1KiB.acks_all.p10000.linger5` creates a 10,000-partition topic (timed) "
+              "and produces across it; `kt.produce` and `kt.consume` are Kafka's own "
+              "kafka-producer-perf-test.sh (1M records, acks=all, no rate limit; its p99 is "
+              "delivery latency at full load) and kafka-consumer-perf-test.sh (the consume rows' "
+              "1M-record topic, in a group; its fetch figures, which leave out the group join). "
+              "`samsa-*-durable` (log.durable=true) and `kafka-durable` "
+              "(log.flush.interval.messages=1) run produce.1KiB.acks_all.p1 and the producers_* "
+              "rows.", ""]
     text = "\n".join(lines)
     # Sections other benchmark scripts write into the same file stay as they were.
     previous = open(path).read() if os.path.exists(path) else ""
@@ -1311,10 +1396,13 @@ def main():
     ap.add_argument("--mode", choices=["quick", "full"], default="quick")
     ap.add_argument("--engine", choices=["uring", "epoll", "both"], default="both")
     ap.add_argument("--bootstrap", help="measure a broker already running at HOST:PORT")
-    ap.add_argument("--baseline", help="path of the baseline broker binary (tansu)")
-    ap.add_argument("--baseline-version", default="?")
-    ap.add_argument("--baseline-engine", action="append", choices=list(BASELINE_ENGINES),
-                    help="the baseline's storage engine (repeatable; default: every one)")
+    ap.add_argument("--baseline", action="store_true",
+                    help="also measure Apache Kafka 4.4 (scripts/reference/kafka's install), "
+                         "default flushing and, on the durability rows, flushing every append")
+    ap.add_argument("--tansu", help="path of a Tansu broker binary: measure it too")
+    ap.add_argument("--tansu-version", default="?")
+    ap.add_argument("--tansu-engine", action="append", choices=list(BASELINE_ENGINES),
+                    help="Tansu's storage engine (repeatable; default: every one)")
     ap.add_argument("--no-samsa", action="store_true", help="skip the samsa brokers")
     ap.add_argument("--no-sink", action="store_true", help="skip the discard sink")
     ap.add_argument("--only", help="regex: run only scenarios whose name matches")
@@ -1365,6 +1453,7 @@ def main():
             # The sink serves 1 KiB records, so it takes part in the 1 KiB consume only.
             plan.append((lambda: sink_target(args),
                          [s for s in all_scenarios if s["kind"] in SINK_KINDS
+                          and s["name"] not in NEW_ROWS
                           and (s["kind"] != "consume" or s["size"] == 1024)]))
         if args.bootstrap:
             plan.append((lambda: external_target(args.bootstrap), all_scenarios))
@@ -1374,28 +1463,34 @@ def main():
                 wanted = all_scenarios if i == 0 or args.mode == "full" else \
                     [s for s in all_scenarios if s["name"] in OTHER_ENGINE]
                 plan.append((lambda e=engine: samsa_target(args, e), wanted))
-            multi = [s for s in all_scenarios if s["kind"] == "multi"]
-            if multi:
-                plan.append((lambda: samsa_target(args, engines[0], durable=True), multi))
+            durable = [s for s in all_scenarios if s["name"] in DURABLE]
+            plan.append((lambda: samsa_target(args, engines[0], durable=True), durable))
         if args.baseline:
-            # Quick mode measures the baseline on the key scenarios only, to stay in time.
-            for engine in args.baseline_engine or list(BASELINE_ENGINES):
-                plan.append((lambda e=engine: baseline_target(args, e),
+            if not kafka.installed():
+                sys.exit("bench: Kafka 4.4 is not installed: run scripts/reference/kafka bin")
+            # Quick mode measures Kafka on the key scenarios only, to stay in time.
+            plan.append((lambda: kafka.kafka_target(args, False, advertised_api_keys, STARTED),
+                         all_scenarios if args.mode == "full" else
+                         [s for s in all_scenarios if s["name"] in KAFKA_QUICK]))
+            plan.append((lambda: kafka.kafka_target(args, True, advertised_api_keys, STARTED),
+                         [s for s in all_scenarios if s["name"] in DURABLE]))
+        if args.tansu:
+            for engine in args.tansu_engine or list(BASELINE_ENGINES):
+                plan.append((lambda e=engine: tansu_target(args, e),
                              all_scenarios if args.mode == "full" else
                              [s for s in all_scenarios if s["name"] in OTHER_ENGINE]))
-        for make, wanted in plan:
-            if wanted:
-                runner.run_all(make, wanted, brokers)
+        runner.run_plan(plan, brokers)
     finally:
         stop_all()
 
     took = time.time() - began
     with open(os.path.join(RUN_DIR, "results.json"), "w") as f:
-        json.dump(dict(limits=limits, results=runner.results, brokers=brokers), f, indent=1)
+        json.dump(dict(limits=limits, results=runner.results, brokers=brokers,
+                       starts=runner.starts), f, indent=1)
     svg_name = os.path.splitext(os.path.basename(args.out))[0] + ".svg"
     write_svg(os.path.join(os.path.dirname(args.out), svg_name), runner.results, list(brokers))
     write_markdown(args.out, svg_name, args, runner.results, limits, machine_description(args),
-                   brokers, args.command, took)
+                   brokers, args.command, took, runner.starts)
     print(f"bench: wrote {args.out} and {svg_name} in {took:.0f} s (raw output in {RUN_DIR})",
           flush=True)
 
