@@ -13,7 +13,10 @@ use kafka_protocol::ResponseError;
 use uuid::Uuid;
 
 use super::partitions::ImageLiveness;
-use super::{random_uuid, Controller, ControllerError, METADATA_VERSION_DIRECTORY_ASSIGNMENT};
+use super::{
+    random_uuid, Controller, ControllerError, MAX_RECORDS_PER_USER_OP,
+    METADATA_VERSION_DIRECTORY_ASSIGNMENT,
+};
 use crate::metadata::image::{TopicImage, CONFIG_RESOURCE_TOPIC};
 use crate::metadata::records::{
     ConfigRecord, MetadataRecord, PartitionRecord, RemoveTopicRecord, TopicRecord,
@@ -27,6 +30,9 @@ use crate::NodeId;
 /// refused whole with POLICY_VIOLATION; a CreatePartitions topic that would take the request
 /// past it is refused.
 pub const MAX_PARTITIONS_PER_REQUEST: usize = 10_000;
+/// What Kafka's controller answers a request whose records overflow its bounded list
+/// (`BoundedListTooLongException`, [`MAX_RECORDS_PER_USER_OP`]).
+const EXCESSIVE_BATCH_MESSAGE: &str = "Unable to perform excessively large batch operation.";
 /// Kafka's `Topic.MAX_NAME_LENGTH`.
 const TOPIC_NAME_LENGTH_MAX: usize = 249;
 /// The metadata log's own topic, which cannot be created (`Topic.CLUSTER_METADATA_TOPIC_NAME`).
@@ -332,6 +338,23 @@ impl Controller {
                 }
                 Err(e) => failed_topic(topic.name.clone(), e),
             });
+        }
+        // Kafka's controller collects the records in a list bounded at MAX_RECORDS_PER_USER_OP
+        // (a topic's record, its configs' and its partitions'), validate-only too: one more
+        // refuses the whole request, so 10,000 partitions in one topic already are too many.
+        if records.len() > MAX_RECORDS_PER_USER_OP {
+            let mut seen = HashSet::new();
+            let results = topics
+                .iter()
+                .filter(|t| seen.insert(t.name.as_str()))
+                .map(|t| {
+                    failed_topic(
+                        t.name.clone(),
+                        error(ResponseError::PolicyViolation, EXCESSIVE_BATCH_MESSAGE),
+                    )
+                })
+                .collect();
+            return Ok((Vec::new(), results));
         }
         if validate_only {
             records.clear();

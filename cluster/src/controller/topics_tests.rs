@@ -295,7 +295,30 @@ fn more_than_10_000_partitions_in_one_request_is_a_policy_violation() {
         );
     }
     assert_eq!(h.image.topic_count(), 0);
-    let r = h.create_topics(vec![topic("a", 5_000, 1), topic("b", 5_000, 1)]);
+    // 10,000 partitions pass that check, but with their topics' records they are more than the
+    // 10,000 records Kafka's controller takes in one operation, validate-only too.
+    for validate_only in [true, false] {
+        let (records, r) = h
+            .ctl
+            .create_topics(
+                &h.image,
+                vec![topic("a", 5_000, 1), topic("b", 5_000, 1)],
+                validate_only,
+                1,
+            )
+            .unwrap();
+        assert!(records.is_empty());
+        for r in &r {
+            assert_refused(
+                r,
+                ResponseError::PolicyViolation,
+                "Unable to perform excessively large batch operation.",
+            );
+        }
+    }
+    let r = h.create_topics(vec![topic("a", 10_000, 1)]);
+    assert_eq!(r[0].error_code, ResponseError::PolicyViolation.code());
+    let r = h.create_topics(vec![topic("a", 4_999, 1), topic("b", 4_999, 1)]);
     assert!(r.iter().all(|r| r.error_code == 0));
     // A count of -1 counts as num.partitions.
     h.ctl.cfg.default_num_partitions = 4_000;
