@@ -121,7 +121,8 @@ SINK_KINDS = {"produce", "consume", "multi"}
 NEW_ROWS = {"producers_64.1KiB.acks_all.p64", "produce.1KiB.acks_all.p10000.linger5",
             "kt.produce.1KiB.acks_all.p1", "kt.consume.1KiB"}
 KAFKA_QUICK = OTHER_ENGINE | NEW_ROWS | {"consume.1KiB.group", "produce.1KiB.acks_all.p1.linger5",
-    "produce.1KiB.acks_all.p1.lz4", "produce.1KiB.acks_all.p1.zstd", "produce.1KiB.acks_all.p8"}
+    "produce.1KiB.acks_all.p1.lz4", "produce.1KiB.acks_all.p1.zstd", "produce.1KiB.acks_all.p8",
+    "e2e.100B.rate_50000"}
 DURABLE = {"produce.1KiB.acks_all.p1", "producers_8.1KiB.acks_all.p8",
            "producers_64.1KiB.acks_all.p64"}
 STORING = ("samsa", "baseline", "kafka")  # kinds started afresh per scenario group
