@@ -83,7 +83,8 @@ unsafe extern "C" {
 /// Runs on each shard: once the process has been idle for a second, gives the memory this
 /// thread's heap freed back to the kernel. mimalloc purges freed pages lazily, when the thread
 /// allocates again, so a burst (64 producers' request buffers) otherwise stays in the RSS of an
-/// idle broker (measured: 119 MB of anonymous memory after the burst, 53 MB with this). Purging
+/// idle broker (measured: 115 MB of anonymous memory as the burst ended, 37 MB a few seconds
+/// later with this). Purging
 /// eagerly under load costs much more: mimalloc's purge delay set to 0 tripled the broker's
 /// CPU per produced record.
 pub async fn give_back_memory_when_idle() {

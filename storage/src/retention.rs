@@ -62,8 +62,9 @@ impl Log {
     }
 
     /// Periodic work, every tick: segments wholly below the log start offset go, `flush.ms`
-    /// flushes, idle producers expire, the tail cache gives back what is over its share. Time and size retention is `retention`, on its own
-    /// interval (`log.retention.check.interval.ms`), as in Kafka; `segment.ms` rolls at append
+    /// flushes, idle producers expire, the tail cache gives back what is over its share. Time
+    /// and size retention is `retention`, on its own interval
+    /// (`log.retention.check.interval.ms`), as in Kafka; `segment.ms` rolls at append
     /// (`Segment::should_roll`).
     pub fn maintenance(&mut self, now_ms: i64) -> Result<MaintenanceReport, LogError> {
         let mut report = MaintenanceReport::default();

@@ -39,7 +39,7 @@ static HOLDING: AtomicU64 = AtomicU64::new(0);
 
 /// Sets the memory all tail caches of this process share (the broker's
 /// `log.tail.cache.bytes`); 0 turns the caches off. Caches over their share shrink at their
-/// next append.
+/// next append or maintenance tick.
 pub fn set_process_budget(bytes: u64) {
     BUDGET_BYTES.store(bytes, Ordering::Relaxed);
 }
