@@ -826,11 +826,14 @@ class Runner:
 
     # -- several producers at once ----------------------------------------------------------
 
-    def run_multi(self, target, s):
+    def producers_topic(self, target, s):
+        """(topic with a partition per producer, producers, records per producer)."""
         topic = self.topic(target, s["name"])
-        n = s["producers"]
-        self.create_topics(target, [(topic, n)])
-        per = self.produce_count(s) // n
+        self.create_topics(target, [(topic, s["producers"])])
+        return topic, s["producers"], self.produce_count(s) // s["producers"]
+
+    def run_multi(self, target, s):
+        topic, n, per = self.producers_topic(target, s)
 
         def body():
             start = time.time()
@@ -853,10 +856,7 @@ class Runner:
 
     def run_many(self, target, s):
         """64 producer connections: scripts/bench/many.py (8 processes x 8 clients)."""
-        topic = self.topic(target, s["name"])
-        n = s["producers"]
-        self.create_topics(target, [(topic, n)])
-        per = self.produce_count(s) // n
+        topic, n, per = self.producers_topic(target, s)
 
         def body():
             out, _ = run_tool([self.args.python, MANY, "produce", target.bootstrap, topic, "8",

@@ -140,6 +140,21 @@ pub(super) fn validate_topic_name(name: &str) -> Result<(), TopicError> {
 /// '.' and '_' collide in metric names, so Kafka refuses a topic that differs from an existing
 /// one only by them (`Topic.hasCollisionChars` / `unifyCollisionChars`). O(topics), and only for
 /// names that have one.
+/// A CreateTopics refused whole: POLICY_VIOLATION with `message` for every topic named, once.
+fn refused_whole(topics: &[CreatableTopic], message: &str) -> Vec<CreateTopicResult> {
+    let mut seen = HashSet::new();
+    topics
+        .iter()
+        .filter(|t| seen.insert(t.name.as_str()))
+        .map(|t| {
+            failed_topic(
+                t.name.clone(),
+                error(ResponseError::PolicyViolation, message),
+            )
+        })
+        .collect()
+}
+
 fn colliding_topic<'a>(image: &'a MetadataImage, name: &str) -> Option<&'a TopicImage> {
     if !name.contains(['.', '_']) {
         return None;
@@ -295,21 +310,8 @@ impl Controller {
             })
             .sum();
         if total > MAX_PARTITIONS_PER_REQUEST as u64 {
-            let mut seen = HashSet::new();
-            let results = topics
-                .iter()
-                .filter(|t| seen.insert(t.name.as_str()))
-                .map(|t| {
-                    failed_topic(
-                        t.name.clone(),
-                        error(
-                            ResponseError::PolicyViolation,
-                            "Excessively large number of partitions per request.",
-                        ),
-                    )
-                })
-                .collect();
-            return Ok((Vec::new(), results));
+            let message = "Excessively large number of partitions per request.";
+            return Ok((Vec::new(), refused_whole(&topics, message)));
         }
 
         let mut rng = SplitMix64(seed);
@@ -343,18 +345,7 @@ impl Controller {
         // (a topic's record, its configs' and its partitions'), validate-only too: one more
         // refuses the whole request, so 10,000 partitions in one topic already are too many.
         if records.len() > MAX_RECORDS_PER_USER_OP {
-            let mut seen = HashSet::new();
-            let results = topics
-                .iter()
-                .filter(|t| seen.insert(t.name.as_str()))
-                .map(|t| {
-                    failed_topic(
-                        t.name.clone(),
-                        error(ResponseError::PolicyViolation, EXCESSIVE_BATCH_MESSAGE),
-                    )
-                })
-                .collect();
-            return Ok((Vec::new(), results));
+            return Ok((Vec::new(), refused_whole(&topics, EXCESSIVE_BATCH_MESSAGE)));
         }
         if validate_only {
             records.clear();
