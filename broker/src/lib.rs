@@ -51,6 +51,7 @@ pub mod net;
 pub mod node;
 pub mod partition;
 pub mod publisher;
+pub mod quota;
 pub mod replication;
 pub mod scram;
 pub mod security;
