@@ -3,7 +3,8 @@
 //! `ReplicationControlManager` (`topics.rs`, `partitions.rs`, `elections.rs`), `ProducerIdControlManager`
 //! (`producer_ids.rs`), `ConfigurationControlManager` (`configs.rs`), `AclControlManager`
 //! (`acls.rs`, with the bindings and filters of [`crate::acl`]), `ScramControlManager`
-//! (`scram.rs`) and `FeatureControlManager` (`features.rs`; its bootstrap half is
+//! (`scram.rs`), `ClientQuotaControlManager` (`client_quotas.rs`) and `FeatureControlManager`
+//! (`features.rs`; its bootstrap half is
 //! [`Controller::activate`]).
 //!
 //! What the controller needs to know about config keys (valid values, list types, defaults) is
@@ -57,6 +58,7 @@ use crate::NodeId;
 
 mod acls;
 mod brokers;
+mod client_quotas;
 mod configs;
 mod elections;
 mod features;
@@ -70,6 +72,13 @@ pub use acls::{CreateAclResult, DeleteAclsFilterResult, ACLS_MAX};
 pub use brokers::{
     BrokerHeartbeatReply, BrokerHeartbeatRequest, BrokerRegistrationReply,
     BrokerRegistrationRequest,
+};
+pub use client_quotas::{
+    describe_client_quotas, AlterClientQuotaResult, ClientQuotaAlteration,
+    ClientQuotaFilterComponent, ClientQuotaOp, DescribedClientQuota, CLIENT_QUOTA_ENTITIES_MAX,
+    CONNECTION_CREATION_RATE, CONSUMER_BYTE_RATE, CONTROLLER_MUTATION_RATE, ENTITY_CLIENT_ID,
+    ENTITY_IP, ENTITY_USER, MATCH_TYPE_DEFAULT, MATCH_TYPE_EXACT, MATCH_TYPE_SPECIFIED,
+    PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE,
 };
 pub use configs::{
     AlterConfigOp, AlterConfigsResource, AlterConfigsResult, AlterableConfig,
@@ -108,6 +117,8 @@ pub use topics::{
 
 #[cfg(test)]
 mod acls_tests;
+#[cfg(test)]
+mod client_quotas_tests;
 #[cfg(test)]
 mod configs_tests;
 #[cfg(test)]

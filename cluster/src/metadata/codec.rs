@@ -129,6 +129,10 @@ impl<'a> Reader<'a> {
         self.need(field, 8)?;
         Ok(self.buf.get_i64())
     }
+    pub(crate) fn f64(&mut self, field: &'static str) -> Result<f64, RecordError> {
+        self.need(field, 8)?;
+        Ok(self.buf.get_f64())
+    }
     /// Kafka reads a boolean as "any non-zero byte is true".
     pub(crate) fn bool(&mut self, field: &'static str) -> Result<bool, RecordError> {
         Ok(self.i8(field)? != 0)
@@ -343,6 +347,9 @@ impl Writer {
     }
     pub(crate) fn i64(&mut self, v: i64) {
         self.buf.put_i64(v);
+    }
+    pub(crate) fn f64(&mut self, v: f64) {
+        self.buf.put_f64(v);
     }
     pub(crate) fn bool(&mut self, v: bool) {
         self.buf.put_u8(v as u8);

@@ -218,6 +218,22 @@ pub struct ScramCredential {
     pub iterations: i32,
 }
 
+/// A client quota entity (KIP-546): its parts by entity type (`client-id`, `ip`, `user`),
+/// each named or, as `None`, that type's default. Kafka orders nothing here; a map makes the
+/// same entity one key however a request listed its parts.
+pub type ClientQuotaEntity = BTreeMap<String, Option<String>>;
+
+/// A quota's value; equal by its bits, so images compare.
+#[derive(Debug, Clone, Copy)]
+pub struct QuotaValue(pub f64);
+
+impl PartialEq for QuotaValue {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+impl Eq for QuotaValue {}
+
 /// The metadata image. See the module doc.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MetadataImage {
@@ -230,6 +246,7 @@ pub struct MetadataImage {
     configs: PersistentMap<ConfigResource, Arc<BTreeMap<String, String>>>,
     acls: PersistentMap<Uuid, Arc<Acl>>,
     scram: Arc<BTreeMap<(i8, String), ScramCredential>>,
+    client_quotas: Arc<BTreeMap<ClientQuotaEntity, BTreeMap<String, QuotaValue>>>,
     next_producer_id: i64,
 }
 
@@ -245,6 +262,7 @@ impl Default for MetadataImage {
             configs: PersistentMap::default(),
             acls: PersistentMap::default(),
             scram: Arc::default(),
+            client_quotas: Arc::default(),
             // Kafka's ProducerIdsImage.EMPTY: no block handed out yet.
             next_producer_id: -1,
         }
@@ -365,6 +383,10 @@ impl MetadataImage {
     /// Every SCRAM credential as `(mechanism, user, credential)`, by mechanism then user.
     pub fn scram_credentials(&self) -> impl Iterator<Item = (i8, &str, &ScramCredential)> {
         self.scram.iter().map(|((m, u), c)| (*m, u.as_str(), c))
+    }
+    /// The client quotas (KIP-546): each entity with at least one quota, and its quotas by key.
+    pub fn client_quotas(&self) -> &Arc<BTreeMap<ClientQuotaEntity, BTreeMap<String, QuotaValue>>> {
+        &self.client_quotas
     }
     /// The first producer id of the next block to hand out, or -1 before the first block.
     pub fn next_producer_id(&self) -> i64 {
@@ -625,6 +647,28 @@ impl MetadataImage {
                 }
                 Arc::make_mut(&mut self.scram).remove(&key);
             }
+            M::ClientQuota(r) => {
+                let entity: ClientQuotaEntity = r
+                    .entity
+                    .iter()
+                    .map(|e| (e.entity_type.clone(), e.entity_name.clone()))
+                    .collect();
+                let quotas = Arc::make_mut(&mut self.client_quotas);
+                if r.remove {
+                    // Removing a quota that is not set is no error (Kafka's ClientQuotasDelta).
+                    if let Some(keys) = quotas.get_mut(&entity) {
+                        keys.remove(&r.key);
+                        if keys.is_empty() {
+                            quotas.remove(&entity);
+                        }
+                    }
+                } else {
+                    quotas
+                        .entry(entity)
+                        .or_default()
+                        .insert(r.key.clone(), QuotaValue(r.value));
+                }
+            }
             M::FeatureLevel(r) => {
                 if r.name == METADATA_VERSION_FEATURE {
                     self.metadata_version = Some(r.feature_level);
@@ -860,6 +904,26 @@ impl MetadataImage {
                 }
                 .into(),
             );
+        }
+        for (entity, keys) in self.client_quotas.iter() {
+            for (key, value) in keys {
+                out.push(
+                    ClientQuotaRecord {
+                        entity: entity
+                            .iter()
+                            .map(|(t, n)| ClientQuotaEntityData {
+                                entity_type: t.clone(),
+                                entity_name: n.clone(),
+                            })
+                            .collect(),
+                        key: key.clone(),
+                        value: value.0,
+                        remove: false,
+                        ..Default::default()
+                    }
+                    .into(),
+                );
+            }
         }
         out
     }

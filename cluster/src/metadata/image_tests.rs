@@ -614,3 +614,55 @@ fn bytes_per_partition_of_100_000_single_partition_topics() {
     assert_eq!(img.topic_count(), N as usize);
     assert!(per < 1024.0, "{per} bytes per partition");
 }
+
+fn quota(entity: &[(&str, Option<&str>)], key: &str, value: f64, remove: bool) -> MetadataRecord {
+    ClientQuotaRecord {
+        entity: entity
+            .iter()
+            .map(|(t, n)| ClientQuotaEntityData {
+                entity_type: t.to_string(),
+                entity_name: n.map(str::to_string),
+            })
+            .collect(),
+        key: key.into(),
+        value,
+        remove,
+        ..Default::default()
+    }
+    .into()
+}
+
+#[test]
+fn client_quotas_are_kept_by_entity_whatever_its_parts_order_and_go_with_their_last_key() {
+    let alice_app = [("user", Some("alice")), ("client-id", Some("app"))];
+    let app_alice = [("client-id", Some("app")), ("user", Some("alice"))];
+    let image = image_of(&[
+        quota(&alice_app, "producer_byte_rate", 1024.0, false),
+        quota(&app_alice, "consumer_byte_rate", 2048.0, false),
+        quota(&[("user", None)], "request_percentage", 50.0, false),
+        // Removing what is not set is no error.
+        quota(
+            &[("ip", Some("10.0.0.1"))],
+            "connection_creation_rate",
+            0.0,
+            true,
+        ),
+    ]);
+    let quotas = image.client_quotas();
+    assert_eq!(quotas.len(), 2);
+    let entity: ClientQuotaEntity = alice_app
+        .iter()
+        .map(|(t, n)| (t.to_string(), n.map(str::to_string)))
+        .collect();
+    assert_eq!(quotas[&entity].len(), 2);
+    assert_eq!(quotas[&entity]["consumer_byte_rate"], QuotaValue(2048.0));
+    // A snapshot rebuilds the same quotas.
+    assert_eq!(image_of(&image.to_records()), image);
+    let image = image
+        .with_records(&[
+            quota(&alice_app, "producer_byte_rate", 0.0, true),
+            quota(&app_alice, "consumer_byte_rate", 0.0, true),
+        ])
+        .unwrap();
+    assert_eq!(image.client_quotas().len(), 1);
+}

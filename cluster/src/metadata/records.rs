@@ -158,6 +158,7 @@ metadata_records! {
     NoOp(NoOpRecord),
     ZkMigrationState(ZkMigrationStateRecord),
     RemoveUserScramCredential(RemoveUserScramCredentialRecord),
+    ClientQuota(ClientQuotaRecord),
     BeginTransaction(BeginTransactionRecord),
     EndTransaction(EndTransactionRecord),
     AbortTransaction(AbortTransactionRecord),
@@ -697,6 +698,72 @@ impl Schema for UserScramCredentialRecord {
             stored_key: r.bytes("StoredKey")?,
             server_key: r.bytes("ServerKey")?,
             iterations: r.i32("Iterations")?,
+            unknown_tagged_fields: r.tagged_fields(|_, _| Ok(false))?,
+        })
+    }
+}
+
+/// One part of a client quota entity: `user`, `client-id` or `ip`, and its name (`None` for
+/// the entity type's default).
+#[derive(Debug, Clone, PartialEq, Eq, Default, PartialOrd, Ord, Hash)]
+pub struct ClientQuotaEntityData {
+    pub entity_type: String,
+    pub entity_name: Option<String>,
+}
+
+/// `ClientQuotaRecord` (api key 14): a quota of a client quota entity (KIP-546) was set to
+/// `value`, or removed.
+#[derive(Debug, Clone, Default)]
+pub struct ClientQuotaRecord {
+    pub entity: Vec<ClientQuotaEntityData>,
+    pub key: String,
+    pub value: f64,
+    pub remove: bool,
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+// By the value's bits, so that a record equals its decoded copy (NaN included).
+impl PartialEq for ClientQuotaRecord {
+    fn eq(&self, other: &Self) -> bool {
+        self.entity == other.entity
+            && self.key == other.key
+            && self.value.to_bits() == other.value.to_bits()
+            && self.remove == other.remove
+            && self.unknown_tagged_fields == other.unknown_tagged_fields
+    }
+}
+impl Eq for ClientQuotaRecord {}
+
+impl Schema for ClientQuotaRecord {
+    const NAME: &'static str = "ClientQuotaRecord";
+    const API_KEY: u16 = 14;
+    const LATEST_VERSION: u16 = 0;
+    fn write(&self, w: &mut Writer, _: u16) {
+        w.array(&self.entity, |w, e| {
+            w.string(&e.entity_type);
+            w.nullable_string(e.entity_name.as_deref());
+            TaggedFields::new().write(w, &UnknownTaggedFields::default());
+        });
+        w.string(&self.key);
+        w.f64(self.value);
+        w.bool(self.remove);
+        TaggedFields::new().write(w, &self.unknown_tagged_fields);
+    }
+    fn read(r: &mut Reader<'_>, _: u16) -> Result<Self, RecordError> {
+        Ok(ClientQuotaRecord {
+            // An element is at least a type, a null name and an empty tag section.
+            entity: r.array("Entity", 3, |r| {
+                let entity_type = r.string("EntityType")?;
+                let entity_name = r.nullable_string("EntityName")?;
+                r.tagged_fields(|_, _| Ok(false))?;
+                Ok(ClientQuotaEntityData {
+                    entity_type,
+                    entity_name,
+                })
+            })?,
+            key: r.string("Key")?,
+            value: r.f64("Value")?,
+            remove: r.bool("Remove")?,
             unknown_tagged_fields: r.tagged_fields(|_, _| Ok(false))?,
         })
     }

@@ -161,8 +161,8 @@ fn frame_version_zero_is_refused() {
 #[test]
 fn an_unknown_or_unsupported_api_key_is_named() {
     assert_eq!(
-        MetadataRecord::decode(&[0x01, 0x0e, 0x00]),
-        Err(RecordError::UnknownRecordType(14))
+        MetadataRecord::decode(&[0x01, 0x0a, 0x00]),
+        Err(RecordError::UnknownRecordType(10))
     );
 }
 
@@ -490,6 +490,30 @@ pub(super) fn any_record() -> impl Strategy<Value = MetadataRecord> {
             }
             .into()
         }),
+        (
+            vec(
+                (name(), option::of(name())).prop_map(|(entity_type, entity_name)| {
+                    ClientQuotaEntityData {
+                        entity_type,
+                        entity_name,
+                    }
+                }),
+                0..3
+            ),
+            name(),
+            any::<f64>(),
+            any::<bool>()
+        )
+            .prop_map(|(entity, key, value, remove)| {
+                ClientQuotaRecord {
+                    entity,
+                    key,
+                    value,
+                    remove,
+                    ..Default::default()
+                }
+                .into()
+            }),
         option::of(name()).prop_map(|name| BeginTransactionRecord {
             name,
             ..Default::default()
