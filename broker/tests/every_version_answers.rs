@@ -628,6 +628,36 @@ fn populated(key: ApiKey, version: i16, topic_id: uuid::Uuid) -> RequestKind {
             }
             RequestKind::ListConfigResources(r)
         }
+        ApiKey::DescribeClientQuotas => {
+            let mut c = describe_client_quotas_request::ComponentData::default();
+            c.entity_type = s("user");
+            c.match_type = 0;
+            c._match = Some(s("alice"));
+            let mut r = DescribeClientQuotasRequest::default();
+            r.components = vec![c];
+            RequestKind::DescribeClientQuotas(r)
+        }
+        ApiKey::AlterClientQuotas => {
+            let entry = |t: &str, key: &str, value: f64| {
+                let mut d = alter_client_quotas_request::EntityData::default();
+                d.entity_type = s(t);
+                d.entity_name = Some(s("alice"));
+                let mut op = alter_client_quotas_request::OpData::default();
+                op.key = s(key);
+                op.value = value;
+                let mut e = alter_client_quotas_request::EntryData::default();
+                e.entity = vec![d];
+                e.ops = vec![op];
+                e
+            };
+            let mut r = AlterClientQuotasRequest::default();
+            // One set, one refused (a negative rate).
+            r.entries = vec![
+                entry("user", "producer_byte_rate", 1024.0),
+                entry("client-id", "consumer_byte_rate", -1.0),
+            ];
+            RequestKind::AlterClientQuotas(r)
+        }
         ApiKey::UpdateFeatures => {
             let mut u = update_features_request::FeatureUpdateKey::default();
             u.feature = s("metadata.version");
@@ -960,7 +990,7 @@ const KAFKA_SENDS_EMPTY_AT: &[&str] = &["Coordinator.error_message"];
 
 /// Fields of one API's answer where Kafka 4.4 sends "" when nothing went wrong (the schema's
 /// default), as the differential run shows: DescribeQuorum's messages,
-/// DescribeUserScramCredentials', DescribeConfigs' results and its loggers' documentation,
+/// DescribeUserScramCredentials', DescribeClientQuotas', DescribeConfigs' results and its loggers' documentation,
 /// ConsumerGroupDescribe's regex of a member that subscribes without one.
 fn kafka_sends_empty_in(key: ApiKey, path: &str) -> bool {
     matches!(
@@ -971,6 +1001,9 @@ fn kafka_sends_empty_in(key: ApiKey, path: &str) -> bool {
         ) | (
             ApiKey::DescribeQuorum,
             "DescribeQuorumResponse.error_message" | "PartitionData.error_message"
+        ) | (
+            ApiKey::DescribeClientQuotas,
+            "DescribeClientQuotasResponse.error_message"
         ) | (
             ApiKey::DescribeUserScramCredentials,
             "DescribeUserScramCredentialsResponse.error_message"

@@ -81,6 +81,9 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
     api(ApiKey::AlterPartitionReassignments, 0, 1),
     api(ApiKey::ListPartitionReassignments, 0, 0),
     api(ApiKey::OffsetDelete, 0, 0),
+    // KIP-546 client quotas: described from the image, altered through the active controller.
+    api(ApiKey::DescribeClientQuotas, 0, 1),
+    api(ApiKey::AlterClientQuotas, 0, 1),
     // KIP-554 SCRAM credential administration.
     api(ApiKey::DescribeUserScramCredentials, 0, 0),
     api(ApiKey::AlterUserScramCredentials, 0, 0),
@@ -147,6 +150,7 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
     api(ApiKey::ElectLeaders, 0, 2),
     api(ApiKey::IncrementalAlterConfigs, 0, 1),
     api(ApiKey::AlterPartitionReassignments, 0, 1),
+    api(ApiKey::AlterClientQuotas, 0, 1),
     api(ApiKey::AlterUserScramCredentials, 0, 0),
     api(ApiKey::Vote, 0, 2),
     api(ApiKey::BeginQuorumEpoch, 0, 1),

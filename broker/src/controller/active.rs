@@ -12,15 +12,16 @@ use std::sync::Arc;
 
 use samsa_cluster::acl::{AclBinding, AclFilter};
 use samsa_cluster::controller::{
-    AlterConfigsResource, AlterConfigsResult, AlterPartitionReassignmentsRequest,
-    AlterPartitionRequest, AlterPartitionTopicResult, AlterScramCredentialResult,
-    BrokerHeartbeatReply, BrokerHeartbeatRequest, BrokerRegistrationReply,
-    BrokerRegistrationRequest, ConfigValidator, Controller as Decisions, ControllerConfig,
-    CreatableTopic, CreateAclResult, CreatePartitionsResult, CreatePartitionsTopic,
-    CreateTopicResult, DeleteAclsFilterResult, DeleteTopicResult, ElectLeadersRequest,
-    ElectionKind, FeatureUpdate, IncrementalAlterConfigsResource, ProducerIdsBlock,
-    ReassignmentTopicResult, ReplicaElectionResult, ScramCredentialDeletion,
-    ScramCredentialUpsertion, TopicRef, UpdateFeaturesResult,
+    AlterClientQuotaResult, AlterConfigsResource, AlterConfigsResult,
+    AlterPartitionReassignmentsRequest, AlterPartitionRequest, AlterPartitionTopicResult,
+    AlterScramCredentialResult, BrokerHeartbeatReply, BrokerHeartbeatRequest,
+    BrokerRegistrationReply, BrokerRegistrationRequest, ClientQuotaAlteration, ConfigValidator,
+    Controller as Decisions, ControllerConfig, CreatableTopic, CreateAclResult,
+    CreatePartitionsResult, CreatePartitionsTopic, CreateTopicResult, DeleteAclsFilterResult,
+    DeleteTopicResult, ElectLeadersRequest, ElectionKind, FeatureUpdate,
+    IncrementalAlterConfigsResource, ProducerIdsBlock, ReassignmentTopicResult,
+    ReplicaElectionResult, ScramCredentialDeletion, ScramCredentialUpsertion, TopicRef,
+    UpdateFeaturesResult,
 };
 use samsa_cluster::metadata::{MetadataImage, MetadataRecord};
 use samsa_cluster::quorum::Quorum;
@@ -65,6 +66,10 @@ pub enum ControllerRequest {
         updates: Vec<FeatureUpdate>,
         validate_only: bool,
     },
+    AlterClientQuotas {
+        alterations: Vec<ClientQuotaAlteration>,
+        validate_only: bool,
+    },
     ElectLeaders(ElectLeadersRequest),
     AlterPartitionReassignments(AlterPartitionReassignmentsRequest),
     /// Removes a broker's registration (Kafka's `UnregisterBroker`, `kafka-cluster.sh
@@ -90,6 +95,7 @@ pub enum ControllerReply {
     DeleteAcls(Vec<DeleteAclsFilterResult>),
     AlterUserScramCredentials(Vec<AlterScramCredentialResult>),
     UpdateFeatures(UpdateFeaturesResult),
+    AlterClientQuotas(Vec<AlterClientQuotaResult>),
     ElectLeaders(Vec<ReplicaElectionResult>),
     AlterPartitionReassignments(Vec<ReassignmentTopicResult>),
     UnregisterBroker,
@@ -352,6 +358,16 @@ impl Active {
                     .alter_user_scram_credentials(&self.latest, deletions, upsertions)
                     .map_err(err)?;
                 (records, ControllerReply::AlterUserScramCredentials(results))
+            }
+            ControllerRequest::AlterClientQuotas {
+                alterations,
+                validate_only,
+            } => {
+                let (records, results) = self
+                    .decisions
+                    .alter_client_quotas(&self.latest, &alterations, validate_only)
+                    .map_err(err)?;
+                (records, ControllerReply::AlterClientQuotas(results))
             }
             ControllerRequest::UpdateFeatures {
                 updates,

@@ -105,6 +105,10 @@ pub fn to_kafka(request: &ControllerRequest) -> (ApiKey, i16, RequestKind) {
         ControllerRequest::AlterPartition(r) => super::partition_rpcs::to_kafka(r),
         ControllerRequest::ElectLeaders(r) => super::partition_rpcs::elect_leaders_to_kafka(r),
         ControllerRequest::AlterPartitionReassignments(r) => super::reassignment_rpcs::to_kafka(r),
+        ControllerRequest::AlterClientQuotas {
+            alterations,
+            validate_only,
+        } => super::quota_rpcs::to_kafka(alterations, *validate_only),
         other => super::topic_rpcs::to_kafka(other)
             .or_else(|| super::admin_rpcs::to_kafka(other))
             .expect("a topic or admin request"),
@@ -167,6 +171,7 @@ pub fn from_kafka(body: RequestKind) -> Option<ControllerRequest> {
         | RequestKind::DeleteAcls(_)
         | RequestKind::AlterUserScramCredentials(_)
         | RequestKind::UpdateFeatures(_)) => super::admin_rpcs::from_kafka(body),
+        RequestKind::AlterClientQuotas(k) => Some(super::quota_rpcs::from_kafka(k)),
         body => super::topic_rpcs::from_kafka(body),
     }
 }
@@ -212,6 +217,15 @@ pub fn response_to_kafka(
         | ApiKey::DeleteAcls
         | ApiKey::AlterUserScramCredentials
         | ApiKey::UpdateFeatures => super::admin_rpcs::response_to_kafka(key, request, result),
+        ApiKey::AlterClientQuotas => {
+            let ControllerRequest::AlterClientQuotas { alterations, .. } = request else {
+                unreachable!("an AlterClientQuotas answer to {request:?}")
+            };
+            ResponseKind::AlterClientQuotas(super::quota_rpcs::response_to_kafka(
+                alterations,
+                result,
+            ))
+        }
         ApiKey::UnregisterBroker => ResponseKind::UnregisterBroker(unregister_response(result)),
         ApiKey::AllocateProducerIds => {
             let mut r = AllocateProducerIdsResponse::default();
@@ -299,6 +313,7 @@ pub fn response_from_kafka(body: ResponseKind) -> ControllerResult {
         ResponseKind::AlterPartitionReassignments(r) => {
             super::reassignment_rpcs::response_from_kafka(r)
         }
+        ResponseKind::AlterClientQuotas(r) => super::quota_rpcs::response_from_kafka(r),
         ResponseKind::AllocateProducerIds(r) if r.error_code != 0 => failed(r.error_code),
         ResponseKind::AllocateProducerIds(r) => {
             Ok(ControllerReply::AllocateProducerIds(ProducerIdsBlock {

@@ -534,6 +534,7 @@ async fn answer(
         | RequestKind::CreateAcls(_)
         | RequestKind::DeleteAcls(_)
         | RequestKind::AlterUserScramCredentials(_)
+        | RequestKind::AlterClientQuotas(_)
         | RequestKind::UpdateFeatures(_)
         | RequestKind::ElectLeaders(_)
         | RequestKind::AlterPartitionReassignments(_)

@@ -15,6 +15,7 @@ mod listener;
 
 pub mod partition_rpcs;
 pub mod quorum_state;
+pub mod quota_rpcs;
 pub mod reassignment_rpcs;
 pub mod runtime;
 pub mod settings;

@@ -5,6 +5,7 @@
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod add_raft_voter;
+pub mod alter_client_quotas;
 pub mod alter_configs;
 pub mod alter_partition_reassignments;
 pub mod alter_replica_log_dirs;
@@ -26,6 +27,7 @@ pub mod delete_share_group_offsets;
 pub mod delete_share_group_state;
 pub mod delete_topics;
 pub mod describe_acls;
+pub mod describe_client_quotas;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_delegation_token;
@@ -313,6 +315,12 @@ pub async fn handle_request(
         }
         RequestKind::AlterUserScramCredentials(r) => Some(ResponseKind::AlterUserScramCredentials(
             alter_user_scram_credentials::handle(&ctx, r).await,
+        )),
+        RequestKind::DescribeClientQuotas(r) => Some(ResponseKind::DescribeClientQuotas(
+            describe_client_quotas::handle(&ctx, r),
+        )),
+        RequestKind::AlterClientQuotas(r) => Some(ResponseKind::AlterClientQuotas(
+            alter_client_quotas::handle(&ctx, r).await,
         )),
         RequestKind::AlterReplicaLogDirs(r) => Some(ResponseKind::AlterReplicaLogDirs(
             alter_replica_log_dirs::handle(&ctx, r),

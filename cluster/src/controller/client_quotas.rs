@@ -46,6 +46,9 @@ enum ValueType {
     Long,
 }
 
+/// The value type of each key an entity type may have.
+type KeyTypes = fn(&str) -> Option<ValueType>;
+
 fn user_and_client_keys(key: &str) -> Option<ValueType> {
     match key {
         PRODUCER_BYTE_RATE | CONSUMER_BYTE_RATE => Some(ValueType::Long),
@@ -100,7 +103,7 @@ fn entity_text(entity: &[(String, Option<String>)]) -> String {
 /// (`configKeysForEntityType`); with the value type of each key the entity may have.
 fn validate_entity(
     entity: &[(String, Option<String>)],
-) -> Result<(ClientQuotaEntity, fn(&str) -> Option<ValueType>), Refusal> {
+) -> Result<(ClientQuotaEntity, KeyTypes), Refusal> {
     if entity.is_empty() {
         return Err(invalid("Invalid empty client quota entity"));
     }
@@ -142,11 +145,7 @@ fn validate_entity(
 }
 
 /// Kafka's `validateQuotaKeyValue`.
-fn validate_value(
-    keys: fn(&str) -> Option<ValueType>,
-    key: &str,
-    value: f64,
-) -> Result<(), Refusal> {
+fn validate_value(keys: KeyTypes, key: &str, value: f64) -> Result<(), Refusal> {
     let Some(value_type) = keys(key) else {
         return Err(invalid(format!("Invalid configuration key {key}")));
     };

@@ -14,6 +14,7 @@ final class Scenarios {
         TopicScenarios.add(s);
         ConfigScenarios.add(s);
         ClusterScenarios.add(s);
+        QuotaScenarios.add(s);
         GroupScenarios.add(s);
         ConsumerGroupScenarios.add(s);
         StreamsGroupScenarios.add(s);
