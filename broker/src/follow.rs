@@ -24,4 +24,5 @@ pub fn configs_and_acls(node: &Node, authorizer: Option<&Authorizer>, image: &Ar
     if let Some(authorizer) = authorizer {
         authorizer.follow(image);
     }
+    node.client_quotas.follow(image.client_quotas());
 }

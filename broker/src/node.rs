@@ -60,6 +60,8 @@ pub struct Node {
     /// The controller listener's name, which clients are never given.
     pub(crate) controller_listener: String,
     pub(crate) shutdown: watch::Sender<bool>,
+    /// The client quotas' rates (KIP-13, KIP-55, KIP-599), per broker.
+    pub client_quotas: Arc<crate::quota::client::ClientQuotas>,
 }
 
 impl Node {

@@ -122,6 +122,16 @@ pub fn open_node(config: BrokerConfig) -> anyhow::Result<Arc<Node>> {
         listeners: std::sync::OnceLock::new(),
         controller_listener,
         shutdown,
+        client_quotas: Arc::new(crate::quota::client::ClientQuotas::new(
+            crate::quota::rate::Windows::new(
+                config.int("quota.window.num") as u32,
+                config.long("quota.window.size.seconds") * 1000,
+            ),
+            crate::quota::rate::Windows::new(
+                config.int("controller.quota.window.num") as u32,
+                config.long("controller.quota.window.size.seconds") * 1000,
+            ),
+        )),
         config,
     }))
 }

@@ -36,6 +36,13 @@ pub struct Connection {
     /// Where responses are encoded: each is split off as it is finished, and the memory is
     /// reused once the writer has sent it, so a response allocates nothing here in steady state.
     pub(super) encode_buf: RefCell<BytesMut>,
+    /// The size of the request frame being handled (a Produce's counts against its quota).
+    pub frame_bytes: std::cell::Cell<usize>,
+    /// The client quotas this connection's user and client id fall under, as last resolved.
+    pub(super) quotas: RefCell<Option<crate::quota::client::Resolution>>,
+    /// Until when the connection reads no request (KIP-219: a throttled client's channel is
+    /// muted for the throttle time).
+    pub muted_until: std::cell::Cell<Option<std::time::Instant>>,
 }
 
 impl Connection {
@@ -61,6 +68,9 @@ impl Connection {
             principal: RefCell::new(principal),
             host: peer.ip().to_string(),
             encode_buf: RefCell::new(BytesMut::new()),
+            frame_bytes: std::cell::Cell::new(0),
+            quotas: RefCell::new(None),
+            muted_until: std::cell::Cell::new(None),
         }
     }
     /// A connection on a PLAINTEXT listener named PLAINTEXT, as `User:ANONYMOUS` (tests).
@@ -200,6 +210,38 @@ impl<'a> Ctx<'a> {
         &self,
     ) -> &'a parking_lot::Mutex<crate::fetch_session::cache::FetchSessionCache> {
         &self.broker.fetch_sessions
+    }
+
+    /// The client quota of `kind` this request falls under, `None` without one (Kafka's
+    /// `ClientQuotaManager` keyed by the principal's name and the header's client id).
+    pub fn client_quota(
+        &self,
+        kind: crate::quota::client::QuotaKind,
+    ) -> Option<crate::quota::client::Resolved> {
+        let quotas = self.node().client_quotas.current()?;
+        let principal = self.conn.principal();
+        let user = principal
+            .split_once(':')
+            .map_or(principal.as_str(), |(_, name)| name);
+        let client_id = self.header.client_id.as_deref().unwrap_or("");
+        let mut cache = self.conn.quotas.borrow_mut();
+        let resolution =
+            crate::quota::client::Resolution::of(cache.take(), &quotas, user, client_id);
+        let out = resolution.get(kind).cloned();
+        *cache = Some(resolution);
+        out
+    }
+
+    /// Mutes the connection for `throttle_ms` from now (KIP-219), longer only.
+    pub fn mute_for(&self, throttle_ms: i64) {
+        if throttle_ms <= 0 {
+            return;
+        }
+        let until =
+            std::time::Instant::now() + std::time::Duration::from_millis(throttle_ms as u64);
+        if self.conn.muted_until.get().is_none_or(|u| u < until) {
+            self.conn.muted_until.set(Some(until));
+        }
     }
 
     /// How a leader picks the replica a consumer reads from (KIP-392).

@@ -50,6 +50,7 @@ use crate::cluster_view::LeaderHints;
 use crate::fetch_session::cache::Context;
 use crate::fetch_session::{FetchParams, PartitionKey, TopicKey};
 use crate::partition::Partition;
+use crate::quota::client::QuotaKind;
 use crate::topics::Topic;
 
 mod session;
@@ -114,6 +115,21 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
         follower_epoch,
         req.rack_id.as_str(),
     );
+    // A consumer under a `consumer_byte_rate` quota reads at most what the quota allows in
+    // its window at once (Kafka's `maxValueInQuotaWindow`), so that it is served at its rate
+    // in slices rather than throttled for long after one large answer.
+    let quota = follower
+        .is_none()
+        .then(|| ctx.client_quota(QuotaKind::Fetch))
+        .flatten();
+    let max_bytes = match &quota {
+        Some(q) => {
+            let window = ctx.node().client_quotas.max_in_quota_window(q);
+            req.max_bytes.min(window.min(f64::from(i32::MAX)) as i32)
+        }
+        None => req.max_bytes,
+    };
+    let min_bytes = req.min_bytes.min(max_bytes);
     let read_committed = req.isolation_level == 1;
     let max_wait = Duration::from_millis(req.max_wait_ms.clamp(0, MAX_WAIT_MS_LIMIT) as u64);
     let deadline = tokio::time::Instant::now() + max_wait;
@@ -137,18 +153,24 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
         }
         let (answers, bytes, at_once) = read_all(
             &wanted,
-            req.max_bytes,
+            max_bytes,
             read_committed,
             follower.is_some(),
             ctx.version,
         );
         let now = tokio::time::Instant::now();
-        if bytes >= req.min_bytes.max(0) as usize
+        if bytes >= min_bytes.max(0) as usize
             || at_once
             || now >= deadline
             || nothing_to_wait_for
             || *shutdown.borrow()
         {
+            if let Some(q) = &quota {
+                let throttle_ms = super::quotas::fetched(ctx, q, bytes);
+                if throttle_ms > 0 {
+                    return (throttled(&context, throttle_ms), Vec::new());
+                }
+            }
             return respond(ctx, &context, &wanted, answers, follower.is_some(), by_id);
         }
         if !waiting {
@@ -161,6 +183,18 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
             _ = shutdown.changed() => {}
         }
     }
+}
+
+/// The answer of a fetch over its client's quota (Kafka's `getThrottledResponse`): nothing,
+/// the throttle time, and the session id of an incremental fetch (whose epoch has moved on, as
+/// for any answer); a full fetch's session is not created (id 0), the client asks again.
+fn throttled(context: &Context, throttle_ms: i64) -> FetchResponse {
+    let mut resp = FetchResponse::default();
+    resp.throttle_time_ms = super::quotas::as_field(throttle_ms);
+    if let Context::Incremental { id, .. } = context {
+        resp.session_id = *id;
+    }
+    resp
 }
 
 /// Looks up each partition to read (consecutive partitions of one topic share the lookup and

@@ -60,6 +60,7 @@ pub mod offset_delete;
 pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
+pub mod quotas;
 pub mod read_share_group_state;
 pub mod remove_raft_voter;
 pub mod renew_delegation_token;
@@ -80,6 +81,7 @@ pub mod update_features;
 pub mod write_share_group_state;
 pub mod write_txn_markers;
 
+use std::future::Future;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -156,257 +158,323 @@ pub async fn handle_request(
     // The fields a response's version adds beyond `kafka-protocol`'s struct, where a handler
     // has values for them (samsa_protocol::newer).
     let mut response_added: Option<samsa_protocol::newer::Record> = None;
-    let response = match req.body {
-        RequestKind::ApiVersions(r) => Some(ResponseKind::ApiVersions(
-            api_versions::handle_addressed(&ctx, r, &added),
-        )),
-        RequestKind::Metadata(r) => Some(ResponseKind::Metadata(metadata::handle(&ctx, r).await)),
-        RequestKind::SaslHandshake(r) => {
-            Some(ResponseKind::SaslHandshake(sasl_handshake::handle(&ctx, r)))
-        }
-        RequestKind::SaslAuthenticate(r) => Some(ResponseKind::SaslAuthenticate(
-            sasl_authenticate::handle(&ctx, r).await,
-        )),
-        RequestKind::Produce(r) => match produce::handle(&ctx, r).await? {
-            produce::Produced::Nothing => None,
-            produce::Produced::Now(resp) => Some(ResponseKind::Produce(resp)),
-            produce::Produced::Later(later) => {
-                // acks=all in durable mode: answered when its fsync lands.
-                let broker = broker.clone();
-                let conn = conn.clone();
-                let correlation_id = req.header.correlation_id;
-                return Ok(Reply::Deferred(Box::pin(async move {
-                    let response = Some(ResponseKind::Produce(later.await));
-                    broker
-                        .node
-                        .metrics
-                        .request(key, version, started.elapsed(), response.as_ref());
-                    let mut chunks = Vec::new();
-                    encode(
-                        response,
-                        Vec::new(),
-                        None,
-                        key,
-                        version,
-                        correlation_id,
-                        &mut conn.encode_buf.borrow_mut(),
-                        &mut chunks,
-                    )?;
-                    Ok(chunks)
-                })));
+    // A client under a `request_percentage` quota is charged the time its request keeps this
+    // shard busy (Kafka charges its request handler thread time): the handler's polls, not
+    // its waits. Timed only while the image has client quotas.
+    let timing = broker.node.client_quotas.is_enabled();
+    let exempt = timing && quotas::exempt_from_request_quota(&req.body);
+    let mut busy = std::time::Duration::ZERO;
+    let dispatched = {
+        let dispatch = std::pin::pin!(async {
+            Ok::<_, String>(Dispatched::Response(match req.body {
+                RequestKind::ApiVersions(r) => Some(ResponseKind::ApiVersions(
+                    api_versions::handle_addressed(&ctx, r, &added),
+                )),
+                RequestKind::Metadata(r) => {
+                    Some(ResponseKind::Metadata(metadata::handle(&ctx, r).await))
+                }
+                RequestKind::SaslHandshake(r) => {
+                    Some(ResponseKind::SaslHandshake(sasl_handshake::handle(&ctx, r)))
+                }
+                RequestKind::SaslAuthenticate(r) => Some(ResponseKind::SaslAuthenticate(
+                    sasl_authenticate::handle(&ctx, r).await,
+                )),
+                RequestKind::Produce(r) => match produce::handle(&ctx, r).await? {
+                    produce::Produced::Nothing => {
+                        // acks=0: no answer to carry the throttle, but the connection is muted.
+                        quotas::after_produce(&ctx);
+                        None
+                    }
+                    produce::Produced::Now(mut resp) => {
+                        resp.throttle_time_ms = quotas::after_produce(&ctx);
+                        Some(ResponseKind::Produce(resp))
+                    }
+                    produce::Produced::Later(later) => {
+                        let throttle_time_ms = quotas::after_produce(&ctx);
+                        // acks=all in durable mode: answered when its fsync lands.
+                        let broker = broker.clone();
+                        let conn = conn.clone();
+                        let correlation_id = req.header.correlation_id;
+                        return Ok(Dispatched::Reply(Reply::Deferred(Box::pin(async move {
+                            let mut resp = later.await;
+                            resp.throttle_time_ms = throttle_time_ms;
+                            let response = Some(ResponseKind::Produce(resp));
+                            broker.node.metrics.request(
+                                key,
+                                version,
+                                started.elapsed(),
+                                response.as_ref(),
+                            );
+                            let mut chunks = Vec::new();
+                            encode(
+                                response,
+                                Vec::new(),
+                                None,
+                                key,
+                                version,
+                                correlation_id,
+                                &mut conn.encode_buf.borrow_mut(),
+                                &mut chunks,
+                            )?;
+                            Ok(chunks)
+                        }))));
+                    }
+                },
+                RequestKind::Fetch(r) => {
+                    let (resp, ranges) = fetch::handle(&ctx, r).await;
+                    files = ranges;
+                    Some(ResponseKind::Fetch(resp))
+                }
+                RequestKind::ListOffsets(r) => {
+                    Some(ResponseKind::ListOffsets(list_offsets::handle(&ctx, r)))
+                }
+                RequestKind::CreateTopics(r) => Some(ResponseKind::CreateTopics(
+                    create_topics::handle(&ctx, r).await,
+                )),
+                RequestKind::DeleteTopics(r) => Some(ResponseKind::DeleteTopics(
+                    delete_topics::handle(&ctx, r).await,
+                )),
+                RequestKind::CreatePartitions(r) => Some(ResponseKind::CreatePartitions(
+                    create_partitions::handle(&ctx, r).await,
+                )),
+                RequestKind::DescribeConfigs(r) => Some(ResponseKind::DescribeConfigs(
+                    describe_configs::handle(&ctx, r),
+                )),
+                RequestKind::AlterConfigs(r) => Some(ResponseKind::AlterConfigs(
+                    alter_configs::handle(&ctx, r).await,
+                )),
+                RequestKind::IncrementalAlterConfigs(r) => {
+                    Some(ResponseKind::IncrementalAlterConfigs(
+                        incremental_alter_configs::handle(&ctx, r).await,
+                    ))
+                }
+                RequestKind::DeleteRecords(r) => {
+                    Some(ResponseKind::DeleteRecords(delete_records::handle(&ctx, r)))
+                }
+                RequestKind::DescribeCluster(r) => Some(ResponseKind::DescribeCluster(
+                    describe_cluster::handle(&ctx, r),
+                )),
+                RequestKind::DescribeLogDirs(r) => Some(ResponseKind::DescribeLogDirs(
+                    describe_log_dirs::handle(&ctx, r),
+                )),
+                RequestKind::OffsetForLeaderEpoch(r) => Some(ResponseKind::OffsetForLeaderEpoch(
+                    offset_for_leader_epoch::handle(&ctx, r),
+                )),
+                RequestKind::InitProducerId(r) => Some(ResponseKind::InitProducerId(
+                    init_producer_id::handle(&ctx, r).await,
+                )),
+                RequestKind::AddPartitionsToTxn(r) => Some(ResponseKind::AddPartitionsToTxn(
+                    add_partitions_to_txn::handle(&ctx, r).await,
+                )),
+                RequestKind::EndTxn(r) => {
+                    Some(ResponseKind::EndTxn(end_txn::handle(&ctx, r).await))
+                }
+                RequestKind::AddOffsetsToTxn(r) => Some(ResponseKind::AddOffsetsToTxn(
+                    add_offsets_to_txn::handle(&ctx, r).await,
+                )),
+                RequestKind::TxnOffsetCommit(r) => {
+                    let (resp, ids) = txn_offset_commit::handle(&ctx, r, &added).await;
+                    response_added = ids;
+                    Some(ResponseKind::TxnOffsetCommit(resp))
+                }
+                RequestKind::UnregisterBroker(r) => Some(ResponseKind::UnregisterBroker(
+                    unregister_broker::handle(&ctx, r).await,
+                )),
+                RequestKind::DescribeTransactions(r) => Some(ResponseKind::DescribeTransactions(
+                    describe_transactions::handle(&ctx, r).await,
+                )),
+                RequestKind::ListTransactions(r) => Some(ResponseKind::ListTransactions(
+                    list_transactions::handle(&ctx, r).await,
+                )),
+                RequestKind::DescribeProducers(r) => Some(ResponseKind::DescribeProducers(
+                    describe_producers::handle(&ctx, r),
+                )),
+                RequestKind::FindCoordinator(r) => Some(ResponseKind::FindCoordinator(
+                    find_coordinator::handle(&ctx, r).await,
+                )),
+                RequestKind::JoinGroup(r) => {
+                    Some(ResponseKind::JoinGroup(join_group::handle(&ctx, r).await))
+                }
+                RequestKind::SyncGroup(r) => {
+                    Some(ResponseKind::SyncGroup(sync_group::handle(&ctx, r).await))
+                }
+                RequestKind::Heartbeat(r) => {
+                    Some(ResponseKind::Heartbeat(heartbeat::handle(&ctx, r)))
+                }
+                RequestKind::OffsetCommit(r) => Some(ResponseKind::OffsetCommit(
+                    offset_commit::handle(&ctx, r).await,
+                )),
+                RequestKind::OffsetFetch(r) => {
+                    Some(ResponseKind::OffsetFetch(offset_fetch::handle(&ctx, r)))
+                }
+                RequestKind::DescribeGroups(r) => Some(ResponseKind::DescribeGroups(
+                    describe_groups::handle(&ctx, r),
+                )),
+                RequestKind::ListGroups(r) => {
+                    Some(ResponseKind::ListGroups(list_groups::handle(&ctx, r)))
+                }
+                RequestKind::DeleteGroups(r) => Some(ResponseKind::DeleteGroups(
+                    delete_groups::handle(&ctx, r).await,
+                )),
+                RequestKind::OffsetDelete(r) => Some(ResponseKind::OffsetDelete(
+                    offset_delete::handle(&ctx, r).await,
+                )),
+                RequestKind::DescribeAcls(r) => {
+                    Some(ResponseKind::DescribeAcls(describe_acls::handle(&ctx, r)))
+                }
+                RequestKind::CreateAcls(r) => {
+                    Some(ResponseKind::CreateAcls(create_acls::handle(&ctx, r).await))
+                }
+                RequestKind::DeleteAcls(r) => {
+                    Some(ResponseKind::DeleteAcls(delete_acls::handle(&ctx, r).await))
+                }
+                RequestKind::CreateDelegationToken(r) => Some(ResponseKind::CreateDelegationToken(
+                    create_delegation_token::handle(&ctx, r),
+                )),
+                RequestKind::RenewDelegationToken(r) => Some(ResponseKind::RenewDelegationToken(
+                    renew_delegation_token::handle(&ctx, r),
+                )),
+                RequestKind::ExpireDelegationToken(r) => Some(ResponseKind::ExpireDelegationToken(
+                    expire_delegation_token::handle(&ctx, r),
+                )),
+                RequestKind::DescribeDelegationToken(r) => {
+                    Some(ResponseKind::DescribeDelegationToken(
+                        describe_delegation_token::handle(&ctx, r),
+                    ))
+                }
+                RequestKind::DescribeUserScramCredentials(r) => {
+                    Some(ResponseKind::DescribeUserScramCredentials(
+                        describe_user_scram_credentials::handle(&ctx, r),
+                    ))
+                }
+                RequestKind::AlterUserScramCredentials(r) => {
+                    Some(ResponseKind::AlterUserScramCredentials(
+                        alter_user_scram_credentials::handle(&ctx, r).await,
+                    ))
+                }
+                RequestKind::DescribeClientQuotas(r) => Some(ResponseKind::DescribeClientQuotas(
+                    describe_client_quotas::handle(&ctx, r),
+                )),
+                RequestKind::AlterClientQuotas(r) => Some(ResponseKind::AlterClientQuotas(
+                    alter_client_quotas::handle(&ctx, r).await,
+                )),
+                RequestKind::AlterReplicaLogDirs(r) => Some(ResponseKind::AlterReplicaLogDirs(
+                    alter_replica_log_dirs::handle(&ctx, r),
+                )),
+                RequestKind::ElectLeaders(r) => Some(ResponseKind::ElectLeaders(
+                    elect_leaders::handle(&ctx, r).await,
+                )),
+                RequestKind::AlterPartitionReassignments(r) => {
+                    Some(ResponseKind::AlterPartitionReassignments(
+                        alter_partition_reassignments::handle(&ctx, r).await,
+                    ))
+                }
+                RequestKind::ListPartitionReassignments(r) => {
+                    Some(ResponseKind::ListPartitionReassignments(
+                        list_partition_reassignments::handle(&ctx, r),
+                    ))
+                }
+                RequestKind::ListConfigResources(r) => Some(ResponseKind::ListConfigResources(
+                    list_config_resources::handle(&ctx, r),
+                )),
+                RequestKind::DescribeQuorum(r) => Some(ResponseKind::DescribeQuorum(
+                    describe_quorum::handle(&ctx, r).await,
+                )),
+                RequestKind::AddRaftVoter(r) => Some(ResponseKind::AddRaftVoter(
+                    add_raft_voter::handle(&ctx, r).await,
+                )),
+                RequestKind::RemoveRaftVoter(r) => Some(ResponseKind::RemoveRaftVoter(
+                    remove_raft_voter::handle(&ctx, r).await,
+                )),
+                RequestKind::WriteTxnMarkers(r) => Some(ResponseKind::WriteTxnMarkers(
+                    write_txn_markers::handle(&ctx, r).await,
+                )),
+                RequestKind::UpdateFeatures(r) => Some(ResponseKind::UpdateFeatures(
+                    update_features::handle(&ctx, r).await,
+                )),
+                RequestKind::LeaveGroup(r) => {
+                    Some(ResponseKind::LeaveGroup(leave_group::handle(&ctx, r).await))
+                }
+                RequestKind::ConsumerGroupHeartbeat(r) => {
+                    Some(ResponseKind::ConsumerGroupHeartbeat(
+                        consumer_group_heartbeat::handle(&ctx, r).await,
+                    ))
+                }
+                RequestKind::ConsumerGroupDescribe(r) => Some(ResponseKind::ConsumerGroupDescribe(
+                    consumer_group_describe::handle(&ctx, r),
+                )),
+                RequestKind::ShareGroupHeartbeat(r) => Some(ResponseKind::ShareGroupHeartbeat(
+                    share_group_heartbeat::handle(&ctx, r).await,
+                )),
+                RequestKind::ShareGroupDescribe(r) => Some(ResponseKind::ShareGroupDescribe(
+                    share_group_describe::handle(&ctx, r),
+                )),
+                RequestKind::ShareFetch(r) => Some(ResponseKind::ShareFetch(
+                    share_fetch::handle(&ctx, r, &added).await,
+                )),
+                RequestKind::ShareAcknowledge(r) => {
+                    let (resp, lock) = share_acknowledge::handle(&ctx, r, &added).await;
+                    response_added = lock;
+                    Some(ResponseKind::ShareAcknowledge(resp))
+                }
+                RequestKind::ReadShareGroupState(r) => Some(ResponseKind::ReadShareGroupState(
+                    read_share_group_state::handle(&ctx, r).await,
+                )),
+                RequestKind::WriteShareGroupState(r) => Some(ResponseKind::WriteShareGroupState(
+                    write_share_group_state::handle(&ctx, r).await,
+                )),
+                RequestKind::DeleteShareGroupState(r) => Some(ResponseKind::DeleteShareGroupState(
+                    delete_share_group_state::handle(&ctx, r).await,
+                )),
+                RequestKind::DescribeShareGroupOffsets(r) => {
+                    let (resp, lags) = describe_share_group_offsets::handle(&ctx, r).await;
+                    response_added = lags;
+                    Some(ResponseKind::DescribeShareGroupOffsets(resp))
+                }
+                RequestKind::AlterShareGroupOffsets(r) => {
+                    Some(ResponseKind::AlterShareGroupOffsets(
+                        alter_share_group_offsets::handle(&ctx, r).await,
+                    ))
+                }
+                RequestKind::DeleteShareGroupOffsets(r) => {
+                    Some(ResponseKind::DeleteShareGroupOffsets(
+                        delete_share_group_offsets::handle(&ctx, r).await,
+                    ))
+                }
+                RequestKind::DescribeTopicPartitions(r) => {
+                    Some(ResponseKind::DescribeTopicPartitions(
+                        describe_topic_partitions::handle(&ctx, r),
+                    ))
+                }
+                other => {
+                    return Err(format!(
+                        "{key:?} is advertised but has no handler ({})",
+                        variant_name(&other)
+                    ))
+                }
+            }))
+        });
+        let mut dispatch = dispatch;
+        std::future::poll_fn(|cx| {
+            if !timing {
+                return dispatch.as_mut().poll(cx);
             }
-        },
-        RequestKind::Fetch(r) => {
-            let (resp, ranges) = fetch::handle(&ctx, r).await;
-            files = ranges;
-            Some(ResponseKind::Fetch(resp))
-        }
-        RequestKind::ListOffsets(r) => {
-            Some(ResponseKind::ListOffsets(list_offsets::handle(&ctx, r)))
-        }
-        RequestKind::CreateTopics(r) => Some(ResponseKind::CreateTopics(
-            create_topics::handle(&ctx, r).await,
-        )),
-        RequestKind::DeleteTopics(r) => Some(ResponseKind::DeleteTopics(
-            delete_topics::handle(&ctx, r).await,
-        )),
-        RequestKind::CreatePartitions(r) => Some(ResponseKind::CreatePartitions(
-            create_partitions::handle(&ctx, r).await,
-        )),
-        RequestKind::DescribeConfigs(r) => Some(ResponseKind::DescribeConfigs(
-            describe_configs::handle(&ctx, r),
-        )),
-        RequestKind::AlterConfigs(r) => Some(ResponseKind::AlterConfigs(
-            alter_configs::handle(&ctx, r).await,
-        )),
-        RequestKind::IncrementalAlterConfigs(r) => Some(ResponseKind::IncrementalAlterConfigs(
-            incremental_alter_configs::handle(&ctx, r).await,
-        )),
-        RequestKind::DeleteRecords(r) => {
-            Some(ResponseKind::DeleteRecords(delete_records::handle(&ctx, r)))
-        }
-        RequestKind::DescribeCluster(r) => Some(ResponseKind::DescribeCluster(
-            describe_cluster::handle(&ctx, r),
-        )),
-        RequestKind::DescribeLogDirs(r) => Some(ResponseKind::DescribeLogDirs(
-            describe_log_dirs::handle(&ctx, r),
-        )),
-        RequestKind::OffsetForLeaderEpoch(r) => Some(ResponseKind::OffsetForLeaderEpoch(
-            offset_for_leader_epoch::handle(&ctx, r),
-        )),
-        RequestKind::InitProducerId(r) => Some(ResponseKind::InitProducerId(
-            init_producer_id::handle(&ctx, r).await,
-        )),
-        RequestKind::AddPartitionsToTxn(r) => Some(ResponseKind::AddPartitionsToTxn(
-            add_partitions_to_txn::handle(&ctx, r).await,
-        )),
-        RequestKind::EndTxn(r) => Some(ResponseKind::EndTxn(end_txn::handle(&ctx, r).await)),
-        RequestKind::AddOffsetsToTxn(r) => Some(ResponseKind::AddOffsetsToTxn(
-            add_offsets_to_txn::handle(&ctx, r).await,
-        )),
-        RequestKind::TxnOffsetCommit(r) => {
-            let (resp, ids) = txn_offset_commit::handle(&ctx, r, &added).await;
-            response_added = ids;
-            Some(ResponseKind::TxnOffsetCommit(resp))
-        }
-        RequestKind::UnregisterBroker(r) => Some(ResponseKind::UnregisterBroker(
-            unregister_broker::handle(&ctx, r).await,
-        )),
-        RequestKind::DescribeTransactions(r) => Some(ResponseKind::DescribeTransactions(
-            describe_transactions::handle(&ctx, r).await,
-        )),
-        RequestKind::ListTransactions(r) => Some(ResponseKind::ListTransactions(
-            list_transactions::handle(&ctx, r).await,
-        )),
-        RequestKind::DescribeProducers(r) => Some(ResponseKind::DescribeProducers(
-            describe_producers::handle(&ctx, r),
-        )),
-        RequestKind::FindCoordinator(r) => Some(ResponseKind::FindCoordinator(
-            find_coordinator::handle(&ctx, r).await,
-        )),
-        RequestKind::JoinGroup(r) => {
-            Some(ResponseKind::JoinGroup(join_group::handle(&ctx, r).await))
-        }
-        RequestKind::SyncGroup(r) => {
-            Some(ResponseKind::SyncGroup(sync_group::handle(&ctx, r).await))
-        }
-        RequestKind::Heartbeat(r) => Some(ResponseKind::Heartbeat(heartbeat::handle(&ctx, r))),
-        RequestKind::OffsetCommit(r) => Some(ResponseKind::OffsetCommit(
-            offset_commit::handle(&ctx, r).await,
-        )),
-        RequestKind::OffsetFetch(r) => {
-            Some(ResponseKind::OffsetFetch(offset_fetch::handle(&ctx, r)))
-        }
-        RequestKind::DescribeGroups(r) => Some(ResponseKind::DescribeGroups(
-            describe_groups::handle(&ctx, r),
-        )),
-        RequestKind::ListGroups(r) => Some(ResponseKind::ListGroups(list_groups::handle(&ctx, r))),
-        RequestKind::DeleteGroups(r) => Some(ResponseKind::DeleteGroups(
-            delete_groups::handle(&ctx, r).await,
-        )),
-        RequestKind::OffsetDelete(r) => Some(ResponseKind::OffsetDelete(
-            offset_delete::handle(&ctx, r).await,
-        )),
-        RequestKind::DescribeAcls(r) => {
-            Some(ResponseKind::DescribeAcls(describe_acls::handle(&ctx, r)))
-        }
-        RequestKind::CreateAcls(r) => {
-            Some(ResponseKind::CreateAcls(create_acls::handle(&ctx, r).await))
-        }
-        RequestKind::DeleteAcls(r) => {
-            Some(ResponseKind::DeleteAcls(delete_acls::handle(&ctx, r).await))
-        }
-        RequestKind::CreateDelegationToken(r) => Some(ResponseKind::CreateDelegationToken(
-            create_delegation_token::handle(&ctx, r),
-        )),
-        RequestKind::RenewDelegationToken(r) => Some(ResponseKind::RenewDelegationToken(
-            renew_delegation_token::handle(&ctx, r),
-        )),
-        RequestKind::ExpireDelegationToken(r) => Some(ResponseKind::ExpireDelegationToken(
-            expire_delegation_token::handle(&ctx, r),
-        )),
-        RequestKind::DescribeDelegationToken(r) => Some(ResponseKind::DescribeDelegationToken(
-            describe_delegation_token::handle(&ctx, r),
-        )),
-        RequestKind::DescribeUserScramCredentials(r) => {
-            Some(ResponseKind::DescribeUserScramCredentials(
-                describe_user_scram_credentials::handle(&ctx, r),
-            ))
-        }
-        RequestKind::AlterUserScramCredentials(r) => Some(ResponseKind::AlterUserScramCredentials(
-            alter_user_scram_credentials::handle(&ctx, r).await,
-        )),
-        RequestKind::DescribeClientQuotas(r) => Some(ResponseKind::DescribeClientQuotas(
-            describe_client_quotas::handle(&ctx, r),
-        )),
-        RequestKind::AlterClientQuotas(r) => Some(ResponseKind::AlterClientQuotas(
-            alter_client_quotas::handle(&ctx, r).await,
-        )),
-        RequestKind::AlterReplicaLogDirs(r) => Some(ResponseKind::AlterReplicaLogDirs(
-            alter_replica_log_dirs::handle(&ctx, r),
-        )),
-        RequestKind::ElectLeaders(r) => Some(ResponseKind::ElectLeaders(
-            elect_leaders::handle(&ctx, r).await,
-        )),
-        RequestKind::AlterPartitionReassignments(r) => {
-            Some(ResponseKind::AlterPartitionReassignments(
-                alter_partition_reassignments::handle(&ctx, r).await,
-            ))
-        }
-        RequestKind::ListPartitionReassignments(r) => Some(
-            ResponseKind::ListPartitionReassignments(list_partition_reassignments::handle(&ctx, r)),
-        ),
-        RequestKind::ListConfigResources(r) => Some(ResponseKind::ListConfigResources(
-            list_config_resources::handle(&ctx, r),
-        )),
-        RequestKind::DescribeQuorum(r) => Some(ResponseKind::DescribeQuorum(
-            describe_quorum::handle(&ctx, r).await,
-        )),
-        RequestKind::AddRaftVoter(r) => Some(ResponseKind::AddRaftVoter(
-            add_raft_voter::handle(&ctx, r).await,
-        )),
-        RequestKind::RemoveRaftVoter(r) => Some(ResponseKind::RemoveRaftVoter(
-            remove_raft_voter::handle(&ctx, r).await,
-        )),
-        RequestKind::WriteTxnMarkers(r) => Some(ResponseKind::WriteTxnMarkers(
-            write_txn_markers::handle(&ctx, r).await,
-        )),
-        RequestKind::UpdateFeatures(r) => Some(ResponseKind::UpdateFeatures(
-            update_features::handle(&ctx, r).await,
-        )),
-        RequestKind::LeaveGroup(r) => {
-            Some(ResponseKind::LeaveGroup(leave_group::handle(&ctx, r).await))
-        }
-        RequestKind::ConsumerGroupHeartbeat(r) => Some(ResponseKind::ConsumerGroupHeartbeat(
-            consumer_group_heartbeat::handle(&ctx, r).await,
-        )),
-        RequestKind::ConsumerGroupDescribe(r) => Some(ResponseKind::ConsumerGroupDescribe(
-            consumer_group_describe::handle(&ctx, r),
-        )),
-        RequestKind::ShareGroupHeartbeat(r) => Some(ResponseKind::ShareGroupHeartbeat(
-            share_group_heartbeat::handle(&ctx, r).await,
-        )),
-        RequestKind::ShareGroupDescribe(r) => Some(ResponseKind::ShareGroupDescribe(
-            share_group_describe::handle(&ctx, r),
-        )),
-        RequestKind::ShareFetch(r) => Some(ResponseKind::ShareFetch(
-            share_fetch::handle(&ctx, r, &added).await,
-        )),
-        RequestKind::ShareAcknowledge(r) => {
-            let (resp, lock) = share_acknowledge::handle(&ctx, r, &added).await;
-            response_added = lock;
-            Some(ResponseKind::ShareAcknowledge(resp))
-        }
-        RequestKind::ReadShareGroupState(r) => Some(ResponseKind::ReadShareGroupState(
-            read_share_group_state::handle(&ctx, r).await,
-        )),
-        RequestKind::WriteShareGroupState(r) => Some(ResponseKind::WriteShareGroupState(
-            write_share_group_state::handle(&ctx, r).await,
-        )),
-        RequestKind::DeleteShareGroupState(r) => Some(ResponseKind::DeleteShareGroupState(
-            delete_share_group_state::handle(&ctx, r).await,
-        )),
-        RequestKind::DescribeShareGroupOffsets(r) => {
-            let (resp, lags) = describe_share_group_offsets::handle(&ctx, r).await;
-            response_added = lags;
-            Some(ResponseKind::DescribeShareGroupOffsets(resp))
-        }
-        RequestKind::AlterShareGroupOffsets(r) => Some(ResponseKind::AlterShareGroupOffsets(
-            alter_share_group_offsets::handle(&ctx, r).await,
-        )),
-        RequestKind::DeleteShareGroupOffsets(r) => Some(ResponseKind::DeleteShareGroupOffsets(
-            delete_share_group_offsets::handle(&ctx, r).await,
-        )),
-        RequestKind::DescribeTopicPartitions(r) => Some(ResponseKind::DescribeTopicPartitions(
-            describe_topic_partitions::handle(&ctx, r),
-        )),
-        other => {
-            return Err(format!(
-                "{key:?} is advertised but has no handler ({})",
-                variant_name(&other)
-            ))
-        }
+            let start = std::time::Instant::now();
+            let polled = dispatch.as_mut().poll(cx);
+            busy += start.elapsed();
+            polled
+        })
+        .await?
     };
+    let mut response = match dispatched {
+        Dispatched::Reply(reply) => return Ok(reply),
+        Dispatched::Response(response) => response,
+    };
+    if timing && !exempt {
+        if let Some(r) = response.as_mut() {
+            quotas::charge_request_time(&ctx, busy, r);
+        }
+    }
     broker
         .node
         .metrics
@@ -422,6 +490,12 @@ pub async fn handle_request(
         &mut out,
     )?;
     Ok(Reply::Ready(out))
+}
+
+/// What a handler gave: the response to encode (none for acks=0), or a reply of its own.
+enum Dispatched {
+    Response(Option<ResponseKind>),
+    Reply(Reply),
 }
 
 /// Encodes a response frame into `out`: Fetch as chunks so the records are not copied into a

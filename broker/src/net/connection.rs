@@ -108,6 +108,14 @@ async fn read_loop<R: SocketRead>(
     loop {
         // Handle every complete frame already buffered.
         loop {
+            // KIP-219: a throttled client's connection reads nothing until its throttle time
+            // has passed (its answer went out at once).
+            if let Some(until) = conn.muted_until.take() {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(until.into()) => {}
+                    _ = shutdown.changed() => return End::Shutdown,
+                }
+            }
             let decoder = if conn.auth.borrow().serves_requests() {
                 &decoder
             } else {
@@ -119,6 +127,7 @@ async fn read_loop<R: SocketRead>(
                 Err(e) => return End::Protocol(e.to_string()),
             };
             last_frame_bytes = frame.len() + 4;
+            conn.frame_bytes.set(frame.len() + 4);
             // Leave a large frame the only holder of its buffer, so that the log rewrites its
             // batches in place instead of copying them and the buffer is freed (and reused
             // while still in the CPU's caches) as soon as they are written: a fresh buffer for
