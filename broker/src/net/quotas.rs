@@ -175,7 +175,11 @@ impl ConnectionGate {
             let limits = limits_from(&config, &self.listeners, &client_quotas);
             s = self.state.lock();
             if s.quotas.limits() != &limits {
-                tracing::info!(?limits, "connection limits in force");
+                // The first limits (at the first connection) are the configuration's, which
+                // start-up logged; a change is worth a line, as Kafka logs a reconfiguration.
+                if s.config.is_some() {
+                    tracing::info!(?limits, "connection limits changed");
+                }
                 s.quotas.set_limits(limits);
             }
             s.config = Some(config);
