@@ -2,7 +2,6 @@
 //! authorizer, fetch sessions, replica fetchers) that the handlers and the network layer use.
 //! Built by [`Broker::open`](crate::start), served by [`crate::server::run`].
 
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use crate::group::GroupCoordinator;
@@ -22,7 +21,8 @@ pub struct Broker {
     pub groups: Arc<GroupCoordinator>,
     /// Share groups (KIP-932): their members and the share-partitions this broker leads.
     pub shares: Arc<crate::share::ShareCoordinator>,
-    pub connections: AtomicUsize,
+    /// The client connections' limits and quotas (`max.connections`, per IP, rates).
+    pub connections: Arc<crate::net::quotas::ConnectionGate>,
     pub io_engine: IoEngine,
     /// ACL authorization; `None` when `authorizer.class.name` is empty.
     pub authorizer: Option<crate::acl::Authorizer>,

@@ -2,7 +2,6 @@
 //! KRaft quorum), the [`Node`] and the services built over it, and the publisher that makes
 //! them follow the metadata image. Nothing here listens for clients (`server.rs` does).
 
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -211,12 +210,22 @@ impl Broker {
             },
         )
         .map_err(|e| anyhow::anyhow!("cannot start the replica fetchers: {e}"))?;
+        let client_listeners = config
+            .listeners()
+            .into_iter()
+            .map(|l| l.name)
+            .filter(|l| !l.eq_ignore_ascii_case(&node.controller_listener))
+            .collect();
+        let connections = crate::net::quotas::ConnectionGate::new(
+            client_listeners,
+            &config.inter_broker_listener_name(),
+        );
         let broker = Arc::new(Broker {
             node,
             txn,
             groups,
             shares: Arc::new(crate::share::ShareCoordinator::new()),
-            connections: AtomicUsize::new(0),
+            connections,
             io_engine,
             authorizer,
             replica_selector,

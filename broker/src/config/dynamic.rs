@@ -281,6 +281,8 @@ pub fn validate_broker_keys(
             }
             topic::validate_broker_synonym(def.name, v)
                 .map_err(|m| DynamicConfigError::InvalidRequest(format!("{k}: {m}")))?;
+            super::connection_limits::check_value(def.name, v, listener_base(k).is_some())
+                .map_err(DynamicConfigError::InvalidRequest)?;
         }
     }
     if !per_broker {
@@ -318,6 +320,13 @@ pub fn validate_reconfiguration(
             )));
         }
     }
+    super::connection_limits::check_per_ip(
+        candidate.long("max.connections.per.ip"),
+        candidate.get("max.connections.per.ip.overrides").as_deref(),
+    )
+    .map_err(|m| {
+        DynamicConfigError::InvalidRequest(format!("Invalid dynamic configuration: {m}"))
+    })?;
     for key in THREAD_COUNT_KEYS {
         let old = current.long(key);
         let new = candidate.long(key);

@@ -3,6 +3,7 @@
 //! are refused at start with a message naming the key.
 
 pub mod client_metrics;
+pub mod connection_limits;
 pub mod defs;
 pub mod dynamic;
 pub mod group;
@@ -276,7 +277,20 @@ impl BrokerConfig {
         for (key, (value, _)) in &self.explicit {
             topic::validate_broker_synonym(key, value)
                 .map_err(|m| invalid(key, format!("{key}: {m}")))?;
+            let (base, prefixed) = match key
+                .strip_prefix("listener.name.")
+                .and_then(|rest| rest.split_once('.'))
+            {
+                Some((_listener, base)) => (base, true),
+                None => (key.as_str(), false),
+            };
+            connection_limits::check_value(base, value, prefixed).map_err(|m| invalid(key, m))?;
         }
+        connection_limits::check_per_ip(
+            self.long("max.connections.per.ip"),
+            self.get("max.connections.per.ip.overrides").as_deref(),
+        )
+        .map_err(|m| invalid("max.connections.per.ip", m))?;
         Ok(())
     }
 

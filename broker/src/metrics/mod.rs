@@ -90,6 +90,12 @@ struct AuthLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ConnectionLimitLabels {
+    listener: String,
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ElectionLabels {
     election_type: &'static str,
 }
@@ -143,6 +149,10 @@ pub struct Metrics {
     preferred_read_replicas: Counter,
     /// SASL authentications and TLS handshakes by listener and outcome.
     authentications: Family<AuthLabels, Counter>,
+    /// New connections closed at once by a connection limit, by listener and limit.
+    connections_rejected: Family<ConnectionLimitLabels, Counter>,
+    /// New connections held or closed after a delay by a connection limit or quota.
+    connections_throttled: Family<ConnectionLimitLabels, Counter>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -237,6 +247,18 @@ impl Metrics {
             "SASL authentications (result success, failure or reauthenticated) and TLS handshakes that failed (tls_failure), by listener (Kafka's successful-authentication-total, failed-authentication-total)",
             authentications.clone(),
         );
+        let connections_rejected = Family::<ConnectionLimitLabels, Counter>::default();
+        registry.register(
+            "connections_rejected",
+            "New connections closed at once, by listener and the limit they met (max_connections_per_ip: max.connections.per.ip or its override)",
+            connections_rejected.clone(),
+        );
+        let connections_throttled = Family::<ConnectionLimitLabels, Counter>::default();
+        registry.register(
+            "connections_throttled",
+            "New connections held before being served (max_connections, max_connection_creation_rate: the broker's or the listener's) or closed unserved after the throttle time (connection_creation_rate: the IP's quota, KIP-612), by listener and limit",
+            connections_throttled.clone(),
+        );
         Metrics {
             registry,
             apis,
@@ -251,7 +273,29 @@ impl Metrics {
             isr_changes,
             preferred_read_replicas,
             authentications,
+            connections_rejected,
+            connections_throttled,
         }
+    }
+
+    /// A new connection on `listener` was closed at once by the limit `reason`.
+    pub fn connection_rejected(&self, listener: &str, reason: &'static str) {
+        self.connections_rejected
+            .get_or_create(&ConnectionLimitLabels {
+                listener: listener.to_string(),
+                reason,
+            })
+            .inc();
+    }
+
+    /// A new connection on `listener` was held, or closed after a delay, by `reason`.
+    pub fn connection_throttled(&self, listener: &str, reason: &'static str) {
+        self.connections_throttled
+            .get_or_create(&ConnectionLimitLabels {
+                listener: listener.to_string(),
+                reason,
+            })
+            .inc();
     }
 
     /// One authentication outcome on `listener`: `success`, `reauthenticated`, `failure` (SASL)

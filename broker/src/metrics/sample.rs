@@ -21,11 +21,7 @@ pub fn render(broker: &Broker) -> String {
 fn sample(broker: &Broker) -> Registry {
     let mut r = Registry::with_prefix("samsa");
     let connections = Gauge::<i64>::default();
-    connections.set(
-        broker
-            .connections
-            .load(std::sync::atomic::Ordering::Relaxed) as i64,
-    );
+    connections.set(broker.connections.open());
     r.register("connections", "Open client connections", connections);
     let allocations = Counter::<u64>::default();
     allocations.inc_by(crate::alloc_count::allocations());

@@ -9,11 +9,11 @@
 pub mod connection;
 pub mod engine;
 pub mod peer;
+pub mod quotas;
 pub mod transport;
 
 use std::net::{SocketAddr, TcpListener};
 use std::rc::Rc;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -172,8 +172,25 @@ async fn accept_loop<L: Listen>(broker: Arc<Broker>, listener: L, security: Arc<
                 continue;
             }
         };
-        let Some(slot) = ConnectionSlot::take(&broker, peer) else {
-            continue;
+        // Kafka's connection quotas: a held connection holds this shard's accepts on this
+        // listener too, as Kafka's acceptor waits.
+        let slot = match broker
+            .connections
+            .admit(&broker.node, peer, &security.name, &mut shutdown)
+            .await
+        {
+            quotas::Admission::Serve(slot) => slot,
+            quotas::Admission::Close => continue,
+            quotas::Admission::CloseAfter(delay) => {
+                // Never served: the client sees no answer until the close (Kafka's delayed
+                // close of a throttled connection).
+                tokio::task::spawn_local(async move {
+                    tokio::time::sleep(delay).await;
+                    drop((r, w));
+                });
+                continue;
+            }
+            quotas::Admission::Shutdown => break,
         };
         let broker = broker.clone();
         let tasks = tasks.clone();
@@ -214,33 +231,5 @@ async fn drain(tasks: &Rc<std::cell::Cell<usize>>) {
     let deadline = tokio::time::Instant::now() + SHUTDOWN_DRAIN;
     while tasks.get() > 0 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
-/// One of `max.connections` slots, released on drop.
-struct ConnectionSlot(Arc<Broker>);
-
-impl ConnectionSlot {
-    fn take(broker: &Arc<Broker>, peer: SocketAddr) -> Option<ConnectionSlot> {
-        // Read at every accept: max.connections is a dynamic broker config (cluster-wide).
-        let max_connections = broker
-            .node
-            .dynamic_configs
-            .effective()
-            .long("max.connections")
-            .max(0) as usize;
-        let open = broker.connections.fetch_add(1, Ordering::AcqRel) + 1;
-        if open > max_connections {
-            broker.connections.fetch_sub(1, Ordering::AcqRel);
-            tracing::warn!(%peer, "refusing connection: max.connections={max_connections} reached");
-            return None;
-        }
-        Some(ConnectionSlot(broker.clone()))
-    }
-}
-
-impl Drop for ConnectionSlot {
-    fn drop(&mut self) {
-        self.0.connections.fetch_sub(1, Ordering::AcqRel);
     }
 }

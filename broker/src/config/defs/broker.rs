@@ -159,30 +159,6 @@ pub(super) const NODE: &[ConfigDef] = &[
         "answer produce only after an fsync shared by concurrent writes (group commit)",
     ),
     def(
-        "quota.window.num",
-        Int,
-        Some("11"),
-        "the number of samples client quotas are measured over (KIP-13)",
-    ),
-    def(
-        "quota.window.size.seconds",
-        Int,
-        Some("1"),
-        "the time span of each client quota sample",
-    ),
-    def(
-        "controller.quota.window.num",
-        Int,
-        Some("11"),
-        "the number of samples the controller mutation quota's burst spans (KIP-599)",
-    ),
-    def(
-        "controller.quota.window.size.seconds",
-        Int,
-        Some("1"),
-        "the time span of each controller mutation quota sample",
-    ),
-    def(
         "log.tail.cache.bytes",
         Long,
         Some("4194304"),
