@@ -1,5 +1,6 @@
 //! Quotas (KIP-13, KIP-55, KIP-124, KIP-219, KIP-599, KIP-612, KIP-73): the sans-IO rate
 //! arithmetic ([`rate`]) the client, connection, controller mutation and replication quotas
-//! all measure with.
+//! all measure with, and the replication quotas' state ([`replication`]).
 
 pub mod rate;
+pub mod replication;
