@@ -377,7 +377,10 @@ fn sample_replication_quotas(broker: &Broker, r: &mut Registry) {
         let labels = DirectionLabels { direction };
         let (recorded, held) = q.totals();
         bytes.get_or_create(&labels).inc_by(recorded);
-        rate.get_or_create(&labels).set(q.rate(now_ms));
+        // An empty sum of f64 is -0.0: shown as 0.
+        let measured = q.rate(now_ms);
+        rate.get_or_create(&labels)
+            .set(if measured > 0.0 { measured } else { 0.0 });
         held_back.get_or_create(&labels).inc_by(held);
     }
     r.register(
