@@ -46,6 +46,9 @@ pub struct Node {
     pub group_commit: Arc<GroupCommit>,
     /// Prometheus metrics (served on `metrics.listener`).
     pub metrics: crate::metrics::Metrics,
+    /// The replication throttles (KIP-73): the leader's and the follower's byte rates and the
+    /// replicas they throttle, following the dynamic broker configs and the topics' configs.
+    pub replication_quotas: crate::quota::replication::ReplicationQuotas,
     /// This node's controller: the KRaft metadata quorum and the image of what it committed.
     pub controller: crate::controller::runtime::Controller,
     /// This broker's registration with the active controller (`lifecycle.rs` keeps it).

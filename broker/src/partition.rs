@@ -515,6 +515,14 @@ impl Partition {
         self.assigned.store(false, Ordering::Release);
     }
 
+    /// Whether `replica` is in the committed ISR of this leader (false when not leading).
+    pub fn isr_contains(&self, replica: i32) -> bool {
+        match &*self.replica.lock() {
+            Replica::Leader(l) => l.isr().committed().contains(&replica),
+            Replica::Follower { .. } => false,
+        }
+    }
+
     /// What the replication state says now (for metrics, DescribeQuorum-like views, tests).
     pub fn with_replica<T>(&self, f: impl FnOnce(&Replica) -> T) -> T {
         f(&self.replica.lock())

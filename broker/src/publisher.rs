@@ -161,6 +161,17 @@ pub fn publish(
     let retry = |id: &Uuid| node.topics.install_failure(id).is_some();
     for mut t in image_topics(image, last.as_deref(), node.node_id, retry) {
         state.seen.insert(t.id);
+        // Kafka's `TopicConfigHandler`: the throttled-replicas lists, for this broker.
+        node.replication_quotas.set_topic(
+            &t.name,
+            t.overrides
+                .get("leader.replication.throttled.replicas")
+                .map(String::as_str),
+            t.overrides
+                .get("follower.replication.throttled.replicas")
+                .map(String::as_str),
+            node.node_id,
+        );
         if !state.roles {
             for (_, leadership) in &mut t.hosted {
                 leadership.leader = -1;
@@ -190,6 +201,7 @@ pub fn publish(
         if image.topic_by_id(&id).is_some() || !(complete || state.seen.contains(&id)) {
             continue;
         }
+        node.replication_quotas.remove_topic(&name);
         if let Err(e) = node.topics.remove_managed(&id) {
             tracing::warn!(topic = %name, id = %id, error = %e, "cannot delete a topic the metadata image removed");
         } else if let Some((groups, _)) = followers.groups_and_shares {

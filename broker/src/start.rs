@@ -102,7 +102,9 @@ pub fn open_node(config: BrokerConfig) -> anyhow::Result<Arc<Node>> {
     let inter_broker =
         crate::inter_broker::connections::InterBroker::start(node_id, inter_broker_security)
             .map_err(|e| anyhow::anyhow!("cannot start the inter-broker thread: {e}"))?;
+    let replication_quotas = crate::follow::replication_quotas(&dynamic_configs.effective());
     Ok(Arc::new(Node {
+        replication_quotas,
         limits: Limits {
             socket_request_max_bytes: config.int("socket.request.max.bytes") as usize,
             connections_max_idle_ms: config.long("connections.max.idle.ms").max(1) as u64,

@@ -105,24 +105,6 @@ fn partition(node: &Broker, topic: &str) -> (i32, Vec<i32>, Vec<i32>) {
     )
 }
 
-/// `samsa ARGS -b NODE`: (success, stdout, stderr).
-fn samsa(node: &Broker, args: &[&str]) -> (bool, String, String) {
-    let mut cmd = std::process::Command::new(compat_tests::samsa_bin());
-    cmd.args(args).args(["-b", &node.bootstrap()]);
-    let (status, out, err) =
-        compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(30)).unwrap();
-    (status.success(), out, err)
-}
-
-fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> Option<String>) {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let Some(state) = done() else { return };
-        assert!(Instant::now() < deadline, "{what}: {state}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 fn values(from: usize, to: usize) -> Vec<(Option<Vec<u8>>, Vec<u8>)> {
     (from..to)
         .map(|i| (None, i.to_string().into_bytes()))
@@ -153,7 +135,7 @@ fn a_partition_moves_to_other_brokers_and_leaves_the_old_one() {
         &[],
     );
     for t in ["moving", "growing"] {
-        wait_until("both replicas in sync", Duration::from_secs(15), || {
+        wait_until_none("both replicas in sync", Duration::from_secs(15), || {
             let s = partition(cluster.node(1), t);
             (s.2 != [1, 2]).then(|| format!("{t}: {s:?}"))
         });
@@ -187,7 +169,7 @@ fn a_partition_moves_to_other_brokers_and_leaves_the_old_one() {
         code(reassign(node1, "growing", 0, Some(&[1, 2, 3]), false)),
         ResponseError::InvalidReplicationFactor.code()
     );
-    let (ok, out, err) = samsa(
+    let (ok, out, err) = samsa_on(
         node1,
         &[
             "topic",
@@ -209,7 +191,7 @@ fn a_partition_moves_to_other_brokers_and_leaves_the_old_one() {
     // The move, asked of node 1 (which forwards it), and the growth, with the flag.
     let r = reassign(node1, "moving", 0, Some(&[2, 3]), false);
     assert_eq!((r.0, r.1), (0, 0), "{r:?}");
-    let (ok, out, err) = samsa(
+    let (ok, out, err) = samsa_on(
         node1,
         &["topic", "reassign", "growing", "-p", "0", "-r", "1,2,3"],
     );
@@ -222,7 +204,7 @@ fn a_partition_moves_to_other_brokers_and_leaves_the_old_one() {
     // complete meanwhile: NOT_LEADER_OR_FOLLOWER, as kafka-topics.sh would meet it too).
     let mut tries = 0;
     let out = loop {
-        let (ok, out, err) = samsa(node1, &["topic", "describe", "moving", "--format", "json"]);
+        let (ok, out, err) = samsa_on(node1, &["topic", "describe", "moving", "--format", "json"]);
         tries += 1;
         if ok {
             break out;
@@ -250,7 +232,7 @@ fn a_partition_moves_to_other_brokers_and_leaves_the_old_one() {
     produce_all(&producer, "moving", &values(100, 200), Some(0));
 
     for (t, want) in [("moving", vec![2, 3]), ("growing", vec![1, 2, 3])] {
-        wait_until("the move completes", Duration::from_secs(20), || {
+        wait_until_none("the move completes", Duration::from_secs(20), || {
             let s = partition(cluster.node(2), t);
             let mut replicas = s.1.clone();
             replicas.sort();
@@ -263,7 +245,7 @@ fn a_partition_moves_to_other_brokers_and_leaves_the_old_one() {
 
     // Node 1 stopped being a replica: its copy is deleted.
     let gone = cluster.node(1).data_dir.join("moving-0");
-    wait_until("node 1 deletes its copy", Duration::from_secs(10), || {
+    wait_until_none("node 1 deletes its copy", Duration::from_secs(10), || {
         gone.exists()
             .then(|| format!("{} still exists", gone.display()))
     });
@@ -272,7 +254,7 @@ fn a_partition_moves_to_other_brokers_and_leaves_the_old_one() {
     // Node 3 holds every record (its own log, read from disk), and a consumer reads them all.
     let want: BTreeMap<i64, u64> = (0..250).map(|i| (i as i64, i as u64)).collect();
     let node3_dir = cluster.node(3).data_dir.clone();
-    wait_until("node 3 has every record", Duration::from_secs(10), || {
+    wait_until_none("node 3 has every record", Duration::from_secs(10), || {
         let got = records_on_disk(&node3_dir, "moving", 0);
         (got != want).then(|| format!("{} records of 250", got.len()))
     });

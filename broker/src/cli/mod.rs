@@ -23,6 +23,7 @@ pub mod security;
 pub mod share_consume;
 pub mod share_group;
 pub mod storage;
+pub mod throttle;
 pub mod topic;
 pub mod user;
 

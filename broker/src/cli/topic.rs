@@ -12,6 +12,7 @@ use kafka_protocol::messages::elect_leaders_request::TopicPartitions;
 use kafka_protocol::messages::incremental_alter_configs_request::{
     AlterConfigsResource, AlterableConfig,
 };
+use kafka_protocol::messages::metadata_response::MetadataResponseTopic;
 use kafka_protocol::messages::{
     alter_partition_reassignments_request, list_partition_reassignments_request,
     AlterPartitionReassignmentsRequest, BrokerId, CreatePartitionsRequest, CreateTopicsRequest,
@@ -27,7 +28,9 @@ use super::global::{key_value, Global};
 use super::output::{emit, Table};
 
 /// DescribeConfigs / IncrementalAlterConfigs resource type of a topic.
-const RESOURCE_TOPIC: i8 = 2;
+pub(super) const RESOURCE_TOPIC: i8 = 2;
+/// IncrementalAlterConfigs resource type of a broker.
+pub(super) const RESOURCE_BROKER: i8 = 4;
 /// DescribeConfigs `config_source` of a per-topic override (DYNAMIC_TOPIC_CONFIG): what
 /// differs from the broker's defaults, the configs `kafka-topics.sh --describe` lists.
 const SOURCE_TOPIC_OVERRIDE: i8 = 1;
@@ -106,12 +109,20 @@ pub enum TopicCommand {
     /// Move a partition to other brokers, as kafka-reassign-partitions.sh does (KIP-455): the
     /// brokers added copy it from the leader, and once they are in sync the ones left out stop
     /// being replicas and delete their copy. --cancel goes back to where the move started.
+    /// --throttle bounds the copy (KIP-73) as kafka-reassign-partitions.sh --throttle does;
+    /// --verify shows the topic's moves in progress and, once there are none, removes the
+    /// throttle (as kafka-reassign-partitions.sh --verify does).
     Reassign {
         name: String,
-        #[arg(short, long)]
-        partition: i32,
+        #[arg(short, long, required_unless_present = "verify")]
+        partition: Option<i32>,
         /// The new replicas, comma-separated, the preferred leader first (e.g. 2,3).
-        #[arg(short, long, value_delimiter = ',', required_unless_present = "cancel")]
+        #[arg(
+            short,
+            long,
+            value_delimiter = ',',
+            required_unless_present_any = ["cancel", "verify"]
+        )]
         replicas: Vec<i32>,
         /// Cancel the move in progress.
         #[arg(long, conflicts_with = "replicas")]
@@ -119,6 +130,15 @@ pub enum TopicCommand {
         /// Refuse a target with another number of replicas (KIP-860).
         #[arg(long)]
         keep_replication_factor: bool,
+        /// Throttle the copy to this many bytes/s: sets leader.replication.throttled.rate and
+        /// follower.replication.throttled.rate on the brokers of the move and the topic's
+        /// throttled-replicas lists for the partition (cleared by --verify once it is done).
+        #[arg(long, value_name = "BYTES_PER_S", conflicts_with_all = ["cancel", "verify"])]
+        throttle: Option<i64>,
+        /// Show the moves of the topic (or of --partition) still in progress; when none is
+        /// left, remove the replication throttle from the topic and every broker.
+        #[arg(long, conflicts_with_all = ["replicas", "cancel"])]
+        verify: bool,
     },
 }
 
@@ -160,17 +180,32 @@ pub fn run(global: &Global, cmd: &TopicCommand) -> anyhow::Result<()> {
         TopicCommand::Reassign {
             name,
             partition,
+            verify: true,
+            ..
+        } => verify(global, &mut client, name, *partition),
+        TopicCommand::Reassign {
+            name,
+            partition,
             replicas,
             cancel,
             keep_replication_factor,
-        } => reassign(
-            global,
-            &mut client,
-            name,
-            *partition,
-            (!cancel).then_some(&replicas[..]),
-            *keep_replication_factor,
-        ),
+            throttle,
+            ..
+        } => {
+            let partition =
+                partition.ok_or_else(|| anyhow::anyhow!("name the partition to move (-p)"))?;
+            if let Some(rate) = throttle {
+                set_throttle(global, &mut client, name, partition, replicas, *rate)?;
+            }
+            reassign(
+                global,
+                &mut client,
+                name,
+                partition,
+                (!cancel).then_some(&replicas[..]),
+                *keep_replication_factor,
+            )
+        }
     }
 }
 
@@ -314,13 +349,63 @@ fn topic_overrides(
     Ok(out)
 }
 
-fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<()> {
+/// IncrementalAlterConfigs of one resource (`resource_type` 2: a topic, 4: a broker): `set`
+/// keys to values, `delete` keys; an error names the resource.
+pub(super) fn alter_configs(
+    client: &mut Client,
+    node: Node,
+    resource_type: i8,
+    resource_name: &str,
+    set: &[(&str, &str)],
+    delete: &[&str],
+) -> anyhow::Result<()> {
+    let s = |v: &str| StrBytes::from_string(v.to_string());
+    let (_, resp) = client.call(node, |_| {
+        let mut r = AlterConfigsResource::default();
+        r.resource_type = resource_type;
+        r.resource_name = s(resource_name);
+        for (k, v) in set {
+            let mut c = AlterableConfig::default();
+            c.name = s(k);
+            c.config_operation = OP_SET;
+            c.value = Some(s(v));
+            r.configs.push(c);
+        }
+        for k in delete {
+            let mut c = AlterableConfig::default();
+            c.name = s(k);
+            c.config_operation = OP_DELETE;
+            r.configs.push(c);
+        }
+        let mut req = IncrementalAlterConfigsRequest::default();
+        req.resources = vec![r];
+        req
+    })?;
+    let what = if resource_type == RESOURCE_TOPIC {
+        format!("topic '{resource_name}'")
+    } else {
+        format!("broker {resource_name}")
+    };
+    for r in &resp.responses {
+        check(r.error_code, &what, r.error_message.as_ref())?;
+    }
+    Ok(())
+}
+
+/// The topic `name` as Metadata describes it; its error if it has one.
+fn topic_metadata(client: &mut Client, name: &str) -> anyhow::Result<MetadataResponseTopic> {
     let resp = client.metadata(Some(&[name.to_string()]))?;
     let t = resp
         .topics
-        .first()
+        .into_iter()
+        .next()
         .ok_or_else(|| anyhow::anyhow!("metadata answered nothing for topic '{name}'"))?;
     check(t.error_code, &format!("topic '{name}'"), None)?;
+    Ok(t)
+}
+
+fn describe(global: &Global, client: &mut Client, name: &str) -> anyhow::Result<()> {
+    let t = topic_metadata(client, name)?;
     let mut partitions = t.partitions.clone();
     partitions.sort_by_key(|p| p.partition_index);
     let wanted = |ts: i64| -> Vec<(String, i32, i64)> {
@@ -511,6 +596,87 @@ fn reassign(
     Ok(())
 }
 
+/// `samsa topic reassign --throttle`: the throttle of moving `partition` of `name` to `target`,
+/// set before the move starts (as Kafka's tool does).
+fn set_throttle(
+    global: &Global,
+    client: &mut Client,
+    name: &str,
+    partition: i32,
+    target: &[i32],
+    rate: i64,
+) -> anyhow::Result<()> {
+    if rate < 0 {
+        anyhow::bail!("--throttle must be at least 0 bytes/s, not {rate}");
+    }
+    let t = topic_metadata(client, name)?;
+    let current: Vec<i32> = t
+        .partitions
+        .iter()
+        .find(|p| p.partition_index == partition)
+        .ok_or_else(|| anyhow::anyhow!("topic '{name}' has no partition {partition}"))?
+        .replica_nodes
+        .iter()
+        .map(|b| b.0)
+        .collect();
+    let overrides = topic_overrides(client, name)?;
+    let brokers =
+        super::throttle::set(client, name, partition, &current, target, rate, &overrides)?;
+    let value =
+        json!({ "topic": name, "partition": partition, "throttle": rate, "brokers": brokers });
+    emit(global.format, &value, || {
+        format!(
+            "{name}-{partition}: replication throttled to {rate} bytes/s on brokers {brokers:?}\n"
+        )
+    });
+    Ok(())
+}
+
+/// `samsa topic reassign --verify`: the moves of `name` (or of its `partition`) in progress;
+/// with none left, the replication throttle removed from the topic and from every broker.
+fn verify(
+    global: &Global,
+    client: &mut Client,
+    name: &str,
+    partition: Option<i32>,
+) -> anyhow::Result<()> {
+    let partitions = match partition {
+        Some(p) => vec![p],
+        None => client.partitions(name)?,
+    };
+    let moving = reassignments(client, name, partitions)?;
+    let brokers: Vec<i32> = if moving.is_empty() {
+        let resp = client.metadata(Some(&[]))?;
+        let brokers: Vec<i32> = resp.brokers.iter().map(|b| b.node_id.0).collect();
+        super::throttle::clear(client, name, &brokers)?;
+        brokers
+    } else {
+        Vec::new()
+    };
+    let value = json!({
+        "topic": name,
+        "in_progress": moving.iter().map(|(p, (adding, removing))| json!({
+            "partition": p, "adding_replicas": adding, "removing_replicas": removing,
+        })).collect::<Vec<_>>(),
+        "throttle_cleared_on": brokers,
+    });
+    emit(global.format, &value, || {
+        if moving.is_empty() {
+            return format!(
+                "no reassignment of '{name}' in progress; throttle removed from the topic and brokers {brokers:?}\n"
+            );
+        }
+        let mut out = String::new();
+        for (p, (adding, removing)) in &moving {
+            out.push_str(&format!(
+                "{name}-{p}: in progress (adding {adding:?}, removing {removing:?}); throttle kept\n"
+            ));
+        }
+        out
+    });
+    Ok(())
+}
+
 /// The partitions whose ISR is smaller than their replica set (`kafka-topics.sh --describe
 /// --under-replicated-partitions`), of one topic or of all.
 fn under_replicated(
@@ -604,34 +770,9 @@ fn alter_config(
     if set.is_empty() && delete.is_empty() {
         anyhow::bail!("nothing to change: give -s key=value and/or -d key");
     }
-    let (_, resp) = client.call(Node::Any, |_| {
-        let mut r = AlterConfigsResource::default();
-        r.resource_type = RESOURCE_TOPIC;
-        r.resource_name = StrBytes::from_string(name.to_string());
-        for (k, v) in set {
-            let mut c = AlterableConfig::default();
-            c.name = StrBytes::from_string(k.clone());
-            c.config_operation = OP_SET;
-            c.value = Some(StrBytes::from_string(v.clone()));
-            r.configs.push(c);
-        }
-        for k in delete {
-            let mut c = AlterableConfig::default();
-            c.name = StrBytes::from_string(k.clone());
-            c.config_operation = OP_DELETE;
-            r.configs.push(c);
-        }
-        let mut req = IncrementalAlterConfigsRequest::default();
-        req.resources = vec![r];
-        req
-    })?;
-    for r in &resp.responses {
-        check(
-            r.error_code,
-            &format!("topic '{name}'"),
-            r.error_message.as_ref(),
-        )?;
-    }
+    let set: Vec<(&str, &str)> = set.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let delete: Vec<&str> = delete.iter().map(String::as_str).collect();
+    alter_configs(client, Node::Any, RESOURCE_TOPIC, name, &set, &delete)?;
     let configs = topic_overrides(client, name)?;
     let value = json!({
         "topic": name,

@@ -151,8 +151,10 @@ pub async fn handle(ctx: &Ctx<'_>, req: FetchRequest) -> (FetchResponse, Vec<Opt
                 a.as_mut().enable();
             }
         }
+        let held_back = follower.map_or_else(Vec::new, |f| throttled_now(ctx, &wanted, f));
         let (answers, bytes, at_once) = read_all(
             &wanted,
+            &held_back,
             max_bytes,
             read_committed,
             follower.is_some(),
@@ -195,6 +197,30 @@ fn throttled(context: &Context, throttle_ms: i64) -> FetchResponse {
         resp.session_id = *id;
     }
     resp
+}
+
+/// The leader's replication throttle (KIP-73, Kafka's `shouldLeaderThrottle`): for each
+/// partition a follower asks for, whether to answer it without records now: the topic's
+/// `leader.replication.throttled.replicas` names it on this broker, `follower` is not in its
+/// ISR, and this broker's `leader.replication.throttled.rate` is exceeded. Empty when nothing
+/// is throttled. The quota does not change while one response is read (bytes are recorded once
+/// it is built), so it is looked at once per read, not per partition.
+fn throttled_now(ctx: &Ctx<'_>, wanted: &[Wanted<'_>], follower: i32) -> Vec<bool> {
+    let mut quota = ctx.node().replication_quotas.leader.lock();
+    if !quota.throttles_any() {
+        return Vec::new();
+    }
+    let now_ms = crate::util::now_ms();
+    wanted
+        .iter()
+        .map(|w| {
+            w.partition.as_ref().is_some_and(|p| {
+                quota.is_throttled(&p.tp.topic, p.tp.partition)
+                    && !p.isr_contains(follower)
+                    && quota.should_throttle(&p.tp.topic, p.tp.partition, false, now_ms)
+            })
+        })
+        .collect()
 }
 
 /// Looks up each partition to read (consecutive partitions of one topic share the lookup and
@@ -364,6 +390,11 @@ fn respond(
     };
     let mut files = Vec::new();
     let mut hints = LeaderHints::new(ctx.node(), &ctx.conn.listener.name);
+    // A follower's bytes of throttled partitions count against the leader's replication quota,
+    // in sync or not (Kafka's `sizeOfThrottledPartitions`; here the record bytes).
+    let mut throttled_bytes = 0u64;
+    let quota = follower.then(|| ctx.node().replication_quotas.leader.lock());
+    let quota = quota.filter(|q| q.throttles_any());
     let mut last_topic: Option<&TopicKey> = None;
     for (i, (w, mut a)) in wanted.iter().zip(answers).enumerate() {
         if !included.as_ref().is_none_or(|inc| inc[i]) {
@@ -387,6 +418,12 @@ fn respond(
             ctx.node().metrics.preferred_read_replica_named();
         }
         if let Some(p) = &w.partition {
+            if quota
+                .as_ref()
+                .is_some_and(|q| q.is_throttled(&p.tp.topic, p.tp.partition))
+            {
+                throttled_bytes += a.records_len() as u64;
+            }
             match (&a.file, &a.data.records) {
                 (Some((r, records)), _) => {
                     ctx.node()
@@ -413,6 +450,9 @@ fn respond(
             .expect("pushed above")
             .partitions
             .push(a.data);
+    }
+    if let Some(mut quota) = quota {
+        quota.record(throttled_bytes, crate::util::now_ms());
     }
     if ctx.version >= 16 {
         resp.node_endpoints = hints
@@ -510,11 +550,26 @@ struct Answer {
     file: Option<(FileRange, u64)>,
 }
 
+impl Answer {
+    /// The record bytes it carries, in memory or as a file range.
+    fn records_len(&self) -> usize {
+        match (&self.file, &self.data.records) {
+            (Some((r, _)), _) => r.len,
+            (None, Some(b)) => b.len(),
+            (None, None) => 0,
+        }
+    }
+}
+
 /// Reads every partition once. Returns the answers, the record bytes found and whether to answer
 /// at once, as Kafka does when a partition has an error, a diverging epoch or a preferred read
-/// replica.
+/// replica. The partitions `held_back` marks (by index; none when empty) are answered with
+/// their offsets and no records (the replication throttle), and their bytes are not counted
+/// toward `min_bytes`, so a follower's fetch of only those waits out its `max_wait_ms` as at
+/// Kafka's leader.
 fn read_all(
     wanted: &[Wanted<'_>],
+    held_back: &[bool],
     max_bytes: i32,
     read_committed: bool,
     follower: bool,
@@ -526,7 +581,7 @@ fn read_all(
     let mut total = 0usize;
     let mut at_once = false;
     let mut out = Vec::with_capacity(wanted.len());
-    for w in wanted {
+    for (i, w) in wanted.iter().enumerate() {
         let mut pd = PartitionData::default();
         pd.partition_index = w.key.partition;
         pd.high_watermark = -1;
@@ -602,6 +657,10 @@ fn read_all(
             // read), but this leader's offsets, as Kafka answers.
             pd.preferred_read_replica = BrokerId(replica);
             at_once = true;
+            out.push(Answer { data: pd, file });
+            continue;
+        }
+        if held_back.get(i).copied().unwrap_or(false) {
             out.push(Answer { data: pd, file });
             continue;
         }

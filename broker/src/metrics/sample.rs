@@ -146,6 +146,7 @@ fn sample(broker: &Broker) -> Registry {
     sample_open_files(&mut r);
     sample_quorum(broker, &mut r);
     sample_fetch_sessions(broker, &mut r);
+    sample_replication_quotas(broker, &mut r);
     let under = Gauge::<i64>::default();
     under.set(under_replicated);
     r.register(
@@ -349,6 +350,49 @@ fn sample_fetch_sessions(broker: &Broker, r: &mut Registry) {
         "fetch_session_evictions",
         "Fetch sessions evicted to make room for new ones",
         evicted,
+    );
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DirectionLabels {
+    direction: &'static str,
+}
+
+/// The replication throttles (KIP-73), per direction (`leader`: what this broker sends to
+/// followers, `follower`: what it fetches): the bytes of throttled replicas recorded against
+/// the quota, the rate the quota measures now (Kafka's `LeaderReplication` and
+/// `FollowerReplication` `byte-rate`), and the partition fetches it held back.
+fn sample_replication_quotas(broker: &Broker, r: &mut Registry) {
+    let bytes = Family::<DirectionLabels, Counter>::default();
+    let rate = Family::<DirectionLabels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+    let held_back = Family::<DirectionLabels, Counter>::default();
+    let now_ms = crate::util::now_ms();
+    let quotas = &broker.node.replication_quotas;
+    for (direction, quota) in [("leader", &quotas.leader), ("follower", &quotas.follower)] {
+        let mut q = quota.lock();
+        let labels = DirectionLabels { direction };
+        let (recorded, held) = q.totals();
+        bytes.get_or_create(&labels).inc_by(recorded);
+        // An empty sum of f64 is -0.0: shown as 0.
+        let measured = q.rate(now_ms);
+        rate.get_or_create(&labels)
+            .set(if measured > 0.0 { measured } else { 0.0 });
+        held_back.get_or_create(&labels).inc_by(held);
+    }
+    r.register(
+        "replication_throttled_bytes",
+        "Bytes of replicas named by a throttled-replicas list, recorded against the replication quota",
+        bytes,
+    );
+    r.register(
+        "replication_throttled_byte_rate",
+        "The replication quota's measured rate of throttled replicas' bytes, bytes per second",
+        rate,
+    );
+    r.register(
+        "replication_throttle_held_back",
+        "Partition fetches the replication quota held back (leader: answered without records; follower: left out)",
+        held_back,
     );
 }
 

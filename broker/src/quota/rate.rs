@@ -87,6 +87,17 @@ impl Rate {
         sum / (self.window_size_ms(w, now_ms) as f64 / 1000.0)
     }
 
+    /// The rate per second at `now_ms` as Kafka's `SimpleRate` measures it (the replication
+    /// quotas' stat): over the time since the oldest window started, but never less than one
+    /// window. Unlike [`Rate::measure`], a first burst is not spread over the whole quota
+    /// window, so a throttle takes hold within the first window.
+    pub fn measure_simple(&mut self, w: Windows, now_ms: i64) -> f64 {
+        self.purge_obsolete(w, now_ms);
+        let sum: f64 = self.samples.iter().map(|s| s.value).sum();
+        let span_ms = (now_ms - self.oldest_start_ms(now_ms)).max(w.window_ms);
+        sum / (span_ms as f64 / 1000.0)
+    }
+
     /// The span the rate is measured over at `now_ms`, in ms (at least `samples - 1` whole
     /// windows, at least 1 ms).
     pub fn window_size_ms(&mut self, w: Windows, now_ms: i64) -> i64 {
@@ -341,6 +352,21 @@ mod tests {
             (achieved - 100_000.0).abs() < 10_000.0,
             "achieved {achieved} B/s"
         );
+    }
+
+    #[test]
+    fn a_simple_rate_measures_a_first_burst_over_one_window() {
+        let mut r = Rate::new();
+        r.record(W, 4_000.0, 0);
+        // One window of 1 s, not ten.
+        assert_eq!(r.measure_simple(W, 0), 4_000.0);
+        assert_eq!(r.measure_simple(W, 500), 4_000.0);
+        // Past the first window, the time since the oldest window started.
+        assert_eq!(r.measure_simple(W, 2_000), 2_000.0);
+        r.record(W, 4_000.0, 2_000);
+        assert_eq!(r.measure_simple(W, 4_000), 2_000.0);
+        // Obsolete windows are forgotten, as by `measure`.
+        assert_eq!(r.measure_simple(W, 20_000), 0.0);
     }
 
     #[test]

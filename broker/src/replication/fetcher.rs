@@ -33,6 +33,7 @@ use crate::fetch_session::{FetchParams, PartitionKey, TopicKey};
 use crate::net::peer::Peer;
 use crate::node::Node;
 use crate::partition::{Partition, Transition};
+use crate::quota::replication::{ReplicationQuota, ReplicationQuotas};
 
 /// The Fetch version followers send: topics by id (v13), the diverging epoch (KIP-320), and
 /// the follower's broker epoch in `replica_state` (v15, KIP-903), which keeps a leader from
@@ -49,6 +50,10 @@ struct Followed {
     /// is reopened, and its fetch offset would name records that may not be on disk, so it is
     /// not fetched again (it drops out of the ISR, as Kafka's replica on a failed log dir).
     disk_failed: bool,
+    /// How far its fetch offset trailed the leader's high watermark at the last answer
+    /// without error (Kafka's fetcher lag); `None` before one. At 0 the replica is in sync and
+    /// the follower's replication throttle never holds it back.
+    lag: Option<i64>,
 }
 
 /// The partitions followed from one leader, shared by the manager and that leader's task.
@@ -130,6 +135,7 @@ impl ReplicaFetchers {
                     state,
                     paused_until: None,
                     disk_failed: false,
+                    lag: None,
                 },
             );
             set.changed.notify_one();
@@ -147,11 +153,11 @@ impl ReplicaFetchers {
 }
 
 /// The fetch loop of one leader, until the broker or the set is gone.
-async fn run(node: Weak<Node>, config: FetcherConfig, leader: i32, set: Weak<LeaderSet>) {
+async fn run(weak_node: Weak<Node>, config: FetcherConfig, leader: i32, set: Weak<LeaderSet>) {
     let mut peer: Option<Peer> = None;
     let mut session = FetchSessionHandler::new();
     loop {
-        let (Some(node), Some(set)) = (node.upgrade(), set.upgrade()) else {
+        let (Some(node), Some(set)) = (weak_node.upgrade(), set.upgrade()) else {
             return;
         };
         if node.is_shutting_down() {
@@ -164,7 +170,13 @@ async fn run(node: Weak<Node>, config: FetcherConfig, leader: i32, set: Weak<Lea
             continue;
         }
         let broker_epoch = node.membership.borrow().broker_epoch.unwrap_or(-1);
-        let request = build_request(&config, &set, &mut session, broker_epoch);
+        let request = build_request(
+            &config,
+            &set,
+            &mut session,
+            broker_epoch,
+            &node.replication_quotas.follower,
+        );
         let Some(request) = request else {
             // Nothing to fetch now: wait for a partition, or the end of the first pause (a
             // partition waiting 200 ms for its new leader to know it leads must not wait out
@@ -225,9 +237,18 @@ async fn run(node: Weak<Node>, config: FetcherConfig, leader: i32, set: Weak<Lea
                         })
                     })
                     .collect();
+                let Some(node) = weak_node.upgrade() else {
+                    return;
+                };
                 if session.handle_response(resp.error_code, resp.session_id, &keys) {
-                    apply_response(&set, resp);
+                    let quotas = &node.replication_quotas;
+                    let throttled_bytes = apply_response(&set, resp, quotas);
+                    quotas
+                        .follower
+                        .lock()
+                        .record(throttled_bytes, crate::util::now_ms());
                 }
+                drop(node);
             }
             other => {
                 session.handle_error();
@@ -302,17 +323,28 @@ fn leader_address(node: &Node, leader: i32) -> Option<SocketAddr> {
 
 /// The next Fetch of the partitions of `set` not paused, through the session: all of them in a
 /// full fetch, else those that changed and those to forget. `None` if no partition is to be
-/// fetched now.
+/// fetched now. A partition the follower's replication throttle holds back (Kafka's
+/// `shouldFollowerThrottle`: named for this broker by its topic's
+/// `follower.replication.throttled.replicas`, out of sync, the quota exceeded) is left out, as
+/// Kafka's fetcher leaves it out (the session forgets it until it is fetched again).
 fn build_request(
     config: &FetcherConfig,
     set: &LeaderSet,
     session: &mut FetchSessionHandler,
     broker_epoch: i64,
+    quota: &Mutex<ReplicationQuota>,
 ) -> Option<FetchRequest> {
     let now = tokio::time::Instant::now();
+    let now_ms = crate::util::now_ms();
+    let mut quota = quota.lock();
+    let throttles = quota.throttles_any();
     let mut wanted = Vec::new();
-    for ((_, index), f) in set.partitions.lock().iter() {
+    for ((topic, index), f) in set.partitions.lock().iter() {
         if f.paused_until.is_some_and(|t| t > now) || f.disk_failed {
+            continue;
+        }
+        let in_sync = f.lag.is_some_and(|lag| lag <= 0);
+        if throttles && quota.should_throttle(topic, *index, in_sync, now_ms) {
             continue;
         }
         let key = PartitionKey {
@@ -328,6 +360,7 @@ fn build_request(
         };
         wanted.push((key, params));
     }
+    drop(quota);
     if wanted.is_empty() {
         return None;
     }
@@ -416,15 +449,22 @@ fn classify(code: i16) -> FetchError {
     }
 }
 
-/// Applies a leader's Fetch answer to the partitions of `set`.
-fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse) {
+/// Applies a leader's Fetch answer to the partitions of `set`. Returns the record bytes it
+/// brought for partitions the follower's replication throttle names (in sync or not, as
+/// Kafka's `processPartitionData` records them), for the caller to record.
+fn apply_response(
+    set: &LeaderSet,
+    resp: kafka_protocol::messages::FetchResponse,
+    quotas: &ReplicationQuotas,
+) -> u64 {
     let now_ms = crate::util::now_ms();
-    let mut partitions = set.partitions.lock();
     // The answer names topics by id; the set holds them by name. Only the topics answered
     // are looked up (an idle follower's incremental answer names none).
     if resp.responses.is_empty() {
-        return;
+        return 0;
     }
+    let mut throttled: Vec<(String, i32, u64)> = Vec::new();
+    let mut partitions = set.partitions.lock();
     let answered: HashSet<Uuid> = resp.responses.iter().map(|t| t.topic_id).collect();
     let mut names: HashMap<Uuid, String> = HashMap::with_capacity(answered.len());
     for ((name, _), f) in partitions.iter() {
@@ -451,6 +491,10 @@ fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse
                     .then_some((pd.diverging_epoch.epoch, pd.diverging_epoch.end_offset)),
                 records,
             };
+            let bytes = pd.records.as_ref().map_or(0, |b| b.len() as u64);
+            if bytes > 0 {
+                throttled.push((name.clone(), pd.partition_index, bytes));
+            }
             let partition = f.partition.clone();
             let (leader, leader_epoch) = (f.state.leader, f.state.leader_epoch);
             // What this fetch asked with, for the log line of a truncation.
@@ -525,8 +569,21 @@ fn apply_response(set: &LeaderSet, resp: kafka_protocol::messages::FetchResponse
                     break;
                 }
             }
+            if answer.error == FetchError::None {
+                f.lag = Some((answer.high_watermark - f.state.fetch_offset).max(0));
+            }
         }
     }
+    drop(partitions);
+    if throttled.is_empty() {
+        return 0;
+    }
+    let quota = quotas.follower.lock();
+    throttled
+        .iter()
+        .filter(|(topic, partition, _)| quota.is_throttled(topic, *partition))
+        .map(|(_, _, bytes)| bytes)
+        .sum()
 }
 
 /// The first base offset, the offset after the last batch and the last batch's epoch of a

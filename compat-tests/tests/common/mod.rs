@@ -543,3 +543,23 @@ pub fn start_quick_cluster(options: compat_tests::BrokerOptions) -> compat_tests
     }
     cluster
 }
+
+/// `samsa ARGS -b NODE` (the admin CLI against one node): (success, stdout, stderr).
+pub fn samsa_on(node: &Broker, args: &[&str]) -> (bool, String, String) {
+    let mut cmd = std::process::Command::new(compat_tests::samsa_bin());
+    cmd.args(args).args(["-b", &node.bootstrap()]);
+    let (status, out, err) =
+        compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(30)).unwrap();
+    (status.success(), out, err)
+}
+
+/// Polls `pending` every 100 ms until it answers `None`; panics with `what` and the last state
+/// it described after `timeout`.
+pub fn wait_until_none(what: &str, timeout: Duration, mut pending: impl FnMut() -> Option<String>) {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let Some(state) = pending() else { return };
+        assert!(std::time::Instant::now() < deadline, "{what}: {state}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

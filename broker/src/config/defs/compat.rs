@@ -33,8 +33,6 @@ pub(super) const DYNAMIC: &[ConfigDef] = &[
     inert("config.providers", List, Some("")).cluster_wide(),
     // Kafka's dynamic-only keys (`DynamicConfig.Broker`): not in its broker catalogue, so
     // described only once set.
-    inert("leader.replication.throttled.rate", Long, Some("9223372036854775807")).cluster_wide().hidden(),
-    inert("follower.replication.throttled.rate", Long, Some("9223372036854775807")).cluster_wide().hidden(),
     inert("replica.alter.log.dirs.io.max.bytes.per.second", Long, Some("9223372036854775807")).cluster_wide().hidden(),
 ];
 
@@ -116,8 +114,6 @@ pub(super) const CATALOGUE: &[ConfigDef] = &[
     inert("replica.high.watermark.checkpoint.interval.ms", Long, Some("5000")),
     inert("replica.socket.receive.buffer.bytes", Int, Some("65536")),
     inert("replica.socket.timeout.ms", Int, Some("30000")),
-    inert("replication.quota.window.num", Int, Some("11")),
-    inert("replication.quota.window.size.seconds", Int, Some("1")),
     inert("request.timeout.ms", Int, Some("30000")),
     inert("sasl.login.connect.timeout.ms", Int, None),
     inert("sasl.login.read.timeout.ms", Int, None),

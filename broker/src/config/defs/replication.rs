@@ -55,6 +55,32 @@ pub(super) const REPLICAS: &[ConfigDef] = &[
         Some("1000"),
         "pause after a follower's fetch failed",
     ),
+    // The replication throttles (KIP-73). The rates are Kafka's dynamic-only keys
+    // (`DynamicConfig.Broker`), not in its broker catalogue: described only once set.
+    def(
+        "leader.replication.throttled.rate",
+        Long,
+        Some("9223372036854775807"),
+        "bytes/s this broker sends to followers of the replicas its topics' leader.replication.throttled.replicas name, while they are out of sync",
+    ).cluster_wide().hidden(),
+    def(
+        "follower.replication.throttled.rate",
+        Long,
+        Some("9223372036854775807"),
+        "bytes/s this broker fetches for the replicas its topics' follower.replication.throttled.replicas name, while they are out of sync",
+    ).cluster_wide().hidden(),
+    def(
+        "replication.quota.window.num",
+        Int,
+        Some("11"),
+        "samples the replication throttles' rates are measured over",
+    ),
+    def(
+        "replication.quota.window.size.seconds",
+        Int,
+        Some("1"),
+        "length of each sample of the replication throttles' rates",
+    ),
 ];
 
 /// KRaft: process roles, the controller quorum and the metadata log, and the listener names

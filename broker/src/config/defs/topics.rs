@@ -258,11 +258,11 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         "fsync after this long",
     )
     .with_default(I64_MAX),
-    topic_accepted(
+    topic(
         "follower.replication.throttled.replicas",
         List,
         &[],
-        "replicas throttled on followers, partition:broker or * (accepted: one replica)",
+        "replicas whose fetches follower.replication.throttled.rate bounds on the follower, partition:broker or *",
     )
     .with_default(""),
     topic(
@@ -271,11 +271,11 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         &[("log.index.interval.bytes", 1)],
         "bytes between offset index entries",
     ),
-    topic_accepted(
+    topic(
         "leader.replication.throttled.replicas",
         List,
         &[],
-        "replicas throttled on leaders, partition:broker or * (accepted: one replica)",
+        "replicas whose followers' fetches leader.replication.throttled.rate bounds on the leader, partition:broker or *",
     )
     .with_default(""),
     topic_accepted(
