@@ -35,6 +35,9 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartit
         .iter()
         .filter(|t| answered.insert(t.name.as_str()))
         .collect();
+    let mut mutations = super::quotas::Mutations::new(ctx, 3);
+    // The partitions each forwarded topic would add (refunded if the controller refuses it).
+    let mut added: Vec<i64> = Vec::new();
     for &t in &topics {
         if counts[t.name.as_str()] > 1 {
             outcomes.push(Ok(Err((
@@ -52,6 +55,18 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartit
         }
         let local = node.topics.get(t.name.as_str()).filter(|t| !t.managed);
         let Some(local) = local else {
+            // KIP-599: the partitions it adds count against the controller mutation quota.
+            let now = ctx
+                .controller()
+                .image()
+                .topic_by_name(t.name.as_str())
+                .map_or(0, |tp| tp.partitions().len() as i64);
+            let more = (i64::from(t.count) - now).max(0);
+            if let Err(e) = mutations.admit(ctx, more) {
+                outcomes.push(Ok(Err(e)));
+                continue;
+            }
+            added.push(more);
             outcomes.push(Err(forwarded.len()));
             forwarded.push(CreatePartitionsTopic {
                 name: t.name.to_string(),
@@ -134,6 +149,12 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreatePartitionsRequest) -> CreatePartit
             Err(e) => failed((e.code, e.message)),
         }
     };
+    for (more, d) in added.iter().zip(&decided) {
+        if d.error_code != 0 {
+            mutations.refund(ctx, *more);
+        }
+    }
+    resp.throttle_time_ms = mutations.finish(ctx).await;
     // Answered once this broker has the new partitions too, so that the client's next
     // Metadata here shows them (bounded: the controller has committed them either way).
     if !req.validate_only {

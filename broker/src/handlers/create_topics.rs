@@ -43,6 +43,8 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResp
     let mut outcomes: Vec<Outcome> = Vec::with_capacity(req.topics.len());
     let mut forwarded: Vec<CreatableTopic> = Vec::new();
     let mut answered = std::collections::HashSet::new();
+    let mut mutations = super::quotas::Mutations::new(ctx, 6);
+    let default_partitions = i64::from(node.dynamic_configs.effective().int("num.partitions"));
     for t in req.topics {
         let name = t.name.to_string();
         // A name given twice is answered once, refused, as Kafka's controller does.
@@ -102,6 +104,12 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResp
                 topic_id: None,
             })
         })();
+        // The partitions it would create count against the client's controller mutation
+        // quota (KIP-599), once the topic passed every check here.
+        let checked = checked.and_then(|topic| {
+            mutations.admit(ctx, partitions_asked(&topic, default_partitions))?;
+            Ok(topic)
+        });
         match checked {
             Ok(topic) => {
                 outcomes.push(Outcome::Forwarded(forwarded.len()));
@@ -135,6 +143,12 @@ pub async fn handle(ctx: &Ctx<'_>, req: CreateTopicsRequest) -> CreateTopicsResp
             Err(e) => failed_whole(&forwarded, (e.code, e.message)),
         }
     };
+    for (topic, d) in forwarded.iter().zip(&decided) {
+        if d.error_code != 0 {
+            mutations.refund(ctx, partitions_asked(topic, default_partitions));
+        }
+    }
+    resp.throttle_time_ms = mutations.finish(ctx).await;
     // The new topics are answered once this broker has them too, so that the client's next
     // request here finds them (bounded: the controller has committed them either way).
     if !req.validate_only {
@@ -259,4 +273,15 @@ fn failed_whole(
             replication_factor: -1,
         })
         .collect()
+}
+
+/// The partitions a topic asks for: its assignments, else its count, else the default.
+fn partitions_asked(topic: &CreatableTopic, default_partitions: i64) -> i64 {
+    if !topic.assignments.is_empty() {
+        topic.assignments.len() as i64
+    } else if topic.num_partitions > 0 {
+        i64::from(topic.num_partitions)
+    } else {
+        default_partitions
+    }
 }

@@ -41,6 +41,9 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResp
     // which the controller answers) go to the active controller.
     let mut outcomes = Vec::with_capacity(wanted.len());
     let mut forwarded: Vec<TopicRef> = Vec::new();
+    let mut mutations = super::quotas::Mutations::new(ctx, 5);
+    // The partitions each forwarded topic deletes (refunded if the controller refuses it).
+    let mut deleting: Vec<i64> = Vec::new();
     for ((name, id), reference) in wanted.into_iter().zip(refs) {
         let mut r = DeletableTopicResult::default();
         r.name = name.clone();
@@ -98,6 +101,25 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResp
                 ))
             }
             None => {
+                // KIP-599: the partitions of a topic the image has count against the
+                // controller mutation quota; an unknown one costs nothing.
+                let partitions = match &name {
+                    Some(n) => image.topic_by_name(n.as_str()),
+                    None => image.topic_by_id(&id),
+                }
+                .map_or(0, |t| t.partitions().len() as i64);
+                let admitted = if partitions > 0 {
+                    mutations.admit(ctx, partitions)
+                } else {
+                    Ok(())
+                };
+                if let Err((code, message)) = admitted {
+                    r.error_code = code.code();
+                    r.error_message = Some(StrBytes::from_string(message));
+                    outcomes.push(Outcome::Local(r));
+                    continue;
+                }
+                deleting.push(partitions);
                 outcomes.push(Outcome::Forwarded(forwarded.len()));
                 forwarded.push(match &name {
                     Some(n) => TopicRef::Name(n.to_string()),
@@ -171,6 +193,12 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResp
             Err(e) => failed((e.code, e.message)),
         }
     };
+    for (partitions, d) in deleting.iter().zip(&decided) {
+        if d.error_code != 0 {
+            mutations.refund(ctx, *partitions);
+        }
+    }
+    let throttle_time_ms = mutations.finish(ctx).await;
     let gone: Vec<Uuid> = decided
         .iter()
         .filter(|d| d.error_code == 0)
@@ -204,6 +232,7 @@ pub async fn handle(ctx: &Ctx<'_>, req: DeleteTopicsRequest) -> DeleteTopicsResp
         }
         resp.responses.push(r);
     }
+    resp.throttle_time_ms = throttle_time_ms;
     resp
 }
 

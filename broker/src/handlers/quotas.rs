@@ -169,3 +169,88 @@ pub fn raise_throttle(response: &mut ResponseKind, ms: i32) {
         UpdateFeatures,
     );
 }
+
+/// The controller mutation quota (KIP-599, `controller_mutation_rate`) of one CreateTopics,
+/// CreatePartitions or DeleteTopics: partitions created or deleted count against a token
+/// bucket. From the version that knows THROTTLING_QUOTA_EXCEEDED (CreateTopics 6,
+/// CreatePartitions 3, DeleteTopics 5) the quota is strict: a topic asked for while the
+/// bucket is below zero is refused with it, and the answer carries the throttle time. Older
+/// clients are never refused: their partitions are counted and the answer is held back for the
+/// throttle time (Kafka's permissive quota).
+pub struct Mutations {
+    quota: Option<Resolved>,
+    strict: bool,
+    /// The throttle time of the last refusal (strict).
+    refused_ms: i64,
+}
+
+/// Kafka's message for THROTTLING_QUOTA_EXCEEDED.
+pub const THROTTLING_QUOTA_EXCEEDED_MESSAGE: &str = "The throttling quota has been exceeded.";
+
+impl Mutations {
+    /// The quota of this request; `strict_since`: the first version that is refused.
+    pub fn new(ctx: &Ctx<'_>, strict_since: i16) -> Mutations {
+        Mutations {
+            quota: ctx.client_quota(QuotaKind::ControllerMutation),
+            strict: ctx.version >= strict_since,
+            refused_ms: 0,
+        }
+    }
+
+    /// Takes `partitions` mutations for one topic, or refuses it (strict, over the quota).
+    pub fn admit(
+        &mut self,
+        ctx: &Ctx<'_>,
+        partitions: i64,
+    ) -> Result<(), (kafka_protocol::ResponseError, String)> {
+        let Some(r) = &self.quota else {
+            return Ok(());
+        };
+        let quotas = &ctx.node().client_quotas;
+        let now_ms = crate::util::now_ms();
+        if self.strict {
+            let throttle_ms = quotas.mutation_throttle_ms(r, now_ms);
+            if throttle_ms > 0 {
+                self.refused_ms = throttle_ms;
+                return Err((
+                    kafka_protocol::ResponseError::ThrottlingQuotaExceeded,
+                    THROTTLING_QUOTA_EXCEEDED_MESSAGE.into(),
+                ));
+            }
+        }
+        quotas.record_mutations(r, partitions.max(0) as f64, now_ms);
+        Ok(())
+    }
+
+    /// Gives back what an admitted topic did not do (the controller refused it).
+    pub fn refund(&self, ctx: &Ctx<'_>, partitions: i64) {
+        if let Some(r) = &self.quota {
+            let now_ms = crate::util::now_ms();
+            ctx.node()
+                .client_quotas
+                .record_mutations(r, -(partitions.max(0) as f64), now_ms);
+        }
+    }
+
+    /// The answer's throttle time: a strict refusal's; for an older client, the bucket's,
+    /// waited out here before answering. The connection is muted for it either way.
+    pub async fn finish(self, ctx: &Ctx<'_>) -> i32 {
+        let Some(r) = &self.quota else {
+            return 0;
+        };
+        let throttle_ms = if self.strict {
+            self.refused_ms
+        } else {
+            ctx.node()
+                .client_quotas
+                .mutation_throttle_ms(r, crate::util::now_ms())
+        };
+        if throttle_ms > 0 {
+            throttled(ctx, QuotaKind::ControllerMutation, r, throttle_ms);
+            if !self.strict {
+                tokio::time::sleep(std::time::Duration::from_millis(throttle_ms as u64)).await;
+            }
+        }
+        as_field(throttle_ms)
+    }
+}
