@@ -1,6 +1,7 @@
 //! The values of the connection limits (`max.connections.per.ip` and its overrides,
-//! `max.connection.creation.rate`, their listener forms, the quota windows), checked as Kafka
-//! checks them: at start, and on a dynamic update before the controller commits it.
+//! `max.connection.creation.rate`, their listener forms), the quota windows and the
+//! replication throttle rates, checked as Kafka checks them: at start, and on a dynamic update
+//! before the controller commits it.
 
 /// Why `value` is not valid for `key` (a broker key, or a `listener.name.<l>.` one as
 /// `listener_prefixed`), if it is not. Keys that are not connection limits pass.
@@ -16,7 +17,15 @@ pub fn check_value(key: &str, value: &str, listener_prefixed: bool) -> Result<()
         "max.connections" | "max.connection.creation.rate" if listener_prefixed => {}
         // Kafka's ConfigDef ranges (atLeast(0), atLeast(1)).
         "max.connections.per.ip" | "max.connection.creation.rate" => at_least(key, value, 0)?,
-        "quota.window.num" | "quota.window.size.seconds" => at_least(key, value, 1)?,
+        "leader.replication.throttled.rate" | "follower.replication.throttled.rate" => {
+            at_least(key, value, 0)?
+        }
+        "quota.window.num"
+        | "quota.window.size.seconds"
+        | "replication.quota.window.num"
+        | "replication.quota.window.size.seconds"
+        | "controller.quota.window.num"
+        | "controller.quota.window.size.seconds" => at_least(key, value, 1)?,
         "max.connections.per.ip.overrides" => {
             crate::quota::connections::parse_overrides(value)?;
         }
@@ -56,6 +65,11 @@ mod tests {
     #[test]
     fn values_out_of_kafkas_ranges_are_refused() {
         assert!(check_value("max.connections.per.ip", "0", false).is_ok());
+        assert_eq!(
+            check_value("leader.replication.throttled.rate", "-1", false).unwrap_err(),
+            "Invalid value -1 for configuration leader.replication.throttled.rate: Value must be at least 0"
+        );
+        assert!(check_value("follower.replication.throttled.rate", "0", false).is_ok());
         let e = check_value("max.connections.per.ip", "-1", false).unwrap_err();
         assert_eq!(
             e,

@@ -265,10 +265,6 @@ impl BrokerConfig {
             "transaction.state.log.num.partitions",
             "max.connections",
             "max.request.partition.size.limit",
-            "quota.window.num",
-            "quota.window.size.seconds",
-            "controller.quota.window.num",
-            "controller.quota.window.size.seconds",
         ] {
             if self.int(key) < 1 {
                 return Err(invalid(key, format!("{key} must be at least 1")));
