@@ -34,6 +34,14 @@ ADMIN (Kafka protocol; works against Apache Kafka too; -b host:port, --format js
     samsa user scram-set NAME --password PW|--password-stdin [--mechanism SCRAM-SHA-512]
                                    [--iterations N]   (SCRAM credentials, KIP-554)
     samsa user scram-delete NAME --mechanism M        samsa user list|describe [NAME ...]
+    samsa quota list [ENTITY FILTER] [--strict]    (client quotas, KIP-546; a filter per type:
+                     --user U (exact), --user-default, bare --user (any); --client-id, --ip alike)
+    samsa quota describe ENTITY FILTER             (as kafka-configs --describe prints it)
+    samsa quota set ENTITY --producer-byte-rate N --consumer-byte-rate N --request-percentage P
+                    --controller-mutation-rate R --connection-creation-rate N [--validate-only]
+                    (any of them; ENTITY: --user U|--user-default and/or
+                     --client-id C|--client-id-default, or --ip IP|--ip-default)
+    samsa quota delete ENTITY --key K [--key K ...] [--validate-only]
     samsa produce TOPIC < lines        samsa consume TOPIC [-g GROUP] [-n COUNT]
     samsa cluster info                 samsa dump-log SEGMENT.log
     samsa cluster add-controller --id N --endpoint HOST:PORT   (a dynamic quorum, KIP-853)

@@ -1268,3 +1268,175 @@ fn group_describe_shows_a_consumer_protocol_group_with_its_epochs() {
         "{out}"
     );
 }
+
+#[test]
+fn quota_commands_set_list_describe_and_delete_client_quotas() {
+    let broker = Broker::start();
+    let set = samsa_json(
+        &broker,
+        &[
+            "quota",
+            "set",
+            "--user",
+            "alice",
+            "--producer-byte-rate",
+            "1048576",
+            "--consumer-byte-rate",
+            "20000000",
+        ],
+    );
+    assert_eq!(set["entity"], serde_json::json!({"user": "alice"}), "{set}");
+    samsa_json(
+        &broker,
+        &[
+            "quota",
+            "set",
+            "--user",
+            "alice",
+            "--client-id-default",
+            "--request-percentage",
+            "12.5",
+        ],
+    );
+    samsa_json(
+        &broker,
+        &[
+            "quota",
+            "set",
+            "--ip-default",
+            "--connection-creation-rate",
+            "50",
+        ],
+    );
+    // Checked, not applied.
+    let checked = samsa_json(
+        &broker,
+        &[
+            "quota",
+            "set",
+            "--user",
+            "bob",
+            "--producer-byte-rate",
+            "1",
+            "--validate-only",
+        ],
+    );
+    assert_eq!(checked["validate_only"], true);
+
+    let all = samsa_json(&broker, &["quota", "list"]);
+    assert_eq!(
+        all,
+        serde_json::json!([
+            {"entity": {"user": "alice"},
+             "quotas": {"consumer_byte_rate": 20000000.0, "producer_byte_rate": 1048576.0}},
+            {"entity": {"user": "alice", "client-id": null},
+             "quotas": {"request_percentage": 12.5}},
+            {"entity": {"ip": null}, "quotas": {"connection_creation_rate": 50.0}},
+        ])
+    );
+    // Kafka's filters: exact, strict, any-specified, default.
+    let alice = samsa_json(&broker, &["quota", "list", "--user", "alice"]);
+    assert_eq!(alice.as_array().unwrap().len(), 2, "{alice}");
+    let only = samsa_json(&broker, &["quota", "list", "--user", "alice", "--strict"]);
+    assert_eq!(only.as_array().unwrap().len(), 1, "{only}");
+    let any_client = samsa_json(&broker, &["quota", "list", "--client-id"]);
+    assert_eq!(
+        any_client[0]["entity"],
+        serde_json::json!({"user": "alice", "client-id": null}),
+        "{any_client}"
+    );
+    let ip = samsa_json(&broker, &["quota", "list", "--ip-default"]);
+    assert_eq!(ip.as_array().unwrap().len(), 1, "{ip}");
+
+    let (status, out, err) = samsa(&broker, &["quota", "list"]);
+    assert!(status.success(), "{err}");
+    assert!(
+        out.starts_with("ENTITY") && out.contains("user=alice,client-id=<default>"),
+        "{out}"
+    );
+    // As `kafka-configs --describe --entity-type users --entity-name alice` prints it.
+    let (status, out, err) = samsa(&broker, &["quota", "describe", "--user", "alice"]);
+    assert!(status.success(), "{err}");
+    assert_eq!(
+        out,
+        "Quota configs for user-principal 'alice' are consumer_byte_rate=2.0E7, \
+         producer_byte_rate=1048576.0\n"
+    );
+
+    samsa_json(
+        &broker,
+        &[
+            "quota",
+            "delete",
+            "--user",
+            "alice",
+            "--key",
+            "producer_byte_rate",
+        ],
+    );
+    let only = samsa_json(&broker, &["quota", "describe", "--user", "alice"]);
+    assert_eq!(
+        only,
+        serde_json::json!([{"entity": {"user": "alice"},
+                            "quotas": {"consumer_byte_rate": 20000000.0}}])
+    );
+
+    // Refusals carry Kafka's words.
+    let err = samsa_fails(
+        &broker,
+        &[
+            "quota",
+            "set",
+            "--user",
+            "alice",
+            "--producer-byte-rate",
+            "-5",
+        ],
+    );
+    assert!(
+        err.contains("quotas of user 'alice'")
+            && err.contains("Quota producer_byte_rate must be greater than 0")
+            && err.contains("INVALID_REQUEST"),
+        "{err}"
+    );
+    let err = samsa_fails(
+        &broker,
+        &[
+            "quota",
+            "set",
+            "--user",
+            "alice",
+            "--producer-byte-rate",
+            "1.5",
+        ],
+    );
+    assert!(
+        err.contains("producer_byte_rate cannot be a fractional value"),
+        "{err}"
+    );
+    let err = samsa_fails(
+        &broker,
+        &[
+            "quota",
+            "set",
+            "--user",
+            "alice",
+            "--ip",
+            "10.0.0.1",
+            "--producer-byte-rate",
+            "1",
+        ],
+    );
+    assert!(err.contains("IP entity shouldnot be combined"), "{err}");
+    let err = samsa_fails(&broker, &["quota", "list", "--ip", "--user"]);
+    assert!(
+        err.contains("Invalid entity filter component combination"),
+        "{err}"
+    );
+    // A refused value changed nothing.
+    let all = samsa_json(&broker, &["quota", "list", "--user", "alice", "--strict"]);
+    assert_eq!(
+        all[0]["quotas"],
+        serde_json::json!({"consumer_byte_rate": 20000000.0})
+    );
+}

@@ -544,3 +544,76 @@ fn per_topic_level_sums_the_partition_series() {
     assert!(!status.success());
     assert!(err.contains("metrics.partition.level"), "{err}");
 }
+
+#[test]
+fn a_throttled_produce_shows_its_quota_entity_with_a_throttle() {
+    let broker = Broker::start();
+    create_topic(&broker, "quota-metered", 1, &[]);
+    // The admin CLI's client id gets 1,000 bytes/s; one produce of ~12 KB is far over it.
+    let (ok, _, err) = samsa_on(
+        &broker,
+        &[
+            "quota",
+            "set",
+            "--client-id",
+            "samsa-cli",
+            "--producer-byte-rate",
+            "1000",
+        ],
+    );
+    assert!(ok, "{err}");
+    let idle = scrape(&broker);
+    assert_eq!(
+        sum(
+            &idle,
+            "samsa_client_quota_entities",
+            &[("quota", "Produce")]
+        ),
+        0.0,
+        "no entity before it produces"
+    );
+    let lines = "x".repeat(1_000) + "\n";
+    let (status, _, err) = compat_tests::run_with_input(
+        std::process::Command::new(compat_tests::samsa_bin()).args([
+            "-b",
+            &broker.bootstrap(),
+            "produce",
+            "quota-metered",
+        ]),
+        lines.repeat(12).as_bytes(),
+        Duration::from_secs(60),
+    )
+    .expect("samsa produce");
+    assert!(status.success(), "{err}");
+
+    let after = scrape(&broker);
+    // A client-id quota is shared by every user: the entity has no user.
+    let entity = [
+        ("quota", "Produce"),
+        ("user", ""),
+        ("client_id", "samsa-cli"),
+    ];
+    assert!(
+        sum(&after, "samsa_client_quota_throttles_total", &entity) >= 1.0,
+        "{after:?}"
+    );
+    let throttle_ms = sum(&after, "samsa_client_quota_throttle_time_ms_total", &entity);
+    assert!(throttle_ms > 0.0, "{after:?}");
+    assert!(sum(&after, "samsa_client_quota_rate", &entity) > 1_000.0);
+    assert_eq!(
+        sum(
+            &after,
+            "samsa_client_quota_kind_throttle_time_ms_total",
+            &[("quota", "Produce")]
+        ),
+        throttle_ms
+    );
+    assert_eq!(
+        sum(
+            &after,
+            "samsa_client_quota_entities",
+            &[("quota", "Produce")]
+        ),
+        1.0
+    );
+}

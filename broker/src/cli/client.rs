@@ -151,6 +151,20 @@ pub fn check(code: i16, what: &str, server_message: Option<&StrBytes>) -> Result
     }
 }
 
+/// The error of a result that carries its own message (the admin APIs of KIP-546 and
+/// KIP-554): the broker's message after `what` when it gave one, else the error's meaning.
+pub fn refused(code: i16, what: &str, message: Option<&StrBytes>) -> anyhow::Error {
+    let error = match message.map(|m| m.as_str()).filter(|m| !m.is_empty()) {
+        Some(m) => KafkaError {
+            code,
+            name: crate::util::error_name(code),
+            message: format!("{what}: {m}"),
+        },
+        None => KafkaError::new(code, what, None),
+    };
+    error.into()
+}
+
 /// One broker connection with its negotiated API versions.
 struct Conn {
     addr: String,

@@ -1,6 +1,6 @@
-//! The admin CLI inside the `samsa` binary: topics, groups, SCRAM users, produce, consume,
-//! cluster info and segment dumps. Everything but `dump-log` speaks only the Kafka protocol
-//! (see [`client`]), so it works against Apache Kafka as well as Samsa.
+//! The admin CLI inside the `samsa` binary: topics, groups, SCRAM users, client quotas,
+//! produce, consume, cluster info and segment dumps. Everything but `dump-log` speaks only the
+//! Kafka protocol (see [`client`]), so it works against Apache Kafka as well as Samsa.
 //!
 //! Output is an aligned table by default and JSON with `--format json`. A command succeeds
 //! with exit code 0 or fails with one line on stderr naming the Kafka error and what to do,
@@ -18,6 +18,7 @@ pub mod group;
 pub mod local;
 pub mod output;
 pub mod produce;
+pub mod quota;
 pub mod records;
 pub mod security;
 pub mod share_consume;
@@ -34,7 +35,7 @@ pub use global::{key_value, Global};
 /// First arguments that select the CLI rather than the broker (`samsa` alone, or with
 /// `serve` or `--property=value` flags, serves).
 pub const COMMANDS: &[&str] = &[
-    "topic", "group", "user", "produce", "consume", "cluster", "dump-log",
+    "topic", "group", "user", "quota", "produce", "consume", "cluster", "dump-log",
 ];
 
 /// True when `args` (without the program name) name a CLI command, possibly after global
@@ -83,6 +84,9 @@ pub enum Command {
     /// Set, delete and list users' SCRAM credentials (KIP-554).
     #[command(subcommand)]
     User(user::UserCommand),
+    /// List, describe, set and delete client quotas of users, client ids and IPs (KIP-546).
+    #[command(subcommand)]
+    Quota(quota::QuotaCommand),
     /// Produce records read from stdin, one per line.
     Produce(produce::ProduceArgs),
     /// Print records of a topic with a format template.
@@ -109,6 +113,7 @@ pub fn run(args: &[String]) -> std::process::ExitCode {
         Command::Topic(c) => topic::run(&cli.global, c),
         Command::Group(c) => group::run(&cli.global, c),
         Command::User(c) => user::run(&cli.global, c),
+        Command::Quota(c) => quota::run(&cli.global, c),
         Command::Produce(a) => produce::run(&cli.global, a),
         Command::Consume(a) => consume::run(&cli.global, a),
         Command::Cluster(c) => cluster::run(&cli.global, c),

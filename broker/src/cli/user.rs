@@ -23,7 +23,7 @@ use rand::RngCore;
 use samsa_cluster::controller::ScramMechanism;
 use serde_json::json;
 
-use super::client::{Client, KafkaError, Node};
+use super::client::{refused, Client, Node};
 use super::global::Global;
 use super::output::{emit, Table};
 use crate::security::sasl::scram::hi;
@@ -121,19 +121,6 @@ fn password(args: &ScramSetArgs) -> anyhow::Result<String> {
         anyhow::bail!("the password is empty");
     }
     Ok(password)
-}
-
-/// The error of a result: the broker's message when it gave one, else the error's meaning.
-fn refused(code: i16, what: &str, message: Option<&StrBytes>) -> anyhow::Error {
-    let error = match message.map(|m| m.as_str()).filter(|m| !m.is_empty()) {
-        Some(m) => KafkaError {
-            code,
-            name: crate::util::error_name(code),
-            message: format!("{what}: {m}"),
-        },
-        None => KafkaError::new(code, what, None),
-    };
-    error.into()
 }
 
 /// An upsertion for `password` with a fresh random salt.

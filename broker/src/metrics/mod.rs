@@ -10,10 +10,12 @@
 //!   consumer group states, and each group's committed offset and lag per partition; and
 //!   counters kept elsewhere (the leader elections the controller thread decided).
 //!   Sampling means deleted topics and partitions disappear from the output by themselves.
+//!   Client quotas per quota entity are sampled too ([`client_quotas`]).
 //!
 //! Names follow Prometheus conventions with a `samsa_` prefix; the exposition is OpenMetrics
 //! text (counters end in `_total`), which Prometheus scrapes natively.
 
+pub mod client_quotas;
 pub mod errors;
 pub mod http;
 pub mod sample;

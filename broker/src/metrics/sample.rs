@@ -1,5 +1,5 @@
 //! The gauges sampled from the broker's state at scrape time (connections, partitions,
-//! offsets, groups, share groups, the quorum, fetch sessions): above the coordinators, so
+//! offsets, groups, share groups, the quorum, fetch sessions, quotas): above the coordinators, so
 //! that the counters in [`super::Metrics`], which every service records into, depend on none
 //! of them.
 
@@ -147,6 +147,7 @@ fn sample(broker: &Broker) -> Registry {
     sample_quorum(broker, &mut r);
     sample_fetch_sessions(broker, &mut r);
     sample_replication_quotas(broker, &mut r);
+    super::client_quotas::sample(&broker.node.client_quotas, crate::util::now_ms(), &mut r);
     let under = Gauge::<i64>::default();
     under.set(under_replicated);
     r.register(
