@@ -203,6 +203,20 @@ pub struct SensorSample {
 
 /// How long an idle entity's rate is kept (Kafka expires quota sensors after an hour).
 const IDLE_EXPIRY_MS: i64 = 3_600_000;
+/// Past this many entities a new one first makes the idle ones go (a scrape does it too), so
+/// that a default quota over many short-lived client ids does not grow the map while nobody
+/// scrapes.
+const SENSORS_PURGE_AT: usize = 10_000;
+
+/// The entity's sensor, made if new, marked used at `now_ms`.
+fn sensor(sensors: &mut HashMap<SensorKey, Sensor>, key: SensorKey, now_ms: i64) -> &mut Sensor {
+    if sensors.len() >= SENSORS_PURGE_AT && !sensors.contains_key(&key) {
+        sensors.retain(|_, s| now_ms - s.last_ms < IDLE_EXPIRY_MS);
+    }
+    let s = sensors.entry(key).or_default();
+    s.last_ms = now_ms;
+    s
+}
 
 impl ClientQuotas {
     /// `windows`: `quota.window.num` and `quota.window.size.seconds`; `controller_windows`:
@@ -248,10 +262,11 @@ impl ClientQuotas {
     /// within its quota): Kafka's `recordAndGetThrottleTimeMs`.
     pub fn record(&self, kind: QuotaKind, r: &Resolved, value: f64, now_ms: i64) -> i64 {
         let mut sensors = self.sensors.lock();
-        let s = sensors
-            .entry((kind, r.user.clone(), r.client_id.clone()))
-            .or_default();
-        s.last_ms = now_ms;
+        let s = sensor(
+            &mut sensors,
+            (kind, r.user.clone(), r.client_id.clone()),
+            now_ms,
+        );
         s.rate
             .record_and_throttle_ms(self.windows, r.bound, value, now_ms)
     }
@@ -292,14 +307,12 @@ impl ClientQuotas {
     /// is already below zero (then nothing more may be done), else 0.
     pub fn mutation_throttle_ms(&self, r: &Resolved, now_ms: i64) -> i64 {
         let mut sensors = self.sensors.lock();
-        let s = sensors
-            .entry((
-                QuotaKind::ControllerMutation,
-                r.user.clone(),
-                r.client_id.clone(),
-            ))
-            .or_default();
-        s.last_ms = now_ms;
+        let key = (
+            QuotaKind::ControllerMutation,
+            r.user.clone(),
+            r.client_id.clone(),
+        );
+        let s = sensor(&mut sensors, key, now_ms);
         s.bucket
             .throttle_ms(self.controller_windows, r.bound, now_ms)
     }
@@ -308,14 +321,12 @@ impl ClientQuotas {
     /// throttle time that leaves.
     pub fn record_mutations(&self, r: &Resolved, partitions: f64, now_ms: i64) -> i64 {
         let mut sensors = self.sensors.lock();
-        let s = sensors
-            .entry((
-                QuotaKind::ControllerMutation,
-                r.user.clone(),
-                r.client_id.clone(),
-            ))
-            .or_default();
-        s.last_ms = now_ms;
+        let key = (
+            QuotaKind::ControllerMutation,
+            r.user.clone(),
+            r.client_id.clone(),
+        );
+        let s = sensor(&mut sensors, key, now_ms);
         s.bucket
             .record(self.controller_windows, r.bound, partitions, now_ms);
         s.bucket
