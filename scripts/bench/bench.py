@@ -34,7 +34,6 @@ import re
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -44,6 +43,8 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kafka_target as kafka  # noqa: E402 - beside this file
 import targets  # noqa: E402
+import wire  # noqa: E402
+from wire import advertised_api_keys  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MANY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "many.py")
@@ -89,6 +90,9 @@ def scenarios():
                         out.append(produce(size, acks, partitions, keyed, codec, quick))
     for size in (100, 1024):
         out.append(produce(size, -1, 1, quick=True, linger_ms=5))
+    # The cost of client-quota accounting: the acks=1 row again with a producer_byte_rate quota
+    # on every client id (`--entity-default`) so high (10 GB/s) that it is never reached.
+    out.append(dict(produce(1024, 1, 1, quick=True), name=QUOTA_ROW, quota=10e9))
     out.append(dict(name="consume.1KiB.assigned", kind="consume", size=1024, group=False, quick=True))
     out.append(dict(name="consume.1KiB.group", kind="consume", size=1024, group=True, quick=True))
     out.append(dict(name="consume.100B.assigned", kind="consume", size=100, group=False, quick=False))
@@ -118,8 +122,9 @@ OTHER_ENGINE = {"produce.100B.acks_all.p1", "produce.1KiB.acks_all.p1", "produce
 SINK_KINDS = {"produce", "consume", "multi"}
 # Kafka 4.4's rows in quick mode (full: all), and the durability pair's (samsa
 # --log.durable=true against Kafka with log.flush.interval.messages=1).
+QUOTA_ROW = "produce.1KiB.acks_1.p1.quota_unreached"
 NEW_ROWS = {"producers_64.1KiB.acks_all.p64", "produce.1KiB.acks_all.p10000.linger5",
-            "kt.produce.1KiB.acks_all.p1", "kt.consume.1KiB"}
+            "kt.produce.1KiB.acks_all.p1", "kt.consume.1KiB", QUOTA_ROW}
 KAFKA_QUICK = OTHER_ENGINE | NEW_ROWS | {"consume.1KiB.group", "produce.1KiB.acks_all.p1.linger5",
     "produce.1KiB.acks_all.p1.lz4", "produce.1KiB.acks_all.p1.zstd", "produce.1KiB.acks_all.p8",
     "e2e.100B.rate_50000"}
@@ -130,30 +135,6 @@ STORING = ("samsa", "baseline", "kafka")  # kinds started afresh per scenario gr
 
 # ---------------------------------------------------------------------------------------------
 # Processes
-
-
-def advertised_api_keys(bootstrap):
-    """The api keys a broker advertises, from an ApiVersions v0 request (every broker answers
-    v0), or None when it cannot be asked."""
-    host, port = bootstrap.rsplit(":", 1)
-    client = b"samsa-bench"
-    body = struct.pack(">hhih", 18, 0, 1, len(client)) + client
-    try:
-        with socket.create_connection((host, int(port)), timeout=5) as sock:
-            sock.sendall(struct.pack(">i", len(body)) + body)
-            data = b""
-            while len(data) < 4 or len(data) < 4 + struct.unpack(">i", data[:4])[0]:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    return None
-                data += chunk
-    except OSError:
-        return None
-    # size, correlation id, error code, array of (api_key, min, max)
-    error, count = struct.unpack(">hi", data[8:14])
-    if error != 0:
-        return None
-    return {struct.unpack(">h", data[14 + 6 * i:16 + 6 * i])[0] for i in range(count)}
 
 
 JOIN_GROUP = 11
@@ -655,6 +636,10 @@ class Runner:
                                    f"failed:create:{type(e).__name__}:{e}"[:160].replace(" ", "_"))
         else:
             self.create_topics(target, [(topic, s["partitions"])])
+        failed = s.get("quota") and wire.set_client_quota(target.bootstrap, None,
+                                                          "producer_byte_rate", s["quota"])
+        if failed:
+            return self.record(s, target, None, None, None, failed)
         lat = os.path.join(RUN_DIR, f"{target.name}.{s['name']}.lat")
 
         def body():
@@ -1368,10 +1353,10 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
 # `<!-- NAME:end -->` lines: scripts/bench/metadata writes "metadata-at-scale",
 # scripts/bench/replication writes "replication", scripts/bench/tls writes "tls",
 # scripts/bench/share writes "share-groups", scripts/bench/groups writes "group-rebalance",
-# scripts/bench/streams writes "streams-start"; "against-kafka" is written by hand (the
-# profiles behind the rows against Kafka).
+# scripts/bench/streams writes "streams-start"; "against-kafka" (the profiles behind the rows
+# against Kafka) and "client-quotas" (the quota_unreached row against its twin) by hand.
 KEPT_SECTIONS = ("metadata-at-scale", "replication", "tls", "share-groups", "group-rebalance",
-                 "streams-start", "against-kafka")
+                 "streams-start", "against-kafka", "client-quotas")
 
 
 def marked_section(text, name):

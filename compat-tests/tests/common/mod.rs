@@ -563,3 +563,107 @@ pub fn wait_until_none(what: &str, timeout: Duration, mut pending: impl FnMut() 
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// AlterClientQuotas v1 of one entity (`(type, name)` parts, a `None` name being the default
+/// entity: `kafka-configs --entity-default`) sent to `node`: each op sets its key to the value,
+/// or removes it when the value is `None`. Panics unless the entity's answer is a success.
+pub fn alter_client_quotas(
+    node: &Broker,
+    entity: &[(&str, Option<&str>)],
+    ops: &[(&str, Option<f64>)],
+) {
+    use kafka_protocol::messages::alter_client_quotas_request::{EntityData, EntryData, OpData};
+    use kafka_protocol::messages::{AlterClientQuotasRequest, AlterClientQuotasResponse};
+    let s = |v: &str| StrBytes::from_string(v.to_string());
+    let mut entry = EntryData::default();
+    entry.entity = entity
+        .iter()
+        .map(|(t, n)| {
+            let mut e = EntityData::default();
+            e.entity_type = s(t);
+            e.entity_name = n.map(s);
+            e
+        })
+        .collect();
+    entry.ops = ops
+        .iter()
+        .map(|(k, v)| {
+            let mut op = OpData::default();
+            op.key = s(k);
+            op.value = v.unwrap_or(0.0);
+            op.remove = v.is_none();
+            op
+        })
+        .collect();
+    let mut req = AlterClientQuotasRequest::default();
+    req.entries = vec![entry];
+    let resp: AlterClientQuotasResponse = raw_request(node, ApiKey::AlterClientQuotas, 1, &req);
+    let e = &resp.entries[0];
+    assert_eq!(
+        e.error_code, 0,
+        "AlterClientQuotas {entity:?} {ops:?}: {:?}",
+        e.error_message
+    );
+}
+
+/// Every client quota `node` describes (DescribeClientQuotas v1, no filter component, not
+/// strict): (entity as sorted `(type, name)` parts, its `(key, value)`s sorted).
+pub type DescribedQuota = (Vec<(String, Option<String>)>, Vec<(String, f64)>);
+
+pub fn describe_client_quotas(node: &Broker) -> Vec<DescribedQuota> {
+    use kafka_protocol::messages::{DescribeClientQuotasRequest, DescribeClientQuotasResponse};
+    let req = DescribeClientQuotasRequest::default();
+    let resp: DescribeClientQuotasResponse =
+        raw_request(node, ApiKey::DescribeClientQuotas, 1, &req);
+    assert_eq!(resp.error_code, 0, "{:?}", resp.error_message);
+    let mut out: Vec<DescribedQuota> = resp
+        .entries
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| {
+            let mut entity: Vec<(String, Option<String>)> = e
+                .entity
+                .iter()
+                .map(|p| {
+                    (
+                        p.entity_type.to_string(),
+                        p.entity_name.as_deref().map(str::to_string),
+                    )
+                })
+                .collect();
+            entity.sort();
+            let mut values: Vec<(String, f64)> = e
+                .values
+                .iter()
+                .map(|v| (v.key.to_string(), v.value))
+                .collect();
+            values.sort_by(|a, b| a.0.cmp(&b.0));
+            (entity, values)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// Runs compat-tests/python/quotas.py: the librdkafka clients of `plan` side by side (see the
+/// script for the plan's form) against `bootstrap`; what each achieved, in plan order.
+pub fn quota_clients(bootstrap: &str, plan: &serde_json::Value) -> Vec<serde_json::Value> {
+    let script = compat_tests::workspace_root().join("compat-tests/python/quotas.py");
+    let seconds = plan
+        .as_array()
+        .expect("a plan is a list of clients")
+        .iter()
+        .filter_map(|c| c["seconds"].as_f64())
+        .fold(0.0, f64::max);
+    let mut cmd = std::process::Command::new(compat_tests::python());
+    cmd.arg(&script).arg(bootstrap).arg(plan.to_string());
+    let (status, out, err) =
+        compat_tests::run_with_timeout(&mut cmd, Duration::from_secs_f64(seconds + 60.0)).unwrap();
+    assert!(
+        status.success(),
+        "quotas.py failed ({status}):\nstdout:\n{out}\nstderr:\n{err}"
+    );
+    let line = out.lines().last().unwrap_or("");
+    serde_json::from_str::<Vec<serde_json::Value>>(line)
+        .unwrap_or_else(|e| panic!("quotas.py printed {out:?}: {e}\nstderr:\n{err}"))
+}
