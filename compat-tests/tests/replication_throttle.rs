@@ -11,7 +11,7 @@
 //!   and the brokers' rates are gone.
 //!
 //! The figures are printed (`--nocapture`), e.g. "unthrottled 32 MiB in 1.2 s, throttled at 4
-//! MiB/s in 8.4 s". `SAMSA_THROTTLE_TEST_MIB` makes the topics larger for a longer run.
+//! MiB/s in 8.4 s". `THROTTLE_TEST_MIB` makes the topics larger for a longer run.
 
 mod common;
 
@@ -84,7 +84,7 @@ fn move_and_time(cluster: &compat_tests::Cluster, topic: &str, extra: &[&str]) -
 
 #[test]
 fn a_throttled_reassignment_copies_at_about_the_throttle_rate() {
-    let mib: usize = std::env::var("SAMSA_THROTTLE_TEST_MIB")
+    let mib: usize = std::env::var("THROTTLE_TEST_MIB")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(32);
