@@ -267,8 +267,16 @@ impl ClientQuotas {
             (kind, r.user.clone(), r.client_id.clone()),
             now_ms,
         );
-        s.rate
-            .record_and_throttle_ms(self.windows, r.bound, value, now_ms)
+        let throttle_ms = s
+            .rate
+            .record_and_throttle_ms(self.windows, r.bound, value, now_ms);
+        // Kafka bounds the request quota's throttle to one window
+        // (`ClientRequestQuotaManager.throttleTime`); the byte rates' are not bounded.
+        if kind == QuotaKind::Request {
+            throttle_ms.min(self.windows.window_ms)
+        } else {
+            throttle_ms
+        }
     }
 
     /// Takes back a value recorded at `now_ms` (a throttled fetch sends nothing).
@@ -478,6 +486,19 @@ mod tests {
             0,
             "idle entities are forgotten"
         );
+    }
+
+    #[test]
+    fn the_request_quota_throttle_is_bounded_to_one_window_and_byte_rates_are_not() {
+        let q = quotas(&[
+            (&[("user", None)], REQUEST_PERCENTAGE, 1.0),
+            (&[("user", None)], PRODUCER_BYTE_RATE, 1.0),
+        ]);
+        let cq = ClientQuotas::new(Windows::KAFKA_DEFAULT, Windows::KAFKA_DEFAULT);
+        let r = resolve(&q, QuotaKind::Request, "u", "c").unwrap();
+        assert_eq!(cq.record(QuotaKind::Request, &r, 1_000.0, 0), 1_000);
+        let p = resolve(&q, QuotaKind::Produce, "u", "c").unwrap();
+        assert!(cq.record(QuotaKind::Produce, &p, 1_000.0, 0) > 1_000);
     }
 
     #[test]
