@@ -394,3 +394,65 @@ fn describe_filters_as_kafka_does() {
         (invalid, "Unknown match type 7".into())
     );
 }
+
+#[test]
+fn the_largest_whole_value_of_an_integral_key_is_accepted() {
+    let mut h = Harness::new(cfg());
+    let (_, results) = alter(
+        &mut h,
+        &[
+            alteration(
+                &[("ip", None)],
+                vec![set(CONNECTION_CREATION_RATE, 2_147_483_647.0)],
+            ),
+            alteration(&[("user", None)], vec![set(PRODUCER_BYTE_RATE, 9.2e18)]),
+        ],
+    );
+    assert_eq!(results, vec![(0, None), (0, None)]);
+}
+
+#[test]
+fn new_entities_stop_at_the_limit_and_existing_ones_still_change() {
+    let mut h = Harness::new(cfg());
+    // The image one entity short of the limit, built directly (the harness would round-trip
+    // every record).
+    let fill: Vec<MetadataRecord> = (0..CLIENT_QUOTA_ENTITIES_MAX - 1)
+        .map(|i| {
+            ClientQuotaRecord {
+                entity: vec![ClientQuotaEntityData {
+                    entity_type: "client-id".into(),
+                    entity_name: Some(format!("c{i}")),
+                }],
+                key: PRODUCER_BYTE_RATE.into(),
+                value: 1.0,
+                ..Default::default()
+            }
+            .into()
+        })
+        .collect();
+    h.image = h.image.with_records(&fill).unwrap();
+    let (records, results) = alter(
+        &mut h,
+        &[
+            alteration(&[("user", Some("a"))], vec![set(PRODUCER_BYTE_RATE, 1.0)]),
+            alteration(&[("user", Some("b"))], vec![set(PRODUCER_BYTE_RATE, 1.0)]),
+            alteration(
+                &[("client-id", Some("c7"))],
+                vec![set(PRODUCER_BYTE_RATE, 2.0)],
+            ),
+            // Removing from an entity that does not exist is no new entity.
+            alteration(&[("user", Some("d"))], vec![remove(PRODUCER_BYTE_RATE)]),
+        ],
+    );
+    assert_eq!(results[0], (0, None), "the last place is taken");
+    assert_eq!(
+        results[1].0,
+        ResponseError::PolicyViolation.code(),
+        "{:?}",
+        results[1]
+    );
+    assert_eq!(results[2], (0, None), "an existing entity still changes");
+    assert_eq!(results[3], (0, None));
+    assert_eq!(records.len(), 2);
+    assert_eq!(h.image.client_quotas().len(), CLIENT_QUOTA_ENTITIES_MAX);
+}
