@@ -313,6 +313,10 @@ mod tests {
         // 11 s later the record's window is obsolete.
         assert!(!r.is_idle(W, 10_999));
         assert!(r.is_idle(W, 11_000));
+        let mut later = Rate::new();
+        later.record(W, 1.0, 5_000);
+        assert!(!later.is_idle(W, 15_999));
+        assert!(later.is_idle(W, 16_000));
         assert_eq!(r.measure(W, 11_000), 0.0);
     }
 
@@ -367,6 +371,10 @@ mod tests {
         assert_eq!(r.measure_simple(W, 4_000), 2_000.0);
         // Obsolete windows are forgotten, as by `measure`.
         assert_eq!(r.measure_simple(W, 20_000), 0.0);
+        // The span is counted from the oldest window's start, wherever the clock is.
+        let mut r = Rate::new();
+        r.record(W, 4_000.0, 10_000);
+        assert_eq!(r.measure_simple(W, 12_000), 2_000.0);
     }
 
     #[test]
