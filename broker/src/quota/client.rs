@@ -314,15 +314,7 @@ impl ClientQuotas {
     /// The controller mutation quota (KIP-599) for `r`: the throttle time if its token bucket
     /// is already below zero (then nothing more may be done), else 0.
     pub fn mutation_throttle_ms(&self, r: &Resolved, now_ms: i64) -> i64 {
-        let mut sensors = self.sensors.lock();
-        let key = (
-            QuotaKind::ControllerMutation,
-            r.user.clone(),
-            r.client_id.clone(),
-        );
-        let s = sensor(&mut sensors, key, now_ms);
-        s.bucket
-            .throttle_ms(self.controller_windows, r.bound, now_ms)
+        self.record_mutations(r, 0.0, now_ms)
     }
 
     /// Takes `partitions` mutations from `r`'s bucket (it may go below zero) and answers the

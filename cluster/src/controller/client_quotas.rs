@@ -19,8 +19,8 @@ use std::net::IpAddr;
 use kafka_protocol::ResponseError;
 
 use super::{Controller, ControllerError};
-use crate::metadata::image::{ClientQuotaEntity, QuotaValue};
-use crate::metadata::records::{ClientQuotaEntityData, ClientQuotaRecord, MetadataRecord};
+use crate::metadata::image::{client_quota_record, ClientQuotaEntity, QuotaValue};
+use crate::metadata::records::MetadataRecord;
 use crate::metadata::MetadataImage;
 
 pub const ENTITY_USER: &str = "user";
@@ -172,20 +172,7 @@ fn validate_value(keys: KeyTypes, key: &str, value: f64) -> Result<(), Refusal> 
 }
 
 fn record(entity: &ClientQuotaEntity, key: &str, value: f64, remove: bool) -> MetadataRecord {
-    ClientQuotaRecord {
-        entity: entity
-            .iter()
-            .map(|(t, n)| ClientQuotaEntityData {
-                entity_type: t.clone(),
-                entity_name: n.clone(),
-            })
-            .collect(),
-        key: key.to_string(),
-        value,
-        remove,
-        ..Default::default()
-    }
-    .into()
+    client_quota_record(entity, key, value, remove).into()
 }
 
 impl Controller {

@@ -223,6 +223,28 @@ pub struct ScramCredential {
 /// same entity one key however a request listed its parts.
 pub type ClientQuotaEntity = BTreeMap<String, Option<String>>;
 
+/// The record that sets (or, with `remove`, removes) `key` of `entity`.
+pub fn client_quota_record(
+    entity: &ClientQuotaEntity,
+    key: &str,
+    value: f64,
+    remove: bool,
+) -> ClientQuotaRecord {
+    ClientQuotaRecord {
+        entity: entity
+            .iter()
+            .map(|(t, n)| ClientQuotaEntityData {
+                entity_type: t.clone(),
+                entity_name: n.clone(),
+            })
+            .collect(),
+        key: key.to_string(),
+        value,
+        remove,
+        ..Default::default()
+    }
+}
+
 /// A quota's value; equal by its bits, so images compare.
 #[derive(Debug, Clone, Copy)]
 pub struct QuotaValue(pub f64);
@@ -907,22 +929,7 @@ impl MetadataImage {
         }
         for (entity, keys) in self.client_quotas.iter() {
             for (key, value) in keys {
-                out.push(
-                    ClientQuotaRecord {
-                        entity: entity
-                            .iter()
-                            .map(|(t, n)| ClientQuotaEntityData {
-                                entity_type: t.clone(),
-                                entity_name: n.clone(),
-                            })
-                            .collect(),
-                        key: key.clone(),
-                        value: value.0,
-                        remove: false,
-                        ..Default::default()
-                    }
-                    .into(),
-                );
+                out.push(client_quota_record(entity, key, value.0, false).into());
             }
         }
         out
