@@ -789,7 +789,7 @@ def failover(results, cluster, how, runs, topics_before):
 
 def quorum_settings():
     """The defaults the failover figures depend on, from the configuration table the binary was
-    built from (broker/src/config/defs.rs); the script starts the nodes without overriding them."""
+    built from (broker/src/config/defs/); the script starts the nodes without overriding them."""
     return {key: broker_default(key) for key in (
         "controller.quorum.fetch.timeout.ms", "controller.quorum.election.timeout.ms",
         "controller.quorum.election.backoff.max.ms", "broker.session.timeout.ms")}
@@ -797,10 +797,15 @@ def quorum_settings():
 
 def broker_default(key):
     """The default of a numeric broker property in the configuration table the binary was built
-    from (broker/src/config/defs.rs), as a string, or None."""
-    text = open(os.path.join(ROOT, "broker", "src", "config", "defs.rs")).read()
-    m = re.search(r'"' + re.escape(key) + r'",\s*\w+,\s*Some\("(\d+)"\)', text)
-    return m.group(1) if m else None
+    from (broker/src/config/defs/*.rs, one file per area), as a string, or None."""
+    defs = os.path.join(ROOT, "broker", "src", "config", "defs")
+    rx = re.compile(r'"' + re.escape(key) + r'",\s*\w+,\s*Some\("(\d+)"\)')
+    for name in sorted(os.listdir(defs)):
+        if name.endswith(".rs"):
+            m = rx.search(open(os.path.join(defs, name)).read())
+            if m:
+                return m.group(1)
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -88,24 +88,6 @@ def emit(results, test, target, **figures):
     return metadata.emit(results, test, target, tag="RBENCH", **figures)
 
 
-def broker_default(key):
-    """The default of a numeric broker property in the configuration table the binary was built
-    from (broker/src/config/defs/*.rs, one file per area; metadata.broker_default still reads
-    the single defs.rs it replaced), as a string, or None."""
-    config = os.path.join(ROOT, "broker", "src", "config")
-    paths = [os.path.join(config, "defs.rs")] + sorted(
-        os.path.join(config, "defs", n) for n in (os.listdir(os.path.join(config, "defs"))
-                                                  if os.path.isdir(os.path.join(config, "defs"))
-                                                  else []) if n.endswith(".rs"))
-    rx = re.compile(r'"' + re.escape(key) + r'",\s*\w+,\s*Some\("(\d+)"\)')
-    for path in paths:
-        if os.path.exists(path):
-            m = rx.search(open(path).read())
-            if m:
-                return m.group(1)
-    return None
-
-
 QUORUM_KEYS = ("controller.quorum.fetch.timeout.ms", "controller.quorum.election.timeout.ms",
                "controller.quorum.election.backoff.max.ms", "broker.session.timeout.ms")
 
@@ -1134,13 +1116,13 @@ def main():
     args.cap_s = 5.0 if args.quick else 15.0
     args.latency_s = 5 if args.quick else 30
     args.idle_s = 3.0 if args.quick else 5.0
-    args.heartbeat_ms = broker_default("broker.heartbeat.interval.ms")
-    args.quorum = {key: broker_default(key) for key in QUORUM_KEYS}
+    args.heartbeat_ms = metadata.broker_default("broker.heartbeat.interval.ms")
+    args.quorum = {key: metadata.broker_default(key) for key in QUORUM_KEYS}
     args.node_args = list(args.samsa_arg)
     if args.session_timeout_ms:
         args.node_args.append(f"--broker.session.timeout.ms={args.session_timeout_ms}")
     else:
-        args.session_timeout_ms = int(broker_default("broker.session.timeout.ms"))
+        args.session_timeout_ms = int(metadata.broker_default("broker.session.timeout.ms"))
     if args.kafka is None:
         args.kafka = kafka_cluster.installed()
         if not args.kafka:
