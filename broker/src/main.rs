@@ -10,9 +10,20 @@ use samsa_broker::config::BrokerConfig;
 /// mimalloc keeps freed memory for reuse instead of returning large blocks to the kernel at
 /// once: with glibc, every ~1 MiB fetch buffer was a fresh mmap whose pages faulted in again.
 /// Counted, for the metrics endpoint's `samsa_heap_allocations_total`.
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static GLOBAL: samsa_broker::alloc_count::Counting<mimalloc::MiMalloc> =
     samsa_broker::alloc_count::Counting(mimalloc::MiMalloc);
+
+/// With `--features system-allocator`, glibc's malloc, so that heap profilers which intercept
+/// `malloc` (heaptrack, valgrind's massif) see every allocation: a build for memory profiles.
+#[cfg(feature = "system-allocator")]
+#[global_allocator]
+static GLOBAL: samsa_broker::alloc_count::Counting<std::alloc::System> =
+    samsa_broker::alloc_count::Counting(std::alloc::System);
+// The idle give-back still calls mimalloc's collect (on its empty heaps): keep it linked.
+#[cfg(feature = "system-allocator")]
+extern crate mimalloc as _;
 
 const USAGE: &str = "\
 samsa: a Kafka-compatible message broker
@@ -57,6 +68,8 @@ STORAGE:
 ";
 
 fn main() -> ExitCode {
+    #[cfg(not(feature = "system-allocator"))]
+    samsa_broker::alloc_count::tune_memory();
     let args: Vec<String> = std::env::args().skip(1).collect();
     if samsa_broker::cli::is_command(&args) {
         return samsa_broker::cli::run(&args);

@@ -21,6 +21,8 @@ use crate::topics::TopicRegistry;
 pub struct Limits {
     pub socket_request_max_bytes: usize,
     pub connections_max_idle_ms: u64,
+    /// `queued.max.request.bytes`: what large requests' buffers may hold at once.
+    pub request_memory: crate::net::request_memory::RequestMemory,
 }
 
 /// What the broker last heard from the controller about itself (kept by `lifecycle.rs`).

@@ -221,6 +221,8 @@ pub fn publish(
 
 /// How often topics whose logs could not be created here are tried again.
 const INSTALL_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long the publisher waits without a new image before giving its freed memory back.
+const GIVE_BACK_AFTER: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Publishes the image the node has now (before anything is served), then follows it on the
 /// publisher's thread ([`spawn`]).
@@ -260,8 +262,18 @@ pub fn spawn<T: Publishes>(
                 let mut strays_released = false;
                 let mut retry = tokio::time::interval(INSTALL_RETRY);
                 retry.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                // Once the images stop coming for a moment, the memory their publishing freed
+                // goes back to the kernel (creating 10,000 partitions otherwise left about
+                // 30 MB resident in this thread's heap).
+                let mut give_back_at: Option<tokio::time::Instant> = None;
                 loop {
                     tokio::select! {
+                        _ = async { tokio::time::sleep_until(give_back_at.expect("armed")).await },
+                            if give_back_at.is_some() => {
+                            give_back_at = None;
+                            crate::alloc_count::give_back_this_threads_memory();
+                            continue;
+                        }
                         changed = images.changed() => if changed.is_err() { return },
                         changed = membership.changed() => if changed.is_err() { return },
                         _ = shutdown.changed() => return,
@@ -289,6 +301,7 @@ pub fn spawn<T: Publishes>(
                     complete |= joined;
                     let image = images.borrow_and_update().clone();
                     publish(node, &owner.followers(), &image, complete, &mut state);
+                    give_back_at = Some(tokio::time::Instant::now() + GIVE_BACK_AFTER);
                     if complete && !strays_released {
                         node.topics.release_strays();
                         strays_released = true;

@@ -108,6 +108,9 @@ pub fn open_node(config: BrokerConfig) -> anyhow::Result<Arc<Node>> {
         limits: Limits {
             socket_request_max_bytes: config.int("socket.request.max.bytes") as usize,
             connections_max_idle_ms: config.long("connections.max.idle.ms").max(1) as u64,
+            request_memory: crate::net::request_memory::RequestMemory::from_config(
+                config.long("queued.max.request.bytes"),
+            ),
         },
         dynamic_configs,
         node_id,

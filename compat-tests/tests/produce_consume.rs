@@ -318,3 +318,72 @@ fn a_waiting_fetch_is_answered_by_the_append_not_by_its_max_wait() {
          was answered by fetch.wait.max.ms=20000, not woken by the append"
     );
 }
+
+/// `queued.max.request.bytes`: a request larger than 64 KiB takes its size from a pool of that
+/// many bytes before it is received; those that do not fit wait, and one larger than the whole
+/// pool waits until it is alone. Eight producers sending 200 KB records at once through a
+/// 300 KB pool, and a 1 MB record, are all stored byte for byte, some requests having waited,
+/// and the pool is whole again afterwards.
+#[test]
+fn large_requests_share_the_request_memory_and_all_are_served() {
+    let broker = Broker::start_with(
+        BrokerOptions::default()
+            .prop("queued.max.request.bytes", 300_000)
+            .prop("message.max.bytes", 2_000_000),
+    );
+    create_topic(&broker, "pooled", 8, &[]);
+    let config = [("linger.ms", "0"), ("message.max.bytes", "2000000")];
+    let per_partition = 20usize;
+    let record = |p: usize, i: usize| vec![(p * 31 + i) as u8; 200_000];
+    let producers: Vec<_> = (0..8).map(|_| producer(&broker, &config)).collect();
+    std::thread::scope(|s| {
+        for (p, producer) in producers.iter().enumerate() {
+            s.spawn(move || {
+                let records: Vec<_> = (0..per_partition).map(|i| (None, record(p, i))).collect();
+                produce_all(producer, "pooled", &records, Some(p as i32));
+            });
+        }
+        s.spawn(|| {
+            let big = producer(&broker, &config);
+            produce_all(&big, "pooled", &[(None, vec![0xAB; 1_000_000])], Some(7));
+        });
+    });
+    let partitions: Vec<i32> = (0..8).collect();
+    let consumer = assigned_consumer_with(
+        &broker,
+        "pooled",
+        &partitions,
+        Offset::Beginning,
+        &[("fetch.message.max.bytes", "2000000")],
+    );
+    let got = consume_n(&consumer, 8 * per_partition + 1, Duration::from_secs(60));
+    let mut seen: HashMap<i32, Vec<Vec<u8>>> = HashMap::new();
+    for g in got {
+        seen.entry(g.partition).or_default().push(g.value);
+    }
+    for p in 0..8usize {
+        let values = &seen[&(p as i32)];
+        let expected: Vec<Vec<u8>> = (0..per_partition).map(|i| record(p, i)).collect();
+        let mine: Vec<Vec<u8>> = values
+            .iter()
+            .filter(|v| v.len() == 200_000)
+            .cloned()
+            .collect();
+        assert_eq!(mine, expected, "partition {p} in order, byte for byte");
+    }
+    assert!(
+        seen[&7]
+            .iter()
+            .any(|v| v.len() == 1_000_000 && v.iter().all(|b| *b == 0xAB)),
+        "the request larger than the pool was served"
+    );
+    assert!(
+        metric(&broker, "samsa_request_memory_waits_total") > 0.0,
+        "nine producers through a 300 KB pool: some requests waited"
+    );
+    assert_eq!(
+        metric(&broker, "samsa_request_memory_held_bytes"),
+        0.0,
+        "all given back"
+    );
+}

@@ -83,7 +83,9 @@ pub struct Log {
     pub(crate) tp: TopicPartition,
     pub(crate) dir: PathBuf,
     pub(crate) config: LogConfig,
-    pub(crate) segments: BTreeMap<i64, Segment>,
+    /// Boxed: a B-tree node holds room for eleven values, and a log has one segment or a few,
+    /// so unboxed every log's map took a 3.4 KB node (34 MB over 10,000 partitions).
+    pub(crate) segments: BTreeMap<i64, Box<Segment>>,
     pub(crate) log_start_offset: i64,
     pub(crate) high_watermark: i64,
     pub(crate) flush: Arc<FlushState>,
@@ -135,14 +137,14 @@ impl Log {
         for (i, &(base, size, mtime_ms)) in bases.iter().enumerate() {
             let mut seg = Segment::closed(dir, base, size, mtime_ms);
             seg.next_offset = bases.get(i + 1).map_or(base, |n| n.0);
-            segments.insert(base, seg);
+            segments.insert(base, Box::new(seg));
         }
         let created_first = segments.is_empty();
         if created_first {
             let base = hints.log_start_offset.unwrap_or(0).max(0);
             let seg = Segment::create(dir, base, now_ms, &config)
                 .map_err(|e| io("create a segment", e))?;
-            segments.insert(base, seg);
+            segments.insert(base, Box::new(seg));
         }
         let mut log = Log {
             dir: dir.to_path_buf(),
@@ -676,7 +678,7 @@ impl Log {
         let seg = Segment::create(&self.dir, base, now_ms, &self.config)
             .map_err(|e| self.io("roll a segment", e))?;
         self.flush.name_created();
-        self.segments.insert(base, seg);
+        self.segments.insert(base, Box::new(seg));
         self.note_open(active_base);
         // Kafka snapshots producer state at every roll: a rebuild then replays at most the
         // active segment. Not synced (the append path must not wait for a disk); a torn one
@@ -911,7 +913,7 @@ impl Log {
         let seg = Segment::create(&self.dir, offset, wall_clock_ms(), &self.config)
             .map_err(|e| self.io("create a segment", e))?;
         self.flush.name_created();
-        let old_same_base = self.segments.insert(offset, seg);
+        let old_same_base = self.segments.insert(offset, Box::new(seg));
         if let Some(s) = old_same_base {
             drop(s);
         }

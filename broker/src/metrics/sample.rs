@@ -23,6 +23,21 @@ fn sample(broker: &Broker) -> Registry {
     let connections = Gauge::<i64>::default();
     connections.set(broker.connections.open());
     r.register("connections", "Open client connections", connections);
+    let pool = &broker.node.limits.request_memory;
+    let held = Gauge::<i64>::default();
+    held.set((pool.bytes() - pool.available()) as i64);
+    r.register(
+        "request_memory_held_bytes",
+        "Bytes the buffers of large requests (over 64 KiB) hold now, of queued.max.request.bytes",
+        held,
+    );
+    let waits = Counter::<u64>::default();
+    waits.inc_by(pool.waits());
+    r.register(
+        "request_memory_waits",
+        "Large requests that waited for queued.max.request.bytes to have room before being read",
+        waits,
+    );
     let allocations = Counter::<u64>::default();
     allocations.inc_by(crate::alloc_count::allocations());
     r.register(

@@ -16,7 +16,7 @@ use kafka_protocol::messages::ApiKey;
 use samsa_protocol::frame::FrameStatus;
 use samsa_protocol::header::RequestError;
 use samsa_protocol::{Chunk, FrameDecoder};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit};
 
 use super::transport::{SocketRead, SocketWrite};
 use crate::broker::Broker;
@@ -34,9 +34,6 @@ const READ_BUFFER_BYTES: usize = 64 * 1024;
 /// come in with it). Bytes read past a frame are copied into the next frame's buffer, so a
 /// large frame is never followed by more than this.
 const READ_AHEAD_BYTES: usize = 16 * 1024;
-/// A new buffer is sized like the last frame, up to this (a buffer lives as long as any
-/// request batch in it does, in the tail cache for one).
-const GUESS_MAX_BYTES: usize = 4 << 20;
 
 /// Serves one connection until the client closes it, it idles out, it breaks the protocol,
 /// or the broker shuts down.
@@ -103,8 +100,8 @@ async fn read_loop<R: SocketRead>(
     let idle_authenticated = Duration::from_millis(broker.node.limits.connections_max_idle_ms);
     let mut shutdown = broker.node.shutdown_signal();
     let mut buf = BytesMut::with_capacity(READ_BUFFER_BYTES);
-    // Size prefix included: what a new buffer for the next frame starts with.
-    let mut last_frame_bytes = READ_BUFFER_BYTES;
+    // The request memory a large frame's buffer holds until its request has been handled.
+    let mut held: Option<OwnedSemaphorePermit> = None;
     loop {
         // Handle every complete frame already buffered.
         loop {
@@ -126,7 +123,6 @@ async fn read_loop<R: SocketRead>(
                 Ok(None) => break,
                 Err(e) => return End::Protocol(e.to_string()),
             };
-            last_frame_bytes = frame.len() + 4;
             conn.frame_bytes.set(frame.len() + 4);
             // Leave a large frame the only holder of its buffer, so that the log rewrites its
             // batches in place instead of copying them and the buffer is freed (and reused
@@ -137,14 +133,15 @@ async fn read_loop<R: SocketRead>(
                 if buf.is_empty() {
                     buf = BytesMut::new();
                 } else if buf.len() <= frame.len() / 4 {
-                    let mut rest = BytesMut::with_capacity(
-                        last_frame_bytes.clamp(READ_BUFFER_BYTES, GUESS_MAX_BYTES),
-                    );
+                    let mut rest = BytesMut::with_capacity(buf.len().max(READ_BUFFER_BYTES));
                     rest.extend_from_slice(&buf);
                     buf = rest;
                 }
             }
-            let reply = match handle_frame(broker, conn, frame).await {
+            let handled = handle_frame(broker, conn, frame).await;
+            // The frame's bytes are appended (or copied) by now: its memory goes back.
+            drop(held.take());
+            let reply = match handled {
                 Ok(reply) => reply,
                 Err(reason) if !conn.auth.borrow().serves_requests() => {
                     return End::AuthenticationFailed(reason)
@@ -177,14 +174,24 @@ async fn read_loop<R: SocketRead>(
                 idle_authenticated.min(UNAUTHENTICATED_IDLE),
             )
         };
+        // A frame larger than the read buffer takes its size from the request memory before
+        // its buffer is reserved; until its size is known, a read buffer is at most
+        // READ_BUFFER_BYTES (a connection between frames holds no more than that).
         let (want, max_read) = match decoder.check(&buf) {
             Ok(FrameStatus::Incomplete { total_bytes }) if buf.len() >= 4 => {
+                if total_bytes > READ_BUFFER_BYTES && held.is_none() {
+                    let pool = &broker.node.limits.request_memory;
+                    held = Some(match pool.try_take(total_bytes) {
+                        Some(permit) => permit,
+                        None => tokio::select! {
+                            permit = pool.take(total_bytes) => permit,
+                            _ = shutdown.changed() => return End::Shutdown,
+                        },
+                    });
+                }
                 (total_bytes, total_bytes - buf.len() + READ_AHEAD_BYTES)
             }
-            _ => (
-                buf.len() + last_frame_bytes.min(GUESS_MAX_BYTES),
-                READ_BUFFER_BYTES,
-            ),
+            _ => (buf.len() + READ_BUFFER_BYTES, READ_BUFFER_BYTES),
         };
         let want = want.max(READ_BUFFER_BYTES);
         if buf.capacity() < want {

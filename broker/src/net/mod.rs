@@ -10,6 +10,7 @@ pub mod connection;
 pub mod engine;
 pub mod peer;
 pub mod quotas;
+pub mod request_memory;
 pub mod transport;
 
 use std::net::{SocketAddr, TcpListener};

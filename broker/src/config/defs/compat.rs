@@ -87,7 +87,7 @@ pub(super) const CATALOGUE: &[ConfigDef] = &[
     inert("offsets.load.buffer.size", Int, Some("5242880")),
     inert("offsets.topic.compression.codec", Int, Some("0")),
     inert("producer.purgatory.purge.interval.requests", Int, Some("1000")),
-    inert("queued.max.request.bytes", Long, Some("-1")),
+    def("queued.max.request.bytes", Long, Some("-1"), "bytes the buffers of large requests (over 64 KiB) may hold at once; -1: 16 MiB (net/request_memory.rs)"),
     inert("queued.max.requests", Int, Some("500")),
     def("quota.window.num", Int, Some("11"), "samples the client and connection quotas measure rates over"),
     def("quota.window.size.seconds", Int, Some("1"), "length of each quota sample, and the longest connection throttle"),
