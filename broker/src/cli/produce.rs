@@ -309,7 +309,7 @@ fn codec(c: Codec) -> Compression {
 }
 
 /// Encodes one partition's records as a single v2 batch.
-fn encode_batch(records: &mut [Record], compression: Compression) -> anyhow::Result<Bytes> {
+pub fn encode_batch(records: &mut [Record], compression: Compression) -> anyhow::Result<Bytes> {
     // The encoder starts a new batch whenever offset - sequence changes between records; a
     // producer without an id writes base sequence -1, so sequences run offset - 1.
     for (i, r) in records.iter_mut().enumerate() {

@@ -108,6 +108,24 @@ pub(super) const NODE: &[ConfigDef] = &[
         "Prometheus endpoint host:port; empty disables",
     ),
     def(
+        "console.listener",
+        String,
+        Some("127.0.0.1:9645"),
+        "the console's JSON API host:port; empty disables; a taken default port only warns",
+    ),
+    def(
+        "console.writes.enable",
+        Boolean,
+        Some("false"),
+        "lets the console produce records (otherwise its writes answer 403)",
+    ),
+    def(
+        "console.listener.insecure.enable",
+        Boolean,
+        Some("false"),
+        "lets console.listener bind beyond loopback, where Basic auth crosses the network in clear",
+    ),
+    def(
         "metrics.partition.level",
         String,
         Some("partition"),
