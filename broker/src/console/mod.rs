@@ -240,6 +240,7 @@ impl From<ClientError> for ApiError {
         let status = match &e {
             ClientError::Auth { .. } => StatusCode::UNAUTHORIZED,
             ClientError::Kafka(k) => match K::try_from_code(k.code) {
+                Some(K::SaslAuthenticationFailed) => StatusCode::UNAUTHORIZED,
                 Some(K::UnknownTopicOrPartition | K::GroupIdNotFound | K::UnknownTopicId) => {
                     StatusCode::NOT_FOUND
                 }

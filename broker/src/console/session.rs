@@ -28,6 +28,9 @@ const MECHANISMS: [Mechanism; 3] = [
     Mechanism::Plain,
 ];
 
+/// SASL_AUTHENTICATION_FAILED and UNSUPPORTED_SASL_MECHANISM: try the next mechanism.
+const SIGN_IN_REFUSED: [i16; 2] = [58, 33];
+
 /// A client listener of this node, as bound.
 #[derive(Clone, Debug)]
 pub struct Endpoint {
@@ -76,6 +79,9 @@ pub fn sign_in(req: &Req) -> Result<Client, ApiError> {
                 match connect(e, Security::sasl_plaintext(creds)) {
                     Ok(c) => return Ok(c),
                     Err(ClientError::Auth { reason, .. }) => last = Some(reason),
+                    Err(ClientError::Kafka(k)) if SIGN_IN_REFUSED.contains(&k.code) => {
+                        last = Some(k.message)
+                    }
                     Err(other) => return Err(other.into()),
                 }
             }
