@@ -13,19 +13,18 @@ use axum::body::Bytes;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
-use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
-use kafka_protocol::messages::{BrokerId, FetchRequest, ProduceRequest, TopicName};
+use kafka_protocol::messages::{ProduceRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::records::{Record, TimestampType};
 use samsa_storage::batch;
 use serde_json::{json, Value};
 
 use super::topics::{partition_metadata, topic_metadata};
 use super::{list_of, ApiError, Req};
 use crate::cli::client::{check, Client, EARLIEST, LATEST};
+use crate::cli::consume::fetch_request;
 use crate::cli::output::{format_ms, parse_datetime_ms};
-use crate::cli::produce::{encode_batch, murmur2};
+use crate::cli::produce::{encode_batch, murmur2, record};
 use crate::cli::records;
 
 /// Records a read returns unless `limit` says otherwise.
@@ -164,19 +163,10 @@ fn fetch_into(
     let node = client.leader(topic, partition);
     let from = *position;
     let (_, resp) = client.call(node, |_| {
-        let mut p = FetchPartition::default();
-        p.partition = partition;
-        p.fetch_offset = from;
-        p.partition_max_bytes = FETCH_BYTES;
-        let mut t = FetchTopic::default();
-        t.topic = TopicName(StrBytes::from_string(topic.to_string()));
-        t.partitions = vec![p];
-        let mut req = FetchRequest::default();
-        req.replica_id = BrokerId(-1);
+        let mut req = fetch_request(topic, std::iter::once((partition, from)), FETCH_BYTES);
         req.max_wait_ms = 0;
         req.min_bytes = 0;
         req.max_bytes = FETCH_BYTES;
-        req.topics = vec![t];
         req
     })?;
     check(resp.error_code, &format!("fetch from '{topic}'"), None)?;
@@ -369,21 +359,12 @@ pub async fn produce(r: Req, body: Bytes) -> Response {
                 p as i32
             }
         };
-        let mut recs = vec![Record {
-            transactional: false,
-            control: false,
-            delete_horizon: false,
-            partition_leader_epoch: -1,
-            producer_id: -1,
-            producer_epoch: -1,
-            timestamp_type: TimestampType::Creation,
-            offset: 0,
-            sequence: -1,
+        let mut recs = vec![record(
             timestamp,
-            key: key.as_ref().map(|(k, _)| bytes::Bytes::from(k.clone())),
-            value: value.as_ref().map(|(v, _)| bytes::Bytes::from(v.clone())),
-            headers: headers.into_iter().collect(),
-        }];
+            key.as_ref().map(|(k, _)| bytes::Bytes::from(k.clone())),
+            value.as_ref().map(|(v, _)| bytes::Bytes::from(v.clone())),
+            headers,
+        )];
         let batch = encode_batch(&mut recs, kafka_protocol::records::Compression::None)
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
         let node = client.leader(&topic, partition);
