@@ -218,7 +218,10 @@ fn the_api_shows_the_cluster_topics_in_pages_partitions_configs_and_group_lag() 
         "{groups}"
     );
     let group = get(&format!("{c}/consumer-groups/billing"));
-    assert_eq!(group["state"], "Stable");
+    assert_eq!(
+        (group["state"].clone(), group["type"].clone()),
+        (json!("Stable"), json!("CLASSIC"))
+    );
     let consumers = get(&format!("{c}/consumer-groups/billing/consumers"));
     let member = consumers["data"][0]["consumer_id"]
         .as_str()

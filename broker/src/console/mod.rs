@@ -277,8 +277,19 @@ impl From<ClientError> for ApiError {
             }
             _ => StatusCode::BAD_GATEWAY,
         };
-        ApiError::new(status, e.to_string())
+        ApiError::new(status, without_cli_hint(e.to_string()))
     }
+}
+
+/// The CLI client's messages may point at its own commands ("(`samsa topic list` shows the
+/// topics)"), which mean nothing to a user of the API.
+fn without_cli_hint(mut message: String) -> String {
+    if let Some(i) = message.find(" (`samsa ") {
+        if let Some(j) = message[i..].find(')') {
+            message.replace_range(i..i + j + 1, "");
+        }
+    }
+    message
 }
 
 /// One API request as the handlers see it: who asks, where, for what.
@@ -524,6 +535,18 @@ mod tests {
         assert_eq!(encode("orders-1.v2_x~"), "orders-1.v2_x~");
         assert_eq!(encode("a b/c?"), "a%20b%2Fc%3F");
         assert_eq!(encode("é"), "%C3%A9");
+    }
+
+    #[test]
+    fn the_clis_hints_are_left_out_of_api_messages() {
+        assert_eq!(
+            without_cli_hint(
+                "topic 'x' does not exist (`samsa topic list` shows the topics) (UNKNOWN_TOPIC_OR_PARTITION)"
+                    .into()
+            ),
+            "topic 'x' does not exist (UNKNOWN_TOPIC_OR_PARTITION)"
+        );
+        assert_eq!(without_cli_hint("no hint (X)".into()), "no hint (X)");
     }
 
     #[test]
