@@ -559,3 +559,113 @@ fn a_console_beyond_loopback_is_refused_at_start_unless_allowed() {
     assert!(!status.success());
     assert!(err.contains("console.listener.insecure.enable"), "{err}");
 }
+
+#[test]
+fn on_three_nodes_one_console_reaches_every_partition_leader_and_group_coordinator() {
+    let port = compat_tests::free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let cluster = compat_tests::Cluster::start_each(3, |id| match id {
+        1 => BrokerOptions::default()
+            .prop("console.listener", format!("127.0.0.1:{port}"))
+            .prop("console.writes.enable", "true"),
+        _ => BrokerOptions::default(),
+    });
+    let node = &cluster.nodes[0];
+    wait_for_brokers(node, 3, Duration::from_secs(30));
+    create_topic_in(
+        &cluster.bootstrap(),
+        "spread",
+        3,
+        rdkafka::admin::TopicReplication::Fixed(3),
+        &[],
+    );
+    let id = get(&format!("{base}/v3/clusters"))["data"][0]["cluster_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let c = format!("{base}/v3/clusters/{id}");
+    let brokers = get(&format!("{c}/brokers"));
+    let ids: Vec<i64> = brokers["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["broker_id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, [1, 2, 3]);
+    let partitions = get(&format!("{c}/topics/spread/partitions"));
+    let mut leaders: Vec<i64> = partitions["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["leader_id"].as_i64().unwrap())
+        .collect();
+    leaders.sort();
+    leaders.dedup();
+    assert!(
+        leaders.len() > 1,
+        "every partition led by one node: {partitions}"
+    );
+    // Produced through node 1's console to each partition, wherever its leader is, and read
+    // back from it.
+    for p in 0..3 {
+        let record =
+            json!({"partition_id": p, "value": {"type": "STRING", "data": format!("to {p}")}});
+        let (status, v) = http(
+            "POST",
+            &format!("{c}/topics/spread/records"),
+            None,
+            Some(&record),
+        );
+        assert_eq!(status, 200, "{v}");
+        let read = get(&format!(
+            "{c}/topics/spread/partitions/{p}/records?offset=0"
+        ));
+        assert_eq!(read["data"][0]["value"]["data"], json!(format!("to {p}")));
+    }
+    // Groups whose coordinators are spread over the nodes, each committed at offset 0 of
+    // partition 0 by librdkafka: lag 1 each, found at its own coordinator.
+    let mut coordinators = Vec::new();
+    for g in 0..6 {
+        let group = format!("spread-{g}");
+        let consumer = assigned_consumer_with(
+            node,
+            "spread",
+            &[0],
+            Offset::Beginning,
+            &[("group.id", &group)],
+        );
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition_offset("spread", 0, Offset::Offset(0))
+            .unwrap();
+        // The offsets topic of a new cluster may still be loading at its coordinators: a
+        // client retries the commit then, as this one does.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while let Err(e) = consumer.commit(&tpl, CommitMode::Sync) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "commit of {group}: {e}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let summary = get(&format!("{c}/consumer-groups/{group}/lag-summary"));
+        assert_eq!(summary["total_lag"], 1, "{summary}");
+        let described = get(&format!("{c}/consumer-groups/{group}"));
+        coordinators.push(
+            described["coordinator"]["related"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    coordinators.sort();
+    coordinators.dedup();
+    assert!(
+        coordinators.len() > 1,
+        "every group at one coordinator: {coordinators:?}"
+    );
+    let groups = get(&format!("{c}/consumer-groups"));
+    assert_eq!(
+        names(&groups, "consumer_group_id"),
+        (0..6).map(|g| format!("spread-{g}")).collect::<Vec<_>>()
+    );
+}
