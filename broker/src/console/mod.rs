@@ -537,6 +537,54 @@ mod tests {
         assert_eq!(encode("é"), "%C3%A9");
     }
 
+    fn config(pairs: &[(&str, &str)]) -> BrokerConfig {
+        let flags: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        BrokerConfig::load(None, vec![], flags).unwrap()
+    }
+
+    #[test]
+    fn a_console_beyond_loopback_needs_the_insecure_opt_in() {
+        let refused = bind(&config(&[("console.listener", "0.0.0.0:0")])).unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("console.listener.insecure.enable=true"),
+            "{refused}"
+        );
+        let allowed = config(&[
+            ("console.listener", "0.0.0.0:0"),
+            ("console.listener.insecure.enable", "true"),
+        ]);
+        assert!(bind(&allowed).unwrap().is_some());
+        assert!(bind(&config(&[("console.listener", "127.0.0.1:0")]))
+            .unwrap()
+            .is_some());
+        assert!(bind(&config(&[("console.listener", "")]))
+            .unwrap()
+            .is_none());
+        assert!(bind(&config(&[("console.listener", "nowhere")])).is_err());
+    }
+
+    #[test]
+    fn a_taken_port_stops_the_start_only_when_it_was_chosen() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = taken.local_addr().unwrap().to_string();
+        let chosen = bind(&config(&[("console.listener", &addr)])).unwrap_err();
+        assert!(chosen.to_string().contains("console.listener="), "{chosen}");
+        // The default port taken (a second node on this machine) is only a warning, if it is
+        // taken here; otherwise the default binds.
+        match std::net::TcpListener::bind(DEFAULT_LISTENER) {
+            Ok(holder) => {
+                assert!(bind(&config(&[])).unwrap().is_none());
+                drop(holder);
+            }
+            Err(_) => assert!(bind(&config(&[])).unwrap().is_none()),
+        }
+    }
+
     #[test]
     fn the_clis_hints_are_left_out_of_api_messages() {
         assert_eq!(
