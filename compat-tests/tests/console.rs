@@ -414,6 +414,15 @@ fn with_writes_enabled_a_produced_record_is_read_back_by_the_api_and_by_librdkaf
         assert_eq!(status, 400, "{body}: {message}");
         assert!(message.contains(says), "{body}: {message}");
     }
+    // A body past the limit is refused unread, in the same error shape.
+    let huge = json!({"value": {"type": "STRING", "data": "x".repeat(2 << 20)}});
+    let (status, message) = error(
+        "POST",
+        &format!("{c}/topics/events/records"),
+        None,
+        Some(&huge),
+    );
+    assert_eq!(status, 413, "{message}");
     let (status, _) = error(
         "POST",
         &format!("{c}/topics/nowhere/records"),

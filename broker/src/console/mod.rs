@@ -343,9 +343,9 @@ impl<S: Send + Sync> FromRequestParts<S> for Req {
         };
         if let Some(id) = req.params.get("cluster_id") {
             if *id != req.console.cluster_id {
+                // Not naming the right one: the id is for those who may list clusters.
                 return Err(ApiError::not_found(format!(
-                    "cluster '{id}' is not this cluster ({})",
-                    req.console.cluster_id
+                    "cluster '{id}' is not this cluster (GET /v3/clusters lists it)"
                 )));
             }
         }

@@ -10,6 +10,7 @@
 //! is a 400 that gives the range.
 
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
@@ -20,7 +21,7 @@ use samsa_storage::batch;
 use serde_json::{json, Value};
 
 use super::topics::{partition_metadata, topic_metadata};
-use super::{list_of, ApiError, Req};
+use super::{list_of, ApiError, Req, BODY_BYTES_MAX};
 use crate::cli::client::{check, Client, EARLIEST, LATEST};
 use crate::cli::consume::fetch_request;
 use crate::cli::output::{format_ms, parse_datetime_ms};
@@ -257,7 +258,7 @@ fn data_bytes(field: &str, v: Option<&Value>) -> Result<Option<(Vec<u8>, String)
 
 /// `POST /v3/clusters/{id}/topics/{topic}/records`: one record, REST v3's ProduceRequest
 /// (`partition_id`, `key`, `value`, `headers` of base64 values, `timestamp`), acks=all.
-pub async fn produce(r: Req, body: Bytes) -> Response {
+pub async fn produce(r: Req, body: Result<Bytes, BytesRejection>) -> Response {
     if !r.console.writes_enable {
         return ApiError::new(
             StatusCode::FORBIDDEN,
@@ -265,6 +266,13 @@ pub async fn produce(r: Req, body: Bytes) -> Response {
         )
         .into_response();
     }
+    let body = match body {
+        Ok(b) => b,
+        Err(e) => {
+            let message = format!("the body cannot be read: {e} (at most {BODY_BYTES_MAX} bytes)");
+            return ApiError::new(e.status(), message).into_response();
+        }
+    };
     let body: Value = match serde_json::from_slice(&body) {
         Ok(v @ Value::Object(_)) => v,
         Ok(_) => return ApiError::bad_request("the body must be a JSON object").into_response(),
