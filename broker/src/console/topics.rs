@@ -14,6 +14,7 @@ use kafka_protocol::messages::metadata_response::{
 };
 use kafka_protocol::messages::DescribeConfigsRequest;
 use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
 use serde_json::{json, Value};
 
 use super::{encode, list_of, ApiError, Req};
@@ -71,7 +72,9 @@ pub async fn list(r: Req) -> Response {
         let mut topics: Vec<&MetadataResponseTopic> = meta
             .topics
             .iter()
-            .filter(|t| t.error_code == 0)
+            // A topic whose leaders are still being elected (LEADER_NOT_AVAILABLE) is listed;
+            // one the requester may not describe never is.
+            .filter(|t| t.error_code != ResponseError::TopicAuthorizationFailed.code())
             .filter(|t| match (&t.name, &after) {
                 (Some(n), Some(a)) => n.as_str() > a.as_str(),
                 (Some(_), None) => true,
