@@ -128,7 +128,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         tracing::info!(address = %m.local_addr()?, path = "/metrics", "metrics listening");
     }
     let console = match console_socket {
-        Some(socket) => {
+        Some(bound) => {
             let mut endpoints = Vec::new();
             for ((l, s), sec) in sockets.iter().zip(&security) {
                 let mechanisms = sec.sasl.as_ref().map(|s| s.mechanism_names());
@@ -143,13 +143,15 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
                 &broker.node.config,
                 &broker.node.cluster_id,
                 endpoints,
+                &bound,
             );
             tracing::info!(
-                address = %socket.local_addr()?,
+                address = %bound.socket.local_addr()?,
+                scheme = bound.scheme(),
                 writes = broker.node.config.bool("console.writes.enable"),
                 "console API listening (/v3/clusters)"
             );
-            Some((socket, Arc::new(console)))
+            Some((bound, Arc::new(console)))
         }
         None => None,
     };

@@ -13,6 +13,9 @@
 //! authorizer is configured (401). Writes (produce) are refused with 403 unless
 //! `console.writes.enable=true`, before any Kafka request is made.
 //!
+//! TLS (`console.ssl.keystore.*`) is `tls.rs`; without it the listener stays on loopback
+//! unless `console.listener.insecure.enable=true`.
+//!
 //! Limits: at most [`SESSIONS_MAX`] requests in flight (more get 503), each bounded by
 //! [`REQUEST_TIMEOUT`]; bodies above [`BODY_BYTES_MAX`] are refused; pages and record reads
 //! have the limits their files state.
@@ -21,6 +24,7 @@ mod clusters;
 mod groups;
 mod records;
 mod session;
+mod tls;
 mod topics;
 
 use std::collections::HashMap;
@@ -61,11 +65,19 @@ pub struct Console {
     /// The client listeners the console's Kafka client may connect to.
     endpoints: Vec<Endpoint>,
     sessions: Arc<tokio::sync::Semaphore>,
+    /// `http` or `https`, for the `self` links.
+    scheme: &'static str,
 }
 
 impl Console {
-    pub fn new(config: &BrokerConfig, cluster_id: &str, endpoints: Vec<Endpoint>) -> Console {
+    pub fn new(
+        config: &BrokerConfig,
+        cluster_id: &str,
+        endpoints: Vec<Endpoint>,
+        bound: &Bound,
+    ) -> Console {
         Console {
+            scheme: bound.scheme(),
             cluster_id: cluster_id.to_string(),
             writes_enable: config.bool("console.writes.enable"),
             authorizer: !config
@@ -79,11 +91,27 @@ impl Console {
     }
 }
 
-/// The console's socket, bound at start. `None` when `console.listener` is empty. A taken
-/// default port is a warning (a second node on this machine), a taken chosen one an error; a
-/// bind beyond loopback is refused unless `console.listener.insecure.enable=true`, since the
-/// console carries passwords in Basic auth and has no TLS yet.
-pub fn bind(config: &BrokerConfig) -> anyhow::Result<Option<std::net::TcpListener>> {
+/// The console's socket, bound at start, and its TLS settings when it has them.
+#[derive(Debug)]
+pub struct Bound {
+    pub socket: std::net::TcpListener,
+    tls: Option<Arc<rustls::ServerConfig>>,
+}
+
+impl Bound {
+    pub fn scheme(&self) -> &'static str {
+        match self.tls {
+            Some(_) => "https",
+            None => "http",
+        }
+    }
+}
+
+/// Binds `console.listener`; `None` when it is empty. A taken default port is a warning (a
+/// second node on this machine), a taken chosen one an error. A bind beyond loopback needs TLS
+/// (`console.ssl.keystore.location`), since Basic auth carries passwords, unless
+/// `console.listener.insecure.enable=true` (behind a TLS proxy, say).
+pub fn bind(config: &BrokerConfig) -> anyhow::Result<Option<Bound>> {
     let value = config.get("console.listener").unwrap_or_default();
     let value = value.trim();
     if value.is_empty() {
@@ -95,34 +123,39 @@ pub fn bind(config: &BrokerConfig) -> anyhow::Result<Option<std::net::TcpListene
         .ok()
         .and_then(|mut a| a.next())
         .ok_or_else(|| anyhow::anyhow!("console.listener '{value}' is not host:port"))?;
-    if !addr.ip().is_loopback() && !config.bool("console.listener.insecure.enable") {
+    let tls = tls::server_config(config)?;
+    if !addr.ip().is_loopback() && tls.is_none() && !config.bool("console.listener.insecure.enable")
+    {
         anyhow::bail!(
             "console.listener={value} is not a loopback address, and the console has no TLS: \
-             passwords would cross the network in clear. Bind it to 127.0.0.1, or set \
-             console.listener.insecure.enable=true to serve it anyway"
+             passwords would cross the network in clear. Bind it to 127.0.0.1, give it TLS \
+             (console.ssl.keystore.location), or set console.listener.insecure.enable=true to \
+             serve it anyway"
         );
     }
-    match crate::net::bind(addr) {
-        Ok(s) => Ok(Some(s)),
+    let socket = match crate::net::bind(addr) {
+        Ok(s) => s,
         Err(e) if !config.is_set("console.listener") => {
             tracing::warn!(
                 "the console is off: cannot listen on {addr} (the default console.listener): \
                  {e}; set console.listener to another port, or empty to turn it off"
             );
-            Ok(None)
+            return Ok(None);
         }
-        Err(e) => Err(anyhow::anyhow!(
+        Err(e) => anyhow::bail!(
             "cannot listen on {addr} (console.listener): {e}; choose another port or set \
              console.listener= to turn the console off"
-        )),
-    }
+        ),
+    };
+    Ok(Some(Bound { socket, tls }))
 }
 
 /// Serves the API until the task is dropped.
-pub async fn serve(listener: std::net::TcpListener, console: Arc<Console>) {
-    let listener = match listener
+pub async fn serve(bound: Bound, console: Arc<Console>) {
+    let listener = match bound
+        .socket
         .set_nonblocking(true)
-        .and_then(|()| tokio::net::TcpListener::from_std(listener))
+        .and_then(|()| tokio::net::TcpListener::from_std(bound.socket))
     {
         Ok(l) => l,
         Err(e) => {
@@ -130,7 +163,14 @@ pub async fn serve(listener: std::net::TcpListener, console: Arc<Console>) {
             return;
         }
     };
-    if let Err(e) = axum::serve(listener, router(console)).await {
+    let served = match bound.tls {
+        None => axum::serve(listener, router(console)).await,
+        Some(tls) => match tls::TlsListener::new(listener, tls) {
+            Ok(l) => axum::serve(l, router(console)).await,
+            Err(e) => Err(e),
+        },
+    };
+    if let Err(e) = served {
         tracing::error!("the console stopped: {e}");
     }
 }
@@ -335,7 +375,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Req {
             .unwrap_or("localhost");
         let req = Req {
             credentials: basic_credentials(&parts.headers)?,
-            base: format!("http://{host}"),
+            base: format!("{}://{host}", console.scheme),
             params,
             query,
             path: parts.uri.path().to_string(),

@@ -120,6 +120,25 @@ pub(super) const NODE: &[ConfigDef] = &[
         "lets the console produce records (otherwise its writes answer 403)",
     ),
     def(
+        "console.ssl.keystore.type",
+        String,
+        Some("PEM"),
+        "PEM or PKCS12: the store console.ssl.keystore.location names",
+    ),
+    def(
+        "console.ssl.keystore.location",
+        String,
+        None,
+        "TLS on the console listener: a PEM file with its private key and certificate chain, \
+         or a PKCS12 store; unset, the console speaks plain HTTP",
+    ),
+    def(
+        "console.ssl.keystore.password",
+        Password,
+        None,
+        "the password of a PKCS12 console keystore",
+    ),
+    def(
         "console.listener.insecure.enable",
         Boolean,
         Some("false"),
