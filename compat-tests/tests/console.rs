@@ -309,6 +309,7 @@ fn the_api_shows_the_cluster_topics_in_pages_partitions_configs_and_group_lag() 
             404,
             "not this cluster",
         ),
+        (format!("{c}/acls"), 400, "no authorizer"),
         (format!("{base}/v3/nothing"), 404, "no such resource"),
     ];
     for (url, want, says) in bad {
@@ -438,7 +439,8 @@ fn with_writes_enabled_a_produced_record_is_read_back_by_the_api_and_by_librdkaf
 }
 
 const PLAIN_JAAS: &str = "org.apache.kafka.common.security.plain.PlainLoginModule required \
-    username=\"admin\" password=\"admin-secret\" user_alice=\"alice-secret\";";
+    username=\"admin\" password=\"admin-secret\" user_alice=\"alice-secret\" \
+    user_root=\"root-secret\";";
 
 #[test]
 fn with_an_authorizer_the_console_shows_a_signed_in_user_what_the_acls_allow_and_nothing_anonymously(
@@ -466,8 +468,8 @@ fn with_an_authorizer_the_console_shows_a_signed_in_user_what_the_acls_allow_and
                 "authorizer.class.name",
                 "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
             ),
-            // The test's own PLAINTEXT clients set things up as the super user.
-            ("super.users", "User:ANONYMOUS"),
+            // The test's own PLAINTEXT clients set things up as a super user; root is one.
+            ("super.users", "User:ANONYMOUS;User:root"),
             ("console.writes.enable", "true"),
         ],
     );
@@ -557,6 +559,33 @@ fn with_an_authorizer_the_console_shows_a_signed_in_user_what_the_acls_allow_and
         None,
     );
     assert_eq!(p["latest_offset"], 1);
+    // The ACLs: hidden from alice (no DESCRIBE on the cluster), shown to the super user root.
+    let (status, _) = error("GET", &format!("{c}/acls"), alice, None);
+    assert_eq!(status, 403);
+    let root = Some(("root", "root-secret"));
+    let (status, acls) = http("GET", &format!("{c}/acls?principal=User:alice"), root, None);
+    assert_eq!(status, 200, "{acls}");
+    let mut granted: Vec<String> = acls["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            format!(
+                "{} {} {} {}",
+                a["resource_name"], a["operation"], a["permission"], a["pattern_type"]
+            )
+        })
+        .collect();
+    granted.sort();
+    assert_eq!(
+        granted,
+        [
+            r#""visible" "DESCRIBE" "ALLOW" "LITERAL""#,
+            r#""visible" "READ" "ALLOW" "LITERAL""#,
+        ]
+    );
+    let (status, message) = error("GET", &format!("{c}/acls?operation=FLY"), root, None);
+    assert_eq!(status, 400, "{message}");
 }
 
 #[test]
