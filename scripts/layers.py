@@ -719,6 +719,7 @@ ABOVE = (
     "net/mod.rs",           # shards and client connections (net/peer, engine, transport
     "net/connection.rs",    # are below: outbound connections and the socket layer)
     "start.rs", "server.rs", "main.rs", "cli/", "testing.rs",
+    "console/",             # the console's HTTP API: a Kafka client (cli/client) per request
 )
 MAX_LINES = 1500
 

@@ -34,6 +34,7 @@ pub mod broker;
 pub mod cli;
 pub mod cluster_view;
 pub mod config;
+pub mod console;
 pub mod controller;
 pub mod coordinator_write;
 pub mod fetch_session;

@@ -44,6 +44,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         sockets.push((l.clone(), socket));
     }
     let metrics_socket = bind_metrics_listener(&config)?;
+    let console_socket = crate::console::bind(&config)?;
     let shards = match config.int("num.shards") {
         n if n > 0 => n as usize,
         _ => std::thread::available_parallelism()
@@ -126,6 +127,34 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
     if let Some(m) = &metrics_socket {
         tracing::info!(address = %m.local_addr()?, path = "/metrics", "metrics listening");
     }
+    let console = match console_socket {
+        Some(bound) => {
+            let mut endpoints = Vec::new();
+            for ((l, s), sec) in sockets.iter().zip(&security) {
+                let mechanisms = sec.sasl.as_ref().map(|s| s.mechanism_names());
+                endpoints.push(crate::console::endpoint(
+                    &l.name,
+                    sec.protocol,
+                    s.local_addr()?,
+                    &mechanisms.unwrap_or_default(),
+                ));
+            }
+            let console = crate::console::Console::new(
+                &broker.node.config,
+                &broker.node.cluster_id,
+                endpoints,
+                &bound,
+            );
+            tracing::info!(
+                address = %bound.socket.local_addr()?,
+                scheme = bound.scheme(),
+                writes = broker.node.config.bool("console.writes.enable"),
+                "console API listening (/v3/clusters)"
+            );
+            Some((bound, Arc::new(console)))
+        }
+        None => None,
+    };
     tracing::info!(engine = %engine, shards, node_id = broker.node.node_id, cluster_id = %broker.node.cluster_id, "samsa is serving");
 
     let controller_failed = control.block_on(async {
@@ -133,6 +162,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         let txn_timers = tokio::spawn(broker.txn.clone().run_timers(broker.node.clone()));
         let metrics =
             metrics_socket.map(|s| tokio::spawn(crate::metrics::http::serve(s, broker.clone())));
+        let console = console.map(|(s, c)| tokio::spawn(crate::console::serve(s, c)));
         let group_timers = tokio::spawn(broker.groups.clone().run_timers(broker.node.clone()));
         let share_timers = tokio::spawn(broker.shares.clone().run_timers(broker.node.clone()));
         let dead_letters =
@@ -158,6 +188,9 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         txn_timers.abort();
         if let Some(m) = metrics {
             m.abort();
+        }
+        if let Some(c) = console {
+            c.abort();
         }
         group_timers.abort();
         share_timers.abort();
@@ -210,6 +243,11 @@ fn run_controller_only(config: BrokerConfig) -> anyhow::Result<()> {
     if config.is_set("metrics.listener") {
         tracing::info!(
             "metrics.listener is a broker's endpoint: a controller-only node does not serve it"
+        );
+    }
+    if config.is_set("console.listener") {
+        tracing::info!(
+            "console.listener is a broker's endpoint: a controller-only node does not serve it"
         );
     }
     let control = tokio::runtime::Builder::new_current_thread()

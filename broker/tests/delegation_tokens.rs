@@ -74,6 +74,7 @@ impl Running {
             )
             .arg(format!("--log.dirs={}", dir.path().join("data").display()))
             .arg("--metrics.listener=")
+            .arg("--console.listener=")
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()

@@ -1197,6 +1197,7 @@ impl Running {
             .arg(format!("--listeners=PLAINTEXT://127.0.0.1:{port}"))
             .arg(format!("--log.dirs={}", dir.path().join("data").display()))
             .arg("--metrics.listener=")
+            .arg("--console.listener=")
             .arg("--group.initial.rebalance.delay.ms=0")
             .arg("--authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer")
             .arg("--super.users=User:ANONYMOUS")

@@ -253,6 +253,10 @@ impl Broker {
         cmd.arg(format!("--listeners=PLAINTEXT://{host}:{port}"))
             .arg(format!("--log.dirs={}", data_dir.display()))
             .arg(format!("--metrics.listener={host}:{metrics_port}"))
+            // The console is off unless a test turns it on (`console.listener` in its props,
+            // which come after and win): nodes started side by side would contend for its
+            // default port.
+            .arg("--console.listener=")
             .arg("--group.initial.rebalance.delay.ms=0");
         for (k, v) in &options.props {
             cmd.arg(format!("--{k}={v}"));

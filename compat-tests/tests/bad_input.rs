@@ -340,7 +340,8 @@ fn a_tls_or_sasl_listener_without_its_settings_is_refused_at_start_and_nothing_l
         let mut cmd = std::process::Command::new(compat_tests::samsa_bin());
         cmd.arg(format!("--log.dirs={}", dir.path().display()))
             .arg(format!("--listeners={proto}://127.0.0.1:{port}"))
-            .arg("--metrics.listener=");
+            .arg("--metrics.listener=")
+            .arg("--console.listener=");
         let (status, _, err) =
             compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(30)).unwrap();
         assert!(!status.success(), "{proto}: {err}");
@@ -391,6 +392,7 @@ fn a_tls_or_sasl_listener_without_its_settings_is_refused_at_start_and_nothing_l
             ))
             .arg("--controller.listener.names=CONTROLLER")
             .arg("--metrics.listener=")
+            .arg("--console.listener=")
             .args(
                 extra
                     .iter()

@@ -62,6 +62,7 @@ fn explicit_uring_where_it_is_refused_fails_at_start_saying_why() {
         ))
         .arg(format!("--log.dirs={}", dir.path().join("data").display()))
         .arg("--metrics.listener=")
+        .arg("--console.listener=")
         .arg("--io-engine=uring")
         .output()
         .unwrap();

@@ -150,6 +150,7 @@ fn a_handle_limit_that_cannot_be_honoured_is_refused_at_start() {
     cmd.arg(format!("--log.dirs={}", dir.path().display()))
         .arg(format!("--listeners=PLAINTEXT://127.0.0.1:{port}"))
         .arg("--metrics.listener=")
+        .arg("--console.listener=")
         .arg("--log.open.files.max=4096");
     compat_tests::limit_files(&mut cmd, 1024);
     let (status, _, err) =
@@ -163,7 +164,8 @@ fn a_handle_limit_that_cannot_be_honoured_is_refused_at_start() {
     let mut cmd = std::process::Command::new(compat_tests::samsa_bin());
     cmd.arg(format!("--log.dirs={}", dir.path().display()))
         .arg(format!("--listeners=PLAINTEXT://127.0.0.1:{port}"))
-        .arg("--metrics.listener=");
+        .arg("--metrics.listener=")
+        .arg("--console.listener=");
     compat_tests::limit_files(&mut cmd, 100);
     let (status, _, err) =
         compat_tests::run_with_timeout(&mut cmd, Duration::from_secs(30)).unwrap();

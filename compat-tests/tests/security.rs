@@ -14,10 +14,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use kafka_protocol::messages::create_acls_request::AclCreation;
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsResponse, CreateAclsRequest, CreateAclsResponse, MetadataResponse,
-    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
+    ApiKey, ApiVersionsResponse, MetadataResponse, SaslAuthenticateRequest,
+    SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
@@ -668,21 +667,6 @@ fn python_clients_authenticate_with_plain_and_scram_over_sasl_plaintext_and_sasl
         !log.contains("the SASL session ended"),
         "a connection outlived its session:\n{log}"
     );
-}
-
-fn create_acl(broker: &Broker, principal: &str, topic: &str, operation: i8) {
-    let mut c = AclCreation::default();
-    c.resource_type = 2; // topic
-    c.resource_name = StrBytes::from_string(topic.into());
-    c.resource_pattern_type = 3; // literal
-    c.principal = StrBytes::from_string(principal.into());
-    c.host = StrBytes::from_static_str("*");
-    c.operation = operation;
-    c.permission_type = 3; // allow
-    let mut req = CreateAclsRequest::default();
-    req.creations = vec![c];
-    let resp: CreateAclsResponse = raw_request(broker, ApiKey::CreateAcls, 3, &req);
-    assert!(resp.results.iter().all(|r| r.error_code == 0), "{resp:?}");
 }
 
 #[test]

@@ -276,24 +276,11 @@ pub fn run(global: &Global, args: &ConsumeArgs) -> anyhow::Result<()> {
         let mut moved: BTreeMap<(String, i32), i64> = BTreeMap::new();
         for (_, (node, ps)) in by_leader {
             let (_, resp) = client.call(node, |_| {
-                let mut t = FetchTopic::default();
-                t.topic = TopicName(StrBytes::from_string(topic.to_string()));
-                t.partitions = ps
-                    .iter()
-                    .map(|p| {
-                        let mut fp = FetchPartition::default();
-                        fp.partition = *p;
-                        fp.fetch_offset = positions[p];
-                        fp.partition_max_bytes = PARTITION_FETCH_BYTES_MAX;
-                        fp
-                    })
-                    .collect();
-                let mut req = FetchRequest::default();
-                req.replica_id = BrokerId(-1);
+                let from = ps.iter().map(|p| (*p, positions[p]));
+                let mut req = fetch_request(topic, from, PARTITION_FETCH_BYTES_MAX);
                 req.max_wait_ms = FETCH_WAIT_MS;
                 req.min_bytes = 1;
                 req.max_bytes = FETCH_BYTES_MAX;
-                req.topics = vec![t];
                 req
             })?;
             check(resp.error_code, &format!("fetch from '{topic}'"), None)?;
@@ -379,6 +366,30 @@ pub fn run(global: &Global, args: &ConsumeArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A consumer's Fetch of `topic` from (partition, offset) pairs, `partition_bytes` at most
+/// from each; the caller sets the wait and the request's bytes.
+pub fn fetch_request(
+    topic: &str,
+    from: impl Iterator<Item = (i32, i64)>,
+    partition_bytes: i32,
+) -> FetchRequest {
+    let mut t = FetchTopic::default();
+    t.topic = TopicName(StrBytes::from_string(topic.to_string()));
+    t.partitions = from
+        .map(|(partition, offset)| {
+            let mut fp = FetchPartition::default();
+            fp.partition = partition;
+            fp.fetch_offset = offset;
+            fp.partition_max_bytes = partition_bytes;
+            fp
+        })
+        .collect();
+    let mut req = FetchRequest::default();
+    req.replica_id = BrokerId(-1);
+    req.topics = vec![t];
+    req
 }
 
 /// The first offset to fetch per partition: the committed one, else what `--from` says.

@@ -195,30 +195,30 @@ pub fn offset_commit(
 }
 
 /// What DescribeGroups (or ConsumerGroupDescribe) says about one group.
-struct Described {
-    state: String,
-    protocol_type: String,
-    protocol: String,
-    members: Vec<Member>,
+pub struct Described {
+    pub state: String,
+    pub protocol_type: String,
+    pub protocol: String,
+    pub members: Vec<Member>,
     /// A KIP-848 consumer group's epoch and target assignment epoch.
-    epochs: Option<(i32, i32)>,
+    pub epochs: Option<(i32, i32)>,
 }
 
-struct Member {
-    member_id: String,
-    group_instance_id: Option<String>,
-    client_id: String,
-    host: String,
+pub struct Member {
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    pub client_id: String,
+    pub host: String,
     /// Assigned (topic, partition)s, decoded when the protocol type is "consumer".
-    assignment: Vec<(String, i32)>,
+    pub assignment: Vec<(String, i32)>,
     /// A KIP-848 member's epoch and its target partitions.
-    epoch: Option<i32>,
-    target: Vec<(String, i32)>,
+    pub epoch: Option<i32>,
+    pub target: Vec<(String, i32)>,
 }
 
 /// ConsumerGroupDescribe of a KIP-848 consumer group; `None` when the broker does not serve
 /// it or the group is of another kind.
-fn describe_consumer_group(
+pub fn describe_consumer_group(
     client: &mut Client,
     coordinator: Node,
     name: &str,
@@ -265,7 +265,7 @@ fn describe_consumer_group(
     })
 }
 
-fn describe_group(
+pub fn describe_group(
     client: &mut Client,
     coordinator: Node,
     name: &str,

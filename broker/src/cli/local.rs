@@ -354,6 +354,7 @@ fn spawn(
     id: &str,
     p: NodePorts,
     voters: &str,
+    console: bool,
 ) -> anyhow::Result<Node> {
     let listeners = match p.role {
         NodeRole::Combined => format!(
@@ -386,6 +387,9 @@ fn spawn(
     }
     if let Some(m) = p.metrics {
         cmd.arg(format!("--metrics.listener=127.0.0.1:{m}"));
+    }
+    if !console {
+        cmd.arg("--console.listener=");
     }
     if let Some(engine) = &args.io_engine {
         cmd.arg(format!("--io.engine={engine}"));
@@ -592,8 +596,12 @@ pub fn run(args: &LocalArgs) -> anyhow::Result<()> {
         file.nodes
     );
     let mut nodes = Vec::new();
+    // The console (`console.listener`, one default port) on the first broker only: the others
+    // would find its port taken.
+    let console = plan.iter().find(|n| n.role.is_broker()).map(|n| n.id);
     for p in &plan {
-        match spawn(&exe, args, &file.cluster_id, *p, &voters(&plan)) {
+        let console = console == Some(p.id);
+        match spawn(&exe, args, &file.cluster_id, *p, &voters(&plan), console) {
             Ok(n) => nodes.push(n),
             Err(e) => {
                 stop_all(&mut nodes);

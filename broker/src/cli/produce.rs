@@ -225,21 +225,12 @@ pub fn run(global: &Global, args: &ProduceArgs) -> anyhow::Result<()> {
             + headers_bytes
             + RECORD_OVERHEAD_BYTES;
         let batch = pending.by_partition.entry(partition).or_default();
-        batch.push(Record {
-            transactional: false,
-            control: false,
-            delete_horizon: false,
-            partition_leader_epoch: -1,
-            producer_id: -1,
-            producer_epoch: -1,
-            timestamp_type: TimestampType::Creation,
-            offset: 0,
-            sequence: -1,
-            timestamp: crate::util::now_ms(),
-            key: key.map(Bytes::from),
-            value: Some(Bytes::from(value)),
-            headers: headers.iter().cloned().collect(),
-        });
+        batch.push(record(
+            crate::util::now_ms(),
+            key.map(Bytes::from),
+            Some(Bytes::from(value)),
+            headers.iter().cloned(),
+        ));
         pending.bytes += size;
         let batch_bytes = {
             let b = pending.bytes_by_partition.entry(partition).or_default();
@@ -308,8 +299,33 @@ fn codec(c: Codec) -> Compression {
     }
 }
 
+/// A record as a producer without a producer id writes it (no transaction, no sequence);
+/// [`encode_batch`] numbers the offsets.
+pub fn record(
+    timestamp: i64,
+    key: Option<Bytes>,
+    value: Option<Bytes>,
+    headers: impl IntoIterator<Item = (StrBytes, Option<Bytes>)>,
+) -> Record {
+    Record {
+        transactional: false,
+        control: false,
+        delete_horizon: false,
+        partition_leader_epoch: -1,
+        producer_id: -1,
+        producer_epoch: -1,
+        timestamp_type: TimestampType::Creation,
+        offset: 0,
+        sequence: -1,
+        timestamp,
+        key,
+        value,
+        headers: headers.into_iter().collect(),
+    }
+}
+
 /// Encodes one partition's records as a single v2 batch.
-fn encode_batch(records: &mut [Record], compression: Compression) -> anyhow::Result<Bytes> {
+pub fn encode_batch(records: &mut [Record], compression: Compression) -> anyhow::Result<Bytes> {
     // The encoder starts a new batch whenever offset - sequence changes between records; a
     // producer without an id writes base sequence -1, so sequences run offset - 1.
     for (i, r) in records.iter_mut().enumerate() {

@@ -70,6 +70,16 @@ impl Security {
         }
     }
 
+    /// SASL_PLAINTEXT with these credentials (the console signs in as its user this way).
+    pub fn sasl_plaintext(credentials: Credentials) -> Security {
+        Security {
+            protocol: SecurityProtocol::SaslPlaintext,
+            tls: None,
+            sasl: Some(credentials),
+            notes: Vec::new(),
+        }
+    }
+
     /// Reads a command config file; errors name the file.
     pub fn load(path: &Path) -> anyhow::Result<Security> {
         let text = std::fs::read_to_string(path)

@@ -667,3 +667,21 @@ pub fn quota_clients(bootstrap: &str, plan: &serde_json::Value) -> Vec<serde_jso
     serde_json::from_str::<Vec<serde_json::Value>>(line)
         .unwrap_or_else(|e| panic!("quotas.py printed {out:?}: {e}\nstderr:\n{err}"))
 }
+
+/// Allows `principal` an `operation` (Kafka's AclOperation code: 3 read, 4 write, 8 describe)
+/// on the topic `topic`, through CreateAcls v3 on `broker`.
+pub fn create_acl(broker: &Broker, principal: &str, topic: &str, operation: i8) {
+    let mut c = kafka_protocol::messages::create_acls_request::AclCreation::default();
+    c.resource_type = 2; // topic
+    c.resource_name = kafka_protocol::protocol::StrBytes::from_string(topic.into());
+    c.resource_pattern_type = 3; // literal
+    c.principal = kafka_protocol::protocol::StrBytes::from_string(principal.into());
+    c.host = kafka_protocol::protocol::StrBytes::from_static_str("*");
+    c.operation = operation;
+    c.permission_type = 3; // allow
+    let mut req = kafka_protocol::messages::CreateAclsRequest::default();
+    req.creations = vec![c];
+    let resp: kafka_protocol::messages::CreateAclsResponse =
+        raw_request(broker, ApiKey::CreateAcls, 3, &req);
+    assert!(resp.results.iter().all(|r| r.error_code == 0), "{resp:?}");
+}

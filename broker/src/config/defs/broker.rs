@@ -108,6 +108,43 @@ pub(super) const NODE: &[ConfigDef] = &[
         "Prometheus endpoint host:port; empty disables",
     ),
     def(
+        "console.listener",
+        String,
+        Some("127.0.0.1:9645"),
+        "the console's JSON API host:port; empty disables; a taken default port only warns",
+    ),
+    def(
+        "console.writes.enable",
+        Boolean,
+        Some("false"),
+        "lets the console produce records (otherwise its writes answer 403)",
+    ),
+    def(
+        "console.ssl.keystore.type",
+        String,
+        Some("PEM"),
+        "PEM or PKCS12: the store console.ssl.keystore.location names",
+    ),
+    def(
+        "console.ssl.keystore.location",
+        String,
+        None,
+        "TLS on the console listener: a PEM file with its private key and certificate chain, \
+         or a PKCS12 store; unset, the console speaks plain HTTP",
+    ),
+    def(
+        "console.ssl.keystore.password",
+        Password,
+        None,
+        "the password of a PKCS12 console keystore",
+    ),
+    def(
+        "console.listener.insecure.enable",
+        Boolean,
+        Some("false"),
+        "lets console.listener bind beyond loopback, where Basic auth crosses the network in clear",
+    ),
+    def(
         "metrics.partition.level",
         String,
         Some("partition"),
