@@ -96,6 +96,10 @@ def scenarios():
     out.append(dict(name="consume.1KiB.assigned", kind="consume", size=1024, group=False, quick=True))
     out.append(dict(name="consume.1KiB.group", kind="consume", size=1024, group=True, quick=True))
     out.append(dict(name="consume.100B.assigned", kind="consume", size=100, group=False, quick=False))
+    # The same read with the topic's files dropped from the page cache first: from the disk,
+    # where consume.1KiB.assigned reads the page cache and tail.1KiB.acks_1 the tail cache.
+    out.append(dict(name="consume.1KiB.cold", kind="consume", size=1024, group=False, cold=True,
+                    quick=True))
     for rate in (1000, 50000):
         out.append(dict(name=f"e2e.100B.rate_{rate}", kind="e2e", size=100, rate=rate, quick=True))
     out.append(dict(name="e2e.1KiB.rate_50000", kind="e2e", size=1024, rate=50000, quick=False))
@@ -124,6 +128,7 @@ SINK_KINDS = {"produce", "consume", "multi"}
 # --log.durable=true against Kafka with log.flush.interval.messages=1).
 QUOTA_ROW = "produce.1KiB.acks_1.p1.quota_unreached"
 NEW_ROWS = {"producers_64.1KiB.acks_all.p64", "produce.1KiB.acks_all.p10000.linger5",
+            "consume.1KiB.cold",
             "kt.produce.1KiB.acks_all.p1", "kt.consume.1KiB", QUOTA_ROW}
 KAFKA_QUICK = OTHER_ENGINE | NEW_ROWS | {"consume.1KiB.group", "produce.1KiB.acks_all.p1.linger5",
     "produce.1KiB.acks_all.p1.lz4", "produce.1KiB.acks_all.p1.zstd", "produce.1KiB.acks_all.p8",
@@ -482,6 +487,30 @@ def stored_bytes(target, topic):
     return total
 
 
+def evict_from_page_cache(target, topic):
+    """Writes the topic's files out and drops them from the page cache (posix_fadvise
+    DONTNEED, file by file: no root needed, nothing else on the machine touched), so that the
+    next read of them comes from the disk. Returns the bytes evicted, or None where the broker's
+    files are not on this machine in Kafka's layout."""
+    log_dir = getattr(target, "log_dir", None) or target.data_dir
+    if target.kind not in ("samsa", "kafka") or not log_dir:
+        return None
+    total = 0
+    for entry in os.scandir(log_dir):
+        if entry.is_dir() and entry.name.rsplit("-", 1)[0] == topic:
+            for f in os.scandir(entry.path):
+                if not f.is_file():
+                    continue
+                fd = os.open(f.path, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                    total += f.stat().st_size
+                finally:
+                    os.close(fd)
+    return total
+
+
 def perf_cmd(args, bootstrap, mode, topic, extra):
     return [args.perf, mode, "-t", topic, "-b", bootstrap, "-q" if mode == "-C" else "-v"] + extra
 
@@ -698,6 +727,8 @@ class Runner:
             if keys is not None and JOIN_GROUP not in keys:
                 return self.record(s, target, None, None, None, "skipped:JoinGroup-not-served")
         topic, loaded = self.consume_topic(target, s["size"])
+        if s.get("cold") and evict_from_page_cache(target, topic) is None:
+            return self.record(s, target, None, None, None, "skipped:files-not-local")
 
         def body():
             if loaded == 0:
@@ -1324,7 +1355,9 @@ def write_markdown(path, svg_name, args, results, limits, machine, brokers, comm
               "times as fast on this machine (the discard sink's 1 KiB ceiling goes from about "
               "0.7M to about 2.1M records/s; with linger.ms=1000 the machine idles most of the "
               "time against the sink), so those rows load the broker hardest and leave it the "
-              "least CPU; `consume.<size>.<assigned|group>` reads a 1M-record topic; "
+              "least CPU; `consume.<size>.<assigned|group>` reads a 1M-record topic (from the page "
+              "cache); `consume.1KiB.cold` reads it after its files were written out and dropped "
+              "from the page cache (posix_fadvise DONTNEED), from the disk; "
               "`e2e.<size>.rate_<n>` produces at a fixed rate with acks=all and linger.ms=0 while "
               "a consumer tails the partition; `tail` is the same at full speed with acks=1; "
               "`producers_8` runs 8 producer processes at once (one partition each); "
