@@ -36,6 +36,7 @@ pub mod cluster_view;
 pub mod config;
 pub mod controller;
 pub mod coordinator_write;
+pub mod dev;
 pub mod fetch_session;
 pub mod follow;
 pub mod group;

@@ -25,7 +25,18 @@ USAGE:
     --log.dirs=./data --num.partitions=3; SAMSA_LOG_DIRS=... works too.
     Samsa's own: --io-engine=auto|uring|epoll, --shards=N, --log.durable=true.
 
-    samsa --help | --version
+    samsa --help | --version   (the version and the git commit it was built from)
+
+DEV (a throwaway node for tests and trying things):
+    samsa dev [--port N] [--keep] [--<property>=<value> ...]
+    One node on 127.0.0.1:N (9092; --port 0 asks the kernel for a free port), data in a new
+    temporary directory deleted at exit (--keep keeps it; --log.dirs=DIR uses DIR and keeps it),
+    auto-create on, share groups on, internal topics at replication factor 1,
+    group.initial.rebalance.delay.ms=0, no Prometheus endpoint, one shard, and no fsync on the
+    write path (log.durable=false, Kafka's default: produces are answered from the page cache;
+    a crash of samsa loses nothing, a power loss can lose the last minute). KIP-848 consumer
+    groups are not served yet. Prints `bootstrap.servers=HOST:PORT` on stdout once serving.
+    Any property, file or SAMSA_* variable overrides these presets.
 
 ADMIN (Kafka protocol; works against Apache Kafka too; -b host:port, --format json,
        --command-config FILE for TLS and SASL: a Kafka client properties file):
@@ -56,6 +67,15 @@ STORAGE:
     dynamic metadata quorum (KIP-853); other controllers join with cluster add-controller.
 ";
 
+/// The version and the git commit of this build (`build.rs`; `unknown` outside a repository,
+/// `-dirty` when tracked files differed from it).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("SAMSA_GIT_COMMIT"),
+    ")"
+);
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if samsa_broker::cli::is_command(&args) {
@@ -64,12 +84,21 @@ fn main() -> ExitCode {
     let rest: &[String] = match args.first().map(String::as_str) {
         Some("storage") => return storage(&args[1..]),
         Some("serve") => &args[1..],
+        Some("dev") => {
+            return match dev(&args[1..]) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("samsa dev: {e:#}");
+                    ExitCode::from(1)
+                }
+            }
+        }
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
         }
         Some("-V" | "--version") => {
-            println!("samsa {}", env!("CARGO_PKG_VERSION"));
+            println!("samsa {VERSION}");
             return ExitCode::SUCCESS;
         }
         _ => &args[..],
@@ -165,9 +194,81 @@ fn storage(args: &[String]) -> ExitCode {
     }
 }
 
+/// `samsa dev`: serve with `samsa_broker::dev`'s presets below the usual sources.
+fn dev(args: &[String]) -> anyhow::Result<()> {
+    use samsa_broker::dev;
+    let a = dev::parse_args(args).map_err(anyhow::Error::msg)?;
+    let (file, flags) = parse_serve_args(&a.rest)?;
+    let load = |presets: &[(&str, String)]| {
+        BrokerConfig::load_over(
+            presets,
+            "samsa dev",
+            file.as_deref(),
+            std::env::vars(),
+            flags.clone(),
+        )
+    };
+    // Which of the listener and the data directory the other sources already set.
+    let given = load(&dev::presets(None, None))?;
+    let listeners_given = given.origin("listeners").is_some();
+    if listeners_given && a.port.is_some() {
+        anyhow::bail!("--port and listeners set together; give one of them");
+    }
+    let port = if listeners_given {
+        None
+    } else {
+        Some(dev::resolve_port(a.port)?)
+    };
+    let temp = if given.origin("log.dirs").is_none() && given.origin("log.dir").is_none() {
+        Some(dev::temp_data_dir()?)
+    } else {
+        None
+    };
+    let config = load(&dev::presets(port, temp.as_deref()))?;
+    let bootstrap = config
+        .advertised_listeners()
+        .first()
+        .map(|l| format!("{}:{}", l.host, l.port))
+        .unwrap_or_default();
+    let result = serve_config(
+        config,
+        |config| {
+            tracing::info!(
+                bootstrap_servers = %bootstrap,
+                data = %config.log_dir().display(),
+                data_deleted_at_exit = temp.is_some() && !a.keep,
+                "samsa dev: {}",
+                dev::SUMMARY
+            );
+        },
+        || {
+            // The one line on stdout: scripts and the Python and JS helpers wait for it.
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "bootstrap.servers={bootstrap}");
+            let _ = out.flush();
+        },
+    );
+    if let (Some(dir), false) = (&temp, a.keep) {
+        if let Err(e) = std::fs::remove_dir_all(dir) {
+            eprintln!("samsa dev: could not delete {}: {e}", dir.display());
+        }
+    }
+    result
+}
+
 fn serve(args: &[String]) -> anyhow::Result<()> {
     let (file, flags) = parse_serve_args(args)?;
     let config = BrokerConfig::load(file.as_deref(), std::env::vars(), flags)?;
+    serve_config(config, |_| {}, || {})
+}
+
+/// Runs the node of `config` until it stops; `announce` logs after the configuration lines.
+fn serve_config(
+    config: BrokerConfig,
+    announce: impl FnOnce(&BrokerConfig),
+    serving: impl FnOnce(),
+) -> anyhow::Result<()> {
     init_logging(&config);
     // Secrets (passwords, keys, JAAS configs) are never logged.
     let explicit: Vec<String> = config
@@ -181,7 +282,7 @@ fn serve(args: &[String]) -> anyhow::Result<()> {
         })
         .collect();
     tracing::info!(
-        version = env!("CARGO_PKG_VERSION"),
+        version = VERSION,
         config = %if explicit.is_empty() { "defaults".to_string() } else { explicit.join(" ") },
         "starting samsa"
     );
@@ -205,7 +306,8 @@ fn serve(args: &[String]) -> anyhow::Result<()> {
         metrics_listener = %config.get("metrics.listener").unwrap_or_default(),
         "effective configuration"
     );
-    samsa_broker::server::run(config)
+    announce(&config);
+    samsa_broker::server::run_then(config, serving)
 }
 
 fn init_logging(config: &BrokerConfig) {

@@ -14,6 +14,12 @@ use crate::start::{bind_with_patience, start_controller};
 
 /// Runs a broker until SIGTERM or SIGINT, then shuts it down cleanly.
 pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
+    run_then(config, || {})
+}
+
+/// [`run`], calling `serving` once the node serves its listeners (not on a controller-only
+/// node, which has none).
+pub fn run_then(config: BrokerConfig, serving: impl FnOnce()) -> anyhow::Result<()> {
     let kraft = crate::controller::settings::KraftConfig::from_config(&config)?;
     if !kraft.roles.broker {
         return run_controller_only(config);
@@ -127,6 +133,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         tracing::info!(address = %m.local_addr()?, path = "/metrics", "metrics listening");
     }
     tracing::info!(engine = %engine, shards, node_id = broker.node.node_id, cluster_id = %broker.node.cluster_id, "samsa is serving");
+    serving();
 
     let controller_failed = control.block_on(async {
         let maintenance = tokio::spawn(crate::maintenance::run(broker.node.clone()));
@@ -311,7 +318,7 @@ fn bind_metrics_listener(config: &BrokerConfig) -> anyhow::Result<Option<std::ne
     let value = config.get("metrics.listener").unwrap_or_default();
     let value = value.trim();
     if value.is_empty() {
-        tracing::info!("metrics.listener is empty: no Prometheus endpoint");
+        tracing::debug!("metrics.listener is empty: no Prometheus endpoint");
         return Ok(None);
     }
     use std::net::ToSocketAddrs;
