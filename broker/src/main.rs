@@ -35,7 +35,8 @@ DEV (a throwaway node for tests and trying things):
     group.initial.rebalance.delay.ms=0, no Prometheus endpoint, one shard, and no fsync on the
     write path (log.durable=false, Kafka's default: produces are answered from the page cache;
     a crash of samsa loses nothing, a power loss can lose the last minute). KIP-848 consumer
-    groups are not served yet. Prints `bootstrap.servers=HOST:PORT` on stdout once serving.
+    groups are not served yet. Once serving, prints `log.dirs=DIR` and
+    `bootstrap.servers=HOST:PORT` on stdout.
     Any property, file or SAMSA_* variable overrides these presets.
 
 ADMIN (Kafka protocol; works against Apache Kafka too; -b host:port, --format json,
@@ -230,6 +231,7 @@ fn dev(args: &[String]) -> anyhow::Result<()> {
         .first()
         .map(|l| format!("{}:{}", l.host, l.port))
         .unwrap_or_default();
+    let data = config.log_dir();
     let result = serve_config(
         config,
         |config| {
@@ -242,9 +244,11 @@ fn dev(args: &[String]) -> anyhow::Result<()> {
             );
         },
         || {
-            // The one line on stdout: scripts and the Python and JS helpers wait for it.
+            // The only lines on stdout, once serving: the data directory, then the address
+            // scripts and the Python and JS helpers wait for.
             use std::io::Write;
             let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "log.dirs={}", data.display());
             let _ = writeln!(out, "bootstrap.servers={bootstrap}");
             let _ = out.flush();
         },
