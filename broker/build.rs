@@ -1,7 +1,7 @@
 //! Records the git commit the `samsa` binary is built from, for `samsa --version` and the
 //! start-up line: `SAMSA_GIT_COMMIT` in the environment when set (a build from a tarball can
 //! say what it is), else `git rev-parse --short=12 HEAD` with `-dirty` when tracked files differ
-//! from it, else `unknown` (no git, or not a repository).
+//! from it, else `unknown` (no git, or the sources are not a repository of their own).
 //!
 //! The script runs again when HEAD moves (a commit, a checkout) and when any source of the
 //! binary changes, the only times the answer can change; those edits rebuild the broker anyway.
@@ -48,6 +48,12 @@ fn main() {
 }
 
 fn from_git(dir: &Path) -> Option<String> {
+    // Only this workspace's own repository: sources unpacked inside another one are not it.
+    let top = PathBuf::from(git(dir, &["rev-parse", "--show-toplevel"])?);
+    let workspace = dir.parent()?;
+    if top.canonicalize().ok()? != workspace.canonicalize().ok()? {
+        return None;
+    }
     let head = git(dir, &["rev-parse", "--short=12", "HEAD"])?;
     // HEAD itself, and the branch it names (a commit moves the branch, not HEAD's file).
     for path in ["HEAD", "packed-refs"] {
