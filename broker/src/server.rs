@@ -132,6 +132,12 @@ pub fn run_then(config: BrokerConfig, serving: impl FnOnce()) -> anyhow::Result<
     if let Some(m) = &metrics_socket {
         tracing::info!(address = %m.local_addr()?, path = "/metrics", "metrics listening");
     }
+    // Caught before anyone is told the node serves: a SIGTERM sent the moment it does (a test
+    // helper's) shuts it down cleanly rather than ending it where it stands.
+    let signals = {
+        let _runtime = control.enter();
+        Signals::install()
+    };
     tracing::info!(engine = %engine, shards, node_id = broker.node.node_id, cluster_id = %broker.node.cluster_id, "samsa is serving");
     serving();
 
@@ -149,7 +155,7 @@ pub fn run_then(config: BrokerConfig, serving: impl FnOnce()) -> anyhow::Result<
             tokio::spawn(broker.groups.clone().run_offset_expiry(broker.node.clone()));
         let mut failed = false;
         tokio::select! {
-            _ = wait_for_signal() => {}
+            _ = signals.wait() => {}
             why = broker.node.controller.failed() => {
                 tracing::error!(error = %why, "shutting down: the controller failed");
                 failed = true;
@@ -337,11 +343,29 @@ fn bind_metrics_listener(config: &BrokerConfig) -> anyhow::Result<Option<std::ne
 }
 
 async fn wait_for_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
-    let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
-    tokio::select! {
-        _ = term.recv() => tracing::info!("received SIGTERM"),
-        _ = int.recv() => tracing::info!("received SIGINT"),
+    Signals::install().wait().await
+}
+
+/// SIGTERM and SIGINT, caught from the moment of `install` (within a tokio runtime): until
+/// then either ends the process at once.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> Signals {
+        use tokio::signal::unix::{signal, SignalKind};
+        Signals {
+            term: signal(SignalKind::terminate()).expect("SIGTERM handler"),
+            int: signal(SignalKind::interrupt()).expect("SIGINT handler"),
+        }
+    }
+
+    async fn wait(mut self) {
+        tokio::select! {
+            _ = self.term.recv() => tracing::info!("received SIGTERM"),
+            _ = self.int.recv() => tracing::info!("received SIGINT"),
+        }
     }
 }

@@ -88,7 +88,10 @@ function start(options = {}) {
   const args = ['dev', '--port', String(port)];
   if (dataDir !== undefined) args.push(flag('log.dirs', dataDir));
   for (const [key, value] of Object.entries(properties)) args.push(flag(key, value));
-  const child = spawn(binary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // SAMSA_* variables are broker properties to samsa; SAMSA_BIN is only this helper's.
+  const env = { ...process.env };
+  delete env.SAMSA_BIN;
+  const child = spawn(binary(), args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   const log = tail();
   child.stderr.on('data', (chunk) => log.push(chunk));
   return new Promise((resolve, reject) => {

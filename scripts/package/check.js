@@ -110,10 +110,14 @@ async function main() {
   check('a node left running is stopped at process exit', await gone(Number(leftPid)), leftPid);
   check('... and deletes its data', !fs.existsSync(leftDir), leftDir);
   // ... and a forgotten one does not keep the event loop alive.
+  // (The SIGTERM comes a moment after the node said it serves: the node must shut down
+  // cleanly, deleting its data, even then.)
   const forgotten = spawnSync(process.execPath, ['-e',
-    "require('samsa').start().then((n) => console.log(n.pid))"], { encoding: 'utf8', timeout: 20000 });
+    "require('samsa').start().then((n) => console.log(n.pid, n.dataDir))"], { encoding: 'utf8', timeout: 20000 });
   check('a forgotten node does not keep node running', forgotten.status === 0, forgotten.status ?? forgotten.signal);
-  check('... and is stopped too', await gone(Number(forgotten.stdout.trim())), forgotten.stdout.trim());
+  const [forgottenPid, forgottenDir] = forgotten.stdout.trim().split(' ');
+  check('... and is stopped too', await gone(Number(forgottenPid)), forgottenPid);
+  check('... and deletes its data', !fs.existsSync(forgottenDir), forgottenDir);
 
   try {
     await start({ properties: { 'no.such.key': 1 } });

@@ -78,6 +78,15 @@ check("stop() ends the node cleanly", code == 0 and gone(pid), "exit code %s" % 
 check("stop() deletes the node's temporary data", not os.path.exists(data_dir), data_dir)
 check("stop() twice is harmless", node.stop() == 0)
 
+# A stop right after start is a clean shutdown too (the node catches SIGTERM before it says
+# it serves).
+for _ in range(10):
+    node = samsa.start()
+    code = node.stop()
+    if code != 0:
+        break
+check("a stop right after start is a clean shutdown", code == 0, "exit code %s" % code)
+
 # Broker properties pass through, with underscores for dots and by Kafka's names.
 with samsa.start(num_partitions=3, properties={"auto.create.topics.enable": False}) as node:
     producer = KafkaProducer(bootstrap_servers=node.bootstrap_servers, max_block_ms=3000)

@@ -102,6 +102,10 @@ async fn read_loop<R: SocketRead>(
     );
     let idle_authenticated = Duration::from_millis(broker.node.limits.connections_max_idle_ms);
     let mut shutdown = broker.node.shutdown_signal();
+    // Accepted as shutdown began: `changed()` would never fire for it.
+    if *shutdown.borrow_and_update() {
+        return End::Shutdown;
+    }
     let mut buf = BytesMut::with_capacity(READ_BUFFER_BYTES);
     // Size prefix included: what a new buffer for the next frame starts with.
     let mut last_frame_bytes = READ_BUFFER_BYTES;

@@ -131,9 +131,11 @@ def start(port=0, data_dir=None, timeout=30.0, properties=None, **config):
     try:
         with open(log_path, "wb") as log:
             # Its own session: a Ctrl-C meant for the tests does not stop the node under them.
+            # SAMSA_* variables are broker properties to samsa; SAMSA_BIN is only ours.
+            env = {k: v for k, v in os.environ.items() if k != "SAMSA_BIN"}
             process = subprocess.Popen(
                 args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
-                start_new_session=True)
+                start_new_session=True, env=env)
     except OSError:
         shutil.rmtree(base, ignore_errors=True)
         raise
