@@ -85,6 +85,10 @@ fn main() -> ExitCode {
     let rest: &[String] = match args.first().map(String::as_str) {
         Some("storage") => return storage(&args[1..]),
         Some("serve") => &args[1..],
+        Some("dev") if args[1..].iter().any(|a| a == "-h" || a == "--help") => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
         Some("dev") => {
             return match dev(&args[1..]) {
                 Ok(()) => ExitCode::SUCCESS,
