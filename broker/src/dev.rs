@@ -14,6 +14,12 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("transaction.state.log.replication.factor", "1"),
     ("transaction.state.log.min.isr", "1"),
     ("share.coordinator.state.topic.replication.factor", "1"),
+    // Every group protocol: classic, KIP-848 consumer groups and KIP-1071 streams groups
+    // (Kafka's default, stated); a new cluster finalizes group.version 1 and streams.version 1.
+    (
+        "group.coordinator.rebalance.protocols",
+        "classic,consumer,streams",
+    ),
     // No wait for more members before a new group's first rebalance.
     ("group.initial.rebalance.delay.ms", "0"),
     // Writes are answered from the page cache, never after an fsync (Kafka's default too).
@@ -24,13 +30,14 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("num.shards", "1"),
 ];
 
-/// Share groups need no setting: a new cluster finalizes `share.version` at 2, and a dev node
-/// is always a new cluster unless given a data directory that holds one.
-pub const SUMMARY: &str = "auto-create topics on; share groups on (share.version 2); \
-     KIP-848 consumer groups: not served by Samsa yet (classic groups only); internal topics at \
-     replication factor 1; group.initial.rebalance.delay.ms=0; fsync: none on the write path \
-     (log.durable=false: produces are answered from the page cache, a crash of samsa loses \
-     nothing, a power loss of the machine can lose the last minute)";
+/// The group features need no setting: a new cluster finalizes `group.version` 1 (KIP-848),
+/// `share.version` 2 and `streams.version` 1, and a dev node is always a new cluster unless
+/// given a data directory that holds one.
+pub const SUMMARY: &str = "auto-create topics on; KIP-848 consumer groups on (group.version 1), \
+     share groups on (share.version 2), streams groups on (streams.version 1), classic groups; \
+     internal topics at replication factor 1; group.initial.rebalance.delay.ms=0; fsync: none on \
+     the write path (log.durable=false: produces are answered from the page cache, a crash of \
+     samsa loses nothing, a power loss of the machine can lose the last minute)";
 
 /// `samsa dev`'s own options: `--port N` (0: a free port, asked of the kernel) and
 /// `--keep` (do not delete the temporary data directory at exit). The rest are serve's.
@@ -169,6 +176,10 @@ mod tests {
         let flags = vec![("num.partitions".to_string(), "3".to_string())];
         let cfg = BrokerConfig::load_over(&p, "samsa dev", None, Vec::new(), flags).unwrap();
         assert_eq!(cfg.int("group.initial.rebalance.delay.ms"), 0);
+        assert_eq!(
+            cfg.list("group.coordinator.rebalance.protocols"),
+            vec!["classic", "consumer", "streams"]
+        );
         assert_eq!(cfg.int("offsets.topic.replication.factor"), 1);
         assert_eq!(cfg.int("transaction.state.log.replication.factor"), 1);
         assert_eq!(

@@ -31,11 +31,11 @@ DEV (a throwaway node for tests and trying things):
     samsa dev [--port N] [--keep] [--<property>=<value> ...]
     One node on 127.0.0.1:N (9092; --port 0 asks the kernel for a free port), data in a new
     temporary directory deleted at exit (--keep keeps it; --log.dirs=DIR uses DIR and keeps it),
-    auto-create on, share groups on, internal topics at replication factor 1,
-    group.initial.rebalance.delay.ms=0, no Prometheus endpoint, one shard, and no fsync on the
-    write path (log.durable=false, Kafka's default: produces are answered from the page cache;
-    a crash of samsa loses nothing, a power loss can lose the last minute). KIP-848 consumer
-    groups are not served yet. Once serving, prints `log.dirs=DIR` and
+    auto-create on, KIP-848 consumer groups, share groups and streams groups on (beside classic
+    ones), internal topics at replication factor 1, group.initial.rebalance.delay.ms=0, no
+    Prometheus endpoint, one shard, and no fsync on the write path (log.durable=false, Kafka's
+    default: produces are answered from the page cache; a crash of samsa loses nothing, a power
+    loss can lose the last minute). Once serving, prints `log.dirs=DIR` and
     `bootstrap.servers=HOST:PORT` on stdout.
     Any property, file or SAMSA_* variable overrides these presets.
 
