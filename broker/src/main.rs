@@ -259,7 +259,13 @@ fn dev(args: &[String]) -> anyhow::Result<()> {
     );
     if let (Some(dir), false) = (&temp, a.keep) {
         if let Err(e) = std::fs::remove_dir_all(dir) {
-            eprintln!("samsa dev: could not delete {}: {e}", dir.display());
+            // Not eprintln!: a helper that started this node may be gone with its stderr.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "samsa dev: could not delete {}: {e}",
+                dir.display()
+            );
         }
     }
     result
