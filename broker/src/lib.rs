@@ -37,6 +37,7 @@ pub mod config;
 pub mod console;
 pub mod controller;
 pub mod coordinator_write;
+pub mod dev;
 pub mod fetch_session;
 pub mod follow;
 pub mod group;

@@ -36,7 +36,19 @@ USAGE:
     --log.dirs=./data --num.partitions=3; SAMSA_LOG_DIRS=... works too.
     Samsa's own: --io-engine=auto|uring|epoll, --shards=N, --log.durable=true.
 
-    samsa --help | --version
+    samsa --help | --version   (the version and the git commit it was built from)
+
+DEV (a throwaway node for tests and trying things):
+    samsa dev [--port N] [--keep] [--<property>=<value> ...]
+    One node on 127.0.0.1:N (9092; --port 0 asks the kernel for a free port), data in a new
+    temporary directory deleted at exit (--keep keeps it; --log.dirs=DIR uses DIR and keeps it),
+    auto-create on, KIP-848 consumer groups, share groups and streams groups on (beside classic
+    ones), internal topics at replication factor 1, group.initial.rebalance.delay.ms=0, no
+    Prometheus endpoint, one shard, and no fsync on the write path (log.durable=false, Kafka's
+    default: produces are answered from the page cache; a crash of samsa loses nothing, a power
+    loss can lose the last minute). Once serving, prints `log.dirs=DIR` and
+    `bootstrap.servers=HOST:PORT` on stdout.
+    Any property, file or SAMSA_* variable overrides these presets.
 
 ADMIN (Kafka protocol; works against Apache Kafka too; -b host:port, --format json,
        --command-config FILE for TLS and SASL: a Kafka client properties file):
@@ -67,6 +79,15 @@ STORAGE:
     dynamic metadata quorum (KIP-853); other controllers join with cluster add-controller.
 ";
 
+/// The version and the git commit of this build (`build.rs`; `unknown` outside a repository,
+/// `-dirty` when tracked files differed from it).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("SAMSA_GIT_COMMIT"),
+    ")"
+);
+
 fn main() -> ExitCode {
     #[cfg(not(feature = "system-allocator"))]
     samsa_broker::alloc_count::tune_memory();
@@ -77,12 +98,25 @@ fn main() -> ExitCode {
     let rest: &[String] = match args.first().map(String::as_str) {
         Some("storage") => return storage(&args[1..]),
         Some("serve") => &args[1..],
+        Some("dev") if args[1..].iter().any(|a| a == "-h" || a == "--help") => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Some("dev") => {
+            return match dev(&args[1..]) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("samsa dev: {e:#}");
+                    ExitCode::from(1)
+                }
+            }
+        }
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
         }
         Some("-V" | "--version") => {
-            println!("samsa {}", env!("CARGO_PKG_VERSION"));
+            println!("samsa {VERSION}");
             return ExitCode::SUCCESS;
         }
         _ => &args[..],
@@ -178,9 +212,90 @@ fn storage(args: &[String]) -> ExitCode {
     }
 }
 
+/// `samsa dev`: serve with `samsa_broker::dev`'s presets below the usual sources.
+fn dev(args: &[String]) -> anyhow::Result<()> {
+    use samsa_broker::dev;
+    let a = dev::parse_args(args).map_err(anyhow::Error::msg)?;
+    let (file, flags) = parse_serve_args(&a.rest)?;
+    let load = |presets: &[(&str, String)]| {
+        BrokerConfig::load_over(
+            presets,
+            "samsa dev",
+            file.as_deref(),
+            std::env::vars(),
+            flags.clone(),
+        )
+    };
+    // Which of the listener and the data directory the other sources already set.
+    let given = load(&dev::presets(None, None))?;
+    let listeners_given = given.origin("listeners").is_some();
+    if listeners_given && a.port.is_some() {
+        anyhow::bail!("--port and listeners set together; give one of them");
+    }
+    let port = if listeners_given {
+        None
+    } else {
+        Some(dev::resolve_port(a.port)?)
+    };
+    let temp = if given.origin("log.dirs").is_none() && given.origin("log.dir").is_none() {
+        Some(dev::temp_data_dir()?)
+    } else {
+        None
+    };
+    let config = load(&dev::presets(port, temp.as_deref()))?;
+    let bootstrap = config
+        .advertised_listeners()
+        .first()
+        .map(|l| format!("{}:{}", l.host, l.port))
+        .unwrap_or_default();
+    let data = config.log_dir();
+    let result = serve_config(
+        config,
+        |config| {
+            tracing::info!(
+                bootstrap_servers = %bootstrap,
+                data = %config.log_dir().display(),
+                data_deleted_at_exit = temp.is_some() && !a.keep,
+                "samsa dev: {}",
+                dev::SUMMARY
+            );
+        },
+        || {
+            // The only lines on stdout, once serving: the data directory, then the address
+            // scripts and the Python and JS helpers wait for.
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "log.dirs={}", data.display());
+            let _ = writeln!(out, "bootstrap.servers={bootstrap}");
+            let _ = out.flush();
+        },
+    );
+    if let (Some(dir), false) = (&temp, a.keep) {
+        if let Err(e) = std::fs::remove_dir_all(dir) {
+            // Not eprintln!: a helper that started this node may be gone with its stderr.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "samsa dev: could not delete {}: {e}",
+                dir.display()
+            );
+        }
+    }
+    result
+}
+
 fn serve(args: &[String]) -> anyhow::Result<()> {
     let (file, flags) = parse_serve_args(args)?;
     let config = BrokerConfig::load(file.as_deref(), std::env::vars(), flags)?;
+    serve_config(config, |_| {}, || {})
+}
+
+/// Runs the node of `config` until it stops; `announce` logs after the configuration lines.
+fn serve_config(
+    config: BrokerConfig,
+    announce: impl FnOnce(&BrokerConfig),
+    serving: impl FnOnce(),
+) -> anyhow::Result<()> {
     init_logging(&config);
     // Secrets (passwords, keys, JAAS configs) are never logged.
     let explicit: Vec<String> = config
@@ -194,7 +309,7 @@ fn serve(args: &[String]) -> anyhow::Result<()> {
         })
         .collect();
     tracing::info!(
-        version = env!("CARGO_PKG_VERSION"),
+        version = VERSION,
         config = %if explicit.is_empty() { "defaults".to_string() } else { explicit.join(" ") },
         "starting samsa"
     );
@@ -218,7 +333,8 @@ fn serve(args: &[String]) -> anyhow::Result<()> {
         metrics_listener = %config.get("metrics.listener").unwrap_or_default(),
         "effective configuration"
     );
-    samsa_broker::server::run(config)
+    announce(&config);
+    samsa_broker::server::run_then(config, serving)
 }
 
 fn init_logging(config: &BrokerConfig) {

@@ -14,6 +14,12 @@ use crate::start::{bind_with_patience, start_controller};
 
 /// Runs a broker until SIGTERM or SIGINT, then shuts it down cleanly.
 pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
+    run_then(config, || {})
+}
+
+/// [`run`], calling `serving` once the node serves its listeners (not on a controller-only
+/// node, which has none).
+pub fn run_then(config: BrokerConfig, serving: impl FnOnce()) -> anyhow::Result<()> {
     let kraft = crate::controller::settings::KraftConfig::from_config(&config)?;
     if !kraft.roles.broker {
         return run_controller_only(config);
@@ -155,7 +161,14 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
         }
         None => None,
     };
+    // Caught before anyone is told the node serves: a SIGTERM sent the moment it does (a test
+    // helper's) shuts it down cleanly rather than ending it where it stands.
+    let signals = {
+        let _runtime = control.enter();
+        Signals::install()
+    };
     tracing::info!(engine = %engine, shards, node_id = broker.node.node_id, cluster_id = %broker.node.cluster_id, "samsa is serving");
+    serving();
 
     let controller_failed = control.block_on(async {
         let maintenance = tokio::spawn(crate::maintenance::run(broker.node.clone()));
@@ -172,7 +185,7 @@ pub fn run(config: BrokerConfig) -> anyhow::Result<()> {
             tokio::spawn(broker.groups.clone().run_offset_expiry(broker.node.clone()));
         let mut failed = false;
         tokio::select! {
-            _ = wait_for_signal() => {}
+            _ = signals.wait() => {}
             why = broker.node.controller.failed() => {
                 tracing::error!(error = %why, "shutting down: the controller failed");
                 failed = true;
@@ -349,7 +362,7 @@ fn bind_metrics_listener(config: &BrokerConfig) -> anyhow::Result<Option<std::ne
     let value = config.get("metrics.listener").unwrap_or_default();
     let value = value.trim();
     if value.is_empty() {
-        tracing::info!("metrics.listener is empty: no Prometheus endpoint");
+        tracing::debug!("metrics.listener is empty: no Prometheus endpoint");
         return Ok(None);
     }
     use std::net::ToSocketAddrs;
@@ -368,11 +381,29 @@ fn bind_metrics_listener(config: &BrokerConfig) -> anyhow::Result<Option<std::ne
 }
 
 async fn wait_for_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
-    let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
-    tokio::select! {
-        _ = term.recv() => tracing::info!("received SIGTERM"),
-        _ = int.recv() => tracing::info!("received SIGINT"),
+    Signals::install().wait().await
+}
+
+/// SIGTERM and SIGINT, caught from the moment of `install` (within a tokio runtime): until
+/// then either ends the process at once.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> Signals {
+        use tokio::signal::unix::{signal, SignalKind};
+        Signals {
+            term: signal(SignalKind::terminate()).expect("SIGTERM handler"),
+            int: signal(SignalKind::interrupt()).expect("SIGINT handler"),
+        }
+    }
+
+    async fn wait(mut self) {
+        tokio::select! {
+            _ = self.term.recv() => tracing::info!("received SIGTERM"),
+            _ = self.int.recv() => tracing::info!("received SIGINT"),
+        }
     }
 }

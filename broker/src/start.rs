@@ -57,7 +57,7 @@ fn open_files_bound(config: &BrokerConfig) -> anyhow::Result<()> {
         file_cache::default_capacity(limit.unwrap_or(u64::MAX))
     };
     FileCache::global().set_capacity(capacity);
-    tracing::info!(
+    tracing::debug!(
         open_files_max = capacity,
         file_handle_limit = limit.map_or("unlimited".to_string(), |l| l.to_string()),
         "segment files: at most this many held open, idle ones closed and reopened on use"
@@ -81,7 +81,7 @@ pub fn open_node(config: BrokerConfig) -> anyhow::Result<Arc<Node>> {
     )?;
     let dir = config.log_dir();
     open_files_bound(&config)?;
-    tracing::info!(log_dir = %dir.display(), "opening log directory");
+    tracing::debug!(log_dir = %dir.display(), "opening log directory");
     let started = std::time::Instant::now();
     std::fs::create_dir_all(&dir)
         .map_err(|e| anyhow::anyhow!("cannot create log.dirs {}: {e}", dir.display()))?;

@@ -132,7 +132,22 @@ impl BrokerConfig {
         env: impl IntoIterator<Item = (String, String)>,
         flags: impl IntoIterator<Item = (String, String)>,
     ) -> Result<BrokerConfig, ConfigError> {
+        BrokerConfig::load_over(&[], "", file, env, flags)
+    }
+
+    /// [`BrokerConfig::load`] over a layer of presets below the three sources, set from
+    /// `origin` (`samsa dev`'s settings: any source may override each).
+    pub fn load_over(
+        presets: &[(&str, String)],
+        origin: &str,
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+        flags: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<BrokerConfig, ConfigError> {
         let mut cfg = BrokerConfig::default();
+        for (key, value) in presets {
+            cfg.set(key, value, origin)?;
+        }
         if let Some(path) = file {
             let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
                 path: path.to_path_buf(),

@@ -36,6 +36,18 @@ use super::active::{
 };
 use super::store::{Loaded, MetadataLogConfig, MetadataLogStore, StoreError};
 use super::{wire, QuorumStateFile};
+
+/// `tracing::info!`, or `tracing::debug!` when `$alone` (a quorum of one node, which has no
+/// peer to know about).
+macro_rules! info_unless_alone {
+    ($alone:expr, $($event:tt)*) => {
+        if $alone {
+            tracing::debug!($($event)*)
+        } else {
+            tracing::info!($($event)*)
+        }
+    };
+}
 use crate::net::peer::Peer;
 
 /// What the controller needs to start.
@@ -670,7 +682,10 @@ impl Runtime {
         let timeout = Duration::from_millis(
             settings.quorum.request_timeout_ms + settings.quorum.fetch_max_wait_ms,
         );
-        tracing::info!(
+        // A quorum of one (a single node) logs its quorum's life at debug level: it elects
+        // itself at once, and nothing there is for its user to act on.
+        info_unless_alone!(
+            settings.voters.keys().all(|&id| id == settings.node_id) && settings.bootstrap.is_empty(),
             node_id = settings.node_id,
             voters = ?settings.quorum.voters,
             bootstrap_servers = ?settings.bootstrap,
@@ -1076,7 +1091,8 @@ impl Runtime {
                 epoch,
                 leader_id,
             } => {
-                tracing::info!(
+                info_unless_alone!(
+                    self.addresses.keys().all(|&id| id == self.node_id),
                     node_id = self.node_id,
                     ?role,
                     epoch,
@@ -1095,7 +1111,8 @@ impl Runtime {
                     let records =
                         self.active
                             .activate(now, &self.image, self.applied_offset, &self.quorum);
-                    tracing::info!(
+                    info_unless_alone!(
+                        self.addresses.keys().all(|&id| id == self.node_id),
                         node_id = self.node_id,
                         epoch,
                         "this node is the active controller"

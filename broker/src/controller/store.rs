@@ -290,7 +290,7 @@ impl MetadataLogStore {
             leader_epochs: store.log.leader_epochs().to_vec(),
             bootstrap_voters,
         };
-        tracing::info!(
+        tracing::debug!(
             dir = %store.dir.display(),
             log_start_offset = loaded.log_start_offset,
             log_end_offset = loaded.log_end_offset,

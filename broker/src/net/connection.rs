@@ -99,6 +99,10 @@ async fn read_loop<R: SocketRead>(
     );
     let idle_authenticated = Duration::from_millis(broker.node.limits.connections_max_idle_ms);
     let mut shutdown = broker.node.shutdown_signal();
+    // Accepted as shutdown began: `changed()` would never fire for it.
+    if *shutdown.borrow_and_update() {
+        return End::Shutdown;
+    }
     let mut buf = BytesMut::with_capacity(READ_BUFFER_BYTES);
     // The request memory a large frame's buffer holds until its request has been handled.
     let mut held: Option<OwnedSemaphorePermit> = None;

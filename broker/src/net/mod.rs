@@ -160,6 +160,12 @@ async fn accept_loop<L: Listen>(broker: Arc<Broker>, listener: L, security: Arc<
     let tasks = Rc::new(std::cell::Cell::new(0usize));
     let mut shutdown = broker.node.shutdown_signal();
     loop {
+        // A shutdown begun before this shard subscribed is not a change it would see: a
+        // SIGTERM the moment the node serves left the shard accepting and shutdown waiting
+        // for it forever.
+        if *shutdown.borrow_and_update() {
+            break;
+        }
         let accepted = tokio::select! {
             r = listener.accept() => r,
             _ = shutdown.changed() => break,

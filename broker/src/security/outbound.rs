@@ -58,14 +58,15 @@ impl Channel {
 impl PeerSecurity {
     /// The security of `channel` on `listener` for a node without peers: what
     /// [`PeerSecurity::from_config`] gives, or, when that fails, connections that fail with
-    /// the reason (logged once here).
+    /// the reason (logged here at debug level: a node alone opens no such connection unless a
+    /// peer is added later, and then the connection's error names the reason).
     pub fn for_node_alone(
         config: &BrokerConfig,
         listener: &str,
         channel: Channel,
     ) -> Arc<PeerSecurity> {
         PeerSecurity::from_config(config, listener, channel).unwrap_or_else(|e| {
-            tracing::info!(
+            tracing::debug!(
                 listener,
                 "this node has no peers; it could not connect to any: {e}"
             );
