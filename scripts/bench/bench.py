@@ -616,6 +616,9 @@ class Runner:
             figures, status, limit = None, f"failed:{type(e).__name__}:{e}"[:160], None
         pid_now = target.pid()
         cpu = cpu_seconds(pid_now) - cpu0 if pid_now and cpu0 is not None else None
+        # Read before the harness's own scrape: rendering /metrics for 10,000 partitions takes
+        # several MB for a moment, which Kafka, never scraped here, is not charged.
+        rss = rss_mib(pid_now) if pid_now else None
         scrape1 = target.scrape()
         counted = allocations_and_requests(scrape1)
         if scrape0 is not None and scrape1 is not None and figures:
@@ -627,7 +630,6 @@ class Runner:
             # bound for the data path, which is what it is meant to watch.
             figures = dict(figures or {})
             figures["allocs_per_req"] = (counted[0] - counted0[0]) / (counted[1] - counted0[1])
-        rss = rss_mib(pid_now) if pid_now else None
         if pid and not pid_now:
             status = "failed:broker-exited"
         return self.record(scenario, target, figures, cpu, rss, status.replace(" ", "_"), limit)
