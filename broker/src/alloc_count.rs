@@ -74,19 +74,16 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
 /// makes a few hundred: timers, heartbeats, scrapes).
 const IDLE_ALLOCATIONS_PER_SECOND: u64 = 2_000;
 
-unsafe extern "C" {
-    /// mimalloc's `mi_collect`: frees what the calling thread's heap holds unused; with `force`,
-    /// returns it to the kernel now.
-    fn mi_collect(force: bool);
-    /// mimalloc's `mi_option_set`.
-    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
-}
+// mimalloc's `mi_collect` (frees what the calling thread's heap holds unused; with `force`,
+// returns it to the kernel now) and `mi_option_set`, through libmimalloc-sys, which also links
+// mimalloc into every binary that calls them (the test binaries allocate with the system's).
+use libmimalloc_sys::{mi_collect, mi_option_set};
 
 /// mimalloc 3's `mi_option_purge_delay` and `mi_option_allow_thp` (`mi_option_t` in its
 /// `mimalloc.h`; mimalloc keeps an option's number for good, retired ones as `deprecated_*`
 /// slots, and libmimalloc-sys is pinned to the 3.x it builds).
-const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
-const MI_OPTION_ALLOW_THP: std::ffi::c_int = 43;
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
 
 /// Sets the process's memory behaviour before the broker allocates much; called first thing in
 /// `main`. Measured on the 64-producer and 10,000-partition benchmark rows (issue 46):
