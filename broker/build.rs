@@ -1,7 +1,9 @@
 //! Records the git commit the `samsa` binary is built from, for `samsa --version` and the
-//! start-up line: `SAMSA_GIT_COMMIT` in the environment when set (a build from a tarball can
+//! start-up line: `GIT_COMMIT_OF_SAMSA` in the environment when set (a build from a tarball can
 //! say what it is), else `git rev-parse --short=12 HEAD` with `-dirty` when tracked files differ
 //! from it, else `unknown` (no git, or the sources are not a repository of their own).
+//! The name does not start with `SAMSA_`: `cargo test` gives a build script's `rustc-env`
+//! variables to the test processes too, and a `samsa` they start reads `SAMSA_*` as settings.
 //!
 //! The script runs again when HEAD moves (a commit, a checkout) and when any source of the
 //! binary changes, the only times the answer can change; those edits rebuild the broker anyway.
@@ -24,7 +26,7 @@ fn git(dir: &Path, args: &[&str]) -> Option<String> {
 
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
-    println!("cargo:rerun-if-env-changed=SAMSA_GIT_COMMIT");
+    println!("cargo:rerun-if-env-changed=GIT_COMMIT_OF_SAMSA");
     println!("cargo:rerun-if-changed=build.rs");
     // The workspace's crates the binary is built from: a change there may make the tree dirty.
     let workspace = manifest.parent().unwrap_or(&manifest).to_path_buf();
@@ -40,11 +42,11 @@ fn main() {
             println!("cargo:rerun-if-changed={}", p.display());
         }
     }
-    let commit = match std::env::var("SAMSA_GIT_COMMIT") {
+    let commit = match std::env::var("GIT_COMMIT_OF_SAMSA") {
         Ok(c) if !c.trim().is_empty() => c.trim().to_string(),
         _ => from_git(&manifest).unwrap_or_else(|| "unknown".to_string()),
     };
-    println!("cargo:rustc-env=SAMSA_GIT_COMMIT={commit}");
+    println!("cargo:rustc-env=GIT_COMMIT_OF_SAMSA={commit}");
 }
 
 fn from_git(dir: &Path) -> Option<String> {

@@ -84,7 +84,7 @@ STORAGE:
 const VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (commit ",
-    env!("SAMSA_GIT_COMMIT"),
+    env!("GIT_COMMIT_OF_SAMSA"),
     ")"
 );
 

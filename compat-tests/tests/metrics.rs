@@ -355,15 +355,9 @@ fn an_empty_metrics_listener_disables_the_endpoint() {
         .unwrap()
         .parse()
         .unwrap();
+    // (The harness turns the console off too.) That the endpoint is off is logged at debug
+    // level only: a default start logs what a user should read (issue 45).
     assert_eq!(listening_ports(broker.pid()), vec![kafka_port]);
-    assert!(
-        broker
-            .log_lines()
-            .iter()
-            .any(|l| l.contains("no Prometheus endpoint")),
-        "{:?}",
-        broker.log_lines()
-    );
 }
 
 #[test]
