@@ -473,18 +473,23 @@ def percentiles(path, skip=0):
     return dict(p50_ms=pct(0.50), p99_ms=pct(0.99), p999_ms=pct(0.999), samples=len(values))
 
 
-def stored_bytes(target, topic):
-    """Bytes in the topic's partition directories, for brokers with Kafka's on-disk layout."""
+def topic_files(target, topic):
+    """The files in the topic's partition directories, for brokers with Kafka's on-disk layout
+    on this machine (None otherwise)."""
     log_dir = getattr(target, "log_dir", None) or target.data_dir
     if target.kind not in ("samsa", "kafka") or not log_dir:
         return None
-    total = 0
-    for entry in os.scandir(log_dir):
-        if entry.is_dir() and entry.name.rsplit("-", 1)[0] == topic:
-            for f in os.scandir(entry.path):
-                if f.name.endswith(".log"):
-                    total += f.stat().st_size
-    return total
+    return [f for entry in os.scandir(log_dir)
+            if entry.is_dir() and entry.name.rsplit("-", 1)[0] == topic
+            for f in os.scandir(entry.path) if f.is_file()]
+
+
+def stored_bytes(target, topic):
+    """Bytes in the topic's partition directories' .log files."""
+    files = topic_files(target, topic)
+    if files is None:
+        return None
+    return sum(f.stat().st_size for f in files if f.name.endswith(".log"))
 
 
 def evict_from_page_cache(target, topic):
@@ -492,22 +497,18 @@ def evict_from_page_cache(target, topic):
     DONTNEED, file by file: no root needed, nothing else on the machine touched), so that the
     next read of them comes from the disk. Returns the bytes evicted, or None where the broker's
     files are not on this machine in Kafka's layout."""
-    log_dir = getattr(target, "log_dir", None) or target.data_dir
-    if target.kind not in ("samsa", "kafka") or not log_dir:
+    files = topic_files(target, topic)
+    if files is None:
         return None
     total = 0
-    for entry in os.scandir(log_dir):
-        if entry.is_dir() and entry.name.rsplit("-", 1)[0] == topic:
-            for f in os.scandir(entry.path):
-                if not f.is_file():
-                    continue
-                fd = os.open(f.path, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-                    total += f.stat().st_size
-                finally:
-                    os.close(fd)
+    for f in files:
+        fd = os.open(f.path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            total += f.stat().st_size
+        finally:
+            os.close(fd)
     return total
 
 
