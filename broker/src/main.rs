@@ -21,9 +21,6 @@ static GLOBAL: samsa_broker::alloc_count::Counting<mimalloc::MiMalloc> =
 #[global_allocator]
 static GLOBAL: samsa_broker::alloc_count::Counting<std::alloc::System> =
     samsa_broker::alloc_count::Counting(std::alloc::System);
-// The idle give-back still calls mimalloc's collect (on its empty heaps): keep it linked.
-#[cfg(feature = "system-allocator")]
-extern crate mimalloc as _;
 
 const USAGE: &str = "\
 samsa: a Kafka-compatible message broker
